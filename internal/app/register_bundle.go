@@ -16,3 +16,7 @@ func bundleDispatch(ctx context.Context, env *cli.Env, args []string) error {
 
 // bundleHelp prints the bundle's top-level folders and tasks for `nuv` with no arguments.
 func bundleHelp(ctx context.Context, env *cli.Env) error { return nil }
+
+// configTaskEnv is the merged configuration (nuvroot.json defaults, ~/.nuv/config.json, plugin
+// configs) as UPPER_SNAKE KEY=VALUE pairs exported to every task.
+func configTaskEnv(env *cli.Env) []string { return nil }
