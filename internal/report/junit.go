@@ -1,0 +1,147 @@
+package report
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"time"
+)
+
+// JUnit XML as CI servers read it (the Jenkins/Surefire schema): one testsuite per cluster.
+
+// JUnitSuites is the <testsuites> root.
+type JUnitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []JUnitSuite `xml:"testsuite"`
+}
+
+// JUnitSuite is the run of the target on one cluster.
+type JUnitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       string          `xml:"time,attr"`
+	Timestamp  string          `xml:"timestamp,attr,omitempty"`
+	Properties []JUnitProperty `xml:"properties>property"`
+	Cases      []JUnitCase     `xml:"testcase"`
+}
+
+// JUnitProperty is a name/value pair of a suite (cluster type, server version, ...).
+type JUnitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+// JUnitCase is one step (or the whole target when the child reported no steps).
+type JUnitCase struct {
+	Name      string        `xml:"name,attr"`
+	ClassName string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *JUnitProblem `xml:"failure,omitempty"`
+	Error     *JUnitProblem `xml:"error,omitempty"`
+	Skipped   *JUnitProblem `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+// JUnitProblem is a failure, error or skip with its message.
+type JUnitProblem struct {
+	Message string `xml:"message,attr,omitempty"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+func secs(f float64) string { return fmt.Sprintf("%.2f", f) }
+
+// JUnit converts the report to its JUnit form.
+func JUnit(r *Report) JUnitSuites {
+	root := JUnitSuites{Name: "nuv all-kubes " + r.Target, Time: secs(r.Seconds)}
+	for _, res := range r.Results {
+		s := JUnitSuite{Name: res.Cluster, Time: secs(res.Seconds)}
+		if !res.Started.IsZero() {
+			s.Timestamp = res.Started.UTC().Format(time.RFC3339)
+		}
+		s.Properties = []JUnitProperty{
+			{"cluster.type", res.Type},
+			{"server.version", res.ServerVersion},
+			{"status", string(res.Status)},
+			{"attempts", fmt.Sprint(res.Attempts)},
+			{"exit.code", fmt.Sprint(res.ExitCode)},
+			{"log", res.Log},
+		}
+		if res.Artifacts != "" {
+			s.Properties = append(s.Properties, JUnitProperty{"artifacts", res.Artifacts})
+		}
+		steps := append([]Step(nil), res.Steps...)
+		if len(steps) == 0 || !res.Status.OK() && !anyFailed(steps) {
+			// No steps, or the run failed outside them (timeout, crash): one case for the target.
+			steps = append(steps, Step{Name: r.Target, Status: res.Status, Seconds: res.Seconds, Message: res.Message})
+		}
+		for _, st := range steps {
+			c := JUnitCase{Name: st.Name, ClassName: res.Cluster, Time: secs(st.Seconds)}
+			msg := st.Message
+			if msg == "" {
+				msg = string(st.Status)
+			}
+			switch st.Status {
+			case Passed:
+			case Failed:
+				c.Failure = &JUnitProblem{Message: firstLine(msg), Type: string(st.Status), Text: msg}
+				s.Failures++
+			case Skipped:
+				c.Skipped = &JUnitProblem{Message: firstLine(msg)}
+				s.Skipped++
+			default: // unreachable, timeout, cancelled: the test could not finish
+				c.Error = &JUnitProblem{Message: firstLine(msg), Type: string(st.Status), Text: msg}
+				s.Errors++
+			}
+			s.Cases = append(s.Cases, c)
+			s.Tests++
+		}
+		root.Tests += s.Tests
+		root.Failures += s.Failures
+		root.Errors += s.Errors
+		root.Skipped += s.Skipped
+		root.Suites = append(root.Suites, s)
+	}
+	return root
+}
+
+func anyFailed(steps []Step) bool {
+	for _, s := range steps {
+		if !s.Status.OK() {
+			return true
+		}
+	}
+	return false
+}
+
+func firstLine(s string) string {
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// WriteJUnit writes the report as JUnit XML.
+func WriteJUnit(w io.Writer, r *Report) error {
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(JUnit(r)); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
