@@ -1,0 +1,131 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// Node labels nuv's local clusters put on every node.
+const (
+	LabelCluster  = "nuv.dev/cluster"
+	LabelProvider = "nuv.dev/provider"
+)
+
+// marker recognises one distribution from a node.
+type marker struct {
+	kubeType       string
+	labelPrefixes  []string // any label key with one of these prefixes
+	labels         map[string]string
+	providerPrefix []string // spec.providerID prefixes
+}
+
+// markers are checked in this order; the first distribution any node matches wins.
+var markers = []marker{
+	{kubeType: TypeEKS, labelPrefixes: []string{"eks.amazonaws.com/"}, providerPrefix: []string{"aws://"}},
+	{kubeType: TypeAKS, labelPrefixes: []string{"kubernetes.azure.com/"}, providerPrefix: []string{"azure://"}},
+	{kubeType: TypeGKE, labelPrefixes: []string{"cloud.google.com/gke-"}, providerPrefix: []string{"gce://"}},
+	{kubeType: TypeK3s, labelPrefixes: []string{"k3s.io/"}, labels: map[string]string{"node.kubernetes.io/instance-type": "k3s"}, providerPrefix: []string{"k3s://"}},
+	{kubeType: TypeM8s, labelPrefixes: []string{"microk8s.io/"}},
+	{kubeType: TypeOSH, labelPrefixes: []string{"node.openshift.io/"}},
+	{kubeType: TypeKind, providerPrefix: []string{"kind://"}},
+	{kubeType: TypeLKS, labelPrefixes: []string{"lke.linode.com/"}, providerPrefix: []string{"linode://"}},
+}
+
+func (m marker) matches(n *corev1.Node) bool {
+	for k, v := range n.Labels {
+		for _, p := range m.labelPrefixes {
+			if strings.HasPrefix(k, p) {
+				return true
+			}
+		}
+		if want, ok := m.labels[k]; ok && want == v {
+			return true
+		}
+	}
+	for _, p := range m.providerPrefix {
+		if strings.HasPrefix(n.Spec.ProviderID, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// DetectNodes returns the cluster type the nodes reveal: the first distribution whose markers
+// (labels, spec.providerID prefix) any node carries, in Types order; else local when a node has
+// nuv.dev/provider=local; else generic. A kind cluster without providerIDs (older kind) is
+// recognised by its "<name>-control-plane" node with the control-plane role and no nuv label.
+func DetectNodes(nodes []corev1.Node) string {
+	for _, m := range markers {
+		for i := range nodes {
+			if m.matches(&nodes[i]) {
+				return m.kubeType
+			}
+		}
+	}
+	local := false
+	for i := range nodes {
+		n := &nodes[i]
+		if n.Labels[LabelProvider] == "local" {
+			local = true
+		}
+	}
+	if local {
+		return TypeLocal
+	}
+	for i := range nodes {
+		n := &nodes[i]
+		_, cp := n.Labels["node-role.kubernetes.io/control-plane"]
+		if cp && strings.HasSuffix(n.Name, "-control-plane") && n.Labels[LabelProvider] == "" {
+			return TypeKind
+		}
+	}
+	return TypeGeneric
+}
+
+// Detect lists the cluster's nodes and returns DetectNodes of them. The caller bounds it with ctx.
+func Detect(ctx context.Context, cfg *rest.Config) (string, error) {
+	nodes, err := listNodes(ctx, cfg)
+	if err != nil {
+		return "", err
+	}
+	return DetectNodes(nodes), nil
+}
+
+// DetectCluster returns the type of c: its override when there is one, else Detect on its API
+// server, which is then remembered (so tasks get KUBE without a network call).
+func DetectCluster(ctx context.Context, project string, c Cluster, getenv func(string) string) (string, error) {
+	if c.Err != nil {
+		return "", fmt.Errorf("%s: %w", c.Name, c.Err)
+	}
+	if t, err := Override(project, c.Name, getenv); err != nil || t != "" {
+		return t, err
+	}
+	cfg, err := RESTConfig(c.Path)
+	if err != nil {
+		return "", err
+	}
+	t, err := Detect(ctx, cfg)
+	if err != nil {
+		return "", fmt.Errorf("detect the type of %s: %w", c.Name, err)
+	}
+	_ = Remember(project, c.Name, c.Path, t)
+	return t, nil
+}
+
+func listNodes(ctx context.Context, cfg *rest.Config) ([]corev1.Node, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	return list.Items, nil
+}

@@ -1,0 +1,18 @@
+// Package kube is nuv's inventory of the project's clusters: every clusters/*.kubeconfig, numbered
+// from 1 in name order, the selected one, its detected type, and how tasks see it.
+//
+// Selection. `nuv kube use N` records the project's selection in <project>/.nuv/current (an atomic
+// rename: readers see the old or the new selection, never a mix, and of two concurrent `use` the last
+// rename wins). A per-shell selection is the exported variable NUV_CLUSTER (a cluster name of the
+// project, or a kubeconfig path); `eval "$(nuv kube use N --shell)"` sets it. NUV_CLUSTER, when set,
+// wins over the project selection, for that shell only. ~/.kube/config is never touched except by
+// MergeGlobal (`nuv kube use --global`), which merges one context atomically and keeps a backup.
+//
+// Types. A cluster's type (local, kind, eks, aks, gke, k3s, m8s, osh, lks, generic) comes from an
+// explicit override first (clusters/<name>.type, then the detect.force setting), else from what its
+// nodes carry (labels and spec.providerID, see DetectNodes). Detected types are remembered under
+// <project>/.nuv/types/ so tasks get KUBE without a network call.
+//
+// Every network call goes through RESTConfig, whose dial and request timeouts are bounded, so an
+// unreachable cluster costs seconds, not minutes; List never touches the network (Probe does).
+package kube

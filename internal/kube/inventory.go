@@ -1,0 +1,179 @@
+package kube
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/nuv-dev/nuv/internal/paths"
+)
+
+// Ext is the file extension of a kubeconfig in clusters/.
+const Ext = ".kubeconfig"
+
+// Cluster is one kubeconfig in the project's clusters/ directory.
+type Cluster struct {
+	Index    int    // 1-based position in the sorted list
+	Name     string // file name without .kubeconfig
+	Path     string // absolute path of the kubeconfig
+	Context  string // current-context
+	Server   string // API server URL
+	Type     string // detected or overridden type ("" until detected)
+	Selected bool
+	Err      error // non-nil: the file is invalid (reason), the others still work
+}
+
+// List returns every clusters/*.kubeconfig of project, sorted by name and numbered from 1, with
+// the selection (NUV_CLUSTER of this process, else .nuv/current) marked and the type known without
+// a network call (override or remembered detection). It only parses files. A missing clusters/
+// directory is an empty list, not an error.
+func List(project string) ([]Cluster, error) { return ListEnv(project, os.Getenv) }
+
+// ListEnv is List with the environment read through getenv (NUV_CLUSTER, DETECT_FORCE, NUV_HOME).
+func ListEnv(project string, getenv func(string) string) ([]Cluster, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	cs, err := scan(project)
+	if err != nil {
+		return nil, err
+	}
+	sel, _ := selectedName(project, getenv, cs)
+	for i := range cs {
+		c := &cs[i]
+		c.Selected = sel != "" && (c.Name == sel || c.Path == sel)
+		if c.Err == nil {
+			c.Type, c.Err = KnownType(project, c.Name, getenv)
+		}
+	}
+	return cs, nil
+}
+
+// scan reads clusters/*.kubeconfig without selection or types.
+func scan(project string) ([]Cluster, error) {
+	dir := paths.Clusters(project)
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		dir = abs
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read clusters directory %s: %w", dir, err)
+	}
+	var names []string
+	for _, e := range entries {
+		n := e.Name()
+		if strings.HasSuffix(n, Ext) && len(n) > len(Ext) && !strings.HasPrefix(n, ".") && !e.IsDir() {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	cs := make([]Cluster, 0, len(names))
+	for i, n := range names {
+		c := Cluster{Index: i + 1, Name: strings.TrimSuffix(n, Ext), Path: filepath.Join(dir, n)}
+		c.Context, c.Server, c.Err = parseKubeconfig(c.Path)
+		cs = append(cs, c)
+	}
+	return cs, nil
+}
+
+// loadKubeconfig reads and validates a kubeconfig, returning it and the context nuv uses: the
+// current-context, or the only context when current-context is empty.
+func loadKubeconfig(path string) (*clientcmdapi.Config, string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("unreadable: %w", err)
+	}
+	cfg, err := clientcmd.Load(data)
+	if err != nil {
+		// clientcmd's parse errors name the line, never the content.
+		return nil, "", fmt.Errorf("not a kubeconfig: %w", err)
+	}
+	// Relative certificate and key paths are relative to the kubeconfig's directory.
+	setOrigin(cfg, path)
+	if err := clientcmd.ResolveLocalPaths(cfg); err != nil {
+		return nil, "", fmt.Errorf("resolve paths: %w", err)
+	}
+	ctxName := cfg.CurrentContext
+	if ctxName == "" {
+		switch len(cfg.Contexts) {
+		case 0:
+			return nil, "", errors.New("no contexts defined")
+		case 1:
+			for n := range cfg.Contexts {
+				ctxName = n
+			}
+		default:
+			return nil, "", fmt.Errorf("no current-context and %d contexts to choose from", len(cfg.Contexts))
+		}
+	}
+	kctx, ok := cfg.Contexts[ctxName]
+	if !ok || kctx == nil {
+		return nil, "", fmt.Errorf("current-context %q is not defined in contexts", ctxName)
+	}
+	cl, ok := cfg.Clusters[kctx.Cluster]
+	if !ok || cl == nil {
+		return nil, "", fmt.Errorf("context %q names cluster %q, which is not defined", ctxName, kctx.Cluster)
+	}
+	if cl.Server == "" {
+		return nil, "", fmt.Errorf("cluster %q has no server URL", kctx.Cluster)
+	}
+	if kctx.AuthInfo != "" {
+		if _, ok := cfg.AuthInfos[kctx.AuthInfo]; !ok {
+			return nil, "", fmt.Errorf("context %q names user %q, which is not defined", ctxName, kctx.AuthInfo)
+		}
+	}
+	return cfg, ctxName, nil
+}
+
+func parseKubeconfig(path string) (context, server string, err error) {
+	cfg, ctxName, err := loadKubeconfig(path)
+	if err != nil {
+		return "", "", err
+	}
+	return ctxName, cfg.Clusters[cfg.Contexts[ctxName].Cluster].Server, nil
+}
+
+// Find resolves a user's reference to a cluster in cs: a 1-based number or a name (exact).
+func Find(cs []Cluster, ref string) (Cluster, error) {
+	if ref == "" {
+		return Cluster{}, errors.New("no cluster given: pass a number or a name")
+	}
+	if n, err := strconv.Atoi(ref); err == nil {
+		if n < 1 || n > len(cs) {
+			if len(cs) == 0 {
+				return Cluster{}, fmt.Errorf("no cluster number %d: clusters/ holds no kubeconfig", n)
+			}
+			return Cluster{}, fmt.Errorf("no cluster number %d: valid numbers are 1..%d", n, len(cs))
+		}
+		return cs[n-1], nil
+	}
+	for _, c := range cs {
+		if c.Name == ref || strings.TrimSuffix(ref, Ext) == c.Name {
+			return c, nil
+		}
+	}
+	return Cluster{}, fmt.Errorf("no cluster named %q in clusters/", ref)
+}
+
+func setOrigin(cfg *clientcmdapi.Config, path string) {
+	for _, c := range cfg.Clusters {
+		c.LocationOfOrigin = path
+	}
+	for _, a := range cfg.AuthInfos {
+		a.LocationOfOrigin = path
+	}
+	for _, c := range cfg.Contexts {
+		c.LocationOfOrigin = path
+	}
+}

@@ -1,0 +1,175 @@
+package kube
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/paths"
+)
+
+// EnvCluster is the per-shell selection: a cluster name of the project (or a kubeconfig path).
+// When set it wins over the project's selection in .nuv/current.
+const EnvCluster = "NUV_CLUSTER"
+
+// ErrNoSelection is returned (wrapped, with a hint) when no cluster is selected.
+var ErrNoSelection = errors.New("no cluster selected")
+
+// Selection is the content of <project>/.nuv/current.
+type Selection struct {
+	Name       string    `json:"name"`
+	Kubeconfig string    `json:"kubeconfig"`
+	Type       string    `json:"type,omitempty"`
+	SelectedAt time.Time `json:"selectedAt"`
+}
+
+// CurrentPath is the file holding the project's selection.
+func CurrentPath(project string) string { return filepath.Join(paths.ProjectState(project), "current") }
+
+// Select records c as the project's selection, with its type (may be "" when unknown), in one
+// atomic rename. The type is also remembered for the kubeconfig.
+func Select(project string, c Cluster, kubeType string) error {
+	if c.Err != nil {
+		return fmt.Errorf("cannot select %s: %w", c.Name, c.Err)
+	}
+	if kubeType != "" {
+		if err := Remember(project, c.Name, c.Path, kubeType); err != nil {
+			return err
+		}
+	}
+	data, err := json.MarshalIndent(Selection{Name: c.Name, Kubeconfig: c.Path, Type: kubeType, SelectedAt: time.Now().UTC()}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := fsutil.WriteFileAtomic(CurrentPath(project), append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("record the selection: %w", err)
+	}
+	return nil
+}
+
+// Unselect removes the project's selection (no error when there is none).
+func Unselect(project string) error {
+	if err := os.Remove(CurrentPath(project)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("clear the selection: %w", err)
+	}
+	return nil
+}
+
+// ReadSelection reads .nuv/current; os.ErrNotExist (wrapped) when nothing is selected.
+func ReadSelection(project string) (Selection, error) {
+	p := CurrentPath(project)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return Selection{}, err
+	}
+	var s Selection
+	if err := json.Unmarshal(data, &s); err != nil || s.Name == "" {
+		if err == nil {
+			err = errors.New("no cluster name")
+		}
+		return Selection{}, fmt.Errorf("%s is damaged (select again with `nuv kube use N`): %w", p, err)
+	}
+	return s, nil
+}
+
+// selectedName returns the raw reference of the selection: NUV_CLUSTER if set, else the name in
+// .nuv/current ("" when none).
+func selectedName(project string, getenv func(string) string, cs []Cluster) (string, error) {
+	if v := strings.TrimSpace(getenv(EnvCluster)); v != "" {
+		if isPathRef(v) {
+			if abs, err := filepath.Abs(v); err == nil {
+				v = abs
+			}
+		}
+		return v, nil
+	}
+	s, err := ReadSelection(project)
+	if err != nil {
+		return "", err
+	}
+	return s.Name, nil
+}
+
+func isPathRef(v string) bool { return strings.ContainsRune(v, os.PathSeparator) }
+
+// Selected returns the selected cluster: the per-shell NUV_CLUSTER when set (a name in clusters/
+// or a kubeconfig path), else the project's .nuv/current. Type is filled without a network call
+// (override, else the remembered detection) and may be "". With nothing selected the error wraps
+// ErrNoSelection and says how to select.
+func Selected(project string, getenv func(string) string) (Cluster, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	cs, err := scan(project)
+	if err != nil {
+		return Cluster{}, err
+	}
+	if v := strings.TrimSpace(getenv(EnvCluster)); v != "" {
+		c, err := resolveEnvCluster(cs, v)
+		if err != nil {
+			return Cluster{}, err
+		}
+		return finishSelected(project, getenv, c)
+	}
+	s, err := ReadSelection(project)
+	if errors.Is(err, os.ErrNotExist) {
+		return Cluster{}, fmt.Errorf("%w: run `nuv kube use N` (or `task N`) to pick one of `nuv kube list`", ErrNoSelection)
+	}
+	if err != nil {
+		return Cluster{}, err
+	}
+	for _, c := range cs {
+		if c.Name == s.Name {
+			return finishSelected(project, getenv, c)
+		}
+	}
+	return Cluster{}, fmt.Errorf("%w: the selected cluster %q (in %s) is no longer in clusters/; run `nuv kube use N`",
+		ErrNoSelection, s.Name, CurrentPath(project))
+}
+
+func resolveEnvCluster(cs []Cluster, v string) (Cluster, error) {
+	if isPathRef(v) {
+		abs, err := filepath.Abs(v)
+		if err != nil {
+			return Cluster{}, fmt.Errorf("%s=%s: %w", EnvCluster, v, err)
+		}
+		for _, c := range cs {
+			if c.Path == abs {
+				return c, nil
+			}
+		}
+		c := Cluster{Name: strings.TrimSuffix(filepath.Base(abs), Ext), Path: abs}
+		c.Context, c.Server, c.Err = parseKubeconfig(abs)
+		return c, nil
+	}
+	for _, c := range cs {
+		if c.Name == v {
+			return c, nil
+		}
+	}
+	return Cluster{}, fmt.Errorf("%s=%s names no cluster in clusters/ (unset it, or `nuv kube list`)", EnvCluster, v)
+}
+
+// finishSelected marks c selected and fills its type from the override or the remembered
+// detection; the type stored in .nuv/current is informational only (it may be stale when the
+// kubeconfig was replaced), the remembered one is keyed by the file's content.
+func finishSelected(project string, getenv func(string) string, c Cluster) (Cluster, error) {
+	c.Selected = true
+	if c.Err != nil {
+		return c, fmt.Errorf("selected cluster %s (%s) is invalid: %w", c.Name, c.Path, c.Err)
+	}
+	t, err := Override(project, c.Name, getenv)
+	if err != nil {
+		return c, err
+	}
+	if t == "" {
+		t = Remembered(project, c.Name, c.Path)
+	}
+	c.Type = t
+	return c, nil
+}
