@@ -1,0 +1,150 @@
+package controller
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	whiskv1 "github.com/nuv-dev/nuv/operator/api/v1alpha1"
+)
+
+// TemplateHashAnnotation records the inputs of an immutable Job template; a change recreates the Job.
+const TemplateHashAnnotation = "nuv.dev/template-hash"
+
+// workload describes the single container of a component.
+type workload struct {
+	image     string
+	replicas  int32
+	port      int32
+	mountPath string // non-empty for stateful components: the PVC "data" is mounted here
+}
+
+func (r *WhiskReconciler) workloadOf(w *whiskv1.Whisk, c Component) workload {
+	switch c {
+	case Controller:
+		return workload{image: image(w.Spec.Controller.Image, DefaultControllerImage), replicas: replicas(w.Spec.Controller.Replicas, 1), port: 8080}
+	case Redis:
+		return workload{image: image(w.Spec.Redis.Image, DefaultRedisImage), replicas: 1, port: 6379, mountPath: "/data"}
+	case CouchDB:
+		return workload{image: image(w.Spec.CouchDB.Image, DefaultCouchDBImage), replicas: 1, port: 5984, mountPath: "/opt/couchdb/data"}
+	default:
+		port := w.Spec.Static.Port
+		if port == 0 {
+			port = DefaultStaticPort
+		}
+		return workload{image: image(w.Spec.Static.Image, DefaultStaticImage), replicas: replicas(w.Spec.Static.Replicas, 1), port: port}
+	}
+}
+
+func mergeLabels(dst, src map[string]string) map[string]string {
+	if dst == nil {
+		dst = map[string]string{}
+	}
+	for k, v := range src {
+		dst[k] = v
+	}
+	return dst
+}
+
+// setContainer makes the pod spec hold one container named name with the workload's image and
+// port, changing only the fields nuv owns so server defaults do not cause an update every reconcile.
+func setContainer(ps *corev1.PodSpec, name string, wl workload) {
+	i := -1
+	for j := range ps.Containers {
+		if ps.Containers[j].Name == name {
+			i = j
+		}
+	}
+	if i < 0 {
+		ps.Containers = append(ps.Containers, corev1.Container{Name: name})
+		i = len(ps.Containers) - 1
+	}
+	ct := &ps.Containers[i]
+	ct.Image = wl.image
+	want := corev1.ContainerPort{Name: "main", ContainerPort: wl.port, Protocol: corev1.ProtocolTCP}
+	if len(ct.Ports) != 1 || ct.Ports[0] != want {
+		ct.Ports = []corev1.ContainerPort{want}
+	}
+	if wl.mountPath != "" {
+		want := corev1.VolumeMount{Name: "data", MountPath: wl.mountPath}
+		if len(ct.VolumeMounts) != 1 || ct.VolumeMounts[0] != want {
+			ct.VolumeMounts = []corev1.VolumeMount{want}
+		}
+	}
+}
+
+func mutateDeployment(d *appsv1.Deployment, w *whiskv1.Whisk, c Component, wl workload) {
+	d.Labels = mergeLabels(d.Labels, labels(w, c))
+	d.Spec.Replicas = &wl.replicas
+	if d.Spec.Selector == nil { // immutable after creation
+		d.Spec.Selector = &metav1.LabelSelector{MatchLabels: selector(w, c)}
+	}
+	d.Spec.Template.Labels = mergeLabels(d.Spec.Template.Labels, labels(w, c))
+	setContainer(&d.Spec.Template.Spec, string(c), wl)
+}
+
+func mutateStatefulSet(s *appsv1.StatefulSet, w *whiskv1.Whisk, c Component, wl workload, size string) error {
+	s.Labels = mergeLabels(s.Labels, labels(w, c))
+	s.Spec.Replicas = &wl.replicas
+	if s.CreationTimestamp.IsZero() { // selector, service name and claim templates are immutable
+		q, err := storage(size)
+		if err != nil {
+			return err
+		}
+		s.Spec.Selector = &metav1.LabelSelector{MatchLabels: selector(w, c)}
+		s.Spec.ServiceName = c.ObjectName(w)
+		s.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{
+			ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: labels(w, c)},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: q}},
+			},
+		}}
+	}
+	s.Spec.Template.Labels = mergeLabels(s.Spec.Template.Labels, labels(w, c))
+	setContainer(&s.Spec.Template.Spec, string(c), wl)
+	return nil
+}
+
+func mutateService(svc *corev1.Service, w *whiskv1.Whisk, c Component, wl workload, headless bool) {
+	svc.Labels = mergeLabels(svc.Labels, labels(w, c))
+	if svc.CreationTimestamp.IsZero() && headless {
+		svc.Spec.ClusterIP = corev1.ClusterIPNone
+	}
+	svc.Spec.Selector = selector(w, c)
+	want := corev1.ServicePort{Name: "main", Port: wl.port, TargetPort: intstr.FromInt32(wl.port), Protocol: corev1.ProtocolTCP}
+	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0] != want {
+		svc.Spec.Ports = []corev1.ServicePort{want}
+	}
+}
+
+// initJob is CouchDB's init Job: it waits for the database and creates the system databases.
+func initJob(w *whiskv1.Whisk, wl workload) *batchv1.Job {
+	url := fmt.Sprintf("http://%s:%d", CouchDB.ObjectName(w), wl.port)
+	script := fmt.Sprintf("until curl -sf %[1]s/_up; do sleep 2; done; for db in _users _replicator; do curl -sf -X PUT %[1]s/$db || true; done", url)
+	sum := sha256.Sum256([]byte(wl.image + "\n" + script))
+	backoff := int32(6)
+	j := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: InitJobName(w), Namespace: w.Namespace, Labels: labels(w, CouchDB),
+			Annotations: map[string]string{TemplateHashAnnotation: hex.EncodeToString(sum[:8])},
+		},
+		Spec: batchv1.JobSpec{
+			BackoffLimit: &backoff,
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels(w, CouchDB)},
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyOnFailure,
+					Containers:    []corev1.Container{{Name: "init", Image: wl.image, Command: []string{"sh", "-c", script}}},
+				},
+			},
+		},
+	}
+	return j
+}
