@@ -1,0 +1,225 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nuv-dev/nuv/internal/fsutil"
+)
+
+// DefaultPort is where the loopback registry listens unless NUV_REGISTRY_PORT says otherwise (the
+// port kind's local-registry recipe uses, so existing habits keep working).
+const DefaultPort = 5001
+
+// State is what `nuv registry serve` records once it listens.
+type State struct {
+	PID  int    `json:"pid"`
+	Addr string `json:"addr"` // 127.0.0.1:port
+	Dir  string `json:"dir"`
+}
+
+// Host is the name clients push to and clusters pull from: localhost:<port>.
+func (s State) Host() string {
+	_, port, _ := net.SplitHostPort(s.Addr)
+	return "localhost:" + port
+}
+
+// Dir is the registry's directory under nuv's home.
+func Dir(home string) string { return filepath.Join(home, "registry") }
+
+func stateFile(dir string) string { return filepath.Join(dir, "state.json") }
+
+// WriteState records s atomically in dir.
+func WriteState(dir string, s State) error {
+	data, _ := json.MarshalIndent(s, "", "  ")
+	return fsutil.WriteFileAtomic(stateFile(dir), append(data, '\n'), 0o644)
+}
+
+// ReadState reads the recorded state; os.ErrNotExist when the registry was never started.
+func ReadState(dir string) (State, error) {
+	var s State
+	data, err := os.ReadFile(stateFile(dir))
+	if err != nil {
+		return s, err
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		return s, fmt.Errorf("%s: %w", stateFile(dir), err)
+	}
+	return s, nil
+}
+
+// Status reports whether the recorded registry process is alive and answering /v2/.
+func Status(ctx context.Context, dir string) (State, bool, error) {
+	s, err := ReadState(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return s, false, nil
+	}
+	if err != nil {
+		return s, false, err
+	}
+	if !alive(s.PID) {
+		return s, false, nil
+	}
+	return s, ping(ctx, s.Addr) == nil, nil
+}
+
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	// a zombie or a reused pid is not our registry
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err == nil && !strings.Contains(string(cmdline), "serve") {
+		return false
+	}
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err == nil {
+		if i := strings.LastIndex(string(st), ")"); i >= 0 && strings.HasPrefix(string(st[i+1:]), " Z") {
+			return false
+		}
+	}
+	return true
+}
+
+func ping(ctx context.Context, addr string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v2/", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("registry at %s answered HTTP %d", addr, resp.StatusCode)
+	}
+	return nil
+}
+
+// UpOptions say how to start the registry process.
+type UpOptions struct {
+	// Dir is the registry directory (Dir(home)).
+	Dir string
+	// Port to listen on (0: any free port).
+	Port int
+	// Command is the program and arguments that run `registry serve`; Up appends
+	// --dir and --addr. Tests point it at their own binary.
+	Command []string
+	// Env is added to the child's environment.
+	Env []string
+	// Timeout bounds the wait for the registry to answer (default 15s).
+	Timeout time.Duration
+}
+
+// Up starts the registry as a detached process unless it already runs, and returns its state.
+func Up(ctx context.Context, o UpOptions) (State, bool, error) {
+	if s, ok, err := Status(ctx, o.Dir); err == nil && ok {
+		return s, false, nil
+	}
+	if len(o.Command) == 0 {
+		return State{}, false, fmt.Errorf("registry up: no command to run the registry")
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return State{}, false, fmt.Errorf("registry directory %s: %w", o.Dir, err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(o.Port))
+	if o.Port != 0 {
+		if ln, err := net.Listen("tcp", addr); err != nil {
+			return State{}, false, fmt.Errorf("registry port %d on 127.0.0.1 is taken by another program (set NUV_REGISTRY_PORT to another port): %w", o.Port, err)
+		} else {
+			ln.Close()
+		}
+	}
+	logPath := filepath.Join(o.Dir, "registry.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return State{}, false, fmt.Errorf("registry log %s: %w", logPath, err)
+	}
+	defer logf.Close()
+	_ = os.Remove(stateFile(o.Dir))
+	args := append(append([]string{}, o.Command[1:]...), "--dir", o.Dir, "--addr", addr)
+	cmd := exec.Command(o.Command[0], args...)
+	cmd.Env = append(os.Environ(), o.Env...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return State{}, false, fmt.Errorf("start the registry (%s): %w", o.Command[0], err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	timeout := o.Timeout
+	if timeout == 0 {
+		timeout = 15 * time.Second
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			return State{}, false, fmt.Errorf("the registry exited at start (%v); see %s:\n%s", err, logPath, tail(logPath))
+		case <-ctx.Done():
+			return State{}, false, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if s, err := ReadState(o.Dir); err == nil && s.PID == cmd.Process.Pid && ping(ctx, s.Addr) == nil {
+			return s, true, nil
+		}
+	}
+	_ = cmd.Process.Kill()
+	return State{}, false, fmt.Errorf("the registry did not answer within %s; see %s", timeout, logPath)
+}
+
+// Down stops the recorded registry process (SIGTERM, then SIGKILL after 5s). Images stay on disk.
+func Down(ctx context.Context, dir string) (bool, error) {
+	s, err := ReadState(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer os.Remove(stateFile(dir))
+	if !alive(s.PID) {
+		return false, nil
+	}
+	if err := syscall.Kill(s.PID, syscall.SIGTERM); err != nil {
+		return false, fmt.Errorf("stop registry pid %d: %w", s.PID, err)
+	}
+	for i := 0; i < 100; i++ {
+		if !alive(s.PID) {
+			return true, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	_ = syscall.Kill(s.PID, syscall.SIGKILL)
+	return true, nil
+}
+
+func tail(path string) string {
+	data, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) > 10 {
+		lines = lines[len(lines)-10:]
+	}
+	return strings.Join(lines, "\n")
+}
