@@ -1,0 +1,126 @@
+// Package kubecmd implements `nuv kube`: list, use, detect, current and watch over the project's
+// clusters/ inventory (package kube). The dispatcher registers NewCommand.
+package kubecmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/kube"
+	"github.com/nuv-dev/nuv/internal/paths"
+)
+
+// EnvTimeout overrides the default reachability timeout of list/use/detect (a Go duration).
+const EnvTimeout = "NUV_KUBE_TIMEOUT"
+
+// NewCommand returns `nuv kube`.
+func NewCommand() cli.Command {
+	return cli.Command{
+		Name:  "kube",
+		Short: "the clusters/ inventory: list, use N, detect, watch",
+		Run:   run,
+	}
+}
+
+const usage = `Usage: nuv kube <subcommand> [flags]
+
+The project's clusters are the kubeconfigs in clusters/*.kubeconfig, numbered from 1 in name order.
+
+Subcommands:
+  list [--offline] [--json]           every cluster, the selected one marked (*), with context,
+                                      API server, type and reachability (checked in parallel)
+  use N|NAME [--offline] [--shell] [--global]
+                                      select a cluster for this project (.nuv/current); tasks get
+                                      KUBECONFIG and KUBE for it. --shell prints exports for
+                                      eval "$(nuv kube use N --shell)": this shell only (NUV_CLUSTER
+                                      wins over the project selection). --global also merges the
+                                      context into ~/.kube/config (backup kept); nothing else
+                                      ever writes ~/.kube/config.
+  use --none [--shell]                clear the project (or, with --shell, this shell's) selection
+  detect [N|NAME]                     print the type of a cluster (default: the selected one)
+  current                             print the selected cluster's name, type and kubeconfig
+  watch [N|NAME] [-n NAMESPACE]       live view of nodes, pods and services (Ctrl-C ends it)
+
+Types: ` + "local, kind, eks, aks, gke, k3s, m8s, osh, lks, generic" + `; clusters/<name>.type overrides one.
+Environment: NUV_CLUSTER (per-shell selection), NUV_KUBE_TIMEOUT (reachability timeout, default 1s),
+DETECT_FORCE (force every cluster's type).
+`
+
+func run(ctx context.Context, env *cli.Env, args []string) error {
+	if len(args) == 0 {
+		return runList(ctx, env, nil)
+	}
+	sub, rest := args[0], args[1:]
+	switch sub {
+	case "list", "ls":
+		return runList(ctx, env, rest)
+	case "use":
+		return runUse(ctx, env, rest)
+	case "detect":
+		return runDetect(ctx, env, rest)
+	case "current":
+		return runCurrent(ctx, env, rest)
+	case "watch":
+		return runWatch(ctx, env, rest)
+	case "-h", "--help", "help":
+		fmt.Fprint(env.Out, usage)
+		return nil
+	}
+	return cli.Usagef("nuv kube: unknown subcommand %q (list, use, detect, current, watch; `nuv kube --help`)", sub)
+}
+
+// flags builds a FlagSet for one subcommand; parse handles -h.
+func flags(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("nuv kube "+name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	return fs
+}
+
+// parse parses args; done is true when help was printed.
+func parse(env *cli.Env, fs *pflag.FlagSet, args []string) (done bool, err error) {
+	if err := fs.Parse(args); err != nil {
+		if err == pflag.ErrHelp {
+			fmt.Fprintf(env.Out, "Usage of %s:\n%s\n%s", fs.Name(), fs.FlagUsages(), usage)
+			return true, nil
+		}
+		return false, cli.Usagef("%s: %v", fs.Name(), err)
+	}
+	return false, nil
+}
+
+func project(env *cli.Env) string { return paths.Project(env.Getenv, env.Dir) }
+
+// timeoutFlag adds --timeout with the default from NUV_KUBE_TIMEOUT.
+func timeoutFlag(env *cli.Env, fs *pflag.FlagSet) *time.Duration {
+	def := kube.DefaultProbeTimeout
+	if v := env.Getenv(EnvTimeout); v != "" {
+		if d, err := time.ParseDuration(v); err == nil && d > 0 {
+			def = d
+		} else if n, err := strconv.ParseFloat(v, 64); err == nil && n > 0 {
+			def = time.Duration(n * float64(time.Second))
+		}
+	}
+	return fs.Duration("timeout", def, "how long to wait for each API server ("+EnvTimeout+")")
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// isTerminal tells whether w is a terminal (for watch's live view).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
