@@ -1,7 +1,47 @@
 package app
 
-import "github.com/nuv-dev/nuv/internal/cli"
+import (
+	"context"
+	"fmt"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/dotenv"
+	"github.com/nuv-dev/nuv/internal/paths"
+	"github.com/nuv-dev/nuv/internal/taskrun"
+)
 
 // interpTools are the interpreter's built-in tools: "task" (go-task), "sh", "version" and the
 // small utilities tasks call (-base64, -retry, ...).
-func interpTools() []cli.Command { return nil }
+func interpTools() []cli.Command {
+	return []cli.Command{
+		{Name: "task", Short: "run Taskfiles with go-task's CLI flags (also: nuv run as `task`)", Run: runTask},
+		{Name: "version", Short: "print nuv's version", Run: func(_ context.Context, env *cli.Env, _ []string) error {
+			fmt.Fprintf(env.Out, "%s\n", Version)
+			return nil
+		}},
+	}
+}
+
+// runTask is `nuv -task ARGS` and `task ARGS`.
+func runTask(ctx context.Context, env *cli.Env, args []string) error {
+	opts, err := TaskOptions(env)
+	if err != nil {
+		return err
+	}
+	return taskrun.Main(ctx, env, args, opts)
+}
+
+// TaskOptions are the options of every task nuv runs: the selected cluster's and the merged
+// configuration's variables override the process environment; the project root's .env fills keys
+// the process lacks.
+func TaskOptions(env *cli.Env) (taskrun.Options, error) {
+	project := paths.Project(env.Getenv, env.Dir)
+	defaults, err := dotenv.Dir(project)
+	if err != nil {
+		return taskrun.Options{}, err
+	}
+	return taskrun.Options{
+		Env:        append(configTaskEnv(env), kubeTaskEnv(env)...),
+		DefaultEnv: defaults,
+	}, nil
+}

@@ -1,0 +1,73 @@
+// Package dotenv reads the .env files nuv gives to tasks (the project root's, and a bundle
+// folder's) with godotenv. Values from .env never override the process environment: callers pass
+// them to the task runner as defaults (taskrun.Options.DefaultEnv).
+package dotenv
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/joho/godotenv"
+)
+
+// FileName is the name of the file Dir loads.
+const FileName = ".env"
+
+// Load reads one .env file and returns its entries as sorted KEY=VALUE pairs. A missing file is
+// not an error (nil, nil); a malformed one is, naming the file.
+func Load(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	m, err := godotenv.Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	return pairs(m), nil
+}
+
+// Dir loads dir/.env (see Load).
+func Dir(dir string) ([]string, error) { return Load(filepath.Join(dir, FileName)) }
+
+func pairs(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Merge returns the union of lists of KEY=VALUE pairs; for a key present in several lists the
+// earliest list wins (pass the most specific first, e.g. a bundle folder's .env before the
+// project's).
+func Merge(lists ...[]string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range lists {
+		for _, kv := range l {
+			k := kv
+			for i := 0; i < len(kv); i++ {
+				if kv[i] == '=' {
+					k = kv[:i]
+					break
+				}
+			}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			out = append(out, kv)
+		}
+	}
+	return out
+}
