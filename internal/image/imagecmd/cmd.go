@@ -1,0 +1,85 @@
+// Package imagecmd is the `nuv image` command tree: tag, build, push, load and login (the
+// ancestor's image-tag, build-and-push/buildx-and-push, build-and-load and docker-login verbs,
+// which tasks/image.yml maps to these).
+package imagecmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+)
+
+const usage = `Usage: nuv image <command> [flags]
+
+Release engineering without a Docker daemon.
+
+Commands:
+  tag     create (or reuse) the release tag <P><BASETAG>.<YYMMDDhh> as an annotated git tag
+  build   build the multi-arch operator image into an OCI layout or archive
+  push    build and push the multi-arch image to MY_OPERATOR_IMAGE (build-and-push)
+  load    build and deliver the image to the selected cluster (build-and-load)
+  login   store registry credentials from the environment in ~/.docker/config.json (docker-login)
+
+Run 'nuv image <command> -h' for its flags.
+`
+
+// Command is `nuv image`.
+func Command() cli.Command {
+	return cli.Command{Name: "image", Short: "tag, build, push and load the operator image (no Docker daemon)", Run: Run}
+}
+
+// Run dispatches `nuv image <sub> ...`.
+func Run(ctx context.Context, env *cli.Env, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(env.Err, usage)
+		return cli.Usagef("nuv image: missing command (tag, build, push, load or login)")
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(env.Out, usage)
+		return nil
+	case "tag":
+		return runTag(ctx, env, args[1:])
+	case "build":
+		return runBuild(ctx, env, args[1:], modeBuild)
+	case "push":
+		return runBuild(ctx, env, args[1:], modePush)
+	case "load":
+		return runBuild(ctx, env, args[1:], modeLoad)
+	case "login":
+		return runLogin(ctx, env, args[1:])
+	}
+	return cli.Usagef("nuv image: unknown command %q (tag, build, push, load or login)", args[0])
+}
+
+// parse parses flags; -h prints usage and returns errHelp.
+func parse(env *cli.Env, fs *pflag.FlagSet, cmdUsage string, args []string) error {
+	fs.SetOutput(env.Err)
+	fs.Usage = func() {
+		fmt.Fprint(env.Err, cmdUsage)
+		fmt.Fprint(env.Err, "\nFlags:\n"+fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return errHelp
+		}
+		return cli.Usagef("%s: %v", fs.Name(), err)
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+	}
+	return nil
+}
+
+var errHelp = errors.New("help")
+
+func helpOK(err error) error {
+	if errors.Is(err, errHelp) {
+		return nil
+	}
+	return err
+}

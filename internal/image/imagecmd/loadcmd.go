@@ -1,0 +1,71 @@
+package imagecmd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/image"
+	"github.com/nuv-dev/nuv/internal/image/load"
+	"github.com/nuv-dev/nuv/internal/image/login"
+	"github.com/nuv-dev/nuv/internal/image/publish"
+	"github.com/nuv-dev/nuv/internal/kube"
+	"github.com/nuv-dev/nuv/internal/paths"
+	"github.com/nuv-dev/nuv/internal/registry"
+)
+
+// loadIndex delivers idx to the selected cluster and records the reference.
+func loadIndex(ctx context.Context, env *cli.Env, project string, idx v1.ImageIndex, repo name.Repository, t string) error {
+	c, err := kube.Selected(project, env.Getenv)
+	if err != nil {
+		return err
+	}
+	typ := c.Type
+	if typ == "" {
+		if typ, err = kube.DetectCluster(ctx, project, c, env.Getenv); err != nil {
+			return fmt.Errorf("detect the type of cluster %s: %w", c.Name, err)
+		}
+	}
+	cfg, err := kube.RESTConfig(c.Path)
+	if err != nil {
+		return err
+	}
+	kc, err := login.NewKeychain(env.Getenv)
+	if err != nil {
+		return err
+	}
+	d := load.Delivery{
+		LocalRegistry: func(ctx context.Context) (string, error) {
+			home, err := paths.EnsureHome(env.Getenv)
+			if err != nil {
+				return "", err
+			}
+			s, started, err := registry.Ensure(ctx, env, home)
+			if err != nil {
+				return "", err
+			}
+			if started {
+				env.Log.Infof("started the loopback registry at %s (nuv registry down stops it)", s.Host())
+			}
+			return s.Host(), nil
+		},
+		Local: &publish.Remote{Log: env.Log},
+		NewKind: func(cluster string) image.Publisher {
+			return &publish.Kind{Cluster: cluster, Log: env.Log}
+		},
+		Remote: &publish.Remote{Keychain: kc, Log: env.Log},
+	}
+	ref, err := d.Deliver(ctx, idx, load.Target{Name: c.Name, Type: typ, Context: c.Context, Config: cfg}, repo, t)
+	if err != nil {
+		return err
+	}
+	if err := load.WriteRef(project, c.Name, ref); err != nil {
+		return err
+	}
+	env.Log.Infof("loaded into %s cluster %s; recorded in %s", typ, c.Name, load.RefFile(project, c.Name))
+	fmt.Fprintln(env.Out, ref)
+	return nil
+}

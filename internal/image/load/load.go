@@ -1,0 +1,166 @@
+// Package load is `build-and-load`: it delivers a freshly built image to the selected cluster by
+// its type — nuv's loopback registry (advertised with the KEP-1755 local-registry-hosting ConfigMap)
+// for local clusters, the kind library for kind clusters, the configured registry for the rest — and
+// records the reference in <project>/.nuv/images/<cluster>.ref for `nuv operator`.
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/image"
+	"github.com/nuv-dev/nuv/internal/paths"
+)
+
+// Target is the cluster to load into.
+type Target struct {
+	Name    string // cluster name (clusters/<name>.kubeconfig)
+	Type    string // local, kind, or another type
+	Context string // kubeconfig context (kind-<name> for kind)
+	Config  *rest.Config
+}
+
+// Delivery holds the publishers for each kind of cluster.
+type Delivery struct {
+	// LocalRegistry returns the host (localhost:port) of nuv's loopback registry, starting it when needed.
+	LocalRegistry func(ctx context.Context) (string, error)
+	// Local pushes to the loopback registry (a Remote without credentials).
+	Local image.Publisher
+	// Kind loads into a kind cluster's nodes; NewKind builds it for a cluster name.
+	NewKind func(cluster string) image.Publisher
+	// Remote pushes to the configured registry (with the login keychain).
+	Remote image.Publisher
+}
+
+// Deliver publishes idx for target as repo:tag and returns the reference the cluster pulls.
+func (d Delivery) Deliver(ctx context.Context, idx v1.ImageIndex, t Target, repo name.Repository, tag string) (string, error) {
+	switch t.Type {
+	case "local":
+		host, err := d.LocalRegistry(ctx)
+		if err != nil {
+			return "", fmt.Errorf("loopback registry: %w", err)
+		}
+		ref, err := name.NewTag(host + "/" + repo.RepositoryStr() + ":" + tag)
+		if err != nil {
+			return "", err
+		}
+		out, err := d.Local.Publish(ctx, idx, ref)
+		if err != nil {
+			return "", err
+		}
+		if t.Config != nil {
+			if err := AdvertiseRegistry(ctx, t.Config, host); err != nil {
+				return "", err
+			}
+		}
+		// tag and digest: readable, and a new digest rolls the Deployment
+		return ref.String() + "@" + digestOf(out), nil
+	case "kind":
+		ref, err := name.NewTag(repo.String() + ":" + tag)
+		if err != nil {
+			return "", err
+		}
+		cluster := strings.TrimPrefix(t.Context, "kind-")
+		if cluster == "" || cluster == t.Context {
+			cluster = t.Name
+		}
+		return d.NewKind(cluster).Publish(ctx, idx, ref)
+	default:
+		ref, err := name.NewTag(repo.String() + ":" + tag)
+		if err != nil {
+			return "", err
+		}
+		out, err := d.Remote.Publish(ctx, idx, ref)
+		if err != nil {
+			return "", err
+		}
+		return ref.String() + "@" + digestOf(out), nil
+	}
+}
+
+func digestOf(ref string) string {
+	if i := strings.LastIndex(ref, "@"); i >= 0 {
+		return ref[i+1:]
+	}
+	return ref
+}
+
+// ConfigMapName and ConfigMapNamespace are KEP-1755's well-known location.
+const (
+	ConfigMapName      = "local-registry-hosting"
+	ConfigMapNamespace = "kube-public"
+	ConfigMapKey       = "localRegistryHosting.v1"
+)
+
+// HostingDoc is the localRegistryHosting.v1 document for host.
+func HostingDoc(host string) string {
+	return fmt.Sprintf("host: %q\nhostFromContainerRuntime: %q\nhelp: %q\n", host, host,
+		"https://github.com/nuv-dev/nuv#the-loopback-registry (nuv registry up|down|status)")
+}
+
+// AdvertiseRegistry creates or updates the local-registry-hosting ConfigMap in kube-public.
+func AdvertiseRegistry(ctx context.Context, cfg *rest.Config, host string) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("advertise the registry: %w", err)
+	}
+	cms := cs.CoreV1().ConfigMaps(ConfigMapNamespace)
+	want := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName, Namespace: ConfigMapNamespace,
+			Labels: map[string]string{"app.kubernetes.io/managed-by": "nuv"}},
+		Data: map[string]string{ConfigMapKey: HostingDoc(host)},
+	}
+	cur, err := cms.Get(ctx, ConfigMapName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		if _, err := cms.Create(ctx, want, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create ConfigMap %s/%s: %w", ConfigMapNamespace, ConfigMapName, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read ConfigMap %s/%s: %w", ConfigMapNamespace, ConfigMapName, err)
+	}
+	if cur.Data[ConfigMapKey] == want.Data[ConfigMapKey] {
+		return nil
+	}
+	cur.Data = want.Data
+	if _, err := cms.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("update ConfigMap %s/%s: %w", ConfigMapNamespace, ConfigMapName, err)
+	}
+	return nil
+}
+
+// RefFile is where the loaded reference for a cluster is recorded.
+func RefFile(project, cluster string) string {
+	return filepath.Join(paths.ProjectState(project), "images", cluster+".ref")
+}
+
+// WriteRef records ref for cluster (atomically; one line).
+func WriteRef(project, cluster, ref string) error {
+	return fsutil.WriteFileAtomic(RefFile(project, cluster), []byte(ref+"\n"), 0o644)
+}
+
+// ReadRef returns the recorded reference for cluster, "" when none was loaded.
+func ReadRef(project, cluster string) (string, error) {
+	data, err := os.ReadFile(RefFile(project, cluster))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(data)), nil
+}
