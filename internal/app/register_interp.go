@@ -8,18 +8,19 @@ import (
 	"github.com/nuv-dev/nuv/internal/dotenv"
 	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/internal/taskrun"
+	"github.com/nuv-dev/nuv/internal/tools"
 )
 
 // interpTools are the interpreter's built-in tools: "task" (go-task), "sh", "version" and the
 // small utilities tasks call (-base64, -retry, ...).
 func interpTools() []cli.Command {
-	return []cli.Command{
+	return append([]cli.Command{
 		{Name: "task", Short: "run Taskfiles with go-task's CLI flags (also: nuv run as `task`)", Run: runTask},
 		{Name: "version", Short: "print nuv's version", Run: func(_ context.Context, env *cli.Env, _ []string) error {
 			fmt.Fprintf(env.Out, "%s\n", Version)
 			return nil
 		}},
-	}
+	}, tools.Commands()...)
 }
 
 // runTask is `nuv -task ARGS` and `task ARGS`.

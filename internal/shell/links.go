@@ -11,6 +11,17 @@ import (
 	"strings"
 )
 
+// DefaultLinks are the names nuv puts in its link directory: `nuv` and `task` always, and the
+// tools whose names shadow no command a user expects from their system. base64, envsubst and sh
+// are left out on purpose (coreutils, gettext and the shell itself); tasks call them as
+// `nuv -base64`, `nuv -envsubst`, `nuv -sh`. cat, ls, mkdir, cp, mv, rm, touch, find, chmod, tar,
+// gzip, base64, ... need no link: go-task's Go core utilities run them in-process.
+var DefaultLinks = []string{
+	"nuv", "task",
+	"datefmt", "die", "empty", "executable", "extract", "needupdate", "random", "retry",
+	"urlenc", "validate",
+}
+
 // LinkDir returns a directory holding one symlink per name, each pointing at exe, creating it on
 // first use. Tasks get it first on PATH, so `nuv`, `task` and the linked tools run the very binary
 // that runs the task, whatever else is installed.

@@ -77,3 +77,10 @@ func ExitStatus(err error) int {
 	}
 	return 1
 }
+
+// IsExitStatus reports whether err is a script's non-zero exit status (rather than a failure to
+// run it).
+func IsExitStatus(err error) bool {
+	var st interp.ExitStatus
+	return errors.As(err, &st)
+}

@@ -12,16 +12,6 @@ import (
 	"github.com/nuv-dev/nuv/internal/shell"
 )
 
-// DefaultLinks are the names in the link directory when Options.Links is nil: `nuv` and `task`
-// always, and the tools whose names shadow no command a user expects from their system. base64,
-// envsubst and sh are left out on purpose (coreutils, gettext and the shell itself); tasks call
-// them as `nuv -base64`, `nuv -envsubst`, `nuv -sh`. go-task's core utilities provide cat, ls,
-// mkdir, cp, mv, rm, touch, find, chmod, tar, gzip, base64, ... in-process.
-var DefaultLinks = []string{
-	"nuv", "task",
-	"datefmt", "die", "empty", "executable", "extract", "needupdate", "random", "retry",
-	"urlenc", "validate",
-}
 
 // envMu serialises runs: go-task reads the process environment, which a run changes.
 var envMu sync.Mutex
@@ -43,7 +33,7 @@ func withEnv(env *cli.Env, opts Options, fn func(*session) error) error {
 	s := &session{env: env, opts: opts}
 	links := opts.Links
 	if links == nil {
-		links = DefaultLinks
+		links = shell.DefaultLinks
 	}
 	if env.Exe != "" && len(links) > 0 {
 		home, err := paths.Home(env.Getenv)

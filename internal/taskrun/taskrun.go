@@ -36,7 +36,7 @@ type Options struct {
 	// SecretKeys names variables to mask besides the secret-looking ones (config `secrets`).
 	SecretKeys []string
 	// Links are the names linked to the running binary in the directory put first on PATH;
-	// nil: DefaultLinks.
+	// nil: shell.DefaultLinks.
 	Links []string
 }
 
