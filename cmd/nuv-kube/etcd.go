@@ -1,0 +1,56 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"go.etcd.io/etcd/server/v3/embed"
+)
+
+// runEtcd starts one embedded etcd member from an etcd YAML configuration file (the format of
+// `etcd --config-file`) and serves until SIGTERM/SIGINT.
+func runEtcd(args []string) int {
+	fs := flag.NewFlagSet("etcd", flag.ContinueOnError)
+	config := fs.String("config", "", "etcd configuration file (YAML, as etcd --config-file)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *config == "" {
+		fmt.Fprintln(os.Stderr, "nuv-kube etcd: --config is required")
+		return 2
+	}
+	cfg, err := embed.ConfigFromFile(*config)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "nuv-kube etcd: %v\n", err)
+		return 1
+	}
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "nuv-kube etcd: start: %v\n", err)
+		return 1
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	select {
+	case <-e.Server.ReadyNotify():
+		fmt.Fprintln(os.Stderr, "nuv-kube etcd: ready")
+	case err := <-e.Err():
+		fmt.Fprintf(os.Stderr, "nuv-kube etcd: %v\n", err)
+		return 1
+	case <-sig:
+		e.Close()
+		return 0
+	}
+	select {
+	case err := <-e.Err():
+		fmt.Fprintf(os.Stderr, "nuv-kube etcd: %v\n", err)
+		e.Close()
+		return 1
+	case <-sig:
+		e.Close()
+		return 0
+	}
+}

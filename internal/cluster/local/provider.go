@@ -1,0 +1,405 @@
+// Package local is nuv's local cluster provider: a real Kubernetes control plane (etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler, built into the nuv-kube companion) with kwok faking nodes
+// and the pod lifecycle, one process per component on loopback ports, state under
+// <NUV_HOME>/clusters/<name>/ and the kubeconfig in <project>/clusters/<name>.kubeconfig.
+//
+// State directory layout: state.json (atomic), pki/ (CA, certificates, service-account keys, 0600
+// keys), config/ (etcd configs, component kubeconfigs, kwok stages), data/ (etcd data), logs/
+// (<component>.log), pids/ (<component>.pid: "PID STARTTIME"; other processes started for the
+// cluster are recorded here too and stopped with it, see RegisterProcess).
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/paths"
+)
+
+// Provider manages local clusters.
+type Provider struct {
+	// Home is nuv's state directory (paths.Home); clusters live in Home/clusters/<name>.
+	Home string
+	// Project is the project root; kubeconfigs are written to Project/clusters/<name>.kubeconfig.
+	Project string
+	// Log receives progress; nil is quiet.
+	Log cli.Logger
+	// Getenv reads the environment (companion build settings, NUV_LOCAL_PORT_BASE); nil is os.Getenv.
+	Getenv func(string) string
+}
+
+// CreateOptions are the options of a local cluster.
+type CreateOptions struct {
+	Name    string
+	Nodes   int    // default 1
+	Version string // default KubeVersion
+	Flavor  string // "" (plain local) or one of cluster.FlavorNames()
+	HA      bool   // three etcd members, two apiservers behind a balancer
+	// PortBase, if > 0, makes ports be taken upwards from it (skipping those in use); else random.
+	PortBase int
+}
+
+var _ cluster.Provider = adapter{}
+
+// Name is "local".
+func (p Provider) Name() string { return "local" }
+
+func (p Provider) log() cli.Logger {
+	if p.Log == nil {
+		return cli.Quiet()
+	}
+	return p.Log
+}
+
+func (p Provider) getenv() func(string) string {
+	if p.Getenv == nil {
+		return os.Getenv
+	}
+	return p.Getenv
+}
+
+// validate normalises and checks options, listing valid values on error.
+func (o *CreateOptions) validate() error {
+	if o.Name == "" {
+		o.Name = "local"
+	}
+	if err := ValidName(o.Name); err != nil {
+		return err
+	}
+	if o.Nodes == 0 {
+		o.Nodes = 1
+	}
+	if o.Nodes < 1 || o.Nodes > 100 {
+		return fmt.Errorf("--nodes %d: must be between 1 and 100", o.Nodes)
+	}
+	if o.Version == "" {
+		o.Version = KubeVersion
+	}
+	o.Version = strings.TrimPrefix(o.Version, "v")
+	ok := false
+	for _, v := range SupportedVersions() {
+		ok = ok || v == o.Version
+	}
+	if !ok {
+		return fmt.Errorf("unsupported version %q (valid: %s)", o.Version, strings.Join(SupportedVersions(), ", "))
+	}
+	if _, err := cluster.LookupFlavor(o.Flavor); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Create creates and starts a cluster, waits until its nodes are Ready and writes its kubeconfig.
+// If ctx is cancelled (Ctrl-C) or anything fails, everything started so far is stopped and removed.
+// An existing cluster of the same name is left untouched (cluster.ErrExists).
+func (p Provider) Create(ctx context.Context, o CreateOptions) (cluster.Info, error) {
+	start := time.Now()
+	if err := o.validate(); err != nil {
+		return cluster.Info{}, err
+	}
+	dir := StateDir(p.Home, o.Name)
+	if _, err := os.Stat(dir); err == nil {
+		return cluster.Info{}, fmt.Errorf("create %q: %w (state in %s; `nuv cluster delete %s` removes it)", o.Name, cluster.ErrExists, dir, o.Name)
+	}
+	bin, err := Companion{Getenv: p.getenv(), Log: p.Log}.Binary(ctx)
+	if err != nil {
+		return cluster.Info{}, err
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return cluster.Info{}, fmt.Errorf("nuv home: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return cluster.Info{}, fmt.Errorf("create %q: %w", o.Name, cluster.ErrExists)
+		}
+		return cluster.Info{}, fmt.Errorf("create state directory: %w", err)
+	}
+	kubeconfig := filepath.Join(paths.Clusters(p.Project), o.Name+".kubeconfig")
+	s := &state{Name: o.Name, Provider: "local", Version: o.Version, Flavor: o.Flavor, HA: o.HA, Nodes: o.Nodes,
+		Created: time.Now().UTC(), Kubeconfig: kubeconfig, Binary: bin, Phase: "creating"}
+	ok := false
+	defer func() {
+		if !ok {
+			p.log().Infof("cleaning up %s: stopping its processes and removing its state", o.Name)
+			stopAll(dir, s)
+			os.RemoveAll(dir)
+		}
+	}()
+	for _, sub := range []string{"pki", "config", "data", "logs", "pids"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
+			return cluster.Info{}, err
+		}
+	}
+	if err := generatePKI(filepath.Join(dir, "pki")); err != nil {
+		return cluster.Info{}, fmt.Errorf("generate certificates: %w", err)
+	}
+	_, ports, err := allocatePorts(portRoles(s), o.PortBase)
+	if err != nil {
+		return cluster.Info{}, err
+	}
+	s.Ports = ports
+	s.APIURL = apiURL(s)
+	if err := writeConfigs(dir, s); err != nil {
+		return cluster.Info{}, fmt.Errorf("write configuration: %w", err)
+	}
+	if err := saveState(dir, s); err != nil {
+		return cluster.Info{}, err
+	}
+	p.log().Infof("creating local cluster %s (Kubernetes %s, %d node(s)%s%s)", o.Name, o.Version, o.Nodes, flavorNote(o.Flavor), haNote(o.HA))
+	if err := p.startComponents(ctx, dir, s, false); err != nil {
+		return cluster.Info{}, err
+	}
+	if err := setupCluster(ctx, dir, s); err != nil {
+		return cluster.Info{}, err
+	}
+	if err := p.writeKubeconfig(dir, s); err != nil {
+		return cluster.Info{}, err
+	}
+	s.Phase = "created"
+	if err := saveState(dir, s); err != nil {
+		return cluster.Info{}, err
+	}
+	ok = true
+	p.log().Infof("cluster %s ready in %.1fs: %d node(s) Ready, API %s, kubeconfig %s", o.Name, time.Since(start).Seconds(), o.Nodes, s.APIURL, kubeconfig)
+	return p.Status(context.WithoutCancel(ctx), o.Name)
+}
+
+func flavorNote(f string) string {
+	if f == "" {
+		return ""
+	}
+	return ", flavor " + f
+}
+
+func haNote(ha bool) string {
+	if ha {
+		return ", HA: 3 etcd, 2 apiservers, balancer"
+	}
+	return ""
+}
+
+func (p Provider) writeKubeconfig(dir string, s *state) error {
+	b, err := kubeconfigFor(filepath.Join(dir, "pki"), "nuv-"+s.Name, s.APIURL, "admin")
+	if err != nil {
+		return err
+	}
+	if err := fsutil.WriteFileAtomic(s.Kubeconfig, b, 0o600); err != nil {
+		return fmt.Errorf("write kubeconfig: %w", err)
+	}
+	return nil
+}
+
+// startComponents starts the components group by group, waiting for each group to be healthy.
+// With onlyDead, running components are left alone (repair).
+func (p Provider) startComponents(ctx context.Context, dir string, s *state, onlyDead bool) error {
+	comps := plan(dir, s)
+	for g := 0; g <= 2; g++ {
+		var group []component
+		for _, c := range comps {
+			if c.Group != g {
+				continue
+			}
+			group = append(group, c)
+			pidFile := filepath.Join(dir, "pids", c.Name+".pid")
+			if onlyDead {
+				if r, err := readPID(pidFile); err == nil && r.alive() {
+					continue
+				}
+				p.log().Infof("  starting %s", c.Name)
+			}
+			if _, err := launch(s.Binary, c.Args, c.Env, dir, filepath.Join(dir, "logs", c.Name+".log"), pidFile); err != nil {
+				return err
+			}
+		}
+		if err := waitHealthy(ctx, dir, group); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitHealthy waits until every component of group answers its health check, failing early if one
+// exits (its log's tail is in the error).
+func waitHealthy(ctx context.Context, dir string, group []component) error {
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, len(group))
+	for i, c := range group {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var last error
+			for {
+				if last = healthy(ctx, dir, c); last == nil {
+					return
+				}
+				if r, err := readPID(filepath.Join(dir, "pids", c.Name+".pid")); err != nil || !r.alive() {
+					errs[i] = fmt.Errorf("%s exited: %s", c.Name, logTail(dir, c.Name, 15))
+					return
+				}
+				select {
+				case <-ctx.Done():
+					if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+						errs[i] = fmt.Errorf("%s not healthy after 90s: %v\n%s", c.Name, last, logTail(dir, c.Name, 15))
+					} else {
+						errs[i] = ctx.Err()
+					}
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// logTail returns the last n lines of a component's log.
+func logTail(dir, name string, n int) string {
+	b, err := os.ReadFile(filepath.Join(dir, "logs", name+".log"))
+	if err != nil {
+		return "(no log)"
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// stopAll stops the recorded processes of a cluster: the components in reverse start order, then
+// any other process recorded in pids/ (an operator run on the host, ...), which go first.
+func stopAll(dir string, s *state) {
+	files, _ := pidFiles(dir)
+	var order []string
+	known := map[string]bool{}
+	if s != nil && s.Ports != nil {
+		comps := plan(dir, s)
+		for i := len(comps) - 1; i >= 0; i-- {
+			order = append(order, comps[i].Name)
+			known[comps[i].Name] = true
+		}
+	}
+	var extra []string
+	for n := range files {
+		if !known[n] {
+			extra = append(extra, n)
+		}
+	}
+	sort.Strings(extra)
+	order = append(extra, order...)
+	// Processes of the same group stop in parallel; groups in order.
+	var wg sync.WaitGroup
+	for _, n := range order {
+		f, ok := files[n]
+		if !ok {
+			continue
+		}
+		r, err := readPID(f)
+		if err != nil {
+			os.Remove(f)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.stop(10 * time.Second)
+			os.Remove(f)
+		}()
+	}
+	wg.Wait()
+}
+
+// Stop stops every process of a cluster and keeps its state.
+func (p Provider) Stop(ctx context.Context, name string) error {
+	dir := StateDir(p.Home, name)
+	if _, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("stop %q: %w", name, cluster.ErrNotFound)
+	}
+	s, _ := loadState(dir) // a corrupt state still has pid files to stop
+	stopAll(dir, s)
+	return nil
+}
+
+// Start starts a stopped cluster, or repairs a degraded one by restarting its dead components.
+func (p Provider) Start(ctx context.Context, name string) error {
+	dir := StateDir(p.Home, name)
+	if _, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("start %q: %w", name, cluster.ErrNotFound)
+	}
+	s, err := loadState(dir)
+	if err != nil {
+		return fmt.Errorf("start %q: %w", name, err)
+	}
+	if !isExecutable(s.Binary) {
+		bin, err := Companion{Getenv: p.getenv(), Log: p.Log}.Binary(ctx)
+		if err != nil {
+			return err
+		}
+		s.Binary = bin
+		if err := saveState(dir, s); err != nil {
+			return err
+		}
+	}
+	if err := p.startComponents(ctx, dir, s, true); err != nil {
+		return fmt.Errorf("start %q: %w", name, err)
+	}
+	if err := waitNodesReady(ctx, dir, s); err != nil {
+		return fmt.Errorf("start %q: %w", name, err)
+	}
+	if _, err := os.Stat(s.Kubeconfig); err != nil {
+		return p.writeKubeconfig(dir, s)
+	}
+	return nil
+}
+
+// Delete stops a cluster and removes its state directory and kubeconfig.
+func (p Provider) Delete(ctx context.Context, name string) error {
+	dir := StateDir(p.Home, name)
+	if _, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("delete %q: %w", name, cluster.ErrNotFound)
+	}
+	s, _ := loadState(dir)
+	stopAll(dir, s)
+	kubeconfig := filepath.Join(paths.Clusters(p.Project), name+".kubeconfig")
+	if s != nil && s.Kubeconfig != "" {
+		kubeconfig = s.Kubeconfig
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("delete %q: remove state: %w", name, err)
+	}
+	if err := os.Remove(kubeconfig); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("delete %q: remove kubeconfig: %w", name, err)
+	}
+	return nil
+}
+
+// Names lists the clusters in Home, sorted.
+func (p Provider) Names() ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(p.Home, "clusters"))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}

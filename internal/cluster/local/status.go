@@ -1,0 +1,164 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nuv-dev/nuv/internal/cluster"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// RESTConfig returns an admin client configuration for a cluster (from its state directory).
+func (p Provider) RESTConfig(name string) (*rest.Config, error) {
+	return adminConfig(StateDir(p.Home, name))
+}
+
+func adminConfig(dir string) (*rest.Config, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "config", "admin.kubeconfig"))
+	if err != nil {
+		return nil, fmt.Errorf("admin kubeconfig: %w", err)
+	}
+	cfg.Timeout = 10 * time.Second
+	cfg.QPS, cfg.Burst = 100, 200
+	return cfg, nil
+}
+
+func clientFor(dir string) (kubernetes.Interface, error) {
+	cfg, err := adminConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(cfg)
+}
+
+// Status reports one cluster: its processes, and its nodes when the API answers.
+func (p Provider) Status(ctx context.Context, name string) (cluster.Info, error) {
+	dir := StateDir(p.Home, name)
+	if _, err := os.Stat(dir); err != nil {
+		return cluster.Info{}, fmt.Errorf("%q: %w", name, cluster.ErrNotFound)
+	}
+	return p.status(ctx, name, dir), nil
+}
+
+func (p Provider) status(ctx context.Context, name, dir string) cluster.Info {
+	info := cluster.Info{Name: name, Provider: "local", NodesReady: -1}
+	s, err := loadState(dir)
+	if err != nil {
+		info.Status, info.Err = cluster.Corrupt, err
+		return info
+	}
+	info.APIURL, info.Kubeconfig, info.Flavor, info.Version = s.APIURL, s.Kubeconfig, s.Flavor, s.Version
+	info.HA, info.Nodes, info.Created = s.HA, s.Nodes, s.Created
+	up := 0
+	comps := plan(dir, s)
+	for _, c := range comps {
+		cc := cluster.Component{Name: c.Name, Port: c.Port}
+		if r, err := readPID(filepath.Join(dir, "pids", c.Name+".pid")); err == nil {
+			cc.PID = r.PID
+			cc.Running = r.alive()
+		}
+		if cc.Running {
+			up++
+		}
+		info.Components = append(info.Components, cc)
+	}
+	switch {
+	case up == len(comps):
+		info.Status = cluster.Running
+	case up == 0:
+		info.Status = cluster.Stopped
+	default:
+		info.Status = cluster.Degraded
+	}
+	if s.Phase == "creating" && info.Status != cluster.Stopped {
+		info.Status = "creating"
+	}
+	if up > 0 {
+		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		if ready, _, err := nodesReady(ctx, dir); err == nil {
+			info.NodesReady = ready
+		}
+	}
+	return info
+}
+
+// List reports every local cluster; a cluster whose state cannot be read is reported as corrupt.
+func (p Provider) List(ctx context.Context) ([]cluster.Info, error) {
+	names, err := p.Names()
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]cluster.Info, len(names))
+	done := make(chan struct{}, len(names))
+	for i, n := range names {
+		go func() {
+			infos[i] = p.status(ctx, n, StateDir(p.Home, n))
+			done <- struct{}{}
+		}()
+	}
+	for range names {
+		<-done
+	}
+	return infos, nil
+}
+
+func nodesReady(ctx context.Context, dir string) (ready, total int, err error) {
+	cs, err := clientFor(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, n := range nodes.Items {
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				ready++
+			}
+		}
+	}
+	return ready, len(nodes.Items), nil
+}
+
+func waitNodesReady(ctx context.Context, dir string, s *state) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	for {
+		ready, _, err := nodesReady(ctx, dir)
+		if err == nil && ready >= s.Nodes {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %d Ready node(s) (have %d): %w", s.Nodes, ready, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// adapter presents Provider as a cluster.Provider (provider-neutral options).
+type adapter struct{ p Provider }
+
+// AsProvider returns p behind the provider-neutral interface.
+func AsProvider(p Provider) cluster.Provider { return adapter{p} }
+
+func (a adapter) Name() string { return "local" }
+func (a adapter) Create(ctx context.Context, o cluster.CreateOptions) (cluster.Info, error) {
+	return a.p.Create(ctx, CreateOptions{Name: o.Name, Nodes: o.Nodes, Version: o.Version, Flavor: o.Flavor, HA: o.HA})
+}
+func (a adapter) Delete(ctx context.Context, name string) error    { return a.p.Delete(ctx, name) }
+func (a adapter) List(ctx context.Context) ([]cluster.Info, error) { return a.p.List(ctx) }
+func (a adapter) Start(ctx context.Context, name string) error     { return a.p.Start(ctx, name) }
+func (a adapter) Stop(ctx context.Context, name string) error      { return a.p.Stop(ctx, name) }
+func (a adapter) Status(ctx context.Context, n string) (cluster.Info, error) {
+	return a.p.Status(ctx, n)
+}
