@@ -1,0 +1,309 @@
+package deploy
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	authv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/fsutil"
+)
+
+// hostProcessName is the name the host-run operator is registered under in the local cluster's
+// pids/ directory (so `nuv cluster stop/delete` end it).
+const hostProcessName = "operator"
+
+// tokenLifetime is how long the host-run operator's ServiceAccount token is valid; `nuv operator`
+// issues a new one whenever it (re)starts the process.
+const tokenLifetime = 7 * 24 * time.Hour
+
+// hostRun is the operator run on the host for a local cluster.
+type hostRun struct {
+	home     string
+	cluster  string
+	stateDir string // the local cluster's state directory
+}
+
+func newHostRun(home, cluster string) hostRun {
+	return hostRun{home: home, cluster: cluster, stateDir: local.StateDir(home, cluster)}
+}
+
+func (h hostRun) dir() string        { return filepath.Join(h.stateDir, "operator") }
+func (h hostRun) kubeconfig() string { return filepath.Join(h.dir(), "kubeconfig") }
+func (h hostRun) logFile() string    { return filepath.Join(h.stateDir, "logs", "operator.log") }
+func (h hostRun) pidFile() string {
+	return filepath.Join(local.PIDDir(h.home, h.cluster), hostProcessName+".pid")
+}
+
+// mainPackage is the operator's main package, relative to the project: $NUV_OPERATOR_MAIN, else
+// ./operator/cmd/whisk-operator.
+func mainPackage(o Options) string {
+	if m := o.Getenv("NUV_OPERATOR_MAIN"); m != "" {
+		return m
+	}
+	return "./" + filepath.ToSlash(mustRel(o.Project, filepath.Join(operatorDir(o), "cmd", "whisk-operator")))
+}
+
+func mustRel(base, p string) string {
+	r, err := filepath.Rel(base, p)
+	if err != nil {
+		return p
+	}
+	return r
+}
+
+// sourceHash hashes what the operator binary is built from: go.mod, go.sum and every file under
+// the operator directory except its manifests.
+func sourceHash(o Options) (string, error) {
+	h := sha256.New()
+	var files []string
+	for _, f := range []string{"go.mod", "go.sum"} {
+		files = append(files, filepath.Join(o.Project, f))
+	}
+	root := operatorDir(o)
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p == filepath.Join(root, "config") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".go") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("hash operator sources: %w", err)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", mustRel(o.Project, f), len(data))
+		h.Write(data)
+	}
+	fmt.Fprintf(h, "main %s\n", mainPackage(o))
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// buildBinary returns the operator binary for the current sources, building it with `go build`
+// into <home>/cache/operator/ unless a binary of the same source hash is already there.
+func buildBinary(ctx context.Context, o Options) (string, error) {
+	sum, err := sourceHash(o)
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(o.Home, "cache", "operator", "whisk-operator-"+sum)
+	if st, err := os.Stat(bin); err == nil && st.Mode().IsRegular() {
+		o.Log.V(1).Infof("operator binary cached: %s", bin)
+		return bin, nil
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("building the operator for the host needs the go tool on PATH: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(o.Out, "building the operator (%s) for the host...\n", mainPackage(o))
+	tmp := fmt.Sprintf("%s.tmp-%d", bin, os.Getpid())
+	cmd := exec.CommandContext(ctx, goBin, "build", "-o", tmp, mainPackage(o))
+	cmd.Dir = o.Project
+	var outBuf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &outBuf, &outBuf
+	if err := cmd.Run(); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("go build %s: %w\n%s", mainPackage(o), err, outBuf.String())
+	}
+	if err := os.Rename(tmp, bin); err != nil {
+		return "", err
+	}
+	return bin, nil
+}
+
+// serviceAccountOf returns the namespace and ServiceAccount of the operator Deployment in objs.
+func serviceAccountOf(objs []*unstructured.Unstructured) (ns, sa string, err error) {
+	for _, o := range objs {
+		if o.GetKind() != "Deployment" {
+			continue
+		}
+		sa, _, _ := unstructured.NestedString(o.Object, "spec", "template", "spec", "serviceAccountName")
+		if sa == "" {
+			sa = "default"
+		}
+		return o.GetNamespace(), sa, nil
+	}
+	return "", "", errors.New("the operator manifests hold no Deployment")
+}
+
+// writeKubeconfig issues a token for the ServiceAccount and writes a kubeconfig (0600) that uses
+// it against the cluster's API server.
+func (h hostRun) writeKubeconfig(ctx context.Context, t *target, ns, sa string) error {
+	tr, err := t.cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authv1.TokenRequest{
+		Spec: authv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(tokenLifetime.Seconds()))},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("token for serviceaccount %s/%s: %w", ns, sa, err)
+	}
+	ca := t.cfg.CAData
+	if len(ca) == 0 && t.cfg.CAFile != "" {
+		if ca, err = os.ReadFile(t.cfg.CAFile); err != nil {
+			return fmt.Errorf("cluster CA: %w", err)
+		}
+	}
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters[t.name] = &clientcmdapi.Cluster{Server: t.cfg.Host, CertificateAuthorityData: ca, TLSServerName: t.cfg.ServerName, InsecureSkipTLSVerify: t.cfg.Insecure}
+	user := "system:serviceaccount:" + ns + ":" + sa
+	kc.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	kc.Contexts[t.name] = &clientcmdapi.Context{Cluster: t.name, AuthInfo: user, Namespace: ns}
+	kc.CurrentContext = t.name
+	data, err := clientcmd.Write(*kc)
+	if err != nil {
+		return err
+	}
+	return fsutil.WriteFileAtomic(h.kubeconfig(), data, 0o600)
+}
+
+// running returns the pid of the registered host operator if it is alive, and its binary.
+func (h hostRun) running() (pid int, bin string, ok bool) {
+	data, err := os.ReadFile(h.pidFile())
+	if err != nil {
+		return 0, "", false
+	}
+	f := strings.Fields(string(data))
+	if len(f) == 0 {
+		return 0, "", false
+	}
+	pid, err = strconv.Atoi(f[0])
+	if err != nil || pid <= 0 {
+		return 0, "", false
+	}
+	state, start, err := procStat(pid)
+	if err != nil || state == 'Z' || state == 'X' {
+		return 0, "", false
+	}
+	if len(f) > 1 && f[1] != "0" && f[1] != strconv.FormatUint(start, 10) {
+		return 0, "", false // the pid was reused by another process
+	}
+	exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	return pid, strings.TrimSuffix(exe, " (deleted)"), true
+}
+
+func procStat(pid int) (state byte, start uint64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, 0, fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return 0, 0, fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	start, err = strconv.ParseUint(f[19], 10, 64)
+	return f[0][0], start, err
+}
+
+// start launches bin detached (own session, log file) with the ServiceAccount kubeconfig and
+// registers it with the local cluster; it waits until the operator's workers start.
+func (h hostRun) start(ctx context.Context, bin string) (int, error) {
+	if err := os.MkdirAll(filepath.Dir(h.logFile()), 0o755); err != nil {
+		return 0, err
+	}
+	logf, err := os.OpenFile(h.logFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	defer logf.Close()
+	offset, _ := logf.Seek(0, io.SeekEnd)
+	cmd := exec.Command(bin, "--kubeconfig", h.kubeconfig(), "--leader-elect=false")
+	cmd.Dir = h.dir()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("start %s: %w", bin, err)
+	}
+	pid := cmd.Process.Pid
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }() // reap it if it ends while nuv still runs
+	if err := local.RegisterProcess(h.home, h.cluster, hostProcessName, pid); err != nil {
+		_ = cmd.Process.Kill()
+		return 0, err
+	}
+	deadline := time.NewTimer(30 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-exited:
+			return 0, fmt.Errorf("the host operator exited at start (%v); log %s:\n%s", err, h.logFile(), tail(h.logFile(), offset))
+		case <-deadline.C:
+			return pid, fmt.Errorf("the host operator (pid %d) did not start its workers within 30s; log %s:\n%s", pid, h.logFile(), tail(h.logFile(), offset))
+		case <-ctx.Done():
+			return pid, ctx.Err()
+		case <-tick.C:
+			if strings.Contains(tail(h.logFile(), offset), "Starting workers") {
+				return pid, nil
+			}
+		}
+	}
+}
+
+// tail returns the log written since offset (at most its last 4 KiB).
+func tail(path string, offset int64) string {
+	data, err := os.ReadFile(path)
+	if err != nil || int64(len(data)) < offset {
+		return ""
+	}
+	data = data[offset:]
+	if len(data) > 4096 {
+		data = data[len(data)-4096:]
+	}
+	return string(data)
+}
+
+// stop ends the registered host operator (SIGTERM, then SIGKILL after grace) and unregisters it.
+// It reports whether a process was stopped.
+func (h hostRun) stop(grace time.Duration) bool {
+	pid, _, ok := h.running()
+	defer os.Remove(h.pidFile())
+	if !ok {
+		return false
+	}
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if st, _, err := procStat(pid); err != nil || st == 'Z' {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	return true
+}

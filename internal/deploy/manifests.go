@@ -1,0 +1,197 @@
+package deploy
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+
+	"github.com/nuv-dev/nuv/internal/paths"
+)
+
+// operatorDir is the operator's source directory: $NUV_OPERATOR_DIR, else <project>/operator.
+func operatorDir(o Options) string {
+	if d := o.Getenv("NUV_OPERATOR_DIR"); d != "" {
+		if filepath.IsAbs(d) {
+			return d
+		}
+		return filepath.Join(o.Project, d)
+	}
+	return filepath.Join(o.Project, "operator")
+}
+
+// imageChoice is the operator image nuv deploys and where it came from.
+type imageChoice struct {
+	Ref    string // full reference
+	Source string // "MY_OPERATOR_IMAGE", "build-and-load", "default"
+	Name   string // the image name in the kustomization the override replaces
+}
+
+// chooseImage picks the operator image: MY_OPERATOR_IMAGE[:TAG]; else the reference that
+// `nuv image load` (build-and-load) recorded for this cluster in .nuv/images/<cluster>.ref; else
+// the default of config/default/kustomization.yaml (its first images: entry).
+func chooseImage(o Options, configDir, clusterName string) (imageChoice, error) {
+	def, err := defaultImage(configDir)
+	if err != nil {
+		return imageChoice{}, err
+	}
+	if img := o.Getenv("MY_OPERATOR_IMAGE"); img != "" {
+		name, tag, digest := splitRef(img)
+		if t := o.Getenv("TAG"); t != "" && digest == "" {
+			tag = t
+		}
+		if tag == "" && digest == "" {
+			tag = "latest"
+		}
+		return imageChoice{Ref: joinRef(name, tag, digest), Source: "MY_OPERATOR_IMAGE", Name: def.Name}, nil
+	}
+	if clusterName != "" {
+		refFile := filepath.Join(paths.ProjectState(o.Project), "images", clusterName+".ref")
+		if b, err := os.ReadFile(refFile); err == nil && strings.TrimSpace(string(b)) != "" {
+			return imageChoice{Ref: strings.TrimSpace(string(b)), Source: "build-and-load (" + refFile + ")", Name: def.Name}, nil
+		}
+	}
+	return def, nil
+}
+
+// defaultImage reads the first images: entry of the kustomization in configDir/default.
+func defaultImage(configDir string) (imageChoice, error) {
+	path := filepath.Join(configDir, "default", "kustomization.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return imageChoice{}, fmt.Errorf("operator kustomization: %w", err)
+	}
+	var k types.Kustomization
+	if err := yaml.Unmarshal(data, &k); err != nil {
+		return imageChoice{}, fmt.Errorf("operator kustomization %s: %w", path, err)
+	}
+	if len(k.Images) == 0 {
+		return imageChoice{}, fmt.Errorf("operator kustomization %s has no images: entry naming the operator image", path)
+	}
+	im := k.Images[0]
+	name := im.NewName
+	if name == "" {
+		name = im.Name
+	}
+	tag := im.NewTag
+	if tag == "" && im.Digest == "" {
+		tag = "latest"
+	}
+	return imageChoice{Ref: joinRef(name, tag, im.Digest), Source: "default", Name: name}, nil
+}
+
+// splitRef splits an image reference into name, tag and digest.
+func splitRef(ref string) (name, tag, digest string) {
+	if i := strings.Index(ref, "@"); i >= 0 {
+		ref, digest = ref[:i], ref[i+1:]
+	}
+	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+		ref, tag = ref[:i], ref[i+1:]
+	}
+	return ref, tag, digest
+}
+
+func joinRef(name, tag, digest string) string {
+	switch {
+	case digest != "":
+		return name + "@" + digest
+	case tag != "":
+		return name + ":" + tag
+	}
+	return name
+}
+
+// buildOperator runs kustomize (krusty, in memory) over configDir/default with an overlay that sets
+// the operator image, and returns the objects in kustomize's apply order.
+func buildOperator(configDir string, img imageChoice) ([]*unstructured.Unstructured, error) {
+	mem := filesys.MakeFsInMemory()
+	err := filepath.WalkDir(configDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(configDir, p)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return mem.WriteFile(filepath.Join("/config", rel), data)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read operator manifests %s: %w", configDir, err)
+	}
+	name, tag, digest := splitRef(img.Ref)
+	overlay := types.Kustomization{
+		Resources: []string{"../config/default"},
+		Images:    []types.Image{{Name: img.Name, NewName: name, NewTag: tag, Digest: digest}},
+	}
+	data, err := yaml.Marshal(overlay)
+	if err != nil {
+		return nil, err
+	}
+	if err := mem.WriteFile("/overlay/kustomization.yaml", data); err != nil {
+		return nil, err
+	}
+	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem, "/overlay")
+	if err != nil {
+		return nil, fmt.Errorf("kustomize %s: %w", filepath.Join(configDir, "default"), err)
+	}
+	var objs []*unstructured.Unstructured
+	for _, r := range rm.Resources() {
+		m, err := r.Map()
+		if err != nil {
+			return nil, fmt.Errorf("kustomize %s: %w", configDir, err)
+		}
+		objs = append(objs, &unstructured.Unstructured{Object: m})
+	}
+	return objs, nil
+}
+
+// decodeObjects splits a multi-document YAML file into objects; file names it in errors.
+func decodeObjects(file string, data []byte) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	for i, doc := range splitYAML(data) {
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", file, i+1, err)
+		}
+		if len(m) == 0 {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: m}
+		if u.GetKind() == "" || u.GetAPIVersion() == "" {
+			return nil, fmt.Errorf("%s: document %d has no apiVersion/kind", file, i+1)
+		}
+		if u.GetName() == "" {
+			return nil, fmt.Errorf("%s: document %d (%s) has no metadata.name", file, i+1, u.GetKind())
+		}
+		objs = append(objs, u)
+	}
+	if len(objs) == 0 {
+		return nil, fmt.Errorf("%s: no objects", file)
+	}
+	return objs, nil
+}
+
+func splitYAML(data []byte) []string {
+	var docs []string
+	var cur strings.Builder
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		if strings.TrimRight(line, " \t\r\n") == "---" {
+			docs = append(docs, cur.String())
+			cur.Reset()
+			continue
+		}
+		cur.WriteString(line)
+	}
+	return append(docs, cur.String())
+}

@@ -1,0 +1,96 @@
+package deploy
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/kube"
+)
+
+// target is the cluster a verb acts on, with its clients.
+type target struct {
+	kubeconfig string
+	name       string // cluster name (the kubeconfig's file name in clusters/)
+	kubeType   string
+	cfg        *rest.Config
+	cs         kubernetes.Interface
+	dyn        dynamic.Interface
+	mapper     *restmapper.DeferredDiscoveryRESTMapper
+	// localName is the nuv local cluster name (node label nuv.dev/cluster) when the cluster's
+	// pods are simulated; "" on clusters that run containers.
+	localName string
+}
+
+// connect resolves the cluster of o (its kubeconfig, else the project's selection) and builds clients.
+func connect(ctx context.Context, o Options) (*target, error) {
+	t := &target{kubeconfig: o.Kubeconfig, kubeType: o.KubeType}
+	if t.kubeconfig == "" {
+		c, err := kube.Selected(o.Project, o.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		t.kubeconfig, t.name = c.Path, c.Name
+		if t.kubeType == "" {
+			t.kubeType = c.Type
+		}
+	} else {
+		t.name = strings.TrimSuffix(filepath.Base(t.kubeconfig), kube.Ext)
+	}
+	cfg, err := kube.RESTConfig(t.kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", t.name, err)
+	}
+	t.cfg = cfg
+	if t.cs, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", t.name, err)
+	}
+	if t.dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", t.name, err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", t.name, err)
+	}
+	t.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
+	if t.kubeType == "" {
+		if t.kubeType, err = kube.Detect(ctx, cfg); err != nil {
+			return nil, fmt.Errorf("cluster %s (%s): %w", t.name, t.kubeconfig, err)
+		}
+	}
+	t.localName, err = localClusterName(ctx, t.cs)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s (%s): %w", t.name, t.kubeconfig, err)
+	}
+	if t.localName == "" && t.kubeType == kube.TypeLocal {
+		t.localName = t.name
+	}
+	return t, nil
+}
+
+// localClusterName returns the nuv local cluster a node belongs to ("" when no node carries
+// nuv.dev/provider=local). Flavoured local clusters detect as eks, gke, ... but still fake pods.
+func localClusterName(ctx context.Context, cs kubernetes.Interface) (string, error) {
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: cluster.LabelProvider + "=local", Limit: 1})
+	if err != nil {
+		return "", fmt.Errorf("list nodes: %w", err)
+	}
+	if len(nodes.Items) == 0 {
+		return "", nil
+	}
+	name := nodes.Items[0].Labels[cluster.LabelCluster]
+	if name == "" {
+		name = "local"
+	}
+	return name, nil
+}
