@@ -62,7 +62,7 @@ Records the reference in .nuv/images/<cluster>.ref for nuv operator and prints i
 // buildFlags are the flags shared by build, push and load.
 type buildFlags struct {
 	dir, main, platforms, builder, dockerfile, entrypoint, versionVar, tag, output, image string
-	tagOpts                                                                                *tag.Options
+	tagOpts                                                                               *tag.Options
 }
 
 func (f *buildFlags) register(env *cli.Env, fs *pflag.FlagSet, m mode) {
@@ -96,7 +96,7 @@ func (f *buildFlags) register(env *cli.Env, fs *pflag.FlagSet, m mode) {
 	f.tagOpts = tagOptions(env, fs)
 }
 
-func runBuild(ctx context.Context, env *cli.Env, args []string, m mode) error {
+func runBuild(ctx context.Context, env *cli.Env, args []string, m mode) (rerr error) {
 	name := map[mode]string{modeBuild: "nuv image build", modePush: "nuv image push", modeLoad: "nuv image load"}[m]
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	var f buildFlags
@@ -118,9 +118,28 @@ func runBuild(ctx context.Context, env *cli.Env, args []string, m mode) error {
 	if err != nil {
 		return cli.Usagef("%s: %v", name, err)
 	}
-	imageTag, err := resolveTag(ctx, env, &f, m)
+	if m == modePush {
+		ref, err := name2Tag(repo, "latest")
+		if err != nil {
+			return err
+		}
+		if err := publish.Reachable(ctx, ref, nil); err != nil {
+			return err
+		}
+	}
+	imageTag, created, err := resolveTag(ctx, env, &f, m)
 	if err != nil {
 		return err
+	}
+	if created {
+		// a release tag made for this push is removed again when the push fails
+		defer func() {
+			if rerr != nil {
+				if err := tag.Delete(context.WithoutCancel(ctx), project, imageTag); err == nil {
+					env.Log.Infof("removed the git tag %s created for the failed push", imageTag)
+				}
+			}
+		}()
 	}
 	spec, err := Spec(ctx, env.Getenv, f.dir, f.main, imageTag)
 	if err != nil {
@@ -197,24 +216,27 @@ func name2Tag(repo name.Repository, t string) (name.Tag, error) {
 
 // resolveTag: --tag/IMAGE_TAG, else for push this hour's release tag (created when missing), for
 // build the newest release tag (else dev), for load "dev".
-func resolveTag(ctx context.Context, env *cli.Env, f *buildFlags, m mode) (string, error) {
+func resolveTag(ctx context.Context, env *cli.Env, f *buildFlags, m mode) (t string, created bool, err error) {
 	if f.tag != "" {
-		return f.tag, nil
+		return f.tag, false, nil
 	}
 	dir := paths.Project(env.Getenv, env.Dir)
 	switch m {
 	case modePush:
 		res, err := tag.Ensure(ctx, dir, *f.tagOpts, time.Now(), false)
 		if err != nil {
-			return "", fmt.Errorf("release tag (pass --tag to choose one): %w", err)
+			return "", false, fmt.Errorf("release tag (pass --tag to choose one): %w", err)
 		}
-		return res.Tag, nil
+		if !res.Reused && !res.Moved {
+			env.Log.Infof("created the release tag %s", res.Tag)
+		}
+		return res.Tag, !res.Reused && !res.Moved, nil
 	case modeBuild:
 		if cur, err := tag.Current(ctx, dir, *f.tagOpts); err == nil && cur != "" {
-			return cur, nil
+			return cur, false, nil
 		}
 	}
-	return "dev", nil
+	return "dev", false, nil
 }
 
 // Spec fills the release metadata of a build of mainPkg in dir: the git revision and source, and

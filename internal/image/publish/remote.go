@@ -221,3 +221,24 @@ func humanSize(n int64) string {
 	}
 	return fmt.Sprintf("%d B", n)
 }
+
+// Reachable checks that the registry of ref answers HTTP at /v2/ (any status: authentication
+// comes later), so that a push to a wrong or stopped registry fails before anything is built or tagged.
+func Reachable(ctx context.Context, ref name.Reference, rt http.RoundTripper) error {
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	reg := ref.Context().Registry
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, reg.Scheme()+"://"+reg.RegistryStr()+"/v2/", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := (&http.Client{Transport: rt}).Do(req)
+	if err != nil {
+		return fmt.Errorf("registry %s is unreachable: %w", reg.RegistryStr(), err)
+	}
+	resp.Body.Close()
+	return nil
+}

@@ -213,3 +213,9 @@ func HTTPSURL(remote string) string {
 	}
 	return s
 }
+
+// Delete removes the tag name (used to undo a tag nuv just created when the push it was for failed).
+func Delete(ctx context.Context, dir, name string) error {
+	_, err := git(ctx, dir, "tag", "-d", name)
+	return err
+}
