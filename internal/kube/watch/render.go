@@ -13,6 +13,10 @@ import (
 // Render formats nodes, pods and services as three tables (the live view's body).
 func Render(nodes []*corev1.Node, pods []*corev1.Pod, svcs []*corev1.Service, now time.Time) string {
 	var b strings.Builder
+	// Sort copies: the slices may be the caller's (or a lister's).
+	nodes = append([]*corev1.Node(nil), nodes...)
+	pods = append([]*corev1.Pod(nil), pods...)
+	svcs = append([]*corev1.Service(nil), svcs...)
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	sort.Slice(pods, func(i, j int) bool {
 		return key(pods[i].Namespace, pods[i].Name) < key(pods[j].Namespace, pods[j].Name)

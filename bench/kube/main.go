@@ -1,0 +1,235 @@
+// Command kube is the benchmark of nuv's clusters/ inventory. It prints:
+//
+//   - the median of `nuv kube use N --offline` (target <= 100 ms) beside kubectl's
+//     `config use-context` on the same kubeconfig (the peer), and their ratio;
+//   - the median of `nuv kube list` over 10 kubeconfigs, 8 reaching a real local cluster and 2 not
+//     (a closed loopback port and a loopback listener that never accepts, i.e. a blackhole inside
+//     127.0.0.0/8) (target <= 1.5 s), beside a shell-style serial probe with kubectl
+//     (`kubectl get nodes --request-timeout=1s` per kubeconfig), and their ratio.
+//
+// Run from the repository root: go run ./bench/kube [-kubeconfig existing.kubeconfig] [-runs 20]
+// Without -kubeconfig it creates a local cluster (the nuv-kube companion must be built or
+// buildable: `nuv cluster prepare`) and deletes it at the end.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nuv-dev/nuv/internal/cluster/local"
+)
+
+func main() {
+	kc := flag.String("kubeconfig", "", "kubeconfig of an existing cluster (default: create a local cluster)")
+	runs := flag.Int("runs", 20, "runs of `use` (list runs a quarter as many, at least 3)")
+	flag.Parse()
+	if err := run(*kc, *runs); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/kube:", err)
+		os.Exit(1)
+	}
+}
+
+func run(kc string, runs int) error {
+	tmp, err := os.MkdirTemp("", "nuv-bench-kube-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	nuv := filepath.Join(tmp, "nuv")
+	fmt.Println("building nuv ...")
+	if out, err := exec.Command("go", "build", "-o", nuv, filepath.Join(root, "nuv")).CombinedOutput(); err != nil {
+		return fmt.Errorf("build nuv: %v\n%s", err, out)
+	}
+	project := filepath.Join(tmp, "project")
+	home := filepath.Join(tmp, "home")
+	clusters := filepath.Join(project, "clusters")
+	if err := os.MkdirAll(clusters, 0o755); err != nil {
+		return err
+	}
+	if kc == "" {
+		p := local.Provider{Home: filepath.Join(home, ".nuv"), Project: filepath.Join(tmp, "src")}
+		fmt.Println("creating a local cluster ...")
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		info, err := p.Create(ctx, local.CreateOptions{Name: "bench"})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("create local cluster: %w", err)
+		}
+		defer p.Delete(context.Background(), "bench")
+		kc = info.Kubeconfig
+	}
+	src, err := os.ReadFile(kc)
+	if err != nil {
+		return err
+	}
+	server, err := serverOf(kc)
+	if err != nil {
+		return err
+	}
+	for i := 1; i <= 8; i++ {
+		if err := os.WriteFile(filepath.Join(clusters, fmt.Sprintf("up-%d.kubeconfig", i)), src, 0o600); err != nil {
+			return err
+		}
+	}
+	closed, err := closedPort()
+	if err != nil {
+		return err
+	}
+	silent, err := net.Listen("tcp", "127.0.0.1:0") // never accepts: connections hang after the handshake
+	if err != nil {
+		return err
+	}
+	defer silent.Close()
+	hostport := strings.TrimPrefix(server, "https://")
+	for name, addr := range map[string]string{"z-closed": closed, "z-blackhole": silent.Addr().String()} {
+		data := strings.ReplaceAll(string(src), hostport, addr)
+		if err := os.WriteFile(filepath.Join(clusters, name+".kubeconfig"), []byte(data), 0o600); err != nil {
+			return err
+		}
+	}
+	env := append(os.Environ(), "HOME="+home, "NUV_HOME="+filepath.Join(home, ".nuv"), "NUV_PROJECT="+project)
+	env = withoutVar(env, "NUV_CLUSTER")
+	env = withoutVar(env, "NUV_KUBE_TIMEOUT")
+
+	// Warm up (page cache, first detection remembered).
+	if out, err := cmd(env, nuv, "kube", "use", "3"); err != nil {
+		return fmt.Errorf("nuv kube use 3: %v\n%s", err, out)
+	}
+	useMed, err := median(runs, func() error { _, err := cmd(env, nuv, "kube", "use", "3", "--offline"); return err })
+	if err != nil {
+		return err
+	}
+	ctxName, err := kubectlOut(env, "--kubeconfig", filepath.Join(clusters, "up-3.kubeconfig"), "config", "current-context")
+	peerUse := time.Duration(0)
+	if err == nil {
+		peerUse, err = median(runs, func() error {
+			_, err := kubectlOut(env, "--kubeconfig", filepath.Join(clusters, "up-3.kubeconfig"), "config", "use-context", strings.TrimSpace(ctxName))
+			return err
+		})
+	}
+	fmt.Printf("\nnuv kube use N --offline   median %7.1f ms over %d runs (target <= 100 ms)\n", ms(useMed), runs)
+	if err == nil {
+		fmt.Printf("kubectl config use-context median %7.1f ms (peer)   ratio nuv/kubectl %.2f\n", ms(peerUse), float64(useMed)/float64(peerUse))
+	} else {
+		fmt.Printf("kubectl not available for the peer measurement: %v\n", err)
+	}
+
+	listRuns := runs / 4
+	if listRuns < 3 {
+		listRuns = 3
+	}
+	var last string
+	listMed, err := median(listRuns, func() error {
+		out, err := cmd(env, nuv, "kube", "list")
+		last = out
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("nuv kube list: %v\n%s", err, last)
+	}
+	up, down := strings.Count(last, "ready 1/1"), strings.Count(last, "unreachable")
+	fmt.Printf("\nnuv kube list (10 kubeconfigs: %d reachable, %d unreachable) median %7.1f ms over %d runs (target <= 1500 ms)\n", up, down, ms(listMed), listRuns)
+	fmt.Print(indent(last))
+	names, _ := filepath.Glob(filepath.Join(clusters, "*.kubeconfig"))
+	peerList, err := median(3, func() error {
+		for _, n := range names {
+			_, _ = kubectlOut(env, "--kubeconfig", n, "--request-timeout=1s", "get", "nodes")
+		}
+		return nil
+	})
+	if err == nil {
+		fmt.Printf("serial kubectl get nodes --request-timeout=1s over the same 10: median %7.1f ms (peer)   ratio nuv/kubectl %.2f\n",
+			ms(peerList), float64(listMed)/float64(peerList))
+	}
+	return nil
+}
+
+func median(n int, f func() error) (time.Duration, error) {
+	ds := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		start := time.Now()
+		if err := f(); err != nil {
+			return 0, err
+		}
+		ds = append(ds, time.Since(start))
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2], nil
+}
+
+func cmd(env []string, name string, args ...string) (string, error) {
+	c := exec.Command(name, args...)
+	c.Env = env
+	out, err := c.CombinedOutput()
+	return string(out), err
+}
+
+func kubectlOut(env []string, args ...string) (string, error) {
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		return "", err
+	}
+	return cmd(env, "kubectl", args...)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func indent(s string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		b.WriteString("    " + l + "\n")
+	}
+	return b.String()
+}
+
+func withoutVar(env []string, k string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, k+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func closedPort() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	addr := l.Addr().String()
+	return addr, l.Close()
+}
+
+func serverOf(kc string) (string, error) {
+	data, err := os.ReadFile(kc)
+	if err != nil {
+		return "", err
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "server:") {
+			return strings.Trim(strings.TrimSpace(strings.TrimPrefix(l, "server:")), `"'`), nil
+		}
+	}
+	return "", fmt.Errorf("%s: no server", kc)
+}
+
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Dir(strings.TrimSpace(string(out))), nil
+}
