@@ -27,7 +27,7 @@ func TestRenderGolden(t *testing.T) {
 	del := metav1.NewTime(now)
 	pods := []*corev1.Pod{
 		{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "app", CreationTimestamp: at(90 * time.Second)},
-			Spec: corev1.PodSpec{NodeName: "dev-node-1", Containers: []corev1.Container{{Name: "a"}, {Name: "b"}}},
+			Spec:   corev1.PodSpec{NodeName: "dev-node-1", Containers: []corev1.Container{{Name: "a"}, {Name: "b"}}},
 			Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Ready: true, RestartCount: 2}, {Ready: false, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "old", Namespace: "app", CreationTimestamp: at(10 * time.Minute), DeletionTimestamp: &del},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "a"}}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}},
