@@ -1,6 +1,9 @@
 package app
 
-import "github.com/nuv-dev/nuv/internal/cli"
+import (
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster/clustercmd"
+)
 
 // clusterCommands: `nuv cluster ...` (local clusters and providers).
-func clusterCommands() []cli.Command { return nil }
+func clusterCommands() []cli.Command { return []cli.Command{clustercmd.Command()} }

@@ -1,0 +1,144 @@
+package clustercmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func testEnv(t *testing.T, vars map[string]string) (*cli.Env, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	home := t.TempDir()
+	get := func(k string) string {
+		if v, ok := vars[k]; ok {
+			return v
+		}
+		switch k {
+		case "NUV_HOME":
+			return home
+		case "NUV_PROJECT":
+			return filepath.Join(home, "project")
+		}
+		return os.Getenv(k)
+	}
+	return &cli.Env{Streams: cli.Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, Log: cli.Quiet(), Getenv: get, Dir: home}, &out, &errb
+}
+
+func TestBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no command", nil, 2, ""},
+		{"unknown command", []string{"frob"}, 2, `unknown cluster command "frob"`},
+		{"no provider", []string{"create"}, 2, "name a provider (valid: local)"},
+		{"unknown provider", []string{"create", "kind2"}, 2, `unknown provider "kind2" (valid: local)`},
+		{"unknown flavor", []string{"create", "local", "--flavor", "foo"}, 2, `unknown flavor "foo" (valid: aks, eks, generic, gke, k3s, kind, lks, m8s, osh)`},
+		{"unknown version", []string{"create", "local", "--version", "1.30.0"}, 2, `unsupported --version "1.30.0" (valid: 1.36.3)`},
+		{"bad name", []string{"create", "local", "Bad_Name"}, 2, `invalid cluster name "Bad_Name"`},
+		{"bad nodes", []string{"create", "local", "--nodes", "0"}, 2, "--nodes 0: must be between 1 and 100"},
+		{"bad flag", []string{"create", "local", "--frob"}, 2, "unknown flag: --frob"},
+		{"delete unknown", []string{"delete", "nope"}, 1, `delete "nope": no such cluster (no local clusters exist)`},
+		{"delete nothing", []string{"delete"}, 2, "name a cluster (or --all)"},
+		{"stop unknown", []string{"stop", "nope"}, 1, "no such cluster"},
+		{"logs unknown", []string{"logs", "nope"}, 1, "no such cluster"},
+		{"list bad output", []string{"list", "-o", "yaml"}, 2, `unknown output "yaml" (valid: table, json)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env, _, _ := testEnv(t, nil)
+			err := Run(context.Background(), env, tt.args)
+			if got := cli.ExitCode(err); got != tt.code {
+				t.Fatalf("exit code = %d, want %d (err %v)", got, tt.code, err)
+			}
+			if tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Fatalf("error = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	env, _, errb := testEnv(t, nil)
+	if err := Run(context.Background(), env, []string{"create", "-h"}); cli.ExitCode(err) != 0 {
+		t.Fatalf("create -h: %v", err)
+	}
+	for _, want := range []string{"Usage: nuv cluster create local", "--nodes", "--flavor", "--ha"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("create -h output lacks %q:\n%s", want, errb)
+		}
+	}
+}
+
+func TestListEmptyAndCorrupt(t *testing.T) {
+	env, out, _ := testEnv(t, nil)
+	if err := Run(context.Background(), env, []string{"list"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "no clusters") {
+		t.Fatalf("empty list: %q", out)
+	}
+	// A state directory with a broken state.json is reported, not fatal.
+	home := env.Getenv("NUV_HOME")
+	dir := filepath.Join(home, "clusters", "broken")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "state.json"), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := Run(context.Background(), env, []string{"list"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "broken") || !strings.Contains(out.String(), "corrupt") {
+		t.Fatalf("corrupt cluster not reported:\n%s", out)
+	}
+	// and it can be deleted
+	out.Reset()
+	if err := Run(context.Background(), env, []string{"delete", "broken"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("state dir still there: %v", err)
+	}
+}
+
+func TestTableGolden(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	infos := []cluster.Info{
+		{Name: "dev", Provider: "local", Status: cluster.Running, APIURL: "https://127.0.0.1:40001", Nodes: 3, NodesReady: 3, Created: now.Add(-90 * time.Second)},
+		{Name: "ha", Provider: "local", Status: cluster.Degraded, APIURL: "https://127.0.0.1:40100", Nodes: 1, NodesReady: 1, HA: true, Created: now.Add(-3 * time.Hour)},
+		{Name: "old", Provider: "local", Status: cluster.Stopped, APIURL: "https://127.0.0.1:40200", Nodes: 2, NodesReady: -1, Created: now.Add(-72 * time.Hour)},
+		{Name: "broken", Provider: "local", Status: cluster.Corrupt, NodesReady: -1, Err: errors.New("cluster state is corrupt")},
+	}
+	var b bytes.Buffer
+	writeTable(&b, infos, now)
+	golden := filepath.Join("testdata", "list.golden")
+	if *update {
+		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != string(want) {
+		t.Fatalf("list table differs from %s:\n--- got\n%s--- want\n%s", golden, b.String(), want)
+	}
+}

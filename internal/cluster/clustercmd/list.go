@@ -1,0 +1,152 @@
+package clustercmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/local"
+)
+
+func runList(ctx context.Context, env *cli.Env, p local.Provider, args []string) error {
+	fs := flags(env, "list")
+	output := fs.StringP("output", "o", "table", "output format: table or json")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("nuv cluster list: unexpected arguments %q", fs.Args())
+	}
+	if *output != "table" && *output != "json" {
+		return cli.Usagef("nuv cluster list: unknown output %q (valid: table, json)", *output)
+	}
+	infos, err := p.List(ctx)
+	if err != nil {
+		return fmt.Errorf("list clusters: %w", err)
+	}
+	if *output == "json" {
+		return writeJSON(env.Out, infos)
+	}
+	if len(infos) == 0 {
+		fmt.Fprintln(env.Out, "no clusters; create one with `nuv cluster create local`")
+		return nil
+	}
+	writeTable(env.Out, infos, time.Now())
+	return nil
+}
+
+// writeTable prints clusters as a table; now makes AGE deterministic in tests.
+func writeTable(w io.Writer, infos []cluster.Info, now time.Time) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tPROVIDER\tSTATUS\tAPI\tNODES\tAGE")
+	for _, i := range infos {
+		api, nodes, age := i.APIURL, "-", "-"
+		if api == "" {
+			api = "-"
+		}
+		if i.NodesReady >= 0 {
+			nodes = fmt.Sprintf("%d/%d", i.NodesReady, i.Nodes)
+		} else if i.Nodes > 0 {
+			nodes = "?/" + strconv.Itoa(i.Nodes)
+		}
+		if !i.Created.IsZero() {
+			age = humanAge(now.Sub(i.Created))
+		}
+		status := string(i.Status)
+		if i.Err != nil {
+			status += ": " + i.Err.Error()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", i.Name, i.Provider, status, api, nodes, age)
+	}
+	tw.Flush()
+}
+
+func humanAge(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+type jsonInfo struct {
+	Name       string              `json:"name"`
+	Provider   string              `json:"provider"`
+	Status     string              `json:"status"`
+	Error      string              `json:"error,omitempty"`
+	API        string              `json:"api,omitempty"`
+	Kubeconfig string              `json:"kubeconfig,omitempty"`
+	Flavor     string              `json:"flavor,omitempty"`
+	Version    string              `json:"version,omitempty"`
+	HA         bool                `json:"ha,omitempty"`
+	Nodes      int                 `json:"nodes"`
+	NodesReady int                 `json:"nodesReady"`
+	Created    *time.Time          `json:"created,omitempty"`
+	Components []cluster.Component `json:"components,omitempty"`
+}
+
+func writeJSON(w io.Writer, infos []cluster.Info) error {
+	out := make([]jsonInfo, 0, len(infos))
+	for _, i := range infos {
+		j := jsonInfo{Name: i.Name, Provider: i.Provider, Status: string(i.Status), API: i.APIURL, Kubeconfig: i.Kubeconfig,
+			Flavor: i.Flavor, Version: i.Version, HA: i.HA, Nodes: i.Nodes, NodesReady: i.NodesReady, Components: i.Components}
+		if i.Err != nil {
+			j.Error = i.Err.Error()
+		}
+		if !i.Created.IsZero() {
+			c := i.Created
+			j.Created = &c
+		}
+		out = append(out, j)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func runStatus(ctx context.Context, env *cli.Env, p local.Provider, args []string) error {
+	fs := flags(env, "status")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return cli.Usagef("nuv cluster status: name one cluster")
+	}
+	info, err := p.Status(ctx, fs.Arg(0))
+	if err != nil {
+		return notFound(p, err)
+	}
+	writeStatus(env.Out, info)
+	if info.Status != cluster.Running {
+		return cli.Exit(3, nil)
+	}
+	return nil
+}
+
+func writeStatus(w io.Writer, i cluster.Info) {
+	writeTable(w, []cluster.Info{i}, time.Now())
+	if len(i.Components) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "COMPONENT\tSTATE\tPID\tPORT")
+	for _, c := range i.Components {
+		st := "down"
+		if c.Running {
+			st = "running"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", c.Name, st, c.PID, c.Port)
+	}
+	tw.Flush()
+}

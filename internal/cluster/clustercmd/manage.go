@@ -1,0 +1,147 @@
+package clustercmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/local"
+)
+
+func runStop(ctx context.Context, env *cli.Env, p local.Provider, args []string) error {
+	return forEach(ctx, env, p, "stop", args, p.Stop, "stopped")
+}
+
+func runStart(ctx context.Context, env *cli.Env, p local.Provider, args []string) error {
+	return forEach(ctx, env, p, "start", args, p.Start, "running")
+}
+
+func runDelete(ctx context.Context, env *cli.Env, p local.Provider, args []string) error {
+	return forEach(ctx, env, p, "delete", args, p.Delete, "deleted")
+}
+
+// forEach runs op on NAME...|--all, reporting each; any failure makes the command fail.
+func forEach(ctx context.Context, env *cli.Env, p local.Provider, verb string, args []string,
+	op func(context.Context, string) error, done string) error {
+	fs := flags(env, verb)
+	all := fs.Bool("all", false, "every local cluster")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	list, err := names(p, fs.Args(), *all, verb)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, n := range list {
+		if err := op(ctx, n); err != nil {
+			errs = append(errs, notFound(p, err))
+			continue
+		}
+		fmt.Fprintf(env.Out, "%s %s\n", n, done)
+	}
+	return errors.Join(errs...)
+}
+
+func runLogs(ctx context.Context, env *cli.Env, p local.Provider, args []string) error {
+	fs := flags(env, "logs")
+	tail := fs.IntP("tail", "n", -1, "print only the last N lines (default: all for one component, 20 each otherwise)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() < 1 || fs.NArg() > 2 {
+		return cli.Usagef("nuv cluster logs: usage: nuv cluster logs NAME [COMPONENT]")
+	}
+	name := fs.Arg(0)
+	dir := local.StateDir(p.Home, name)
+	if _, err := os.Stat(dir); err != nil {
+		return notFound(p, fmt.Errorf("logs %q: %w", name, cluster.ErrNotFound))
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "logs", "*.log"))
+	sort.Strings(logs)
+	var comps []string
+	for _, l := range logs {
+		comps = append(comps, strings.TrimSuffix(filepath.Base(l), ".log"))
+	}
+	if fs.NArg() == 2 {
+		c := fs.Arg(1)
+		path := filepath.Join(dir, "logs", c+".log")
+		if _, err := os.Stat(path); err != nil {
+			return cli.Usagef("nuv cluster logs: cluster %s has no component %q (valid: %s)", name, c, strings.Join(comps, ", "))
+		}
+		return printTail(env, path, *tail)
+	}
+	n := *tail
+	if n < 0 {
+		n = 20
+	}
+	for _, c := range comps {
+		fmt.Fprintf(env.Out, "==> %s <==\n", c)
+		if err := printTail(env, filepath.Join(dir, "logs", c+".log"), n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func printTail(env *cli.Env, path string, n int) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read log: %w", err)
+	}
+	if n >= 0 {
+		lines := strings.SplitAfter(string(b), "\n")
+		if len(lines) > 0 && lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		if len(lines) > n {
+			lines = lines[len(lines)-n:]
+		}
+		b = []byte(strings.Join(lines, ""))
+	}
+	_, err = env.Out.Write(b)
+	return err
+}
+
+func runKubeconfig(ctx context.Context, env *cli.Env, p local.Provider, args []string) error {
+	fs := flags(env, "kubeconfig")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return cli.Usagef("nuv cluster kubeconfig: name one cluster")
+	}
+	info, err := p.Status(ctx, fs.Arg(0))
+	if err != nil {
+		return notFound(p, err)
+	}
+	if info.Err != nil {
+		return info.Err
+	}
+	fmt.Fprintln(env.Out, info.Kubeconfig)
+	return nil
+}
+
+func runPrepare(ctx context.Context, env *cli.Env, p local.Provider, args []string) error {
+	fs := flags(env, "prepare")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	bin, err := local.Companion{Getenv: env.Getenv, Log: env.Log}.Binary(ctx)
+	if err != nil {
+		return err
+	}
+	out, err := exec.CommandContext(ctx, bin, "version").Output()
+	if err != nil {
+		return fmt.Errorf("verify %s: %w", bin, err)
+	}
+	fmt.Fprintf(env.Out, "nuv-kube %s\t%s\n", strings.TrimSpace(string(out)), bin)
+	return nil
+}
