@@ -26,6 +26,7 @@ type harness struct {
 	t       *testing.T
 	vars    map[string]string
 	dir     string
+	exe     string
 	mu      sync.Mutex
 	printed bytes.Buffer
 }
@@ -52,6 +53,7 @@ func (h *harness) run(args ...string) (string, string, error) {
 		Log:     cli.NewLogger(&errb, 2),
 		Getenv:  func(k string) string { return h.vars[k] },
 		Dir:     h.dir,
+		Exe:     h.exe,
 	}
 	err := Run(context.Background(), env, args)
 	h.mu.Lock()
