@@ -184,3 +184,27 @@ func TestNamespaceFor(t *testing.T) {
 		t.Errorf("namespaces %s %s", a, b)
 	}
 }
+
+// TestRepositorySuitesParse loads every step of the repository's own suites (tests/itest and the
+// per-type overlays), so a broken suite fails here rather than on a cluster.
+func TestRepositorySuitesParse(t *testing.T) {
+	project, _ := filepath.Abs("../..")
+	dirs := []string{filepath.Join(project, "tests", "itest")}
+	types, _ := filepath.Glob(filepath.Join(project, "tests", "*", "itest"))
+	dirs = append(dirs, types...)
+	tests, err := Discover(dirs, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tests) < 3 {
+		t.Fatalf("want the repository's suites, found %d tests", len(tests))
+	}
+	lookup := func(k string) (string, bool) { return "x", true }
+	for _, tt := range tests {
+		for _, sf := range tt.Steps {
+			if _, err := LoadStep(sf, lookup); err != nil {
+				t.Errorf("%s: %v", tt.Name, err)
+			}
+		}
+	}
+}

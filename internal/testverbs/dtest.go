@@ -1,0 +1,245 @@
+package testverbs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/deploy"
+	"github.com/nuv-dev/nuv/internal/kube"
+)
+
+// DtestCommand is `nuv dtest`.
+func DtestCommand() cli.Command {
+	return cli.Command{Name: "dtest", Short: "deployment test: operator, instance, assertions, destroy, nothing leaked", Run: runDtest}
+}
+
+// LeakTimeout bounds how long dtest waits for garbage collection to remove what destroy deleted.
+const LeakTimeout = 60 * time.Second
+
+func runDtest(ctx context.Context, env *cli.Env, args []string) error {
+	fs := pflag.NewFlagSet("dtest", pflag.ContinueOnError)
+	fs.SetOutput(env.Err)
+	timeout := fs.Duration("timeout", deploy.DefaultTimeout, "bound of each wait (operator Available, Whisk Ready, deletion)")
+	keep := fs.Bool("keep", false, "skip destroy and the leak check (leave the deployment running)")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Err, "Usage: nuv dtest [--timeout D] [--keep]\n\nDeploys the operator and the instance on the selected cluster, checks every enabled component,\ndestroys both and checks that nothing labelled as the operator's is left.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil
+		}
+		return cli.Usagef("dtest: %v", err)
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("dtest: unexpected arguments %q", fs.Args())
+	}
+	t, err := resolve(ctx, env)
+	if err != nil {
+		return fmt.Errorf("dtest: %w", err)
+	}
+	st := &steps{getenv: env.Getenv}
+	err = Dtest(ctx, env, t, *timeout, *keep, st)
+	if werr := st.write(); werr != nil {
+		env.Log.Warnf("dtest: %v", werr)
+	}
+	return err
+}
+
+func (t *target) deployOptions(env *cli.Env, timeout time.Duration) deploy.Options {
+	return deploy.Options{Project: t.Project, Kubeconfig: t.Kubeconfig, KubeType: t.Type, Timeout: timeout,
+		Out: env.Out, Log: env.Log, Getenv: env.Getenv, Home: t.Home}
+}
+
+// Dtest runs the deployment test on t, recording each phase in st.
+func Dtest(ctx context.Context, env *cli.Env, t *target, timeout time.Duration, keep bool, st *steps) error {
+	fmt.Fprintf(env.Out, "dtest on %s (type %s)\n", t.Name, t.Type)
+	dyn, err := dynamic.NewForConfig(t.Config)
+	if err != nil {
+		return fmt.Errorf("dtest: %w", err)
+	}
+	o := t.deployOptions(env, timeout)
+	var before []string
+	phase := func(name string, fn func() error) error {
+		fmt.Fprintf(env.Out, "--- dtest %s\n", name)
+		if err := st.run(name, fn); err != nil {
+			fmt.Fprintf(env.Out, "--- FAIL dtest %s: %v\n", name, err)
+			return fmt.Errorf("dtest %s: %w", name, err)
+		}
+		return nil
+	}
+	if err := phase("inventory", func() (err error) {
+		before, err = inventory(ctx, dyn)
+		if err == nil && len(before) > 0 {
+			fmt.Fprintf(env.Out, "note: %d objects of the operator exist before the test: %s\n", len(before), summarize(before, 5))
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	deployed := false
+	defer func() {
+		// A failure after deploying still tears down, so the cluster is left as found.
+		if deployed && !keep {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+			defer cancel()
+			if err := deploy.Destroy(dctx, o); err != nil {
+				fmt.Fprintf(env.Out, "warning: destroy after the failure: %v\n", err)
+			}
+		}
+	}()
+	if err := phase("operator", func() error { deployed = true; return deploy.Operator(ctx, o) }); err != nil {
+		return err
+	}
+	if err := phase("instance", func() error { return deploy.Instance(ctx, o) }); err != nil {
+		return err
+	}
+	if err := phase("assertions", func() error { return assertInstance(ctx, env, t, dyn) }); err != nil {
+		return err
+	}
+	if keep {
+		fmt.Fprintln(env.Out, "dtest: passed (--keep: the deployment is left running, no leak check)")
+		deployed = false
+		return nil
+	}
+	if err := phase("destroy", func() error { return deploy.Destroy(ctx, o) }); err != nil {
+		return err
+	}
+	deployed = false
+	if err := phase("no-leaks", func() error { return noLeaks(ctx, dyn, before) }); err != nil {
+		return err
+	}
+	fmt.Fprintln(env.Out, "dtest: passed")
+	return nil
+}
+
+// noLeaks waits (bounded) until nothing is left that was not there before the test.
+func noLeaks(ctx context.Context, dyn dynamic.Interface, before []string) error {
+	deadline := time.Now().Add(LeakTimeout)
+	for {
+		after, err := inventory(ctx, dyn)
+		if err != nil {
+			return err
+		}
+		left := leaked(before, after)
+		if len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d objects leaked after destroy: %s", len(left), summarize(left, 10))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("interrupted with %d objects left: %s", len(left), summarize(left, 10))
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// component is what dtest expects of one enabled component of a Whisk.
+type component struct {
+	field, condition string
+	objects          []schema.GroupVersionResource
+}
+
+var (
+	deployments  = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	statefulsets = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}
+	services     = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+)
+
+var components = []component{
+	{"controller", "ControllerReady", []schema.GroupVersionResource{deployments}},
+	{"redis", "RedisReady", []schema.GroupVersionResource{statefulsets}},
+	{"couchdb", "CouchDBReady", []schema.GroupVersionResource{statefulsets}},
+	{"static", "StaticReady", []schema.GroupVersionResource{deployments, services}},
+}
+
+// assertInstance checks every Whisk of the instance file: Ready, and for each enabled component its
+// condition True and its objects (<whisk>-<component>) present.
+func assertInstance(ctx context.Context, env *cli.Env, t *target, dyn dynamic.Interface) error {
+	name := env.Getenv("WHISK")
+	if name == "" {
+		name = kube.DefaultInstance
+	}
+	file, err := kube.InstanceFile(t.Project, t.Type, name)
+	if err != nil {
+		return err
+	}
+	data, err := kube.RenderInstance(file, env.Getenv)
+	if err != nil {
+		return err
+	}
+	var problems []string
+	checked := 0
+	for _, doc := range strings.Split(string(data), "\n---") {
+		var u unstructured.Unstructured
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil || u.GetKind() != "Whisk" {
+			continue
+		}
+		ns := u.GetNamespace()
+		if ns == "" {
+			ns = "default"
+		}
+		live, err := dyn.Resource(whisks).Namespace(ns).Get(ctx, u.GetName(), metav1.GetOptions{})
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("Whisk %s/%s: %v", ns, u.GetName(), err))
+			continue
+		}
+		checked++
+		conds := conditions(live)
+		if conds["Ready"] != "True" {
+			problems = append(problems, fmt.Sprintf("Whisk %s/%s: Ready is %q", ns, u.GetName(), conds["Ready"]))
+		}
+		for _, c := range components {
+			enabled, _, _ := unstructured.NestedBool(live.Object, "spec", c.field, "enabled")
+			if !enabled {
+				continue
+			}
+			had := len(problems)
+			if conds[c.condition] != "True" {
+				problems = append(problems, fmt.Sprintf("Whisk %s/%s: %s is %q", ns, u.GetName(), c.condition, conds[c.condition]))
+			}
+			for _, gvr := range c.objects {
+				obj := u.GetName() + "-" + c.field
+				if _, err := dyn.Resource(gvr).Namespace(ns).Get(ctx, obj, metav1.GetOptions{}); err != nil {
+					problems = append(problems, fmt.Sprintf("%s %s/%s: %v", gvr.Resource, ns, obj, err))
+				}
+			}
+			if len(problems) == had {
+				fmt.Fprintf(env.Out, "    %s/%s %s: ready\n", ns, u.GetName(), c.field)
+			}
+		}
+	}
+	if checked == 0 && len(problems) == 0 {
+		return fmt.Errorf("no Whisk found in %s", file)
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func conditions(u *unstructured.Unstructured) map[string]string {
+	m := map[string]string{}
+	list, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range list {
+		if cm, ok := c.(map[string]any); ok {
+			t, _ := cm["type"].(string)
+			s, _ := cm["status"].(string)
+			m[t] = s
+		}
+	}
+	return m
+}

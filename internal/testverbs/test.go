@@ -1,0 +1,90 @@
+package testverbs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/deploy"
+	"github.com/nuv-dev/nuv/internal/itest"
+	"github.com/nuv-dev/nuv/internal/paths"
+)
+
+// TestCommand is `nuv test`.
+func TestCommand() cli.Command {
+	return cli.Command{Name: "test", Short: "clean, utest, operator, itest, dtest on the selected cluster (T=prefix)", Run: runTest}
+}
+
+func runTest(ctx context.Context, env *cli.Env, args []string) error {
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	fs.SetOutput(env.Err)
+	timeout := fs.Duration("timeout", deploy.DefaultTimeout, "bound of each deploy wait")
+	stepTimeout := fs.Duration("step-timeout", itest.DefaultTimeout, "default itest step timeout")
+	noUnit := fs.Bool("skip-utest", false, "skip the Go unit tests")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Err, "Usage: nuv test [T=prefix] [--timeout D] [--skip-utest]\n\nRuns, stopping at the first failure: clean (remove leftovers), utest, operator (the itest suites\ntest the operator's behaviour), itest, dtest (instance, assertions, destroy, nothing leaked).")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil
+		}
+		return cli.Usagef("test: %v", err)
+	}
+	prefix, rest := prefixArg(env, fs.Args())
+	if len(rest) > 0 {
+		return cli.Usagef("test: unexpected arguments %q (filter with T=prefix)", rest)
+	}
+	t, err := resolve(ctx, env)
+	if err != nil {
+		return fmt.Errorf("test: %w", err)
+	}
+	st := &steps{getenv: env.Getenv}
+	err = Test(ctx, env, t, prefix, *timeout, *stepTimeout, !*noUnit, st)
+	if werr := st.write(); werr != nil {
+		env.Log.Warnf("test: %v", werr)
+	}
+	return err
+}
+
+// Test runs clean, utest, operator, itest and dtest, stopping at the first failure.
+func Test(ctx context.Context, env *cli.Env, t *target, prefix string, timeout, stepTimeout time.Duration, unit bool, st *steps) error {
+	o := t.deployOptions(env, timeout)
+	start := time.Now()
+	if err := st.run("clean", func() error { return deploy.Clean(ctx, o) }); err != nil {
+		return fmt.Errorf("test: clean: %w", err)
+	}
+	if unit {
+		project := paths.Project(env.Getenv, env.Dir)
+		if err := st.run("utest", func() error { return goTest(ctx, env, project, UtestArgs(prefix, nil)) }); err != nil {
+			return fmt.Errorf("test: %w", err)
+		}
+	}
+	if err := st.run("operator", func() error { return deploy.Operator(ctx, o) }); err != nil {
+		return fmt.Errorf("test: operator: %w", err)
+	}
+	// itest writes its own per-test steps; keep them and add the phase.
+	inner := &steps{getenv: func(string) string { return "" }}
+	err := st.run("itest", func() error {
+		return itestInto(ctx, env, t, prefix, stepTimeout, false, inner)
+	})
+	for _, s := range inner.res.Steps {
+		s.Name = "itest/" + s.Name
+		st.res.Steps = append(st.res.Steps, s)
+	}
+	if err != nil {
+		if inner.res.FailingStep != "" {
+			st.res.FailingStep = inner.res.FailingStep
+		}
+		return fmt.Errorf("test: %w", err)
+	}
+	if err := Dtest(ctx, env, t, timeout, false, st); err != nil {
+		return fmt.Errorf("test: %w", err)
+	}
+	fmt.Fprintf(env.Out, "test: passed in %.1fs\n", time.Since(start).Seconds())
+	return nil
+}

@@ -1,0 +1,117 @@
+// Package testverbs implements nuv's test verbs on the selected cluster:
+//
+//	utest  the operator's Go unit tests (go test ./operator/...); T=prefix becomes -run '^prefix'
+//	itest  the declarative integration tests of tests/itest and tests/<type>/itest (internal/itest)
+//	dtest  the deployment test: operator, instance, assertions, destroy, and nothing leaked
+//	test   clean, utest, operator, itest, dtest, stopping at the first failure
+//
+// Exit codes tell the truth: any failure is non-zero. Under `nuv all-kubes` the verbs also report
+// their steps, failing step and failure artifacts through the files all-kubes names in the
+// environment (see internal/report).
+//
+// The cluster is the selected one (kube.Selected: an exported NUV_CLUSTER wins over the project's
+// selection, which is how all-kubes points each child at its cluster); with nothing selected, an
+// exported KUBECONFIG is used. The type is $KUBE when set, else the known or detected type.
+package testverbs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/kube"
+	"github.com/nuv-dev/nuv/internal/paths"
+	"github.com/nuv-dev/nuv/internal/report"
+)
+
+// target is the cluster a verb runs against.
+type target struct {
+	Project    string
+	Name       string
+	Kubeconfig string
+	Type       string
+	Config     *rest.Config
+	Home       string
+}
+
+// resolve finds the selected cluster, its client configuration and its type.
+func resolve(ctx context.Context, env *cli.Env) (*target, error) {
+	project := paths.Project(env.Getenv, env.Dir)
+	home, err := paths.Home(env.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	t := &target{Project: project, Home: home}
+	c, err := kube.Selected(project, env.Getenv)
+	switch {
+	case err == nil:
+		if c.Err != nil {
+			return nil, fmt.Errorf("cluster %s: invalid kubeconfig %s: %w", c.Name, c.Path, c.Err)
+		}
+		t.Name, t.Kubeconfig, t.Type = c.Name, c.Path, c.Type
+	case errors.Is(err, kube.ErrNoSelection) && env.Getenv("KUBECONFIG") != "" && !strings.Contains(env.Getenv("KUBECONFIG"), string(os.PathListSeparator)):
+		t.Kubeconfig = env.Getenv("KUBECONFIG")
+		t.Name = strings.TrimSuffix(filepath.Base(t.Kubeconfig), kube.Ext)
+	default:
+		return nil, err
+	}
+	if t.Config, err = kube.RESTConfig(t.Kubeconfig); err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", t.Kubeconfig, err)
+	}
+	if k := env.Getenv("KUBE"); k != "" {
+		t.Type = k
+	}
+	if t.Type == "" {
+		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if t.Type, err = kube.Detect(dctx, t.Config); err != nil {
+			return nil, fmt.Errorf("cluster %s: detect its type: %w", t.Name, err)
+		}
+	}
+	return t, nil
+}
+
+// prefixArg takes T=prefix out of args (the ancestor's `task itest T=prefix`); $T is the default.
+func prefixArg(env *cli.Env, args []string) (string, []string) {
+	prefix := env.Getenv("T")
+	var rest []string
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "T="); ok {
+			prefix = v
+			continue
+		}
+		rest = append(rest, a)
+	}
+	return prefix, rest
+}
+
+// steps accumulates a verb's steps for all-kubes' report.
+type steps struct {
+	getenv func(string) string
+	res    report.ChildResult
+}
+
+// run times fn as the step name and records its outcome.
+func (s *steps) run(name string, fn func() error) error {
+	start := time.Now()
+	err := fn()
+	st := report.Step{Name: name, Status: report.Passed, Seconds: report.Seconds(time.Since(start))}
+	if err != nil {
+		st.Status, st.Message = report.Failed, err.Error()
+		if s.res.FailingStep == "" {
+			s.res.FailingStep, s.res.Message = name, err.Error()
+		}
+	}
+	s.res.Steps = append(s.res.Steps, st)
+	return err
+}
+
+// write saves the result for all-kubes (nothing outside all-kubes).
+func (s *steps) write() error { return report.WriteChildResult(s.getenv, s.res) }
