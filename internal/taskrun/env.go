@@ -12,7 +12,6 @@ import (
 	"github.com/nuv-dev/nuv/internal/shell"
 )
 
-
 // envMu serialises runs: go-task reads the process environment, which a run changes.
 var envMu sync.Mutex
 

@@ -145,4 +145,3 @@ func parseRef(s string) (ref, name, def string, hasDef, emptyDef bool, n int) {
 func isNameChar(c byte, first bool) bool {
 	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (!first && c >= '0' && c <= '9')
 }
-

@@ -1,0 +1,109 @@
+package taskrun_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/taskrun"
+)
+
+func asExit(err error, target **cli.ExitError) bool { return errors.As(err, target) }
+
+// TestTaskSemantics drives `nuv -task` in-process on the Taskfiles under testdata and compares
+// each transcript (commands, exit codes, stdout, stderr) with a golden file.
+func TestTaskSemantics(t *testing.T) {
+	cases := []struct {
+		name    string
+		fixture string
+		setup   func(h *harness)
+		runs    [][]string
+		codes   []int
+	}{
+		{name: "includes", fixture: "includes", runs: [][]string{{}, {"--list-all"}}, codes: []int{0, 0}},
+		{name: "deps-parallel", fixture: "deps", runs: [][]string{{"-s"}}, codes: []int{0}},
+		{name: "dotenv", fixture: "dotenv", setup: func(h *harness) {
+			h.opts.DefaultEnv = []string{"FROM_NUV_DOTENV=nuv-dotenv", "PROCESS_WINS=from-dotenv"}
+			h.opts.Env = append(h.opts.Env, "PROCESS_WINS=from-process", "OVERRIDE=from-nuv-config")
+		}, runs: [][]string{{"-s"}}, codes: []int{0}},
+		{name: "sh-vars", fixture: "vars", runs: [][]string{{"-s"}, {"-s", "FROM_CLI=given"}}, codes: []int{0, 0}},
+		{name: "requires", fixture: "requires", runs: [][]string{
+			{"deploy"}, {"deploy", "ENVIRONMENT=staging"}, {"pick", "SIZE=huge"}, {"pick", "SIZE=small"},
+		}, codes: []int{206, 0, 207, 0}},
+		{name: "preconditions", fixture: "preconditions", runs: [][]string{{"guarded"}, {"prepare"}, {"guarded"}}, codes: []int{201, 0, 0}},
+		{name: "for-loops", fixture: "loops", runs: [][]string{{"-s"}}, codes: []int{0}},
+		{name: "up-to-date", fixture: "uptodate", setup: func(h *harness) {}, runs: [][]string{
+			{"build"}, {"build"}, {"--status", "build"}, {"-f", "build"}, {"--status", "stamp"}, {"stamp"}, {"stamp"},
+		}, codes: []int{0, 0, 0, 0, 1, 0, 0}},
+		{name: "cli-args", fixture: "cliargs", runs: [][]string{
+			{"-s", "GREETING=hi", "--", "a", "b c"}, {"-s", "other", "default", "--", "x"},
+		}, codes: []int{0, 0}},
+		{name: "dry-run", fixture: "cliargs", runs: [][]string{{"-n", "GREETING=dry", "--", "one"}}, codes: []int{0}},
+		{name: "exit-codes", fixture: "exitcodes", runs: [][]string{
+			{"ok"}, {"nope"}, {"fail"}, {"-x", "fail"}, {"internal-task"}, {"-l"}, {"--list", "--json"},
+			{"--list", "--list-all"}, {"--no-such-flag"}, {"-t", "missing.yml"},
+		}, codes: []int{0, 200, 201, 3, 202, 0, 0, 1, 2, 100}},
+		{name: "taskrc", fixture: "taskrc", runs: [][]string{{}, {"--experiments"}, {"--force-all"}}, codes: []int{0, 0, 0}},
+		{name: "secrets", fixture: "secrets", setup: func(h *harness) {
+			h.opts.Env = append(h.opts.Env, "API_TOKEN=tok-1234567", "USER_NAME=alice")
+			h.opts.DefaultEnv = []string{"PLAIN=visible"}
+			h.opts.SecretKeys = []string{"USER_NAME"}
+		}, runs: [][]string{{"--dry"}, {"check"}, {"pick"}}, codes: []int{0, 201, 207}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, tc.fixture)
+			if tc.setup != nil {
+				tc.setup(h)
+			}
+			for i, args := range tc.runs {
+				if code := h.main(args...); code != tc.codes[i] {
+					t.Errorf("nuv -task %s: exit %d, want %d", strings.Join(args, " "), code, tc.codes[i])
+				}
+			}
+			h.golden(tc.name)
+		})
+	}
+}
+
+// TestNoBashNoCoreutils runs a task with PATH holding only nuv's link directory: mkdir -p, ls,
+// cat and echo come from the embedded shell and go-task's Go core utilities, validate and nuv from
+// the running binary.
+func TestNoBashNoCoreutils(t *testing.T) {
+	h := newHarness(t, "nocoreutils")
+	h.opts.Env = append(h.opts.Env, "PATH=")
+	if code := h.main("-s"); code != 0 {
+		t.Errorf("exit %d, want 0\n%s", code, h.trans.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(h.dir, "out", "nested", "file.txt")); err != nil || string(b) != "written by a task\n" {
+		t.Errorf("out/nested/file.txt = %q, %v", b, err)
+	}
+	h.golden("no-bash-no-coreutils")
+}
+
+// TestRun is the API bundle dispatch uses: an explicit entrypoint, call variables (a list among
+// them), CLI_ARGS, and Env overriding the process environment.
+func TestRun(t *testing.T) {
+	h := newHarness(t, "run")
+	t.Setenv("KUBECONFIG", "/from/process")
+	h.opts.Entrypoint = "nuvfile.yml"
+	h.opts.Env = append(h.opts.Env, "KUBECONFIG=/selected/cluster.kubeconfig")
+	var out, errb bytes.Buffer
+	err := taskrun.Run(context.Background(), h.env(&out, &errb), h.opts,
+		[]taskrun.Call{{Task: "greet", Vars: map[string]any{"NAME": "world", "ITEMS": []string{"a", "b"}}}},
+		[]string{"--flag", "two words"})
+	h.record("taskrun.Run greet NAME=world ITEMS=[a b] -- --flag 'two words'", &out, &errb, err)
+	err = taskrun.Run(context.Background(), h.env(&out, &errb), h.opts, []taskrun.Call{{Task: "missing"}}, nil)
+	if got := cli.ExitCode(err); got != 200 {
+		t.Errorf("Run(missing): exit %d, want 200 (%v)", got, err)
+	}
+	if os.Getenv("KUBECONFIG") != "/from/process" {
+		t.Errorf("the process environment was not restored: KUBECONFIG=%q", os.Getenv("KUBECONFIG"))
+	}
+	h.golden("run-api")
+}
