@@ -76,12 +76,7 @@ func Commands(tool string, spec image.Spec, archive string) ([][]string, error) 
 		args = append(args, "--output", "type=oci,dest="+archive+",rewrite-timestamp=true", spec.Dir)
 		return [][]string{args}, nil
 	case "podman", "buildah":
-		build := []string{tool, "build"}
-		if tool == "buildah" {
-			build = []string{tool, "build", "--timestamp", strconv.FormatInt(spec.Epoch, 10)}
-		} else {
-			build = append(build, "--timestamp", strconv.FormatInt(spec.Epoch, 10))
-		}
+		build := []string{tool, "build", "--timestamp", strconv.FormatInt(spec.Epoch, 10)}
 		build = append(build, common...)
 		build = append(build, "--manifest", list, spec.Dir)
 		push := []string{tool, "manifest", "push", "--all", list, "oci-archive:" + archive}
