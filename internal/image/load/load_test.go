@@ -2,6 +2,8 @@ package load
 
 import (
 	"context"
+	"io"
+	"log"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -24,7 +26,7 @@ func (r *recordPublisher) Publish(_ context.Context, _ v1.ImageIndex, ref name.R
 }
 
 func TestDeliverRoutesByClusterType(t *testing.T) {
-	srv := httptest.NewServer(ggcr.New(ggcr.Logger(nil)))
+	srv := httptest.NewServer(ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0))))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
 	idx, err := random.Index(256, 1, 1)
