@@ -24,7 +24,8 @@ type check struct {
 func validateTool(_ context.Context, env *cli.Env, args []string) error {
 	f := newFlags("validate", "(-e | -n | -i | -u | -s | -z | -r REGEX)... VALUE [MESSAGE]", `
 Checks VALUE and prints nothing when it passes. When it fails, prints MESSAGE (default: what was
-expected) on stderr and exits 1. Several checks may be combined; all must pass.`)
+expected) on stderr and exits 1. Several checks may be combined; all must pass. Put -- before a
+VALUE that starts with "-".`)
 	email := f.BoolP("email", "e", false, "an email address")
 	number := f.BoolP("number", "n", false, "a number (integer or decimal)")
 	integer := f.BoolP("integer", "i", false, "an integer")

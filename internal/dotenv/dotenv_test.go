@@ -1,0 +1,53 @@
+package dotenv
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestLoad(t *testing.T) {
+	cases := []struct {
+		name    string
+		content string // "-" for no file
+		want    []string
+		errHas  string
+	}{
+		{name: "missing", content: "-", want: nil},
+		{name: "pairs", content: "# comment\nB=2\nexport A=one\nQUOTED=\"a b\"\nEMPTY=\n", want: []string{"A=one", "B=2", "EMPTY=", "QUOTED=a b"}},
+		{name: "malformed", content: "A=1\nnot a pair\n", errHas: ".env"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tc.content != "-" {
+				if err := os.WriteFile(filepath.Join(dir, ".env"), []byte(tc.content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := Dir(dir)
+			if tc.errHas != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.errHas) {
+					t.Fatalf("err %v, want one naming %q", err, tc.errHas)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMerge(t *testing.T) {
+	got := Merge([]string{"A=folder", "B=folder"}, []string{"A=project", "C=project"})
+	want := []string{"A=folder", "B=folder", "C=project"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
