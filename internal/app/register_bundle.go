@@ -3,20 +3,53 @@ package app
 import (
 	"context"
 
+	"github.com/nuv-dev/nuv/internal/bundle/bundlecmd"
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/olaris"
 )
 
-// bundleTools are the tools that manage the bundle and configuration (-config, -update, -plugin, ...).
-func bundleTools() []cli.Command { return nil }
+// bundleSetup tells the bundle commands about the dispatcher: nuv's version, the built-in command
+// names (which win over bundle folders), the embedded bundle and the selected cluster.
+func bundleSetup(env *cli.Env) bundlecmd.Setup {
+	return bundlecmd.Setup{
+		Env:      env,
+		Version:  Version,
+		Builtins: BuiltinNames(),
+		Embedded: olaris.FS(),
+		KubeEnv:  func() []string { return kubeTaskEnv(env) },
+	}
+}
+
+// bundleTools are the tools that manage the bundle and configuration (-config, -update, -plugin,
+// -reset, -info, -tasks).
+func bundleTools() []cli.Command { return bundlecmd.Tools(bundleSetup) }
 
 // bundleDispatch runs `nuv a b task ARGS` against the task bundle.
 func bundleDispatch(ctx context.Context, env *cli.Env, args []string) error {
-	return cli.Usagef("unknown command %q; `nuv -help` lists the commands", args[0])
+	base, err := TaskOptions(env)
+	if err != nil {
+		return err
+	}
+	return bundleSetup(env).Dispatch(ctx, base, args)
 }
 
 // bundleHelp prints the bundle's top-level folders and tasks for `nuv` with no arguments.
-func bundleHelp(ctx context.Context, env *cli.Env) error { return nil }
+func bundleHelp(_ context.Context, env *cli.Env) error { return bundleSetup(env).Help() }
 
-// configTaskEnv is the merged configuration (nuvroot.json defaults, ~/.nuv/config.json, plugin
-// configs) as UPPER_SNAKE KEY=VALUE pairs exported to every task.
-func configTaskEnv(env *cli.Env) []string { return nil }
+// configTaskEnv is the merged configuration (nuvroot.json defaults, plugin configs, then
+// ~/.nuv/config.json) as UPPER_SNAKE KEY=VALUE pairs exported to every task. A malformed file is a
+// warning here; bundle dispatch and -config fail on it.
+func configTaskEnv(env *cli.Env) []string {
+	vars, err := bundleSetup(env).ConfigEnv()
+	if err != nil {
+		env.Log.Warnf("configuration: %v", err)
+	}
+	return vars
+}
+
+// ConfigSecrets lists the extra variable names the configuration asks nuv to mask (config key
+// `secrets`), for taskrun.Options.SecretKeys and every printer of variables.
+func ConfigSecrets(env *cli.Env) []string {
+	cfg, _ := bundleSetup(env).Merged()
+	return bundlecmd.SecretsOf(cfg)
+}

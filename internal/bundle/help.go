@@ -125,38 +125,38 @@ type TaskLine struct {
 	Command string `json:"command"`
 	Desc    string `json:"desc,omitempty"`
 	Plugin  string `json:"plugin,omitempty"`
+	// Shadowed is set for tasks under a top-level folder a built-in command hides.
+	Shadowed bool `json:"shadowed,omitempty"`
 }
 
 // Tasks lists every task reachable through the bundle and its plugins as full command lines
 // ("nuv kube watch"), depth first, folders in name order and tasks in file order.
 func (b *Bundle) Tasks() ([]TaskLine, error) {
 	var out []TaskLine
-	var walk func(dir string, path []string, plugin string, top bool) error
-	walk = func(dir string, path []string, plugin string, top bool) error {
+	var walk func(dir string, path []string, plugin string, top, shadowed bool) error
+	walk = func(dir string, path []string, plugin string, top, shadowed bool) error {
 		f, err := ReadFolder(dir, len(path) > 0)
 		if err != nil {
 			return err
 		}
 		if !(top && plugin != "") {
 			for _, t := range f.Tasks {
-				out = append(out, TaskLine{Command: strings.Join(append(append([]string{"nuv"}, path...), t.Name), " "), Desc: t.Desc, Plugin: plugin})
+				out = append(out, TaskLine{Command: strings.Join(append(append([]string{"nuv"}, path...), t.Name), " "), Desc: t.Desc, Plugin: plugin, Shadowed: shadowed})
 			}
 		}
 		for _, s := range f.Subfolders {
-			if top && b.Builtins[s] {
-				continue
-			}
-			if err := walk(dir+"/"+s, append(append([]string{}, path...), s), plugin, false); err != nil {
+			sh := shadowed || top && b.Builtins[s]
+			if err := walk(dir+"/"+s, append(append([]string{}, path...), s), plugin, false, sh); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	if err := walk(b.Main.Dir, nil, "", true); err != nil {
+	if err := walk(b.Main.Dir, nil, "", true, false); err != nil {
 		return nil, err
 	}
 	for _, p := range b.Plugins {
-		if err := walk(p.Dir, nil, p.Name, true); err != nil {
+		if err := walk(p.Dir, nil, p.Name, true, false); err != nil {
 			return nil, err
 		}
 	}

@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,7 +126,6 @@ func TestLoadRootMalformed(t *testing.T) {
 
 func TestTasksListing(t *testing.T) {
 	b := testBundle(t)
-	delete(b.Builtins, "x")
 	// the malformed folder makes the listing fail with its path and line
 	if _, err := b.Tasks(); err == nil || !strings.Contains(err.Error(), "badyaml/nuvfile.yml:3") {
 		t.Fatalf("Tasks() err = %v", err)
@@ -135,15 +135,15 @@ func TestTasksListing(t *testing.T) {
 	write(t, filepath.Join(dir, NuvfileName), "version: '3'\ntasks:\n  b: {desc: B}\n  a: echo a\n")
 	write(t, filepath.Join(dir, "sub", NuvfileName), "version: '3'\ntasks:\n  z: {desc: Z}\n")
 	root, _ := LoadRoot(dir, FromEnv)
-	got, err := (&Bundle{Main: root, Plugins: b.Plugins}).Tasks()
+	got, err := (&Bundle{Main: root, Plugins: b.Plugins, Builtins: b.Builtins}).Tasks()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var lines []string
 	for _, l := range got {
-		lines = append(lines, l.Command+"|"+l.Desc+"|"+l.Plugin)
+		lines = append(lines, fmt.Sprintf("%s|%s|%s|%v", l.Command, l.Desc, l.Plugin, l.Shadowed))
 	}
-	want := "nuv b|B|,nuv a||,nuv sub z|Z|,nuv cluster x||olaris-extra,nuv greet world|Greet the world from a plugin|olaris-extra"
+	want := "nuv b|B||false,nuv a|||false,nuv sub z|Z||false,nuv cluster x||olaris-extra|true,nuv greet world|Greet the world from a plugin|olaris-extra|false"
 	if strings.Join(lines, ",") != want {
 		t.Errorf("Tasks() = %s\nwant      %s", strings.Join(lines, ","), want)
 	}

@@ -1,0 +1,20 @@
+// Package olaris is nuv's own task bundle, compiled into the binary so that a first run works
+// offline: when no other bundle is found (NUV_ROOT, a parent folder with nuvroot.json, ./olaris,
+// ~/.nuv/<version>/olaris) nuv extracts this one once per content into ~/.nuv/cache/bundle.
+//
+// The bundle format is the one of published nuv bundles: every folder holds a nuvfile.yml (a
+// Taskfile), optionally nuvopts.txt or docopts.md (docopt usage) and .env; nuvroot.json at the top
+// holds the bundle version and `config` defaults. Files whose names start with "." or "_" are not
+// embedded (go:embed rules), so a folder's .env is only seen in a checked-out bundle.
+package olaris
+
+import (
+	"embed"
+	"io/fs"
+)
+
+//go:embed *
+var files embed.FS
+
+// FS returns the embedded bundle; its root holds nuvroot.json.
+func FS() fs.FS { return files }
