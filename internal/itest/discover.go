@@ -21,8 +21,8 @@
 // substituted in every file; an unset variable is an error naming it and the file.
 //
 // Each test runs in its own namespace (itest-<test>-<random>), which objects without a namespace
-// land in, and which is deleted afterwards with everything the test created (cluster-scoped
-// objects the test applied are deleted too).
+// land in, and which is deleted afterwards with everything the test created (objects the test
+// applied elsewhere, cluster-scoped or in another namespace, are deleted too).
 package itest
 
 import (

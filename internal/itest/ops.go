@@ -63,7 +63,7 @@ func (tr *testRun) apply(ctx context.Context, st *Step) error {
 		if _, err := ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
 			return fmt.Errorf("apply %s: %w", ref(u), err)
 		}
-		if u.GetNamespace() == "" {
+		if u.GetNamespace() != tr.ns { // outside the test namespace: cleanup deletes it
 			tr.applied = append(tr.applied, u)
 		}
 	}
@@ -80,7 +80,7 @@ func (tr *testRun) reject(ctx context.Context, st *Step) error {
 		_, err = ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 		if err == nil {
 			tr.touch(u)
-			if u.GetNamespace() == "" {
+			if u.GetNamespace() != tr.ns { // outside the test namespace: cleanup deletes it
 				tr.applied = append(tr.applied, u)
 			}
 			return fmt.Errorf("%s was accepted; the API server should have rejected it", ref(u))

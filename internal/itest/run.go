@@ -125,7 +125,7 @@ type testRun struct {
 	cl      *client
 	test    Test
 	ns      string
-	applied []*unstructured.Unstructured // cluster-scoped objects to delete afterwards
+	applied []*unstructured.Unstructured // objects outside the test namespace, deleted afterwards
 	touched []*unstructured.Unstructured
 }
 
@@ -165,7 +165,7 @@ func runTest(ctx context.Context, cl *client, cfg Config, t Test) Result {
 	if r.Err != nil {
 		tr.saveArtifacts(context.WithoutCancel(ctx))
 	}
-	if err := tr.cleanup(context.WithoutCancel(ctx)); err != nil {
+	if err := tr.cleanup(context.WithoutCancel(ctx), ctx.Err() != nil); err != nil {
 		fmt.Fprintf(cfg.Out, "    warning: cleanup of %s: %v\n", t.Name, err)
 	}
 	return r
@@ -239,9 +239,9 @@ func (tr *testRun) touch(u *unstructured.Unstructured) {
 	f.Write(append(line, '\n'))
 }
 
-// cleanup deletes the cluster-scoped objects the test applied and the test's namespace, waiting
+// cleanup deletes what the test applied outside its namespace, then the namespace, waiting
 // (bounded) until the namespace is gone.
-func (tr *testRun) cleanup(ctx context.Context) error {
+func (tr *testRun) cleanup(ctx context.Context, interrupted bool) error {
 	if tr.cfg.Keep {
 		fmt.Fprintf(tr.cfg.Out, "    keeping namespace %s\n", tr.ns)
 		return nil
@@ -260,6 +260,9 @@ func (tr *testRun) cleanup(ctx context.Context) error {
 	nss := tr.cl.cs.CoreV1().Namespaces()
 	if err := nss.Delete(ctx, tr.ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return errors.Join(append(errs, fmt.Errorf("delete namespace %s: %w", tr.ns, err))...)
+	}
+	if interrupted {
+		return errors.Join(errs...) // deletion asked for; no waiting once interrupted
 	}
 	err := poll(ctx, time.Minute, func(ctx context.Context) error {
 		_, err := nss.Get(ctx, tr.ns, metav1.GetOptions{})
