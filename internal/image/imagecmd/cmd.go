@@ -7,10 +7,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/dotenv"
+	"github.com/nuv-dev/nuv/internal/paths"
 )
 
 const usage = `Usage: nuv image <command> [flags]
@@ -32,8 +36,13 @@ func Command() cli.Command {
 	return cli.Command{Name: "image", Short: "tag, build, push and load the operator image (no Docker daemon)", Run: Run}
 }
 
-// Run dispatches `nuv image <sub> ...`.
+// Run dispatches `nuv image <sub> ...`. Variables the process environment lacks are read from the
+// project's .env (credentials, MY_OPERATOR_IMAGE, BASETAG, ...), as tasks see them.
 func Run(ctx context.Context, env *cli.Env, args []string) error {
+	env, err := withDotenv(env)
+	if err != nil {
+		return err
+	}
 	if len(args) == 0 {
 		fmt.Fprint(env.Err, usage)
 		return cli.Usagef("nuv image: missing command (tag, build, push, load or login)")
@@ -76,6 +85,32 @@ func parse(env *cli.Env, fs *pflag.FlagSet, cmdUsage string, args []string) erro
 }
 
 var errHelp = errors.New("help")
+
+// withDotenv returns env whose Getenv falls back to the project's .env.
+func withDotenv(env *cli.Env) (*cli.Env, error) {
+	getenv := env.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	kvs, err := dotenv.Dir(paths.Project(getenv, env.Dir))
+	if err != nil {
+		return nil, err
+	}
+	defaults := map[string]string{}
+	for _, kv := range kvs {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			defaults[k] = v
+		}
+	}
+	e := *env
+	e.Getenv = func(k string) string {
+		if v := getenv(k); v != "" {
+			return v
+		}
+		return defaults[k]
+	}
+	return &e, nil
+}
 
 func helpOK(err error) error {
 	if errors.Is(err, errHelp) {

@@ -89,10 +89,11 @@ func TestIntegrationLoginPushInspect(t *testing.T) {
 	const user, pass = "nuvtest", "pa55-Sekret-9f3c"
 	reg := imagetest.StartRegistry(t, user, pass)
 	h := newHarness(t)
-	h.vars["REGISTRY"] = reg.Host
-	h.vars["REGISTRY_USER"] = user
-	h.vars["REGISTRY_PASSWORD"] = pass
-	h.vars["MY_OPERATOR_IMAGE"] = reg.Host + "/nuv/hello"
+	// credentials and the image come from the project's .env, as the ancestor's docker-login did
+	dotenv := "REGISTRY=" + reg.Host + "\nREGISTRY_USER=" + user + "\nREGISTRY_PASSWORD=" + pass + "\nMY_OPERATOR_IMAGE=" + reg.Host + "/nuv/hello\n"
+	if err := os.WriteFile(filepath.Join(h.dir, ".env"), []byte(dotenv), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	out, _, err := h.run("login")
 	if err != nil {

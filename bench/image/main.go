@@ -1,0 +1,255 @@
+// Command image is the benchmark of nuv's daemonless release build: `nuv image push` (cross-compile
+// the operator for linux/amd64 and linux/arm64, assemble the OCI index with go-containerregistry,
+// push it) against `ko build` of the same main package, for the same platforms, to the same
+// registry, in one run. It prints both medians and the ratio nuv/ko (target <= 1.0).
+//
+// Run from the repository root:
+//
+//	go run ./bench/image [-runs 5] [-nuv path/to/nuv] [-ko path/to/ko] [-main ./operator/cmd/whisk-operator]
+//
+// It needs Debian's docker-registry (apt-get install docker-registry); without it, it uses nuv's own
+// loopback registry. ko is installed from the Go module proxy into a temporary GOBIN
+// (`go install github.com/google/ko@v0.19.1`) unless -ko names one. ko's base image is built by
+// this benchmark (CA certificates and users, no binary) and pushed to the same registry
+// (KO_DEFAULTBASEIMAGE), since no image can be pulled from the internet here. Both tools get a
+// warm-up run first (Go build cache warm, layers present), then the runs alternate.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// KoVersion is the ko release the benchmark installs.
+const KoVersion = "v0.19.1"
+
+func main() {
+	runs := flag.Int("runs", 5, "timed runs per tool")
+	nuvBin := flag.String("nuv", "", "prebuilt nuv binary (default: build ./nuv)")
+	koBin := flag.String("ko", "", "prebuilt ko binary (default: go install github.com/google/ko@"+KoVersion+")")
+	mainPkg := flag.String("main", "./operator/cmd/whisk-operator", "main package both tools build")
+	flag.Parse()
+	if err := run(*runs, *nuvBin, *koBin, *mainPkg); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/image:", err)
+		os.Exit(1)
+	}
+}
+
+func run(runs int, nuvBin, koBin, mainPkg string) error {
+	ctx := context.Background()
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		return fmt.Errorf("run from the repository root: %w", err)
+	}
+	tmp, err := os.MkdirTemp("", "nuv-bench-image-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+
+	if nuvBin == "" {
+		nuvBin = filepath.Join(tmp, "nuv")
+		fmt.Println("building nuv ...")
+		if out, err := exec.Command("go", "build", "-o", nuvBin, "./nuv").CombinedOutput(); err != nil {
+			return fmt.Errorf("build nuv: %v\n%s", err, out)
+		}
+	}
+	if koBin == "" {
+		gobin := filepath.Join(tmp, "bin")
+		fmt.Printf("installing ko %s from the module proxy ...\n", KoVersion)
+		cmd := exec.Command("go", "install", "github.com/google/ko@"+KoVersion)
+		cmd.Env = append(os.Environ(), "GOBIN="+gobin, "GOFLAGS=")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("install ko: %v\n%s", err, out)
+		}
+		koBin = filepath.Join(gobin, "ko")
+	}
+
+	host, stop, err := startRegistry(ctx, tmp, nuvBin)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	fmt.Println("registry:", host)
+
+	base := host + "/bench/base:latest"
+	if err := pushBase(base); err != nil {
+		return fmt.Errorf("push ko's base image: %w", err)
+	}
+
+	home := filepath.Join(tmp, "home")
+	os.MkdirAll(home, 0o755)
+	common := append(os.Environ(), "HOME="+home, "DOCKER_CONFIG="+filepath.Join(tmp, "docker"))
+	nuvCmd := func() *exec.Cmd {
+		c := exec.Command(nuvBin, "image", "push", "--main", mainPkg, "--tag", "bench",
+			"--platform", "linux/amd64,linux/arm64", "--image", host+"/nuv/whisk-operator")
+		c.Dir = root
+		c.Env = append(common, "NUV_PROJECT="+root, "NUV_HOME="+filepath.Join(tmp, "nuvhome"))
+		return c
+	}
+	koCmd := func() *exec.Cmd {
+		c := exec.Command(koBin, "build", "--bare", "--sbom=none", "--tags=bench",
+			"--platform=linux/amd64,linux/arm64", mainPkg)
+		c.Dir = root
+		c.Env = append(common, "KO_DOCKER_REPO="+host+"/ko/whisk-operator", "KO_DEFAULTBASEIMAGE="+base,
+			"KO_CONFIG_PATH="+filepath.Join(tmp, "koconfig"))
+		return c
+	}
+	os.MkdirAll(filepath.Join(tmp, "koconfig"), 0o755)
+
+	fmt.Println("warm-up ...")
+	for _, mk := range []func() *exec.Cmd{nuvCmd, koCmd} {
+		if _, err := timed(mk()); err != nil {
+			return err
+		}
+	}
+	var nuvT, koT []time.Duration
+	for i := 0; i < runs; i++ {
+		d, err := timed(nuvCmd())
+		if err != nil {
+			return err
+		}
+		nuvT = append(nuvT, d)
+		d2, err := timed(koCmd())
+		if err != nil {
+			return err
+		}
+		koT = append(koT, d2)
+		fmt.Printf("run %d: nuv %s  ko %s\n", i+1, d.Round(time.Millisecond), d2.Round(time.Millisecond))
+	}
+	mn, mk := median(nuvT), median(koT)
+	fmt.Println()
+	fmt.Printf("build+push linux/amd64+linux/arm64 of %s to %s (%d runs each)\n", mainPkg, host, runs)
+	fmt.Printf("  nuv image push  median %s\n", mn.Round(time.Millisecond))
+	fmt.Printf("  ko build        median %s\n", mk.Round(time.Millisecond))
+	fmt.Printf("  ratio nuv/ko    %.2f (target <= 1.0)\n", float64(mn)/float64(mk))
+	return nil
+}
+
+func timed(cmd *exec.Cmd) (time.Duration, error) {
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	d := time.Since(start)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
+	}
+	return d, nil
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// startRegistry runs Debian's docker-registry on a free loopback port (no auth), or nuv's own
+// loopback registry when docker-registry is not installed.
+func startRegistry(ctx context.Context, tmp, nuvBin string) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	host := fmt.Sprintf("127.0.0.1:%d", port)
+	if bin, err := exec.LookPath("docker-registry"); err == nil {
+		cfg := filepath.Join(tmp, "registry.yml")
+		os.WriteFile(cfg, []byte(fmt.Sprintf("version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: %s\n",
+			filepath.Join(tmp, "storage"), host)), 0o644)
+		cmd := exec.Command(bin, "serve", cfg)
+		if err := cmd.Start(); err != nil {
+			return "", nil, err
+		}
+		stop := func() { cmd.Process.Kill(); cmd.Wait() }
+		if err := waitV2(host); err != nil {
+			stop()
+			return "", nil, err
+		}
+		fmt.Println("using Debian docker-registry (distribution 2.8)")
+		return host, stop, nil
+	}
+	fmt.Println("docker-registry not installed: using nuv's loopback registry")
+	home := filepath.Join(tmp, "regHome")
+	env := append(os.Environ(), "NUV_HOME="+home, fmt.Sprintf("NUV_REGISTRY_PORT=%d", port))
+	up := exec.Command(nuvBin, "registry", "up")
+	up.Env = env
+	if out, err := up.CombinedOutput(); err != nil {
+		return "", nil, fmt.Errorf("nuv registry up: %v\n%s", err, out)
+	}
+	stop := func() {
+		down := exec.Command(nuvBin, "registry", "down")
+		down.Env = env
+		down.Run()
+	}
+	return host, stop, nil
+}
+
+func waitV2(host string) error {
+	for i := 0; i < 200; i++ {
+		if resp, err := http.Get("http://" + host + "/v2/"); err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("registry %s did not answer", host)
+}
+
+// pushBase pushes ko's base: a multi-arch index whose images carry the CA bundle and the users
+// files and run as the non-root user, like nuv's own base layer.
+func pushBase(ref string) error {
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		return err
+	}
+	layer, err := baseLayer()
+	if err != nil {
+		return err
+	}
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for _, arch := range []string{"amd64", "arm64"} {
+		img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
+		img, err = mutate.Append(img, mutate.Addendum{Layer: layer, MediaType: types.OCILayer})
+		if err != nil {
+			return err
+		}
+		cf, err := img.ConfigFile()
+		if err != nil {
+			return err
+		}
+		cf = cf.DeepCopy()
+		cf.OS, cf.Architecture = "linux", arch
+		cf.Config.User = "65532:65532"
+		if img, err = mutate.ConfigFile(img, cf); err != nil {
+			return err
+		}
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{
+			Platform: &v1.Platform{OS: "linux", Architecture: arch}}})
+	}
+	return remote.WriteIndex(r, idx)
+}
