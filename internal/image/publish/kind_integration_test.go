@@ -1,0 +1,42 @@
+package publish
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"sigs.k8s.io/kind/pkg/cluster"
+	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
+)
+
+// TestIntegrationKindLoad loads a single-platform image into a real kind cluster. No kindest/node
+// image can be had on nuv's CI machines, so it runs only where NUV_TEST_KIND_CLUSTER names a
+// running kind cluster.
+func TestIntegrationKindLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a kind cluster")
+	}
+	name_ := os.Getenv("NUV_TEST_KIND_CLUSTER")
+	if name_ == "" {
+		t.Skip("set NUV_TEST_KIND_CLUSTER to a running kind cluster to run this test")
+	}
+	idx := twoPlatformIndex(t)
+	ref := name.MustParseReference("example.com/nuv/kind-load:test")
+	if _, err := (&Kind{Cluster: name_}).Publish(context.Background(), idx, ref); err != nil {
+		t.Fatal(err)
+	}
+	opt, err := cluster.DetectNodeProvider()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := cluster.NewProvider(opt).ListInternalNodes(name_)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range ns {
+		if id, err := nodeutils.ImageID(n, ref.String()); err != nil || id == "" {
+			t.Errorf("node %s lacks %s: %v", n, ref, err)
+		}
+	}
+}
