@@ -71,17 +71,38 @@ func LoadRoot(dir string, src Source) (*Root, error) {
 	if err != nil {
 		return nil, err
 	}
+	return r, r.fill(p, m)
+}
+
+// LoadRootFS reads the nuvroot.json of an embedded bundle without extracting it (Dir is "").
+func LoadRootFS(fsys fs.FS) (*Root, error) {
+	r := &Root{Source: FromEmbedded, Config: map[string]any{}}
+	data, err := fs.ReadFile(fsys, NuvrootName)
+	if errors.Is(err, fs.ErrNotExist) {
+		return r, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	m, err := config.DecodeJSON("embedded "+NuvrootName, data)
+	if err != nil {
+		return nil, err
+	}
+	return r, r.fill("embedded "+NuvrootName, m)
+}
+
+func (r *Root) fill(p string, m map[string]any) error {
 	if v, ok := m["version"]; ok {
 		r.Version = config.String(v)
 	}
 	if c, ok := m["config"]; ok {
 		cm, ok := c.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%s: \"config\" must be a JSON object", p)
+			return fmt.Errorf("%s: \"config\" must be a JSON object", p)
 		}
 		r.Config = cm
 	}
-	return r, nil
+	return nil
 }
 
 func isFile(p string) bool { st, err := os.Stat(p); return err == nil && !st.IsDir() }

@@ -18,6 +18,9 @@ type LocateOptions struct {
 	Version string
 	// Embedded is the bundle carried by the binary (nil: none); it is extracted under Home/cache.
 	Embedded fs.FS
+	// NoExtract returns the embedded bundle's nuvroot.json contents without extracting it (Dir is
+	// then ""): enough for configuration, which every `nuv -task` run reads.
+	NoExtract bool
 }
 
 // HomeDir is where `nuv -update` keeps the bundle for a nuv version.
@@ -53,6 +56,9 @@ func Locate(o LocateOptions) (*Root, error) {
 		if dl := HomeDir(o.Home, o.Version); isFile(filepath.Join(dl, NuvrootName)) {
 			return LoadRoot(dl, FromHome)
 		}
+	}
+	if o.Embedded != nil && o.NoExtract {
+		return LoadRootFS(o.Embedded)
 	}
 	if o.Embedded != nil {
 		if o.Home == "" {

@@ -148,3 +148,22 @@ func TestTasksListing(t *testing.T) {
 		t.Errorf("Tasks() = %s\nwant      %s", strings.Join(lines, ","), want)
 	}
 }
+
+func TestLocateEmbeddedWithoutExtracting(t *testing.T) {
+	home := t.TempDir()
+	emb := fstest.MapFS{NuvrootName: {Data: []byte(`{"version":"e","config":{"k":"v"}}`)}}
+	r, err := Locate(LocateOptions{Getenv: func(string) string { return "" }, Dir: home, Home: home, Version: "x", Embedded: emb, NoExtract: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Dir != "" || r.Source != FromEmbedded || r.Config["k"] != "v" {
+		t.Errorf("root = %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(home, "cache")); !os.IsNotExist(err) {
+		t.Error("NoExtract extracted the bundle")
+	}
+	bad := fstest.MapFS{NuvrootName: {Data: []byte("{\n\"config\": 1,,\n}")}}
+	if _, err := LoadRootFS(bad); err == nil || !strings.Contains(err.Error(), "embedded nuvroot.json:2:") {
+		t.Errorf("malformed embedded nuvroot.json: err = %v", err)
+	}
+}

@@ -38,13 +38,17 @@ var ErrNoBundle = errors.New("no task bundle found")
 func (s Setup) home() (string, error) { return paths.Home(s.Env.Getenv) }
 
 // Locate finds the main bundle and the installed plugins.
-func (s Setup) Locate() (*bundle.Bundle, error) {
+func (s Setup) Locate() (*bundle.Bundle, error) { return s.locate(false) }
+
+// locate is Locate; noExtract leaves an embedded bundle unextracted (configuration only).
+func (s Setup) locate(noExtract bool) (*bundle.Bundle, error) {
 	home, err := s.home()
 	if err != nil {
 		return nil, err
 	}
 	main, err := bundle.Locate(bundle.LocateOptions{
 		Getenv: s.Env.Getenv, Dir: s.Env.Dir, Home: home, Version: s.Version, Embedded: s.Embedded,
+		NoExtract: noExtract,
 	})
 	if err != nil {
 		return nil, err
@@ -68,7 +72,7 @@ func (s Setup) Merged() (map[string]any, error) {
 	if err != nil {
 		return map[string]any{}, err
 	}
-	b, err := s.Locate()
+	b, err := s.locate(true)
 	if err != nil {
 		return user, err
 	}
