@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/nuv-dev/nuv/internal/docopt"
@@ -23,6 +26,8 @@ type Request struct {
 	Vars map[string]any
 	// CLIArgs are the words after the task when the folder has no usage file (go-task's CLI_ARGS).
 	CLIArgs []string
+	// Prereq marks a prerequisite run: Nuvfile is a prereq.yml and Task one of its tasks.
+	Prereq bool
 }
 
 // Runner runs a bundle task (the go-task interpreter in nuv, a recorder in tests).
@@ -68,6 +73,9 @@ func (b *Bundle) Dispatch(ctx context.Context, out io.Writer, r Runner, args []s
 	req := Request{Root: t.Root, Dir: t.Folder.Dir, Nuvfile: t.Folder.Nuvfile, Task: t.Task}
 	if t.Folder.Usage == "" {
 		req.CLIArgs = t.Args
+		if err := runPrereqs(ctx, r, t); err != nil {
+			return err
+		}
 		return r.Run(ctx, req)
 	}
 	words := t.Args
@@ -86,5 +94,35 @@ func (b *Bundle) Dispatch(ctx context.Context, out io.Writer, r Runner, args []s
 		return fmt.Errorf("%s: %w", t.Folder.UsageFile, err)
 	}
 	req.Vars = vars
+	if err := runPrereqs(ctx, r, t); err != nil {
+		return err
+	}
 	return r.Run(ctx, req)
+}
+
+// runPrereqs runs every public task of each prereq.yml on the way from the root to the target's
+// folder, root first, tasks in file order. Published bundles write them with `status:` checks so
+// they are no-ops once satisfied (for example a tool already downloaded).
+func runPrereqs(ctx context.Context, r Runner, t *Target) error {
+	for _, dir := range t.Dirs {
+		p := filepath.Join(dir, PrereqName)
+		data, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", p, err)
+		}
+		tasks, err := parseTasks(p, data)
+		if err != nil {
+			return err
+		}
+		for _, tk := range tasks {
+			req := Request{Root: t.Root, Dir: dir, Nuvfile: p, Task: tk.Name, Prereq: true}
+			if err := r.Run(ctx, req); err != nil {
+				return fmt.Errorf("prerequisite %s of %s: %w", tk.Name, p, err)
+			}
+		}
+	}
+	return nil
 }

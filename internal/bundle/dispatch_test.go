@@ -23,7 +23,11 @@ type recorder struct {
 
 func (r recorder) Run(_ context.Context, req Request) error {
 	rel, _ := filepath.Rel(r.root, req.Dir)
-	fmt.Fprintf(r.out, "RUN dir=%s nuvfile=%s task=%q\n", filepath.ToSlash(rel), filepath.Base(req.Nuvfile), req.Task)
+	kind := "RUN"
+	if req.Prereq {
+		kind = "PREREQ"
+	}
+	fmt.Fprintf(r.out, "%s dir=%s nuvfile=%s task=%q\n", kind, filepath.ToSlash(rel), filepath.Base(req.Nuvfile), req.Task)
 	keys := make([]string, 0, len(req.Vars))
 	for k := range req.Vars {
 		keys = append(keys, k)
@@ -74,6 +78,8 @@ func TestDispatchGolden(t *testing.T) {
 		{"shadowed-folder", []string{"cluster"}},
 		{"plugin-folder", []string{"greet", "world"}},
 		{"plugin-prefix", []string{"gr"}},
+		{"prereq-root-and-folder", []string{"kube", "nodes", "list"}},
+		{"prereq-docopt-error-skips-them", []string{"net", "trace"}},
 		{"docopt-help", []string{"net"}},
 		{"docopt-vars", []string{"net", "ping", "--count=5", "-vv", "h1", "h2"}},
 		{"docopt-prefix", []string{"net", "tr", "--dry-run", "h"}},

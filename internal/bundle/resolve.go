@@ -28,6 +28,9 @@ type Target struct {
 	Default bool
 	// Args are the words after the task.
 	Args []string
+	// Dirs are the folders walked, from the bundle (or plugin) root to Folder; prerequisites
+	// (prereq.yml) of each run before the task.
+	Dirs []string
 }
 
 // AmbiguousError is a prefix matching more than one folder or task.
@@ -79,7 +82,7 @@ func (b *Bundle) Resolve(args []string) (*Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Target{Root: root, Folder: folder}
+	t := &Target{Root: root, Folder: folder, Dirs: []string{root.Dir}}
 	top := true
 	for i, w := range args {
 		if strings.HasPrefix(w, "-") {
@@ -118,7 +121,10 @@ func (b *Bundle) Resolve(args []string) (*Target, error) {
 		if folder, err = ReadFolder(c.folder, true); err != nil {
 			return nil, err
 		}
-		t.Root, t.Folder, t.Path = c.root, folder, append(t.Path, c.name)
+		if c.root != t.Root { // a plugin folder: its own root comes first
+			t.Dirs = []string{c.root.Dir}
+		}
+		t.Root, t.Folder, t.Path, t.Dirs = c.root, folder, append(t.Path, c.name), append(t.Dirs, c.folder)
 		top = false
 	}
 	return t, nil
