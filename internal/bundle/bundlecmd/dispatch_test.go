@@ -89,3 +89,21 @@ func TestIntegrationDispatchThroughTaskrun(t *testing.T) {
 		})
 	}
 }
+
+func TestIntegrationPrereqRunsOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs tasks through the embedded go-task")
+	}
+	home := t.TempDir()
+	for i, want := range []string{"prereq\nmain\n", "main\n"} {
+		s, out, _ := testSetup(t, home)
+		opts := baseOptions(t, s)
+		opts.Env = append(opts.Env, "NUV_HOME="+home)
+		if err := s.Dispatch(context.Background(), opts, []string{"pre", "run"}); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want {
+			t.Errorf("run %d: output %q, want %q", i+1, out.String(), want)
+		}
+	}
+}
