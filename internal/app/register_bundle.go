@@ -26,11 +26,15 @@ func bundleTools() []cli.Command { return bundlecmd.Tools(bundleSetup) }
 
 // bundleDispatch runs `nuv a b task ARGS` against the task bundle.
 func bundleDispatch(ctx context.Context, env *cli.Env, args []string) error {
+	s := bundleSetup(env)
+	if _, err := s.Merged(); err != nil {
+		return err // a malformed configuration stops here, before anything runs
+	}
 	base, err := TaskOptions(env)
 	if err != nil {
 		return err
 	}
-	return bundleSetup(env).Dispatch(ctx, base, args)
+	return s.Dispatch(ctx, base, args)
 }
 
 // bundleHelp prints the bundle's top-level folders and tasks for `nuv` with no arguments.

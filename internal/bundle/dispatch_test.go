@@ -76,6 +76,7 @@ func TestDispatchGolden(t *testing.T) {
 		{"folder-without-nuvfile", []string{"broken", "x"}},
 		{"malformed-nuvfile", []string{"badyaml", "a"}},
 		{"shadowed-folder", []string{"cluster"}},
+		{"did-you-mean-builtin", []string{"clustr"}},
 		{"plugin-folder", []string{"greet", "world"}},
 		{"plugin-prefix", []string{"gr"}},
 		{"prereq-root-and-folder", []string{"kube", "nodes", "list"}},

@@ -110,6 +110,14 @@ func (b *Bundle) Resolve(args []string) (*Target, error) {
 					t.Task, t.Args = w, args[i+1:]
 					return t, nil
 				}
+				if top {
+					// a mistyped built-in command deserves a suggestion too
+					var names []string
+					for n := range b.Builtins {
+						names = append(names, n)
+					}
+					uerr.Suggestions = Suggest(w, append(names, uerr.Suggestions...))
+				}
 				return nil, uerr
 			}
 			return nil, err

@@ -140,7 +140,7 @@ func (f Fetcher) git(ctx context.Context, dir string, args ...string) (string, e
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		msg := strings.TrimSpace(errb.String())
+		msg := gitMessage(errb.String())
 		if msg == "" {
 			msg = err.Error()
 		}
@@ -150,6 +150,21 @@ func (f Fetcher) git(ctx context.Context, dir string, args ...string) (string, e
 }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// gitMessage keeps git's fatal/error lines (the reason), or its whole output when it has none.
+func gitMessage(stderr string) string {
+	var keep []string
+	for _, l := range strings.Split(stderr, "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "fatal:") || strings.HasPrefix(l, "error:") {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) == 0 {
+		return strings.TrimSpace(stderr)
+	}
+	return strings.Join(keep, "; ")
+}
 
 var hexRef = regexp.MustCompile(`^[0-9a-fA-F]{4,40}$`)
 

@@ -69,7 +69,7 @@ func mask(extra []string) func(k, v string) string {
 }
 
 func configTool(_ context.Context, s Setup, args []string) error {
-	home, err := paths.Home(s.Env.Getenv)
+	home, err := paths.EnsureHome(s.Env.Getenv)
 	if err != nil {
 		return err
 	}
