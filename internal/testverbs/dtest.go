@@ -17,6 +17,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/deploy"
 	"github.com/nuv-dev/nuv/internal/kube"
+	"github.com/nuv-dev/nuv/internal/report"
 )
 
 // DtestCommand is `nuv dtest`.
@@ -99,6 +100,7 @@ func Dtest(ctx context.Context, env *cli.Env, t *target, timeout time.Duration, 
 			}
 		}
 	}()
+	touch(env.Getenv, operatorObjects...)
 	if err := phase("operator", func() error { deployed = true; return deploy.Operator(ctx, o) }); err != nil {
 		return err
 	}
@@ -191,6 +193,13 @@ func assertInstance(ctx context.Context, env *cli.Env, t *target, dyn dynamic.In
 		ns := u.GetNamespace()
 		if ns == "" {
 			ns = "default"
+		}
+		touch(env.Getenv, report.TouchedObject{APIVersion: u.GetAPIVersion(), Kind: "Whisk", Namespace: ns, Name: u.GetName()})
+		for _, c := range components {
+			for _, gvr := range c.objects {
+				kind := map[string]string{"deployments": "Deployment", "statefulsets": "StatefulSet", "services": "Service"}[gvr.Resource]
+				touch(env.Getenv, report.TouchedObject{APIVersion: gvr.GroupVersion().String(), Kind: kind, Namespace: ns, Name: u.GetName() + "-" + c.field})
+			}
 		}
 		live, err := dyn.Resource(whisks).Namespace(ns).Get(ctx, u.GetName(), metav1.GetOptions{})
 		if err != nil {
