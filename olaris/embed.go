@@ -13,7 +13,7 @@ import (
 	"io/fs"
 )
 
-//go:embed *
+//go:embed [^._]*
 var files embed.FS
 
 // FS returns the embedded bundle; its root holds nuvroot.json.
