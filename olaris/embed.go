@@ -4,8 +4,9 @@
 //
 // The bundle format is the one of published nuv bundles: every folder holds a nuvfile.yml (a
 // Taskfile), optionally nuvopts.txt or docopts.md (docopt usage) and .env; nuvroot.json at the top
-// holds the bundle version and `config` defaults. Files whose names start with "." or "_" are not
-// embedded (go:embed rules), so a folder's .env is only seen in a checked-out bundle.
+// holds the bundle version and `config` defaults. Files and folders whose names start with "." or
+// "_" are never embedded (a developer's olaris/.env must not end up in the binary), so a folder's
+// .env is only seen in a checked-out bundle.
 package olaris
 
 import (

@@ -27,6 +27,9 @@ func bundleTools() []cli.Command { return bundlecmd.Tools(bundleSetup) }
 // bundleDispatch runs `nuv a b task ARGS` against the task bundle.
 func bundleDispatch(ctx context.Context, env *cli.Env, args []string) error {
 	s := bundleSetup(env)
+	if len(args) == 1 && args[0] == "help" && !s.Defines("help") {
+		return printHelp(ctx, env) // `nuv help` is `nuv -help` unless the bundle defines help
+	}
 	if _, err := s.Merged(); err != nil {
 		return err // a malformed configuration stops here, before anything runs
 	}

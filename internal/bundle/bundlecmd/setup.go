@@ -148,6 +148,27 @@ func (s Setup) taskOptions(b *bundle.Bundle, req bundle.Request, base taskrun.Op
 	return opts, nil
 }
 
+// Defines reports whether the bundle's top level has a folder or task with exactly this name.
+func (s Setup) Defines(name string) bool {
+	b, err := s.Locate()
+	if err != nil {
+		return false
+	}
+	f, err := bundle.ReadFolder(b.Main.Dir, false)
+	if err != nil {
+		return false
+	}
+	if _, ok := f.HasTask(name); ok {
+		return true
+	}
+	for _, sub := range f.Subfolders {
+		if sub == name {
+			return true
+		}
+	}
+	return false
+}
+
 // Help prints the bundle section of `nuv` help and warns about shadowed folders.
 func (s Setup) Help() error {
 	b, err := s.Locate()
