@@ -33,7 +33,7 @@ td.skipped, td.none { background: #f4f4f4; color: #777; }
 {{range .Counts}} {{.N}} {{.Status}}{{end}}</p>
 <table>
 <tr><th>cluster</th><th>type</th><th>server version</th><th>{{.Target}}</th>{{range .Steps}}<th>{{.}}</th>{{end}}<th>duration</th><th>attempts</th><th>log</th><th>artifacts</th></tr>
-{{range .Rows}}<tr id="{{.Cluster}}"><td>{{.Cluster}}</td><td>{{.Type}}</td><td>{{.ServerVersion}}</td><td class="{{.Status}}" title="{{.Message}}">{{.Status}}{{if .FailingStep}}<div class="msg">at {{.FailingStep}}</div>{{end}}</td>{{range .Cells}}<td class="{{.Status}}" title="{{.Message}}">{{.Status}}</td>{{end}}<td>{{.Seconds}} s</td><td>{{.Attempts}}</td><td>{{if .Log}}<a href="{{.Log}}">log</a>{{end}}</td><td>{{if .Artifacts}}<a href="{{.Artifacts}}/">artifacts</a>{{end}}</td></tr>
+{{range .Rows}}<tr id="{{.Cluster}}"><td>{{.Cluster}}</td><td>{{.Type}}</td><td>{{.ServerVersion}}</td><td class="{{.Status}}" title="{{.Message}}">{{.Status}}{{if .FailingStep}}<div class="msg">at {{.FailingStep}}</div>{{end}}</td>{{range .Cells}}<td class="{{.Status}}" title="{{.Message}}">{{if eq .Status "none"}}&ndash;{{else}}{{.Status}}{{end}}</td>{{end}}<td>{{.Seconds}} s</td><td>{{.Attempts}}</td><td>{{if .Log}}<a href="{{.Log}}">log</a>{{end}}</td><td>{{if .Artifacts}}<a href="{{.Artifacts}}/">artifacts</a>{{end}}</td></tr>
 {{end}}</table>
 </body>
 </html>
