@@ -106,7 +106,9 @@ func (b *Bundle) Help(w io.Writer) ([]string, error) {
 		}
 		for _, s := range pf.Subfolders {
 			note := "plugin " + p.Name
-			if b.Builtins[s] {
+			if inMain(f, s) {
+				note += ", hidden by the bundle's own folder " + s
+			} else if b.Builtins[s] {
 				note += ", shadowed by the built-in command " + s
 				names = append(names, p.Name+"/"+s)
 			}
@@ -161,4 +163,13 @@ func (b *Bundle) Tasks() ([]TaskLine, error) {
 		}
 	}
 	return out, nil
+}
+
+func inMain(f *Folder, name string) bool {
+	for _, s := range f.Subfolders {
+		if s == name {
+			return true
+		}
+	}
+	return false
 }

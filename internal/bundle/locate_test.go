@@ -143,7 +143,7 @@ func TestTasksListing(t *testing.T) {
 	for _, l := range got {
 		lines = append(lines, fmt.Sprintf("%s|%s|%s|%v", l.Command, l.Desc, l.Plugin, l.Shadowed))
 	}
-	want := "nuv b|B||false,nuv a|||false,nuv sub z|Z||false,nuv cluster x||olaris-extra|true,nuv greet world|Greet the world from a plugin|olaris-extra|false"
+	want := "nuv b|B||false,nuv a|||false,nuv sub z|Z||false,nuv cluster x||olaris-extra|true,nuv greet world|Greet the world from a plugin|olaris-extra|false,nuv net other||olaris-extra|false"
 	if strings.Join(lines, ",") != want {
 		t.Errorf("Tasks() = %s\nwant      %s", strings.Join(lines, ","), want)
 	}
