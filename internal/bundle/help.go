@@ -135,6 +135,7 @@ type TaskLine struct {
 // ("nuv kube watch"), depth first, folders in name order and tasks in file order.
 func (b *Bundle) Tasks() ([]TaskLine, error) {
 	var out []TaskLine
+	mainFolders := map[string]bool{}
 	var walk func(dir string, path []string, plugin string, top, shadowed bool) error
 	walk = func(dir string, path []string, plugin string, top, shadowed bool) error {
 		f, err := ReadFolder(dir, len(path) > 0)
@@ -147,12 +148,17 @@ func (b *Bundle) Tasks() ([]TaskLine, error) {
 			}
 		}
 		for _, s := range f.Subfolders {
-			sh := shadowed || top && b.Builtins[s]
+			sh := shadowed || top && (b.Builtins[s] || plugin != "" && mainFolders[s])
 			if err := walk(dir+"/"+s, append(append([]string{}, path...), s), plugin, false, sh); err != nil {
 				return err
 			}
 		}
 		return nil
+	}
+	if mf, err := ReadFolder(b.Main.Dir, false); err == nil {
+		for _, s := range mf.Subfolders {
+			mainFolders[s] = true
+		}
 	}
 	if err := walk(b.Main.Dir, nil, "", true, false); err != nil {
 		return nil, err
