@@ -144,6 +144,17 @@ func (s Setup) taskOptions(b *bundle.Bundle, req bundle.Request, base taskrun.Op
 	if req.Root != nil && req.Root.Name != "" {
 		opts.Env = append(opts.Env, "NUV_PLUGIN="+req.Root.Name, "NUV_PLUGIN_ROOT="+req.Root.Dir)
 	}
+	// docopt variables are also exported, as published nuv bundles passed them as global variables:
+	// deps, `task:` calls and shell commands see them (lists as space-separated words; the called
+	// task itself gets the real list through its call variables).
+	for _, k := range sortedVarKeys(req.Vars) {
+		switch v := req.Vars[k].(type) {
+		case string:
+			opts.Env = append(opts.Env, k+"="+v)
+		case []string:
+			opts.Env = append(opts.Env, k+"="+strings.Join(v, " "))
+		}
+	}
 	opts.SecretKeys = append(append([]string{}, base.SecretKeys...), secretKeys...)
 	return opts, nil
 }
@@ -180,6 +191,15 @@ func (s Setup) Help() error {
 		s.Env.Log.Warnf("bundle folders shadowed by nuv's built-in commands of the same name (the built-ins win): %s", strings.Join(shadowed, ", "))
 	}
 	return err
+}
+
+func sortedVarKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func sortedKeys(m map[string]string) []string {
