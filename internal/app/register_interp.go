@@ -34,7 +34,7 @@ func runTask(ctx context.Context, env *cli.Env, args []string) error {
 
 // TaskOptions are the options of every task nuv runs: the selected cluster's and the merged
 // configuration's variables override the process environment; the project root's .env fills keys
-// the process lacks.
+// the process lacks; the configuration's `secrets` names more variables to mask.
 func TaskOptions(env *cli.Env) (taskrun.Options, error) {
 	project := paths.Project(env.Getenv, env.Dir)
 	defaults, err := dotenv.Dir(project)
@@ -44,5 +44,6 @@ func TaskOptions(env *cli.Env) (taskrun.Options, error) {
 	return taskrun.Options{
 		Env:        append(configTaskEnv(env), kubeTaskEnv(env)...),
 		DefaultEnv: defaults,
+		SecretKeys: ConfigSecrets(env),
 	}, nil
 }

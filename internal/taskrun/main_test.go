@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -141,6 +142,7 @@ func (h *harness) record(cmd string, out, errb *bytes.Buffer, err error) int {
 // clean replaces the run's temporary paths with stable names.
 func (h *harness) clean(s string) string {
 	s = strings.ReplaceAll(s, h.dir, "$DIR")
+	s = relDir.ReplaceAllString(s, "$$DIR") // go-task shows paths relative to the process directory
 	if links, err := filepath.Glob(filepath.Join(h.home, "links", "*")); err == nil {
 		for _, l := range links {
 			s = strings.ReplaceAll(s, l, "$LINKS")
@@ -148,6 +150,8 @@ func (h *harness) clean(s string) string {
 	}
 	return strings.ReplaceAll(s, h.home, "$NUV_HOME")
 }
+
+var relDir = regexp.MustCompile(`(\.\./)*\.\.\$DIR`)
 
 // golden compares the transcript with testdata/golden/<name>.golden (rewritten with -update).
 func (h *harness) golden(name string) {

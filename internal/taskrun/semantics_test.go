@@ -48,6 +48,7 @@ func TestTaskSemantics(t *testing.T) {
 			{"ok"}, {"nope"}, {"fail"}, {"-x", "fail"}, {"internal-task"}, {"-l"}, {"--list", "--json"},
 			{"--list", "--list-all"}, {"--no-such-flag"}, {"-t", "missing.yml"},
 		}, codes: []int{0, 200, 201, 3, 202, 0, 0, 1, 2, 100}},
+		{name: "bad-yaml", fixture: "badyaml", runs: [][]string{{}}, codes: []int{109}},
 		{name: "taskrc", fixture: "taskrc", runs: [][]string{{}, {"--experiments"}, {"--force-all"}}, codes: []int{0, 0, 0}},
 		{name: "secrets", fixture: "secrets", setup: func(h *harness) {
 			h.opts.Env = append(h.opts.Env, "API_TOKEN=tok-1234567", "USER_NAME=alice")
@@ -84,6 +85,14 @@ func TestNoBashNoCoreutils(t *testing.T) {
 		t.Errorf("out/nested/file.txt = %q, %v", b, err)
 	}
 	h.golden("no-bash-no-coreutils")
+
+	// TASK_CORE_UTILS=false switches go-task's core utilities off, as with the go-task CLI: with
+	// nothing on PATH, ls is then not found.
+	h2 := newHarness(t, "nocoreutils")
+	h2.opts.Env = append(h2.opts.Env, "PATH=", "TASK_CORE_UTILS=false")
+	if code := h2.main("-s"); code != 201 || !strings.Contains(h2.trans.String(), `"mkdir": executable file not found`) {
+		t.Errorf("with TASK_CORE_UTILS=false: exit %d, want 201 and mkdir not found\n%s", code, h2.trans.String())
+	}
 }
 
 // TestRun is the API bundle dispatch uses: an explicit entrypoint, call variables (a list among
@@ -101,6 +110,16 @@ func TestRun(t *testing.T) {
 	err = taskrun.Run(context.Background(), h.env(&out, &errb), h.opts, []taskrun.Call{{Task: "missing"}}, nil)
 	if got := cli.ExitCode(err); got != 200 {
 		t.Errorf("Run(missing): exit %d, want 200 (%v)", got, err)
+	}
+	h.opts.Entrypoint = ""
+	err = taskrun.Run(context.Background(), h.env(&out, &errb), h.opts, []taskrun.Call{{Task: "fail"}}, nil)
+	if got := cli.ExitCode(err); got != 201 {
+		t.Errorf("Run(fail): exit %d, want 201 (%v)", got, err)
+	}
+	h.opts.ExitCode = true
+	err = taskrun.Run(context.Background(), h.env(&out, &errb), h.opts, []taskrun.Call{{Task: "fail"}}, nil)
+	if got := cli.ExitCode(err); got != 5 {
+		t.Errorf("Run(fail) with ExitCode: exit %d, want 5 (%v)", got, err)
 	}
 	if os.Getenv("KUBECONFIG") != "/from/process" {
 		t.Errorf("the process environment was not restored: KUBECONFIG=%q", os.Getenv("KUBECONFIG"))

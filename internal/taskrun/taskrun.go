@@ -35,6 +35,9 @@ type Options struct {
 	DefaultEnv []string
 	// SecretKeys names variables to mask besides the secret-looking ones (config `secrets`).
 	SecretKeys []string
+	// ExitCode makes Run fail with a failing command's own exit code instead of go-task's 201
+	// (as `task -x`).
+	ExitCode bool
 	// Links are the names linked to the running binary in the directory put first on PATH;
 	// nil: shell.DefaultLinks.
 	Links []string
@@ -76,7 +79,7 @@ func Run(ctx context.Context, env *cli.Env, opts Options, calls []Call, cliArgs 
 		if err := setSpecialVars(e, f, cliArgs); err != nil {
 			return s.fail(err, false)
 		}
-		return s.fail(e.Run(ctx, tcalls...), false)
+		return s.fail(e.Run(ctx, tcalls...), s.opts.ExitCode)
 	})
 }
 

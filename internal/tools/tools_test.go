@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/shell"
 )
 
 // result is one tool invocation: its streams and exit code (the dispatcher prints a non-silent
@@ -256,5 +257,19 @@ func TestRetryCommand(t *testing.T) {
 	r = runTool(t, dir, "retry", []string{"-t", "1", "nuv-no-such-command"}, "", nil)
 	if r.code != 127 {
 		t.Errorf("exit %d, want 127 for a missing command", r.code)
+	}
+}
+
+// TestLinkNamesAreTools: every name in nuv's link directory besides nuv and task must dispatch
+// to a tool of this package.
+func TestLinkNamesAreTools(t *testing.T) {
+	have := map[string]bool{}
+	for _, c := range Commands() {
+		have[c.Name] = true
+	}
+	for _, n := range shell.DefaultLinks {
+		if n != "nuv" && n != "task" && !have[n] {
+			t.Errorf("link %q names no tool", n)
+		}
 	}
 }

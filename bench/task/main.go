@@ -1,0 +1,153 @@
+// Command task-bench measures nuv's task interpreter against the stock go-task CLI in the same
+// run: it installs go-task v3.54.0 from the module proxy (GOBIN=<tmp> go install), builds nuv,
+// then times, alternating the two programs, a trivial task under `nuv -task` and under `task`,
+// plus `nuv -version` and a bundle dispatch `nuv <folder> <task>` (a tiny bundle via NUV_ROOT).
+// It prints each median and the ratio nuv/task. Figures only: it asserts nothing.
+//
+// Usage (from the repository root): go run ./bench/task [-n RUNS]    (or bench/task/run.sh)
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+const taskVersion = "v3.54.0"
+
+func main() {
+	runs := flag.Int("n", 40, "timed runs per program (after 3 warm-up runs)")
+	keep := flag.Bool("keep", false, "keep the temporary directory")
+	flag.Parse()
+	if err := run(*runs, *keep); err != nil {
+		fmt.Fprintln(os.Stderr, "task-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(n int, keep bool) error {
+	tmp, err := os.MkdirTemp("", "nuv-task-bench-")
+	if err != nil {
+		return err
+	}
+	if !keep {
+		defer os.RemoveAll(tmp)
+	}
+	bin := filepath.Join(tmp, "bin")
+	fmt.Printf("installing go-task %s (GOBIN=%s go install)...\n", taskVersion, bin)
+	install := exec.Command("go", "install", "github.com/go-task/task/v3/cmd/task@"+taskVersion)
+	install.Env = append(os.Environ(), "GOBIN="+bin)
+	install.Stdout, install.Stderr = os.Stderr, os.Stderr
+	if err := install.Run(); err != nil {
+		return fmt.Errorf("install go-task: %w", err)
+	}
+	fmt.Println("building nuv...")
+	nuv := filepath.Join(bin, "nuv")
+	build := exec.Command("go", "build", "-o", nuv, "./nuv")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("build nuv: %w", err)
+	}
+	task := filepath.Join(bin, "task")
+
+	// A project with a trivial task, and a tiny bundle with one folder and one task.
+	proj := filepath.Join(tmp, "project")
+	bundle := filepath.Join(tmp, "bundle")
+	files := map[string]string{
+		filepath.Join(proj, "Taskfile.yml"):           "version: '3'\ntasks:\n  hello:\n    silent: true\n    cmds:\n      - echo hello\n",
+		filepath.Join(bundle, "nuvroot.json"):         `{"version": "0.0.1", "config": {}}` + "\n",
+		filepath.Join(bundle, "bench", "nuvfile.yml"): "version: '3'\ntasks:\n  hello:\n    silent: true\n    cmds:\n      - echo hello\n",
+		filepath.Join(bundle, "nuvfile.yml"):          "version: '3'\ntasks: {}\n",
+		filepath.Join(tmp, "home", ".keep"):           "",
+		filepath.Join(tmp, "nuvhome", "config.json"):  "{}\n",
+	}
+	for p, c := range files {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			return err
+		}
+	}
+	env := append(os.Environ(), "NUV_HOME="+filepath.Join(tmp, "nuvhome"), "NUV_ROOT="+bundle, "NO_COLOR=1")
+
+	type subject struct {
+		label string
+		argv  []string
+		times []time.Duration
+		err   error
+	}
+	subjects := []*subject{
+		{label: "task hello (stock go-task " + taskVersion + ")", argv: []string{task, "hello"}},
+		{label: "nuv -task hello", argv: []string{nuv, "-task", "hello"}},
+		{label: "task --version (stock)", argv: []string{task, "--version"}},
+		{label: "nuv -version", argv: []string{nuv, "-version"}},
+		{label: "nuv bench hello (bundle dispatch)", argv: []string{nuv, "bench", "hello"}},
+	}
+	fmt.Printf("timing %d runs each (alternating programs, 3 warm-up runs)...\n", n)
+	for i := -3; i < n; i++ {
+		for _, s := range subjects {
+			if s.err != nil {
+				continue
+			}
+			d, out, err := timeOnce(s.argv, proj, env)
+			if err != nil {
+				s.err = fmt.Errorf("%v: %s", err, strings.TrimSpace(out))
+				continue
+			}
+			if i >= 0 {
+				s.times = append(s.times, d)
+			}
+		}
+	}
+	fmt.Println()
+	for _, s := range subjects {
+		if s.err != nil {
+			fmt.Printf("%-42s skipped: %v\n", s.label, s.err)
+			continue
+		}
+		m, lo, hi := stats(s.times)
+		fmt.Printf("%-42s median %7.1f ms   (min %.1f, max %.1f, n=%d)\n", s.label, ms(m), ms(lo), ms(hi), len(s.times))
+	}
+	fmt.Println()
+	if subjects[0].err == nil && subjects[1].err == nil {
+		a, _, _ := stats(subjects[1].times)
+		b, _, _ := stats(subjects[0].times)
+		fmt.Printf("ratio nuv -task / task (trivial task): %.2f   (target <= 1.0)\n", float64(a)/float64(b))
+	}
+	if subjects[3].err == nil {
+		v, _, _ := stats(subjects[3].times)
+		fmt.Printf("nuv -version median: %.1f ms   (target <= 20 ms)\n", ms(v))
+	}
+	if subjects[4].err == nil && subjects[0].err == nil {
+		a, _, _ := stats(subjects[4].times)
+		b, _, _ := stats(subjects[0].times)
+		fmt.Printf("ratio bundle dispatch / task: %.2f\n", float64(a)/float64(b))
+	}
+	return nil
+}
+
+func timeOnce(argv []string, dir string, env []string) (time.Duration, string, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = dir, env
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	return time.Since(start), string(out), err
+}
+
+func stats(ds []time.Duration) (median, lo, hi time.Duration) {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return m, s[0], s[len(s)-1]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
