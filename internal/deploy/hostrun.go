@@ -109,13 +109,14 @@ func sourceHash(o Options) (string, error) {
 }
 
 // buildBinary returns the operator binary for the current sources, building it with `go build`
-// into <home>/cache/operator/ unless a binary of the same source hash is already there.
+// into nuv's cache (local.CacheDir: $NUV_CACHE_DIR, else ~/.cache/nuv) under operator/, unless a
+// binary of the same source hash is already there.
 func buildBinary(ctx context.Context, o Options) (string, error) {
 	sum, err := sourceHash(o)
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(o.Home, "cache", "operator", "whisk-operator-"+sum)
+	bin := filepath.Join(local.CacheDir(o.Getenv), "operator", "whisk-operator-"+sum)
 	if st, err := os.Stat(bin); err == nil && st.Mode().IsRegular() {
 		o.Log.V(1).Infof("operator binary cached: %s", bin)
 		return bin, nil

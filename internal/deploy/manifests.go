@@ -147,12 +147,17 @@ func buildOperator(configDir string, img imageChoice) ([]*unstructured.Unstructu
 	}
 	var objs []*unstructured.Unstructured
 	for _, r := range rm.Resources() {
-		m, err := r.Map()
+		data, err := r.MarshalJSON()
 		if err != nil {
 			return nil, fmt.Errorf("kustomize %s: %w", configDir, err)
 		}
-		objs = append(objs, &unstructured.Unstructured{Object: m})
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(data); err != nil {
+			return nil, fmt.Errorf("kustomize %s: %w", configDir, err)
+		}
+		objs = append(objs, u)
 	}
+	sortForApply(objs)
 	return objs, nil
 }
 
@@ -160,14 +165,17 @@ func buildOperator(configDir string, img imageChoice) ([]*unstructured.Unstructu
 func decodeObjects(file string, data []byte) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	for i, doc := range splitYAML(data) {
-		var m map[string]any
-		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+		js, err := yaml.YAMLToJSON([]byte(doc))
+		if err != nil {
 			return nil, fmt.Errorf("%s: document %d: %w", file, i+1, err)
 		}
-		if len(m) == 0 {
+		if t := strings.TrimSpace(string(js)); t == "null" || t == "{}" {
 			continue
 		}
-		u := &unstructured.Unstructured{Object: m}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(js); err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", file, i+1, err)
+		}
 		if u.GetKind() == "" || u.GetAPIVersion() == "" {
 			return nil, fmt.Errorf("%s: document %d has no apiVersion/kind", file, i+1)
 		}
