@@ -65,7 +65,7 @@ func TestIntegrationDispatchThroughTaskrun(t *testing.T) {
 		code int
 	}{
 		{"root task by prefix, config and CLI_ARGS", []string{"hel", "a", "b"},
-			"word=hi count=2 registry=my-registry\nargs=a b\npwd-is-user-dir=yes\nroot-set=yes\n", 0},
+			"word=hi count=2 registry=my-registry\nargs=a b\npwd-is-user-dir=yes\nroot-set=yes tmp-dir=yes\n", 0},
 		{"docopt list and count", []string{"net", "pi", "-vv", "--count=5", "h1", "h2"},
 			"ping=true count=5 v=2\nhost h1\nhost h2\ncalled task sees count=5 hosts=h1 h2 shell=5\n", 0},
 		{"docopt boolean and argument", []string{"net", "trace", "--dry-run", "example.org"},

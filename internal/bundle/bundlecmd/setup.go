@@ -6,8 +6,10 @@ package bundlecmd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -128,6 +130,27 @@ func (s Setup) Dispatch(ctx context.Context, base taskrun.Options, args []string
 	return err
 }
 
+// compatEnv are the other variables published nuv bundles use: NUV_TMP (a scratch directory,
+// default ~/.nuv/tmp, created) and NUV_BIN (the directory of the nuv binary), unless already set.
+func (s Setup) compatEnv() ([]string, error) {
+	var out []string
+	if s.Env.Getenv("NUV_TMP") == "" {
+		home, err := s.home()
+		if err != nil {
+			return nil, err
+		}
+		tmp := filepath.Join(home, "tmp")
+		if err := os.MkdirAll(tmp, 0o700); err != nil {
+			return nil, fmt.Errorf("create NUV_TMP %s (set NUV_HOME or NUV_TMP to a writable directory): %w", tmp, err)
+		}
+		out = append(out, "NUV_TMP="+tmp)
+	}
+	if s.Env.Getenv("NUV_BIN") == "" && s.Env.Exe != "" {
+		out = append(out, "NUV_BIN="+filepath.Dir(s.Env.Exe))
+	}
+	return out, nil
+}
+
 // taskOptions are base plus the folder's Taskfile, its .env (the project's .env wins over it) and
 // the variables published nuv bundles rely on: NUV_ROOT (the main bundle, so a nested `nuv`
 // resolves against the same bundle) and NUV_PWD (where the user ran nuv; tasks run in their folder).
@@ -141,6 +164,11 @@ func (s Setup) taskOptions(b *bundle.Bundle, req bundle.Request, base taskrun.Op
 	}
 	opts.DefaultEnv = dotenv.Merge(base.DefaultEnv, folderEnv)
 	opts.Env = append(append([]string{}, base.Env...), "NUV_ROOT="+b.Main.Dir, "NUV_PWD="+s.Env.Dir)
+	compat, err := s.compatEnv()
+	if err != nil {
+		return opts, err
+	}
+	opts.Env = append(opts.Env, compat...)
 	if req.Root != nil && req.Root.Name != "" {
 		opts.Env = append(opts.Env, "NUV_PLUGIN="+req.Root.Name, "NUV_PLUGIN_ROOT="+req.Root.Dir)
 	}
