@@ -111,19 +111,25 @@ func run(kc string, runs int) error {
 	if err != nil {
 		return err
 	}
-	ctxName, err := kubectlOut(env, "--kubeconfig", filepath.Join(clusters, "up-3.kubeconfig"), "config", "current-context")
+	ctxName, kerr := kubectlOut(env, "--kubeconfig", filepath.Join(clusters, "up-3.kubeconfig"), "config", "current-context")
 	peerUse := time.Duration(0)
-	if err == nil {
-		peerUse, err = median(runs, func() error {
+	if kerr == nil {
+		peerUse, kerr = median(runs, func() error {
 			_, err := kubectlOut(env, "--kubeconfig", filepath.Join(clusters, "up-3.kubeconfig"), "config", "use-context", strings.TrimSpace(ctxName))
 			return err
 		})
 	}
+	// nuv's start-up alone (every linked package's init), to tell it apart from the command's work.
+	startMed, err := median(runs, func() error { _, err := cmd(env, nuv, "-version"); return err })
+	if err != nil {
+		return err
+	}
 	fmt.Printf("\nnuv kube use N --offline   median %7.1f ms over %d runs (target <= 100 ms)\n", ms(useMed), runs)
-	if err == nil {
+	fmt.Printf("nuv -version (start-up)    median %7.1f ms: the command itself costs ~%.1f ms\n", ms(startMed), ms(useMed-startMed))
+	if kerr == nil {
 		fmt.Printf("kubectl config use-context median %7.1f ms (peer)   ratio nuv/kubectl %.2f\n", ms(peerUse), float64(useMed)/float64(peerUse))
 	} else {
-		fmt.Printf("kubectl not available for the peer measurement: %v\n", err)
+		fmt.Printf("kubectl not available for the peer measurement: %v\n", kerr)
 	}
 
 	listRuns := runs / 4

@@ -11,7 +11,12 @@ import (
 func kubeCommands() []cli.Command { return []cli.Command{kubecmd.NewCommand()} }
 
 // kubeTaskEnv is the environment every task nuv runs gets for the selected cluster
-// (KUBECONFIG=<selected kubeconfig>, KUBE=<detected type>); nil when nothing is selected.
+// (KUBECONFIG=<selected kubeconfig>, KUBE=<detected type>); nil when nothing is selected. A
+// selection that cannot be used is reported and points KUBECONFIG nowhere (see kube.SelectionEnv).
 func kubeTaskEnv(env *cli.Env) []string {
-	return kube.TaskEnv(paths.Project(env.Getenv, env.Dir), env.Getenv)
+	vars, err := kube.SelectionEnv(paths.Project(env.Getenv, env.Dir), env.Getenv)
+	if err != nil && env.Log != nil {
+		env.Log.Warnf("cluster selection: %v", err)
+	}
+	return vars
 }

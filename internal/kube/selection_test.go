@@ -51,8 +51,18 @@ func TestSelectAndSelected(t *testing.T) {
 	if _, err := Selected(proj, env); !errors.Is(err, ErrNoSelection) || !strings.Contains(err.Error(), `"b"`) {
 		t.Errorf("selected cluster removed: %v", err)
 	}
-	if TaskEnv(proj, env) != nil {
-		t.Errorf("TaskEnv with a dangling selection should be nil")
+	// A dangling selection must not let tasks fall back to the caller's cluster.
+	te, err := SelectionEnv(proj, env)
+	if err == nil || len(te) != 2 || !strings.HasSuffix(te[0], "no-valid-selection") || te[1] != "KUBE=" {
+		t.Errorf("SelectionEnv with a dangling selection = %v, %v", te, err)
+	}
+	te, err = SelectionEnv(proj, envMap(t, EnvCluster, "typo"))
+	if err == nil || !strings.HasSuffix(te[0], "no-valid-selection") {
+		t.Errorf("SelectionEnv with NUV_CLUSTER=typo = %v, %v", te, err)
+	}
+	Unselect(proj)
+	if te, err := SelectionEnv(proj, env); te != nil || err != nil {
+		t.Errorf("nothing selected: %v, %v", te, err)
 	}
 }
 

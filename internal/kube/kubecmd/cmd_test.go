@@ -34,14 +34,14 @@ users:
 
 // fixture is a project and a HOME with a known ~/.kube/config that must never change.
 type fixture struct {
-	t       *testing.T
+	t       testing.TB
 	project string
 	home    string
 	vars    map[string]string
 	kcBytes []byte
 }
 
-func newFixture(t *testing.T, files map[string]string) *fixture {
+func newFixture(t testing.TB, files map[string]string) *fixture {
 	f := &fixture{t: t, project: t.TempDir(), home: t.TempDir()}
 	os.MkdirAll(filepath.Join(f.project, "clusters"), 0o755)
 	for n, c := range files {

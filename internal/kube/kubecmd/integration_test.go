@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/nuv-dev/nuv/internal/app"
 	"github.com/nuv-dev/nuv/internal/cli"
@@ -338,6 +339,25 @@ func TestIntegrationWatch(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("watch did not end after cancel")
+	}
+
+	// The live view (terminal mode) redraws the three tables.
+	var live bytes.Buffer
+	lctx, lcancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer lcancel()
+	if err := watch.Run(lctx, cfg, watch.Options{Out: &live, Live: true, Title: c.Name}); err != nil {
+		t.Fatalf("live watch: %v", err)
+	}
+	for _, s := range []string{"\x1b[H\x1b[2J", "nuv kube watch " + c.Name, "NODES (1)", c.Name + "-node-1", "SERVICES (2)", "watched", "kubernetes"} {
+		if !strings.Contains(live.String(), s) {
+			t.Errorf("live view lacks %q:\n%s", s, live.String())
+		}
+	}
+	// An unreachable server is an error at start, not a silent hang.
+	bad := rest.CopyConfig(cfg)
+	bad.Host = "https://127.0.0.1:1"
+	if err := watch.Run(context.Background(), bad, watch.Options{Out: &live, StartTimeout: 2 * time.Second}); err == nil {
+		t.Error("watch of a closed port succeeded")
 	}
 }
 
