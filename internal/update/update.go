@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/nuv-dev/nuv/internal/bundle"
 )
@@ -55,6 +56,7 @@ func (f Fetcher) Replace(ctx context.Context, src Source, dest string, validate 
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return Result{}, fmt.Errorf("%s is not writable (set NUV_HOME to another directory): %w", parent, err)
 	}
+	removeStale(parent, "."+filepath.Base(dest)+".tmp-")
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dest)+".tmp-*")
 	if err != nil {
 		return Result{}, fmt.Errorf("%s is not writable (set NUV_HOME to another directory): %w", parent, err)
@@ -147,6 +149,23 @@ func (f Fetcher) git(ctx context.Context, dir string, args ...string) (string, e
 		return "", fmt.Errorf("git %s: %s", args[0], redactText(msg))
 	}
 	return strings.TrimSpace(out.String()), nil
+}
+
+// removeStale deletes temporary checkouts an interrupted nuv left behind (older than an hour, so a
+// concurrent update's checkout is never touched).
+func removeStale(dir, prefix string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Hour {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // remote is a real git remote: a bare repository on disk fed from a work tree.
@@ -112,10 +113,21 @@ func TestIntegrationUpdateBundle(t *testing.T) {
 		t.Fatalf("lock after first update = %+v, %v", lock, err)
 	}
 
+	// a checkout left behind by an interrupted run is cleaned up by the next update
+	stale := filepath.Join(filepath.Dir(dest), ".olaris.tmp-123")
+	if err := os.MkdirAll(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(stale, old, old)
+
 	// a new commit replaces the bundle (NUV_BRANCH selects the branch)
 	c2 := r.commit(bundleFiles("v2"))
 	if res, _, err = UpdateBundle(ctx, f, BundleOptions{Dest: dest, Branch: "main"}); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Error("stale temporary checkout was not removed")
 	}
 	if res.Commit != c2 || readVersion(t, dest) != "v2" {
 		t.Fatalf("second update: commit %s (want %s), version %s", res.Commit, c2, readVersion(t, dest))
