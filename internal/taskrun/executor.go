@@ -2,6 +2,7 @@ package taskrun
 
 import (
 	"cmp"
+	"os"
 	"slices"
 	"strings"
 
@@ -17,9 +18,9 @@ func (s *session) location(f *flags) (dir, entrypoint string) {
 	base := s.env.Dir
 	switch {
 	case f.entrypoint != "":
-		entrypoint = absIn(base, f.entrypoint)
+		entrypoint = relIn(base, f.entrypoint)
 	case s.opts.Entrypoint != "" && f.dir == "" && !f.global:
-		entrypoint = absIn(base, s.opts.Entrypoint)
+		entrypoint = relIn(base, s.opts.Entrypoint)
 	}
 	switch {
 	case f.dir != "" || f.global:
@@ -30,6 +31,15 @@ func (s *session) location(f *flags) (dir, entrypoint string) {
 		dir = base
 	}
 	return dir, entrypoint
+}
+
+// relIn is absIn, except that a relative path stays relative when base is the process's
+// directory: go-task then names the file in its messages as the user typed it.
+func relIn(base, p string) string {
+	if wd, err := os.Getwd(); err == nil && wd == base && !strings.HasPrefix(p, "~") {
+		return p
+	}
+	return absIn(base, p)
 }
 
 // executor builds and sets up a go-task Executor for the flags, with nuv's streams and masking.
