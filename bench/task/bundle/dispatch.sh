@@ -4,7 +4,8 @@
 # same task run directly with `nuv -task -t .../nuvfile.yml noop`, and `nuv -version` for the
 # process start-up floor; prints each median and the ratio dispatch / -task.
 #
-# usage: bench/task/bundle/dispatch.sh [runs]     (NUV=/path/to/nuv to skip the build)
+# usage: bench/task/bundle/dispatch.sh [runs]     (NUV=/path/to/nuv skips the build; the paths must
+# not contain spaces)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -18,23 +19,20 @@ if [ -z "$nuv" ]; then
 fi
 export NUV_HOME=$tmp/home NUV_ROOT=$here
 
-median_ms() { # command... -> median milliseconds over $runs runs (after one warm-up)
-  "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }
-  local i s e
-  for ((i = 0; i < runs; i++)); do
-    s=$(date +%s%N); "$@" >/dev/null 2>&1; e=$(date +%s%N)
-    echo $(((e - s) / 1000))
-  done | sort -n | awk '{a[NR]=$1} END {m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; printf "%.1f", m/1000}'
-}
-
+# The commands are interleaved run by run, so a change in machine load hits all of them alike.
+labels=("nuv -version" "nuv -task -t bench/nuvfile.yml noop" "nuv bench noop (dispatch)" "nuv bench hello --name=x (docopt)")
+cmds=("$nuv -version" "$nuv -task -t $here/bench/nuvfile.yml noop" "$nuv bench noop" "$nuv bench hello --name=x")
 cd "$tmp"
-version=$(median_ms "$nuv" -version)
-direct=$(median_ms "$nuv" -task -t "$here/bench/nuvfile.yml" noop)
-dispatch=$(median_ms "$nuv" bench noop)
-docopt=$(median_ms "$nuv" bench hello --name=x)
-echo "runs: $runs"
-echo "nuv -version:                    median ${version} ms"
-echo "nuv -task -t bench/nuvfile noop: median ${direct} ms"
-echo "nuv bench noop (dispatch):       median ${dispatch} ms"
-echo "nuv bench hello --name=x:        median ${docopt} ms"
-awk -v d="$dispatch" -v t="$direct" 'BEGIN {printf "ratio dispatch / -task: %.2f\n", d / t}'
+for c in "${cmds[@]}"; do $c >/dev/null 2>&1 || { echo "failed: $c" >&2; exit 1; }; done # warm-up
+for ((i = 0; i < runs; i++)); do
+  for j in "${!cmds[@]}"; do
+    s=$(date +%s%N); ${cmds[$j]} >/dev/null 2>&1; e=$(date +%s%N)
+    echo $(((e - s) / 1000)) >>"$tmp/t$j"
+  done
+done
+median() { sort -n "$1" | awk '{a[NR]=$1} END {m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; printf "%.1f", m/1000}'; }
+echo "runs: $runs (load: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo n/a))"
+for j in "${!cmds[@]}"; do
+  printf '%-40s median %s ms\n' "${labels[$j]}:" "$(median "$tmp/t$j")"
+done
+awk -v d="$(median "$tmp/t2")" -v t="$(median "$tmp/t1")" 'BEGIN {printf "ratio dispatch / -task: %.2f\n", d / t}'
