@@ -50,6 +50,10 @@ func semanticCases() []semCase {
 			{"ok"}, {"nope"}, {"fail"}, {"-x", "fail"}, {"internal-task"}, {"-l"}, {"--list", "--json"},
 			{"--list", "--list-all"}, {"--no-such-flag"}, {"-t", "missing.yml"},
 		}, codes: []int{0, 200, 201, 3, 202, 0, 0, 1, 2, 100}},
+		{name: "flags", fixture: "flags", runs: [][]string{
+			{"--summary", "documented"}, {"-o", "prefixed", "documented"}, {"-C", "1", "-s", "one", "two"},
+			{"-y", "careful"}, {"careful"}, {"-p", "-s", "-o", "group", "--output-group-error-only", "one", "two"},
+		}, codes: []int{0, 0, 0, 0, 205, 0}},
 		{name: "bad-yaml", fixture: "badyaml", runs: [][]string{{}}, codes: []int{109}},
 		{name: "taskrc", fixture: "taskrc", runs: [][]string{{}, {"--experiments"}, {"--force-all"}}, codes: []int{0, 0, 0}},
 		{name: "secrets", fixture: "secrets", setup: func(h *harness) {
