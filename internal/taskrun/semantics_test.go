@@ -137,3 +137,21 @@ func TestRun(t *testing.T) {
 	}
 	h.golden("run-api")
 }
+
+// TestUnwritableHome: when nuv's home cannot hold the link directory, the run stops with an error
+// naming the directory instead of running tasks without nuv on PATH.
+func TestUnwritableHome(t *testing.T) {
+	h := newHarness(t, "exitcodes")
+	h.home = filepath.Join(t.TempDir(), "not-a-dir")
+	if err := os.WriteFile(h.home, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	err := taskrun.Main(context.Background(), h.env(&out, &errb), []string{"ok"}, h.opts)
+	if err == nil || !strings.Contains(err.Error(), h.home) || cli.ExitCode(err) != 1 {
+		t.Errorf("err %v (exit %d), want exit 1 naming %s", err, cli.ExitCode(err), h.home)
+	}
+	if out.Len() != 0 {
+		t.Errorf("a task ran: %q", out.String())
+	}
+}
