@@ -58,7 +58,10 @@ func Commands(hasDtest func() bool) []cli.Command {
 			run: func(ctx context.Context, env *cli.Env, o Options, f *flags) error {
 				u := UpOptions{Options: o, Cluster: f.cluster}
 				if hasDtest != nil && hasDtest() {
-					u.Dtest = func(ctx context.Context) error { return runNuv(ctx, env, o.Project, "dtest") }
+					u.Dtest = func(ctx context.Context) error {
+						// --keep: up leaves the deployment running (dtest would otherwise destroy it)
+						return runNuv(ctx, env, o.Project, "dtest", "--keep", "--timeout", o.Timeout.String())
+					}
 				}
 				return Up(ctx, u)
 			}},
