@@ -38,7 +38,12 @@ var ErrHelp = errors.New("help requested")
 
 // Parse matches args against the usage found in doc and returns the task variables.
 // A malformed usage text is an error naming the problem; args that do not fit are a *UsageError.
-func Parse(doc string, args []string) (map[string]any, error) {
+func Parse(doc string, args []string) (vars map[string]any, err error) {
+	defer func() {
+		if r := recover(); r != nil { // docopt-go panics on some malformed usages
+			vars, err = nil, fmt.Errorf("invalid docopt usage: %v", r)
+		}
+	}()
 	if args == nil {
 		args = []string{} // docopt-go reads os.Args for a nil slice
 	}

@@ -69,6 +69,8 @@ func TestParseErrors(t *testing.T) {
 		{name: "extra word", doc: netUsage, args: []string{"show", "extra"}, usage: true},
 		{name: "help", doc: netUsage, args: []string{"show", "-h"}, help: true},
 		{name: "no usage section", doc: "just text\n", args: []string{"x"}, wantMsg: "invalid docopt usage"},
+		{name: "unbalanced brackets", doc: "Usage:\n  x [--a\n", args: []string{"x"}, wantMsg: "invalid docopt usage"},
+		{name: "unbalanced parens", doc: "Usage:\n  x (a|b\n", args: []string{"a"}, wantMsg: "invalid docopt usage"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
