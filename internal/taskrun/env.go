@@ -1,7 +1,6 @@
 package taskrun
 
 import (
-	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -98,9 +97,4 @@ func (s *session) fail(err error, exitCode bool) error {
 		return nil
 	}
 	return cli.Exit(exitCodeOf(err, exitCode), s.masker.Error(err))
-}
-
-// errorf is fmt.Errorf with the result masked and exit code 1.
-func (s *session) errorf(format string, a ...any) error {
-	return cli.Exit(1, s.masker.Error(fmt.Errorf(format, a...)))
 }

@@ -63,7 +63,7 @@ stdin. ARGS become $1, $2, ...`)
 		return cli.Exit(2, fmt.Errorf("-sh: %w", err))
 	}
 	if code := shell.ExitStatus(err); code != 0 {
-		if code == 1 && !isExitStatus(err) {
+		if code == 1 && !shell.IsExitStatus(err) {
 			return cli.Exit(1, fmt.Errorf("-sh: %w", err))
 		}
 		return cli.Exit(code, nil)
@@ -71,7 +71,6 @@ stdin. ARGS become $1, $2, ...`)
 	return nil
 }
 
-func isExitStatus(err error) bool { return shell.IsExitStatus(err) }
 
 // withPath returns environ with dir first on PATH.
 func withPath(environ []string, dir string) []string {
