@@ -71,7 +71,6 @@ stdin. ARGS become $1, $2, ...`)
 	return nil
 }
 
-
 // withPath returns environ with dir first on PATH.
 func withPath(environ []string, dir string) []string {
 	out := make([]string, 0, len(environ)+1)
