@@ -167,3 +167,36 @@ func TestLocateEmbeddedWithoutExtracting(t *testing.T) {
 		t.Errorf("malformed embedded nuvroot.json: err = %v", err)
 	}
 }
+
+func TestExtractConcurrently(t *testing.T) {
+	emb := fstest.MapFS{NuvrootName: {Data: []byte(`{"version":"c"}`)}, "a/" + NuvfileName: {Data: []byte("version: '3'\n")}}
+	cache := filepath.Join(t.TempDir(), "cache")
+	dirs := make(chan string, 8)
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		go func() {
+			d, err := Extract(emb, cache)
+			dirs <- d
+			errs <- err
+		}()
+	}
+	first := ""
+	for i := 0; i < 8; i++ {
+		d, err := <-dirs, <-errs
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == "" {
+			first = d
+		} else if d != first {
+			t.Errorf("concurrent extractions gave %s and %s", first, d)
+		}
+	}
+	entries, _ := os.ReadDir(cache)
+	if len(entries) != 1 {
+		t.Errorf("cache holds %d entries, want 1 (no temporary leftovers)", len(entries))
+	}
+	if _, err := os.Stat(filepath.Join(first, "a", NuvfileName)); err != nil {
+		t.Error(err)
+	}
+}
