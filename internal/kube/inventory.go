@@ -3,6 +3,7 @@ package kube
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -24,7 +25,7 @@ type Cluster struct {
 	Name     string // file name without .kubeconfig
 	Path     string // absolute path of the kubeconfig
 	Context  string // current-context
-	Server   string // API server URL
+	Server   string // API server URL (a password in it is shown as xxxxx)
 	Type     string // detected or overridden type ("" until detected)
 	Selected bool
 	Err      error // non-nil: the file is invalid (reason), the others still work
@@ -141,7 +142,16 @@ func parseKubeconfig(path string) (context, server string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	return ctxName, cfg.Clusters[cfg.Contexts[ctxName].Cluster].Server, nil
+	return ctxName, redactURL(cfg.Clusters[cfg.Contexts[ctxName].Cluster].Server), nil
+}
+
+// redactURL hides a password embedded in a server URL (https://user:secret@host).
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	return u.Redacted()
 }
 
 // Find resolves a user's reference to a cluster in cs: a 1-based number or a name (exact).

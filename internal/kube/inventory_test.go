@@ -130,3 +130,14 @@ func TestFind(t *testing.T) {
 		t.Errorf("empty inventory: %v", err)
 	}
 }
+
+func TestServerPasswordRedacted(t *testing.T) {
+	cfg := strings.Replace(kubeconfigFor("p", "https://127.0.0.1:7001"), "https://127.0.0.1:7001", "https://admin:pa55word@127.0.0.1:7001", 1)
+	cs, err := ListEnv(project(t, map[string]string{"p.kubeconfig": cfg}), envMap(t))
+	if err != nil || len(cs) != 1 || cs[0].Err != nil {
+		t.Fatal(cs, err)
+	}
+	if strings.Contains(cs[0].Server, "pa55word") || !strings.Contains(cs[0].Server, "127.0.0.1:7001") {
+		t.Errorf("Server = %q", cs[0].Server)
+	}
+}
