@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -86,5 +87,29 @@ func TestDecodeObjects(t *testing.T) {
 		if _, err := decodeObjects("bad.yaml", []byte(bad)); err == nil || !strings.Contains(err.Error(), "bad.yaml") {
 			t.Errorf("%q: error %v does not name the file", bad, err)
 		}
+	}
+}
+
+func TestChooseImageUsesTheLoadedReference(t *testing.T) {
+	cfg := filepath.Join(repoRoot(t), "operator", "config")
+	project := t.TempDir()
+	ref := filepath.Join(project, ".nuv", "images", "dev.ref")
+	if err := os.MkdirAll(filepath.Dir(ref), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ref, []byte("127.0.0.1:5000/whisk-operator@sha256:0123\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Project: project, Getenv: envOf(nil)}
+	got, err := chooseImage(o, cfg, "dev")
+	if err != nil || got.Ref != "127.0.0.1:5000/whisk-operator@sha256:0123" || !strings.HasPrefix(got.Source, "build-and-load") {
+		t.Errorf("got %+v %v", got, err)
+	}
+	if got, _ := chooseImage(o, cfg, "other"); got.Source != "default" {
+		t.Errorf("another cluster used dev's reference: %+v", got)
+	}
+	o.Getenv = envOf(map[string]string{"MY_OPERATOR_IMAGE": "me/op"})
+	if got, _ := chooseImage(o, cfg, "dev"); got.Source != "MY_OPERATOR_IMAGE" {
+		t.Errorf("MY_OPERATOR_IMAGE does not win: %+v", got)
 	}
 }
