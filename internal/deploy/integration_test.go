@@ -359,6 +359,44 @@ func TestIntegrationDeployVerbs(t *testing.T) {
 		e.must("instance", Instance(ctx, e.opts()))
 	})
 
+	t.Run("run from source in the foreground", func(t *testing.T) {
+		e.t = t
+		var runOut bytes.Buffer
+		o := e.opts()
+		o.Out = &runOut
+		rctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- Run(rctx, o, nil) }()
+		// The host operator is stopped by run; a spec change is reconciled by the foreground one.
+		e.eventually("host operator stopped by run", 60*time.Second, func() string {
+			if _, _, ok := newHostRun(c.Home, c.Name).running(); ok {
+				return "running"
+			}
+			return ""
+		})
+		_, err := e.dyn.Resource(whiskGVR).Namespace("default").Patch(ctx, "whisk", types.MergePatchType,
+			[]byte(`{"spec":{"static":{"replicas":2}}}`), metav1.PatchOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.eventually("change reconciled by nuv run", 60*time.Second, func() string {
+			w := e.whisk("whisk")
+			if c := findCondition(w, "Ready"); c == nil || c.Status != "True" || c.ObservedGeneration != w.GetGeneration() {
+				return "not reconciled"
+			}
+			return ""
+		})
+		cancel()
+		if err := <-done; err != context.Canceled {
+			t.Errorf("run ended with %v", err)
+		}
+		t.Logf("run output:\n%s", runOut.String())
+		if !strings.Contains(runOut.String(), "Starting workers") {
+			t.Error("the operator's log did not reach run's output")
+		}
+		e.must("operator", Operator(ctx, e.opts())) // back to the host-run operator
+	})
+
 	t.Run("destroy removes everything", func(t *testing.T) {
 		e.t = t
 		before, err := Labelled(ctx, e.opts(), InstanceSelector)

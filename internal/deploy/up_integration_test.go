@@ -79,4 +79,21 @@ func TestIntegrationUpFromEmptyClusters(t *testing.T) {
 		t.Errorf("second up changed the Whisk (%v)", err)
 	}
 	t.Logf("nuv up: first %.1fs, again %.1fs", d1.Seconds(), d2.Seconds())
+
+	// `nuv cluster stop` ends the host operator (registered in the cluster's pids/); up restarts both.
+	h := newHostRun(home, "dev")
+	if _, _, ok := h.running(); !ok {
+		t.Fatal("host operator not running after up")
+	}
+	if err := (local.Provider{Home: home, Project: project, Getenv: getenv}).Stop(ctx, "dev"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := h.running(); ok {
+		t.Error("cluster stop left the host operator running")
+	}
+	d3, out3 := up()
+	if !strings.Contains(out3, "operator running on the host as system:serviceaccount:nuv-system:whisk-operator") {
+		t.Error("up after a stop did not restart the host operator")
+	}
+	t.Logf("nuv up after cluster stop: %.1fs", d3.Seconds())
 }
