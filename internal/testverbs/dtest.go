@@ -95,8 +95,8 @@ func Dtest(ctx context.Context, env *cli.Env, t *target, timeout time.Duration, 
 		if deployed && !keep {
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 			defer cancel()
-			if err := deploy.Destroy(dctx, o); err != nil {
-				fmt.Fprintf(env.Out, "warning: destroy after the failure: %v\n", err)
+			if err := teardown(dctx, env, o, dyn); err != nil {
+				fmt.Fprintf(env.Out, "warning: teardown after the failure: %v\n", err)
 			}
 		}
 	}()
