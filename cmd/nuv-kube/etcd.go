@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
 )
@@ -41,7 +42,7 @@ func runEtcd(args []string) int {
 		fmt.Fprintf(os.Stderr, "nuv-kube etcd: %v\n", err)
 		return 1
 	case <-sig:
-		e.Close()
+		closeQuickly(e)
 		return 0
 	}
 	select {
@@ -50,7 +51,20 @@ func runEtcd(args []string) int {
 		e.Close()
 		return 1
 	case <-sig:
-		e.Close()
+		closeQuickly(e)
 		return 0
+	}
+}
+
+// closeQuickly closes etcd gracefully but gives up after two seconds: long-lived watch streams from
+// the apiservers would otherwise hold a graceful stop for many seconds. Nothing is lost by exiting:
+// committed data is in the page cache (and on disk once the kernel writes it).
+func closeQuickly(e *embed.Etcd) {
+	done := make(chan struct{})
+	go func() { e.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		fmt.Fprintln(os.Stderr, "nuv-kube etcd: graceful stop timed out, exiting")
 	}
 }

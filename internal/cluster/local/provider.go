@@ -200,8 +200,9 @@ func (p Provider) writeKubeconfig(dir string, s *state) error {
 }
 
 // startComponents starts the components group by group, waiting for each group to be healthy.
-// With onlyDead, running components are left alone (repair).
-func (p Provider) startComponents(ctx context.Context, dir string, s *state, onlyDead bool) error {
+// With repair, running components are left alone, and one that runs but does not become healthy (a
+// process hung in shutdown, say) is stopped and started again once.
+func (p Provider) startComponents(ctx context.Context, dir string, s *state, repair bool) error {
 	comps := plan(dir, s)
 	for g := 0; g <= 2; g++ {
 		var group []component
@@ -210,28 +211,65 @@ func (p Provider) startComponents(ctx context.Context, dir string, s *state, onl
 				continue
 			}
 			group = append(group, c)
-			pidFile := filepath.Join(dir, "pids", c.Name+".pid")
-			if onlyDead {
-				if r, err := readPID(pidFile); err == nil && r.alive() {
-					continue
-				}
-				p.log().Infof("  starting %s", c.Name)
+			if repair && p.running(dir, c) {
+				continue
 			}
-			if _, err := launch(s.Binary, c.Args, c.Env, dir, filepath.Join(dir, "logs", c.Name+".log"), pidFile); err != nil {
+			if err := p.launch(dir, s, c, repair); err != nil {
 				return err
 			}
 		}
-		if err := waitHealthy(ctx, dir, group); err != nil {
+		timeout := 90 * time.Second
+		if repair {
+			timeout = 30 * time.Second
+		}
+		errs := waitHealthy(ctx, dir, group, timeout)
+		if repair && ctx.Err() == nil {
+			var again []component
+			for i, c := range group {
+				if errs[i] != nil {
+					p.log().Infof("  %s is not healthy (%v): restarting it", c.Name, firstLine(errs[i]))
+					if r, err := readPID(pidPath(dir, c)); err == nil {
+						r.stop(5 * time.Second)
+					}
+					if err := p.launch(dir, s, c, false); err != nil {
+						return err
+					}
+					again = append(again, c)
+				}
+			}
+			errs = waitHealthy(ctx, dir, again, 90*time.Second)
+		}
+		if err := errors.Join(errs...); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// waitHealthy waits until every component of group answers its health check, failing early if one
-// exits (its log's tail is in the error).
-func waitHealthy(ctx context.Context, dir string, group []component) error {
-	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+func pidPath(dir string, c component) string { return filepath.Join(dir, "pids", c.Name+".pid") }
+
+func (p Provider) running(dir string, c component) bool {
+	r, err := readPID(pidPath(dir, c))
+	return err == nil && r.alive()
+}
+
+func (p Provider) launch(dir string, s *state, c component, say bool) error {
+	if say {
+		p.log().Infof("  starting %s", c.Name)
+	}
+	_, err := launch(s.Binary, c.Args, c.Env, dir, filepath.Join(dir, "logs", c.Name+".log"), pidPath(dir, c))
+	return err
+}
+
+func firstLine(err error) string {
+	l, _, _ := strings.Cut(err.Error(), "\n")
+	return l
+}
+
+// waitHealthy waits until every component of group answers its health check, failing early for one
+// that exits (its log's tail is in the error). It returns one error (or nil) per component.
+func waitHealthy(ctx context.Context, dir string, group []component, timeout time.Duration) []error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var wg sync.WaitGroup
 	errs := make([]error, len(group))
@@ -244,14 +282,14 @@ func waitHealthy(ctx context.Context, dir string, group []component) error {
 				if last = healthy(ctx, dir, c); last == nil {
 					return
 				}
-				if r, err := readPID(filepath.Join(dir, "pids", c.Name+".pid")); err != nil || !r.alive() {
+				if r, err := readPID(pidPath(dir, c)); err != nil || !r.alive() {
 					errs[i] = fmt.Errorf("%s exited: %s", c.Name, logTail(dir, c.Name, 15))
 					return
 				}
 				select {
 				case <-ctx.Done():
 					if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-						errs[i] = fmt.Errorf("%s not healthy after 90s: %v\n%s", c.Name, last, logTail(dir, c.Name, 15))
+						errs[i] = fmt.Errorf("%s not healthy after %s: %v\n%s", c.Name, timeout, last, logTail(dir, c.Name, 15))
 					} else {
 						errs[i] = ctx.Err()
 					}
@@ -262,7 +300,7 @@ func waitHealthy(ctx context.Context, dir string, group []component) error {
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return errs
 }
 
 // logTail returns the last n lines of a component's log.
@@ -278,47 +316,44 @@ func logTail(dir, name string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// stopAll stops the recorded processes of a cluster: the components in reverse start order, then
-// any other process recorded in pids/ (an operator run on the host, ...), which go first.
+// stopAll stops the recorded processes of a cluster: first any process that is not a component (an
+// operator run on the host, ...), then the controllers, then the apiservers and balancer, then etcd;
+// the processes of one group stop in parallel.
 func stopAll(dir string, s *state) {
 	files, _ := pidFiles(dir)
-	var order []string
-	known := map[string]bool{}
+	group := map[string]int{}
 	if s != nil && s.Ports != nil {
-		comps := plan(dir, s)
-		for i := len(comps) - 1; i >= 0; i-- {
-			order = append(order, comps[i].Name)
-			known[comps[i].Name] = true
+		for _, c := range plan(dir, s) {
+			group[c.Name] = c.Group
 		}
 	}
-	var extra []string
+	waves := make([][]string, 4)
 	for n := range files {
-		if !known[n] {
-			extra = append(extra, n)
-		}
-	}
-	sort.Strings(extra)
-	order = append(extra, order...)
-	// Processes of the same group stop in parallel; groups in order.
-	var wg sync.WaitGroup
-	for _, n := range order {
-		f, ok := files[n]
+		g, ok := group[n]
 		if !ok {
+			waves[0] = append(waves[0], n)
 			continue
 		}
-		r, err := readPID(f)
-		if err != nil {
-			os.Remove(f)
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.stop(10 * time.Second)
-			os.Remove(f)
-		}()
+		waves[3-g] = append(waves[3-g], n)
 	}
-	wg.Wait()
+	for _, wave := range waves {
+		var wg sync.WaitGroup
+		for _, n := range wave {
+			f := files[n]
+			r, err := readPID(f)
+			if err != nil {
+				os.Remove(f)
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r.stop(10 * time.Second)
+				os.Remove(f)
+			}()
+		}
+		wg.Wait()
+	}
 }
 
 // Stop stops every process of a cluster and keeps its state.
@@ -342,15 +377,17 @@ func (p Provider) Start(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("start %q: %w", name, err)
 	}
-	if !isExecutable(s.Binary) {
-		bin, err := Companion{Getenv: p.getenv(), Log: p.Log}.Binary(ctx)
-		if err != nil {
-			return err
+	// Restart components with the current companion (same Kubernetes version; a newer nuv may have
+	// rebuilt it); keep the recorded one if none can be had.
+	if bin, err := (Companion{Getenv: p.getenv(), Log: p.Log}).Binary(ctx); err == nil {
+		if bin != s.Binary {
+			s.Binary = bin
+			if err := saveState(dir, s); err != nil {
+				return err
+			}
 		}
-		s.Binary = bin
-		if err := saveState(dir, s); err != nil {
-			return err
-		}
+	} else if !isExecutable(s.Binary) {
+		return fmt.Errorf("start %q: %w", name, err)
 	}
 	if err := p.startComponents(ctx, dir, s, true); err != nil {
 		return fmt.Errorf("start %q: %w", name, err)
