@@ -1,0 +1,139 @@
+package local
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestValidName(t *testing.T) {
+	for name, ok := range map[string]bool{"dev": true, "a-1": true, "x": true, "": false, "Dev": false, "-a": false, "a-": false,
+		"a_b": false, "a.b": false, strings.Repeat("a", 41): false, "../x": false} {
+		if err := ValidName(name); (err == nil) != ok {
+			t.Errorf("ValidName(%q) = %v, want ok=%v", name, err, ok)
+		}
+	}
+}
+
+func TestAllocatePortsSkipsTaken(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	busy := l.Addr().(*net.TCPAddr).Port
+	_, ports, err := allocatePorts([]string{"a", "b", "c"}, busy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for role, p := range ports {
+		if p == busy {
+			t.Errorf("%s got the busy port %d", role, p)
+		}
+		if p < busy || seen[p] {
+			t.Errorf("%s got port %d (base %d, seen %v)", role, p, busy, seen)
+		}
+		seen[p] = true
+	}
+}
+
+func TestPIDRecordStopsOnlyItsProcess(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go cmd.Wait()
+	f := filepath.Join(t.TempDir(), "x.pid")
+	if err := writePID(f, cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	r, err := readPID(f)
+	if err != nil || r.PID != cmd.Process.Pid || r.Start == 0 {
+		t.Fatalf("readPID = %+v, %v", r, err)
+	}
+	if !r.alive() {
+		t.Fatal("recorded process not alive")
+	}
+	// A record whose start time differs is another process (recycled pid): never signalled.
+	other := pidRecord{PID: r.PID, Start: r.Start + 1}
+	if other.alive() {
+		t.Fatal("start time not checked")
+	}
+	other.stop(time.Second)
+	if !r.alive() {
+		t.Fatal("stop signalled a process with another start time")
+	}
+	r.stop(5 * time.Second)
+	if r.alive() {
+		t.Fatal("process survived stop")
+	}
+}
+
+func TestLoadStateCorrupt(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := loadState(dir); err == nil {
+		t.Fatal("missing state accepted")
+	}
+	os.WriteFile(filepath.Join(dir, stateFile), []byte("{"), 0o600)
+	if _, err := loadState(dir); err == nil || !strings.Contains(err.Error(), "corrupt") {
+		t.Fatalf("corrupt state: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, stateFile), []byte(`{"name":"x"}`), 0o600)
+	if _, err := loadState(dir); err == nil || !strings.Contains(err.Error(), "incomplete") {
+		t.Fatalf("incomplete state: %v", err)
+	}
+}
+
+func TestSourceKeyStable(t *testing.T) {
+	a, err := sourceKey("go1.26.8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := sourceKey("go1.26.8")
+	c, _ := sourceKey("go1.27.0")
+	if a != b || a == c || len(a) != 16 {
+		t.Fatalf("keys %q %q %q", a, b, c)
+	}
+}
+
+func TestPKIAndKubeconfig(t *testing.T) {
+	dir := t.TempDir()
+	if err := generatePKI(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"ca.key", "sa.key", "admin.key", "etcd.key"} {
+		st, err := os.Stat(filepath.Join(dir, f))
+		if err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, %v", f, st.Mode().Perm(), err)
+		}
+	}
+	b, err := kubeconfigFor(dir, "nuv-x", "https://127.0.0.1:1", "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"server: https://127.0.0.1:1", "client-certificate-data:", "current-context: nuv-x"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("kubeconfig lacks %q", want)
+		}
+	}
+}
+
+func TestRegisterProcessNeedsCluster(t *testing.T) {
+	home := t.TempDir()
+	if err := RegisterProcess(home, "none", "operator", os.Getpid()); err == nil {
+		t.Fatal("registered a process for a missing cluster")
+	}
+	os.MkdirAll(StateDir(home, "c"), 0o700)
+	if err := RegisterProcess(home, "c", "operator", os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
+	r, err := readPID(filepath.Join(PIDDir(home, "c"), "operator.pid"))
+	if err != nil || r.PID != os.Getpid() || !r.alive() {
+		t.Fatalf("%+v %v", r, err)
+	}
+}
