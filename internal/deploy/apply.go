@@ -37,7 +37,11 @@ func (t *target) resource(obj *unstructured.Unstructured) (dynamic.ResourceInter
 		m, err = t.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	}
 	if err != nil {
-		return nil, schema.GroupVersionResource{}, fmt.Errorf("%s %s: the cluster does not serve kind %s: %w", gvk.Kind, obj.GetName(), gvk.GroupVersion().WithKind(gvk.Kind), err)
+		hint := ""
+		if gvk.Group == "nuv.dev" {
+			hint = " (`nuv operator` installs its CustomResourceDefinition)"
+		}
+		return nil, schema.GroupVersionResource{}, fmt.Errorf("%s %s: the cluster does not serve kind %s%s: %w", gvk.Kind, obj.GetName(), gvk.GroupVersion().WithKind(gvk.Kind), hint, err)
 	}
 	if m.Scope.Name() == meta.RESTScopeNameNamespace {
 		ns := obj.GetNamespace()

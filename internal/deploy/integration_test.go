@@ -52,7 +52,7 @@ func (e *env) opts() Options {
 			if v, ok := e.vars[k]; ok {
 				return v
 			}
-			return os.Getenv(k)
+			return testGetenv(k)
 		}}
 }
 

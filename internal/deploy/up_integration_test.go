@@ -17,6 +17,16 @@ import (
 	"github.com/nuv-dev/nuv/internal/paths"
 )
 
+// testGetenv is the process environment without the variables that would change what the
+// verbs deploy (a developer's shell may set them).
+func testGetenv(k string) string {
+	switch k {
+	case kube.EnvCluster, "MY_OPERATOR_IMAGE", "TAG", "WHISK", "NUV_OPERATOR_DIR", "NUV_OPERATOR_MAIN":
+		return ""
+	}
+	return os.Getenv(k)
+}
+
 func TestIntegrationUpFromEmptyClusters(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
@@ -27,10 +37,8 @@ func TestIntegrationUpFromEmptyClusters(t *testing.T) {
 		switch k {
 		case "NUV_HOME":
 			return home
-		case kube.EnvCluster, "MY_OPERATOR_IMAGE", "TAG", "WHISK":
-			return ""
 		}
-		return os.Getenv(k)
+		return testGetenv(k)
 	}
 	t.Cleanup(func() {
 		_ = local.Provider{Home: home, Project: project, Getenv: getenv}.Delete(context.Background(), "dev")

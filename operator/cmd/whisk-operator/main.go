@@ -24,6 +24,9 @@ import (
 	"github.com/nuv-dev/nuv/operator/controller"
 )
 
+// version is stamped at build time (-ldflags "-X main.version=...") by `nuv image`.
+var version = "dev"
+
 func main() {
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "whisk-operator:", err)
@@ -79,7 +82,7 @@ func run(args []string) error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	ctrl.Log.Info("starting whisk-operator", "host", cfg.Host)
+	ctrl.Log.Info("starting whisk-operator", "version", version, "host", cfg.Host)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 
