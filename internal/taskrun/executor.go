@@ -45,6 +45,7 @@ func relIn(base, p string) string {
 // executor builds and sets up a go-task Executor for the flags, with nuv's streams and masking.
 func (s *session) executor(f *flags) (*task.Executor, error) {
 	dir, entrypoint := s.location(f)
+	stdin, stdout, stderr := syncStreams(s.env.In, s.env.Out, s.env.Err)
 	e := task.NewExecutor(
 		task.WithDir(dir),
 		task.WithEntrypoint(entrypoint),
@@ -78,9 +79,9 @@ func (s *session) executor(f *flags) (*task.Executor, error) {
 		task.WithVersionCheck(true),
 		task.WithFailfast(f.failfast),
 		task.WithTempDirPath(f.tempDir),
-		task.WithStdin(s.env.In),
-		task.WithStdout(s.env.Out),
-		task.WithStderr(s.env.Err),
+		task.WithStdin(stdin),
+		task.WithStdout(stdout),
+		task.WithStderr(stderr),
 	)
 	e.UserWorkingDir = s.env.Dir
 	if err := e.Setup(); err != nil {
