@@ -127,7 +127,12 @@ func Remember(project, name, path, kubeType string) error {
 		return fmt.Errorf("remember type of %s: unknown type %q", name, kubeType)
 	}
 	data, _ := json.Marshal(typeCache{Type: kubeType, Sum: fileSum(path)})
-	return fsutil.WriteFileAtomic(typeCachePath(project, name), append(data, '\n'), 0o644)
+	data = append(data, '\n')
+	p := typeCachePath(project, name)
+	if old, err := os.ReadFile(p); err == nil && string(old) == string(data) {
+		return nil // already known: spare the write and its fsync
+	}
+	return fsutil.WriteFileAtomic(p, data, 0o644)
 }
 
 // Remembered returns the type remembered for the kubeconfig at path, "" when none or stale.
