@@ -3,13 +3,13 @@
 # run in parallel (the default) against the same runs in series (--parallel 1), in one run, and the
 # ratio parallel/serial (target: <= 0.5 on 2 cores). Prints the figures; asserts nothing.
 #
-#   bash bench/allkubes/run.sh            # ROUNDS=3 to repeat the pair of runs
+#   bash bench/allkubes/run.sh            # ROUNDS=N pairs of runs (default 2; order alternates)
 #
 # Needs Go and the nuv-kube companion (built on first use and cached, or `nuv cluster prepare`).
 # Everything lives in a temporary NUV_HOME and project, deleted at the end.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-rounds=${ROUNDS:-1}
+rounds=${ROUNDS:-2}
 work=$(mktemp -d /tmp/nuv-bench-allkubes.XXXXXX)
 export NUV_HOME=$work/home NUV_PROJECT=$work/project
 nuv=$work/nuv
@@ -56,11 +56,11 @@ run() { # args: all-kubes flags; prints seconds, fails the benchmark if a cluste
   secs "$t0" "$t1"
 }
 
+echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-6s %12s %12s %8s\n' round parallel_s serial_s ratio
 tp=0; ts=0
 for r in $(seq 1 "$rounds"); do
-  p=$(run)
-  s=$(run --parallel 1)
+  if [ $((r % 2)) -eq 1 ]; then p=$(run); s=$(run --parallel 1); else s=$(run --parallel 1); p=$(run); fi
   ratio=$(awk -v p="$p" -v s="$s" 'BEGIN { printf "%.2f", p / s }')
   printf '%-6s %12s %12s %8s\n' "$r" "$p" "$s" "$ratio"
   tp=$(awk -v a="$tp" -v b="$p" 'BEGIN { print a + b }')
