@@ -235,6 +235,7 @@ func TestUnreachableIsFastAndDoesNotDelayOthers(t *testing.T) {
 	}
 	defer l.Close()
 	f.kubeconfig(t, "blackhole", "https://"+l.Addr().String())
+	os.WriteFile(filepath.Join(f.project, "clusters", "broken.kubeconfig"), []byte("clusters: [oops"), 0o600)
 	var out bytes.Buffer
 	o := f.options(&out, "pass")
 	o.ProbeTimeout = 1500 * time.Millisecond
@@ -248,7 +249,7 @@ func TestUnreachableIsFastAndDoesNotDelayOthers(t *testing.T) {
 		t.Errorf("run took %s with a %s probe timeout", took, o.ProbeTimeout)
 	}
 	st := statuses(res.Report)
-	if st["up"] != report.Passed || st["refused"] != report.Unreachable || st["blackhole"] != report.Unreachable {
+	if st["up"] != report.Passed || st["refused"] != report.Unreachable || st["blackhole"] != report.Unreachable || st["broken"] != report.Failed {
 		t.Errorf("statuses: %v", st)
 	}
 	for _, x := range res.Report.Results {

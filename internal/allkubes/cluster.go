@@ -96,6 +96,9 @@ func (o *Options) runCluster(ctx context.Context, c Cluster, dir string, sem cha
 	p, err := o.probeCluster(ctx, c)
 	if err != nil {
 		res.Status, res.Message, res.ExitCode = report.Unreachable, err.Error(), -1
+		if c.Err != nil {
+			res.Status = report.Failed // the kubeconfig itself is broken: nothing to reach
+		}
 		if ctx.Err() != nil {
 			res.Status = report.Cancelled
 		}
