@@ -36,7 +36,11 @@ func (t *target) deleteAndWait(ctx context.Context, objs []*unstructured.Unstruc
 		}
 	}
 	for _, obj := range pending {
-		if err := t.waitFor(ctx, obj, o.Timeout, o.Out, gone); err != nil {
+		check := gone
+		if obj.GetKind() == "Whisk" {
+			check = whiskGone
+		}
+		if err := t.waitFor(ctx, obj, o.Timeout, o.Out, check); err != nil {
 			return n, err
 		}
 	}
@@ -153,4 +157,14 @@ func (t *target) dropFinalizers(ctx context.Context, w *unstructured.Unstructure
 	}
 	fmt.Fprintf(out, "whisk %s/%s: %s finalizers %s\n", w.GetNamespace(), w.GetName(), verb, strings.Join(w.GetFinalizers(), ", "))
 	return nil
+}
+
+// whiskGone is gone with a hint: a Whisk's finalizer is removed by the operator, so a Whisk that
+// stays needs a running operator (or `nuv defin`).
+func whiskGone(obj *unstructured.Unstructured) (bool, string) {
+	done, why := gone(obj)
+	if !done && len(obj.GetFinalizers()) > 0 {
+		why += "; the operator removes its finalizer once the components are cleaned up (is it running? `nuv defin` frees a stuck Whisk)"
+	}
+	return done, why
 }

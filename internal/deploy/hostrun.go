@@ -129,7 +129,12 @@ func buildBinary(ctx context.Context, o Options) (string, error) {
 		return "", err
 	}
 	fmt.Fprintf(o.Out, "building the operator (%s) for the host...\n", mainPackage(o))
-	tmp := fmt.Sprintf("%s.tmp-%d", bin, os.Getpid())
+	f, err := os.CreateTemp(filepath.Dir(bin), filepath.Base(bin)+".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	tmp := f.Name()
+	f.Close()
 	cmd := exec.CommandContext(ctx, goBin, "build", "-o", tmp, mainPackage(o))
 	cmd.Dir = o.Project
 	var outBuf bytes.Buffer

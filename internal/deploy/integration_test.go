@@ -193,6 +193,17 @@ func TestIntegrationDeployVerbs(t *testing.T) {
 		}
 	})
 
+	t.Run("status", func(t *testing.T) {
+		e.t = t
+		e.must("status", Status(ctx, e.opts()))
+		for _, want := range []string{"operator: deployment nuv-system/whisk-operator Available", "host:     operator pid",
+			"whisk:    default/whisk Ready=True (Ready)", "RedisReady       True"} {
+			if !strings.Contains(e.out.String(), want) {
+				t.Errorf("status lacks %q", want)
+			}
+		}
+	})
+
 	t.Run("dry run changes nothing", func(t *testing.T) {
 		e.t = t
 		before := e.resourceVersions(ctx)

@@ -115,11 +115,12 @@ func ensureHostOperator(ctx context.Context, o Options, t *target, objs []*unstr
 		return err
 	}
 	if pid, running, ok := h.running(); ok {
-		if _, kerr := os.Stat(h.kubeconfig()); running == bin && kerr == nil {
+		// Keep it while it runs the current binary and its token is far from expiring.
+		if st, kerr := os.Stat(h.kubeconfig()); running == bin && kerr == nil && time.Since(st.ModTime()) < tokenLifetime/2 {
 			fmt.Fprintf(o.Out, "operator running on the host (pid %d, log %s)\n", pid, h.logFile())
 			return nil
 		}
-		fmt.Fprintf(o.Out, "restarting the host operator (pid %d) with the current sources\n", pid)
+		fmt.Fprintf(o.Out, "restarting the host operator (pid %d) with the current sources and a fresh token\n", pid)
 		h.stop(5 * time.Second)
 	}
 	ns, sa, err := serviceAccountOf(objs)
