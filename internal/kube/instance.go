@@ -51,8 +51,9 @@ var varRef = regexp.MustCompile(`\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}
 
 // RenderInstance reads an instance file and substitutes ${VAR} from the environment, then from the
 // project's .env (the directory above tests/). ${VAR:-default} gives default when VAR is unset or
-// empty; $${ is a literal ${. A variable neither set (non-empty) in the environment nor defined in
-// .env is an error naming it, the file and the line, never an empty string.
+// empty; $${ is a literal ${; whole-line # comments are left alone. A variable neither set
+// (non-empty) in the environment nor defined in .env is an error naming it, the file and the
+// line, never an empty string.
 func RenderInstance(path string, getenv func(string) string) ([]byte, error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -77,6 +78,12 @@ func RenderInstance(path string, getenv func(string) string) ([]byte, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
 	for line := 1; sc.Scan(); line++ {
+		if strings.HasPrefix(strings.TrimSpace(sc.Text()), "#") {
+			// A whole-line YAML comment is left as written: documenting ${VAR} is not using it.
+			out.WriteString(sc.Text())
+			out.WriteByte('\n')
+			continue
+		}
 		text := varRef.ReplaceAllStringFunc(sc.Text(), func(m string) string {
 			if m == "$${" {
 				return "${"

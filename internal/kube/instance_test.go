@@ -53,6 +53,7 @@ func TestRenderInstance(t *testing.T) {
 		{name: "empty default", in: "r: '${NOPE:-}'\n", want: "r: ''\n"},
 		{name: "escape", in: "cmd: $${HOME} $HOME\n", want: "cmd: ${HOME} $HOME\n"},
 		{name: "no variables", in: "plain: yes\n", want: "plain: yes\n"},
+		{name: "comments untouched", in: "# set ${UNSET_DOC} to change it\n  # ${ALSO}\nx: ${FROM_DOTENV} # ${TRAILING:-t}\n", want: "# set ${UNSET_DOC} to change it\n  # ${ALSO}\nx: dot # t\n"},
 		{name: "unset is an error", in: "a: 1\nb: ${MISSING_ONE}\nc: ${MISSING_TWO} ${FROM_DOTENV}\n", err: "line 2: ${MISSING_ONE}; line 3: ${MISSING_TWO}"},
 	}
 	for _, c := range cases {
