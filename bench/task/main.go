@@ -124,12 +124,54 @@ func run(n int, keep bool) error {
 		v, _, _ := stats(subjects[3].times)
 		fmt.Printf("nuv -version median: %.1f ms   (target <= 20 ms)\n", ms(v))
 	}
+	printInits(nuv, proj, env)
 	if subjects[4].err == nil && subjects[0].err == nil {
 		a, _, _ := stats(subjects[4].times)
 		b, _, _ := stats(subjects[0].times)
 		fmt.Printf("ratio bundle dispatch / task: %.2f\n", float64(a)/float64(b))
 	}
 	return nil
+}
+
+// printInits shows where nuv's start-up goes: package init time (GODEBUG=inittrace=1), the
+// median of 9 runs in total and the heaviest packages of the median run.
+func printInits(nuv, dir string, env []string) {
+	type run struct {
+		total float64
+		pkgs  []string
+	}
+	var runs []run
+	for i := 0; i < 9; i++ {
+		cmd := exec.Command(nuv, "-version")
+		cmd.Dir, cmd.Env = dir, append(env, "GODEBUG=inittrace=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return
+		}
+		var r run
+		type pkg struct {
+			name string
+			ms   float64
+		}
+		var ps []pkg
+		for _, line := range strings.Split(string(out), "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 6 && f[0] == "init" && f[5] == "ms" {
+				var v float64
+				fmt.Sscan(f[4], &v)
+				r.total += v
+				ps = append(ps, pkg{f[1], v})
+			}
+		}
+		sort.Slice(ps, func(i, j int) bool { return ps[i].ms > ps[j].ms })
+		for _, p := range ps[:min(4, len(ps))] {
+			r.pkgs = append(r.pkgs, fmt.Sprintf("%s %.1f ms", p.name, p.ms))
+		}
+		runs = append(runs, r)
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].total < runs[j].total })
+	m := runs[len(runs)/2]
+	fmt.Printf("nuv package init (GODEBUG=inittrace=1, median of 9): %.1f ms; heaviest: %s\n", m.total, strings.Join(m.pkgs, ", "))
 }
 
 func timeOnce(argv []string, dir string, env []string) (time.Duration, string, error) {
