@@ -155,3 +155,22 @@ func TestUnwritableHome(t *testing.T) {
 		t.Errorf("a task ran: %q", out.String())
 	}
 }
+
+// TestNuvIsTheRunningBinary: another `nuv` and `task` earlier on PATH never shadow the running
+// binary inside a task.
+func TestNuvIsTheRunningBinary(t *testing.T) {
+	h := newHarness(t, "impostor")
+	fake := t.TempDir()
+	for _, name := range []string{"nuv", "task"} {
+		if err := os.WriteFile(filepath.Join(fake, name), []byte("#!/bin/sh\necho impostor\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.opts.Env = append(h.opts.Env, "PATH="+fake+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var out, errb bytes.Buffer
+	err := taskrun.Main(context.Background(), h.env(&out, &errb), nil, h.opts)
+	want := "cmVhbA==\ninner task run by the running nuv\n"
+	if err != nil || out.String() != want {
+		t.Errorf("err %v, stdout %q, want %q (stderr %q)", err, out.String(), want, errb.String())
+	}
+}
