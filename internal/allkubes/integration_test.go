@@ -255,9 +255,21 @@ func TestIntegrationAllKubes(t *testing.T) {
 	})
 
 	t.Run("each cluster's objects exist only on that cluster", func(t *testing.T) {
-		r := allKubes(t, exe, project, home, nil, "--", "itest", "--keep", "T=isolation")
+		// The children never read or write ~/.kube/config: point HOME at a directory holding a
+		// config for a cluster that does not exist and check it is left byte-identical.
+		fakeHome := t.TempDir()
+		sentinel := []byte("apiVersion: v1\nkind: Config\nclusters:\n- name: wrong\n  cluster: {server: 'https://127.0.0.1:1'}\ncontexts:\n- name: wrong\n  context: {cluster: wrong, user: wrong}\ncurrent-context: wrong\nusers:\n- name: wrong\n  user: {}\n")
+		os.MkdirAll(filepath.Join(fakeHome, ".kube"), 0o755)
+		os.WriteFile(filepath.Join(fakeHome, ".kube", "config"), sentinel, 0o600)
+		r := allKubes(t, exe, project, home, []string{"HOME=" + fakeHome}, "--", "itest", "--keep", "T=isolation")
 		if r.code != 0 {
 			t.Fatalf("exit %d", r.code)
+		}
+		if got, _ := os.ReadFile(filepath.Join(fakeHome, ".kube", "config")); !bytes.Equal(got, sentinel) {
+			t.Error("~/.kube/config changed")
+		}
+		if ents, _ := os.ReadDir(filepath.Join(fakeHome, ".kube")); len(ents) != 1 {
+			t.Errorf("files appeared in ~/.kube: %v", ents)
 		}
 		ctx := context.Background()
 		for _, n := range names {
