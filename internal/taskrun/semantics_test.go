@@ -27,7 +27,7 @@ type semCase struct {
 
 func semanticCases() []semCase {
 	return []semCase{
-		{name: "includes", fixture: "includes", runs: [][]string{{}, {"--list-all"}}, codes: []int{0, 0}},
+		{name: "includes", fixture: "includes", runs: [][]string{{}, {"--list-all"}, {"-d", "sub", "hello"}, {"-t", "sub/Taskfile.yml", "hello", "WHO=flag"}}, codes: []int{0, 0, 0, 0}},
 		{name: "deps-parallel", fixture: "deps", runs: [][]string{{"-s"}}, codes: []int{0}},
 		{name: "dotenv", fixture: "dotenv", setup: func(h *harness) {
 			h.opts.DefaultEnv = []string{"FROM_NUV_DOTENV=nuv-dotenv", "PROCESS_WINS=from-dotenv"}
@@ -48,8 +48,8 @@ func semanticCases() []semCase {
 		{name: "dry-run", fixture: "cliargs", runs: [][]string{{"-n", "GREETING=dry", "--", "one"}}, codes: []int{0}},
 		{name: "exit-codes", fixture: "exitcodes", runs: [][]string{
 			{"ok"}, {"nope"}, {"fail"}, {"-x", "fail"}, {"internal-task"}, {"-l"}, {"--list", "--json"},
-			{"--list", "--list-all"}, {"--no-such-flag"}, {"-t", "missing.yml"},
-		}, codes: []int{0, 200, 201, 3, 202, 0, 0, 1, 2, 100}},
+			{"--list", "--list-all"}, {"--no-such-flag"}, {"-t", "missing.yml"}, {"--init"},
+		}, codes: []int{0, 200, 201, 3, 202, 0, 0, 1, 2, 100, 101}},
 		{name: "flags", fixture: "flags", runs: [][]string{
 			{"--summary", "documented"}, {"-o", "prefixed", "documented"}, {"-C", "1", "-s", "one", "two"},
 			{"-y", "careful"}, {"careful"}, {"-p", "-s", "-o", "group", "--output-group-error-only", "one", "two"},
