@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/go-task/task/v3"
@@ -32,7 +33,8 @@ func Main(ctx context.Context, env *cli.Env, argv []string, opts Options) error 
 			fmt.Fprint(env.Out, f.fs.FlagUsages())
 			return nil
 		case f.version:
-			fmt.Fprintf(env.Out, "Task version: %s (embedded in nuv)\n", TaskVersion())
+			// exactly as the stock CLI, for scripts that parse it
+			fmt.Fprintln(env.Out, strings.TrimPrefix(TaskVersion(), "v"))
 			return nil
 		case f.experiments:
 			return printExperiments(env)
@@ -163,5 +165,9 @@ func TaskVersion() string {
 			}
 		}
 	}
-	return "v3"
+	return pinnedTaskVersion
 }
+
+// pinnedTaskVersion is the go-task version go.mod pins, for binaries without module build
+// information (test binaries).
+const pinnedTaskVersion = "v3.54.0"

@@ -48,8 +48,8 @@ func semanticCases() []semCase {
 		{name: "dry-run", fixture: "cliargs", runs: [][]string{{"-n", "GREETING=dry", "--", "one"}}, codes: []int{0}},
 		{name: "exit-codes", fixture: "exitcodes", runs: [][]string{
 			{"ok"}, {"nope"}, {"fail"}, {"-x", "fail"}, {"internal-task"}, {"-l"}, {"--list", "--json"},
-			{"--list", "--list-all"}, {"--no-such-flag"}, {"-t", "missing.yml"}, {"--init"},
-		}, codes: []int{0, 200, 201, 3, 202, 0, 0, 1, 2, 100, 101}},
+			{"--list", "--list-all"}, {"--no-such-flag"}, {"-t", "missing.yml"}, {"--init"}, {"--version"},
+		}, codes: []int{0, 200, 201, 3, 202, 0, 0, 1, 2, 100, 101, 0}},
 		{name: "flags", fixture: "flags", runs: [][]string{
 			{"--summary", "documented"}, {"-o", "prefixed", "documented"}, {"-C", "1", "-s", "one", "two"},
 			{"-y", "careful"}, {"careful"}, {"-p", "-s", "-o", "group", "--output-group-error-only", "one", "two"},
