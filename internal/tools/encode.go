@@ -11,10 +11,11 @@ import (
 )
 
 func base64Tool(_ context.Context, env *cli.Env, args []string) error {
-	f := newFlags("base64", "[-d] [-n] [TEXT...]", `
+	f := newFlags("base64", "[-e | -d] [-n] [TEXT...]", `
 Encodes TEXT (the arguments joined by spaces; stdin when none) as base64, or decodes it with -d.
 Decoding ignores surrounding whitespace and accepts padded and unpadded, standard and URL-safe
 input. The result ends with a newline unless -n.`)
+	f.BoolP("encode", "e", true, "encode (the default; accepted for published bundles)")
 	decode := f.BoolP("decode", "d", false, "decode instead of encode")
 	noNL := f.BoolP("no-newline", "n", false, "do not print a trailing newline")
 	if done, err := f.parse(env, args); done || err != nil {

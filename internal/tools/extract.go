@@ -5,6 +5,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"compress/bzip2"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -20,7 +21,7 @@ import (
 
 func extractTool(_ context.Context, env *cli.Env, args []string) error {
 	f := newFlags("extract", "[-C DIR] ARCHIVE [ENTRY...]", `
-Extracts a .zip, .tar or gzip-compressed tar (.tar.gz, .tgz) archive into DIR (default: the current
+Extracts a .zip, .tar, or gzip- or bzip2-compressed tar (.tar.gz, .tgz, .tar.bz2) archive into DIR (default: the current
 directory); the format is detected from the content. Without ENTRY every entry is extracted with
 its path. Each ENTRY names an entry by its path or its base name (e.g. "kubectl" for
 "bin/linux/kubectl") and is written as DIR/<base name>; a missing ENTRY is an error. Entries that
@@ -73,6 +74,8 @@ func (x *extractor) extract(archive string) error {
 			return err
 		}
 		return x.zip(file, st.Size())
+	case bytes.HasPrefix(magic, []byte("BZh")):
+		return x.tar(bzip2.NewReader(br))
 	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
 		gz, err := gzip.NewReader(br)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -126,4 +127,29 @@ func TestSh(t *testing.T) {
 		tc.tool = "sh"
 		t.Run(tc.name, tc.run)
 	}
+}
+
+// TestExtractBzip2 uses bzip2(1) to make the archive (Go has no bzip2 writer); skipped without it.
+func TestExtractBzip2(t *testing.T) {
+	bz, err := exec.LookPath("bzip2")
+	if err != nil {
+		t.Skip("bzip2 not installed")
+	}
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	tw.WriteHeader(&tar.Header{Name: "bin/helm", Mode: 0o755, Size: 4, Typeflag: tar.TypeReg})
+	tw.Write([]byte("helm"))
+	tw.Close()
+	cmd := exec.Command(bz, "-c")
+	cmd.Stdin = &buf
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "helm.tar.bz2"), out, 0o644)
+	if r := runTool(t, dir, "extract", []string{"helm.tar.bz2", "helm"}, "", nil); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.err)
+	}
+	fileIs("helm", "helm")(t, dir)
 }

@@ -24,7 +24,7 @@ func Commands() []cli.Command {
 		{Name: "empty", Short: "exit 0 if a file is missing or empty (a directory: no entries)", Run: emptyTool},
 		{Name: "envsubst", Short: "substitute $VAR and ${VAR} from the environment; unset is an error", Run: envsubstTool},
 		{Name: "executable", Short: "make files executable (chmod +x where readable)", Run: executableTool},
-		{Name: "extract", Short: "extract a .zip, .tar, .tar.gz/.tgz archive (all or named entries)", Run: extractTool},
+		{Name: "extract", Short: "extract a .zip, .tar, .tar.gz/.tgz or .tar.bz2 archive (all or named entries)", Run: extractTool},
 		{Name: "needupdate", Short: "exit 0 if semver A is newer than B, 1 if not", Run: needupdateTool},
 		{Name: "random", Short: "print a random number, integer (--int), string (--str) or UUID (-u)", Run: randomTool},
 		{Name: "retry", Short: "run a command until it succeeds, with exponential backoff", Run: retryTool},

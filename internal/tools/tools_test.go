@@ -95,6 +95,7 @@ func TestTools(t *testing.T) {
 	cases := []toolCase{
 		// -base64
 		{name: "base64 args", tool: "base64", args: []string{"hello", "world"}, out: "aGVsbG8gd29ybGQ=\n"},
+		{name: "base64 -e", tool: "base64", args: []string{"-e", "hi"}, out: "aGk=\n"},
 		{name: "base64 stdin -n", tool: "base64", args: []string{"-n"}, stdin: "hi", out: "aGk="},
 		{name: "base64 decode", tool: "base64", args: []string{"-d", "aGVsbG8gd29ybGQ="}, out: "hello world\n"},
 		{name: "base64 decode unpadded url", tool: "base64", args: []string{"-d", "-n", "Pz8_"}, out: "???"},
