@@ -122,6 +122,12 @@ func TestRun(t *testing.T) {
 	if got := cli.ExitCode(err); got != 200 {
 		t.Errorf("Run(missing): exit %d, want 200 (%v)", got, err)
 	}
+	h.opts.Silent = true
+	errb.Reset()
+	if err := taskrun.Run(context.Background(), h.env(&out, &errb), h.opts, []taskrun.Call{{Task: "greet"}}, nil); err != nil || errb.Len() != 0 {
+		t.Errorf("Run with Silent: %v, stderr %q (want no command echo)", err, errb.String())
+	}
+	h.opts.Silent = false
 	h.opts.Entrypoint = ""
 	err = taskrun.Run(context.Background(), h.env(&out, &errb), h.opts, []taskrun.Call{{Task: "fail"}}, nil)
 	if got := cli.ExitCode(err); got != 201 {

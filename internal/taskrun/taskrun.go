@@ -35,6 +35,8 @@ type Options struct {
 	DefaultEnv []string
 	// SecretKeys names variables to mask besides the secret-looking ones (config `secrets`).
 	SecretKeys []string
+	// Silent makes Run not echo commands (as `task -s`).
+	Silent bool
 	// ExitCode makes Run fail with a failing command's own exit code instead of go-task's 201
 	// (as `task -x`).
 	ExitCode bool
@@ -58,6 +60,7 @@ func Run(ctx context.Context, env *cli.Env, opts Options, calls []Call, cliArgs 
 		if err != nil {
 			return err
 		}
+		f.silent = f.silent || s.opts.Silent
 		e, err := s.executor(f)
 		if err != nil {
 			return s.fail(err, false)
