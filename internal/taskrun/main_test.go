@@ -63,7 +63,7 @@ func asNuv(args []string) (int, bool) {
 }
 
 // fixture copies testdata/<name> to a fresh directory and returns it.
-func fixture(t *testing.T, name string) string {
+func fixture(t testing.TB, name string) string {
 	t.Helper()
 	dst := t.TempDir()
 	src := filepath.Join("testdata", name)
@@ -89,7 +89,7 @@ func fixture(t *testing.T, name string) string {
 
 // harness runs nuv -task invocations in-process and records a transcript for a golden file.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	home  string
 	exe   string
@@ -97,7 +97,7 @@ type harness struct {
 	trans strings.Builder
 }
 
-func newHarness(t *testing.T, fixtureName string) *harness {
+func newHarness(t testing.TB, fixtureName string) *harness {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
