@@ -109,6 +109,9 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 			failed++
 		}
 	}
+	if ctx.Err() == nil && !cfg.Keep {
+		failed += waitNamespacesGone(ctx, cl, cfg, results)
+	}
 	fmt.Fprintf(cfg.Out, "itest: %d passed, %d failed\n", len(results)-failed, failed)
 	if err := ctx.Err(); err != nil {
 		return results, fmt.Errorf("itest interrupted: %w", err)
@@ -165,7 +168,7 @@ func runTest(ctx context.Context, cl *client, cfg Config, t Test) Result {
 	if r.Err != nil {
 		tr.saveArtifacts(context.WithoutCancel(ctx))
 	}
-	if err := tr.cleanup(context.WithoutCancel(ctx), ctx.Err() != nil); err != nil {
+	if err := tr.cleanup(context.WithoutCancel(ctx)); err != nil {
 		fmt.Fprintf(cfg.Out, "    warning: cleanup of %s: %v\n", t.Name, err)
 	}
 	return r
@@ -239,9 +242,9 @@ func (tr *testRun) touch(u *unstructured.Unstructured) {
 	f.Write(append(line, '\n'))
 }
 
-// cleanup deletes what the test applied outside its namespace, then the namespace, waiting
-// (bounded) until the namespace is gone.
-func (tr *testRun) cleanup(ctx context.Context, interrupted bool) error {
+// cleanup deletes what the test applied outside its namespace, then the namespace (Run waits for
+// the namespaces after the last test).
+func (tr *testRun) cleanup(ctx context.Context) error {
 	if tr.cfg.Keep {
 		fmt.Fprintf(tr.cfg.Out, "    keeping namespace %s\n", tr.ns)
 		return nil
@@ -257,24 +260,56 @@ func (tr *testRun) cleanup(ctx context.Context, interrupted bool) error {
 			errs = append(errs, fmt.Errorf("delete %s: %w", ref(u), err))
 		}
 	}
-	nss := tr.cl.cs.CoreV1().Namespaces()
-	if err := nss.Delete(ctx, tr.ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return errors.Join(append(errs, fmt.Errorf("delete namespace %s: %w", tr.ns, err))...)
-	}
-	if interrupted {
-		return errors.Join(errs...) // deletion asked for; no waiting once interrupted
-	}
-	err := poll(ctx, time.Minute, func(ctx context.Context) error {
-		_, err := nss.Get(ctx, tr.ns, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("namespace %s still terminating", tr.ns)
-	})
-	if err != nil {
-		errs = append(errs, err)
+	if err := tr.cl.cs.CoreV1().Namespaces().Delete(ctx, tr.ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		errs = append(errs, fmt.Errorf("delete namespace %s: %w", tr.ns, err))
 	}
 	return errors.Join(errs...)
+}
+
+// NamespaceTimeout bounds the wait, after the last test, for the test namespaces to be gone.
+const NamespaceTimeout = 90 * time.Second
+
+// waitNamespacesGone waits (all at once, after the last test, so tests do not wait for each
+// other's teardown) until every test namespace is gone. A namespace that stays is a failure of its
+// test (say, a finalizer nobody removes) at step <test>/cleanup; it returns how many tests that
+// newly failed.
+func waitNamespacesGone(ctx context.Context, cl *client, cfg Config, results []Result) int {
+	left := map[string]bool{}
+	for _, r := range results {
+		if r.Namespace != "" {
+			left[r.Namespace] = true
+		}
+	}
+	if len(left) == 0 {
+		return 0
+	}
+	fmt.Fprintf(cfg.Out, "waiting for %d test namespaces to be deleted\n", len(left))
+	nss := cl.cs.CoreV1().Namespaces()
+	poll(ctx, NamespaceTimeout, func(ctx context.Context) error {
+		for ns := range left {
+			if _, err := nss.Get(ctx, ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+				delete(left, ns)
+			}
+		}
+		if len(left) > 0 {
+			return fmt.Errorf("%d namespaces still terminating", len(left))
+		}
+		return nil
+	})
+	newly := 0
+	for i := range results {
+		r := &results[i]
+		if !left[r.Namespace] {
+			continue
+		}
+		err := fmt.Errorf("namespace %s still terminating after %s", r.Namespace, NamespaceTimeout)
+		fmt.Fprintf(cfg.Out, "--- FAIL %s at %s/cleanup: %v\n", r.Name, r.Name, err)
+		if r.Err == nil {
+			r.Err, r.FailingStep = err, r.Name+"/cleanup"
+			newly++
+		}
+	}
+	return newly
 }
 
 // poll calls check until it returns nil or the timeout passes; the error is check's last.
