@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/dotenv"
@@ -16,10 +15,7 @@ import (
 func interpTools() []cli.Command {
 	return append([]cli.Command{
 		{Name: "task", Short: "run Taskfiles with go-task's CLI flags (also: nuv run as `task`)", Run: runTask},
-		{Name: "version", Short: "print nuv's version", Run: func(_ context.Context, env *cli.Env, _ []string) error {
-			fmt.Fprintf(env.Out, "%s\n", Version)
-			return nil
-		}},
+		tools.Version(Version),
 	}, tools.Commands()...)
 }
 

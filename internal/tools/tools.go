@@ -5,6 +5,7 @@
 package tools
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -86,4 +87,20 @@ func input(env *cli.Env, args []string) (string, error) {
 	}
 	b, err := io.ReadAll(env.In)
 	return string(b), err
+}
+
+// Version returns the -version tool printing version (nuv's, stamped at build time). It never
+// touches the network.
+func Version(version string) cli.Command {
+	return cli.Command{Name: "version", Short: "print nuv's version", Run: func(_ context.Context, env *cli.Env, args []string) error {
+		f := newFlags("version", "", "Prints nuv's version.")
+		if done, err := f.parse(env, args); done || err != nil {
+			return err
+		}
+		if f.NArg() > 0 {
+			return f.usagef("unexpected arguments %q", f.Args())
+		}
+		fmt.Fprintln(env.Out, version)
+		return nil
+	}}
 }

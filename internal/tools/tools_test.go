@@ -199,6 +199,22 @@ func fileIs(name, want string) func(*testing.T, string) {
 	}
 }
 
+func TestVersion(t *testing.T) {
+	var out bytes.Buffer
+	env := &cli.Env{Streams: cli.Streams{Out: &out, Err: &out}, Log: cli.Quiet()}
+	v := Version("1.2.3")
+	if err := v.Run(context.Background(), env, nil); err != nil || out.String() != "1.2.3\n" {
+		t.Errorf("-version: %v, %q", err, out.String())
+	}
+	out.Reset()
+	if err := v.Run(context.Background(), env, []string{"-h"}); err != nil || !strings.HasPrefix(out.String(), "Usage: nuv -version") {
+		t.Errorf("-version -h: %v, %q", err, out.String())
+	}
+	if err := v.Run(context.Background(), env, []string{"extra"}); cli.ExitCode(err) != 2 {
+		t.Errorf("-version extra: exit %d, want 2", cli.ExitCode(err))
+	}
+}
+
 func TestEveryToolHasUsage(t *testing.T) {
 	for _, c := range Commands() {
 		r := runTool(t, t.TempDir(), c.Name, []string{"-h"}, "", nil)
