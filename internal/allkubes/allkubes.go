@@ -7,6 +7,15 @@
 // Output is streamed with a per-cluster prefix (or grouped per cluster), a live progress line is
 // drawn on a terminal, failed runs can be retried, each attempt is bounded by a timeout, and a
 // cancelled context (Ctrl-C) ends every child's process group and still writes a partial report.
+//
+// A target is resolved by Resolve: a nuv built-in command (dtest, itest, operator, ...) or a word
+// starting with "-" (a tool) runs as `nuv <target> [args]`; anything else, or any target with
+// --task, is a task of the project's Taskfile: `nuv -task <target> [args]`.
+//
+// Each child gets KUBECONFIG (the cluster's kubeconfig), KUBE (its type), NUV_CLUSTER (its name,
+// which wins over the project's selection), NUV_PROJECT, NUV_HOME, TMPDIR inside a private scratch
+// directory, and the report.Env* files through which test verbs report steps, the failing step,
+// touched objects and failure artifacts.
 package allkubes
 
 import (

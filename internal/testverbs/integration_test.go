@@ -74,7 +74,7 @@ func TestIntegrationVerbs(t *testing.T) {
 		for _, s := range res.Steps {
 			names = append(names, s.Name)
 		}
-		for _, want := range []string{"clean", "operator", "itest/whisk-redis", "itest/whisk-static-off", "itest/whisk-validation", "no-leaks"} {
+		for _, want := range []string{"clean", "operator", "itest/whisk-redis", "itest/whisk-static-off", "itest/whisk-validation", "dtest/no-leaks"} {
 			if !strings.Contains(strings.Join(names, " "), want) {
 				t.Errorf("step %s not reported: %v", want, names)
 			}

@@ -82,7 +82,14 @@ func Test(ctx context.Context, env *cli.Env, t *target, prefix string, timeout, 
 		}
 		return fmt.Errorf("test: %w", err)
 	}
-	if err := Dtest(ctx, env, t, timeout, false, st); err != nil {
+	dt := &steps{getenv: env.Getenv}
+	err = Dtest(ctx, env, t, timeout, false, dt)
+	for _, s := range dt.res.Steps {
+		s.Name = "dtest/" + s.Name
+		st.res.Steps = append(st.res.Steps, s)
+	}
+	if err != nil {
+		st.res.FailingStep, st.res.Message = "dtest/"+dt.res.FailingStep, dt.res.Message
 		return fmt.Errorf("test: %w", err)
 	}
 	fmt.Fprintf(env.Out, "test: passed in %.1fs\n", time.Since(start).Seconds())
