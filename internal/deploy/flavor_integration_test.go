@@ -10,7 +10,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
 )
 
-// A local cluster flavoured as EKS detects as eks (so tests/generic/whisk.yaml applies) but still
+// A local cluster flavoured as EKS detects as eks (so tests/eks/whisk.yaml applies) but still
 // simulates pods: the operator must run on the host there too.
 func TestIntegrationFlavouredLocalClusterRunsTheHostOperator(t *testing.T) {
 	if testing.Short() {
@@ -37,8 +37,8 @@ func TestIntegrationFlavouredLocalClusterRunsTheHostOperator(t *testing.T) {
 				t.Error("eks-flavoured local cluster: type not eks or no host operator")
 			}
 		case "instance":
-			if !strings.Contains(out.String(), "/tests/generic/whisk.yaml") || !strings.Contains(out.String(), "whisk default/whisk Ready") {
-				t.Error("the generic instance file was not applied and Ready")
+			if !strings.Contains(out.String(), "/tests/eks/whisk.yaml") || !strings.Contains(out.String(), "whisk default/whisk Ready") {
+				t.Error("the eks instance file was not applied and Ready")
 			}
 		}
 	}

@@ -89,11 +89,11 @@ func mutateDeployment(d *appsv1.Deployment, w *whiskv1.Whisk, c Component, wl wo
 	setContainer(&d.Spec.Template.Spec, string(c), wl)
 }
 
-func mutateStatefulSet(s *appsv1.StatefulSet, w *whiskv1.Whisk, c Component, wl workload, size string) error {
+func mutateStatefulSet(s *appsv1.StatefulSet, w *whiskv1.Whisk, c Component, wl workload, store whiskv1.StoreSpec) error {
 	s.Labels = mergeLabels(s.Labels, labels(w, c))
 	s.Spec.Replicas = &wl.replicas
 	if s.CreationTimestamp.IsZero() { // selector, service name and claim templates are immutable
-		q, err := storage(size)
+		q, err := storage(store.Storage)
 		if err != nil {
 			return err
 		}
@@ -106,6 +106,9 @@ func mutateStatefulSet(s *appsv1.StatefulSet, w *whiskv1.Whisk, c Component, wl 
 				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: q}},
 			},
 		}}
+		if store.StorageClass != "" {
+			s.Spec.VolumeClaimTemplates[0].Spec.StorageClassName = &store.StorageClass
+		}
 	}
 	s.Spec.Template.Labels = mergeLabels(s.Spec.Template.Labels, labels(w, c))
 	setContainer(&s.Spec.Template.Spec, string(c), wl)

@@ -169,16 +169,16 @@ func (r *WhiskReconciler) ensure(ctx context.Context, w *whiskv1.Whisk, c Compon
 		ok, why := deploymentReady(d)
 		return componentState{ready: ok, message: why}, nil
 	default:
-		size := w.Spec.Redis.Storage
+		store := w.Spec.Redis
 		if c == CouchDB {
-			size = w.Spec.CouchDB.Storage
+			store = w.Spec.CouchDB
 		}
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.Namespace}}
 		if err := r.apply(ctx, w, svc, func() error { mutateService(svc, w, c, wl, true); return nil }); err != nil {
 			return componentState{}, err
 		}
 		s := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.Namespace}}
-		if err := r.apply(ctx, w, s, func() error { return mutateStatefulSet(s, w, c, wl, size) }); err != nil {
+		if err := r.apply(ctx, w, s, func() error { return mutateStatefulSet(s, w, c, wl, store) }); err != nil {
 			return componentState{}, err
 		}
 		ok, why := statefulSetReady(s)

@@ -43,7 +43,7 @@ func allOn() *whiskv1.Whisk {
 		ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: ns, Generation: 1},
 		Spec: whiskv1.WhiskSpec{
 			Controller: whiskv1.ControllerSpec{Enabled: true},
-			Redis:      whiskv1.StoreSpec{Enabled: true, Storage: "2Gi"},
+			Redis:      whiskv1.StoreSpec{Enabled: true, Storage: "2Gi", StorageClass: "fast"},
 			CouchDB:    whiskv1.StoreSpec{Enabled: true},
 			Static:     whiskv1.StaticSpec{Enabled: true, Port: 8080},
 		},
@@ -160,6 +160,14 @@ func TestReconcileCreatesEveryEnabledComponent(t *testing.T) {
 	claim := redis.Spec.VolumeClaimTemplates[0]
 	if got := claim.Spec.Resources.Requests[corev1.ResourceStorage]; got.String() != "2Gi" {
 		t.Errorf("redis storage = %s, want 2Gi", got.String())
+	}
+	if claim.Spec.StorageClassName == nil || *claim.Spec.StorageClassName != "fast" {
+		t.Errorf("redis storage class = %v, want fast", claim.Spec.StorageClassName)
+	}
+	couch := &appsv1.StatefulSet{}
+	h.exists(couch, "w-couchdb")
+	if couch.Spec.VolumeClaimTemplates[0].Spec.StorageClassName != nil {
+		t.Error("couchdb without a storage class got one (want the cluster default)")
 	}
 	if claim.Labels[LabelComponent] != "redis" {
 		t.Errorf("PVC template labels = %v", claim.Labels)

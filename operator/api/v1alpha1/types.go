@@ -61,6 +61,8 @@ type StoreSpec struct {
 	Image   string `json:"image,omitempty"`
 	// Storage is the size of each replica's volume (a quantity such as 1Gi).
 	Storage string `json:"storage,omitempty"`
+	// StorageClass is the StorageClass of the volumes; empty means the cluster's default.
+	StorageClass string `json:"storageClass,omitempty"`
 }
 
 // StaticSpec configures the static-content Deployment and its Service.
