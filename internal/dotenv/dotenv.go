@@ -4,12 +4,15 @@
 package dotenv
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 
 	"github.com/joho/godotenv"
 )
@@ -20,19 +23,41 @@ const FileName = ".env"
 // Load reads one .env file and returns its entries as sorted KEY=VALUE pairs. A missing file is
 // not an error (nil, nil); a malformed one is, naming the file.
 func Load(path string) ([]string, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	defer f.Close()
-	m, err := godotenv.Parse(f)
+	m, err := godotenv.UnmarshalBytes(data)
 	if err != nil {
+		if line := errorLine(data, err); line > 0 {
+			return nil, fmt.Errorf("parse %s:%d: %w", path, line, err)
+		}
 		return nil, fmt.Errorf("parse %s: %w", path, err)
 	}
 	return pairs(m), nil
+}
+
+// near is how godotenv's parse errors quote the rest of the file from the bad spot.
+var near = regexp.MustCompile(`near "((?:[^"\\]|\\.)*)"$`)
+
+// errorLine returns the 1-based line of data a godotenv parse error points at, or 0.
+func errorLine(data []byte, err error) int {
+	m := near.FindStringSubmatch(err.Error())
+	if m == nil {
+		return 0
+	}
+	rest, uerr := strconv.Unquote(`"` + m[1] + `"`)
+	if uerr != nil || rest == "" {
+		return 0
+	}
+	i := bytes.LastIndex(data, []byte(rest))
+	if i < 0 {
+		return 0
+	}
+	return bytes.Count(data[:i], []byte("\n")) + 1
 }
 
 // Dir loads dir/.env (see Load).

@@ -17,7 +17,8 @@ func TestLoad(t *testing.T) {
 	}{
 		{name: "missing", content: "-", want: nil},
 		{name: "pairs", content: "# comment\nB=2\nexport A=one\nQUOTED=\"a b\"\nEMPTY=\n", want: []string{"A=one", "B=2", "EMPTY=", "QUOTED=a b"}},
-		{name: "malformed", content: "A=1\nnot a pair\n", errHas: ".env"},
+		{name: "malformed", content: "A=1\nnot a pair\n", errHas: ".env:2: "},
+		{name: "malformed later", content: "# c\nA=1\n\nB=2\nC D\n", errHas: ".env:5: "},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
