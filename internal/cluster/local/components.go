@@ -26,7 +26,7 @@ type component struct {
 	Name  string
 	Args  []string // arguments after the nuv-kube binary
 	Env   []string
-	Group int    // start order: 0 etcd, 1 apiservers and balancer, 2 controllers
+	Group int    // start order: 0 etcd, apiservers and balancer (apiservers retry etcd), 1 controllers (they need a ready API)
 	Port  int    // the port its health is checked on
 	kind  string // etcd, apiserver, controller, kwok, lb
 }
@@ -113,7 +113,7 @@ func plan(dir string, s *state) []component {
 	}
 	for _, a := range apiserverNames(s) {
 		port := s.Ports[a]
-		cs = append(cs, component{Name: a, Group: 1, Port: port, kind: "apiserver", Args: []string{"kube-apiserver",
+		cs = append(cs, component{Name: a, Group: 0, Port: port, kind: "apiserver", Args: []string{"kube-apiserver",
 			"--etcd-servers=" + strings.Join(etcdURLs, ","),
 			"--etcd-cafile=" + pki("ca.crt"), "--etcd-certfile=" + pki("apiserver-etcd-client.crt"), "--etcd-keyfile=" + pki("apiserver-etcd-client.key"),
 			"--etcd-prefix=/registry",
@@ -136,10 +136,10 @@ func plan(dir string, s *state) []component {
 		for _, a := range apiserverNames(s) {
 			args = append(args, "--backend", "127.0.0.1:"+strconv.Itoa(s.Ports[a]))
 		}
-		cs = append(cs, component{Name: "lb", Args: args, Group: 1, Port: s.Ports["lb"], kind: "lb"})
+		cs = append(cs, component{Name: "lb", Args: args, Group: 0, Port: s.Ports["lb"], kind: "lb"})
 	}
 	cm := s.Ports["kube-controller-manager"]
-	cs = append(cs, component{Name: "kube-controller-manager", Group: 2, Port: cm, kind: "controller", Args: []string{"kube-controller-manager",
+	cs = append(cs, component{Name: "kube-controller-manager", Group: 1, Port: cm, kind: "controller", Args: []string{"kube-controller-manager",
 		"--kubeconfig=" + cfg("controller-manager.kubeconfig"),
 		"--authentication-kubeconfig=" + cfg("controller-manager.kubeconfig"),
 		"--authorization-kubeconfig=" + cfg("controller-manager.kubeconfig"),
@@ -155,7 +155,7 @@ func plan(dir string, s *state) []component {
 		"--profiling=false",
 	}})
 	sch := s.Ports["kube-scheduler"]
-	cs = append(cs, component{Name: "kube-scheduler", Group: 2, Port: sch, kind: "controller", Args: []string{"kube-scheduler",
+	cs = append(cs, component{Name: "kube-scheduler", Group: 1, Port: sch, kind: "controller", Args: []string{"kube-scheduler",
 		"--kubeconfig=" + cfg("scheduler.kubeconfig"),
 		"--authentication-kubeconfig=" + cfg("scheduler.kubeconfig"),
 		"--authorization-kubeconfig=" + cfg("scheduler.kubeconfig"),
@@ -166,7 +166,7 @@ func plan(dir string, s *state) []component {
 		"--profiling=false",
 	}})
 	kw := s.Ports["kwok"]
-	cs = append(cs, component{Name: "kwok", Group: 2, Port: kw, kind: "kwok",
+	cs = append(cs, component{Name: "kwok", Group: 1, Port: kw, kind: "kwok",
 		// kwok also loads ~/.kwok/kwok.yaml: give it the state directory as HOME so a user's file
 		// cannot change nuv's stages.
 		Env: []string{"HOME=" + filepath.Join(dir, "data", "kwok")},

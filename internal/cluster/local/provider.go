@@ -159,9 +159,11 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (cluster.Info, er
 	if err := p.startComponents(ctx, dir, s, false); err != nil {
 		return cluster.Info{}, err
 	}
+	t0 := time.Now()
 	if err := setupCluster(ctx, dir, s); err != nil {
 		return cluster.Info{}, err
 	}
+	p.log().V(1).Infof("  nodes Ready and default ServiceAccount after %.2fs", time.Since(t0).Seconds())
 	if err := p.writeKubeconfig(dir, s); err != nil {
 		return cluster.Info{}, err
 	}
@@ -204,7 +206,7 @@ func (p Provider) writeKubeconfig(dir string, s *state) error {
 // process hung in shutdown, say) is stopped and started again once.
 func (p Provider) startComponents(ctx context.Context, dir string, s *state, repair bool) error {
 	comps := plan(dir, s)
-	for g := 0; g <= 2; g++ {
+	for g := 0; g <= 1; g++ {
 		var group []component
 		for _, c := range comps {
 			if c.Group != g {
@@ -222,7 +224,9 @@ func (p Provider) startComponents(ctx context.Context, dir string, s *state, rep
 		if repair {
 			timeout = 30 * time.Second
 		}
+		t0 := time.Now()
 		errs := waitHealthy(ctx, dir, group, timeout)
+		p.log().V(1).Infof("  group %d (%s) healthy after %.2fs", g, groupNames(group), time.Since(t0).Seconds())
 		if repair && ctx.Err() == nil {
 			var again []component
 			for i, c := range group {
@@ -244,6 +248,14 @@ func (p Provider) startComponents(ctx context.Context, dir string, s *state, rep
 		}
 	}
 	return nil
+}
+
+func groupNames(cs []component) string {
+	var n []string
+	for _, c := range cs {
+		n = append(n, c.Name)
+	}
+	return strings.Join(n, ", ")
 }
 
 func pidPath(dir string, c component) string { return filepath.Join(dir, "pids", c.Name+".pid") }
@@ -321,20 +333,22 @@ func logTail(dir, name string, n int) string {
 // the processes of one group stop in parallel.
 func stopAll(dir string, s *state) {
 	files, _ := pidFiles(dir)
-	group := map[string]int{}
+	wave := map[string]int{}
 	if s != nil && s.Ports != nil {
 		for _, c := range plan(dir, s) {
-			group[c.Name] = c.Group
+			switch c.kind {
+			case "etcd":
+				wave[c.Name] = 3
+			case "apiserver", "lb":
+				wave[c.Name] = 2
+			default:
+				wave[c.Name] = 1
+			}
 		}
 	}
 	waves := make([][]string, 4)
 	for n := range files {
-		g, ok := group[n]
-		if !ok {
-			waves[0] = append(waves[0], n)
-			continue
-		}
-		waves[3-g] = append(waves[3-g], n)
+		waves[wave[n]] = append(waves[wave[n]], n) // unknown names (wave 0) go first
 	}
 	for _, wave := range waves {
 		var wg sync.WaitGroup
