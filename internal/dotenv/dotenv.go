@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/joho/godotenv"
 )
@@ -32,10 +33,12 @@ func Load(path string) ([]string, error) {
 	}
 	m, err := godotenv.UnmarshalBytes(data)
 	if err != nil {
+		// godotenv quotes the rest of the file, which may hold secrets: say where, not what.
+		msg := strings.TrimSpace(near.ReplaceAllString(err.Error(), ""))
 		if line := errorLine(data, err); line > 0 {
-			return nil, fmt.Errorf("parse %s:%d: %w", path, line, err)
+			return nil, fmt.Errorf("parse %s:%d: %s", path, line, msg)
 		}
-		return nil, fmt.Errorf("parse %s: %w", path, err)
+		return nil, fmt.Errorf("parse %s: %s", path, msg)
 	}
 	return pairs(m), nil
 }

@@ -18,7 +18,7 @@ func TestLoad(t *testing.T) {
 		{name: "missing", content: "-", want: nil},
 		{name: "pairs", content: "# comment\nB=2\nexport A=one\nQUOTED=\"a b\"\nEMPTY=\n", want: []string{"A=one", "B=2", "EMPTY=", "QUOTED=a b"}},
 		{name: "malformed", content: "A=1\nnot a pair\n", errHas: ".env:2: "},
-		{name: "malformed later", content: "# c\nA=1\n\nB=2\nC D\n", errHas: ".env:5: "},
+		{name: "malformed later", content: "# c\nA=1\n\nB=2\nC D\nAPI_TOKEN=do-not-print\n", errHas: ".env:5: "},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -32,6 +32,9 @@ func TestLoad(t *testing.T) {
 			if tc.errHas != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.errHas) {
 					t.Fatalf("err %v, want one naming %q", err, tc.errHas)
+				}
+				if strings.Contains(err.Error(), "do-not-print") {
+					t.Errorf("the error shows the file's content: %v", err)
 				}
 				return
 			}
