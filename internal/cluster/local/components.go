@@ -2,11 +2,13 @@ package local
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	_ "embed"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -58,23 +60,25 @@ func portRoles(s *state) []string {
 	return append(roles, "kube-controller-manager", "kube-scheduler", "kwok")
 }
 
-// allocatePorts picks a free loopback port for every role, skipping ports already taken. base > 0
-// scans upwards from base; otherwise the kernel picks.
+// allocatePorts picks a free loopback port for every role, scanning upwards from base and skipping
+// ports already taken. base 0 starts at a random port below the kernel's ephemeral range: ports the
+// kernel hands out (to outgoing connections too) could be taken again between this check and the
+// component binding them.
 func allocatePorts(roles []string, base int) (map[int]bool, map[string]int, error) {
+	if base <= 0 {
+		base = randomBase()
+	}
 	used := map[int]bool{}
 	ports := map[string]int{}
 	next := base
 	for _, r := range roles {
 		var p int
 		for tries := 0; ; tries++ {
-			if tries > 1000 {
+			if tries > 1000 || next > 65535 {
 				return nil, nil, fmt.Errorf("no free loopback port for %s", r)
 			}
-			cand := 0
-			if base > 0 {
-				cand = next
-				next++
-			}
+			cand := next
+			next++
 			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(cand))
 			if err != nil {
 				continue // taken: skip it
@@ -89,6 +93,21 @@ func allocatePorts(roles []string, base int) (map[int]bool, map[string]int, erro
 		ports[r] = p
 	}
 	return used, ports, nil
+}
+
+// randomBase returns a random port in [10000, low-100), low being the start of the kernel's
+// ephemeral port range (32768 by default).
+func randomBase() int {
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 11000 {
+				low = n
+			}
+		}
+	}
+	n, _ := rand.Int(rand.Reader, big.NewInt(int64(low-100-10000)))
+	return 10000 + int(n.Int64())
 }
 
 func url(port int) string { return "https://127.0.0.1:" + strconv.Itoa(port) }

@@ -143,21 +143,28 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (cluster.Info, er
 	if err := generatePKI(filepath.Join(dir, "pki")); err != nil {
 		return cluster.Info{}, fmt.Errorf("generate certificates: %w", err)
 	}
-	_, ports, err := allocatePorts(portRoles(s), o.PortBase)
-	if err != nil {
-		return cluster.Info{}, err
-	}
-	s.Ports = ports
-	s.APIURL = apiURL(s)
-	if err := writeConfigs(dir, s); err != nil {
-		return cluster.Info{}, fmt.Errorf("write configuration: %w", err)
-	}
-	if err := saveState(dir, s); err != nil {
-		return cluster.Info{}, err
-	}
 	p.log().Infof("creating local cluster %s (Kubernetes %s, %d node(s)%s%s)", o.Name, o.Version, o.Nodes, flavorNote(o.Flavor), haNote(o.HA))
-	if err := p.startComponents(ctx, dir, s, false); err != nil {
-		return cluster.Info{}, err
+	// A port found free can still be taken before its component binds it (by another cluster being
+	// created at the same moment): then start over once on other ports.
+	for attempt := 1; ; attempt++ {
+		err := p.startOnFreePorts(ctx, dir, s, o.PortBase)
+		if err == nil {
+			break
+		}
+		if attempt == 3 || ctx.Err() != nil || !strings.Contains(err.Error(), "address already in use") {
+			return cluster.Info{}, err
+		}
+		p.log().Infof("  a port was taken meanwhile; starting again on other ports")
+		stopAll(dir, s)
+		for _, sub := range []string{"data", "logs"} {
+			os.RemoveAll(filepath.Join(dir, sub))
+			if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
+				return cluster.Info{}, err
+			}
+		}
+		if o.PortBase > 0 {
+			o.PortBase += 100
+		}
 	}
 	t0 := time.Now()
 	if err := setupCluster(ctx, dir, s); err != nil {
@@ -199,6 +206,23 @@ func (p Provider) writeKubeconfig(dir string, s *state) error {
 		return fmt.Errorf("write kubeconfig: %w", err)
 	}
 	return nil
+}
+
+// startOnFreePorts allocates ports, writes the configuration and state and starts the components.
+func (p Provider) startOnFreePorts(ctx context.Context, dir string, s *state, base int) error {
+	_, ports, err := allocatePorts(portRoles(s), base)
+	if err != nil {
+		return err
+	}
+	s.Ports = ports
+	s.APIURL = apiURL(s)
+	if err := writeConfigs(dir, s); err != nil {
+		return fmt.Errorf("write configuration: %w", err)
+	}
+	if err := saveState(dir, s); err != nil {
+		return err
+	}
+	return p.startComponents(ctx, dir, s, false)
 }
 
 // startComponents starts the components group by group, waiting for each group to be healthy.
