@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -142,3 +143,5 @@ func TestTableGolden(t *testing.T) {
 		t.Fatalf("list table differs from %s:\n--- got\n%s--- want\n%s", golden, b.String(), want)
 	}
 }
+
+func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
