@@ -131,12 +131,23 @@ func runKubeconfig(ctx context.Context, env *cli.Env, p local.Provider, args []s
 
 func runPrepare(ctx context.Context, env *cli.Env, p local.Provider, args []string) error {
 	fs := flags(env, "prepare")
+	prune := fs.Bool("prune", false, "also remove older companion builds no running cluster uses")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	bin, err := local.Companion{Getenv: env.Getenv, Log: env.Log}.Binary(ctx)
+	comp := local.Companion{Getenv: env.Getenv, Log: env.Log}
+	bin, err := comp.Binary(ctx)
 	if err != nil {
 		return err
+	}
+	if *prune {
+		removed, err := comp.Prune(bin)
+		for _, r := range removed {
+			env.Log.Infof("removed %s", r)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	out, err := exec.CommandContext(ctx, bin, "version").Output()
 	if err != nil {

@@ -255,3 +255,35 @@ func lockFile(ctx context.Context, path string, log cli.Logger) (func(), error) 
 		}
 	}
 }
+
+// Prune removes the companion builds other than keep (a path Binary returned) that no running
+// process executes, and returns the directories removed.
+func (c Companion) Prune(keep string) ([]string, error) {
+	root := filepath.Join(CacheDir(c.getenv()), "nuv-kube")
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	inUse := map[string]bool{filepath.Dir(keep): true}
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		if exe, err := os.Readlink(filepath.Join("/proc", p.Name(), "exe")); err == nil {
+			inUse[filepath.Dir(strings.TrimSuffix(exe, " (deleted)"))] = true
+		}
+	}
+	var removed []string
+	for _, e := range entries {
+		dir := filepath.Join(root, e.Name())
+		if !e.IsDir() || inUse[dir] {
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return removed, fmt.Errorf("prune %s: %w", dir, err)
+		}
+		removed = append(removed, dir)
+	}
+	return removed, nil
+}
