@@ -452,8 +452,13 @@ spec:
 		if st, _ := p.Status(ctx, "it"); st.Status != cluster.Stopped {
 			t.Fatalf("after stop: %s", st.Status)
 		}
-		if err := p.Start(ctx, "it"); err != nil {
+		// Ensure (what `nuv up` uses) starts the stopped cluster instead of creating one.
+		got, err := p.Ensure(ctx, local.CreateOptions{Name: "it", Nodes: 1})
+		if err != nil {
 			t.Fatal(err)
+		}
+		if got.Status != cluster.Running || got.Nodes != 3 || got.NodesReady != 3 {
+			t.Fatalf("after Ensure: %s, %d/%d nodes", got.Status, got.NodesReady, got.Nodes)
 		}
 		if _, err := cs.CoreV1().ConfigMaps("default").Get(ctx, "ssa", metav1.GetOptions{}); err != nil {
 			t.Fatalf("data lost across stop/start: %v", err)

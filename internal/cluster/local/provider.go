@@ -478,3 +478,30 @@ func (p Provider) Names() ([]string, error) {
 	sort.Strings(names)
 	return names, nil
 }
+
+// Ensure returns the cluster o.Name running: it creates it if it does not exist, and starts or
+// repairs it if it is stopped or degraded (options other than the name only apply to a creation).
+// This is what `nuv up` uses for its "dev" cluster.
+func (p Provider) Ensure(ctx context.Context, o CreateOptions) (cluster.Info, error) {
+	if o.Name == "" {
+		o.Name = "local"
+	}
+	info, err := p.Status(ctx, o.Name)
+	if errors.Is(err, cluster.ErrNotFound) {
+		return p.Create(ctx, o)
+	}
+	if err != nil {
+		return info, err
+	}
+	if info.Status == cluster.Corrupt {
+		return info, fmt.Errorf("cluster %q: %w (delete it with `nuv cluster delete %s`)", o.Name, info.Err, o.Name)
+	}
+	if info.Status != cluster.Running || info.NodesReady < info.Nodes {
+		p.log().Infof("starting local cluster %s (%s)", o.Name, info.Status)
+		if err := p.Start(ctx, o.Name); err != nil {
+			return info, err
+		}
+		return p.Status(ctx, o.Name)
+	}
+	return info, nil
+}
