@@ -44,6 +44,7 @@ type Status string
 
 // Cluster states reported by providers.
 const (
+	Creating Status = "creating" // being created (by this or another nuv)
 	Running  Status = "running"  // every component up
 	Degraded Status = "degraded" // some components down: `nuv cluster start` repairs it
 	Stopped  Status = "stopped"  // no component running

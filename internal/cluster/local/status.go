@@ -78,7 +78,7 @@ func (p Provider) status(ctx context.Context, name, dir string) cluster.Info {
 		info.Status = cluster.Degraded
 	}
 	if s.Phase == "creating" && info.Status != cluster.Stopped {
-		info.Status = "creating"
+		info.Status = cluster.Creating
 	}
 	if up > 0 {
 		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)

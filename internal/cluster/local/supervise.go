@@ -1,0 +1,198 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// startOnFreePorts allocates ports, writes the configuration and state and starts the components.
+func (p Provider) startOnFreePorts(ctx context.Context, dir string, s *state, base int) error {
+	_, ports, err := allocatePorts(portRoles(s), base)
+	if err != nil {
+		return err
+	}
+	s.Ports = ports
+	s.APIURL = apiURL(s)
+	if err := writeConfigs(dir, s); err != nil {
+		return fmt.Errorf("write configuration: %w", err)
+	}
+	if err := saveState(dir, s); err != nil {
+		return err
+	}
+	return p.startComponents(ctx, dir, s, false)
+}
+
+// startComponents starts the components group by group, waiting for each group to be healthy.
+// With repair, running components are left alone, and one that runs but does not become healthy (a
+// process hung in shutdown, say) is stopped and started again once.
+func (p Provider) startComponents(ctx context.Context, dir string, s *state, repair bool) error {
+	comps := plan(dir, s)
+	for g := 0; g <= 1; g++ {
+		var group []component
+		for _, c := range comps {
+			if c.Group != g {
+				continue
+			}
+			group = append(group, c)
+			if repair && p.running(dir, c) {
+				continue
+			}
+			if err := p.launch(dir, s, c, repair); err != nil {
+				return err
+			}
+		}
+		timeout := 90 * time.Second
+		if repair {
+			timeout = 30 * time.Second
+		}
+		t0 := time.Now()
+		errs := waitHealthy(ctx, dir, group, timeout)
+		p.log().V(1).Infof("  group %d (%s) healthy after %.2fs", g, groupNames(group), time.Since(t0).Seconds())
+		if repair && ctx.Err() == nil {
+			var again []component
+			for i, c := range group {
+				if errs[i] != nil {
+					p.log().Infof("  %s is not healthy (%v): restarting it", c.Name, firstLine(errs[i]))
+					if r, err := readPID(pidPath(dir, c)); err == nil {
+						r.stop(5 * time.Second)
+					}
+					if err := p.launch(dir, s, c, false); err != nil {
+						return err
+					}
+					again = append(again, c)
+				}
+			}
+			errs = waitHealthy(ctx, dir, again, 90*time.Second)
+		}
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func groupNames(cs []component) string {
+	var n []string
+	for _, c := range cs {
+		n = append(n, c.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+func pidPath(dir string, c component) string { return filepath.Join(dir, "pids", c.Name+".pid") }
+
+func (p Provider) running(dir string, c component) bool {
+	r, err := readPID(pidPath(dir, c))
+	return err == nil && r.alive()
+}
+
+func (p Provider) launch(dir string, s *state, c component, say bool) error {
+	if say {
+		p.log().Infof("  starting %s", c.Name)
+	}
+	_, err := launch(s.Binary, c.Args, c.Env, dir, filepath.Join(dir, "logs", c.Name+".log"), pidPath(dir, c))
+	return err
+}
+
+func firstLine(err error) string {
+	l, _, _ := strings.Cut(err.Error(), "\n")
+	return l
+}
+
+// waitHealthy waits until every component of group answers its health check, failing early for one
+// that exits (its log's tail is in the error). It returns one error (or nil) per component.
+func waitHealthy(ctx context.Context, dir string, group []component, timeout time.Duration) []error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, len(group))
+	for i, c := range group {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var last error
+			for {
+				if last = healthy(ctx, dir, c); last == nil {
+					return
+				}
+				if r, err := readPID(pidPath(dir, c)); err != nil || !r.alive() {
+					errs[i] = fmt.Errorf("%s exited: %s", c.Name, logTail(dir, c.Name, 15))
+					return
+				}
+				select {
+				case <-ctx.Done():
+					if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+						errs[i] = fmt.Errorf("%s not healthy after %s: %v\n%s", c.Name, timeout, last, logTail(dir, c.Name, 15))
+					} else {
+						errs[i] = ctx.Err()
+					}
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// logTail returns the last n lines of a component's log.
+func logTail(dir, name string, n int) string {
+	b, err := os.ReadFile(filepath.Join(dir, "logs", name+".log"))
+	if err != nil {
+		return "(no log)"
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// stopAll stops the recorded processes of a cluster: first any process that is not a component (an
+// operator run on the host, ...), then the controllers, then the apiservers and balancer, then etcd;
+// the processes of one group stop in parallel.
+func stopAll(dir string, s *state) {
+	files, _ := pidFiles(dir)
+	wave := map[string]int{}
+	if s != nil && s.Ports != nil {
+		for _, c := range plan(dir, s) {
+			switch c.kind {
+			case "etcd":
+				wave[c.Name] = 3
+			case "apiserver", "lb":
+				wave[c.Name] = 2
+			default:
+				wave[c.Name] = 1
+			}
+		}
+	}
+	waves := make([][]string, 4)
+	for n := range files {
+		waves[wave[n]] = append(waves[wave[n]], n) // unknown names (wave 0) go first
+	}
+	for _, wave := range waves {
+		var wg sync.WaitGroup
+		for _, n := range wave {
+			f := files[n]
+			r, err := readPID(f)
+			if err != nil {
+				os.Remove(f)
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r.stop(10 * time.Second)
+				os.Remove(f)
+			}()
+		}
+		wg.Wait()
+	}
+}
