@@ -185,7 +185,7 @@ func runBuild(ctx context.Context, env *cli.Env, args []string, m mode) (rerr er
 		fmt.Fprintln(env.Out, ref.String()+"@"+strings.SplitN(out, "@", 2)[1])
 		return nil
 	default:
-		return loadIndex(ctx, env, project, idx, repo, imageTag)
+		return loadIndex(ctx, env, project, idx, repo, imageTag, f.tag == "")
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 )
 
 // loadIndex delivers idx to the selected cluster and records the reference.
-func loadIndex(ctx context.Context, env *cli.Env, project string, idx v1.ImageIndex, repo name.Repository, t string) error {
+func loadIndex(ctx context.Context, env *cli.Env, project string, idx v1.ImageIndex, repo name.Repository, t string, tagDefaulted bool) error {
 	c, err := kube.Selected(project, env.Getenv)
 	if err != nil {
 		return err
@@ -56,7 +56,8 @@ func loadIndex(ctx context.Context, env *cli.Env, project string, idx v1.ImageIn
 		NewKind: func(cluster string) image.Publisher {
 			return &publish.Kind{Cluster: cluster, Log: env.Log}
 		},
-		Remote: &publish.Remote{Keychain: kc, Log: env.Log},
+		Remote:        &publish.Remote{Keychain: kc, Log: env.Log},
+		KindTagDigest: tagDefaulted,
 	}
 	ref, err := d.Deliver(ctx, idx, load.Target{Name: c.Name, Type: typ, Context: c.Context, Config: cfg}, repo, t)
 	if err != nil {

@@ -43,6 +43,10 @@ type Delivery struct {
 	NewKind func(cluster string) image.Publisher
 	// Remote pushes to the configured registry (with the login keychain).
 	Remote image.Publisher
+	// KindTagDigest appends the index digest to the tag loaded into kind nodes (dev ->
+	// dev-<12 hex>): nodes know images by tag only, so a new build needs a new tag for the
+	// operator's Deployment to roll.
+	KindTagDigest bool
 }
 
 // Deliver publishes idx for target as repo:tag and returns the reference the cluster pulls.
@@ -69,6 +73,13 @@ func (d Delivery) Deliver(ctx context.Context, idx v1.ImageIndex, t Target, repo
 		// tag and digest: readable, and a new digest rolls the Deployment
 		return ref.String() + "@" + digestOf(out), nil
 	case "kind":
+		if d.KindTagDigest {
+			dg, err := idx.Digest()
+			if err != nil {
+				return "", err
+			}
+			tag += "-" + dg.Hex[:12]
+		}
 		ref, err := name.NewTag(repo.String() + ":" + tag)
 		if err != nil {
 			return "", err

@@ -67,6 +67,12 @@ func TestDeliverRoutesByClusterType(t *testing.T) {
 		t.Errorf("kind: %s %v %v", ref, err, kinds)
 	}
 
+	d.KindTagDigest = true
+	ref, err = d.Deliver(ctx, idx, Target{Name: "k", Type: "kind", Context: "kind-k"}, repo, "dev")
+	if err != nil || ref != "ghcr.io/nuv-dev/whisk-operator:dev-"+want.Hex[:12] {
+		t.Errorf("kind with digest tag: %s %v", ref, err)
+	}
+
 	other, _ := name.NewRepository(host + "/team/op")
 	ref, err = d.Deliver(ctx, idx, Target{Name: "prod", Type: "eks"}, other, "1.0")
 	if err != nil || ref != host+"/team/op:1.0@"+want.String() {
