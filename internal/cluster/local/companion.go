@@ -175,7 +175,14 @@ func (c Companion) build(ctx context.Context, goBin, dir, bin string) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start go build: %w", err)
 	}
-	var count atomic.Int64
+	var count, total atomic.Int64
+	go func() { // the number of packages involved, for the progress line (at most this many compile)
+		list := exec.CommandContext(ctx, goBin, "list", "-deps", "./cmd/nuv-kube")
+		list.Dir, list.Env = src, cmd.Env
+		if out, err := list.Output(); err == nil {
+			total.Store(int64(strings.Count(string(out), "\n")))
+		}
+	}()
 	var tail []string
 	done := make(chan struct{})
 	go func() {
@@ -196,7 +203,11 @@ func (c Companion) build(ctx context.Context, goBin, dir, bin string) error {
 	for {
 		select {
 		case <-tick.C:
-			log.Infof("  building nuv-kube: %s elapsed, %d packages compiled", time.Since(start).Round(time.Second), count.Load())
+			of := ""
+			if n := total.Load(); n > 0 {
+				of = fmt.Sprintf(" of at most %d", n)
+			}
+			log.Infof("  building nuv-kube: %s elapsed, %d packages compiled%s (cached ones are skipped)", time.Since(start).Round(time.Second), count.Load(), of)
 		case err := <-waitErr:
 			if err != nil {
 				os.Remove(tmp)
