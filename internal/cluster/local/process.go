@@ -126,7 +126,7 @@ func launch(bin string, args, env []string, dir, logFile, pidFile string) (int, 
 	fmt.Fprintf(lf, "--- %s nuv: starting %s\n", time.Now().UTC().Format(time.RFC3339), filepath.Base(pidFile))
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "GOGC="+gogc()), env...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout = lf
 	cmd.Stderr = lf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -159,13 +159,4 @@ func pidFiles(dir string) (map[string]string, error) {
 		}
 	}
 	return m, nil
-}
-
-// gogc is the GOGC of the components: $NUV_LOCAL_GOGC, else 50 (a smaller heap for a small cluster;
-// the Go default is 100).
-func gogc() string {
-	if v := os.Getenv("NUV_LOCAL_GOGC"); v != "" {
-		return v
-	}
-	return "50"
 }

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -105,6 +106,15 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (cluster.Info, er
 	start := time.Now()
 	if err := o.validate(); err != nil {
 		return cluster.Info{}, err
+	}
+	if o.PortBase == 0 {
+		if v := p.getenv()("NUV_LOCAL_PORT_BASE"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1024 || n > 65000 {
+				return cluster.Info{}, fmt.Errorf("NUV_LOCAL_PORT_BASE=%q: want a port number between 1024 and 65000", v)
+			}
+			o.PortBase = n
+		}
 	}
 	dir := StateDir(p.Home, o.Name)
 	if _, err := os.Stat(dir); err == nil {
