@@ -181,3 +181,49 @@ func procsMentioning(s string) []string {
 	}
 	return left
 }
+
+// TestIntegrationKilledCreate kills `nuv cluster create` (SIGKILL: no cleanup can run) once the
+// apiserver runs: list shows the cluster as creating, start finishes it, delete removes it all.
+func TestIntegrationKilledCreate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs local clusters; skipped under -short")
+	}
+	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
+	t.Cleanup(func() { c.run("delete", "--all") })
+	dir := filepath.Join(c.home, "clusters", "killed")
+	cmd := c.cmd("create", "local", "killed", "--nodes", "2")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "pids", "kube-apiserver.pid")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("create never started the apiserver")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if out, _, _ := c.run("list"); !regexpMatch(`(?m)^killed\s+local\s+(creating|degraded)\s`, out) {
+		t.Fatalf("list after a killed create:\n%s", out)
+	}
+	if _, errs, code := c.run("start", "killed"); code != 0 {
+		t.Fatalf("start: exit %d\n%s", code, errs)
+	}
+	if out, _, _ := c.run("list"); !regexpMatch(`(?m)^killed\s+local\s+running\s+\S+\s+2/2\s`, out) {
+		t.Fatalf("list after start:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(c.project, "clusters", "killed.kubeconfig")); err != nil {
+		t.Fatalf("kubeconfig not written by start: %v", err)
+	}
+	if _, errs, code := c.run("delete", "killed"); code != 0 {
+		t.Fatalf("delete: exit %d\n%s", code, errs)
+	}
+	if left := procsMentioning(dir); len(left) > 0 {
+		t.Fatalf("processes remain: %v", left)
+	}
+}

@@ -80,7 +80,9 @@ func (c Companion) Binary(ctx context.Context) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("companion cache %s: %w", dir, err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(dir, "build.lock"), c.log())
+	unlock, err := lockFile(ctx, filepath.Join(dir, "build.lock"), func() {
+		c.log().Infof("waiting for another nuv building nuv-kube (%s)", dir)
+	})
 	if err != nil {
 		return "", err
 	}
@@ -242,8 +244,9 @@ func isExecutable(p string) bool {
 	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
 }
 
-// lockFile takes an exclusive flock on path, waiting (and saying so) while another nuv holds it.
-func lockFile(ctx context.Context, path string, log cli.Logger) (func(), error) {
+// lockFile takes an exclusive flock on path, waiting (and calling waiting once) while another nuv
+// holds it.
+func lockFile(ctx context.Context, path string, waiting func()) (func(), error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
@@ -255,7 +258,7 @@ func lockFile(ctx context.Context, path string, log cli.Logger) (func(), error) 
 			return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 		}
 		if !said {
-			log.Infof("waiting for another nuv building nuv-kube (%s)", path)
+			waiting()
 			said = true
 		}
 		select {

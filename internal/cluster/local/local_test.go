@@ -1,6 +1,7 @@
 package local
 
 import (
+	"context"
 	"net"
 	"os"
 	"os/exec"
@@ -135,5 +136,40 @@ func TestRegisterProcessNeedsCluster(t *testing.T) {
 	r, err := readPID(filepath.Join(PIDDir(home, "c"), "operator.pid"))
 	if err != nil || r.PID != os.Getpid() || !r.alive() {
 		t.Fatalf("%+v %v", r, err)
+	}
+}
+
+func TestClusterLockSerialises(t *testing.T) {
+	p := Provider{Home: t.TempDir()}
+	ctx := context.Background()
+	unlock, err := p.lock(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan struct{})
+	go func() {
+		u, err := p.lock(ctx, "c")
+		if err == nil {
+			u()
+		}
+		close(got)
+	}()
+	select {
+	case <-got:
+		t.Fatal("second lock taken while the first is held")
+	case <-time.After(700 * time.Millisecond):
+	}
+	unlock()
+	select {
+	case <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("second lock not taken after unlock")
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	unlock, _ = p.lock(ctx, "c")
+	defer unlock()
+	cancel()
+	if _, err := p.lock(cctx, "c"); err == nil {
+		t.Fatal("lock taken with a cancelled context while held")
 	}
 }

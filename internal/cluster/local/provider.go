@@ -117,6 +117,11 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (cluster.Info, er
 		}
 	}
 	dir := StateDir(p.Home, o.Name)
+	unlock, err := p.lock(ctx, o.Name)
+	if err != nil {
+		return cluster.Info{}, err
+	}
+	defer unlock()
 	if _, err := os.Stat(dir); err == nil {
 		return cluster.Info{}, fmt.Errorf("create %q: %w (state in %s; `nuv cluster delete %s` removes it)", o.Name, cluster.ErrExists, dir, o.Name)
 	}
@@ -220,6 +225,11 @@ func (p Provider) writeKubeconfig(dir string, s *state) error {
 // Stop stops every process of a cluster and keeps its state.
 func (p Provider) Stop(ctx context.Context, name string) error {
 	dir := StateDir(p.Home, name)
+	unlock, err := p.lock(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if _, err := os.Stat(dir); err != nil {
 		return fmt.Errorf("stop %q: %w", name, cluster.ErrNotFound)
 	}
@@ -231,6 +241,11 @@ func (p Provider) Stop(ctx context.Context, name string) error {
 // Start starts a stopped cluster, or repairs a degraded one by restarting its dead components.
 func (p Provider) Start(ctx context.Context, name string) error {
 	dir := StateDir(p.Home, name)
+	unlock, err := p.lock(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if _, err := os.Stat(dir); err != nil {
 		return fmt.Errorf("start %q: %w", name, cluster.ErrNotFound)
 	}
@@ -253,6 +268,17 @@ func (p Provider) Start(ctx context.Context, name string) error {
 	if err := p.startComponents(ctx, dir, s, true); err != nil {
 		return fmt.Errorf("start %q: %w", name, err)
 	}
+	if s.Phase != "created" {
+		// The nuv that created it died before finishing (killed, machine crash): finish the job.
+		if err := setupCluster(ctx, dir, s); err != nil {
+			return fmt.Errorf("start %q: %w", name, err)
+		}
+		if err := p.writeKubeconfig(dir, s); err != nil {
+			return err
+		}
+		s.Phase = "created"
+		return saveState(dir, s)
+	}
 	if err := waitNodesReady(ctx, dir, s); err != nil {
 		return fmt.Errorf("start %q: %w", name, err)
 	}
@@ -265,6 +291,11 @@ func (p Provider) Start(ctx context.Context, name string) error {
 // Delete stops a cluster and removes its state directory and kubeconfig.
 func (p Provider) Delete(ctx context.Context, name string) error {
 	dir := StateDir(p.Home, name)
+	unlock, err := p.lock(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if _, err := os.Stat(dir); err != nil {
 		return fmt.Errorf("delete %q: %w", name, cluster.ErrNotFound)
 	}
@@ -311,7 +342,11 @@ func (p Provider) Ensure(ctx context.Context, o CreateOptions) (cluster.Info, er
 	}
 	info, err := p.Status(ctx, o.Name)
 	if errors.Is(err, cluster.ErrNotFound) {
-		return p.Create(ctx, o)
+		info, err = p.Create(ctx, o)
+		if !errors.Is(err, cluster.ErrExists) { // else another nuv created it meanwhile
+			return info, err
+		}
+		info, err = p.Status(ctx, o.Name)
 	}
 	if err != nil {
 		return info, err
@@ -327,4 +362,19 @@ func (p Provider) Ensure(ctx context.Context, o CreateOptions) (cluster.Info, er
 		return p.Status(ctx, o.Name)
 	}
 	return info, nil
+}
+
+// lock serialises the nuv processes working on one cluster (create, start, stop, delete), through
+// <home>/clusters/.<name>.lock; the file stays (removing it would let two holders in).
+func (p Provider) lock(ctx context.Context, name string) (func(), error) {
+	if err := ValidName(name); err != nil {
+		return nil, err
+	}
+	root := filepath.Join(p.Home, "clusters")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return nil, fmt.Errorf("nuv home: %w", err)
+	}
+	return lockFile(ctx, filepath.Join(root, "."+name+".lock"), func() {
+		p.log().Infof("waiting for another nuv working on cluster %s", name)
+	})
 }
