@@ -72,7 +72,11 @@ func TestIntegrationCLI(t *testing.T) {
 	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
 	t.Cleanup(func() { c.run("delete", "--all") })
 
-	out, errs, code := c.run("create", "local", "cli", "--nodes", "2", "--flavor", "k3s")
+	out, errs, code := c.run("prepare")
+	if code != 0 || !regexpMatch(`^nuv-kube v1\.36\.3\t/\S+/nuv-kube\n$`, out) {
+		t.Fatalf("prepare: exit %d %q\n%s", code, out, errs)
+	}
+	out, errs, code = c.run("create", "local", "cli", "--nodes", "2", "--flavor", "k3s")
 	if code != 0 {
 		t.Fatalf("create: exit %d\n%s", code, errs)
 	}
