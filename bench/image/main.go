@@ -84,6 +84,14 @@ func run(runs int, nuvBin, koBin, mainPkg string) error {
 		koBin = filepath.Join(gobin, "ko")
 	}
 
+	// both tools build the committed tree (HEAD), so edits in progress in the checkout neither
+	// break nor skew the run
+	src := filepath.Join(tmp, "src")
+	if err := exportHEAD(root, src); err != nil {
+		return err
+	}
+	fmt.Println("building the committed tree:", gitHead(root))
+
 	host, stop, err := startRegistry(ctx, tmp, nuvBin)
 	if err != nil {
 		return err
@@ -96,25 +104,28 @@ func run(runs int, nuvBin, koBin, mainPkg string) error {
 		return fmt.Errorf("push ko's base image: %w", err)
 	}
 
-	home := filepath.Join(tmp, "home")
-	os.MkdirAll(home, 0o755)
-	common := append(os.Environ(), "HOME="+home, "DOCKER_CONFIG="+filepath.Join(tmp, "docker"))
+	// an empty docker config for both (no credentials needed); HOME stays, so both share the
+	// user's Go module and build caches
+	common := append(os.Environ(), "DOCKER_CONFIG="+filepath.Join(tmp, "docker"))
 	nuvCmd := func() *exec.Cmd {
 		c := exec.Command(nuvBin, "image", "push", "--main", mainPkg, "--tag", "bench",
 			"--platform", "linux/amd64,linux/arm64", "--image", host+"/nuv/whisk-operator")
-		c.Dir = root
-		c.Env = append(common, "NUV_PROJECT="+root, "NUV_HOME="+filepath.Join(tmp, "nuvhome"))
+		c.Dir = src
+		c.Env = append(common, "NUV_PROJECT="+src, "NUV_HOME="+filepath.Join(tmp, "nuvhome"))
 		return c
 	}
 	koCmd := func() *exec.Cmd {
 		c := exec.Command(koBin, "build", "--bare", "--sbom=none", "--tags=bench",
 			"--platform=linux/amd64,linux/arm64", mainPkg)
-		c.Dir = root
+		c.Dir = src
 		c.Env = append(common, "KO_DOCKER_REPO="+host+"/ko/whisk-operator", "KO_DEFAULTBASEIMAGE="+base,
 			"KO_CONFIG_PATH="+filepath.Join(tmp, "koconfig"))
 		return c
 	}
 	os.MkdirAll(filepath.Join(tmp, "koconfig"), 0o755)
+	if err := os.WriteFile(filepath.Join(tmp, "koconfig", ".ko.yaml"), []byte("defaultBaseImage: "+base+"\n"), 0o644); err != nil {
+		return err
+	}
 
 	fmt.Println("warm-up ...")
 	for _, mk := range []func() *exec.Cmd{nuvCmd, koCmd} {
@@ -143,6 +154,33 @@ func run(runs int, nuvBin, koBin, mainPkg string) error {
 	fmt.Printf("  ko build        median %s\n", mk.Round(time.Millisecond))
 	fmt.Printf("  ratio nuv/ko    %.2f (target <= 1.0)\n", float64(mn)/float64(mk))
 	return nil
+}
+
+// exportHEAD writes the committed tree of the repository at root into dir.
+func exportHEAD(root, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	archive := exec.Command("git", "archive", "--format=tar", "HEAD")
+	archive.Dir = root
+	extract := exec.Command("tar", "-x", "-C", dir)
+	pipe, err := archive.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	extract.Stdin = pipe
+	if err := extract.Start(); err != nil {
+		return err
+	}
+	if err := archive.Run(); err != nil {
+		return fmt.Errorf("git archive HEAD: %w", err)
+	}
+	return extract.Wait()
+}
+
+func gitHead(root string) string {
+	out, _ := exec.Command("git", "-C", root, "rev-parse", "--short", "HEAD").Output()
+	return strings.TrimSpace(string(out))
 }
 
 func timed(cmd *exec.Cmd) (time.Duration, error) {
