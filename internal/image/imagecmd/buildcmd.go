@@ -18,6 +18,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/image"
 	"github.com/nuv-dev/nuv/internal/image/dockerfile"
 	"github.com/nuv-dev/nuv/internal/image/gobuild"
+	"github.com/nuv-dev/nuv/internal/image/load"
 	"github.com/nuv-dev/nuv/internal/image/login"
 	"github.com/nuv-dev/nuv/internal/image/publish"
 	"github.com/nuv-dev/nuv/internal/image/tag"
@@ -118,6 +119,12 @@ func runBuild(ctx context.Context, env *cli.Env, args []string, m mode) (rerr er
 	if err != nil {
 		return cli.Usagef("%s: %v", name, err)
 	}
+	var target load.Target
+	if m == modeLoad {
+		if target, err = selectedTarget(ctx, env, project); err != nil {
+			return err
+		}
+	}
 	if m == modePush {
 		ref, err := name2Tag(repo, "latest")
 		if err != nil {
@@ -185,7 +192,7 @@ func runBuild(ctx context.Context, env *cli.Env, args []string, m mode) (rerr er
 		fmt.Fprintln(env.Out, ref.String()+"@"+strings.SplitN(out, "@", 2)[1])
 		return nil
 	default:
-		return loadIndex(ctx, env, project, idx, repo, imageTag, f.tag == "")
+		return loadIndex(ctx, env, project, target, idx, repo, imageTag, f.tag == "")
 	}
 }
 

@@ -259,6 +259,12 @@ func TestIntegrationBadInput(t *testing.T) {
 	if cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "OPERATOR_MAIN") {
 		t.Fatalf("missing main: exit %d, %v", cli.ExitCode(err), err)
 	}
+	// load with no cluster selected fails before building, saying how to select one
+	_, stderr, err := h.run("load")
+	if err == nil || !strings.Contains(err.Error(), "no cluster selected") || strings.Contains(stderr, "building") {
+		t.Fatalf("load without a selection: %v\n%s", err, stderr)
+	}
+	t.Logf("no selection: %v", err)
 	// login without any variable says which ones to set
 	_, _, err = h.run("login")
 	if err == nil || !strings.Contains(err.Error(), "GITHUB_USER") || !strings.Contains(err.Error(), "GITHUB_TOKEN") {

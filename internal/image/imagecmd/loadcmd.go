@@ -17,22 +17,27 @@ import (
 	"github.com/nuv-dev/nuv/internal/registry"
 )
 
-// loadIndex delivers idx to the selected cluster and records the reference.
-func loadIndex(ctx context.Context, env *cli.Env, project string, idx v1.ImageIndex, repo name.Repository, t string, tagDefaulted bool) error {
+// selectedTarget is the selected cluster with its type, resolved before anything is built.
+func selectedTarget(ctx context.Context, env *cli.Env, project string) (load.Target, error) {
 	c, err := kube.Selected(project, env.Getenv)
 	if err != nil {
-		return err
+		return load.Target{}, err
 	}
 	typ := c.Type
 	if typ == "" {
 		if typ, err = kube.DetectCluster(ctx, project, c, env.Getenv); err != nil {
-			return fmt.Errorf("detect the type of cluster %s: %w", c.Name, err)
+			return load.Target{}, fmt.Errorf("detect the type of cluster %s: %w", c.Name, err)
 		}
 	}
 	cfg, err := kube.RESTConfig(c.Path)
 	if err != nil {
-		return err
+		return load.Target{}, err
 	}
+	return load.Target{Name: c.Name, Type: typ, Context: c.Context, Config: cfg}, nil
+}
+
+// loadIndex delivers idx to the target cluster and records the reference.
+func loadIndex(ctx context.Context, env *cli.Env, project string, target load.Target, idx v1.ImageIndex, repo name.Repository, t string, tagDefaulted bool) error {
 	kc, err := login.NewKeychain(env.Getenv)
 	if err != nil {
 		return err
@@ -59,14 +64,14 @@ func loadIndex(ctx context.Context, env *cli.Env, project string, idx v1.ImageIn
 		Remote:        &publish.Remote{Keychain: kc, Log: env.Log},
 		KindTagDigest: tagDefaulted,
 	}
-	ref, err := d.Deliver(ctx, idx, load.Target{Name: c.Name, Type: typ, Context: c.Context, Config: cfg}, repo, t)
+	ref, err := d.Deliver(ctx, idx, target, repo, t)
 	if err != nil {
 		return err
 	}
-	if err := load.WriteRef(project, c.Name, ref); err != nil {
+	if err := load.WriteRef(project, target.Name, ref); err != nil {
 		return err
 	}
-	env.Log.Infof("loaded into %s cluster %s; recorded in %s", typ, c.Name, load.RefFile(project, c.Name))
+	env.Log.Infof("loaded into %s cluster %s; recorded in %s", target.Type, target.Name, load.RefFile(project, target.Name))
 	fmt.Fprintln(env.Out, ref)
 	return nil
 }
