@@ -94,7 +94,9 @@ func (f *buildFlags) register(env *cli.Env, fs *pflag.FlagSet, m mode) {
 	if m == modeBuild {
 		fs.StringVar(&f.output, "output", "", "OCI layout directory, or OCI archive when it ends in .tar (default .nuv/images/oci)")
 	}
-	f.tagOpts = tagOptions(env, fs)
+	if m != modeLoad {
+		f.tagOpts = tagOptions(env, fs)
+	}
 }
 
 func runBuild(ctx context.Context, env *cli.Env, args []string, m mode) (rerr error) {
