@@ -135,6 +135,13 @@ func runBuild(ctx context.Context, env *cli.Env, args []string, m mode) (rerr er
 		if err := publish.Reachable(ctx, ref, nil); err != nil {
 			return err
 		}
+		kc, err := login.NewKeychain(env.Getenv)
+		if err != nil {
+			return err
+		}
+		if err := (&publish.Remote{Keychain: kc}).Check(ref); err != nil {
+			return err
+		}
 	}
 	imageTag, created, err := resolveTag(ctx, env, &f, m)
 	if err != nil {

@@ -242,3 +242,20 @@ func Reachable(ctx context.Context, ref name.Reference, rt http.RoundTripper) er
 	resp.Body.Close()
 	return nil
 }
+
+// Check verifies, before anything is built, that the registry of ref accepts a push with the
+// keychain's credentials (it starts and cancels an upload); the error says what to set or fix.
+func (r *Remote) Check(ref name.Reference) error {
+	kc := r.Keychain
+	if kc == nil {
+		kc = authn.NewMultiKeychain()
+	}
+	rt := r.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	if err := remote.CheckPushPermission(ref, kc, rt); err != nil {
+		return r.explain(ref.Context().RegistryStr(), err)
+	}
+	return nil
+}
