@@ -87,10 +87,19 @@ func procStart(pid int) (uint64, error) {
 // alive reports whether the recorded process still runs (zombies count as dead).
 func (r pidRecord) alive() bool {
 	st, start, err := procStat(r.PID)
+	if errors.Is(err, os.ErrNotExist) && !haveProc() {
+		// No /proc (macOS): signal 0 tells whether the pid exists; recycling goes undetected.
+		return syscall.Kill(r.PID, 0) == nil
+	}
 	if err != nil || st == 'Z' || st == 'X' {
 		return false
 	}
 	return r.Start == 0 || r.Start == start
+}
+
+func haveProc() bool {
+	_, err := os.Stat("/proc/self/stat")
+	return err == nil
 }
 
 // stop sends SIGTERM, waits up to grace, then SIGKILL. It only signals the recorded process.
