@@ -123,7 +123,8 @@ func TestTableGolden(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	infos := []cluster.Info{
 		{Name: "dev", Provider: "local", Status: cluster.Running, APIURL: "https://127.0.0.1:40001", Nodes: 3, NodesReady: 3, Created: now.Add(-90 * time.Second)},
-		{Name: "ha", Provider: "local", Status: cluster.Degraded, APIURL: "https://127.0.0.1:40100", Nodes: 1, NodesReady: 1, HA: true, Created: now.Add(-3 * time.Hour)},
+		{Name: "ha", Provider: "local", Status: cluster.Degraded, APIURL: "https://127.0.0.1:40100", Nodes: 1, NodesReady: 1, HA: true, Created: now.Add(-3 * time.Hour),
+			Components: []cluster.Component{{Name: "etcd-0", Running: true}, {Name: "etcd-1"}, {Name: "kube-apiserver-0"}, {Name: "lb", Running: true}}},
 		{Name: "old", Provider: "local", Status: cluster.Stopped, APIURL: "https://127.0.0.1:40200", Nodes: 2, NodesReady: -1, Created: now.Add(-72 * time.Hour)},
 		{Name: "broken", Provider: "local", Status: cluster.Corrupt, NodesReady: -1, Err: errors.New("cluster state is corrupt")},
 	}

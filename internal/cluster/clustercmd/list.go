@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -59,6 +60,17 @@ func writeTable(w io.Writer, infos []cluster.Info, now time.Time) {
 			age = humanAge(now.Sub(i.Created))
 		}
 		status := string(i.Status)
+		if i.Status == cluster.Degraded {
+			var down []string
+			for _, c := range i.Components {
+				if !c.Running {
+					down = append(down, c.Name)
+				}
+			}
+			if len(down) > 0 {
+				status += " (down: " + strings.Join(down, ",") + ")"
+			}
+		}
 		if i.Err != nil {
 			status += ": " + i.Err.Error()
 		}
