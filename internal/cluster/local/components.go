@@ -61,14 +61,17 @@ func portRoles(s *state) []string {
 }
 
 // allocatePorts picks a free loopback port for every role, scanning upwards from base and skipping
-// ports already taken. base 0 starts at a random port below the kernel's ephemeral range: ports the
+// ports already taken and those in avoid. base 0 starts at a random port below the kernel's ephemeral range: ports the
 // kernel hands out (to outgoing connections too) could be taken again between this check and the
 // component binding them.
-func allocatePorts(roles []string, base int) (map[int]bool, map[string]int, error) {
+func allocatePorts(roles []string, base int, avoid map[int]bool) (map[int]bool, map[string]int, error) {
 	if base <= 0 {
 		base = randomBase()
 	}
 	used := map[int]bool{}
+	for p := range avoid {
+		used[p] = true
+	}
 	ports := map[string]int{}
 	next := base
 	for _, r := range roles {

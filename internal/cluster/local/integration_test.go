@@ -449,9 +449,16 @@ spec:
 		if err := p.Stop(ctx, "it"); err != nil {
 			t.Fatal(err)
 		}
-		if st, _ := p.Status(ctx, "it"); st.Status != cluster.Stopped {
+		st, _ := p.Status(ctx, "it")
+		if st.Status != cluster.Stopped {
 			t.Fatalf("after stop: %s", st.Status)
 		}
+		// Another program takes the apiserver's port while the cluster is stopped.
+		thief, err := net.Listen("tcp", strings.TrimPrefix(st.APIURL, "https://"))
+		if err != nil {
+			t.Fatalf("take the apiserver port: %v", err)
+		}
+		defer thief.Close()
 		// Ensure (what `nuv up` uses) starts the stopped cluster instead of creating one.
 		got, err := p.Ensure(ctx, local.CreateOptions{Name: "it", Nodes: 1})
 		if err != nil {
@@ -460,6 +467,18 @@ spec:
 		if got.Status != cluster.Running || got.Nodes != 3 || got.NodesReady != 3 {
 			t.Fatalf("after Ensure: %s, %d/%d nodes", got.Status, got.NodesReady, got.Nodes)
 		}
+		if got.APIURL == st.APIURL {
+			t.Fatalf("apiserver kept its taken port %s", st.APIURL)
+		}
+		out, err := kubectl(t, got.Kubeconfig, "", "get", "configmap", "ssa", "-o", "name")
+		if err != nil || strings.TrimSpace(out) != "configmap/ssa" {
+			t.Fatalf("kubeconfig not moved to the new port: %v\n%s", err, out)
+		}
+		cfg, err := p.RESTConfig("it")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs = kubernetes.NewForConfigOrDie(cfg)
 		if _, err := cs.CoreV1().ConfigMaps("default").Get(ctx, "ssa", metav1.GetOptions{}); err != nil {
 			t.Fatalf("data lost across stop/start: %v", err)
 		}

@@ -27,7 +27,7 @@ func TestAllocatePortsSkipsTaken(t *testing.T) {
 	}
 	defer l.Close()
 	busy := l.Addr().(*net.TCPAddr).Port
-	_, ports, err := allocatePorts([]string{"a", "b", "c"}, busy)
+	_, ports, err := allocatePorts([]string{"a", "b", "c"}, busy, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

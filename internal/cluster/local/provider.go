@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -265,6 +266,9 @@ func (p Provider) Start(ctx context.Context, name string) error {
 	} else if !isExecutable(s.Binary) {
 		return fmt.Errorf("start %q: %w", name, err)
 	}
+	if err := p.movePorts(dir, s); err != nil {
+		return fmt.Errorf("start %q: %w", name, err)
+	}
 	if err := p.startComponents(ctx, dir, s, true); err != nil {
 		return fmt.Errorf("start %q: %w", name, err)
 	}
@@ -377,4 +381,50 @@ func (p Provider) lock(ctx context.Context, name string) (func(), error) {
 	return lockFile(ctx, filepath.Join(root, "."+name+".lock"), func() {
 		p.log().Infof("waiting for another nuv working on cluster %s", name)
 	})
+}
+
+// movePorts gives a stopped cluster new ports for those another program took meanwhile (all but
+// etcd peer ports, which etcd members record in their data), rewriting the configuration and the
+// kubeconfig. A cluster with any process running keeps its ports.
+func (p Provider) movePorts(dir string, s *state) error {
+	for _, c := range plan(dir, s) {
+		if p.running(dir, c) {
+			return nil
+		}
+	}
+	var taken []string
+	for role, port := range s.Ports {
+		if strings.HasSuffix(role, "-peer") {
+			continue
+		}
+		if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err != nil {
+			taken = append(taken, role)
+		} else {
+			l.Close()
+		}
+	}
+	if len(taken) == 0 {
+		return nil
+	}
+	sort.Strings(taken)
+	mine := map[int]bool{}
+	for _, port := range s.Ports {
+		mine[port] = true
+	}
+	_, fresh, err := allocatePorts(taken, 0, mine)
+	if err != nil {
+		return err
+	}
+	for _, role := range taken {
+		p.log().Infof("  port %d (%s) is taken: using %d", s.Ports[role], role, fresh[role])
+		s.Ports[role] = fresh[role]
+	}
+	s.APIURL = apiURL(s)
+	if err := writeConfigs(dir, s); err != nil {
+		return err
+	}
+	if err := saveState(dir, s); err != nil {
+		return err
+	}
+	return p.writeKubeconfig(dir, s)
 }

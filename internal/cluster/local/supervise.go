@@ -13,7 +13,7 @@ import (
 
 // startOnFreePorts allocates ports, writes the configuration and state and starts the components.
 func (p Provider) startOnFreePorts(ctx context.Context, dir string, s *state, base int) error {
-	_, ports, err := allocatePorts(portRoles(s), base)
+	_, ports, err := allocatePorts(portRoles(s), base, nil)
 	if err != nil {
 		return err
 	}
