@@ -62,6 +62,10 @@ func (c Companion) Binary(ctx context.Context) (string, error) {
 	}
 	goBin, err := findGo(getenv)
 	if err != nil {
+		// No Go here (any more): a build of these very sources, whatever Go made it, will do.
+		if bin := c.anyBuild(); bin != "" {
+			return bin, nil
+		}
 		return "", err
 	}
 	goVersion, err := exec.CommandContext(ctx, goBin, "env", "GOVERSION").Output()
@@ -134,6 +138,23 @@ func sourceKey(goVersion string) (string, error) {
 		h.Write(b)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// anyBuild returns a cached nuv-kube built from the embedded sources by any Go version, or "".
+func (c Companion) anyBuild() string {
+	key, err := sourceKey("")
+	if err != nil {
+		return ""
+	}
+	dirs, _ := filepath.Glob(filepath.Join(CacheDir(c.getenv()), "nuv-kube", "*", "sources"))
+	for _, f := range dirs {
+		if b, err := os.ReadFile(f); err == nil && strings.TrimSpace(string(b)) == key {
+			if bin := filepath.Join(filepath.Dir(f), "nuv-kube"); isExecutable(bin) {
+				return bin
+			}
+		}
+	}
+	return ""
 }
 
 func (c Companion) build(ctx context.Context, goBin, dir, bin string) error {
@@ -217,6 +238,9 @@ func (c Companion) build(ctx context.Context, goBin, dir, bin string) error {
 			}
 			if err := os.Rename(tmp, bin); err != nil {
 				return err
+			}
+			if key, err := sourceKey(""); err == nil {
+				_ = os.WriteFile(filepath.Join(dir, "sources"), []byte(key+"\n"), 0o644)
 			}
 			log.Infof("built nuv-kube in %s: %s", time.Since(start).Round(time.Second), bin)
 			return nil

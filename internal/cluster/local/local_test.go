@@ -173,3 +173,29 @@ func TestClusterLockSerialises(t *testing.T) {
 		t.Fatal("lock taken with a cancelled context while held")
 	}
 }
+
+func TestAnyBuildWithoutGo(t *testing.T) {
+	cache := t.TempDir()
+	c := Companion{Getenv: func(k string) string {
+		if k == "NUV_CACHE_DIR" {
+			return cache
+		}
+		return ""
+	}}
+	if got := c.anyBuild(); got != "" {
+		t.Fatalf("empty cache gave %q", got)
+	}
+	dir := filepath.Join(cache, "nuv-kube", "0123456789abcdef")
+	os.MkdirAll(dir, 0o755)
+	bin := filepath.Join(dir, "nuv-kube")
+	os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sources"), []byte("other\n"), 0o644)
+	if got := c.anyBuild(); got != "" {
+		t.Fatalf("build of other sources accepted: %q", got)
+	}
+	key, _ := sourceKey("")
+	os.WriteFile(filepath.Join(dir, "sources"), []byte(key+"\n"), 0o644)
+	if got := c.anyBuild(); got != bin {
+		t.Fatalf("anyBuild = %q, want %s", got, bin)
+	}
+}
