@@ -53,6 +53,7 @@ func forEach(ctx context.Context, env *cli.Env, p local.Provider, verb string, a
 func runLogs(ctx context.Context, env *cli.Env, p local.Provider, args []string) error {
 	fs := flags(env, "logs")
 	tail := fs.IntP("tail", "n", -1, "print only the last N lines (default: all for one component, 20 each otherwise)")
+	fs.Lookup("tail").DefValue = "0" // the usage line above says what the default is
 	if err := parse(fs, args); err != nil {
 		return err
 	}
