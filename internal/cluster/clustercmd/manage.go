@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
@@ -39,10 +40,21 @@ func forEach(ctx context.Context, env *cli.Env, p local.Provider, verb string, a
 	if err != nil {
 		return err
 	}
+	// Clusters are independent: work on them in parallel, report in order.
+	results := make([]error, len(list))
+	var wg sync.WaitGroup
+	for i, n := range list {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = op(ctx, n)
+		}()
+	}
+	wg.Wait()
 	var errs []error
-	for _, n := range list {
-		if err := op(ctx, n); err != nil {
-			errs = append(errs, notFound(p, err))
+	for i, n := range list {
+		if results[i] != nil {
+			errs = append(errs, notFound(p, results[i]))
 			continue
 		}
 		fmt.Fprintf(env.Out, "%s %s\n", n, done)
