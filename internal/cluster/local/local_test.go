@@ -199,3 +199,36 @@ func TestAnyBuildWithoutGo(t *testing.T) {
 		t.Fatalf("anyBuild = %q, want %s", got, bin)
 	}
 }
+
+// TestCreateFailureCleansUpAndKeepsLogs runs Create with a companion that fails at once: the error
+// shows the component's output, nothing of the cluster remains but its logs, kept under home/failed.
+func TestCreateFailureCleansUpAndKeepsLogs(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	bin := filepath.Join(t.TempDir(), "nuv-kube")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho \"boom: $1 cannot start\" >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := Provider{Home: home, Project: project, Getenv: func(k string) string {
+		if k == "NUV_KUBE_BIN" {
+			return bin
+		}
+		return ""
+	}}
+	_, err := p.Create(context.Background(), CreateOptions{Name: "bad"})
+	if err == nil || !strings.Contains(err.Error(), "boom: etcd cannot start") || !strings.Contains(err.Error(), "component logs kept in") {
+		t.Fatalf("error %v", err)
+	}
+	if _, err := os.Stat(StateDir(home, "bad")); !os.IsNotExist(err) {
+		t.Fatalf("state dir remains: %v", err)
+	}
+	logs, _ := filepath.Glob(filepath.Join(home, "failed", "bad-*", "etcd.log"))
+	if len(logs) != 1 {
+		t.Fatalf("kept logs: %v", logs)
+	}
+	if names, _ := p.Names(); len(names) != 0 {
+		t.Fatalf("clusters listed after a failed create: %v", names)
+	}
+	if _, err := os.Stat(filepath.Join(project, "clusters", "bad.kubeconfig")); !os.IsNotExist(err) {
+		t.Fatalf("kubeconfig written: %v", err)
+	}
+}

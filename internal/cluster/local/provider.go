@@ -103,7 +103,7 @@ func (o *CreateOptions) validate() error {
 // Create creates and starts a cluster, waits until its nodes are Ready and writes its kubeconfig.
 // If ctx is cancelled (Ctrl-C) or anything fails, everything started so far is stopped and removed.
 // An existing cluster of the same name is left untouched (cluster.ErrExists).
-func (p Provider) Create(ctx context.Context, o CreateOptions) (cluster.Info, error) {
+func (p Provider) Create(ctx context.Context, o CreateOptions) (_ cluster.Info, retErr error) {
 	start := time.Now()
 	if err := o.validate(); err != nil {
 		return cluster.Info{}, err
@@ -142,12 +142,24 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (cluster.Info, er
 	kubeconfig := filepath.Join(paths.Clusters(p.Project), o.Name+".kubeconfig")
 	s := &state{Name: o.Name, Provider: "local", Version: o.Version, Flavor: o.Flavor, HA: o.HA, Nodes: o.Nodes,
 		Created: time.Now().UTC(), Kubeconfig: kubeconfig, Binary: bin, Phase: "creating"}
-	ok := false
+	ok, wroteKubeconfig := false, false
 	defer func() {
-		if !ok {
-			p.log().Infof("cleaning up %s: stopping its processes and removing its state", o.Name)
-			stopAll(dir, s)
-			os.RemoveAll(dir)
+		if ok {
+			return
+		}
+		p.log().Infof("cleaning up %s: stopping its processes and removing its state", o.Name)
+		stopAll(dir, s)
+		if ctx.Err() == nil && retErr != nil {
+			// A failure, not an interruption: keep the component logs for a look.
+			kept := filepath.Join(p.Home, "failed", fmt.Sprintf("%s-%s", o.Name, time.Now().UTC().Format("20060102T150405")))
+			_ = os.MkdirAll(filepath.Dir(kept), 0o700)
+			if err := os.Rename(filepath.Join(dir, "logs"), kept); err == nil {
+				retErr = fmt.Errorf("%w\n(component logs kept in %s)", retErr, kept)
+			}
+		}
+		os.RemoveAll(dir)
+		if wroteKubeconfig {
+			os.Remove(kubeconfig)
 		}
 	}()
 	for _, sub := range []string{"pki", "config", "data", "logs", "pids"} {
@@ -160,7 +172,7 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (cluster.Info, er
 	}
 	p.log().Infof("creating local cluster %s (Kubernetes %s, %d node(s)%s%s)", o.Name, o.Version, o.Nodes, flavorNote(o.Flavor), haNote(o.HA))
 	// A port found free can still be taken before its component binds it (by another cluster being
-	// created at the same moment): then start over once on other ports.
+	// created at the same moment): then start over on other ports, at most twice.
 	for attempt := 1; ; attempt++ {
 		err := p.startOnFreePorts(ctx, dir, s, o.PortBase)
 		if err == nil {
@@ -186,6 +198,7 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (cluster.Info, er
 		return cluster.Info{}, err
 	}
 	p.log().V(1).Infof("  nodes Ready and default ServiceAccount after %.2fs", time.Since(t0).Seconds())
+	wroteKubeconfig = true
 	if err := p.writeKubeconfig(dir, s); err != nil {
 		return cluster.Info{}, err
 	}
