@@ -12,6 +12,9 @@ import (
 const (
 	LabelCluster  = "nuv.dev/cluster"
 	LabelProvider = "nuv.dev/provider"
+	// LabelFlavor names the --flavor a local cluster was created with (absent without one), so a
+	// "generic" flavored cluster detects as generic while still recognisable as nuv's own.
+	LabelFlavor = "nuv.dev/flavor"
 )
 
 // Flavor makes the nodes of a local cluster look like those of one distribution: the labels and
@@ -108,6 +111,9 @@ func NodeLabels(f Flavor, cluster string, i int) (name string, labels map[string
 		"kubernetes.io/os":       "linux",
 		"kubernetes.io/arch":     "amd64",
 		"type":                   "kwok",
+	}
+	if f.Name != "" {
+		labels[LabelFlavor] = f.Name
 	}
 	for k, v := range extra {
 		labels[k] = v

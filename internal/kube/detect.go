@@ -15,6 +15,7 @@ import (
 const (
 	LabelCluster  = "nuv.dev/cluster"
 	LabelProvider = "nuv.dev/provider"
+	LabelFlavor   = "nuv.dev/flavor"
 )
 
 // marker recognises one distribution from a node.
@@ -58,7 +59,7 @@ func (m marker) matches(n *corev1.Node) bool {
 
 // DetectNodes returns the cluster type the nodes reveal: the first distribution whose markers
 // (labels, spec.providerID prefix) any node carries, in Types order; else local when a node has
-// nuv.dev/provider=local; else generic. A kind cluster without providerIDs (older kind) is
+// nuv.dev/provider=local (generic when it was created with --flavor generic); else generic. A kind cluster without providerIDs (older kind) is
 // recognised by its "<name>-control-plane" node with the control-plane role and no nuv label.
 func DetectNodes(nodes []corev1.Node) string {
 	for _, m := range markers {
@@ -68,15 +69,14 @@ func DetectNodes(nodes []corev1.Node) string {
 			}
 		}
 	}
-	local := false
 	for i := range nodes {
 		n := &nodes[i]
 		if n.Labels[LabelProvider] == "local" {
-			local = true
+			if n.Labels[LabelFlavor] == TypeGeneric {
+				return TypeGeneric
+			}
+			return TypeLocal
 		}
-	}
-	if local {
-		return TypeLocal
 	}
 	for i := range nodes {
 		n := &nodes[i]

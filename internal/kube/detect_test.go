@@ -30,6 +30,7 @@ func TestDetectNodesRealDistributions(t *testing.T) {
 		{"kind", []corev1.Node{node("kind-control-plane", map[string]string{"node-role.kubernetes.io/control-plane": ""}, "kind://docker/kind/kind-control-plane")}, TypeKind},
 		{"old kind without providerID", []corev1.Node{node("dev-control-plane", map[string]string{"node-role.kubernetes.io/control-plane": ""}, "")}, TypeKind},
 		{"lke", []corev1.Node{node("lke1-1", map[string]string{"lke.linode.com/pool-id": "1"}, "linode://1")}, TypeLKS},
+		{"nuv local generic flavor", []corev1.Node{node("dev-node-1", map[string]string{LabelProvider: "local", LabelFlavor: "generic"}, "")}, TypeGeneric},
 		{"nuv local", []corev1.Node{node("dev-node-1", map[string]string{LabelProvider: "local", LabelCluster: "dev"}, "")}, TypeLocal},
 		{"nuv local with a control-plane-named node", []corev1.Node{node("dev-control-plane", map[string]string{LabelProvider: "local", "node-role.kubernetes.io/control-plane": ""}, "")}, TypeLocal},
 		{"kubeadm", []corev1.Node{node("cp-1", map[string]string{"node-role.kubernetes.io/control-plane": "", "kubernetes.io/os": "linux"}, "")}, TypeGeneric},
@@ -49,10 +50,6 @@ func TestDetectNodesLocalFlavors(t *testing.T) {
 	for name, f := range cluster.Flavors() {
 		want := name
 		if name == "" {
-			want = TypeLocal
-		}
-		if name == "generic" {
-			// A "generic" flavored local cluster still carries nuv.dev/provider=local.
 			want = TypeLocal
 		}
 		var nodes []corev1.Node

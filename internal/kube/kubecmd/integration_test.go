@@ -372,9 +372,9 @@ func TestIntegrationDetectEveryFlavor(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real local clusters; skipped under -short")
 	}
-	// local, eks and kind are covered by TestIntegrationInventory. A "generic" flavored cluster still
-	// carries nuv.dev/provider=local, which by the detection order makes it local.
-	want := map[string]string{"aks": "aks", "gke": "gke", "k3s": "k3s", "m8s": "m8s", "osh": "osh", "lks": "lks", "generic": "local"}
+	// local, eks and kind are covered by TestIntegrationInventory. A "generic" flavored cluster carries
+	// nuv.dev/flavor=generic, so it detects as generic although it is recognisable as nuv's own.
+	want := map[string]string{"aks": "aks", "gke": "gke", "k3s": "k3s", "m8s": "m8s", "osh": "osh", "lks": "lks", "generic": "generic"}
 	batches := [][]string{{"aks", "gke"}, {"k3s", "m8s"}, {"osh", "lks"}, {"generic"}}
 	for _, b := range batches {
 		t.Run(strings.Join(b, "+"), func(t *testing.T) {
