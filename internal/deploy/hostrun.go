@@ -7,15 +7,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	authv1 "k8s.io/api/authentication/v1"
@@ -26,6 +23,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/proc"
 )
 
 // hostProcessName is the name the host-run operator is registered under in the local cluster's
@@ -194,71 +192,29 @@ func (h hostRun) writeKubeconfig(ctx context.Context, t *target, ns, sa string) 
 
 // running returns the pid of the registered host operator if it is alive, and its binary.
 func (h hostRun) running() (pid int, bin string, ok bool) {
-	data, err := os.ReadFile(h.pidFile())
-	if err != nil {
+	r, err := proc.ReadRecord(h.pidFile())
+	if err != nil || !r.Alive() {
 		return 0, "", false
 	}
-	f := strings.Fields(string(data))
-	if len(f) == 0 {
-		return 0, "", false
-	}
-	pid, err = strconv.Atoi(f[0])
-	if err != nil || pid <= 0 {
-		return 0, "", false
-	}
-	state, start, err := procStat(pid)
-	if err != nil || state == 'Z' || state == 'X' {
-		return 0, "", false
-	}
-	if len(f) > 1 && f[1] != "0" && f[1] != strconv.FormatUint(start, 10) {
-		return 0, "", false // the pid was reused by another process
-	}
-	exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
-	return pid, strings.TrimSuffix(exe, " (deleted)"), true
-}
-
-func procStat(pid int) (state byte, start uint64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, 0, fmt.Errorf("malformed /proc/%d/stat", pid)
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return 0, 0, fmt.Errorf("malformed /proc/%d/stat", pid)
-	}
-	start, err = strconv.ParseUint(f[19], 10, 64)
-	return f[0][0], start, err
+	exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", r.PID))
+	return r.PID, strings.TrimSuffix(exe, " (deleted)"), true
 }
 
 // start launches bin detached (own session, log file) with the ServiceAccount kubeconfig and
 // registers it with the local cluster; it waits until the operator's workers start.
 func (h hostRun) start(ctx context.Context, bin string) (int, error) {
-	if err := os.MkdirAll(filepath.Dir(h.logFile()), 0o755); err != nil {
-		return 0, err
+	var offset int64
+	if st, err := os.Stat(h.logFile()); err == nil {
+		offset = st.Size()
 	}
-	logf, err := os.OpenFile(h.logFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	p, err := proc.Launch(proc.Command{Path: bin, Args: []string{"--kubeconfig", h.kubeconfig(), "--leader-elect=false"},
+		Dir: h.dir(), Log: h.logFile()})
 	if err != nil {
 		return 0, err
 	}
-	defer logf.Close()
-	offset, _ := logf.Seek(0, io.SeekEnd)
-	cmd := exec.Command(bin, "--kubeconfig", h.kubeconfig(), "--leader-elect=false")
-	cmd.Dir = h.dir()
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return 0, fmt.Errorf("start %s: %w", bin, err)
-	}
-	pid := cmd.Process.Pid
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }() // reap it if it ends while nuv still runs
+	pid := p.PID
 	if err := local.RegisterProcess(h.home, h.cluster, hostProcessName, pid); err != nil {
-		_ = cmd.Process.Kill()
+		_ = p.Kill()
 		return 0, err
 	}
 	deadline := time.NewTimer(30 * time.Second)
@@ -267,7 +223,7 @@ func (h hostRun) start(ctx context.Context, bin string) (int, error) {
 	defer tick.Stop()
 	for {
 		select {
-		case err := <-exited:
+		case err := <-p.Exited:
 			return 0, fmt.Errorf("the host operator exited at start (%v); log %s:\n%s", err, h.logFile(), tail(h.logFile(), offset))
 		case <-deadline.C:
 			return pid, fmt.Errorf("the host operator (pid %d) did not start its workers within 30s; log %s:\n%s", pid, h.logFile(), tail(h.logFile(), offset))
@@ -297,19 +253,11 @@ func tail(path string, offset int64) string {
 // stop ends the registered host operator (SIGTERM, then SIGKILL after grace) and unregisters it.
 // It reports whether a process was stopped.
 func (h hostRun) stop(grace time.Duration) bool {
-	pid, _, ok := h.running()
 	defer os.Remove(h.pidFile())
-	if !ok {
+	r, err := proc.ReadRecord(h.pidFile())
+	if err != nil {
 		return false
 	}
-	_ = syscall.Kill(pid, syscall.SIGTERM)
-	deadline := time.Now().Add(grace)
-	for time.Now().Before(deadline) {
-		if st, _, err := procStat(pid); err != nil || st == 'Z' {
-			return true
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	_ = syscall.Kill(pid, syscall.SIGKILL)
-	return true
+	stopped, _ := r.Stop(context.Background(), grace)
+	return stopped
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/nuv-dev/nuv/internal/proc"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -72,7 +73,7 @@ func TestRunningChecksPidAndStartTime(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(h.pidFile()), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, start, err := procStat(os.Getpid())
+	_, start, err := proc.Stat(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/paths"
+	"github.com/nuv-dev/nuv/internal/proc"
 )
 
 const usage = `Usage: nuv registry up|down|status
@@ -150,7 +151,8 @@ func ServeDir(ctx context.Context, dir, addr string, logw io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("registry listen on %s: %w", addr, err)
 	}
-	if err := WriteState(dir, State{PID: os.Getpid(), Addr: ln.Addr().String(), Dir: dir}); err != nil {
+	_, start, _ := proc.Stat(os.Getpid())
+	if err := WriteState(dir, State{PID: os.Getpid(), Start: start, Addr: ln.Addr().String(), Dir: dir}); err != nil {
 		ln.Close()
 		return err
 	}

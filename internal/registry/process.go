@@ -8,14 +8,13 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/proc"
 )
 
 // DefaultPort is where the loopback registry listens unless NUV_REGISTRY_PORT says otherwise (the
@@ -24,10 +23,15 @@ const DefaultPort = 5001
 
 // State is what `nuv registry serve` records once it listens.
 type State struct {
-	PID  int    `json:"pid"`
-	Addr string `json:"addr"` // 127.0.0.1:port
-	Dir  string `json:"dir"`
+	PID int `json:"pid"`
+	// Start is the process's start time (see proc.Record); 0 in state written before nuv recorded it.
+	Start uint64 `json:"start,omitempty"`
+	Addr  string `json:"addr"` // 127.0.0.1:port
+	Dir   string `json:"dir"`
 }
+
+// process is the recorded registry process.
+func (s State) process() proc.Record { return proc.Record{PID: s.PID, Start: s.Start} }
 
 // Host is the name clients push to and clusters pull from: localhost:<port>.
 func (s State) Host() string {
@@ -68,31 +72,23 @@ func Status(ctx context.Context, dir string) (State, bool, error) {
 	if err != nil {
 		return s, false, err
 	}
-	if !alive(s.PID) {
+	if !alive(s) {
 		return s, false, nil
 	}
 	return s, ping(ctx, s.Addr) == nil, nil
 }
 
-func alive(pid int) bool {
-	if pid <= 0 {
+// alive reports whether the recorded registry process runs. State without a start time is checked
+// by command line instead, so a recycled pid is not taken for the registry.
+func alive(s State) bool {
+	if !s.process().Alive() {
 		return false
 	}
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
+	if s.Start != 0 {
+		return true
 	}
-	// a zombie or a reused pid is not our registry
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err == nil && !strings.Contains(string(cmdline), "serve") {
-		return false
-	}
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err == nil {
-		if i := strings.LastIndex(string(st), ")"); i >= 0 && strings.HasPrefix(string(st[i+1:]), " Z") {
-			return false
-		}
-	}
-	return true
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", s.PID))
+	return err != nil || strings.Contains(string(cmdline), "serve")
 }
 
 func ping(ctx context.Context, addr string) error {
@@ -148,22 +144,12 @@ func Up(ctx context.Context, o UpOptions) (State, bool, error) {
 		}
 	}
 	logPath := filepath.Join(o.Dir, "registry.log")
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return State{}, false, fmt.Errorf("registry log %s: %w", logPath, err)
-	}
-	defer logf.Close()
 	_ = os.Remove(stateFile(o.Dir))
 	args := append(append([]string{}, o.Command[1:]...), "--dir", o.Dir, "--addr", addr)
-	cmd := exec.Command(o.Command[0], args...)
-	cmd.Env = append(os.Environ(), o.Env...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return State{}, false, fmt.Errorf("start the registry (%s): %w", o.Command[0], err)
+	p, err := proc.Launch(proc.Command{Path: o.Command[0], Args: args, Env: o.Env, Log: logPath})
+	if err != nil {
+		return State{}, false, fmt.Errorf("start the registry: %w", err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	timeout := o.Timeout
 	if timeout == 0 {
 		timeout = 15 * time.Second
@@ -171,17 +157,17 @@ func Up(ctx context.Context, o UpOptions) (State, bool, error) {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		select {
-		case err := <-exited:
+		case err := <-p.Exited:
 			return State{}, false, fmt.Errorf("the registry exited at start (%v); see %s:\n%s", err, logPath, tail(logPath))
 		case <-ctx.Done():
 			return State{}, false, ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
-		if s, err := ReadState(o.Dir); err == nil && s.PID == cmd.Process.Pid && ping(ctx, s.Addr) == nil {
+		if s, err := ReadState(o.Dir); err == nil && s.PID == p.PID && ping(ctx, s.Addr) == nil {
 			return s, true, nil
 		}
 	}
-	_ = cmd.Process.Kill()
+	_ = p.Kill()
 	return State{}, false, fmt.Errorf("the registry did not answer within %s; see %s", timeout, logPath)
 }
 
@@ -195,24 +181,14 @@ func Down(ctx context.Context, dir string) (bool, error) {
 		return false, err
 	}
 	defer os.Remove(stateFile(dir))
-	if !alive(s.PID) {
+	if !alive(s) {
 		return false, nil
 	}
-	if err := syscall.Kill(s.PID, syscall.SIGTERM); err != nil {
-		return false, fmt.Errorf("stop registry pid %d: %w", s.PID, err)
+	stopped, err := s.process().Stop(ctx, 5*time.Second)
+	if err != nil {
+		return false, fmt.Errorf("stop the registry: %w", err)
 	}
-	for i := 0; i < 100; i++ {
-		if !alive(s.PID) {
-			return true, nil
-		}
-		select {
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	_ = syscall.Kill(s.PID, syscall.SIGKILL)
-	return true, nil
+	return stopped, nil
 }
 
 func tail(path string) string {

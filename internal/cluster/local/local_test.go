@@ -4,11 +4,12 @@ import (
 	"context"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nuv-dev/nuv/internal/proc"
 )
 
 func TestValidName(t *testing.T) {
@@ -40,38 +41,6 @@ func TestAllocatePortsSkipsTaken(t *testing.T) {
 			t.Errorf("%s got port %d (base %d, seen %v)", role, p, busy, seen)
 		}
 		seen[p] = true
-	}
-}
-
-func TestPIDRecordStopsOnlyItsProcess(t *testing.T) {
-	cmd := exec.Command("sleep", "60")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go cmd.Wait()
-	f := filepath.Join(t.TempDir(), "x.pid")
-	if err := writePID(f, cmd.Process.Pid); err != nil {
-		t.Fatal(err)
-	}
-	r, err := readPID(f)
-	if err != nil || r.PID != cmd.Process.Pid || r.Start == 0 {
-		t.Fatalf("readPID = %+v, %v", r, err)
-	}
-	if !r.alive() {
-		t.Fatal("recorded process not alive")
-	}
-	// A record whose start time differs is another process (recycled pid): never signalled.
-	other := pidRecord{PID: r.PID, Start: r.Start + 1}
-	if other.alive() {
-		t.Fatal("start time not checked")
-	}
-	other.stop(time.Second)
-	if !r.alive() {
-		t.Fatal("stop signalled a process with another start time")
-	}
-	r.stop(5 * time.Second)
-	if r.alive() {
-		t.Fatal("process survived stop")
 	}
 }
 
@@ -133,8 +102,8 @@ func TestRegisterProcessNeedsCluster(t *testing.T) {
 	if err := RegisterProcess(home, "c", "operator", os.Getpid()); err != nil {
 		t.Fatal(err)
 	}
-	r, err := readPID(filepath.Join(PIDDir(home, "c"), "operator.pid"))
-	if err != nil || r.PID != os.Getpid() || !r.alive() {
+	r, err := proc.ReadRecord(filepath.Join(PIDDir(home, "c"), "operator.pid"))
+	if err != nil || r.PID != os.Getpid() || !r.Alive() {
 		t.Fatalf("%+v %v", r, err)
 	}
 }

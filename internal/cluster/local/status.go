@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/proc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -60,9 +61,9 @@ func (p Provider) status(ctx context.Context, name, dir string) cluster.Info {
 	comps := plan(dir, s)
 	for _, c := range comps {
 		cc := cluster.Component{Name: c.Name, Port: c.Port}
-		if r, err := readPID(filepath.Join(dir, "pids", c.Name+".pid")); err == nil {
+		if r, err := proc.ReadRecord(filepath.Join(dir, "pids", c.Name+".pid")); err == nil {
 			cc.PID = r.PID
-			cc.Running = r.alive()
+			cc.Running = r.Alive()
 		}
 		if cc.Running {
 			up++

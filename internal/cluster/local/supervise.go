@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/nuv-dev/nuv/internal/proc"
 )
 
 // startOnFreePorts allocates ports, writes the configuration and state and starts the components.
@@ -59,8 +61,8 @@ func (p Provider) startComponents(ctx context.Context, dir string, s *state, rep
 			for i, c := range group {
 				if errs[i] != nil {
 					p.log().Infof("  %s is not healthy (%v): restarting it", c.Name, firstLine(errs[i]))
-					if r, err := readPID(pidPath(dir, c)); err == nil {
-						r.stop(5 * time.Second)
+					if r, err := proc.ReadRecord(pidPath(dir, c)); err == nil {
+						_, _ = r.Stop(context.Background(), 5*time.Second)
 					}
 					if err := p.launch(dir, s, c, false); err != nil {
 						return err
@@ -88,8 +90,8 @@ func groupNames(cs []component) string {
 func pidPath(dir string, c component) string { return filepath.Join(dir, "pids", c.Name+".pid") }
 
 func (p Provider) running(dir string, c component) bool {
-	r, err := readPID(pidPath(dir, c))
-	return err == nil && r.alive()
+	r, err := proc.ReadRecord(pidPath(dir, c))
+	return err == nil && r.Alive()
 }
 
 func (p Provider) launch(dir string, s *state, c component, say bool) error {
@@ -122,7 +124,7 @@ func waitHealthy(ctx context.Context, dir string, group []component, timeout tim
 				if last = healthy(ctx, dir, c); last == nil {
 					return
 				}
-				if r, err := readPID(pidPath(dir, c)); err != nil || !r.alive() {
+				if r, err := proc.ReadRecord(pidPath(dir, c)); err != nil || !r.Alive() {
 					errs[i] = fmt.Errorf("%s exited: %s", c.Name, logTail(dir, c.Name, 15))
 					return
 				}
@@ -182,7 +184,7 @@ func stopAll(dir string, s *state) {
 		var wg sync.WaitGroup
 		for _, n := range wave {
 			f := files[n]
-			r, err := readPID(f)
+			r, err := proc.ReadRecord(f)
 			if err != nil {
 				os.Remove(f)
 				continue
@@ -190,7 +192,7 @@ func stopAll(dir string, s *state) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r.stop(10 * time.Second)
+				_, _ = r.Stop(context.Background(), 10*time.Second)
 				os.Remove(f)
 			}()
 		}
