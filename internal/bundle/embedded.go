@@ -9,6 +9,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+
+	"github.com/nuv-dev/nuv/internal/fsutil"
 )
 
 // Extract writes the bundle in fsys to cache/olaris-<content hash> and returns that directory.
@@ -27,22 +29,9 @@ func Extract(fsys fs.FS, cache string) (string, error) {
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return "", fmt.Errorf("extract the embedded bundle: %s is not writable (set NUV_HOME): %w", cache, err)
 	}
-	tmp, err := os.MkdirTemp(cache, ".olaris-tmp-*")
+	err = fsutil.PublishDir(dst, 0o755, func(tmp string) error { return copyFS(fsys, tmp) }, isDir)
 	if err != nil {
 		return "", fmt.Errorf("extract the embedded bundle into %s: %w", cache, err)
-	}
-	defer os.RemoveAll(tmp) // a no-op after a successful rename
-	if err := copyFS(fsys, tmp); err != nil {
-		return "", fmt.Errorf("extract the embedded bundle into %s: %w", cache, err)
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		if isDir(dst) { // another nuv won the race with the same content
-			return dst, nil
-		}
-		return "", fmt.Errorf("extract the embedded bundle: %w", err)
 	}
 	return dst, nil
 }

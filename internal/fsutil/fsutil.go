@@ -1,5 +1,6 @@
 // Package fsutil holds the file operations nuv uses for state it must never leave half-written:
-// atomic writes (temporary file in the same directory, fsync, rename) with an explicit mode.
+// atomic writes (temporary file in the same directory, fsync, rename) with an explicit mode, and
+// directories published whole (built beside their place, then renamed into it).
 package fsutil
 
 import (
@@ -48,5 +49,37 @@ func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	ok = true
+	return nil
+}
+
+// PublishDir builds a directory with fill and renames it into place as dst, so that readers see
+// either no dst or a complete one, never a partial directory. fill gets a new temporary directory
+// beside dst (in dst's parent, which must exist) with the given mode; it is removed if anything
+// fails. When the rename fails because dst exists, a dst that valid accepts wins (another process
+// published it first: the race is lost harmlessly); any other dst is stale and is replaced.
+func PublishDir(dst string, mode os.FileMode, fill func(tmp string) error, valid func(dir string) bool) error {
+	parent := filepath.Dir(dst)
+	tmp, err := os.MkdirTemp(parent, ".tmp-"+filepath.Base(dst)+"-*")
+	if err != nil {
+		return fmt.Errorf("publish %s: %w", dst, err)
+	}
+	defer os.RemoveAll(tmp) // a no-op after a successful rename
+	if err := os.Chmod(tmp, mode); err != nil {
+		return fmt.Errorf("publish %s: %w", dst, err)
+	}
+	if err := fill(tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		if valid(dst) {
+			return nil
+		}
+		if rmErr := os.RemoveAll(dst); rmErr != nil {
+			return fmt.Errorf("replace stale %s: %w", dst, rmErr)
+		}
+		if err := os.Rename(tmp, dst); err != nil && !valid(dst) {
+			return fmt.Errorf("publish %s: %w", dst, err)
+		}
+	}
 	return nil
 }

@@ -3,6 +3,8 @@ package fsutil
 import (
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -76,5 +78,129 @@ func TestWriteFileAtomicUnwritable(t *testing.T) {
 	err := WriteFileAtomic(filepath.Join(f, "x"), []byte("x"), 0o600)
 	if err == nil {
 		t.Fatal("writing under a regular file succeeded")
+	}
+}
+
+// fillFiles returns a PublishDir fill that writes the named files (content: the name and tag) and
+// a valid that accepts a directory holding all of them.
+func fillFiles(tag string, names ...string) (func(string) error, func(string) bool) {
+	fill := func(tmp string) error {
+		for _, n := range names {
+			if err := os.WriteFile(filepath.Join(tmp, n), []byte(n+tag), 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	valid := func(dir string) bool {
+		for _, n := range names {
+			if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+				return false
+			}
+		}
+		return true
+	}
+	return fill, valid
+}
+
+func TestPublishDir(t *testing.T) {
+	tests := []struct {
+		name    string
+		before  func(dst string) // what is at dst beforehand
+		fillErr error
+		wantErr bool
+		want    []string // entries of dst afterwards
+		mode    os.FileMode
+	}{
+		{name: "new directory", want: []string{"a", "b"}, mode: 0o755},
+		{name: "private mode", want: []string{"a", "b"}, mode: 0o700},
+		{name: "a valid directory stays", before: func(dst string) {
+			os.Mkdir(dst, 0o755)
+			for _, n := range []string{"a", "b", "old"} {
+				os.WriteFile(filepath.Join(dst, n), nil, 0o644)
+			}
+		}, want: []string{"a", "b", "old"}, mode: 0o755},
+		{name: "a stale directory is replaced", before: func(dst string) {
+			os.Mkdir(dst, 0o755)
+			os.WriteFile(filepath.Join(dst, "a"), nil, 0o644)
+		}, want: []string{"a", "b"}, mode: 0o755},
+		{name: "a stale file is replaced", before: func(dst string) {
+			os.WriteFile(dst, nil, 0o644)
+		}, want: []string{"a", "b"}, mode: 0o755},
+		{name: "fill fails: nothing published", fillErr: os.ErrInvalid, wantErr: true, mode: 0o755},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			parent := t.TempDir()
+			dst := filepath.Join(parent, "d")
+			if tt.before != nil {
+				tt.before(dst)
+			}
+			fill, valid := fillFiles("", "a", "b")
+			if tt.fillErr != nil {
+				fill = func(string) error { return tt.fillErr }
+			}
+			err := PublishDir(dst, tt.mode, fill, valid)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("PublishDir = %v, want error %v", err, tt.wantErr)
+			}
+			entries, _ := os.ReadDir(parent)
+			if want := len(tt.want); want > 0 && len(entries) != 1 || want == 0 && len(entries) != 0 {
+				t.Errorf("parent holds %v (temporary directories left behind?)", entries)
+			}
+			if tt.want == nil {
+				return
+			}
+			var got []string
+			inner, _ := os.ReadDir(dst)
+			for _, e := range inner {
+				got = append(got, e.Name())
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("dst holds %v, want %v", got, tt.want)
+			}
+			if st, err := os.Stat(dst); err != nil || st.Mode().Perm() != tt.mode {
+				t.Errorf("dst mode %v, %v; want %v", st.Mode().Perm(), err, tt.mode)
+			}
+		})
+	}
+}
+
+// Concurrent publishers all succeed and dst is one publisher's complete directory.
+func TestPublishDirConcurrent(t *testing.T) {
+	parent := t.TempDir()
+	dst := filepath.Join(parent, "d")
+	names := []string{"a", "b", "c", "d"}
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fill, valid := fillFiles(strconv.Itoa(i), names...)
+			errs[i] = PublishDir(dst, 0o755, fill, valid)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("publisher %d: %v", i, err)
+		}
+	}
+	tag := ""
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(dst, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tag == "" {
+			tag = strings.TrimPrefix(string(b), n)
+		}
+		if string(b) != n+tag {
+			t.Errorf("%s holds %q: a mix of publishers (first tag %q)", n, b, tag)
+		}
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 1 {
+		t.Errorf("parent holds %v, want only d", entries)
 	}
 }

@@ -5,10 +5,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/nuv-dev/nuv/internal/fsutil"
 )
 
 // DefaultLinks are the names nuv puts in its link directory: `nuv` and `task` always, and the
@@ -43,30 +44,16 @@ func LinkDir(home, exe string, names []string) (string, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return "", fmt.Errorf("nuv home %s is not writable (set NUV_HOME to another directory): %w", home, err)
 	}
-	tmp, err := os.MkdirTemp(parent, ".tmp-")
+	err := fsutil.PublishDir(dir, 0o755, func(tmp string) error {
+		for _, n := range names {
+			if err := os.Symlink(exe, filepath.Join(tmp, n)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, func(dir string) bool { return linksOK(dir, exe, names) })
 	if err != nil {
-		return "", fmt.Errorf("link directory in %s: %w", parent, err)
-	}
-	defer os.RemoveAll(tmp) // a no-op after a successful rename
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return "", fmt.Errorf("link directory %s: %w", tmp, err)
-	}
-	for _, n := range names {
-		if err := os.Symlink(exe, filepath.Join(tmp, n)); err != nil {
-			return "", fmt.Errorf("link directory: %w", err)
-		}
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		// Another process won the race, or a stale directory is in the way.
-		if linksOK(dir, exe, names) {
-			return dir, nil
-		}
-		if rmErr := os.RemoveAll(dir); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
-			return "", fmt.Errorf("replace stale link directory %s: %w", dir, rmErr)
-		}
-		if err := os.Rename(tmp, dir); err != nil && !linksOK(dir, exe, names) {
-			return "", fmt.Errorf("link directory %s: %w", dir, err)
-		}
+		return "", fmt.Errorf("link directory: %w", err)
 	}
 	return dir, nil
 }
