@@ -142,7 +142,13 @@ func (h *harness) record(cmd string, out, errb *bytes.Buffer, err error) int {
 // clean replaces the run's temporary paths with stable names.
 func (h *harness) clean(s string) string {
 	s = strings.ReplaceAll(s, h.dir, "$DIR")
-	s = relDir.ReplaceAllString(s, "$$DIR") // go-task shows paths relative to the process directory
+	// go-task shows paths relative to the process directory, however deep the checkout sits.
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, h.dir); err == nil && rel != "." {
+			s = strings.ReplaceAll(s, rel, "$DIR")
+		}
+	}
+	s = relDir.ReplaceAllString(s, "$$DIR")
 	if links, err := filepath.Glob(filepath.Join(h.home, "links", "*")); err == nil {
 		for _, l := range links {
 			s = strings.ReplaceAll(s, l, "$LINKS")
