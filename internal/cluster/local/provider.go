@@ -238,15 +238,11 @@ func (p Provider) writeKubeconfig(dir string, s *state) error {
 
 // Stop stops every process of a cluster and keeps its state.
 func (p Provider) Stop(ctx context.Context, name string) error {
-	dir := StateDir(p.Home, name)
-	unlock, err := p.lock(ctx, name)
+	dir, unlock, err := p.lockExisting(ctx, "stop", name)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if _, err := os.Stat(dir); err != nil {
-		return fmt.Errorf("stop %q: %w", name, cluster.ErrNotFound)
-	}
 	s, _ := loadState(dir) // a corrupt state still has pid files to stop
 	stopAll(dir, s)
 	return nil
@@ -254,15 +250,11 @@ func (p Provider) Stop(ctx context.Context, name string) error {
 
 // Start starts a stopped cluster, or repairs a degraded one by restarting its dead components.
 func (p Provider) Start(ctx context.Context, name string) error {
-	dir := StateDir(p.Home, name)
-	unlock, err := p.lock(ctx, name)
+	dir, unlock, err := p.lockExisting(ctx, "start", name)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if _, err := os.Stat(dir); err != nil {
-		return fmt.Errorf("start %q: %w", name, cluster.ErrNotFound)
-	}
 	s, err := loadState(dir)
 	if err != nil {
 		return fmt.Errorf("start %q: %w", name, err)
@@ -307,15 +299,11 @@ func (p Provider) Start(ctx context.Context, name string) error {
 
 // Delete stops a cluster and removes its state directory and kubeconfig.
 func (p Provider) Delete(ctx context.Context, name string) error {
-	dir := StateDir(p.Home, name)
-	unlock, err := p.lock(ctx, name)
+	dir, unlock, err := p.lockExisting(ctx, "delete", name)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if _, err := os.Stat(dir); err != nil {
-		return fmt.Errorf("delete %q: %w", name, cluster.ErrNotFound)
-	}
 	s, _ := loadState(dir)
 	stopAll(dir, s)
 	kubeconfig := filepath.Join(paths.Clusters(p.Project), name+".kubeconfig")
@@ -394,6 +382,21 @@ func (p Provider) lock(ctx context.Context, name string) (func(), error) {
 	return lockFile(ctx, filepath.Join(root, "."+name+".lock"), func() {
 		p.log().Infof("waiting for another nuv working on cluster %s", name)
 	})
+}
+
+// lockExisting locks the cluster name for verb and returns its state directory; the error wraps
+// cluster.ErrNotFound when the cluster does not exist.
+func (p Provider) lockExisting(ctx context.Context, verb, name string) (dir string, unlock func(), err error) {
+	unlock, err = p.lock(ctx, name)
+	if err != nil {
+		return "", nil, err
+	}
+	dir = StateDir(p.Home, name)
+	if _, err := os.Stat(dir); err != nil {
+		unlock()
+		return "", nil, fmt.Errorf("%s %q: %w", verb, name, cluster.ErrNotFound)
+	}
+	return dir, unlock, nil
 }
 
 // movePorts gives a stopped cluster new ports for those another program took meanwhile (all but
