@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -319,18 +318,6 @@ func TestRetriesRunAgainOnlyWhatFailed(t *testing.T) {
 
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
-func pids(t *testing.T, dir string) []int {
-	var out []int
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		data, _ := os.ReadFile(filepath.Join(dir, e.Name()))
-		if n, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
@@ -357,7 +344,7 @@ func TestTimeoutEndsTheWholeProcessGroup(t *testing.T) {
 	if st := statuses(res.Report); st["slow"] != report.TimedOut || len(st) != 1 {
 		t.Errorf("statuses: %v", st)
 	}
-	ps := pids(t, f.pids)
+	ps := readPids(f.pids)
 	if len(ps) != 1 {
 		t.Fatalf("grandchild pids: %v", ps)
 	}
@@ -372,7 +359,7 @@ func TestCancelEndsEveryChildAndWritesAPartialReport(t *testing.T) {
 	var out bytes.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		waitFor(t, "all children to start", 10*time.Second, func() bool { return len(pids(t, f.pids)) == 3 })
+		waitFor(t, "all children to start", 10*time.Second, func() bool { return len(readPids(f.pids)) == 3 })
 		cancel()
 	}()
 	start := time.Now()
@@ -392,7 +379,7 @@ func TestCancelEndsEveryChildAndWritesAPartialReport(t *testing.T) {
 			t.Errorf("%s: %s", x.Cluster, x.Status)
 		}
 	}
-	for _, p := range pids(t, f.pids) {
+	for _, p := range readPids(f.pids) {
 		waitFor(t, "children to end", 2*time.Second, func() bool { return !alive(p) })
 	}
 }

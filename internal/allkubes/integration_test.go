@@ -382,6 +382,7 @@ func TestIntegrationAllKubes(t *testing.T) {
 	})
 }
 
+// readPids lists the pids written one a file in dir by the test children.
 func readPids(dir string) []int {
 	var out []int
 	ents, _ := os.ReadDir(dir)
