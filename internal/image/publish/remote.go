@@ -42,7 +42,8 @@ type Remote struct {
 
 var _ image.Publisher = (*Remote)(nil)
 
-func (r *Remote) options(ctx context.Context) []remote.Option {
+// auth returns the keychain and transport to use: r's, or anonymous and http.DefaultTransport.
+func (r *Remote) auth() (authn.Keychain, http.RoundTripper) {
 	kc := r.Keychain
 	if kc == nil {
 		kc = authn.NewMultiKeychain()
@@ -51,6 +52,11 @@ func (r *Remote) options(ctx context.Context) []remote.Option {
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
+	return kc, rt
+}
+
+func (r *Remote) options(ctx context.Context) []remote.Option {
+	kc, rt := r.auth()
 	retries := r.Retries
 	if retries <= 0 {
 		retries = 3
@@ -246,14 +252,7 @@ func Reachable(ctx context.Context, ref name.Reference, rt http.RoundTripper) er
 // Check verifies, before anything is built, that the registry of ref accepts a push with the
 // keychain's credentials (it starts and cancels an upload); the error says what to set or fix.
 func (r *Remote) Check(ref name.Reference) error {
-	kc := r.Keychain
-	if kc == nil {
-		kc = authn.NewMultiKeychain()
-	}
-	rt := r.Transport
-	if rt == nil {
-		rt = http.DefaultTransport
-	}
+	kc, rt := r.auth()
 	if err := remote.CheckPushPermission(ref, kc, rt); err != nil {
 		return r.explain(ref.Context().RegistryStr(), err)
 	}
