@@ -67,7 +67,7 @@ type buildFlags struct {
 }
 
 func (f *buildFlags) register(env *cli.Env, fs *pflag.FlagSet, m mode) {
-	mainPkg := env.Getenv("OPERATOR_MAIN")
+	mainPkg := env.Getenv("NUV_OPERATOR_MAIN")
 	if mainPkg == "" {
 		mainPkg = DefaultMain
 	}
@@ -83,7 +83,7 @@ func (f *buildFlags) register(env *cli.Env, fs *pflag.FlagSet, m mode) {
 		builder = "go"
 	}
 	fs.StringVar(&f.dir, "dir", "", "module directory the main package is built in (default: the project root)")
-	fs.StringVar(&f.main, "main", mainPkg, "main package to build (OPERATOR_MAIN)")
+	fs.StringVar(&f.main, "main", mainPkg, "main package to build (NUV_OPERATOR_MAIN)")
 	fs.StringVar(&f.platforms, "platform", plat, "comma-separated os/arch list (PLATFORMS)")
 	fs.StringVar(&f.builder, "builder", builder, "go (daemonless), docker, podman or buildah (IMAGE_BUILDER)")
 	fs.StringVar(&f.dockerfile, "dockerfile", "operator/Dockerfile", "Dockerfile for --builder docker|podman|buildah")
@@ -263,7 +263,7 @@ func Spec(ctx context.Context, getenv func(string) string, dir, mainPkg, version
 		spec.Entrypoint = "manager"
 	}
 	if st, err := os.Stat(filepath.Join(dir, filepath.FromSlash(mainPkg))); err != nil || !st.IsDir() {
-		return spec, cli.Usagef("main package %s not found in %s (set OPERATOR_MAIN or --main)", mainPkg, dir)
+		return spec, cli.Usagef("main package %s not found in %s (set NUV_OPERATOR_MAIN or --main)", mainPkg, dir)
 	}
 	g := tag.Git{Dir: dir}
 	if rev, err := g.Revision(ctx); err == nil {

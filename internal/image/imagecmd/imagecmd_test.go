@@ -40,7 +40,7 @@ func newHarness(t *testing.T) *harness {
 		"NUV_HOME":      filepath.Join(home, "nuv"),
 		"HOME":          home,
 		"DOCKER_CONFIG": filepath.Join(home, "docker"),
-		"OPERATOR_MAIN": "./cmd/hello",
+		"NUV_OPERATOR_MAIN": "./cmd/hello",
 		"BASETAG":       "0.1.0-dev",
 	}}
 }
@@ -256,7 +256,7 @@ func TestIntegrationBadInput(t *testing.T) {
 	}
 	// a main package that is not there
 	_, _, err = h.run("build", "--main", "./nope")
-	if cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "OPERATOR_MAIN") {
+	if cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "NUV_OPERATOR_MAIN") {
 		t.Fatalf("missing main: exit %d, %v", cli.ExitCode(err), err)
 	}
 	// load with no cluster selected fails before building, saying how to select one
