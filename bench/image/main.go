@@ -24,7 +24,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -34,6 +33,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/nuv-dev/nuv/bench/internal/benchutil"
 )
 
 // KoVersion is the ko release the benchmark installs.
@@ -69,8 +70,8 @@ func run(runs int, nuvBin, koBin, mainPkg string) error {
 	if nuvBin == "" {
 		nuvBin = filepath.Join(tmp, "nuv")
 		fmt.Println("building nuv ...")
-		if out, err := exec.Command("go", "build", "-o", nuvBin, "./nuv").CombinedOutput(); err != nil {
-			return fmt.Errorf("build nuv: %v\n%s", err, out)
+		if err := benchutil.BuildNuv(nuvBin); err != nil {
+			return err
 		}
 	}
 	if koBin == "" {
@@ -147,7 +148,7 @@ func run(runs int, nuvBin, koBin, mainPkg string) error {
 		koT = append(koT, d2)
 		fmt.Printf("run %d: nuv %s  ko %s\n", i+1, d.Round(time.Millisecond), d2.Round(time.Millisecond))
 	}
-	mn, mk := median(nuvT), median(koT)
+	mn, mk := benchutil.Median(nuvT), benchutil.Median(koT)
 	fmt.Println()
 	fmt.Printf("build+push linux/amd64+linux/arm64 of %s to %s (%d runs each)\n", mainPkg, host, runs)
 	fmt.Printf("  nuv image push  median %s\n", mn.Round(time.Millisecond))
@@ -191,18 +192,6 @@ func timed(cmd *exec.Cmd) (time.Duration, error) {
 		return 0, fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
 	}
 	return d, nil
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // startRegistry runs Debian's docker-registry on a free loopback port (no auth), or nuv's own

@@ -20,10 +20,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/nuv-dev/nuv/bench/internal/benchutil"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 )
 
@@ -43,14 +43,10 @@ func run(kc string, runs int) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	root, err := moduleRoot()
-	if err != nil {
-		return err
-	}
 	nuv := filepath.Join(tmp, "nuv")
 	fmt.Println("building nuv ...")
-	if out, err := exec.Command("go", "build", "-o", nuv, filepath.Join(root, "nuv")).CombinedOutput(); err != nil {
-		return fmt.Errorf("build nuv: %v\n%s", err, out)
+	if err := benchutil.BuildNuv(nuv); err != nil {
+		return err
 	}
 	project := filepath.Join(tmp, "project")
 	home := filepath.Join(tmp, "home")
@@ -124,10 +120,10 @@ func run(kc string, runs int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\nnuv kube use N --offline   median %7.1f ms over %d runs (target <= 100 ms)\n", ms(useMed), runs)
-	fmt.Printf("nuv -version (start-up)    median %7.1f ms: the command itself costs ~%.1f ms\n", ms(startMed), ms(useMed-startMed))
+	fmt.Printf("\nnuv kube use N --offline   median %7.1f ms over %d runs (target <= 100 ms)\n", benchutil.MS(useMed), runs)
+	fmt.Printf("nuv -version (start-up)    median %7.1f ms: the command itself costs ~%.1f ms\n", benchutil.MS(startMed), benchutil.MS(useMed-startMed))
 	if kerr == nil {
-		fmt.Printf("kubectl config use-context median %7.1f ms (peer)   ratio nuv/kubectl %.2f\n", ms(peerUse), float64(useMed)/float64(peerUse))
+		fmt.Printf("kubectl config use-context median %7.1f ms (peer)   ratio nuv/kubectl %.2f\n", benchutil.MS(peerUse), float64(useMed)/float64(peerUse))
 	} else {
 		fmt.Printf("kubectl not available for the peer measurement: %v\n", kerr)
 	}
@@ -146,7 +142,7 @@ func run(kc string, runs int) error {
 		return fmt.Errorf("nuv kube list: %v\n%s", err, last)
 	}
 	up, down := strings.Count(last, "ready 1/1"), strings.Count(last, "unreachable")
-	fmt.Printf("\nnuv kube list (10 kubeconfigs: %d reachable, %d unreachable) median %7.1f ms over %d runs (target <= 1500 ms)\n", up, down, ms(listMed), listRuns)
+	fmt.Printf("\nnuv kube list (10 kubeconfigs: %d reachable, %d unreachable) median %7.1f ms over %d runs (target <= 1500 ms)\n", up, down, benchutil.MS(listMed), listRuns)
 	fmt.Print(indent(last))
 	names, _ := filepath.Glob(filepath.Join(clusters, "*.kubeconfig"))
 	peerList, err := median(3, func() error {
@@ -157,11 +153,12 @@ func run(kc string, runs int) error {
 	})
 	if err == nil {
 		fmt.Printf("serial kubectl get nodes --request-timeout=1s over the same 10: median %7.1f ms (peer)   ratio nuv/kubectl %.2f\n",
-			ms(peerList), float64(listMed)/float64(peerList))
+			benchutil.MS(peerList), float64(listMed)/float64(peerList))
 	}
 	return nil
 }
 
+// median runs f n times and returns the median duration.
 func median(n int, f func() error) (time.Duration, error) {
 	ds := make([]time.Duration, 0, n)
 	for i := 0; i < n; i++ {
@@ -171,8 +168,7 @@ func median(n int, f func() error) (time.Duration, error) {
 		}
 		ds = append(ds, time.Since(start))
 	}
-	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-	return ds[len(ds)/2], nil
+	return benchutil.Median(ds), nil
 }
 
 func cmd(env []string, name string, args ...string) (string, error) {
@@ -188,8 +184,6 @@ func kubectlOut(env []string, args ...string) (string, error) {
 	}
 	return cmd(env, "kubectl", args...)
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func indent(s string) string {
 	var b strings.Builder
@@ -230,12 +224,4 @@ func serverOf(kc string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s: no server", kc)
-}
-
-func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Dir(strings.TrimSpace(string(out))), nil
 }

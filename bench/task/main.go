@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/nuv-dev/nuv/bench/internal/benchutil"
 )
 
 const taskVersion = "v3.54.0"
@@ -48,10 +50,8 @@ func run(n int, keep bool) error {
 	}
 	fmt.Println("building nuv...")
 	nuv := filepath.Join(bin, "nuv")
-	build := exec.Command("go", "build", "-o", nuv, "./nuv")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("build nuv: %w", err)
+	if err := benchutil.BuildNuv(nuv); err != nil {
+		return err
 	}
 	task := filepath.Join(bin, "task")
 
@@ -111,23 +111,23 @@ func run(n int, keep bool) error {
 			fmt.Printf("%-42s skipped: %v\n", s.label, s.err)
 			continue
 		}
-		m, lo, hi := stats(s.times)
-		fmt.Printf("%-42s median %7.1f ms   (min %.1f, max %.1f, n=%d)\n", s.label, ms(m), ms(lo), ms(hi), len(s.times))
+		m, lo, hi := benchutil.Stats(s.times)
+		fmt.Printf("%-42s median %7.1f ms   (min %.1f, max %.1f, n=%d)\n", s.label, benchutil.MS(m), benchutil.MS(lo), benchutil.MS(hi), len(s.times))
 	}
 	fmt.Println()
 	if subjects[0].err == nil && subjects[1].err == nil {
-		a, _, _ := stats(subjects[1].times)
-		b, _, _ := stats(subjects[0].times)
+		a := benchutil.Median(subjects[1].times)
+		b := benchutil.Median(subjects[0].times)
 		fmt.Printf("ratio nuv -task / task (trivial task): %.2f   (target <= 1.0)\n", float64(a)/float64(b))
 	}
 	if subjects[3].err == nil {
-		v, _, _ := stats(subjects[3].times)
-		fmt.Printf("nuv -version median: %.1f ms   (target <= 20 ms)\n", ms(v))
+		v := benchutil.Median(subjects[3].times)
+		fmt.Printf("nuv -version median: %.1f ms   (target <= 20 ms)\n", benchutil.MS(v))
 	}
 	printInits(nuv, proj, env)
 	if subjects[4].err == nil && subjects[0].err == nil {
-		a, _, _ := stats(subjects[4].times)
-		b, _, _ := stats(subjects[0].times)
+		a := benchutil.Median(subjects[4].times)
+		b := benchutil.Median(subjects[0].times)
 		fmt.Printf("ratio bundle dispatch / task: %.2f\n", float64(a)/float64(b))
 	}
 	return nil
@@ -181,15 +181,3 @@ func timeOnce(argv []string, dir string, env []string) (time.Duration, string, e
 	out, err := cmd.CombinedOutput()
 	return time.Since(start), string(out), err
 }
-
-func stats(ds []time.Duration) (median, lo, hi time.Duration) {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	m := s[len(s)/2]
-	if len(s)%2 == 0 {
-		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
-	}
-	return m, s[0], s[len(s)-1]
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
