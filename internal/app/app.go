@@ -34,10 +34,19 @@ func Main(ctx context.Context, args []string) int {
 	if err != nil {
 		var ee *cli.ExitError
 		if !(errors.As(err, &ee) && ee.Err == nil) {
-			fmt.Fprintf(streams.Err, "nuv: %v\n", err)
+			fmt.Fprintln(streams.Err, errorLine(err))
 		}
 	}
 	return cli.ExitCode(err)
+}
+
+// errorLine is how nuv prints a failure: prefixed with "nuv:" unless the message already names nuv.
+func errorLine(err error) string {
+	msg := err.Error()
+	if strings.HasPrefix(msg, "nuv ") || strings.HasPrefix(msg, "nuv:") {
+		return msg
+	}
+	return "nuv: " + msg
 }
 
 // Run executes one nuv command line; args[0] is the program name.
