@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nuv-dev/nuv/internal/proc"
 )
 
 // kubectl runs the preinstalled /usr/bin/kubectl against kubeconfig; tests using it are skipped if
@@ -64,13 +66,9 @@ func eventually(t *testing.T, timeout time.Duration, what string, f func() error
 
 func readPIDFile(t *testing.T, path string) int {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	r, err := proc.ReadRecord(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid, err := strconv.Atoi(strings.Fields(string(b))[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pid
+	return r.PID
 }

@@ -61,7 +61,7 @@ func (p Provider) status(ctx context.Context, name, dir string) cluster.Info {
 	comps := plan(dir, s)
 	for _, c := range comps {
 		cc := cluster.Component{Name: c.Name, Port: c.Port}
-		if r, err := proc.ReadRecord(filepath.Join(dir, "pids", c.Name+".pid")); err == nil {
+		if r, err := proc.ReadRecord(pidPath(dir, c)); err == nil {
 			cc.PID = r.PID
 			cc.Running = r.Alive()
 		}
