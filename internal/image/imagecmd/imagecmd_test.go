@@ -36,12 +36,12 @@ func newHarness(t *testing.T) *harness {
 	imagetest.GoModule(t, dir)
 	home := t.TempDir()
 	return &harness{t: t, dir: dir, vars: map[string]string{
-		"NUV_PROJECT":   dir,
-		"NUV_HOME":      filepath.Join(home, "nuv"),
-		"HOME":          home,
-		"DOCKER_CONFIG": filepath.Join(home, "docker"),
+		"NUV_PROJECT":       dir,
+		"NUV_HOME":          filepath.Join(home, "nuv"),
+		"HOME":              home,
+		"DOCKER_CONFIG":     filepath.Join(home, "docker"),
 		"NUV_OPERATOR_MAIN": "./cmd/hello",
-		"BASETAG":       "0.1.0-dev",
+		"BASETAG":           "0.1.0-dev",
 	}}
 }
 
