@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -14,7 +13,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
-	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/kube"
 )
 
@@ -68,7 +66,7 @@ func connect(ctx context.Context, o Options) (*target, error) {
 			return nil, fmt.Errorf("cluster %s (%s): %w", t.name, t.kubeconfig, err)
 		}
 	}
-	t.localName, err = localClusterName(ctx, t.cs)
+	t.localName, err = kube.LocalClusterName(ctx, t.cs)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s (%s): %w", t.name, t.kubeconfig, err)
 	}
@@ -76,21 +74,4 @@ func connect(ctx context.Context, o Options) (*target, error) {
 		t.localName = t.name
 	}
 	return t, nil
-}
-
-// localClusterName returns the nuv local cluster a node belongs to ("" when no node carries
-// nuv.dev/provider=local). Flavoured local clusters detect as eks, gke, ... but still fake pods.
-func localClusterName(ctx context.Context, cs kubernetes.Interface) (string, error) {
-	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: cluster.LabelProvider + "=local", Limit: 1})
-	if err != nil {
-		return "", fmt.Errorf("list nodes: %w", err)
-	}
-	if len(nodes.Items) == 0 {
-		return "", nil
-	}
-	name := nodes.Items[0].Labels[cluster.LabelCluster]
-	if name == "" {
-		name = "local"
-	}
-	return name, nil
 }

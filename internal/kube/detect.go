@@ -129,3 +129,21 @@ func listNodes(ctx context.Context, cfg *rest.Config) ([]corev1.Node, error) {
 	}
 	return list.Items, nil
 }
+
+// LocalClusterName returns the name of the nuv local cluster cs talks to, or "" when no node
+// carries nuv.dev/provider=local. A flavored local cluster detects as eks, kind, ... but still fakes
+// its pods and pulls nothing, so the deploy and image verbs treat it as local whatever its type.
+func LocalClusterName(ctx context.Context, cs kubernetes.Interface) (string, error) {
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: LabelProvider + "=local", Limit: 1})
+	if err != nil {
+		return "", fmt.Errorf("list nodes: %w", err)
+	}
+	if len(nodes.Items) == 0 {
+		return "", nil
+	}
+	name := nodes.Items[0].Labels[LabelCluster]
+	if name == "" {
+		name = TypeLocal
+	}
+	return name, nil
+}

@@ -38,7 +38,9 @@ func TestIntegrationBuildAndLoadLocalCluster(t *testing.T) {
 		t.Skip("starts a local cluster")
 	}
 	h := newHarness(t)
-	c := localtest.Start(t, localtest.Options{Project: h.dir})
+	// A kind-flavored local cluster detects as kind, yet it is nuv's own: the image must go to the
+	// loopback registry, not through kind's node loading (there is no kind node to load into).
+	c := localtest.Start(t, localtest.Options{Project: h.dir, Flavor: "kind"})
 	h.vars["NUV_HOME"] = c.Home
 	h.vars["NUV_CLUSTER"] = c.Name
 	h.vars["NUV_REGISTRY_PORT"] = "0"

@@ -15,6 +15,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/kube"
 	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/internal/registry"
+	"k8s.io/client-go/kubernetes"
 )
 
 // selectedTarget is the selected cluster with its type, resolved before anything is built.
@@ -32,6 +33,20 @@ func selectedTarget(ctx context.Context, env *cli.Env, project string) (load.Tar
 	cfg, err := kube.RESTConfig(c.Path)
 	if err != nil {
 		return load.Target{}, err
+	}
+	// nuv's own clusters pull from its loopback registry whatever --flavor made them look like.
+	if typ != kube.TypeLocal {
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return load.Target{}, fmt.Errorf("cluster %s: %w", c.Name, err)
+		}
+		local, err := kube.LocalClusterName(ctx, cs)
+		if err != nil {
+			return load.Target{}, fmt.Errorf("cluster %s: %w", c.Name, err)
+		}
+		if local != "" {
+			typ = kube.TypeLocal
+		}
 	}
 	return load.Target{Name: c.Name, Type: typ, Context: c.Context, Config: cfg}, nil
 }
