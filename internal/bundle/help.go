@@ -65,7 +65,7 @@ func writeTasks(w io.Writer, name string, f *Folder, extra [][2]string, shadowed
 	}
 }
 
-// folderNote is the first line of a sub-folder's usage text, or its first task description.
+// folderNote is the first line of a sub-folder's usage text, else the names of its tasks.
 func folderNote(dir, sub string) string {
 	f, err := ReadFolder(dir+"/"+sub, true)
 	if err != nil {
@@ -78,6 +78,13 @@ func folderNote(dir, sub string) string {
 				return l
 			}
 		}
+	}
+	if len(f.Tasks) > 0 {
+		names := make([]string, 0, len(f.Tasks))
+		for _, t := range f.Tasks {
+			names = append(names, t.Name)
+		}
+		return "tasks: " + strings.Join(names, ", ")
 	}
 	return ""
 }
