@@ -142,17 +142,7 @@ func TestIntegrationCtrlC(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "pids", "kube-apiserver.pid")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("create never started the apiserver:\n%s", errb.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitForAPIServerPID(t, cmd, dir, &errb)
 	cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
 	var ee *exec.ExitError
@@ -167,6 +157,26 @@ func TestIntegrationCtrlC(t *testing.T) {
 	}
 	if left := procsMentioning(dir); len(left) > 0 {
 		t.Fatalf("processes remain: %v", left)
+	}
+}
+
+// waitForAPIServerPID waits until the running `create` (cmd) has recorded the apiserver of the
+// cluster state dir; past 5 minutes it kills cmd and fails the test with its stderr (when captured).
+func waitForAPIServerPID(t *testing.T, cmd *exec.Cmd, dir string, stderr *bytes.Buffer) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "pids", "kube-apiserver.pid")); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			if stderr != nil {
+				t.Fatalf("create never started the apiserver:\n%s", stderr.String())
+			}
+			t.Fatal("create never started the apiserver")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -199,17 +209,7 @@ func TestIntegrationKilledCreate(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "pids", "kube-apiserver.pid")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("create never started the apiserver")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitForAPIServerPID(t, cmd, dir, nil)
 	cmd.Process.Kill()
 	cmd.Wait()
 	if out, _, _ := c.run("list"); !regexpMatch(`(?m)^killed\s+local\s+(creating|degraded)\s`, out) {
