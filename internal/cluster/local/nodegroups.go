@@ -34,7 +34,14 @@ type NodeGroup struct {
 	// ProviderIDPrefix, if set, replaces the flavor's providerID: node i gets prefix + its name.
 	// Emulated clouds use it for the providerIDs of their instances.
 	ProviderIDPrefix string `json:"providerIDPrefix,omitempty"`
+	// InstanceType and Spot are what a spec asked for; they show as the labels
+	// node.kubernetes.io/instance-type and nuv.dev/capacity-type=spot.
+	InstanceType string `json:"instanceType,omitempty"`
+	Spot         bool   `json:"spot,omitempty"`
 }
+
+// LabelCapacityType marks the nodes of a spot node group.
+const LabelCapacityType = "nuv.dev/capacity-type"
 
 // groups returns the node groups of a cluster; state written before node groups existed has one
 // default group of s.Nodes.
@@ -93,6 +100,12 @@ func nodeSpec(f cluster.Flavor, clusterName string, g NodeGroup, i int) *corev1.
 		delete(labels, "node-role.kubernetes.io/control-plane")
 	}
 	labels[LabelNodeGroup] = g.Name
+	if g.InstanceType != "" {
+		labels["node.kubernetes.io/instance-type"] = g.InstanceType
+	}
+	if g.Spot {
+		labels[LabelCapacityType] = "spot"
+	}
 	maps.Copy(labels, g.Labels)
 	if g.ProviderIDPrefix != "" {
 		providerID = g.ProviderIDPrefix + name
@@ -144,7 +157,7 @@ func nodeIndex(n corev1.Node) int {
 
 // convergeGroup makes group g have exactly g.Count nodes with its labels and taints: it creates the
 // missing ones, removes the highest-indexed extra ones and patches labels and taints that differ.
-func convergeGroup(ctx context.Context, cs kubernetes.Interface, f cluster.Flavor, clusterName string, g NodeGroup) error {
+func convergeGroup(ctx context.Context, cs kubernetes.Interface, f cluster.Flavor, clusterName string, g NodeGroup, dropLabels []string) error {
 	nodes, err := groupNodes(ctx, cs, g.Name)
 	if err != nil {
 		return err
@@ -162,7 +175,7 @@ func convergeGroup(ctx context.Context, cs kubernetes.Interface, f cluster.Flavo
 			}
 			continue
 		}
-		if err := patchNode(ctx, cs, n, want); err != nil {
+		if err := patchNode(ctx, cs, n, want, dropLabels); err != nil {
 			return err
 		}
 	}
@@ -178,8 +191,15 @@ func convergeGroup(ctx context.Context, cs kubernetes.Interface, f cluster.Flavo
 
 // patchNode makes n carry want's group labels and taints (other labels, e.g. the flavor's random
 // providerID-derived ones, stay as they are).
-func patchNode(ctx context.Context, cs kubernetes.Interface, n corev1.Node, want *corev1.Node) error {
+func patchNode(ctx context.Context, cs kubernetes.Interface, n corev1.Node, want *corev1.Node, drop []string) error {
 	labels := map[string]any{}
+	for _, k := range drop {
+		if _, has := n.Labels[k]; has {
+			if _, keep := want.Labels[k]; !keep {
+				labels[k] = nil
+			}
+		}
+	}
 	for k, v := range want.Labels {
 		if n.Labels[k] != v && k != "kubernetes.io/hostname" {
 			labels[k] = v
@@ -320,9 +340,11 @@ func (p Provider) ObserveNodeGroups(ctx context.Context, name string) ([]Observe
 // each group, labels and taints updated, groups not listed removed. It records the groups in the
 // cluster's state and waits until every node is Ready.
 func (p Provider) SetNodeGroups(ctx context.Context, name string, groups []NodeGroup) error {
-	if err := validateGroups(groups); err != nil {
-		return fmt.Errorf("cluster %s: %w", name, err)
-	}
+	return p.changeGroups(ctx, name, func([]NodeGroup) []NodeGroup { return groups })
+}
+
+// changeGroups applies change to the recorded groups of a cluster, under the cluster's lock.
+func (p Provider) changeGroups(ctx context.Context, name string, change func([]NodeGroup) []NodeGroup) error {
 	dir, unlock, err := p.lockExisting(ctx, "scale", name)
 	if err != nil {
 		return err
@@ -330,6 +352,11 @@ func (p Provider) SetNodeGroups(ctx context.Context, name string, groups []NodeG
 	defer unlock()
 	s, err := loadState(dir)
 	if err != nil {
+		return fmt.Errorf("cluster %s: %w", name, err)
+	}
+	old := s.groups()
+	groups := change(append([]NodeGroup(nil), old...))
+	if err := validateGroups(groups); err != nil {
 		return fmt.Errorf("cluster %s: %w", name, err)
 	}
 	cs, err := clientFor(dir)
@@ -340,7 +367,7 @@ func (p Provider) SetNodeGroups(ctx context.Context, name string, groups []NodeG
 	if err != nil {
 		return err
 	}
-	if err := applyGroups(ctx, cs, f, s.Name, groups); err != nil {
+	if err := applyGroups(ctx, cs, f, s.Name, groups, old); err != nil {
 		return fmt.Errorf("cluster %s: %w", name, err)
 	}
 	s.NodeGroups = append([]NodeGroup(nil), groups...)
@@ -351,11 +378,60 @@ func (p Provider) SetNodeGroups(ctx context.Context, name string, groups []NodeG
 	return waitNodesReady(ctx, dir, s)
 }
 
-func applyGroups(ctx context.Context, cs kubernetes.Interface, f cluster.Flavor, clusterName string, groups []NodeGroup) error {
+func applyGroups(ctx context.Context, cs kubernetes.Interface, f cluster.Flavor, clusterName string, groups []NodeGroup, old []NodeGroup) error {
 	for _, g := range groups {
-		if err := convergeGroup(ctx, cs, f, clusterName, g); err != nil {
+		if err := convergeGroup(ctx, cs, f, clusterName, g, droppedLabels(old, g)); err != nil {
 			return err
 		}
 	}
 	return removeGroupsExcept(ctx, cs, groups)
+}
+
+// droppedLabels lists the labels the recorded version of g set that g no longer sets.
+func droppedLabels(old []NodeGroup, g NodeGroup) []string {
+	var drop []string
+	for _, o := range old {
+		if o.Name != g.Name {
+			continue
+		}
+		for k := range o.Labels {
+			if _, ok := g.Labels[k]; !ok {
+				drop = append(drop, k)
+			}
+		}
+		if o.InstanceType != "" && g.InstanceType == "" {
+			drop = append(drop, "node.kubernetes.io/instance-type")
+		}
+		if o.Spot && !g.Spot {
+			drop = append(drop, LabelCapacityType)
+		}
+	}
+	return drop
+}
+
+// EnsureNodeGroup adds or converges one node group of a running cluster (the others are left as
+// they are) and waits until its nodes are Ready.
+func (p Provider) EnsureNodeGroup(ctx context.Context, name string, g NodeGroup) error {
+	return p.changeGroups(ctx, name, func(gs []NodeGroup) []NodeGroup {
+		for i := range gs {
+			if gs[i].Name == g.Name {
+				gs[i] = g
+				return gs
+			}
+		}
+		return append(gs, g)
+	})
+}
+
+// DeleteNodeGroup removes one node group and its nodes from a running cluster.
+func (p Provider) DeleteNodeGroup(ctx context.Context, name, group string) error {
+	return p.changeGroups(ctx, name, func(gs []NodeGroup) []NodeGroup {
+		var out []NodeGroup
+		for _, g := range gs {
+			if g.Name != group {
+				out = append(out, g)
+			}
+		}
+		return out
+	})
 }

@@ -37,6 +37,8 @@ type Provider struct {
 	Log cli.Logger
 	// Getenv reads the environment (companion build settings, NUV_LOCAL_PORT_BASE); nil is os.Getenv.
 	Getenv func(string) string
+	// Registry wires a cluster to nuv's loopback registry (a spec's `registry: true`); nil: refused.
+	Registry RegistryFunc
 }
 
 // CreateOptions are the options of a local cluster.
@@ -59,8 +61,6 @@ const (
 	DefaultPodCIDR     = "10.244.0.0/16"
 	DefaultServiceCIDR = "10.96.0.0/16"
 )
-
-var _ cluster.Provider = adapter{}
 
 // Name is "local".
 func (p Provider) Name() string { return "local" }

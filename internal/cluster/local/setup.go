@@ -26,7 +26,7 @@ func setupCluster(ctx context.Context, dir string, s *state) error {
 	if err != nil {
 		return err
 	}
-	if err := applyGroups(ctx, cs, flavor, s.Name, s.groups()); err != nil {
+	if err := applyGroups(ctx, cs, flavor, s.Name, s.groups(), nil); err != nil {
 		return err
 	}
 	if err := createStorageClass(ctx, cs); err != nil {
