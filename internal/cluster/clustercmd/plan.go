@@ -50,13 +50,13 @@ func runPlan(ctx context.Context, c *cmdCtx, args []string) error {
 	if err == nil && *output != "text" && *output != "json" {
 		err = cli.Usagef("nuv cluster plan: unknown output %q (valid: text, json)", *output)
 	}
-	var specs []*spec.Cluster
-	if err == nil {
-		specs, err = readSpecs("plan", *file, *only)
-	}
 	var e *engine.Engine
 	if err == nil {
 		e, err = c.engineFor(*stateLoc, "nuv cluster plan")
+	}
+	var specs []*spec.Cluster
+	if err == nil {
+		specs, err = readSpecs("plan", *file, *only)
 	}
 	if err == nil {
 		err = c.printPlans(ctx, e, specs, *output, *detailed)

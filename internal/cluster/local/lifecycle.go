@@ -180,7 +180,7 @@ func groupFields(g NodeGroup) map[string]string {
 		"labels":       strings.Join(labels, ","),
 		"taints":       strings.Join(taints, ","),
 		"instanceType": g.InstanceType,
-		"spot":         strconv.FormatBool(g.Spot),
+		"spot":         map[bool]string{true: "true"}[g.Spot],
 	}
 }
 
@@ -304,8 +304,14 @@ func (p Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chang
 		}
 	case kindNodeGroup:
 		if ch.Action == cluster.Delete {
-			if _, err := os.Stat(StateDir(p.Home, name)); errors.Is(err, os.ErrNotExist) {
-				return nil, nil // went with its control plane
+			gs, err := p.NodeGroups(name)
+			if err != nil {
+				return nil, nil // the control plane (and its nodes) went first
+			}
+			if len(gs) == 1 && gs[0].Name == rname {
+				// The last group: a cluster keeps at least one node, so its nodes go with the
+				// control plane (whose deletion follows in any plan that deletes them).
+				return nil, nil
 			}
 			return nil, p.DeleteNodeGroup(ctx, name, rname)
 		}
