@@ -21,7 +21,7 @@ command -v docker-registry >/dev/null || missing+=(docker-registry)
 command -v htpasswd >/dev/null || missing+=(apache2-utils)
 command -v bzip2 >/dev/null || missing+=(bzip2)
 short=false
-for a in "$@"; do [ "$a" = -short ] || [ "$a" = -test.short ] && short=true; done
+for a in "$@"; do case "$a" in -short|-short=true|-test.short|-test.short=true) short=true ;; esac; done
 if ! $short && ! command -v kubectl >/dev/null; then
   # Debian has no kubectl package; the machines nuv is developed and tested on have one preinstalled
   echo "kubectl is required by the local-cluster integration tests (internal/cluster/local) and is not on PATH;" >&2
@@ -62,6 +62,7 @@ finish() {
   exit $rc
 }
 trap finish EXIT
+trap 'exit 130' INT TERM # so that an interrupted run still reaches finish
 
 step "vet"
 go vet ./...
