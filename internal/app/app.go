@@ -146,6 +146,7 @@ func commandTable() []cli.Command {
 	all = append(all, deployCommands()...)
 	all = append(all, testCommands()...)
 	all = append(all, imageCommands()...)
+	all = append(all, completionCommands()...)
 	return all
 }
 
