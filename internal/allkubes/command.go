@@ -112,19 +112,24 @@ func Resolve(words []string, asTask bool, isBuiltin func(string) bool) []string 
 }
 
 // KubeInventory is the Inventory of nuv's clusters/ directory (internal/kube). A cluster's type is
-// its explicit override (clusters/<name>.type) when there is one, else detected afresh.
+// its explicit override (clusters/<name>.type, DETECT_FORCE, detect.force) when there is one, else
+// detected afresh; the caller's KUBE, NUV_CLUSTER and KUBECONFIG select nothing here (see
+// kube.Resolve), all-kubes sets them for each child.
 type KubeInventory struct{ Getenv func(string) string }
 
 // List implements Inventory.
 func (k KubeInventory) List(project string) ([]Cluster, error) {
-	cs, err := kube.List(project)
+	cs, err := kube.ListEnv(project, k.Getenv)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Cluster, 0, len(cs))
 	for _, c := range cs {
-		t, _ := kube.Override(project, c.Name, k.Getenv)
-		out = append(out, Cluster{Name: c.Name, Kubeconfig: c.Path, Server: c.Server, Type: t, Err: c.Err})
+		cl := Cluster{Name: c.Name, Kubeconfig: c.Path, Server: c.Server, Err: c.Err}
+		if cl.Err == nil {
+			cl.Type, cl.Err = kube.Override(project, c.Name, k.Getenv) // a bad override fails that cluster, named
+		}
+		out = append(out, cl)
 	}
 	return out, nil
 }

@@ -3,8 +3,6 @@ package deploy
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"strings"
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -30,20 +28,17 @@ type target struct {
 	localName string
 }
 
-// connect resolves the cluster of o (its kubeconfig, else the project's selection) and builds clients.
+// connect resolves the cluster of o (kube.Resolve: --kubeconfig, NUV_CLUSTER, the project's
+// selection, KUBECONFIG; the type from o.KubeType, else KUBE, an override or detection) and builds
+// clients.
 func connect(ctx context.Context, o Options) (*target, error) {
-	t := &target{kubeconfig: o.Kubeconfig, kubeType: o.KubeType}
-	if t.kubeconfig == "" {
-		c, err := kube.Selected(o.Project, o.Getenv)
-		if err != nil {
-			return nil, err
-		}
-		t.kubeconfig, t.name = c.Path, c.Name
-		if t.kubeType == "" {
-			t.kubeType = c.Type
-		}
-	} else {
-		t.name = strings.TrimSuffix(filepath.Base(t.kubeconfig), kube.Ext)
+	r, err := kube.Resolve(o.Project, o.Kubeconfig, o.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	t := &target{kubeconfig: r.Kubeconfig, name: r.Name, kubeType: o.KubeType}
+	if t.kubeType == "" {
+		t.kubeType = r.Type
 	}
 	cfg, err := kube.RESTConfig(t.kubeconfig)
 	if err != nil {
@@ -62,9 +57,10 @@ func connect(ctx context.Context, o Options) (*target, error) {
 	}
 	t.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
 	if t.kubeType == "" {
-		if t.kubeType, err = kube.Detect(ctx, cfg); err != nil {
-			return nil, fmt.Errorf("cluster %s (%s): %w", t.name, t.kubeconfig, err)
+		if err := r.Detect(ctx, cfg); err != nil {
+			return nil, err
 		}
+		t.kubeType = r.Type
 	}
 	t.localName, err = kube.LocalClusterName(ctx, t.cs)
 	if err != nil {

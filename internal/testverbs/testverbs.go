@@ -9,17 +9,13 @@
 // their steps, failing step and failure artifacts through the files all-kubes names in the
 // environment (see internal/report).
 //
-// The cluster is the selected one (kube.Selected: an exported NUV_CLUSTER wins over the project's
-// selection, which is how all-kubes points each child at its cluster); with nothing selected, an
-// exported KUBECONFIG is used. The type is $KUBE when set, else the known or detected type.
+// The cluster and its type are kube.Resolve's (NUV_CLUSTER, which is how all-kubes points each
+// child at its cluster, then the project's selection, then KUBECONFIG; the type from KUBE, an
+// override, the remembered detection, else detected), the same as every other nuv command's.
 package testverbs
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -48,33 +44,18 @@ func resolve(ctx context.Context, env *cli.Env) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &target{Project: project, Home: home}
-	c, err := kube.Selected(project, env.Getenv)
-	switch {
-	case err == nil:
-		if c.Err != nil {
-			return nil, fmt.Errorf("cluster %s: invalid kubeconfig %s: %w", c.Name, c.Path, c.Err)
-		}
-		t.Name, t.Kubeconfig, t.Type = c.Name, c.Path, c.Type
-	case errors.Is(err, kube.ErrNoSelection) && env.Getenv("KUBECONFIG") != "" && !strings.Contains(env.Getenv("KUBECONFIG"), string(os.PathListSeparator)):
-		t.Kubeconfig = env.Getenv("KUBECONFIG")
-		t.Name = strings.TrimSuffix(filepath.Base(t.Kubeconfig), kube.Ext)
-	default:
+	r, err := kube.Resolve(project, "", env.Getenv)
+	if err != nil {
 		return nil, err
 	}
-	if t.Config, err = kube.RESTConfig(t.Kubeconfig); err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", t.Kubeconfig, err)
+	t := &target{Project: project, Home: home, Name: r.Name, Kubeconfig: r.Kubeconfig}
+	if t.Config, err = r.Config(); err != nil {
+		return nil, err
 	}
-	if k := env.Getenv("KUBE"); k != "" {
-		t.Type = k
+	if err := r.Detect(ctx, t.Config); err != nil {
+		return nil, err
 	}
-	if t.Type == "" {
-		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		if t.Type, err = kube.Detect(dctx, t.Config); err != nil {
-			return nil, fmt.Errorf("cluster %s: detect its type: %w", t.Name, err)
-		}
-	}
+	t.Type = r.Type
 	return t, nil
 }
 
