@@ -1,13 +1,16 @@
 package testverbs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -21,9 +24,13 @@ func UtestCommand() cli.Command {
 	return cli.Command{Name: "utest", Short: "run the operator's Go unit tests (T=prefix filters)", Run: runUtest}
 }
 
-// UtestArgs is the go test command line for a prefix and extra arguments.
+// UtestArgs is the go test command line for a prefix and extra arguments. It runs with -count=1
+// (never a cached result) unless extra sets -count itself.
 func UtestArgs(prefix string, extra []string) []string {
 	args := []string{"test"}
+	if !hasFlag(extra, "count") {
+		args = append(args, "-count=1")
+	}
 	if prefix != "" {
 		args = append(args, "-run", "^"+regexp.QuoteMeta(prefix))
 	}
@@ -68,7 +75,8 @@ func goTest(ctx context.Context, env *cli.Env, dir string, args []string) error 
 	}
 	cmd := exec.CommandContext(ctx, goBin, args...)
 	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = env.Out, env.Err
+	counter := &testCounter{w: env.Out}
+	cmd.Stdout, cmd.Stderr = counter, env.Err
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	fmt.Fprintf(env.Out, "$ go %s\n", joinArgs(args))
@@ -79,7 +87,54 @@ func goTest(ctx context.Context, env *cli.Env, dir string, args []string) error 
 		}
 		return fmt.Errorf("utest: %w", err)
 	}
+	if counter.ran == 0 && !hasFlag(args, "json") {
+		return fmt.Errorf("utest: no test ran in %s (a filter, T= or -run, that matches no test is a failure, not a pass)", args[len(args)-1])
+	}
 	return nil
+}
+
+// hasFlag tells whether args set the go test flag name (-name, --name, -name=v, -test.name).
+func hasFlag(args []string, name string) bool {
+	for _, a := range args {
+		a = strings.TrimLeft(a, "-")
+		a, _, _ = strings.Cut(a, "=")
+		if a == name || a == "test."+name {
+			return true
+		}
+	}
+	return false
+}
+
+// testCounter watches go test's output on its way to the user and counts the packages that ran at
+// least one test ("ok" without "[no tests to run]", or "FAIL").
+type testCounter struct {
+	w       io.Writer
+	partial []byte
+	ran     int
+}
+
+func (c *testCounter) Write(p []byte) (int, error) {
+	c.partial = append(c.partial, p...)
+	for {
+		i := bytes.IndexByte(c.partial, '\n')
+		if i < 0 {
+			break
+		}
+		c.line(string(c.partial[:i]))
+		c.partial = c.partial[i+1:]
+	}
+	return c.w.Write(p)
+}
+
+func (c *testCounter) line(l string) {
+	switch {
+	case strings.HasPrefix(l, "ok ") || strings.HasPrefix(l, "ok\t"):
+		if !strings.Contains(l, "[no tests to run]") {
+			c.ran++
+		}
+	case strings.HasPrefix(l, "FAIL\t") || strings.HasPrefix(l, "--- FAIL"):
+		c.ran++
+	}
 }
 
 func joinArgs(a []string) string {
