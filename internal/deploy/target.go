@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -11,7 +12,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/nuv-dev/nuv/internal/dotenv"
 	"github.com/nuv-dev/nuv/internal/kube"
+	"github.com/nuv-dev/nuv/internal/secrets"
 )
 
 // target is the cluster a verb acts on, with its clients.
@@ -26,6 +29,8 @@ type target struct {
 	// localName is the nuv local cluster name (node label nuv.dev/cluster) when the cluster's
 	// pods are simulated; "" on clusters that run containers.
 	localName string
+	// masker hides secret values (process environment, the project's .env) in what a dry run prints.
+	masker *secrets.Masker
 }
 
 // connect resolves the cluster of o (kube.Resolve: --kubeconfig, NUV_CLUSTER, the project's
@@ -37,6 +42,9 @@ func connect(ctx context.Context, o Options) (*target, error) {
 		return nil, err
 	}
 	t := &target{kubeconfig: r.Kubeconfig, name: r.Name, kubeType: o.KubeType}
+	if t.masker, err = projectMasker(o.Project); err != nil {
+		return nil, err
+	}
 	if t.kubeType == "" {
 		t.kubeType = r.Type
 	}
@@ -70,4 +78,14 @@ func connect(ctx context.Context, o Options) (*target, error) {
 		t.localName = t.name
 	}
 	return t, nil
+}
+
+// projectMasker masks the secret-looking variables of the process environment and of the
+// project's .env (which instance files are rendered with).
+func projectMasker(project string) (*secrets.Masker, error) {
+	dot, err := dotenv.Dir(project)
+	if err != nil {
+		return nil, err
+	}
+	return secrets.NewMasker(append(os.Environ(), dot...)), nil
 }
