@@ -56,7 +56,7 @@ func (o *Options) runChild(ctx context.Context, c Cluster, p *probe, sc scratch,
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 64*1024), 1024*1024)
 		for sc.Scan() {
-			line := sc.Text()
+			line := o.Masker.Mask(sc.Text())
 			fmt.Fprintln(logf, line)
 			ui.line(c.Name, line)
 			if strings.TrimSpace(line) != "" {
