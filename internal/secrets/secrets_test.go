@@ -113,7 +113,7 @@ func TestRedactObject(t *testing.T) {
 	}{
 		{"secret", map[string]any{"kind": "Secret", "data": map[string]any{"password": "aHVudGVy"},
 			"stringData": map[string]any{"token": "t0ken"},
-			"metadata": map[string]any{"name": "s", "annotations": map[string]any{lastApplied: `{"data":{"password":"aHVudGVy"}}`, "keep": "me"}}},
+			"metadata":   map[string]any{"name": "s", "annotations": map[string]any{lastApplied: `{"data":{"password":"aHVudGVy"}}`, "keep": "me"}}},
 			true, "map[data:map[password:***] kind:Secret metadata:map[annotations:map[keep:me] name:s] stringData:map[token:***]]"},
 		{"configmap untouched", map[string]any{"kind": "ConfigMap", "data": map[string]any{"password": "visible"}},
 			false, "map[data:map[password:visible] kind:ConfigMap]"},
