@@ -7,16 +7,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/pflag"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/paths"
+	"github.com/nuv-dev/nuv/internal/runner"
 )
 
 // UtestCommand is `nuv utest [T=prefix] [go test flags]`.
@@ -69,21 +68,15 @@ func runUtest(ctx context.Context, env *cli.Env, args []string) error {
 
 // goTest runs go with args in dir, its exit code passed through.
 func goTest(ctx context.Context, env *cli.Env, dir string, args []string) error {
-	goBin, err := exec.LookPath("go")
+	goBin, err := runner.FindGo(env.Getenv)
 	if err != nil {
-		return fmt.Errorf("utest needs the go command on PATH: %w", err)
+		return fmt.Errorf("utest: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, goBin, args...)
-	cmd.Dir = dir
 	counter := &testCounter{w: env.Out}
-	cmd.Stdout, cmd.Stderr = counter, env.Err
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	fmt.Fprintf(env.Out, "$ go %s\n", joinArgs(args))
-	if err := cmd.Run(); err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() > 0 {
-			return cli.Exit(ee.ExitCode(), fmt.Errorf("utest: go test failed (exit %d)", ee.ExitCode()))
+	if err := runner.Run(ctx, runner.Cmd{Path: goBin, Args: args, Dir: dir, Stdout: counter, Stderr: env.Err, Group: true}); err != nil {
+		if code := runner.ExitCode(err); code > 0 && ctx.Err() == nil {
+			return cli.Exit(code, fmt.Errorf("utest: go test failed (exit %d)", code))
 		}
 		return fmt.Errorf("utest: %w", err)
 	}
