@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/runner"
 )
 
 // Record identifies a process: its pid and, when known (non-zero), its start time. A record with
@@ -149,11 +149,11 @@ type Process struct {
 	Record
 	// Exited receives the process's exit (cmd.Wait's result) if it ends while nuv still runs.
 	Exited <-chan error
-	p      *os.Process
+	p      *runner.Process
 }
 
 // Kill ends the process at once (for a start that is abandoned).
-func (p Process) Kill() error { return p.p.Kill() }
+func (p Process) Kill() error { return p.p.Signal(syscall.SIGKILL) }
 
 // baseKeys are the variables a detached process inherits from nuv: the system basics and the Go
 // runtime's settings. Everything else (the project's .env, tokens, KUBECONFIG, proxies that may
@@ -196,18 +196,15 @@ func Launch(c Command) (Process, error) {
 	if c.Header != "" {
 		fmt.Fprintln(lf, c.Header)
 	}
-	cmd := exec.Command(c.Path, c.Args...)
-	cmd.Dir = c.Dir
-	cmd.Env = append(BaseEnv(os.Environ()), c.Env...)
-	cmd.Stdout, cmd.Stderr = lf, lf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	rp, err := runner.Start(context.Background(), runner.Cmd{Path: c.Path, Args: c.Args, Dir: c.Dir,
+		Env: append(BaseEnv(os.Environ()), c.Env...), Stdout: lf, Stderr: lf, Session: true})
+	if err != nil {
 		return Process{}, fmt.Errorf("start %s: %w", c.Path, err)
 	}
-	p := Process{Record: Record{PID: cmd.Process.Pid}, p: cmd.Process}
+	p := Process{Record: Record{PID: rp.PID()}, p: rp}
 	_, p.Start, _ = Stat(p.PID)
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() { exited <- rp.Wait() }()
 	p.Exited = exited
 	return p, nil
 }

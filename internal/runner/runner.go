@@ -37,6 +37,11 @@ type Cmd struct {
 	// kills the program alone.
 	Group bool
 	Grace time.Duration
+	// Session starts the program in a session of its own (setsid): it outlives nuv and the
+	// terminal's Ctrl-C never reaches it (detached processes, see internal/proc). Use
+	// context.Background with it and give files as Stdout/Stderr: nothing is piped through nuv,
+	// so a RunError then has no stderr.
+	Session bool
 }
 
 // stderrTail is how much of a program's stderr a RunError keeps.
@@ -111,7 +116,7 @@ func (p *Process) Wait() error {
 
 // Signal sends sig to the program, or to its whole process group with Cmd.Group.
 func (p *Process) Signal(sig syscall.Signal) error {
-	if p.cmd.SysProcAttr != nil && p.cmd.SysProcAttr.Setpgid {
+	if p.cmd.SysProcAttr != nil && (p.cmd.SysProcAttr.Setpgid || p.cmd.SysProcAttr.Setsid) {
 		return syscall.Kill(-p.cmd.Process.Pid, sig)
 	}
 	return p.cmd.Process.Signal(sig)
@@ -131,6 +136,13 @@ func Start(ctx context.Context, c Cmd) (*Process, error) {
 	}
 	if c.Stderr != nil && same(c.Stderr, c.Stdout) {
 		cmd.Stdout = cmd.Stderr // one writer for both keeps their order; the tail sees both
+	}
+	if c.Session {
+		// A detached program writes straight to its files: no pipe through nuv, which exits.
+		cmd.Stdout, cmd.Stderr = c.Stdout, c.Stderr
+	}
+	if c.Session {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	}
 	if c.Group {
 		grace := c.Grace

@@ -148,3 +148,24 @@ func TestFindGo(t *testing.T) {
 		t.Errorf("fallback %q", got)
 	}
 }
+
+// TestSessionWritesStraightToItsFile: a detached program keeps writing to its log after the
+// starter closed its own handle (no pipe through nuv), in a session of its own.
+func TestSessionWritesStraightToItsFile(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "log")
+	f, err := os.Create(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Start(context.Background(), Cmd{Path: "sh", Args: []string{"-c", "sleep 0.2; echo late"}, Stdout: f, Stderr: f, Session: true})
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(log); string(b) != "late\n" {
+		t.Fatalf("log %q", b)
+	}
+}
