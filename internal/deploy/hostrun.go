@@ -186,6 +186,13 @@ func (h hostRun) writeKubeconfig(ctx context.Context, t *target, ns, sa string) 
 }
 
 // running returns the pid of the registered host operator if it is alive, and its binary.
+// HostOperator reports the operator process `nuv operator` runs on the host for the local cluster
+// of home: its pid, and whether it runs.
+func HostOperator(home, cluster string) (pid int, ok bool) {
+	pid, _, ok = newHostRun(home, cluster).running()
+	return pid, ok
+}
+
 func (h hostRun) running() (pid int, bin string, ok bool) {
 	r, err := proc.ReadRecord(h.pidFile())
 	if err != nil || !r.Alive() {

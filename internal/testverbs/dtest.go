@@ -46,12 +46,31 @@ func runDtest(ctx context.Context, env *cli.Env, args []string) error {
 	if fs.NArg() > 0 {
 		return cli.Usagef("dtest: unexpected arguments %q", fs.Args())
 	}
-	t, err := resolve(ctx, env)
+	return DeploymentTest(ctx, env, DtestOptions{Timeout: *timeout, Keep: *keep})
+}
+
+// DtestOptions configure DeploymentTest.
+type DtestOptions struct {
+	// Kubeconfig and Type name the cluster; "" resolves it like every verb (kube.Resolve).
+	Kubeconfig, Type string
+	// Timeout bounds each wait; zero means deploy.DefaultTimeout.
+	Timeout time.Duration
+	// Keep leaves the deployment running (no destroy, no leak check).
+	Keep bool
+}
+
+// DeploymentTest is `nuv dtest` as a function, for the commands that compose it (`nuv up`): the
+// deployment test on the cluster of o, its steps reported to all-kubes when run under it.
+func DeploymentTest(ctx context.Context, env *cli.Env, o DtestOptions) error {
+	if o.Timeout <= 0 {
+		o.Timeout = deploy.DefaultTimeout
+	}
+	t, err := resolveAt(ctx, env, o.Kubeconfig, o.Type)
 	if err != nil {
 		return fmt.Errorf("dtest: %w", err)
 	}
 	st := &steps{getenv: env.Getenv}
-	err = Dtest(ctx, env, t, *timeout, *keep, st)
+	err = Dtest(ctx, env, t, o.Timeout, o.Keep, st)
 	if werr := st.write(); werr != nil {
 		env.Log.Warnf("dtest: %v", werr)
 	}

@@ -38,15 +38,21 @@ type target struct {
 }
 
 // resolve finds the selected cluster, its client configuration and its type.
-func resolve(ctx context.Context, env *cli.Env) (*target, error) {
+func resolve(ctx context.Context, env *cli.Env) (*target, error) { return resolveAt(ctx, env, "", "") }
+
+// resolveAt is resolve with an explicit kubeconfig and type ("": resolved as usual).
+func resolveAt(ctx context.Context, env *cli.Env, kubeconfig, kubeType string) (*target, error) {
 	project := paths.Project(env.Getenv, env.Dir)
 	home, err := paths.Home(env.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	r, err := kube.Resolve(project, "", env.Getenv)
+	r, err := kube.Resolve(project, kubeconfig, env.Getenv)
 	if err != nil {
 		return nil, err
+	}
+	if kubeType != "" {
+		r.Type, r.TypeFrom = kubeType, "caller"
 	}
 	t := &target{Project: project, Home: home, Name: r.Name, Kubeconfig: r.Kubeconfig}
 	if t.Config, err = r.Config(); err != nil {
