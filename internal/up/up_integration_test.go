@@ -55,7 +55,7 @@ func ready(obj *unstructured.Unstructured) bool {
 // verbs deploy (a developer's shell may set them).
 func testGetenv(k string) string {
 	switch k {
-	case kube.EnvCluster, "MY_OPERATOR_IMAGE", "TAG", "WHISK", "NUV_OPERATOR_DIR", "NUV_OPERATOR_MAIN":
+	case kube.EnvCluster, kube.EnvType, "MY_OPERATOR_IMAGE", "TAG", "WHISK", "NUV_OPERATOR_DIR", "NUV_OPERATOR_MAIN":
 		return ""
 	}
 	return os.Getenv(k)
