@@ -18,8 +18,8 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
-	"github.com/nuv-dev/nuv/internal/kube"
 	"github.com/nuv-dev/nuv/internal/deploy"
+	"github.com/nuv-dev/nuv/internal/kube"
 	"github.com/nuv-dev/nuv/internal/paths"
 )
 

@@ -39,11 +39,15 @@ func verbs() []verb {
 	return []verb{
 		{name: "operator", dryRun: true,
 			usage: cli.Usage{Line: "nuv operator [--dry-run] [--timeout D] [--kubeconfig F]", Short: "deploy the operator (kustomize + server-side apply), wait until Available", Long: imageNote},
-			run:   func(ctx context.Context, _ *cli.Env, o deploy.Options, _ *flags) error { return deploy.Operator(ctx, o) }},
+			run: func(ctx context.Context, _ *cli.Env, o deploy.Options, _ *flags) error {
+				return deploy.Operator(ctx, o)
+			}},
 		{name: "instance", dryRun: true,
 			usage: cli.Usage{Line: "nuv instance [--dry-run] [--timeout D] [--kubeconfig F]", Short: "apply tests/<type>/$WHISK.yaml, wait until the Whisk is Ready",
 				Long: "WHISK names the instance file (default whisk); tests/<type>/ is chosen by the cluster type, else tests/generic/."},
-			run: func(ctx context.Context, _ *cli.Env, o deploy.Options, _ *flags) error { return deploy.Instance(ctx, o) }},
+			run: func(ctx context.Context, _ *cli.Env, o deploy.Options, _ *flags) error {
+				return deploy.Instance(ctx, o)
+			}},
 		{name: "destroy", dryRun: true,
 			usage: cli.Usage{Line: "nuv destroy [--dry-run] [--timeout D] [--kubeconfig F]", Short: "delete the instance, then the operator, waiting for each"},
 			run:   func(ctx context.Context, _ *cli.Env, o deploy.Options, _ *flags) error { return deploy.Destroy(ctx, o) }},
@@ -56,10 +60,14 @@ func verbs() []verb {
 			flags: func(fs *pflag.FlagSet, f *flags) {
 				fs.BoolVar(&f.all, "all", false, "remove the finalizers of every Whisk, not only of those being deleted")
 			},
-			run: func(ctx context.Context, _ *cli.Env, o deploy.Options, f *flags) error { return deploy.Defin(ctx, o, f.all) }},
+			run: func(ctx context.Context, _ *cli.Env, o deploy.Options, f *flags) error {
+				return deploy.Defin(ctx, o, f.all)
+			}},
 		{name: "run", args: true,
 			usage: cli.Usage{Line: "nuv run [--kubeconfig F] [-- operator flags]", Short: "run the operator from source against the selected cluster (foreground)"},
-			run:   func(ctx context.Context, _ *cli.Env, o deploy.Options, f *flags) error { return deploy.Run(ctx, o, f.args) }},
+			run: func(ctx context.Context, _ *cli.Env, o deploy.Options, f *flags) error {
+				return deploy.Run(ctx, o, f.args)
+			}},
 		{name: "status",
 			usage: cli.Usage{Line: "nuv status [--kubeconfig F]", Short: "the operator and the Whisks on the selected cluster"},
 			run:   func(ctx context.Context, _ *cli.Env, o deploy.Options, _ *flags) error { return deploy.Status(ctx, o) }},
