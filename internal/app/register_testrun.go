@@ -1,7 +1,7 @@
 package app
 
 import (
-	"github.com/nuv-dev/nuv/internal/allkubes"
+	"github.com/nuv-dev/nuv/internal/allkubes/allkubescmd"
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/testverbs"
 )
@@ -13,6 +13,6 @@ func testCommands() []cli.Command {
 		testverbs.ItestCommand(),
 		testverbs.DtestCommand(),
 		testverbs.TestCommand(),
-		allkubes.Command(func(name string) bool { return BuiltinNames()[name] }),
+		allkubescmd.NewCommand(func(name string) bool { return BuiltinNames()[name] }),
 	}
 }

@@ -3,15 +3,12 @@ package testverbs
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-
-	"github.com/spf13/pflag"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/paths"
@@ -38,18 +35,11 @@ func UtestArgs(prefix string, extra []string) []string {
 }
 
 func runUtest(ctx context.Context, env *cli.Env, args []string) error {
-	fs := pflag.NewFlagSet("utest", pflag.ContinueOnError)
-	fs.SetOutput(env.Err)
+	fs := cli.NewFlagSet("utest")
 	pkgs := fs.String("pkg", "./operator/...", "packages to test")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Err, "Usage: nuv utest [T=prefix] [--pkg PATTERN] [-- go test flags]\n\nRuns `go test ./operator/...` in the project; T=prefix runs only tests whose name starts with it.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil
-		}
-		return cli.Usagef("utest: %v", err)
+	u := utestUsage
+	if done, err := cli.Parse(env, fs, u, args); done || err != nil {
+		return err
 	}
 	prefix, extra := prefixArg(env, fs.Args())
 	project := paths.Project(env.Getenv, env.Dir)
@@ -140,3 +130,5 @@ func joinArgs(a []string) string {
 	}
 	return s
 }
+
+var utestUsage = cli.Usage{Line: "nuv utest [T=prefix] [--pkg PATTERN] [-- go test flags]", Long: "Runs `go test ./operator/...` in the project; T=prefix runs only tests whose name starts with it."}
