@@ -10,7 +10,7 @@ import (
 // The ancestor's verbs (image-tag, build-and-push, buildx-and-push, build-and-load, docker-login)
 // are tasks in tasks/image.yml that call these.
 func imageCommands() []cli.Command {
-	return []cli.Command{imagecmd.Command(), registrycmd.NewCommand()}
+	return []cli.Command{imagecmd.NewCommand(), registrycmd.NewCommand()}
 }
 
 // imageTools: release-engineering tools callable as -name (none yet).

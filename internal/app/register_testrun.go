@@ -8,11 +8,6 @@ import (
 
 // testCommands: utest, itest, dtest, test and all-kubes.
 func testCommands() []cli.Command {
-	return []cli.Command{
-		testverbs.UtestCommand(),
-		testverbs.ItestCommand(),
-		testverbs.DtestCommand(),
-		testverbs.TestCommand(),
-		allkubescmd.NewCommand(func(name string) bool { return BuiltinNames()[name] }),
-	}
+	return append(testverbs.NewCommands(),
+		allkubescmd.NewCommand(func(name string) bool { return BuiltinNames()[name] }))
 }

@@ -91,8 +91,8 @@ type Group struct {
 }
 
 // Run dispatches args: no words runs Default (or prints the usage to stderr, exit 2); -h, --help
-// and help print the usage to stdout (exit 0); an unknown subcommand is a usage error listing the
-// known ones.
+// and help print the usage to stdout (exit 0); an unknown subcommand (or a flag where the
+// subcommand belongs) is a usage error listing the known ones and quoting the usage line.
 func (g Group) Run(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 {
 		if g.Default != "" {
@@ -109,7 +109,13 @@ func (g Group) Run(ctx context.Context, env *Env, args []string) error {
 	if run, ok := g.Subs[args[0]]; ok {
 		return run(ctx, env, args[1:])
 	}
-	return Usagef("%s: unknown subcommand %q (%s; `%s --help`)", g.Name, args[0], g.names(), g.Name)
+	return Usagef("%s: unknown subcommand %q (%s; `%s --help`)\n%s", g.Name, args[0], g.names(), g.Name, g.usageLine())
+}
+
+// usageLine is the first line of the group's usage text.
+func (g Group) usageLine() string {
+	line, _, _ := strings.Cut(strings.TrimSpace(g.Usage), "\n")
+	return line
 }
 
 func (g Group) names() string {

@@ -102,3 +102,8 @@ func (s *steps) run(name string, fn func() error) error {
 
 // write saves the result for all-kubes (nothing outside all-kubes).
 func (s *steps) write() error { return report.WriteChildResult(s.getenv, s.res) }
+
+// NewCommands returns the test verbs as nuv commands: utest, itest, dtest and test.
+func NewCommands() []cli.Command {
+	return []cli.Command{UtestCommand(), ItestCommand(), DtestCommand(), TestCommand()}
+}
