@@ -96,7 +96,7 @@ const (
 var suites = map[string]string{
 	// flavour: passes everywhere except on gke, where a type-specific step expects what is not.
 	"itest/flavour/01-apply.yaml":               "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: mark}\ndata: {cluster: '${NUV_CLUSTER}', kube: '${KUBE}'}\n",
-	"itest/flavour/01-secret.yaml":              "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\ndata: {password: " + literalSecretB64 + "}\nstringData: {token: '${ALLKUBES_TEST_TOKEN}'}\n",
+	"itest/flavour/01-apply-secret.yaml":        "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\ndata: {password: " + literalSecretB64 + "}\nstringData: {token: '${ALLKUBES_TEST_TOKEN}'}\n",
 	"itest/flavour/02-assert.yaml":              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: mark}\ndata: {cluster: '${NUV_CLUSTER}'}\n",
 	"gke/itest/flavour/03-assert-gke-only.yaml": step + "timeout: 2s\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: mark}\ndata: {kube: not-gke}\n",
 	// isolation: each cluster marks a ConfigMap with its own name (run with --keep).
@@ -243,6 +243,9 @@ func TestIntegrationAllKubes(t *testing.T) {
 				objs, err := os.ReadFile(filepath.Join(r.dir, x.Artifacts, "child", "flavour", "objects.yaml"))
 				if err != nil || !strings.Contains(string(objs), "kube: gke") {
 					t.Errorf("gke1 artifacts (objects the test touched): %v\n%s", err, objs)
+				}
+				if !strings.Contains(string(objs), "name: creds") || !strings.Contains(string(objs), "password: '***'") {
+					t.Errorf("gke1 artifacts lack the Secret the test applied, redacted:\n%s", objs)
 				}
 				for _, f := range []string{"events.txt", "pods.txt"} {
 					if _, err := os.Stat(filepath.Join(r.dir, x.Artifacts, f)); err != nil {
