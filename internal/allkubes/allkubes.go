@@ -33,7 +33,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/dotenv"
 	"github.com/nuv-dev/nuv/internal/report"
+	"github.com/nuv-dev/nuv/internal/secrets"
 )
 
 // Cluster is one kubeconfig of the inventory.
@@ -91,6 +93,9 @@ type Options struct {
 	Home    string   // NUV_HOME passed to children so they agree on cluster state
 	Inv     Inventory
 	Now     func() time.Time
+	// Masker hides secret values in everything the report holds (logs, messages, artifacts);
+	// default: the secret-looking variables of Environ and of the project's .env.
+	Masker *secrets.Masker
 }
 
 // Result of Run: the report and the directory it was written to.
@@ -199,6 +204,13 @@ func (o *Options) defaults() error {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Masker == nil {
+		dot, err := dotenv.Dir(o.Project)
+		if err != nil {
+			return fmt.Errorf("all-kubes: %w", err)
+		}
+		o.Masker = secrets.NewMasker(append(append([]string(nil), o.Environ...), dot...))
+	}
 	return nil
 }
 
@@ -241,7 +253,7 @@ func names(cs []Cluster) []string {
 
 // newReportDir creates <base>/<timestamp>, adding -2, -3... when two runs start in the same second.
 func newReportDir(base string, now time.Time) (string, error) {
-	if err := os.MkdirAll(base, 0o755); err != nil {
+	if err := os.MkdirAll(base, 0o700); err != nil {
 		return "", fmt.Errorf("reports directory %s: %w", base, err)
 	}
 	stamp := now.UTC().Format("20060102-150405")
@@ -250,7 +262,7 @@ func newReportDir(base string, now time.Time) (string, error) {
 		if i > 1 {
 			dir = fmt.Sprintf("%s-%d", dir, i)
 		}
-		err := os.Mkdir(dir, 0o755)
+		err := os.Mkdir(dir, 0o700)
 		if err == nil {
 			return dir, nil
 		}

@@ -45,6 +45,12 @@ hang)
   echo $! > "$PIDS_DIR/$NUV_CLUSTER.pid"
   echo started
   wait ;;
+leak)
+  echo "the token is $DEPLOY_TOKEN"
+  . ./.env
+  echo "password=$DB_PASSWD" > "$NUV_ARTIFACTS/dump.txt"
+  printf '{"failingStep":"leak","message":"login with %s failed"}' "$DEPLOY_TOKEN" > "$NUV_RESULT"
+  exit 1 ;;
 failon)
   if [ "$NUV_CLUSTER" = "$2" ]; then echo "fails here"; exit 1; fi
   exit 0 ;;
@@ -437,5 +443,33 @@ func TestNoClusters(t *testing.T) {
 	_, err := Run(context.Background(), f.options(&out, "pass"))
 	if err == nil || !strings.Contains(err.Error(), "no clusters") {
 		t.Errorf("want a hint about no clusters, got %v", err)
+	}
+}
+
+// TestFailedReportHoldsNoSecret: a failing child that prints secret values in its output, result
+// message and artifacts leaves none of them in any file of the report, and the report's files and
+// directories are private.
+func TestFailedReportHoldsNoSecret(t *testing.T) {
+	f := newFixture(t)
+	f.apiServer(t, "a", "eks")
+	os.WriteFile(filepath.Join(f.project, ".env"), []byte("DB_PASSWD=from-dotenv-hunter2\n"), 0o600)
+	var out bytes.Buffer
+	o := f.options(&out, "leak")
+	o.Environ = append(o.Environ, "DEPLOY_TOKEN=tok-in-environment-42") // DB_PASSWD only in .env
+	res, err := Run(context.Background(), o)
+	if err == nil {
+		t.Fatal("want a failure")
+	}
+	x := res.Report.Results[0]
+	if x.Artifacts == "" || !strings.Contains(x.Message, "login with *** failed") {
+		t.Fatalf("artifacts %q, message %q", x.Artifacts, x.Message)
+	}
+	if strings.Contains(out.String(), "tok-in-environment-42") || !strings.Contains(out.String(), "the token is ***") {
+		t.Errorf("streamed output:\n%s", out.String())
+	}
+	checkNoSecrets(t, res.Dir, "tok-in-environment-42", "from-dotenv-hunter2")
+	dump, err := os.ReadFile(filepath.Join(res.Dir, x.Artifacts, "child", "dump.txt"))
+	if err != nil || string(dump) != "password=***\n" {
+		t.Errorf("child artifact: %q %v", dump, err)
 	}
 }

@@ -82,6 +82,7 @@ func (o *Options) runCluster(ctx context.Context, c Cluster, dir string, sem cha
 		Log: filepath.ToSlash(filepath.Join("logs", c.Name+".log"))}
 	logPath := filepath.Join(dir, res.Log)
 	finish := func() report.Result {
+		res.Message = o.Masker.Mask(res.Message)
 		res.Seconds = report.Seconds(o.Now().Sub(res.Started))
 		ui.done(c.Name, res.Status)
 		return res
@@ -180,11 +181,12 @@ func newScratch(base string, attempt int) (scratch, error) {
 	return s, nil
 }
 
+// openLog opens a cluster's log in the report (0600 in a 0700 directory: it holds test output).
 func openLog(path string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("log directory: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("log %s: %w", path, err)
 	}

@@ -86,9 +86,17 @@ func testProject(t testing.TB, suites map[string]string) string {
 
 const step = "apiVersion: itest.nuv.dev/v1\nkind: Step\n"
 
+// The flavour suite's Secret holds these: no file of a report may show them.
+const (
+	literalSecret    = "super-secret-literal"
+	literalSecretB64 = "c3VwZXItc2VjcmV0LWxpdGVyYWw=" // base64 of literalSecret
+	envSecret        = "tok-from-the-environment-42"
+)
+
 var suites = map[string]string{
 	// flavour: passes everywhere except on gke, where a type-specific step expects what is not.
 	"itest/flavour/01-apply.yaml":               "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: mark}\ndata: {cluster: '${NUV_CLUSTER}', kube: '${KUBE}'}\n",
+	"itest/flavour/01-apply-secret.yaml":        "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\ndata: {password: " + literalSecretB64 + "}\nstringData: {token: '${ALLKUBES_TEST_TOKEN}'}\n",
 	"itest/flavour/02-assert.yaml":              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: mark}\ndata: {cluster: '${NUV_CLUSTER}'}\n",
 	"gke/itest/flavour/03-assert-gke-only.yaml": step + "timeout: 2s\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: mark}\ndata: {kube: not-gke}\n",
 	// isolation: each cluster marks a ConfigMap with its own name (run with --keep).
@@ -219,11 +227,12 @@ func TestIntegrationAllKubes(t *testing.T) {
 	})
 
 	t.Run("an itest step failing on one flavour fails that cell only", func(t *testing.T) {
-		r := allKubes(t, exe, project, home, nil, "--", "itest", "T=flavour")
+		r := allKubes(t, exe, project, home, []string{"ALLKUBES_TEST_TOKEN=" + envSecret}, "--", "itest", "T=flavour")
 		if r.code == 0 {
 			t.Error("exit 0 with a failing cluster")
 		}
 		rep := checkReport(t, r.dir, names)
+		checkNoSecrets(t, r.dir, literalSecret, literalSecretB64, envSecret)
 		res := byCluster(rep)
 		for _, n := range names {
 			x := res[n]
@@ -234,6 +243,9 @@ func TestIntegrationAllKubes(t *testing.T) {
 				objs, err := os.ReadFile(filepath.Join(r.dir, x.Artifacts, "child", "flavour", "objects.yaml"))
 				if err != nil || !strings.Contains(string(objs), "kube: gke") {
 					t.Errorf("gke1 artifacts (objects the test touched): %v\n%s", err, objs)
+				}
+				if !strings.Contains(string(objs), "name: creds") || !strings.Contains(string(objs), "password: '***'") {
+					t.Errorf("gke1 artifacts lack the Secret the test applied, redacted:\n%s", objs)
 				}
 				for _, f := range []string{"events.txt", "pods.txt"} {
 					if _, err := os.Stat(filepath.Join(r.dir, x.Artifacts, f)); err != nil {
@@ -421,4 +433,46 @@ func groupMembers(pgid int) []string {
 func linkFile(src, dst string) error {
 	os.MkdirAll(filepath.Dir(dst), 0o755)
 	return os.Symlink(src, dst)
+}
+
+// checkNoSecrets reads every file under a report directory: none may hold a secret value, every
+// directory is 0700 and every file 0600.
+func checkNoSecrets(t *testing.T, dir string, values ...string) {
+	t.Helper()
+	files := 0
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if info.Mode().Perm() != 0o700 {
+				t.Errorf("directory %s has mode %v, want 0700", path, info.Mode().Perm())
+			}
+			return nil
+		}
+		files++
+		if info.Mode().Perm() != 0o600 {
+			t.Errorf("file %s has mode %v, want 0600", path, info.Mode().Perm())
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, v := range values {
+			if bytes.Contains(data, []byte(v)) {
+				t.Errorf("%s shows the secret %q", path, v)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files == 0 {
+		t.Fatalf("no file under %s", dir)
+	}
 }

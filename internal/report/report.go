@@ -102,14 +102,15 @@ const (
 	HTMLFile  = "index.html"
 )
 
-// WriteDir writes report.json, junit.xml and index.html into dir (created if missing), each atomically.
+// WriteDir writes report.json, junit.xml and index.html into dir (created 0700 if missing), each
+// atomically and 0600: a report quotes test output, which may hold what a user would not publish.
 func WriteDir(dir string, r *Report) error {
 	r.Sort()
 	writers := []struct {
 		name string
 		fn   func(io.Writer, *Report) error
 	}{{JSONFile, WriteJSON}, {JUnitFile, WriteJUnit}, {HTMLFile, WriteHTML}}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("report directory %s: %w", dir, err)
 	}
 	for _, w := range writers {
@@ -117,7 +118,7 @@ func WriteDir(dir string, r *Report) error {
 		if err := w.fn(&buf, r); err != nil {
 			return fmt.Errorf("render %s: %w", w.name, err)
 		}
-		if err := fsutil.WriteFileAtomic(filepath.Join(dir, w.name), buf.b, 0o644); err != nil {
+		if err := fsutil.WriteFileAtomic(filepath.Join(dir, w.name), buf.b, 0o600); err != nil {
 			return err
 		}
 	}
