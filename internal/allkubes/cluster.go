@@ -17,9 +17,10 @@ import (
 
 // probe is the bounded connect check every cluster gets before its run.
 type probe struct {
-	cfg     *rest.Config
-	typ     string
-	version string
+	cfg      *rest.Config
+	typ      string
+	version  string
+	platform *report.Platform
 }
 
 // probeCluster asks the API server for its version within timeout and detects the cluster type.
@@ -62,15 +63,16 @@ func (o *Options) probeCluster(ctx context.Context, c Cluster) (*probe, error) {
 	case <-pctx.Done():
 		return nil, fmt.Errorf("%s did not answer within %s", c.Server, o.ProbeTimeout)
 	}
-	if p.typ == "" {
-		if t, err := o.Inv.Detect(pctx, pcfg); err == nil {
-			p.typ = t
-		} else {
-			o.Log.V(1).Infof("%s: detect type: %v", c.Name, err)
-		}
+	nodes, err := o.Inv.Nodes(pctx, pcfg)
+	if err != nil {
+		o.Log.V(1).Infof("%s: list nodes: %v", c.Name, err)
 	}
-	if p.typ == "" {
-		p.typ = "generic"
+	p.typ, p.platform = describePlatform(nodes, c.Type, c.TypeSource)
+	if err != nil {
+		p.platform.DetectedBy, p.platform.Evidence = "none", "nodes not readable: "+err.Error()
+		if c.Type != "" {
+			p.platform.DetectedBy, p.platform.Evidence = "override", c.TypeSource
+		}
 	}
 	return p, nil
 }
@@ -106,7 +108,7 @@ func (o *Options) runCluster(ctx context.Context, c Cluster, dir string, sem cha
 		ui.line(c.Name, fmt.Sprintf("%s: %v", res.Status, err))
 		return finish()
 	}
-	res.Type, res.ServerVersion = p.typ, p.version
+	res.Type, res.ServerVersion, res.Platform = p.typ, p.version, p.platform
 
 	select {
 	case sem <- struct{}{}:

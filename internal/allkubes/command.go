@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/nuv-dev/nuv/internal/cli"
@@ -124,7 +125,14 @@ func (k KubeInventory) List(project string) ([]Cluster, error) {
 	out := make([]Cluster, 0, len(cs))
 	for _, c := range cs {
 		t, _ := kube.Override(project, c.Name, k.Getenv)
-		out = append(out, Cluster{Name: c.Name, Kubeconfig: c.Path, Server: c.Server, Type: t, Err: c.Err})
+		src := ""
+		if t != "" {
+			src = "DETECT_FORCE or detect.force"
+			if _, err := os.Stat(kube.OverridePath(project, c.Name)); err == nil {
+				src = kube.OverridePath(project, c.Name)
+			}
+		}
+		out = append(out, Cluster{Name: c.Name, Kubeconfig: c.Path, Server: c.Server, Type: t, TypeSource: src, Err: c.Err})
 	}
 	return out, nil
 }
@@ -132,7 +140,7 @@ func (k KubeInventory) List(project string) ([]Cluster, error) {
 // RESTConfig implements Inventory.
 func (KubeInventory) RESTConfig(path string) (*rest.Config, error) { return kube.RESTConfig(path) }
 
-// Detect implements Inventory.
-func (KubeInventory) Detect(ctx context.Context, cfg *rest.Config) (string, error) {
-	return kube.Detect(ctx, cfg)
+// Nodes implements Inventory.
+func (KubeInventory) Nodes(ctx context.Context, cfg *rest.Config) ([]corev1.Node, error) {
+	return ListNodes(ctx, cfg)
 }
