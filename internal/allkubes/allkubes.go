@@ -94,8 +94,8 @@ type Options struct {
 	Home    string   // NUV_HOME passed to children so they agree on cluster state
 	// Nuv is the version recorded in the report (default: asked from Exe with -version).
 	Nuv string
-	Inv     Inventory
-	Now     func() time.Time
+	Inv Inventory
+	Now func() time.Time
 }
 
 // Result of Run: the report and the directory it was written to.

@@ -50,15 +50,15 @@ type Result struct {
 	ServerVersion string `json:"serverVersion,omitempty"`
 	Server        string `json:"server,omitempty"`
 	// What the cell ran on, as found out at run time (see Platform).
-	Platform *Platform `json:"platform,omitempty"`
-	Status        Status    `json:"status"`
-	ExitCode      int       `json:"exitCode"`
-	Attempts      int       `json:"attempts"`
-	Started       time.Time `json:"started"`
-	Seconds       float64   `json:"seconds"`
-	FailingStep   string    `json:"failingStep,omitempty"`
-	Message       string    `json:"message,omitempty"`
-	Steps         []Step    `json:"steps,omitempty"`
+	Platform    *Platform `json:"platform,omitempty"`
+	Status      Status    `json:"status"`
+	ExitCode    int       `json:"exitCode"`
+	Attempts    int       `json:"attempts"`
+	Started     time.Time `json:"started"`
+	Seconds     float64   `json:"seconds"`
+	FailingStep string    `json:"failingStep,omitempty"`
+	Message     string    `json:"message,omitempty"`
+	Steps       []Step    `json:"steps,omitempty"`
 	// Log and Artifacts are paths relative to the report directory.
 	Log       string `json:"log,omitempty"`
 	Artifacts string `json:"artifacts,omitempty"`
