@@ -75,6 +75,8 @@ type Options struct {
 	Only, Exclude []string
 	// Parallel bounds concurrent runs; 0 runs every cluster at once.
 	Parallel int
+	// AutoParallel picks the bounds from the machine and the clusters' kinds (see autoSlots).
+	AutoParallel bool
 	// Timeout bounds each attempt; 0 means none.
 	Timeout time.Duration
 	// Retries is how many times a failed (or timed-out) run is tried again.
@@ -136,7 +138,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	defer ui.stop()
 
 	results := make([]report.Result, len(clusters))
-	sem := make(chan struct{}, o.Parallel)
+	sem := newSlots(&o, clusters)
+	if sem.why != "" {
+		fmt.Fprintf(o.Out, "all-kubes: %s\n", sem.why)
+	}
 	var wg sync.WaitGroup
 	for i, c := range clusters {
 		wg.Add(1)

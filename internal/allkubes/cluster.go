@@ -79,7 +79,7 @@ func (o *Options) probeCluster(ctx context.Context, c Cluster) (*probe, error) {
 
 // runCluster probes one cluster, waits for a run slot, runs the target (with retries) and gathers
 // failure artifacts.
-func (o *Options) runCluster(ctx context.Context, c Cluster, dir string, sem chan struct{}, ui *ui) report.Result {
+func (o *Options) runCluster(ctx context.Context, c Cluster, dir string, sem *slots, ui *ui) report.Result {
 	res := report.Result{Cluster: c.Name, Server: c.Server, Type: c.Type, Started: o.Now(),
 		Log: filepath.ToSlash(filepath.Join("logs", c.Name+".log"))}
 	logPath := filepath.Join(dir, res.Log)
@@ -110,9 +110,13 @@ func (o *Options) runCluster(ctx context.Context, c Cluster, dir string, sem cha
 	}
 	res.Type, res.ServerVersion, res.Platform = p.typ, p.version, p.platform
 
+	slot := sem.remote
+	if p.platform != nil && p.platform.Provider == "local" {
+		slot = sem.local
+	}
 	select {
-	case sem <- struct{}{}:
-		defer func() { <-sem }()
+	case slot <- struct{}{}:
+		defer func() { <-slot }()
 	case <-ctx.Done():
 		res.Status, res.Message, res.ExitCode = report.Cancelled, "cancelled before it started", -1
 		return finish()

@@ -19,6 +19,7 @@ import (
 )
 
 const usage = `Usage: nuv all-kubes [flags] -- <target> [args]
+       nuv all-kubes plan [flags] -- <target> [args]   (the cells for a CI matrix; plan -h)
 
 Runs <target> once per clusters/*.kubeconfig, concurrently, each run a child nuv process with its
 own KUBECONFIG, KUBE, NUV_CLUSTER and scratch TMPDIR (~/.kube/config is never used), and writes
@@ -46,12 +47,15 @@ func Command(isBuiltin func(string) bool) cli.Command {
 }
 
 func runCommand(ctx context.Context, env *cli.Env, args []string, isBuiltin func(string) bool) error {
+	if len(args) > 0 && args[0] == "plan" {
+		return planCommand(ctx, env, args[1:])
+	}
 	fs := pflag.NewFlagSet("all-kubes", pflag.ContinueOnError)
 	fs.SetOutput(env.Err)
 	fs.SetInterspersed(false)
 	only := fs.StringSlice("only", nil, "run only on these clusters (names, comma separated)")
 	exclude := fs.StringSlice("exclude", nil, "skip these clusters")
-	parallel := fs.IntP("parallel", "p", 0, "at most N runs at once (0: all clusters at once)")
+	parallel := fs.StringP("parallel", "p", "0", "at most N runs at once (0: all clusters at once; auto: from cores, memory and which clusters are local)")
 	timeout := fs.Duration("timeout", 30*time.Minute, "end a run that takes longer (0: no limit)")
 	retries := fs.Int("retries", 0, "run a failed cluster again up to R times")
 	probe := fs.Duration("probe-timeout", 5*time.Second, "a cluster that does not answer within this is unreachable")
@@ -73,8 +77,12 @@ func runCommand(ctx context.Context, env *cli.Env, args []string, isBuiltin func
 		fs.Usage()
 		return cli.Usagef("all-kubes: name a target, e.g. `nuv all-kubes -- dtest`")
 	}
-	if *parallel < 0 || *retries < 0 || *timeout < 0 || *probe <= 0 {
-		return cli.Usagef("all-kubes: --parallel, --retries and --timeout must not be negative, --probe-timeout must be positive")
+	nParallel, auto, err := ParseParallel(*parallel)
+	if err != nil {
+		return cli.Usagef("all-kubes: %v", err)
+	}
+	if *retries < 0 || *timeout < 0 || *probe <= 0 {
+		return cli.Usagef("all-kubes: --retries and --timeout must not be negative, --probe-timeout must be positive")
 	}
 	command := Resolve(rest, *asTask, isBuiltin)
 	project := paths.Project(env.Getenv, env.Dir)
@@ -88,7 +96,7 @@ func runCommand(ctx context.Context, env *cli.Env, args []string, isBuiltin func
 	}
 	res, err := Run(ctx, Options{
 		Project: project, Exe: env.Exe, Command: command, Target: rest[0], Args: rest[1:],
-		Only: *only, Exclude: *exclude, Parallel: *parallel, Timeout: *timeout, Retries: *retries,
+		Only: *only, Exclude: *exclude, Parallel: nParallel, AutoParallel: auto, Timeout: *timeout, Retries: *retries,
 		ProbeTimeout: *probe, Group: *group, Progress: progress,
 		Out: env.Out, Log: env.Log, Home: home, Inv: KubeInventory{Getenv: env.Getenv},
 	})
