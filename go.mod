@@ -42,6 +42,7 @@ require (
 	github.com/go-task/task/v3 v3.54.0
 	github.com/google/go-containerregistry v0.22.1
 	github.com/joho/godotenv v1.5.1
+	github.com/rhysd/actionlint v1.7.12
 	go.etcd.io/etcd/server/v3 v3.6.16
 	k8s.io/api v0.36.3
 	k8s.io/apimachinery v0.36.3
@@ -237,7 +238,6 @@ require (
 	github.com/prometheus/common v0.67.5 // indirect
 	github.com/prometheus/procfs v0.19.2 // indirect
 	github.com/puzpuzpuz/xsync/v4 v4.5.0 // indirect
-	github.com/rhysd/actionlint v1.7.12 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/sajari/fuzzy v1.0.0 // indirect
