@@ -15,6 +15,7 @@ missing=()
 command -v git >/dev/null || missing+=(git)
 command -v docker-registry >/dev/null || missing+=(docker-registry)
 command -v htpasswd >/dev/null || missing+=(apache2-utils)
+command -v chromium >/dev/null || missing+=(chromium) # the HTML report is checked in headless Chromium
 command -v kubectl >/dev/null || echo "note: kubectl not found; the tests that drive kubectl are skipped"
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
@@ -43,5 +44,7 @@ step "local-cluster binaries (built once, then cached)"
 nuv cluster prepare
 
 step "tests"
+# Test artifacts a person may want to look at (the screenshot of the HTML report).
+export NUV_TEST_ARTIFACTS=${NUV_TEST_ARTIFACTS:-$PWD/_test-artifacts}
 # -count=1: every run really runs the tests (results are never taken from the build cache)
 go test -count=1 -timeout 70m "$@" ./...

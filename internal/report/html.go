@@ -40,6 +40,7 @@ td.cell a.open { color: inherit; text-decoration: none; display: block; }
 td.cell a.open:hover { text-decoration: underline; }
 td.cell .st { font-weight: 700; }
 td.cell .links { font-size: .8em; margin-top: .2em; }
+td.cell .links a { color: inherit; }
 td.cell .why { font-size: .78em; margin-top: .15em; max-width: 18em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .bar { height: 6px; background: rgba(0,0,0,.12); border-radius: 3px; margin-top: .3em; }
 .bar span { display: block; height: 6px; background: rgba(0,0,0,.55); border-radius: 3px; min-width: 2px; }
