@@ -155,7 +155,7 @@ func (c *chromium) waitFor(expr string) {
 // renderedCell is what the page shows for one cell of the grid.
 type renderedCell struct {
 	Cluster, Target, Step, Status, Background, Text, Open string
-	Bar, Track                                          float64
+	Bar, Track                                            float64
 }
 
 const readGrid = `(() => {
