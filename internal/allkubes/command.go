@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -62,6 +63,7 @@ func runCommand(ctx context.Context, env *cli.Env, args []string, isBuiltin func
 	group := fs.Bool("group", false, "print each cluster's output as one block when it ends")
 	asTask := fs.Bool("task", false, "run <target> as a task of the project Taskfile even if nuv has a command of that name")
 	noProgress := fs.Bool("no-progress", false, "no live progress line, even on a terminal")
+	reports := fs.String("reports", "", "write the report directory under this directory (default <project>/_reports)")
 	fs.Usage = func() {
 		fmt.Fprint(env.Err, usage)
 		fs.PrintDefaults()
@@ -97,7 +99,7 @@ func runCommand(ctx context.Context, env *cli.Env, args []string, isBuiltin func
 	res, err := Run(ctx, Options{
 		Project: project, Exe: env.Exe, Command: command, Target: rest[0], Args: rest[1:],
 		Only: *only, Exclude: *exclude, Parallel: nParallel, AutoParallel: auto, Timeout: *timeout, Retries: *retries,
-		ProbeTimeout: *probe, Group: *group, Progress: progress,
+		ProbeTimeout: *probe, Group: *group, Progress: progress, ReportsDir: absIn(env.Dir, *reports),
 		Out: env.Out, Log: env.Log, Home: home, Inv: KubeInventory{Getenv: env.Getenv},
 	})
 	switch {
@@ -151,4 +153,12 @@ func (KubeInventory) RESTConfig(path string) (*rest.Config, error) { return kube
 // Nodes implements Inventory.
 func (KubeInventory) Nodes(ctx context.Context, cfg *rest.Config) ([]corev1.Node, error) {
 	return ListNodes(ctx, cfg)
+}
+
+// absIn makes a path given on the command line absolute against dir ("" stays "").
+func absIn(dir, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
 }
