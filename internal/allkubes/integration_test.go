@@ -161,7 +161,13 @@ func checkReport(t *testing.T, dir string, clusters []string) *report.Report {
 		if !strings.Contains(string(html), ">"+c+"<") {
 			t.Errorf("index.html does not name %s", c)
 		}
-		if _, err := os.Stat(filepath.Join(dir, "logs", c+".log")); err != nil {
+		log := "logs/" + c + ".log" // a merged report keeps each run's logs under runs/<run>/
+		for _, x := range r.Results {
+			if x.Cluster == c && x.Log != "" {
+				log = x.Log
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, log)); err != nil {
 			t.Errorf("log of %s: %v", c, err)
 		}
 	}

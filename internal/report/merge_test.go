@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"os"
 	"path/filepath"
@@ -101,10 +102,20 @@ func TestMerge(t *testing.T) {
 			t.Errorf("%s artifacts in the merged report: %v", r.Cluster, err)
 		}
 	}
-	for _, f := range []string{JUnitFile, HTMLFile} {
-		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
-			t.Error(err)
+	html, err := os.ReadFile(filepath.Join(out, HTMLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<th class="test" data-target="dtest" data-step="">dtest</th>`, `<th class="test" data-target="itest" data-step="">itest</th>`,
+		`<div class="superseded">20261130-060000 on runner-a, ended 2026-11-30T06:00:00Z</div>`, "runs/20261130-060500/artifacts/a/"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("merged index.html lacks %s", want)
 		}
+	}
+	var suites JUnitSuites
+	data, _ = os.ReadFile(filepath.Join(out, JUnitFile))
+	if err := xml.Unmarshal(data, &suites); err != nil || len(suites.Suites) != 3 || suites.Suites[0].Name != "a dtest" {
+		t.Errorf("merged junit: %v %+v", err, suites.Suites)
 	}
 
 	t.Run("an existing --out is not overwritten", func(t *testing.T) {
