@@ -20,6 +20,7 @@ command -v git >/dev/null || missing+=(git)
 command -v docker-registry >/dev/null || missing+=(docker-registry)
 command -v htpasswd >/dev/null || missing+=(apache2-utils)
 command -v bzip2 >/dev/null || missing+=(bzip2)
+command -v chromium >/dev/null || missing+=(chromium) # the HTML report is checked in headless Chromium
 short=false
 for a in "$@"; do case "$a" in -short|-short=true|-test.short|-test.short=true) short=true ;; esac; done
 if ! $short && ! command -v kubectl >/dev/null; then
@@ -71,5 +72,7 @@ step "local-cluster binaries (built once, then cached)"
 nuv cluster prepare
 
 step "tests"
+# Test artifacts a person may want to look at (the screenshot of the HTML report).
+export NUV_TEST_ARTIFACTS=${NUV_TEST_ARTIFACTS:-$PWD/_test-artifacts}
 # -count=1: every run really runs the tests (results are never taken from the build cache)
 TMPDIR=$test_tmp go test -json -count=1 -timeout 70m "$@" ./... | testsummary

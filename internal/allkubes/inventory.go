@@ -2,8 +2,11 @@ package allkubes
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/nuv-dev/nuv/internal/kube"
@@ -36,6 +39,12 @@ func (k KubeInventory) List(project string) ([]Cluster, error) {
 		if cl.Err == nil {
 			cl.Type, cl.Err = kube.Override(project, c.Name, k.Getenv) // a bad override fails that cluster, named
 		}
+		if cl.Type != "" {
+			cl.TypeSource = "DETECT_FORCE or detect.force"
+			if _, err := os.Stat(kube.OverridePath(project, c.Name)); err == nil {
+				cl.TypeSource = kube.OverridePath(project, c.Name)
+			}
+		}
 		out = append(out, cl)
 	}
 	return out, nil
@@ -44,7 +53,15 @@ func (k KubeInventory) List(project string) ([]Cluster, error) {
 // RESTConfig implements Inventory.
 func (KubeInventory) RESTConfig(path string) (*rest.Config, error) { return kube.RESTConfig(path) }
 
-// Detect implements Inventory.
-func (KubeInventory) Detect(ctx context.Context, cfg *rest.Config) (string, error) {
-	return kube.Detect(ctx, cfg)
+// Nodes implements Inventory.
+func (KubeInventory) Nodes(ctx context.Context, cfg *rest.Config) ([]corev1.Node, error) {
+	return ListNodes(ctx, cfg)
+}
+
+// AbsIn makes a path given on the command line absolute against dir ("" stays "").
+func AbsIn(dir, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
 }

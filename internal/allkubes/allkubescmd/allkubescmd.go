@@ -16,7 +16,7 @@ import (
 )
 
 var usage = cli.Usage{
-	Line:  "nuv all-kubes [flags] -- <target> [args]",
+	Line:  "nuv all-kubes [flags] -- <target> [args]\n       nuv all-kubes plan [flags] -- <target> [args]   (the cells for a CI matrix; plan -h)",
 	Short: "all-kubes: run a target on every cluster in parallel, with one matrix report",
 	Long: `Runs <target> once per clusters/*.kubeconfig, concurrently, each run a child nuv process with its
 own KUBECONFIG, KUBE, NUV_CLUSTER and scratch TMPDIR (~/.kube/config is never used), and writes
@@ -44,11 +44,14 @@ func NewCommand(isBuiltin func(string) bool) cli.Command {
 }
 
 func run(ctx context.Context, env *cli.Env, args []string, isBuiltin func(string) bool) error {
+	if len(args) > 0 && args[0] == "plan" {
+		return allkubes.PlanCommand(ctx, env, args[1:])
+	}
 	fs := cli.NewFlagSet("all-kubes")
 	fs.SetInterspersed(false)
 	only := fs.StringSlice("only", nil, "run only on these clusters (names, comma separated)")
 	exclude := fs.StringSlice("exclude", nil, "skip these clusters")
-	parallel := fs.IntP("parallel", "p", 0, "at most N runs at once (0: all clusters at once)")
+	parallel := fs.StringP("parallel", "p", "0", "at most N runs at once (0: all clusters at once; auto: from cores, memory and which clusters are local)")
 	var timeout cli.TimeoutOption
 	timeout.AddFlags(fs, 30*time.Minute, "end a run that takes longer (0: no limit)")
 	retries := fs.Int("retries", 0, "run a failed cluster again up to R times")
@@ -56,6 +59,7 @@ func run(ctx context.Context, env *cli.Env, args []string, isBuiltin func(string
 	group := fs.Bool("group", false, "print each cluster's output as one block when it ends")
 	asTask := fs.Bool("task", false, "run <target> as a task of the project Taskfile even if nuv has a command of that name")
 	noProgress := fs.Bool("no-progress", false, "no live progress line, even on a terminal")
+	reports := fs.String("reports", "", "write the report directory under this directory (default <project>/_reports)")
 	if done, err := cli.Parse(env, fs, usage, args); done || err != nil {
 		return err
 	}
@@ -67,8 +71,12 @@ func run(ctx context.Context, env *cli.Env, args []string, isBuiltin func(string
 	if err := timeout.Validate(usage, true); err != nil {
 		return err
 	}
-	if *parallel < 0 || *retries < 0 || *probe <= 0 {
-		return usage.Errorf("all-kubes: --parallel and --retries must not be negative, --probe-timeout must be positive")
+	nParallel, auto, err := allkubes.ParseParallel(*parallel)
+	if err != nil {
+		return usage.Errorf("all-kubes: %v", err)
+	}
+	if *retries < 0 || *probe <= 0 {
+		return usage.Errorf("all-kubes: --retries must not be negative, --probe-timeout must be positive")
 	}
 	command := allkubes.Resolve(rest, *asTask, isBuiltin)
 	project := paths.Project(env.Getenv, env.Dir)
@@ -82,8 +90,8 @@ func run(ctx context.Context, env *cli.Env, args []string, isBuiltin func(string
 	}
 	res, err := allkubes.Run(ctx, allkubes.Options{
 		Project: project, Exe: env.Exe, Command: command, Target: rest[0], Args: rest[1:],
-		Only: *only, Exclude: *exclude, Parallel: *parallel, Timeout: timeout.Timeout, Retries: *retries,
-		ProbeTimeout: *probe, Group: *group, Progress: progress,
+		Only: *only, Exclude: *exclude, Parallel: nParallel, AutoParallel: auto, Timeout: timeout.Timeout, Retries: *retries,
+		ProbeTimeout: *probe, Group: *group, Progress: progress, ReportsDir: allkubes.AbsIn(env.Dir, *reports),
 		Out: env.Out, Log: env.Log, Home: home, Inv: allkubes.KubeInventory{Getenv: env.Getenv},
 	})
 	switch {
