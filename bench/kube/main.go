@@ -162,6 +162,11 @@ func run(kc string, runs int) error {
 	}
 	fmt.Printf("kubectl get nodes --request-timeout=1s on the same 10, in parallel: median %7.1f ms over %d runs (peer)   ratio nuv/kubectl %.2f\n",
 		benchutil.MS(peerList), listRuns, float64(listMed)/float64(peerList))
+	fmt.Println()
+	fmt.Println("| measure (median) | nuv | kubectl, same work | ratio nuv/kubectl |")
+	fmt.Println("|---|---|---|---|")
+	fmt.Printf("| select a cluster (`kube use N --offline` / `config use-context`) | %.1f ms | %.1f ms | %.2f |\n", benchutil.MS(useMed), benchutil.MS(peerUse), float64(useMed)/float64(peerUse))
+	fmt.Printf("| probe 10 clusters, 2 unreachable, 1 s timeout, in parallel | %.1f ms | %.1f ms | %.2f |\n", benchutil.MS(listMed), benchutil.MS(peerList), float64(listMed)/float64(peerList))
 	return nil
 }
 

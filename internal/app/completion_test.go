@@ -207,3 +207,47 @@ func BenchmarkComplete(b *testing.B) {
 	}
 	b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N), "ms/completion")
 }
+
+// TestFishCompletion drives fish's own completion engine (`complete -C LINE`) with the script of
+// `nuv completion fish`; hack/test.sh installs fish.
+func TestFishCompletion(t *testing.T) {
+	if _, err := exec.LookPath("fish"); err != nil {
+		t.Fatalf("fish is required to test its completion script (hack/test.sh installs it): %v", err)
+	}
+	env, project := completionWorld(t)
+	for _, tc := range []struct{ line, want string }{
+		{"nuv cluster st", "start status stop"},
+		{"nuv kube use ", "one two"},
+		{"nuv mesh p", "ping probe"},
+		{"task docker:p", "docker:pull docker:push"},
+	} {
+		t.Run(tc.line, func(t *testing.T) {
+			cmd := exec.Command("fish", "--no-config", "-c", `nuv completion fish | source; complete -C "$argv[1]"`, tc.line)
+			cmd.Env, cmd.Dir = env, project
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("fish: %v\n%s", err, out)
+			}
+			if got := strings.Join(strings.Fields(string(out)), " "); got != tc.want {
+				t.Errorf("fish completion of %q = %q, want %q", tc.line, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestZshScriptParses checks the zsh script with zsh's own parser (zsh -n); hack/test.sh installs zsh.
+func TestZshScriptParses(t *testing.T) {
+	if _, err := exec.LookPath("zsh"); err != nil {
+		t.Fatalf("zsh is required to check its completion script (hack/test.sh installs it): %v", err)
+	}
+	var script strings.Builder
+	env := &cli.Env{Streams: cli.Streams{Out: &script, Err: &script}, Log: cli.Quiet(), Getenv: func(string) string { return "" }}
+	if err := RunEnv(context.Background(), env, []string{"nuv", "completion", "zsh"}); err != nil {
+		t.Fatal(err)
+	}
+	check := exec.Command("zsh", "-n")
+	check.Stdin = strings.NewReader(script.String())
+	if b, err := check.CombinedOutput(); err != nil {
+		t.Errorf("zsh -n on the script: %v\n%s", err, b)
+	}
+}

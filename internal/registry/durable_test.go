@@ -12,6 +12,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
+// noRetry makes a push fail at the first 500 (the client's default retries only slow the test).
+var noRetry = remote.WithRetryBackoff(remote.Backoff{Steps: 1})
+
 // TestManifestWriteNotDurableIsNotAcknowledged breaks the storage in each way a manifest write can
 // fail (the manifest body, the journal) and requires that the push fails and that the registry
 // serves neither the new tag nor a failed retag of an existing one.
@@ -58,7 +61,7 @@ func TestManifestWriteNotDurableIsNotAcknowledged(t *testing.T) {
 			tc.breakIt(t, dir)
 			lost, _ := random.Image(512, 1)
 			lostRef, _ := name.ParseReference(host + "/nuv/durable:lost")
-			err = remote.Write(lostRef, lost)
+			err = remote.Write(lostRef, lost, noRetry)
 			if err == nil {
 				t.Fatal("push acknowledged although its manifest could not be stored")
 			}
@@ -69,7 +72,7 @@ func TestManifestWriteNotDurableIsNotAcknowledged(t *testing.T) {
 				t.Error("the registry serves a tag it could not store")
 			}
 			// a retag of an existing tag that fails leaves the old manifest served
-			if err := remote.Write(keptRef, lost); err == nil {
+			if err := remote.Write(keptRef, lost, noRetry); err == nil {
 				t.Fatal("retag acknowledged although it could not be stored")
 			}
 			desc, err := remote.Head(keptRef)
