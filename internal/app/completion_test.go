@@ -112,7 +112,7 @@ func TestBashCompletion(t *testing.T) {
 		want string
 	}{
 		{"nuv clu", "cluster"},
-		{"nuv cluster st", "start status stop"},
+		{"nuv cluster st", "start state status stop"},
 		{"nuv cluster delete ", "alpha beta"},
 		{"nuv cluster logs a", "alpha"},
 		{"nuv cluster create ", "local"},
@@ -216,7 +216,7 @@ func TestFishCompletion(t *testing.T) {
 	}
 	env, project := completionWorld(t)
 	for _, tc := range []struct{ line, want string }{
-		{"nuv cluster st", "start status stop"},
+		{"nuv cluster st", "start state status stop"},
 		{"nuv kube use ", "one two"},
 		{"nuv mesh p", "ping probe"},
 		{"task docker:p", "docker:pull docker:push"},

@@ -18,7 +18,7 @@ func TestHelpNoArgumentsAndUsageErrors(t *testing.T) {
 	}{
 		{[]string{"--help"}, 0, "Usage: nuv all-kubes [flags] -- <target> [args]", "", ""},
 		{nil, 2, "", "Usage: nuv all-kubes", "name a target"},
-		{[]string{"--parallel", "-1", "--", "dtest"}, 2, "", "", "must not be negative"},
+		{[]string{"--parallel", "-1", "--", "dtest"}, 2, "", "", "use auto or a number"},
 		{[]string{"--timeout", "-1s", "--", "dtest"}, 2, "", "", "--timeout -1s: must be positive"},
 		{[]string{"--bogus", "--", "dtest"}, 2, "", "", "unknown flag: --bogus\nUsage: nuv all-kubes"},
 		{[]string{"--", "dtest"}, 1, "", "", "no clusters in"},

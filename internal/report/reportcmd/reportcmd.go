@@ -4,12 +4,10 @@ package reportcmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
 
-	"github.com/spf13/pflag"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/paths"
@@ -26,7 +24,7 @@ the others are named as superseded. Each cell keeps its provenance (machine, nuv
 start and end, retries). A malformed or partial directory is named and skipped; a report from a
 nuv with a newer report schema is refused, naming both versions.
 
-Flags:
+  --out DIR   directory for the merged report (default <project>/_reports/merged-<timestamp>)
 `
 
 // Command is `nuv report`; version is nuv's own version (recorded in merged reports).
@@ -41,29 +39,22 @@ func NewCommand(version string) cli.Command {
 }
 
 func run(env *cli.Env, args []string, version string, now func() time.Time) error {
-	if len(args) == 0 || args[0] != "merge" {
-		fmt.Fprint(env.Err, usage)
-		if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-			return nil
-		}
-		return cli.Usagef("report: unknown verb %q (known: merge)", args[0])
-	}
-	fs := pflag.NewFlagSet("report merge", pflag.ContinueOnError)
-	fs.SetOutput(env.Err)
+	g := cli.Group{Name: "nuv report", Usage: usage, Subs: map[string]func(context.Context, *cli.Env, []string) error{
+		"merge": func(_ context.Context, env *cli.Env, args []string) error { return merge(env, args, version, now) },
+	}}
+	return g.Run(context.Background(), env, args)
+}
+
+var mergeUsage = cli.Usage{Line: "nuv report merge [--out DIR] DIR...", Short: "merge the report directories of many all-kubes runs into one"}
+
+func merge(env *cli.Env, args []string, version string, now func() time.Time) error {
+	fs := cli.NewFlagSet("report merge")
 	out := fs.String("out", "", "directory for the merged report (default <project>/_reports/merged-<timestamp>)")
-	fs.Usage = func() {
-		fmt.Fprint(env.Err, usage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil
-		}
-		return cli.Usagef("report merge: %v", err)
+	if done, err := cli.Parse(env, fs, mergeUsage, args); done || err != nil {
+		return err
 	}
 	if fs.NArg() == 0 {
-		fs.Usage()
-		return cli.Usagef("report merge: name at least one report directory")
+		return mergeUsage.Errorf("report merge: name at least one report directory")
 	}
 	abs := func(p string) string {
 		if filepath.IsAbs(p) {
