@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/internal/report"
