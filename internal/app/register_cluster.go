@@ -6,4 +6,4 @@ import (
 )
 
 // clusterCommands: `nuv cluster ...` (local clusters and providers).
-func clusterCommands() []cli.Command { return []cli.Command{clustercmd.Command()} }
+func clusterCommands() []cli.Command { return []cli.Command{clustercmd.NewCommand()} }

@@ -25,8 +25,8 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// Command returns the `nuv cluster` command.
-func Command() cli.Command {
+// NewCommand returns the `nuv cluster` command.
+func NewCommand() cli.Command {
 	return cli.Command{Name: "cluster", Short: "create, plan, apply and manage test clusters (local, through providers)", Run: Run}
 }
 
@@ -94,38 +94,38 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "`nuv cluster <command> -h` for flags.")
 }
 
+// flagSet is a subcommand's flags with the env it prints help to (cli.Parse).
+type flagSet struct {
+	*pflag.FlagSet
+	env   *cli.Env
+	usage cli.Usage
+}
+
 // flags returns a fresh FlagSet for one subcommand; parse handles -h.
-func flags(env *cli.Env, s string) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("nuv cluster "+s, pflag.ContinueOnError)
-	fs.SetOutput(env.Err)
+func flags(env *cli.Env, s string) flagSet {
+	u := cli.Usage{Line: "nuv cluster " + s}
 	for _, c := range subcommands() {
 		if c.name == s {
-			fs.Usage = func() {
-				fmt.Fprintf(env.Err, "Usage: nuv cluster %s\n\n%s\n", c.usage, c.short)
-				if fs.HasFlags() {
-					fmt.Fprintf(env.Err, "\nFlags:\n%s", fs.FlagUsages())
-				}
-			}
+			u = cli.Usage{Line: "nuv cluster " + c.usage, Short: c.short}
 		}
 	}
-	return fs
+	return flagSet{FlagSet: cli.NewFlagSet("nuv cluster " + s), env: env, usage: u}
 }
 
-// parse parses args; -h prints usage and returns errHelp (turned into a clean exit by the caller).
-func parse(fs *pflag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return errHelp
-		}
-		return cli.Usagef("%s: %v", fs.Name(), err)
+// parse parses args the one way nuv's commands do (cli.Parse): -h prints the help to stdout and
+// returns errHelp (a clean exit); a bad flag is a usage error quoting the usage line.
+func parse(fs flagSet, args []string) error {
+	done, err := cli.Parse(fs.env, fs.FlagSet, fs.usage, args)
+	if done {
+		return errHelp
 	}
-	return nil
+	return err
 }
 
-var errHelp = cli.Exit(0, nil)
+var errHelp = cli.Exit(cli.ExitOK, nil)
 
 // stateFlag adds --state (default $NUV_STATE: the directory store under NUV_HOME).
-func stateFlag(fs *pflag.FlagSet, c *cmdCtx) *string {
+func stateFlag(fs flagSet, c *cmdCtx) *string {
 	return fs.String("state", c.env.Getenv("NUV_STATE"), "state store: dir:PATH or kube:NAMESPACE@KUBECONFIG (default $NUV_STATE, else $NUV_HOME/state)")
 }
 

@@ -84,7 +84,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	env, _, errb := testEnv(t, nil)
+	env, errb, _ := testEnv(t, nil) // help goes to stdout
 	if err := Run(context.Background(), env, []string{"create", "-h"}); cli.ExitCode(err) != 0 {
 		t.Fatalf("create -h: %v", err)
 	}
