@@ -93,6 +93,9 @@ func (t *Target) applyAddon(ctx context.Context, s *Step, o Options) error {
 		}
 	}
 	fail := func(obj string, err error) error { return &AddonError{Addon: s.Name, Object: obj, Err: err} }
+	if err := t.ensureNamespace(ctx, s.Addon.Namespace, objs); err != nil {
+		return fail("", err)
+	}
 	for _, obj := range crds {
 		if err := t.ssa(ctx, obj); err != nil {
 			return fail("", err)

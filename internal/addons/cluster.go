@@ -260,6 +260,32 @@ func (t *Target) ensureStateNamespace(ctx context.Context) error {
 	return t.ssa(ctx, ns)
 }
 
+// ensureNamespace creates an add-on's namespace when it is missing and none of its objects is
+// that namespace (like helm --create-namespace). Such a namespace is not the add-on's: other
+// add-ons may share it, and removing the add-on leaves it.
+func (t *Target) ensureNamespace(ctx context.Context, ns string, objs []*unstructured.Unstructured) error {
+	if ns == "" {
+		return nil
+	}
+	for _, o := range objs {
+		if o.GetKind() == "Namespace" && o.GetAPIVersion() == "v1" && o.GetName() == ns {
+			return nil
+		}
+	}
+	_, err := t.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if err == nil {
+		return nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("namespace %s: %w", ns, err)
+	}
+	_, err = t.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{FieldManager: FieldManager})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", ns, err)
+	}
+	return nil
+}
+
 func sortedKeys(m map[string]bool) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
