@@ -11,6 +11,8 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	helmregistry "helm.sh/helm/v3/pkg/registry"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/nuv-dev/nuv/internal/registry"
 )
 
@@ -41,6 +43,11 @@ func chartArchive(t testing.TB, name, version string, values map[string]any, tem
 		Metadata: &chart.Metadata{APIVersion: chart.APIVersionV2, Name: name, Version: version, AppVersion: version, Type: "application"},
 		Values:   values,
 	}
+	vy, err := yaml.Marshal(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Raw = []*chart.File{{Name: chartutil.ValuesfileName, Data: vy}} // what Save writes as values.yaml
 	for n, text := range templates {
 		c.Templates = append(c.Templates, &chart.File{Name: filepath.Join("templates", n), Data: []byte(text)})
 	}
