@@ -140,3 +140,25 @@ func golden(t *testing.T, name string, got []byte) {
 		t.Errorf("%s differs:\n--- got\n%s--- want\n%s", p, got, want)
 	}
 }
+
+// TestShippedIndex: the repository's addons/index.yaml and its stacks load, and every shipped
+// chart is pinned to one version.
+func TestShippedIndex(t *testing.T) {
+	idx, err := Load(filepath.Join("..", "..", DefaultIndex))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"observability", "ingress", "cert-manager"} {
+		if idx.Stack(s) == nil {
+			t.Errorf("stack %s is not shipped", s)
+		}
+	}
+	if sel, _ := idx.Select(nil, ""); len(sel) != 0 {
+		t.Errorf("the shipped index installs %d add-ons by default; stacks are on request", len(sel))
+	}
+	for _, a := range idx.Addons {
+		if a.Source.Chart == nil || a.Source.Chart.Version == "" {
+			t.Errorf("%s: shipped add-ons are charts pinned by version", a.Name)
+		}
+	}
+}
