@@ -263,6 +263,22 @@ func TestIntegrationAddonsLifecycle(t *testing.T) {
 		}
 	}
 
+	// an object deleted by hand is put back by the next apply (and only that add-on is applied)
+	if err := cs.CoreV1().ConfigMaps("kust-system").Delete(ctx, "settings", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if p, err = Apply(ctx, tg, load(), o); err != nil {
+		t.Fatalf("repair: %v\n%s", err, out.String())
+	}
+	if s := p.Step("kust"); s.Action != Upgrade || !strings.Contains(s.Reason, "1 object(s) missing") || p.Changes() != 1 {
+		t.Errorf("repair plan: %s (kust: %s %q)", actions(p), s.Action, s.Reason)
+	}
+	if _, err := cs.CoreV1().ConfigMaps("kust-system").Get(ctx, "settings", metav1.GetOptions{}); err != nil {
+		t.Errorf("settings not restored: %v", err)
+	}
+	after = snapshot(t, ctx, tg)
+
 	// a failing add-on: named with its object and last condition after a bounded wait; the others stay
 	files["stuck/deploy.yaml"] = `apiVersion: apps/v1
 kind: Deployment

@@ -192,6 +192,13 @@ func MakePlan(ctx context.Context, t *Target, idx *Index, o Options) (*Plan, err
 			s.Action, s.Reason = Upgrade, "same version, manifests changed"
 		default:
 			s.Action = Unchanged
+			n, err := t.missing(ctx, s.Record)
+			if err != nil {
+				return nil, err
+			}
+			if n > 0 {
+				s.Action, s.Reason = Upgrade, fmt.Sprintf("same version, %d object(s) missing from the cluster", n)
+			}
 		}
 	}
 	if len(o.Only) == 0 && o.Stack == "" {
@@ -210,6 +217,22 @@ func MakePlan(ctx context.Context, t *Target, idx *Index, o Options) (*Plan, err
 		return nil, err
 	}
 	return p, nil
+}
+
+// missing counts the objects of an installed add-on's inventory that no longer exist (deleted by
+// hand, or by something else): an unchanged add-on with missing objects is applied again.
+func (t *Target) missing(ctx context.Context, rec *Record) (int, error) {
+	n := 0
+	for _, r := range rec.Inventory {
+		u, err := t.get(ctx, r)
+		if err != nil {
+			return 0, fmt.Errorf("add-on %s: %s: %w", rec.Name, r, err)
+		}
+		if u == nil {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // admits returns why the cluster does not take add-on a ("" when it does).
