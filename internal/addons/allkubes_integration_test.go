@@ -16,14 +16,18 @@ import (
 	"github.com/nuv-dev/nuv/internal/report"
 )
 
+// root is the repository's root directory.
+func root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
 // buildNuv builds the nuv binary all-kubes runs for each cluster.
 func buildNuv(t testing.TB) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 	exe := filepath.Join(t.TempDir(), "nuv")
 	cmd := exec.Command("go", "build", "-o", exe, "./nuv")
-	cmd.Dir = root
+	cmd.Dir = root()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build nuv: %v\n%s", err, out)
 	}
@@ -93,6 +97,18 @@ spec:
 	if len(rep.Results) != 3 {
 		t.Fatalf("report has %d clusters, want 3", len(rep.Results))
 	}
+	// the Taskfile verb: all-kubes runs `nuv -task addons:plan` (tasks/addons.yml) on each cluster
+	tasks, err := os.ReadFile(filepath.Join(root(), "tasks", "addons.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, project, map[string]string{"tasks/addons.yml": string(tasks),
+		"Taskfile.yml": "version: '3'\nincludes:\n  addons: ./tasks/addons.yml\n"})
+	out, err = run("all-kubes", "--", "addons:plan")
+	if err != nil || strings.Count(out, "0 change(s)") != 3 || !strings.Contains(out, "3 passed") {
+		t.Errorf("all-kubes -- addons:plan: %v", err)
+	}
+
 	ctx := context.Background()
 	for _, c := range clusters {
 		tg, err := NewTarget(ctx, c.Name, "", c.Config)

@@ -162,3 +162,23 @@ func TestShippedIndex(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintListAndStatusGolden(t *testing.T) {
+	idx, err := Load(filepath.Join("testdata", "list", "index.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	PrintList(&b, idx)
+	golden(t, "list.golden", []byte(strings.ReplaceAll(b.String(), filepath.Dir(idx.File), "DIR")))
+
+	b.Reset()
+	PrintStatus(&b, "dev", []AddonStatus{
+		{Record: Record{Name: "crds", Version: "1.0.0", Hash: "sha256:0123456789abcdef0123", Inventory: make([]ObjRef, 2)}, Indexed: "1.0.0", Ready: true},
+		{Record: Record{Name: "web", Version: "1.1.0", Hash: "sha256:fedcba9876543210fedc", Inventory: make([]ObjRef, 3)}, Indexed: "1.2.0",
+			NotReady: "deployment web-system/web: 0/2 replicas available"},
+		{Record: Record{Name: "old", Version: "0.1", Hash: "sha256:00", Inventory: make([]ObjRef, 1)}, Ready: true, Missing: 1},
+	})
+	PrintStatus(&b, "empty", nil)
+	golden(t, "status.golden", b.Bytes())
+}
