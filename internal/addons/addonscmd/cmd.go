@@ -95,6 +95,9 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 	if f.all && verb != "remove" {
 		return cli.Usagef("addons %s: --all is for remove", verb)
 	}
+	if verb == "remove" && len(f.only) == 0 && f.stack == "" && !f.all {
+		return cli.Usagef("addons remove: name what to remove: --only NAME, --stack NAME or --all")
+	}
 	idxPath := indexPath(f.index, project, env)
 	var idx *addons.Index
 	var err error
@@ -140,9 +143,6 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 				return fmt.Errorf("addons remove: no stack %q in %s", f.stack, idxPath)
 			}
 			names = append(names, idx.Stack(f.stack).Addons...)
-		}
-		if len(names) == 0 && !f.all {
-			return cli.Usagef("addons remove: name what to remove: --only NAME, --stack NAME or --all")
 		}
 		return addons.RemoveAddons(ctx, t, idx, names, f.all, o)
 	default: // status
