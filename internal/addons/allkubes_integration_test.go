@@ -133,5 +133,19 @@ spec:
 		if tg.Type == "gke" && !strings.Contains(plan, "skipped    web") {
 			t.Errorf("gke plan does not say web is skipped:\n%s", plan)
 		}
+		if tg.Type == "gke" {
+			// remove without prune.crds keeps the CRD (and so the custom resources), the rest goes
+			if _, err := run("addons", "remove", "--all", "--kubeconfig", c.Kubeconfig); err != nil {
+				t.Fatal(err)
+			}
+			crd, err := tg.get(ctx, ObjRef{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition", Name: "widgets.example.nuv.dev"})
+			if err != nil || crd == nil {
+				t.Errorf("the CRD went with remove though prune.crds is off: %v", err)
+			}
+			cm, err := tg.get(ctx, ObjRef{Version: "v1", Kind: "ConfigMap", Namespace: "default", Name: "crds-info"})
+			if err != nil || cm != nil {
+				t.Errorf("configmap crds-info left after remove: %v", err)
+			}
+		}
 	}
 }

@@ -328,7 +328,10 @@ spec:
 	if err := RemoveAddons(ctx, tg, load(), []string{"crds"}, false, o); err == nil || !strings.Contains(err.Error(), "crds is needed by installed add-on kust") {
 		t.Fatalf("removing crds under kust: %v", err)
 	}
-	inv := snapshot(t, ctx, tg)
+	installed, err := tg.Records(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out.Reset()
 	if err := RemoveAddons(ctx, tg, load(), nil, true, o); err != nil {
 		t.Fatalf("remove --all: %v\n%s", err, out.String())
@@ -346,8 +349,17 @@ spec:
 	if _, err := cs.CoreV1().Namespaces().Get(ctx, "kust-system", metav1.GetOptions{}); err == nil {
 		t.Errorf("namespace kust-system left after remove")
 	}
-	if len(inv) == 0 {
-		t.Fatal("no inventory")
+	n := 0
+	for _, r := range installed {
+		for _, ref := range r.Inventory {
+			n++
+			if u, err := tg.get(ctx, ref); err != nil || u != nil {
+				t.Errorf("%s of %s left after remove (err %v)", ref, r.Name, err)
+			}
+		}
+	}
+	if n != 7 { // crds: CRD, ConfigMap; kust: Namespace, ConfigMap, Widget; web: Deployment, Service
+		t.Errorf("%d objects were installed, want 7", n)
 	}
 }
 
