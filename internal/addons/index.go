@@ -172,6 +172,14 @@ func (idx *Index) loadFile(path string, root bool, seen map[string]bool) error {
 		if errors.Is(err, io.EOF) {
 			return fmt.Errorf("%s: empty add-ons index", path)
 		}
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			lines := make([]string, len(te.Errors))
+			for i, e := range te.Errors {
+				lines[i] = path + ":" + strings.TrimPrefix(e, "line ")
+			}
+			return fmt.Errorf("add-ons index %s:\n  %s", path, strings.Join(lines, "\n  "))
+		}
 		return fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	var extra yaml.Node

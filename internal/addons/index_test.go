@@ -19,9 +19,9 @@ func TestLoadRefusesBadIndexes(t *testing.T) {
 		want        []string // substrings of the error
 	}{
 		{"unknown field", head + "  - name: a\n    version: '1'\n    source: {path: m}\n    colour: red\n",
-			[]string{"index.yaml", "line 8", "field colour not found"}},
+			[]string{"index.yaml:8: field colour not found in type addons.Addon"}},
 		{"unknown source field", head + "  - name: a\n    version: '1'\n    source:\n      chart: {repo: oci://r, name: a, version: 1.0.0, valuez: {}}\n",
-			[]string{"line 8", "field valuez not found"}},
+			[]string{"index.yaml:8: field valuez not found"}},
 		{"dangling dependency", head + "  - name: a\n    version: '1'\n    source: {path: m}\n  - name: b\n    version: '1'\n    source: {path: m}\n    dependsOn: [a, nope]\n",
 			[]string{"index.yaml:8:", `add-on "b" depends on "nope", which no add-on of the index defines`}},
 		{"cycle", head + "  - {name: a, version: '1', source: {path: m}, dependsOn: [c]}\n  - {name: b, version: '1', source: {path: m}, dependsOn: [a]}\n  - {name: c, version: '1', source: {path: m}, dependsOn: [b]}\n",
