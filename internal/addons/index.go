@@ -472,10 +472,11 @@ func (idx *Index) Stack(name string) *Stack {
 }
 
 // Select returns the add-ons to act on, in dependency order (dependencies first, then index order):
-// the named ones (only) and the stack's (stack) with their dependencies, else the root file's.
-func (idx *Index) Select(only []string, stack string) ([]*Addon, error) {
+// the named ones (only) and those of the named stacks, with their dependencies; with neither, the
+// root file's.
+func (idx *Index) Select(only, stacks []string) ([]*Addon, error) {
 	var want []string
-	if stack != "" {
+	for _, stack := range stacks {
 		s := idx.Stack(stack)
 		if s == nil {
 			return nil, fmt.Errorf("no stack %q in %s (stacks: %s)", stack, idx.File, strings.Join(idx.stackNames(), ", "))
@@ -488,7 +489,7 @@ func (idx *Index) Select(only []string, stack string) ([]*Addon, error) {
 		}
 		want = append(want, n)
 	}
-	if stack == "" && len(only) == 0 {
+	if len(stacks) == 0 && len(only) == 0 {
 		want = idx.Default
 	}
 	seen := map[string]bool{}

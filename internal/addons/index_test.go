@@ -85,23 +85,24 @@ func TestLoadIncludesStacksAndSelection(t *testing.T) {
 		return strings.Join(s, ",")
 	}
 	for _, tc := range []struct {
-		only  []string
-		stack string
-		want  string
+		only   []string
+		stacks []string
+		want   string
 	}{
-		{nil, "", "base,app"},
-		{nil, "observability", "base,metrics"},
-		{[]string{"metrics", "app"}, "", "base,metrics,app"},
+		{nil, nil, "base,app"},
+		{nil, []string{"observability"}, "base,metrics"},
+		{[]string{"metrics", "app"}, nil, "base,metrics,app"},
+		{[]string{"app"}, []string{"observability"}, "base,metrics,app"},
 	} {
-		sel, err := idx.Select(tc.only, tc.stack)
+		sel, err := idx.Select(tc.only, tc.stacks)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := names(sel); got != tc.want {
-			t.Errorf("Select(%v, %q) = %s, want %s", tc.only, tc.stack, got, tc.want)
+			t.Errorf("Select(%v, %v) = %s, want %s", tc.only, tc.stacks, got, tc.want)
 		}
 	}
-	if _, err := idx.Select(nil, "nope"); err == nil || !strings.Contains(err.Error(), "stacks: observability") {
+	if _, err := idx.Select(nil, []string{"nope"}); err == nil || !strings.Contains(err.Error(), "stacks: observability") {
 		t.Errorf("unknown stack: %v", err)
 	}
 	m := idx.Get("metrics")
@@ -153,7 +154,7 @@ func TestShippedIndex(t *testing.T) {
 			t.Errorf("stack %s is not shipped", s)
 		}
 	}
-	if sel, _ := idx.Select(nil, ""); len(sel) != 0 {
+	if sel, _ := idx.Select(nil, nil); len(sel) != 0 {
 		t.Errorf("the shipped index installs %d add-ons by default; stacks are on request", len(sel))
 	}
 	for _, a := range idx.Addons {

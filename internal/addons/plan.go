@@ -50,10 +50,10 @@ type Plan struct {
 
 // Options select and tune a plan, an apply or a remove.
 type Options struct {
-	// Only names add-ons to act on (their dependencies come along); Stack a stack. Neither: the
+	// Only names add-ons to act on (their dependencies come along); Stacks names stacks. Neither: the
 	// root index file's add-ons, and the removal of installed add-ons the index no longer defines.
-	Only  []string
-	Stack string
+	Only   []string
+	Stacks []string
 	// Fetcher gets remote sources (nil: no cache).
 	Fetcher *Fetcher
 	// Timeout bounds the readiness wait of each add-on (default 5 minutes).
@@ -130,7 +130,7 @@ func (p *Plan) Print(w io.Writer) {
 // selected add-on that the cluster's type, nodes and version admit, so a bad digest, a broken
 // chart or two add-ons owning the same object are refused here, before anything is applied.
 func MakePlan(ctx context.Context, t *Target, idx *Index, o Options) (*Plan, error) {
-	sel, err := idx.Select(o.Only, o.Stack)
+	sel, err := idx.Select(o.Only, o.Stacks)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func MakePlan(ctx context.Context, t *Target, idx *Index, o Options) (*Plan, err
 			}
 		}
 	}
-	if len(o.Only) == 0 && o.Stack == "" {
+	if len(o.Only) == 0 && len(o.Stacks) == 0 {
 		var gone []string
 		for n := range records {
 			if idx.Get(n) == nil {

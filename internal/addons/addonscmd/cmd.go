@@ -49,10 +49,10 @@ func NewCommand() cli.Command {
 }
 
 type flags struct {
-	index, kubeconfig, kubeType, stack string
-	only                               []string
-	all                                bool
-	timeout                            time.Duration
+	index, kubeconfig, kubeType string
+	only, stacks                []string
+	all                         bool
+	timeout                     time.Duration
 }
 
 func run(ctx context.Context, env *cli.Env, args []string) error {
@@ -63,7 +63,7 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: the project's selected cluster)")
 	fs.StringVar(&f.kubeType, "type", "", "cluster type for selectors (default: the selection's or detected)")
 	fs.StringSliceVar(&f.only, "only", nil, "act on this add-on (and its dependencies); repeatable, or comma-separated")
-	fs.StringVar(&f.stack, "stack", "", "act on the add-ons of this stack")
+	fs.StringSliceVar(&f.stacks, "stack", nil, "act on the add-ons of this stack; repeatable, or comma-separated")
 	fs.BoolVar(&f.all, "all", false, "remove: every installed add-on")
 	fs.DurationVar(&f.timeout, "timeout", DefaultTimeout, "bound of each add-on's readiness wait (and of each removal)")
 	help := func() { fmt.Fprint(env.Out, usage+fs.FlagUsages()) }
@@ -95,7 +95,7 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 	if f.all && verb != "remove" {
 		return cli.Usagef("addons %s: --all is for remove", verb)
 	}
-	if verb == "remove" && len(f.only) == 0 && f.stack == "" && !f.all {
+	if verb == "remove" && len(f.only) == 0 && len(f.stacks) == 0 && !f.all {
 		return cli.Usagef("addons remove: name what to remove: --only NAME, --stack NAME or --all")
 	}
 	idxPath := indexPath(f.index, project, env)
@@ -119,7 +119,7 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	o := addons.Options{Only: f.only, Stack: f.stack, Timeout: f.timeout, Out: env.Out,
+	o := addons.Options{Only: f.only, Stacks: f.stacks, Timeout: f.timeout, Out: env.Out,
 		Fetcher: &addons.Fetcher{CacheDir: cacheDir(env.Getenv)}}
 	switch verb {
 	case "plan":
@@ -138,11 +138,11 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 		return addons.Execute(ctx, t, p, o)
 	case "remove":
 		names := f.only
-		if f.stack != "" {
-			if idx == nil || idx.Stack(f.stack) == nil {
-				return fmt.Errorf("addons remove: no stack %q in %s", f.stack, idxPath)
+		for _, st := range f.stacks {
+			if idx == nil || idx.Stack(st) == nil {
+				return fmt.Errorf("addons remove: no stack %q in %s", st, idxPath)
 			}
-			names = append(names, idx.Stack(f.stack).Addons...)
+			names = append(names, idx.Stack(st).Addons...)
 		}
 		return addons.RemoveAddons(ctx, t, idx, names, f.all, o)
 	default: // status
