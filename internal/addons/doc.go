@@ -15,7 +15,7 @@
 // carries applyset.kubernetes.io/part-of) and holds the version, the manifest hash and the
 // inventory of objects. Any machine sees the same state.
 //
-// Plan compares the index with that state: install, upgrade (old to new version), unchanged,
+// MakePlan compares the index with that state: install, upgrade (old to new version), unchanged,
 // remove (installed, no longer in the index) or skipped (selector or version range, with the
 // reason). Apply executes a plan in dependency order with server-side apply, waits for each
 // add-on's CRDs and workloads with progress, prunes what a new version no longer contains, and
@@ -23,5 +23,7 @@
 // objects (its CRDs only when its prune rules say so) and its record.
 //
 // The same functions serve `nuv addons` (package addonscmd) and callers such as a cluster
-// lifecycle engine: Connect or NewTarget, Load, Plan, Apply, Remove, Status.
+// lifecycle engine: Load (the index), Connect or NewTarget (the cluster), MakePlan (Options.Only
+// and Options.Stacks select; Plan.Steps and Plan.Print show it), Execute (or Apply, which plans
+// and executes), RemoveAddons and Status.
 package addons
