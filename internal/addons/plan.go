@@ -6,9 +6,11 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -220,19 +222,28 @@ func MakePlan(ctx context.Context, t *Target, idx *Index, o Options) (*Plan, err
 }
 
 // missing counts the objects of an installed add-on's inventory that no longer exist (deleted by
-// hand, or by something else): an unchanged add-on with missing objects is applied again.
+// hand, or by something else): an unchanged add-on with missing objects is applied again. The
+// objects are read concurrently, so a remote cluster's round trips do not add up.
 func (t *Target) missing(ctx context.Context, rec *Record) (int, error) {
-	n := 0
+	var n atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(16)
 	for _, r := range rec.Inventory {
-		u, err := t.get(ctx, r)
-		if err != nil {
-			return 0, fmt.Errorf("add-on %s: %s: %w", rec.Name, r, err)
-		}
-		if u == nil {
-			n++
-		}
+		g.Go(func() error {
+			u, err := t.get(gctx, r)
+			if err != nil {
+				return fmt.Errorf("add-on %s: %s: %w", rec.Name, r, err)
+			}
+			if u == nil {
+				n.Add(1)
+			}
+			return nil
+		})
 	}
-	return n, nil
+	if err := g.Wait(); err != nil {
+		return 0, err
+	}
+	return int(n.Load()), nil
 }
 
 // admits returns why the cluster does not take add-on a ("" when it does).
