@@ -145,6 +145,7 @@ func commandTable() []cli.Command {
 	all = append(all, clusterCommands()...)
 	all = append(all, kubeCommands()...)
 	all = append(all, deployCommands()...)
+	all = append(all, addonsCommands()...)
 	all = append(all, testCommands()...)
 	all = append(all, imageCommands()...)
 	all = append(all, completionCommands()...)
