@@ -3,7 +3,7 @@
 // ExitUsage, ...), and one command plumbing: NewFlagSet and Parse (help to stdout, exit 0; a bad
 // flag is a usage error quoting the usage line, exit 2), Group for commands with subcommands (no
 // subcommand runs the documented default or prints the usage, exit 2; never a silent exit), and the
-// option structs for flags that recur (TimeoutOption, ClusterOption).
+// option structs for flags that recur (TimeoutOption, ClusterOption, OutputOption).
 //
 // Command packages (internal/<area>/<area>cmd) hold the commands; domain packages hold none. Each
 // exports NewCommand() cli.Command, or NewCommands() []cli.Command when it holds several

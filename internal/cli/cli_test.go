@@ -148,3 +148,35 @@ func TestGroup(t *testing.T) {
 		})
 	}
 }
+
+func TestOutputOption(t *testing.T) {
+	u := Usage{Line: "nuv demo [-o table|json]"}
+	for _, tc := range []struct {
+		args []string
+		want string
+		err  string
+	}{
+		{nil, "table", ""},
+		{[]string{"-o", "json"}, "json", ""},
+		{[]string{"--output=table"}, "table", ""},
+		{[]string{"--json"}, "json", ""},
+		{[]string{"-o", "yaml"}, "", `--output "yaml": not one of table, json`},
+	} {
+		fs := NewFlagSet("demo")
+		var o OutputOption
+		o.AddFlags(fs, "table", "json")
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		err := o.Validate(u)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) || ExitCode(err) != ExitUsage {
+				t.Errorf("%v: err %v", tc.args, err)
+			}
+			continue
+		}
+		if err != nil || o.Format != tc.want {
+			t.Errorf("%v: format %q, %v; want %q", tc.args, o.Format, err, tc.want)
+		}
+	}
+}

@@ -155,3 +155,31 @@ type ClusterOption struct {
 func (o *ClusterOption) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: NUV_CLUSTER, the project's selection, else KUBECONFIG)")
 }
+
+// OutputOption is the output format commands share: -o/--output FORMAT among the formats a command
+// offers (the first is the default), and --json as the short way to say -o json.
+type OutputOption struct {
+	Format  string
+	json    bool
+	formats []string
+}
+
+// AddFlags defines -o/--output and --json; formats are the accepted values, the first the default.
+func (o *OutputOption) AddFlags(fs *pflag.FlagSet, formats ...string) {
+	o.formats = formats
+	fs.StringVarP(&o.Format, "output", "o", formats[0], "output format: "+strings.Join(formats, " or "))
+	fs.BoolVar(&o.json, "json", false, "print JSON (same as -o json)")
+}
+
+// Validate resolves --json and refuses a format the command does not offer.
+func (o *OutputOption) Validate(u Usage) error {
+	if o.json {
+		o.Format = "json"
+	}
+	for _, f := range o.formats {
+		if f == o.Format {
+			return nil
+		}
+	}
+	return u.Errorf("--output %q: not one of %s", o.Format, strings.Join(o.formats, ", "))
+}

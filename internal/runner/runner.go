@@ -97,9 +97,14 @@ type Process struct {
 // PID is the program's process id (and its process group's, with Cmd.Group).
 func (p *Process) PID() int { return p.cmd.Process.Pid }
 
-// Wait waits for the program to end; a failure is a *RunError.
+// Wait waits for the program to end; a failure is a *RunError. With Cmd.Group, a program that
+// succeeded while something it started still holds its output open is a success: Wait returns
+// after the grace period instead of waiting for that leftover (the caller ends the group).
 func (p *Process) Wait() error {
 	err := p.cmd.Wait()
+	if errors.Is(err, exec.ErrWaitDelay) && p.cmd.ProcessState != nil && p.cmd.ProcessState.Success() {
+		return nil
+	}
 	if err == nil {
 		return nil
 	}

@@ -169,3 +169,24 @@ func TestSessionWritesStraightToItsFile(t *testing.T) {
 		t.Fatalf("log %q", b)
 	}
 }
+
+// TestGroupLeftoverHoldingOutput: a program that exits 0 while its background job keeps the output
+// pipe open is a success, and Wait returns after the grace period, not when the job ends.
+func TestGroupLeftoverHoldingOutput(t *testing.T) {
+	var out bytes.Buffer
+	start := time.Now()
+	p, err := Start(context.Background(), Cmd{Path: "sh", Args: []string{"-c", "sleep 30 & echo started"}, Stdout: &out, Group: true, Grace: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Signal(syscall.SIGKILL) })
+	if err := p.Wait(); err != nil {
+		t.Fatalf("Wait = %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("Wait took %s", d)
+	}
+	if out.String() != "started\n" {
+		t.Fatalf("output %q", out.String())
+	}
+}

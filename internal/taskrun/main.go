@@ -66,7 +66,7 @@ func Main(ctx context.Context, env *cli.Env, argv []string, opts Options) error 
 				return s.fail(err, false)
 			}
 			if !found {
-				return cli.Exit(1, nil)
+				return cli.Exit(cli.ExitFailure, nil)
 			}
 			return nil
 		}
@@ -112,7 +112,7 @@ func (s *session) flags(argv []string) (*flags, error) {
 		return nil, cli.Usagef("task: %v (nuv -task -h lists the flags)", err)
 	}
 	if err := f.validate(); err != nil {
-		return nil, cli.Exit(1, err)
+		return nil, cli.Exit(cli.ExitFailure, err)
 	}
 	return f, nil
 }

@@ -47,7 +47,7 @@ Exits 0 when every PATH is empty: a missing file, a file of zero bytes (or only 
 			return failf("empty", "%v", err)
 		}
 		if !ok {
-			return cli.Exit(1, nil)
+			return cli.Exit(cli.ExitFailure, nil)
 		}
 	}
 	return nil

@@ -60,11 +60,11 @@ stdin. ARGS become $1, $2, ...`)
 	err := shell.Run(ctx, src, opts)
 	var perr syntax.ParseError
 	if errors.As(err, &perr) {
-		return cli.Exit(2, fmt.Errorf("-sh: %w", err))
+		return cli.Exit(cli.ExitUsage, fmt.Errorf("-sh: %w", err))
 	}
 	if code := shell.ExitStatus(err); code != 0 {
 		if code == 1 && !shell.IsExitStatus(err) {
-			return cli.Exit(1, fmt.Errorf("-sh: %w", err))
+			return cli.Exit(cli.ExitFailure, fmt.Errorf("-sh: %w", err))
 		}
 		return cli.Exit(code, nil)
 	}

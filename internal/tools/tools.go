@@ -74,7 +74,7 @@ func (f *toolFlags) usagef(format string, a ...any) error {
 
 // failf is a tool failure: the message on stderr (by the dispatcher) and exit 1.
 func failf(tool, format string, a ...any) error {
-	return cli.Exit(1, fmt.Errorf("-%s: %s", tool, fmt.Sprintf(format, a...)))
+	return cli.Exit(cli.ExitFailure, fmt.Errorf("-%s: %s", tool, fmt.Sprintf(format, a...)))
 }
 
 // input returns the tool's text: the arguments joined by spaces, else stdin.

@@ -67,9 +67,9 @@ VALUE that starts with "-".`)
 			continue
 		}
 		if f.NArg() == 2 {
-			return cli.Exit(1, fmt.Errorf("%s", f.Arg(1)))
+			return cli.Exit(cli.ExitFailure, fmt.Errorf("%s", f.Arg(1)))
 		}
-		return cli.Exit(1, fmt.Errorf("-validate: %q is not %s", value, c.what))
+		return cli.Exit(cli.ExitFailure, fmt.Errorf("-validate: %q is not %s", value, c.what))
 	}
 	return nil
 }
@@ -101,5 +101,5 @@ versions are a usage error (exit 2). Prints nothing.`)
 	if a.GreaterThan(b) {
 		return nil
 	}
-	return cli.Exit(1, nil)
+	return cli.Exit(cli.ExitFailure, nil)
 }

@@ -118,7 +118,7 @@ func infoTool(_ context.Context, s Setup, args []string) error {
 		}
 	}
 	if in.ConfigError != "" {
-		return cli.Exit(1, nil)
+		return cli.Exit(cli.ExitFailure, nil)
 	}
 	return nil
 }

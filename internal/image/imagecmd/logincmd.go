@@ -31,7 +31,7 @@ func runLogin(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		var me *login.MissingError
 		if errors.As(err, &me) {
-			return cli.Exit(2, err)
+			return cli.Exit(cli.ExitUsage, err)
 		}
 		return err
 	}

@@ -51,7 +51,7 @@ func runTag(ctx context.Context, env *cli.Env, args []string) error {
 			return err
 		}
 		if cur == "" {
-			return cli.Exit(1, fmt.Errorf("no image tag %s%s.* yet: run `nuv image tag`", o.Prefix, o.BaseTag))
+			return cli.Exit(cli.ExitFailure, fmt.Errorf("no image tag %s%s.* yet: run `nuv image tag`", o.Prefix, o.BaseTag))
 		}
 		fmt.Fprintln(env.Out, cur)
 		return nil

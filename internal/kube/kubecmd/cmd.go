@@ -35,7 +35,7 @@ const usage = `Usage: nuv kube <subcommand> [flags]
 The project's clusters are the kubeconfigs in clusters/*.kubeconfig, numbered from 1 in name order.
 
 Subcommands:
-  list [--offline] [--json]           every cluster, the selected one marked (*), with context,
+  list [--offline] [-o table|json]    every cluster, the selected one marked (*), with context,
                                       API server, type and reachability (checked in parallel)
   use N|NAME [--offline] [--shell] [--global]
                                       select a cluster for this project (.nuv/current); tasks get

@@ -16,9 +16,13 @@ import (
 func runList(ctx context.Context, env *cli.Env, args []string) error {
 	fs := flags("list")
 	offline := fs.Bool("offline", false, "do not contact the API servers (type from overrides and earlier detections)")
-	asJSON := fs.Bool("json", false, "print JSON")
+	var output cli.OutputOption
+	output.AddFlags(fs, "table", "json")
 	timeout := timeoutFlag(env, fs)
 	if done, err := parse(env, fs, args); done || err != nil {
+		return err
+	}
+	if err := output.Validate(cli.Usage{Line: "nuv kube list [--offline] [-o table|json] [--timeout D]"}); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -33,7 +37,7 @@ func runList(ctx context.Context, env *cli.Env, args []string) error {
 	if !*offline {
 		sts = kube.ProbeAll(ctx, proj, cs, *timeout, env.Getenv)
 	}
-	if *asJSON {
+	if output.Format == "json" {
 		return writeJSON(env.Out, cs, sts)
 	}
 	WriteTable(env.Out, proj, cs, sts)

@@ -54,7 +54,7 @@ func runUse(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	if c.Err != nil {
 		WriteTable(env.Err, proj, cs, nil)
-		return cli.Exit(1, fmt.Errorf("cluster %d %s is invalid, selection unchanged: %w", c.Index, c.Name, c.Err))
+		return cli.Exit(cli.ExitFailure, fmt.Errorf("cluster %d %s is invalid, selection unchanged: %w", c.Index, c.Name, c.Err))
 	}
 	// Type and nodes: the override wins; else detect now (unless offline); else the last detection.
 	typ := c.Type
@@ -156,7 +156,7 @@ func runCurrent(_ context.Context, env *cli.Env, args []string) error {
 	}
 	c, err := kube.Selected(project(env), env.Getenv)
 	if err != nil {
-		return cli.Exit(1, err)
+		return cli.Exit(cli.ExitFailure, err)
 	}
 	fmt.Fprintf(env.Out, "%s\t%s\t%s\n", c.Name, dash(c.Type), c.Path)
 	return nil
@@ -169,7 +169,7 @@ func target(env *cli.Env, args []string) (kube.Cluster, error) {
 	case 0:
 		c, err := kube.Selected(proj, env.Getenv)
 		if err != nil {
-			return c, cli.Exit(1, err)
+			return c, cli.Exit(cli.ExitFailure, err)
 		}
 		return c, nil
 	case 1:
