@@ -72,12 +72,12 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 			help()
 			return nil
 		}
-		return cli.Usagef("addons: %v (nuv addons --help)", err)
+		return cli.Usagef("addons: %v\nUsage: nuv addons list|plan|apply|remove|status [flags] (nuv addons --help)", err)
 	}
 	words := fs.Args()
 	if len(words) == 0 {
-		help()
-		return nil
+		fmt.Fprint(env.Err, usage+fs.FlagUsages())
+		return cli.Usagef("addons: name a verb (list, plan, apply, remove, status)")
 	}
 	if len(words) > 1 {
 		return cli.Usagef("addons %s: unexpected arguments %s", words[0], strings.Join(words[1:], " "))

@@ -31,7 +31,7 @@ func TestCommandLine(t *testing.T) {
 		out, err string
 	}{
 		{args: []string{"--help"}, out: "nuv addons list"},
-		{args: nil, out: "Selection: --only NAME"},
+		{args: nil, code: 2, out: "Selection: --only NAME", err: "name a verb"},
 		{args: []string{"list"}, out: "a                    1"},
 		{args: []string{"list", "--index", bad}, code: 1, err: "bad.yaml:6: field colour not found"},
 		{args: []string{"frobnicate"}, code: 2, err: `unknown verb "frobnicate"`},

@@ -63,7 +63,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		if len(args) == 0 {
 			usage(env.Err)
-			return cli.Exit(2, nil)
+			return cli.Exit(cli.ExitUsage, nil)
 		}
 		usage(env.Out)
 		return nil

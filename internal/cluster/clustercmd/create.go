@@ -78,7 +78,7 @@ func runCreate(ctx context.Context, c *cmdCtx, args []string) error {
 		plan, err := e.Apply(ctx, s, engine.ApplyOptions{CreateOnly: true})
 		if err != nil {
 			if errors.Is(err, context.Canceled) {
-				return cli.Exit(130, fmt.Errorf("create %s interrupted: what was made is recorded; `nuv cluster apply` or `nuv cluster create` again resumes, `nuv cluster delete %s` removes it", s.Metadata.Name, s.Metadata.Name))
+				return cli.Exit(cli.ExitInterrupted, fmt.Errorf("create %s interrupted: what was made is recorded; `nuv cluster apply` or `nuv cluster create` again resumes, `nuv cluster delete %s` removes it", s.Metadata.Name, s.Metadata.Name))
 			}
 			errs = append(errs, err)
 			continue

@@ -150,7 +150,7 @@ func runStatus(ctx context.Context, c *cmdCtx, args []string) error {
 	c.addPhases(ctx, []*cluster.Info{&info})
 	writeStatus(env.Out, info)
 	if info.Status != cluster.Running {
-		return cli.Exit(3, nil)
+		return cli.Exit(exitNotRunning, nil)
 	}
 	return nil
 }
@@ -233,3 +233,6 @@ func (c *cmdCtx) addPhases(ctx context.Context, infos []*cluster.Info) []*state.
 	}
 	return recs
 }
+
+// exitNotRunning is `nuv cluster status`'s code for a cluster that exists but is not running.
+const exitNotRunning = 3

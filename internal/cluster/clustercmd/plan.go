@@ -62,13 +62,16 @@ func runPlan(ctx context.Context, c *cmdCtx, args []string) error {
 		err = c.printPlans(ctx, e, specs, *output, *detailed)
 	}
 	if (*detailed || slices.Contains(args, "--detailed-exitcode")) && err != nil && err != errChanges && err != errHelp {
-		return cli.Exit(1, err) // usage errors too: with -detailed-exitcode, 2 means "changes"
+		return cli.Exit(cli.ExitFailure, err) // usage errors too: with -detailed-exitcode, 2 means "changes"
 	}
 	return err
 }
 
 // errChanges is --detailed-exitcode's "something would change".
-var errChanges = cli.Exit(2, nil)
+var errChanges = cli.Exit(exitChanges, nil)
+
+// exitChanges is `plan --detailed-exitcode`'s code for "something would change" (terraform's).
+const exitChanges = 2
 
 // printPlans plans every spec (in parallel: each reads its own cluster) and prints them in order.
 func (c *cmdCtx) printPlans(ctx context.Context, e *engine.Engine, specs []*spec.Cluster, output string, detailed bool) error {
@@ -135,7 +138,7 @@ func runApply(ctx context.Context, c *cmdCtx, args []string) error {
 		plan, err := e.Apply(ctx, s, engine.ApplyOptions{})
 		if err != nil {
 			if errors.Is(err, context.Canceled) {
-				return cli.Exit(130, fmt.Errorf("apply of %s interrupted: what was done is recorded; apply again to resume", s.Metadata.Name))
+				return cli.Exit(cli.ExitInterrupted, fmt.Errorf("apply of %s interrupted: what was done is recorded; apply again to resume", s.Metadata.Name))
 			}
 			errs = append(errs, err)
 			continue
