@@ -5,6 +5,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/bundle/bundlecmd"
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/olaris"
 )
 
@@ -17,6 +18,9 @@ func bundleSetup(env *cli.Env) bundlecmd.Setup {
 		Builtins: BuiltinNames(),
 		Embedded: olaris.FS(),
 		KubeEnv:  func() []string { return kubeTaskEnv(env) },
+		KubeBinaries: func() string {
+			return local.Companion{Getenv: env.Getenv}.Describe(context.Background())
+		},
 	}
 }
 

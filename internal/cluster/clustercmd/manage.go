@@ -145,14 +145,22 @@ func runKubeconfig(ctx context.Context, env *cli.Env, p local.Provider, args []s
 func runPrepare(ctx context.Context, env *cli.Env, p local.Provider, args []string) error {
 	fs := flags(env, "prepare")
 	prune := fs.Bool("prune", false, "also remove older companion builds no running cluster uses")
+	source := fs.String("source", "", "where the binaries come from: download (official releases, verified), build (from source), or a DIR of binaries (default: NUV_KUBE_BIN, the cache, download, build)")
+	offline := fs.Bool("offline", false, "never touch the network: the cache, or a build from the Go module cache")
+	version := fs.String("version", local.KubeVersion, "Kubernetes version")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if fs.NArg() != 0 {
+		return cli.Usagef("nuv cluster prepare: unexpected argument %q", fs.Arg(0))
+	}
 	comp := local.Companion{Getenv: env.Getenv, Log: env.Log}
-	bin, err := comp.Binary(ctx)
+	bins, err := comp.Prepare(ctx, local.PrepareOptions{Source: *source, Offline: *offline, Version: *version})
 	if err != nil {
 		return err
 	}
+	bin := bins.Path
+	env.Log.Infof("binaries: %s", bins.Source)
 	if *prune {
 		removed, err := comp.Prune(bin)
 		for _, r := range removed {
@@ -161,6 +169,15 @@ func runPrepare(ctx context.Context, env *cli.Env, p local.Provider, args []stri
 		if err != nil {
 			return err
 		}
+	}
+	if st, err := os.Stat(bin); err == nil && st.IsDir() {
+		out, err := exec.CommandContext(ctx, filepath.Join(bin, "kube-apiserver"), "--version").Output()
+		if err != nil {
+			return fmt.Errorf("verify %s: %w", bin, err)
+		}
+		f := strings.Fields(string(out))
+		fmt.Fprintf(env.Out, "binaries %s\t%s\n", f[len(f)-1], bin)
+		return nil
 	}
 	out, err := exec.CommandContext(ctx, bin, "version").Output()
 	if err != nil {

@@ -146,11 +146,18 @@ func (f Fetcher) Fetch(ctx context.Context, version string) (string, error) {
 	start := time.Now()
 	plat := f.GOOS + "/" + f.GOARCH
 	f.log().Infof("downloading Kubernetes %s binaries for %s (etcd %s, kwok %s)", rel.Kubernetes, plat, rel.Etcd, rel.Kwok)
+	// Every sum first: a file nuv could not verify is refused before anything is downloaded.
+	sums := make([]wantSum, len(arts))
+	for i, a := range arts {
+		if sums[i], err = f.sumOf(ctx, rel, a); err != nil {
+			return "", err
+		}
+	}
 	var partials []string
 	err = fsutil.PublishDir(dst, 0o755, func(tmp string) error {
 		o := Origin{Kubernetes: rel.Kubernetes, Platform: plat, Fetched: time.Now().UTC()}
-		for _, a := range arts {
-			of, partial, err := f.fetchOne(ctx, rel, a, downloads, tmp)
+		for i, a := range arts {
+			of, partial, err := f.fetchOne(ctx, a, sums[i], downloads, tmp)
 			if err != nil {
 				return err
 			}
@@ -173,8 +180,15 @@ func (f Fetcher) Fetch(ctx context.Context, version string) (string, error) {
 	return dst, nil
 }
 
-// fetchOne downloads one artifact, verifies it and puts its binary into dir.
-func (f Fetcher) fetchOne(ctx context.Context, rel Release, a artifact, downloads, dir string) (OriginFile, string, error) {
+// wantSum is the sum a file must have and what says so.
+type wantSum struct {
+	sum     string
+	checked []string
+}
+
+// sumOf reads the sum an artifact must have from its release's checksum file and nuv's pin; both
+// must agree, and at least one must exist.
+func (f Fetcher) sumOf(ctx context.Context, rel Release, a artifact) (wantSum, error) {
 	plat := f.GOOS + "/" + f.GOARCH
 	key := PinKey(a.Component, f.GOOS, f.GOARCH)
 	pin := strings.ToLower(rel.Pins[key])
@@ -183,29 +197,38 @@ func (f Fetcher) fetchOne(ctx context.Context, rel Release, a artifact, download
 	if a.SumsURL != "" {
 		b, err := f.Downloader.Small(ctx, a.SumsURL, 1<<20)
 		if err != nil {
-			return OriginFile{}, "", fmt.Errorf("%s: checksum file: %w", a.Component, err)
+			return wantSum{}, fmt.Errorf("%s: checksum file: %w", a.Component, err)
 		}
 		if published, err = parseSum(b, a.SumsName, plat, a.SumsURL); err != nil {
-			return OriginFile{}, "", fmt.Errorf("%s: %w", a.Component, err)
+			return wantSum{}, fmt.Errorf("%s: %w", a.Component, err)
 		}
 		checked = append(checked, a.SumsURL)
 	}
 	if pin != "" {
 		if !isSHA256(pin) {
-			return OriginFile{}, "", fmt.Errorf("nuv's pinned checksum for %s is not a SHA-256: %q", key, pin)
+			return wantSum{}, fmt.Errorf("nuv's pinned checksum for %s is not a SHA-256: %q", key, pin)
 		}
 		if published != "" && published != pin {
-			return OriginFile{}, "", fmt.Errorf("%s: the release's checksum file %s says %s but nuv pins %s for %s: refused (a changed release or a tampered mirror)", a.Component, a.SumsURL, published, pin, key)
+			return wantSum{}, fmt.Errorf("%s: the release's checksum file %s says %s but nuv pins %s for %s: refused (a changed release or a tampered mirror)", a.Component, a.SumsURL, published, pin, key)
 		}
-		checked = append(checked, "pinned by nuv")
+		checked = append(checked, PinnedByNuv)
 	}
 	want := published
 	if want == "" {
 		want = pin
 	}
 	if want == "" {
-		return OriginFile{}, "", fmt.Errorf("%s: its release publishes no checksum file beside %s and nuv pins no checksum for %s: refusing an unverified binary", a.Component, a.URL, key)
+		return wantSum{}, fmt.Errorf("%s: its release publishes no checksum file beside %s and nuv pins no checksum for %s: refusing an unverified binary", a.Component, a.URL, key)
 	}
+	return wantSum{sum: want, checked: checked}, nil
+}
+
+// PinnedByNuv marks, in OriginFile.Checked, a sum nuv's release table pins.
+const PinnedByNuv = "pinned by nuv"
+
+// fetchOne downloads one artifact, checks it has sum w and puts its binary into dir.
+func (f Fetcher) fetchOne(ctx context.Context, a artifact, w wantSum, downloads, dir string) (OriginFile, string, error) {
+	want, checked := w.sum, w.checked
 	partial := filepath.Join(downloads, fmt.Sprintf("%s-%s.partial", path.Base(a.URL), want[:12]))
 	if err := f.Downloader.Fetch(ctx, a.URL, partial, path.Base(a.URL)); err != nil {
 		return OriginFile{}, "", fmt.Errorf("%s: %w", a.Component, err)

@@ -57,6 +57,7 @@ func (p Provider) status(ctx context.Context, name, dir string) cluster.Info {
 	}
 	info.APIURL, info.Kubeconfig, info.Flavor, info.Version = s.APIURL, s.Kubeconfig, s.Flavor, s.Version
 	info.HA, info.Nodes, info.Created = s.HA, s.Nodes, s.Created
+	info.Binaries = s.BinarySource
 	up := 0
 	comps := plan(dir, s)
 	for _, c := range comps {
