@@ -1,0 +1,103 @@
+package local
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster/kubebin"
+)
+
+// writeBinaries writes a set of shell scripts answering `--version` / `version` as Kubernetes
+// version would: the version check reads only that, and building a real nuv-kube of another
+// Kubernetes version takes minutes (the refusal happens before anything else is run).
+func writeBinaries(t *testing.T, version string, components ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, c := range components {
+		script := "#!/bin/sh\necho Kubernetes " + version + "\n"
+		if err := os.WriteFile(filepath.Join(dir, c), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestPrepareBadInput(t *testing.T) {
+	other := writeBinaries(t, "v1.35.2", kubebin.Components...)
+	companion := filepath.Join(writeBinaries(t, "v1.35.2", "nuv-kube"), "nuv-kube")
+	good := writeBinaries(t, "v"+KubeVersion, kubebin.Components...)
+	partial := writeBinaries(t, "v"+KubeVersion, "etcd", "kube-apiserver")
+	cases := []struct {
+		name string
+		env  map[string]string
+		o    PrepareOptions
+		want []string
+	}{
+		{"unknown version", nil, PrepareOptions{Version: "1.99.1"}, []string{`Kubernetes "1.99.1"`, "it has them for " + KubeVersion}},
+		{"NUV_KUBE_BIN directory of another version", map[string]string{"NUV_KUBE_BIN": other}, PrepareOptions{},
+			[]string{"NUV_KUBE_BIN=" + other, "is Kubernetes v1.35.2", "runs Kubernetes v" + KubeVersion}},
+		{"NUV_KUBE_BIN companion of another version", map[string]string{"NUV_KUBE_BIN": companion}, PrepareOptions{},
+			[]string{"NUV_KUBE_BIN=" + companion, "v1.35.2", "v" + KubeVersion}},
+		{"--source DIR missing components", nil, PrepareOptions{Source: partial},
+			[]string{partial, "no executable kube-controller-manager, kube-scheduler, kwok"}},
+		{"--source a path that does not exist", nil, PrepareOptions{Source: "/nonexistent/kube"}, []string{"/nonexistent/kube", "no such file"}},
+		{"--offline with --source download", nil, PrepareOptions{Source: SourceDownload, Offline: true}, []string{"--source download needs the network"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Companion{Getenv: func(k string) string { return tc.env[k] }, Log: cli.Quiet()}
+			_, err := c.Prepare(context.Background(), tc.o)
+			if err == nil {
+				t.Fatal("prepare succeeded")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+	t.Run("a directory of the right version", func(t *testing.T) {
+		c := Companion{Getenv: func(k string) string { return map[string]string{"NUV_KUBE_BIN": good}[k] }}
+		b, err := c.Prepare(context.Background(), PrepareOptions{})
+		if err != nil || b.Path != good || b.Source != "given by NUV_KUBE_BIN="+good+" (a directory of binaries, v"+KubeVersion+")" {
+			t.Fatalf("%+v, %v", b, err)
+		}
+	})
+}
+
+func TestComponentCommand(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "nuv-kube")
+	os.WriteFile(file, []byte("#!/bin/sh\n"), 0o755)
+	cases := []struct {
+		bin      string
+		args     []string
+		wantPath string
+		wantArgs []string
+		wantErr  string
+	}{
+		{file, []string{"etcd", "--config", "/c.yaml"}, file, []string{"etcd", "--config", "/c.yaml"}, ""},
+		{file, []string{"lb", "--listen", "x"}, file, []string{"lb", "--listen", "x"}, ""},
+		{dir, []string{"etcd", "--config", "/c.yaml"}, filepath.Join(dir, "etcd"), []string{"--config-file", "/c.yaml"}, ""},
+		{dir, []string{"kube-apiserver", "--secure-port=1"}, filepath.Join(dir, "kube-apiserver"), []string{"--secure-port=1"}, ""},
+		{dir, []string{"lb", "--listen", "x"}, "", nil, "the HA balancer is part of nuv's companion"},
+	}
+	for _, tc := range cases {
+		p, a, err := componentCommand(tc.bin, tc.args)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%v: err %v", tc.args, err)
+			}
+			continue
+		}
+		if err != nil || p != tc.wantPath || !reflect.DeepEqual(a, tc.wantArgs) {
+			t.Errorf("%s %v: got %s %v %v", tc.bin, tc.args, p, a, err)
+		}
+	}
+}
