@@ -173,6 +173,9 @@ func (d Downloader) attempt(ctx context.Context, url, partial, label string) (in
 	if resp.ContentLength >= 0 {
 		total = off + resp.ContentLength
 	}
+	if off == 0 && total > 0 {
+		d.log().Infof("  %s: %s from %s", label, mb(total), hostOf(url))
+	}
 	f, err := os.OpenFile(partial, flags, 0o644)
 	if err != nil {
 		return 0, permanentError{fmt.Errorf("download %s: %w", label, err)}
@@ -279,6 +282,15 @@ func progressLine(label string, have, total, got int64, elapsed time.Duration) s
 		return fmt.Sprintf("%s: %s of %s (%d%%)%s", label, mb(have), mb(total), have*100/total, rate)
 	}
 	return fmt.Sprintf("%s: %s%s", label, mb(have), rate)
+}
+
+func hostOf(u string) string {
+	if i := strings.Index(u, "://"); i >= 0 {
+		if j := strings.Index(u[i+3:], "/"); j >= 0 {
+			return u[:i+3+j]
+		}
+	}
+	return u
 }
 
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }

@@ -56,12 +56,7 @@ func (o Origin) Hosts() []string {
 	seen := map[string]bool{}
 	var hosts []string
 	for _, f := range o.Files {
-		h := f.URL
-		if i := strings.Index(h, "://"); i >= 0 {
-			if j := strings.Index(h[i+3:], "/"); j >= 0 {
-				h = h[:i+3+j]
-			}
-		}
+		h := hostOf(f.URL)
 		if !seen[h] {
 			seen[h] = true
 			hosts = append(hosts, h)
@@ -230,6 +225,7 @@ const PinnedByNuv = "pinned by nuv"
 func (f Fetcher) fetchOne(ctx context.Context, a artifact, w wantSum, downloads, dir string) (OriginFile, string, error) {
 	want, checked := w.sum, w.checked
 	partial := filepath.Join(downloads, fmt.Sprintf("%s-%s.partial", path.Base(a.URL), want[:12]))
+	t0 := time.Now()
 	if err := f.Downloader.Fetch(ctx, a.URL, partial, path.Base(a.URL)); err != nil {
 		return OriginFile{}, "", fmt.Errorf("%s: %w", a.Component, err)
 	}
@@ -253,7 +249,11 @@ func (f Fetcher) fetchOne(ctx context.Context, a artifact, w wantSum, downloads,
 	if err := os.Chmod(bin, 0o755); err != nil {
 		return OriginFile{}, "", err
 	}
-	f.log().Infof("  %s: verified (sha256 %s…)", path.Base(a.URL), want[:16])
+	size := int64(0)
+	if st, err := os.Stat(partial); err == nil {
+		size = st.Size()
+	}
+	f.log().Infof("  %s: %s in %s, verified (sha256 %s…)", path.Base(a.URL), mb(size), time.Since(t0).Round(100*time.Millisecond), want[:16])
 	return OriginFile{Component: a.Component, URL: a.URL, SHA256: want, Checked: checked}, partial, nil
 }
 

@@ -107,7 +107,7 @@ func TestFetchFromMirror(t *testing.T) {
 		t.Errorf("hosts %v", hosts)
 	}
 	log := f.logBuf.String()
-	for _, want := range []string{"downloading Kubernetes 1.36.3 binaries for linux/amd64", "kube-apiserver: ", "MB (", "verified (sha256", "downloaded and verified"} {
+	for _, want := range []string{"downloading Kubernetes 1.36.3 binaries for linux/amd64", "kube-apiserver: 3.1 MB from " + f.m.URL, "MB (", "kube-apiserver: 3.1 MB in", "verified (sha256", "downloaded and verified"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}

@@ -82,7 +82,7 @@ func TestIntegrationReleaseDownloads(t *testing.T) {
 			t.Errorf("source %q", b.Source)
 		}
 		log := logBuf.String()
-		for _, want := range []string{"downloading Kubernetes " + local.KubeVersion, "kube-apiserver: ", "MB (", "resuming at", "verified (sha256", "downloaded and verified"} {
+		for _, want := range []string{"downloading Kubernetes " + local.KubeVersion, " MB from " + m.URL, "kube-apiserver: connection lost", "resuming at", "verified (sha256", "downloaded and verified"} {
 			if !strings.Contains(log, want) {
 				t.Errorf("prepare log lacks %q", want)
 			}
@@ -173,4 +173,3 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
-
