@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"golang.org/x/net/http/httpproxy"
 )
 
 // Downloader fetches release files over HTTPS: resumable (an interrupted file continues from the
@@ -36,9 +38,20 @@ type Downloader struct {
 }
 
 // NewClient returns the HTTP client for release downloads: proxies from the standard environment
-// variables (HTTPS_PROXY, HTTP_PROXY, NO_PROXY), TLS 1.2 or later, the system's roots plus the PEM
-// certificates of caFile when it is set (a mirror signed by a private CA).
-func NewClient(caFile string) (*http.Client, error) {
+// variables read through getenv (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, or their lower-case forms; nil
+// reads the process environment), TLS 1.2 or later, the system's roots plus the PEM certificates
+// of caFile when it is set (a mirror signed by a private CA).
+func NewClient(caFile string, getenv func(string) string) (*http.Client, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	either := func(k string) string {
+		if v := getenv(k); v != "" {
+			return v
+		}
+		return getenv(strings.ToLower(k))
+	}
+	proxy := (&httpproxy.Config{HTTPProxy: either("HTTP_PROXY"), HTTPSProxy: either("HTTPS_PROXY"), NoProxy: either("NO_PROXY")}).ProxyFunc()
 	tc := &tls.Config{MinVersion: tls.VersionTLS12}
 	if caFile != "" {
 		pem, err := os.ReadFile(caFile)
@@ -55,7 +68,7 @@ func NewClient(caFile string) (*http.Client, error) {
 		tc.RootCAs = pool
 	}
 	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
+		Proxy:                 func(r *http.Request) (*neturl.URL, error) { return proxy(r.URL) },
 		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		TLSClientConfig:       tc,
 		TLSHandshakeTimeout:   10 * time.Second,

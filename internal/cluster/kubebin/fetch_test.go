@@ -54,7 +54,7 @@ func newFixture(t *testing.T, size int) *fixture {
 }
 
 func (f *fixture) fetcher(t *testing.T, rel kubebin.Release) kubebin.Fetcher {
-	client, err := kubebin.NewClient(f.m.CAFile)
+	client, err := kubebin.NewClient(f.m.CAFile, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestFetchRefusesBeforeDownloading(t *testing.T) {
 
 func TestFetchUntrustedMirror(t *testing.T) {
 	f := newFixture(t, 64<<10)
-	client, err := kubebin.NewClient("") // the system roots only: the test CA is unknown
+	client, err := kubebin.NewClient("", func(string) string { return "" }) // the system roots only: the test CA is unknown
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,5 +337,36 @@ func TestBuildProgress(t *testing.T) {
 		if got := kubebin.BuildProgress(tc.elapsed, tc.compiling, tc.done, tc.stale, tc.total); got != tc.want {
 			t.Errorf("got  %q\nwant %q", got, tc.want)
 		}
+	}
+}
+
+func TestFetchThroughProxy(t *testing.T) {
+	f := newFixture(t, 1<<20)
+	proxy := kubebintest.StartProxy(t)
+	env := map[string]string{"HTTPS_PROXY": proxy.URL}
+	client, err := kubebin.NewClient(f.m.CAFile, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	fe := f.fetcher(t, f.rel)
+	fe.Downloader.Client = client
+	fe.Mirrors = f.m.ProxiedMirrors() // a name only the proxy can resolve
+	if _, err := fe.Fetch(context.Background(), "1.36.3"); err != nil {
+		t.Fatalf("fetch through the proxy: %v", err)
+	}
+	if len(proxy.Tunnels()) == 0 {
+		t.Fatal("no CONNECT went through the proxy")
+	}
+	// NO_PROXY exempts the host: it is then looked up directly, and does not resolve.
+	env["NO_PROXY"] = kubebintest.ProxiedHost
+	client, _ = kubebin.NewClient(f.m.CAFile, func(k string) string { return env[k] })
+	fe.Downloader.Client = client
+	fe.CacheDir = t.TempDir()
+	before := len(proxy.Tunnels())
+	if _, err := fe.Fetch(context.Background(), "1.36.3"); err == nil {
+		t.Fatal("fetch with NO_PROXY reached a host only the proxy knows")
+	}
+	if len(proxy.Tunnels()) != before {
+		t.Fatal("NO_PROXY host went through the proxy")
 	}
 }

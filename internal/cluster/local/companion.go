@@ -508,7 +508,7 @@ func (c Companion) download(ctx context.Context, version string) (Binaries, erro
 	if err != nil {
 		return Binaries{}, err
 	}
-	client, err := kubebin.NewClient(getenv(EnvDownloadCA))
+	client, err := kubebin.NewClient(getenv(EnvDownloadCA), getenv)
 	if err != nil {
 		return Binaries{}, fmt.Errorf("%s: %w", EnvDownloadCA, err)
 	}

@@ -77,7 +77,7 @@ func Start(t testing.TB) *Mirror {
 	}
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost", ProxiedHost},
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
@@ -291,4 +291,81 @@ func writeFile(t testing.TB, p, s string) {
 	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// ProxiedHost is a name only the test proxy (StartProxy) resolves, to the mirror on loopback: Go
+// never sends requests for loopback addresses through a proxy, so a test of proxying needs a name.
+const ProxiedHost = "mirror.nuv.test"
+
+// ProxiedMirrors are the base URLs of the mirror under ProxiedHost, reachable only through the
+// proxy StartProxy starts.
+func (m *Mirror) ProxiedMirrors() kubebin.Mirrors {
+	base := "https://" + ProxiedHost + ":" + m.port()
+	return kubebin.Mirrors{Kubernetes: base + "/k8s", Etcd: base + "/etcd", Kwok: base + "/kwok"}
+}
+
+func (m *Mirror) port() string {
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(m.URL, "https://"))
+	return port
+}
+
+// Proxy is an HTTP CONNECT proxy on loopback that knows ProxiedHost as the loopback address.
+type Proxy struct {
+	URL     string // http://127.0.0.1:PORT
+	mu      sync.Mutex
+	tunnels []string
+}
+
+// Tunnels returns the CONNECT targets the proxy opened, in order.
+func (p *Proxy) Tunnels() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.tunnels...)
+}
+
+// StartProxy starts a CONNECT proxy; it stops in t.Cleanup.
+func StartProxy(t testing.TB) *Proxy {
+	t.Helper()
+	p := &Proxy{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodConnect {
+			http.Error(w, "CONNECT only", http.StatusMethodNotAllowed)
+			return
+		}
+		host, port, err := net.SplitHostPort(r.Host)
+		if err != nil || host != ProxiedHost {
+			http.Error(w, "unknown host "+r.Host, http.StatusBadGateway)
+			return
+		}
+		up, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", port))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		p.mu.Lock()
+		p.tunnels = append(p.tunnels, r.Host)
+		p.mu.Unlock()
+		hj, ok := w.(http.Hijacker)
+		if !ok {
+			up.Close()
+			http.Error(w, "no hijack", http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		down, buf, err := hj.Hijack()
+		if err != nil {
+			up.Close()
+			return
+		}
+		go func() {
+			defer up.Close()
+			defer down.Close()
+			go func() { _, _ = io.Copy(up, buf) }()
+			_, _ = io.Copy(down, up)
+		}()
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	t.Cleanup(srv.Close)
+	p.URL = srv.URL
+	return p
 }
