@@ -386,6 +386,9 @@ type PrepareOptions struct {
 	Offline bool
 	// Version is the Kubernetes version ("" is KubeVersion).
 	Version string
+	// Balancer asks for binaries that include the HA balancer: nuv-kube. The default order then
+	// skips the release downloads (upstream ships no balancer) and builds if nothing is cached.
+	Balancer bool
 }
 
 // Settings Prepare reads besides NUV_KUBE_BIN and the cache location.
@@ -429,13 +432,13 @@ func (c Companion) Prepare(ctx context.Context, o PrepareOptions) (Binaries, err
 	default:
 		return c.fromPath(ctx, o.Source, o.Source, o.Version)
 	}
-	if b, ok := c.cachedDownload(o.Version); ok {
+	if b, ok := c.cachedDownload(o.Version); ok && !o.Balancer {
 		return b, nil
 	}
 	if bin, _, _, _ := c.cachedBuild(ctx); bin != "" {
 		return Binaries{Path: bin, Source: builtSource(bin)}, nil
 	}
-	if !o.Offline {
+	if !o.Offline && !o.Balancer {
 		b, err := c.download(ctx, o.Version)
 		if err == nil {
 			return b, nil
@@ -603,7 +606,7 @@ func componentCommand(bin string, args []string) (string, []string, error) {
 	name, rest := args[0], append([]string(nil), args[1:]...)
 	switch name {
 	case "lb":
-		return "", nil, fmt.Errorf("the HA balancer is part of nuv's companion, not of the upstream binaries in %s: `nuv cluster prepare --source build` first, then create the HA cluster with NUV_KUBE_BIN set to the path it prints", bin)
+		return "", nil, fmt.Errorf("the HA balancer is part of nuv's companion (nuv-kube), not of the upstream binaries in %s: unset NUV_KUBE_BIN (nuv then uses or builds nuv-kube) or point it at a nuv-kube", bin)
 	case "etcd":
 		for i, a := range rest {
 			if a == "--config" {

@@ -101,3 +101,39 @@ func TestComponentCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareOrderFromCache: a cached download serves plain clusters; HA clusters (Balancer) take
+// the cached nuv-kube instead, since only it has the balancer. Nothing touches the network.
+func TestPrepareOrderFromCache(t *testing.T) {
+	cache := t.TempDir()
+	env := map[string]string{"NUV_CACHE_DIR": cache, "PATH": os.Getenv("PATH"), "HOME": os.Getenv("HOME")}
+	getenv := func(k string) string { return env[k] }
+	set := kubebin.SetDir(cache, KubeVersion, "linux", "amd64")
+	if err := os.MkdirAll(set, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range kubebin.Components {
+		os.WriteFile(filepath.Join(set, c), []byte("#!/bin/sh\n"), 0o755)
+	}
+	os.WriteFile(filepath.Join(set, "origin.json"), []byte(`{"kubernetes":"1.36.3","platform":"linux/amd64","fetched":"2026-11-30T10:00:00Z",
+"files":[{"component":"kube-apiserver","url":"https://dl.k8s.io/release/v1.36.3/bin/linux/amd64/kube-apiserver","sha256":"x","checked":["https://dl.k8s.io/release/v1.36.3/bin/linux/amd64/kube-apiserver.sha256"]}]}`), 0o644)
+	c := Companion{Getenv: getenv, GOOS: "linux", GOARCH: "amd64"}
+	b, err := c.Prepare(context.Background(), PrepareOptions{Offline: true})
+	if err != nil || b.Path != set || b.Source != "downloaded from https://dl.k8s.io on 2026-11-30, SHA-256 verified against the release checksum files" {
+		t.Fatalf("plain: %+v %v", b, err)
+	}
+	if got := c.Describe(context.Background()); !strings.HasPrefix(got, b.Source) {
+		t.Errorf("describe %q", got)
+	}
+	// HA: the set has no balancer; a cached nuv-kube is taken.
+	bin, _, dir, err := c.cachedBuild(context.Background())
+	if err != nil || bin != "" {
+		t.Fatalf("cachedBuild: %q %v", bin, err)
+	}
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "nuv-kube"), []byte("#!/bin/sh\n"), 0o755)
+	b, err = c.Prepare(context.Background(), PrepareOptions{Offline: true, Balancer: true})
+	if err != nil || b.Path != filepath.Join(dir, "nuv-kube") || !strings.HasPrefix(b.Source, "built from source") {
+		t.Fatalf("HA: %+v %v", b, err)
+	}
+}

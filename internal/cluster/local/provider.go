@@ -126,7 +126,7 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (_ cluster.Info, 
 	if _, err := os.Stat(dir); err == nil {
 		return cluster.Info{}, fmt.Errorf("create %q: %w (state in %s; `nuv cluster delete %s` removes it)", o.Name, cluster.ErrExists, dir, o.Name)
 	}
-	bins, err := Companion{Getenv: p.getenv(), Log: p.Log}.Prepare(ctx, PrepareOptions{Version: o.Version})
+	bins, err := Companion{Getenv: p.getenv(), Log: p.Log}.Prepare(ctx, PrepareOptions{Version: o.Version, Balancer: o.HA})
 	if err != nil {
 		return cluster.Info{}, err
 	}
@@ -266,7 +266,7 @@ func (p Provider) Start(ctx context.Context, name string) error {
 	}
 	// Restart components with the current companion (same Kubernetes version; a newer nuv may have
 	// rebuilt it); keep the recorded one if none can be had.
-	if bins, err := (Companion{Getenv: p.getenv(), Log: p.Log}).Prepare(ctx, PrepareOptions{Version: s.Version}); err == nil {
+	if bins, err := (Companion{Getenv: p.getenv(), Log: p.Log}).Prepare(ctx, PrepareOptions{Version: s.Version, Balancer: s.HA}); err == nil {
 		if _, _, lbErr := componentCommand(bins.Path, []string{"lb"}); !s.HA || lbErr == nil {
 			if bins.Path != s.Binary || bins.Source != s.BinarySource {
 				s.Binary, s.BinarySource = bins.Path, bins.Source
