@@ -31,6 +31,9 @@ type Fetcher struct {
 	CacheDir     string
 	GOOS, GOARCH string
 	Log          cli.Logger
+	// Check, when set, runs on the complete set before it is published (the caller asks the binaries
+	// their version, say); an error refuses the set.
+	Check func(dir string) error
 }
 
 // Origin is recorded in a set's origin.json: where each file came from and the sum it was checked
@@ -158,6 +161,11 @@ func (f Fetcher) Fetch(ctx context.Context, version string) (string, error) {
 			}
 			partials = append(partials, partial)
 			o.Files = append(o.Files, of)
+		}
+		if f.Check != nil {
+			if err := f.Check(tmp); err != nil {
+				return fmt.Errorf("downloaded Kubernetes %s binaries refused, nothing cached: %w", rel.Kubernetes, err)
+			}
 		}
 		b, err := json.MarshalIndent(o, "", "  ")
 		if err != nil {

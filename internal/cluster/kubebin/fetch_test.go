@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -368,5 +369,28 @@ func TestFetchThroughProxy(t *testing.T) {
 	}
 	if len(proxy.Tunnels()) != before {
 		t.Fatal("NO_PROXY host went through the proxy")
+	}
+}
+
+func TestFetchCheckRefusesSet(t *testing.T) {
+	f := newFixture(t, 64<<10)
+	fe := f.fetcher(t, f.rel)
+	var saw []string
+	fe.Check = func(dir string) error {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			saw = append(saw, e.Name())
+		}
+		return errors.New("kube-apiserver --version says v1.35.0, want v1.36.3")
+	}
+	_, err := fe.Fetch(context.Background(), "1.36.3")
+	if err == nil || !strings.Contains(err.Error(), "refused, nothing cached: kube-apiserver --version says v1.35.0") {
+		t.Fatalf("err = %v", err)
+	}
+	if strings.Join(saw, ",") != strings.Join(kubebin.Components, ",") {
+		t.Errorf("check saw %v, want every component", saw)
+	}
+	if _, _, ok := kubebin.Cached(f.cache, "1.36.3", "linux", "amd64"); ok {
+		t.Fatal("refused set cached")
 	}
 }

@@ -526,6 +526,18 @@ func (c Companion) download(ctx context.Context, version string) (Binaries, erro
 		Downloader: kubebin.Downloader{Client: client, Log: c.log(), Timeout: timeout, Stall: c.Stall},
 		Releases:   c.releases(), Mirrors: mirrors, CacheDir: CacheDir(getenv), GOOS: goos, GOARCH: goarch, Log: c.log(),
 	}
+	if native := goos == runtime.GOOS && goarch == runtime.GOARCH; native {
+		f.Check = func(dir string) error { // the sums came from the mirror too: ask the binaries
+			got, err := binariesVersion(ctx, dir)
+			if err != nil {
+				return err
+			}
+			if got != "v"+version {
+				return fmt.Errorf("kube-apiserver --version says %s, want v%s", got, version)
+			}
+			return nil
+		}
+	}
 	if _, err := f.Fetch(ctx, version); err != nil {
 		return Binaries{}, err
 	}
