@@ -643,3 +643,24 @@ func (c Companion) Describe(ctx context.Context) string {
 	}
 	return "none yet: the first local cluster (or `nuv cluster prepare`) downloads the official release binaries, verified, or builds them from source"
 }
+
+// BinariesOf returns the name of the local cluster under home whose kubeconfig is kubeconfig and
+// how it got its binaries (as recorded when it was created or last started); ok is false when no
+// local cluster has that kubeconfig.
+func BinariesOf(home, kubeconfig string) (name, source string, ok bool) {
+	if kubeconfig == "" {
+		return "", "", false
+	}
+	dirs, _ := filepath.Glob(filepath.Join(home, "clusters", "*"))
+	for _, dir := range dirs {
+		s, err := loadState(dir)
+		if err == nil && s.Kubeconfig == kubeconfig {
+			src := s.BinarySource
+			if src == "" {
+				src = "not recorded (created by an older nuv): " + s.Binary
+			}
+			return s.Name, src, true
+		}
+	}
+	return "", "", false
+}

@@ -137,3 +137,29 @@ func TestPrepareOrderFromCache(t *testing.T) {
 		t.Fatalf("HA: %+v %v", b, err)
 	}
 }
+
+func TestBinariesOf(t *testing.T) {
+	home := t.TempDir()
+	for _, s := range []*state{
+		{Name: "a", Kubeconfig: "/p/clusters/a.kubeconfig", Binary: "/c/kubebin/v1.36.3-linux-amd64", BinarySource: "downloaded from https://dl.k8s.io", Ports: map[string]int{}},
+		{Name: "old", Kubeconfig: "/p/clusters/old.kubeconfig", Binary: "/c/nuv-kube/x/nuv-kube", Ports: map[string]int{}},
+	} {
+		dir := StateDir(home, s.Name)
+		os.MkdirAll(dir, 0o700)
+		if err := saveState(dir, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct{ kubeconfig, name, source string }{
+		{"/p/clusters/a.kubeconfig", "a", "downloaded from https://dl.k8s.io"},
+		{"/p/clusters/old.kubeconfig", "old", "not recorded (created by an older nuv): /c/nuv-kube/x/nuv-kube"},
+		{"/p/clusters/other.kubeconfig", "", ""},
+		{"", "", ""},
+	}
+	for _, tc := range cases {
+		name, src, ok := BinariesOf(home, tc.kubeconfig)
+		if name != tc.name || src != tc.source || ok != (tc.name != "") {
+			t.Errorf("%q: %q %q %v", tc.kubeconfig, name, src, ok)
+		}
+	}
+}

@@ -101,6 +101,9 @@ func TestIntegrationReleaseDownloads(t *testing.T) {
 		if info.Status != cluster.Running || info.NodesReady != 1 || info.Binaries != b.Source {
 			t.Fatalf("status %s, nodes ready %d, binaries %q", info.Status, info.NodesReady, info.Binaries)
 		}
+		if name, src, ok := local.BinariesOf(home, info.Kubeconfig); !ok || name != "dl" || src != b.Source {
+			t.Errorf("BinariesOf: %q %q %v", name, src, ok)
+		}
 		for _, c := range info.Components {
 			exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(c.PID), "exe"))
 			if err != nil || exe != filepath.Join(b.Path, c.Name) {
