@@ -60,13 +60,6 @@ func CacheDir(getenv func(string) string) string {
 	return filepath.Join(home, ".cache", "nuv")
 }
 
-// Binary returns the path of the component binaries local clusters run (see Prepare), getting
-// them if needed by the default order.
-func (c Companion) Binary(ctx context.Context) (string, error) {
-	b, err := c.Prepare(ctx, PrepareOptions{})
-	return b.Path, err
-}
-
 // cachedBuild returns a nuv-kube built from the embedded sources, or "" with the Go binary and the
 // cache directory a build would use (goBin "" when Go is missing: err says so).
 func (c Companion) cachedBuild(ctx context.Context) (bin, goBin, dir string, err error) {
