@@ -16,11 +16,14 @@ import (
 func runEtcd(args []string) int {
 	fs := flag.NewFlagSet("etcd", flag.ContinueOnError)
 	config := fs.String("config", "", "etcd configuration file (YAML, as etcd --config-file)")
+	// --config-file is upstream etcd's name for it: a copy of nuv-kube named etcd runs with the flags
+	// nuv gives a separate upstream etcd binary.
+	fs.StringVar(config, "config-file", "", "the same as --config (upstream etcd's name)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *config == "" {
-		fmt.Fprintln(os.Stderr, "nuv-kube etcd: --config is required")
+		fmt.Fprintln(os.Stderr, "nuv-kube etcd: --config (or --config-file) is required")
 		return 2
 	}
 	cfg, err := embed.ConfigFromFile(*config)

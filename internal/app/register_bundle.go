@@ -2,9 +2,12 @@ package app
 
 import (
 	"context"
+	"strings"
 
 	"github.com/nuv-dev/nuv/internal/bundle/bundlecmd"
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/olaris"
 )
 
@@ -12,11 +15,12 @@ import (
 // names (which win over bundle folders), the embedded bundle and the selected cluster.
 func bundleSetup(env *cli.Env) bundlecmd.Setup {
 	return bundlecmd.Setup{
-		Env:      env,
-		Version:  Version,
-		Builtins: BuiltinNames(),
-		Embedded: olaris.FS(),
-		KubeEnv:  func() []string { return kubeTaskEnv(env) },
+		Env:          env,
+		Version:      Version,
+		Builtins:     BuiltinNames(),
+		Embedded:     olaris.FS(),
+		KubeEnv:      func() []string { return kubeTaskEnv(env) },
+		KubeBinaries: func() string { return kubeBinaries(env) },
 	}
 }
 
@@ -59,4 +63,19 @@ func configTaskEnv(env *cli.Env) []string {
 func ConfigSecrets(env *cli.Env) []string {
 	cfg, _ := bundleSetup(env).Merged()
 	return bundlecmd.SecretsOf(cfg)
+}
+
+// kubeBinaries says how the selected cluster got its binaries when it is a local cluster, else which
+// binaries the next local cluster would run.
+func kubeBinaries(env *cli.Env) string {
+	if home, err := paths.Home(env.Getenv); err == nil {
+		for _, kv := range kubeTaskEnv(env) {
+			if kc, ok := strings.CutPrefix(kv, "KUBECONFIG="); ok {
+				if name, src, ok := local.BinariesOf(home, kc); ok {
+					return "cluster " + name + ": " + src
+				}
+			}
+		}
+	}
+	return "local clusters: " + local.Companion{Getenv: env.Getenv}.Describe(context.Background())
 }

@@ -85,6 +85,8 @@ type Info struct {
 	Nodes      int // nodes requested
 	NodesReady int // nodes Ready (-1: unknown, API unreachable)
 	Created    time.Time
+	// Binaries says how the cluster got its component binaries (provider-specific text).
+	Binaries string
 	// Components lists each component and whether it runs (provider-specific names).
 	Components []Component
 	// Err explains a Corrupt cluster.

@@ -24,8 +24,10 @@ type Info struct {
 	Home        string            `json:"home"`
 	Project     string            `json:"project"`
 	Cluster     map[string]string `json:"cluster,omitempty"`
-	Config      map[string]string `json:"config"`
-	ConfigError string            `json:"configError,omitempty"`
+	// KubeBinaries is how local clusters get their Kubernetes binaries.
+	KubeBinaries string            `json:"kubeBinaries,omitempty"`
+	Config       map[string]string `json:"config"`
+	ConfigError  string            `json:"configError,omitempty"`
 }
 
 // BundleInfo describes one bundle root.
@@ -75,6 +77,9 @@ func infoTool(_ context.Context, s Setup, args []string) error {
 			}
 		}
 	}
+	if s.KubeBinaries != nil {
+		in.KubeBinaries = s.KubeBinaries()
+	}
 	if *asJSON {
 		enc := json.NewEncoder(s.Env.Out)
 		enc.SetIndent("", "  ")
@@ -106,6 +111,9 @@ func infoTool(_ context.Context, s Setup, args []string) error {
 		for _, k := range sortedKeys(in.Cluster) {
 			fmt.Fprintf(w, "cluster:  %s=%s\n", k, in.Cluster[k])
 		}
+	}
+	if in.KubeBinaries != "" {
+		fmt.Fprintf(w, "binaries: %s\n", in.KubeBinaries)
 	}
 	if in.ConfigError != "" {
 		fmt.Fprintf(w, "config:   error: %s\n", in.ConfigError)

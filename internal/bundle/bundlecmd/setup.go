@@ -32,6 +32,9 @@ type Setup struct {
 	Embedded fs.FS
 	// KubeEnv returns the selected cluster's task variables (KUBECONFIG, KUBE), for -info.
 	KubeEnv func() []string
+	// KubeBinaries says which Kubernetes binaries local clusters run and how nuv got them, for -info
+	// (nil: not shown).
+	KubeBinaries func() string
 }
 
 // ErrNoBundle is returned when no bundle can be found at all.

@@ -54,7 +54,7 @@ func subcommands() []sub {
 		{"logs", "logs NAME [COMPONENT] [--tail N]", "print a cluster's component logs", runLogs},
 		{"kubeconfig", "kubeconfig NAME", "print the path of a cluster's kubeconfig", runKubeconfig},
 		{"state", "state list|show NAME|unlock NAME [--force]|rm NAME", "inspect the state store: records, phases, locks", runState},
-		{"prepare", "prepare [--prune]", "build (once) and verify the nuv-kube companion binary; print where it is", runPrepare},
+		{"prepare", "prepare [--source download|build|DIR] [--offline] [--prune]", "get (once) the Kubernetes binaries local clusters run: verified release downloads, else a build from source; print where they are", runPrepare},
 	}
 }
 

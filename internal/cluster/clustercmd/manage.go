@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -177,14 +178,22 @@ func runKubeconfig(ctx context.Context, c *cmdCtx, args []string) error {
 func runPrepare(ctx context.Context, c *cmdCtx, args []string) error {
 	fs := flags(c.env, "prepare")
 	prune := fs.Bool("prune", false, "also remove older companion builds no running cluster uses")
+	source := fs.String("source", "", "where the binaries come from: download (official releases, verified), build (from source), or a DIR of binaries (default: NUV_KUBE_BIN, the cache, download, build)")
+	offline := fs.Bool("offline", false, "never touch the network: the cache, or a build from the Go module cache")
+	version := fs.String("version", local.KubeVersion, "Kubernetes version")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if fs.NArg() != 0 {
+		return cli.Usagef("nuv cluster prepare: unexpected argument %q", fs.Arg(0))
+	}
 	comp := local.Companion{Getenv: c.env.Getenv, Log: c.env.Log}
-	bin, err := comp.Binary(ctx)
+	bins, err := comp.Prepare(ctx, local.PrepareOptions{Source: *source, Offline: *offline, Version: *version})
 	if err != nil {
 		return err
 	}
+	bin := bins.Path
+	c.env.Log.Infof("binaries: %s", bins.Source)
 	if *prune {
 		removed, err := comp.Prune(bin)
 		for _, r := range removed {
@@ -193,6 +202,15 @@ func runPrepare(ctx context.Context, c *cmdCtx, args []string) error {
 		if err != nil {
 			return err
 		}
+	}
+	if st, err := os.Stat(bin); err == nil && st.IsDir() {
+		out, err := exec.CommandContext(ctx, filepath.Join(bin, "kube-apiserver"), "--version").Output()
+		if err != nil {
+			return fmt.Errorf("verify %s: %w", bin, err)
+		}
+		f := strings.Fields(string(out))
+		fmt.Fprintf(c.env.Out, "binaries %s\t%s\n", f[len(f)-1], bin)
+		return nil
 	}
 	out, err := exec.CommandContext(ctx, bin, "version").Output()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -19,6 +20,7 @@ import (
 
 	nuvsrc "github.com/nuv-dev/nuv"
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster/kubebin"
 )
 
 // KubeVersion is the Kubernetes version the companion binary is built from; the only valid --version.
@@ -27,11 +29,19 @@ const KubeVersion = "1.36.3"
 // SupportedVersions lists the valid --version values.
 func SupportedVersions() []string { return []string{KubeVersion} }
 
-// Companion locates (and on first use builds) nuv-kube, the binary that runs the cluster components.
+// Companion gets the binaries that run the cluster components (Prepare): the user's, the cache's,
+// the official release binaries, or nuv-kube, nuv's multi-call companion built from source.
 type Companion struct {
-	// Getenv reads NUV_KUBE_BIN, NUV_CACHE_DIR, XDG_CACHE_HOME, HOME and PATH.
+	// Getenv reads NUV_KUBE_BIN, NUV_CACHE_DIR, XDG_CACHE_HOME, HOME, PATH and the download
+	// settings (the kubebin mirrors, NUV_DOWNLOAD_CA_FILE, NUV_DOWNLOAD_TIMEOUT, the proxy variables).
 	Getenv func(string) string
 	Log    cli.Logger
+	// Releases is the table of downloadable releases and pinned checksums (nil: nuv's own).
+	Releases []kubebin.Release
+	// GOOS and GOARCH choose the platform of downloads ("": this machine's).
+	GOOS, GOARCH string
+	// Stall ends a download attempt that receives nothing for this long (0: the default, 30 s).
+	Stall time.Duration
 }
 
 // CacheDir is where nuv keeps built companions, shared by every NUV_HOME: $NUV_CACHE_DIR, else
@@ -50,37 +60,40 @@ func CacheDir(getenv func(string) string) string {
 	return filepath.Join(home, ".cache", "nuv")
 }
 
-// Binary returns the path of a nuv-kube built from the embedded sources, building it if needed.
-// $NUV_KUBE_BIN, if set, names a prebuilt binary and nothing is built.
-func (c Companion) Binary(ctx context.Context) (string, error) {
+// cachedBuild returns a nuv-kube built from the embedded sources, or "" with the Go binary and the
+// cache directory a build would use (goBin "" when Go is missing: err says so).
+func (c Companion) cachedBuild(ctx context.Context) (bin, goBin, dir string, err error) {
 	getenv := c.getenv()
-	if p := getenv("NUV_KUBE_BIN"); p != "" {
-		if st, err := os.Stat(p); err != nil || st.IsDir() {
-			return "", fmt.Errorf("NUV_KUBE_BIN=%s is not a file: %v", p, err)
-		}
-		return filepath.Abs(p)
-	}
-	goBin, err := findGo(getenv)
+	goBin, err = findGo(getenv)
 	if err != nil {
 		// No Go here (any more): a build of these very sources, whatever Go made it, will do.
-		if bin := c.anyBuild(); bin != "" {
-			return bin, nil
-		}
-		return "", err
+		return c.anyBuild(), "", "", err
 	}
 	goVersion, err := exec.CommandContext(ctx, goBin, "env", "GOVERSION").Output()
 	if err != nil {
-		return "", fmt.Errorf("%s env GOVERSION: %w", goBin, err)
+		return "", "", "", fmt.Errorf("%s env GOVERSION: %w", goBin, err)
 	}
 	key, err := sourceKey(strings.TrimSpace(string(goVersion)))
 	if err != nil {
-		return "", err
+		return "", "", "", err
 	}
-	dir := filepath.Join(CacheDir(getenv), "nuv-kube", key)
-	bin := filepath.Join(dir, "nuv-kube")
-	if isExecutable(bin) {
+	dir = filepath.Join(CacheDir(getenv), "nuv-kube", key)
+	if b := filepath.Join(dir, "nuv-kube"); isExecutable(b) {
+		return b, goBin, dir, nil
+	}
+	return "", goBin, dir, nil
+}
+
+// buildCompanion returns a cached nuv-kube or builds one (offline: with the module cache only).
+func (c Companion) buildCompanion(ctx context.Context, offline bool) (string, error) {
+	bin, goBin, dir, err := c.cachedBuild(ctx)
+	if bin != "" {
 		return bin, nil
 	}
+	if err != nil {
+		return "", err
+	}
+	bin = filepath.Join(dir, "nuv-kube")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("companion cache %s: %w", dir, err)
 	}
@@ -94,7 +107,7 @@ func (c Companion) Binary(ctx context.Context) (string, error) {
 	if isExecutable(bin) { // built by another nuv while we waited
 		return bin, nil
 	}
-	if err := c.build(ctx, goBin, dir, bin); err != nil {
+	if err := c.build(ctx, goBin, dir, bin, offline); err != nil {
 		return "", err
 	}
 	return bin, nil
@@ -157,11 +170,15 @@ func (c Companion) anyBuild() string {
 	return ""
 }
 
-func (c Companion) build(ctx context.Context, goBin, dir, bin string) error {
+func (c Companion) build(ctx context.Context, goBin, dir, bin string, offline bool) error {
 	log := c.log()
 	start := time.Now()
 	src := filepath.Join(dir, "src")
-	log.Infof("building nuv-kube %s (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok) once; a cold build takes ~5 min on 2 cores", KubeVersion)
+	cores := runtime.NumCPU()
+	log.Infof("building nuv-kube %s (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok) from source once", KubeVersion)
+	records := filepath.Join(CacheDir(c.getenv()), "nuv-kube", "builds.json")
+	est, basis := kubebin.ColdEstimate(kubebin.LoadBuildRecords(records), cores)
+	log.Infof("  on a cold cache that takes about %s on %d cores (%s); packages compiled before are not compiled again", est.Round(time.Minute), cores, basis)
 	log.Infof("  step 1/2: writing sources to %s", src)
 	if err := os.RemoveAll(src); err != nil {
 		return err
@@ -183,13 +200,19 @@ func (c Companion) build(ctx context.Context, goBin, dir, bin string) error {
 	if err != nil {
 		return fmt.Errorf("write companion sources: %w", err)
 	}
-	log.Infof("  step 2/2: go build ./cmd/nuv-kube (modules from the Go module proxy)")
+	env := append(os.Environ(), "GOFLAGS=-mod=mod -buildvcs=false", "GOWORK=off")
+	if offline {
+		env = append(env, "GOPROXY=off")
+		log.Infof("  step 2/2: go build ./cmd/nuv-kube (offline: modules from the module cache only)")
+	} else {
+		log.Infof("  step 2/2: go build ./cmd/nuv-kube (modules from the Go module proxy)")
+	}
 	pkg := "k8s.io/component-base/version"
 	ldflags := fmt.Sprintf("-X %s.gitVersion=v%s -X %s.gitMajor=1 -X %s.gitMinor=36 -X %s.gitTreeState=clean", pkg, KubeVersion, pkg, pkg, pkg)
 	tmp := bin + ".tmp"
 	cmd := exec.CommandContext(ctx, goBin, "build", "-v", "-o", tmp, "-ldflags", ldflags, "./cmd/nuv-kube")
 	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod -buildvcs=false", "GOWORK=off")
+	cmd.Env = env
 	out, err := cmd.StderrPipe()
 	if err != nil {
 		return err
@@ -198,12 +221,13 @@ func (c Companion) build(ctx context.Context, goBin, dir, bin string) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start go build: %w", err)
 	}
-	var count, total atomic.Int64
-	go func() { // the number of packages involved, for the progress line (at most this many compile)
-		list := exec.CommandContext(ctx, goBin, "list", "-deps", "./cmd/nuv-kube")
+	var count, stale, total, firstAt atomic.Int64
+	go func() { // how many packages this build compiles (the stale ones), for the estimate
+		list := exec.CommandContext(ctx, goBin, "list", "-deps", "-f", "{{if .Stale}}stale{{end}}", "./cmd/nuv-kube")
 		list.Dir, list.Env = src, cmd.Env
 		if out, err := list.Output(); err == nil {
 			total.Store(int64(strings.Count(string(out), "\n")))
+			stale.Store(int64(strings.Count(string(out), "stale")))
 		}
 	}()
 	var tail []string
@@ -211,7 +235,9 @@ func (c Companion) build(ctx context.Context, goBin, dir, bin string) error {
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			count.Add(1)
+			if count.Add(1) == 1 {
+				firstAt.Store(time.Now().UnixNano())
+			}
 			tail = append(tail, sc.Text())
 			if len(tail) > 40 {
 				tail = tail[1:]
@@ -226,11 +252,12 @@ func (c Companion) build(ctx context.Context, goBin, dir, bin string) error {
 	for {
 		select {
 		case <-tick.C:
-			of := ""
-			if n := total.Load(); n > 0 {
-				of = fmt.Sprintf(" of at most %d", n)
+			n := count.Load()
+			compiling := time.Duration(0) // since the first package compiled (module downloads are over)
+			if t := firstAt.Load(); t > 0 {
+				compiling = time.Since(time.Unix(0, t))
 			}
-			log.Infof("  building nuv-kube: %s elapsed, %d packages compiled%s (cached ones are skipped)", time.Since(start).Round(time.Second), count.Load(), of)
+			log.Infof("  building nuv-kube: %s", kubebin.BuildProgress(time.Since(start), compiling, n, stale.Load(), total.Load()))
 		case err := <-waitErr:
 			if err != nil {
 				os.Remove(tmp)
@@ -242,7 +269,9 @@ func (c Companion) build(ctx context.Context, goBin, dir, bin string) error {
 			if key, err := sourceKey(""); err == nil {
 				_ = os.WriteFile(filepath.Join(dir, "sources"), []byte(key+"\n"), 0o644)
 			}
-			log.Infof("built nuv-kube in %s: %s", time.Since(start).Round(time.Second), bin)
+			took := time.Since(start)
+			_ = kubebin.AppendBuildRecord(records, kubebin.BuildRecord{Packages: count.Load(), Total: total.Load(), Seconds: took.Seconds(), Cores: cores, When: time.Now().UTC()})
+			log.Infof("built nuv-kube in %s (%d packages compiled): %s", took.Round(time.Second), count.Load(), bin)
 			return nil
 		}
 	}
@@ -324,4 +353,307 @@ func (c Companion) Prune(keep string) ([]string, error) {
 		removed = append(removed, dir)
 	}
 	return removed, nil
+}
+
+// Binaries are the component binaries local clusters run and how nuv got them.
+type Binaries struct {
+	// Path is a nuv-kube companion (a file, run as `nuv-kube <component> FLAGS`) or a directory
+	// holding one upstream binary per component (run as `<dir>/<component> FLAGS`).
+	Path string
+	// Source says how nuv got them, for `nuv cluster status` and `nuv -info`.
+	Source string
+}
+
+// The explicit choices of PrepareOptions.Source besides a path.
+const (
+	SourceDownload = "download"
+	SourceBuild    = "build"
+)
+
+// PrepareOptions choose where the binaries come from.
+type PrepareOptions struct {
+	// Source is "" (the default order), "download", "build", or the path of a directory of
+	// upstream binaries or of a nuv-kube.
+	Source string
+	// Offline never touches the network: the cache, or a build from the module cache.
+	Offline bool
+	// Version is the Kubernetes version ("" is KubeVersion).
+	Version string
+	// Balancer asks for binaries that include the HA balancer: nuv-kube. The default order then
+	// skips the release downloads (upstream ships no balancer) and builds if nothing is cached.
+	Balancer bool
+}
+
+// Settings Prepare reads besides NUV_KUBE_BIN and the cache location.
+const (
+	// EnvDownloadCA names a PEM file of extra CA certificates for the mirrors (a private CA).
+	EnvDownloadCA = "NUV_DOWNLOAD_CA_FILE"
+	// EnvDownloadTimeout bounds each download (a Go duration, default 15m).
+	EnvDownloadTimeout = "NUV_DOWNLOAD_TIMEOUT"
+)
+
+// Prepare returns the component binaries, trying in order: the binaries the user points at
+// (--source DIR, else $NUV_KUBE_BIN: a directory or a nuv-kube; refused unless it is Kubernetes
+// Version), the cache (a downloaded set, then a built companion), the official release binaries
+// downloaded and verified (unless Offline), and last a build from source. A download that fails
+// falls back to the build with one line saying why. Source "download" or "build" takes only that
+// way (or its cached result).
+func (c Companion) Prepare(ctx context.Context, o PrepareOptions) (Binaries, error) {
+	if o.Version == "" {
+		o.Version = KubeVersion
+	}
+	o.Version = strings.TrimPrefix(o.Version, "v")
+	if _, err := kubebin.Find(c.releases(), o.Version); err != nil {
+		return Binaries{}, err
+	}
+	if o.Version != KubeVersion {
+		return Binaries{}, fmt.Errorf("this nuv runs Kubernetes %s only (its companion's version); %s is not supported", KubeVersion, o.Version)
+	}
+	getenv := c.getenv()
+	switch o.Source {
+	case "":
+		if p := getenv("NUV_KUBE_BIN"); p != "" {
+			return c.fromPath(ctx, p, "NUV_KUBE_BIN="+p, o.Version)
+		}
+	case SourceDownload:
+		if o.Offline {
+			return Binaries{}, cli.Usagef("--source download needs the network: drop --offline")
+		}
+		return c.download(ctx, o.Version)
+	case SourceBuild:
+		return c.built(ctx, o.Offline)
+	default:
+		return c.fromPath(ctx, o.Source, o.Source, o.Version)
+	}
+	if b, ok := c.cachedDownload(o.Version); ok && !o.Balancer {
+		return b, nil
+	}
+	if bin, _, _, _ := c.cachedBuild(ctx); bin != "" {
+		return Binaries{Path: bin, Source: builtSource(bin)}, nil
+	}
+	if !o.Offline && !o.Balancer {
+		b, err := c.download(ctx, o.Version)
+		if err == nil {
+			return b, nil
+		}
+		if ctx.Err() != nil {
+			return Binaries{}, err
+		}
+		c.log().Infof("could not download the Kubernetes binaries (%s): building them from source instead", firstLine(err))
+	}
+	return c.built(ctx, o.Offline)
+}
+
+func (c Companion) releases() []kubebin.Release {
+	if c.Releases != nil {
+		return c.Releases
+	}
+	return kubebin.Releases()
+}
+
+func (c Companion) platform() (string, string) {
+	goos, goarch := c.GOOS, c.GOARCH
+	if goos == "" {
+		goos = runtime.GOOS
+	}
+	if goarch == "" {
+		goarch = runtime.GOARCH
+	}
+	return goos, goarch
+}
+
+func (c Companion) cachedDownload(version string) (Binaries, bool) {
+	goos, goarch := c.platform()
+	dir, origin, ok := kubebin.Cached(CacheDir(c.getenv()), version, goos, goarch)
+	if !ok {
+		return Binaries{}, false
+	}
+	return Binaries{Path: dir, Source: downloadedSource(origin)}, true
+}
+
+func downloadedSource(o kubebin.Origin) string {
+	pinned := ""
+	for _, f := range o.Files {
+		for _, ch := range f.Checked {
+			if ch == kubebin.PinnedByNuv {
+				pinned = " and nuv's pins"
+			}
+		}
+	}
+	return fmt.Sprintf("downloaded from %s on %s, SHA-256 verified against the release checksum files%s", strings.Join(o.Hosts(), ", "), o.Fetched.Format("2006-01-02"), pinned)
+}
+
+func builtSource(bin string) string {
+	return "built from source by nuv (nuv-kube, modules from the Go module proxy): " + bin
+}
+
+func (c Companion) built(ctx context.Context, offline bool) (Binaries, error) {
+	bin, err := c.buildCompanion(ctx, offline)
+	if err != nil {
+		return Binaries{}, err
+	}
+	return Binaries{Path: bin, Source: builtSource(bin)}, nil
+}
+
+func (c Companion) download(ctx context.Context, version string) (Binaries, error) {
+	if b, ok := c.cachedDownload(version); ok {
+		return b, nil
+	}
+	getenv := c.getenv()
+	mirrors, err := kubebin.MirrorsFromEnv(getenv)
+	if err != nil {
+		return Binaries{}, err
+	}
+	client, err := kubebin.NewClient(getenv(EnvDownloadCA), getenv)
+	if err != nil {
+		return Binaries{}, fmt.Errorf("%s: %w", EnvDownloadCA, err)
+	}
+	var timeout time.Duration
+	if v := getenv(EnvDownloadTimeout); v != "" {
+		if timeout, err = time.ParseDuration(v); err != nil || timeout <= 0 {
+			return Binaries{}, fmt.Errorf("%s=%q: want a duration such as 10m", EnvDownloadTimeout, v)
+		}
+	}
+	goos, goarch := c.platform()
+	f := kubebin.Fetcher{
+		Downloader: kubebin.Downloader{Client: client, Log: c.log(), Timeout: timeout, Stall: c.Stall},
+		Releases:   c.releases(), Mirrors: mirrors, CacheDir: CacheDir(getenv), GOOS: goos, GOARCH: goarch, Log: c.log(),
+	}
+	if native := goos == runtime.GOOS && goarch == runtime.GOARCH; native {
+		f.Check = func(dir string) error { // the sums came from the mirror too: ask the binaries
+			got, err := binariesVersion(ctx, dir)
+			if err != nil {
+				return err
+			}
+			if got != "v"+version {
+				return fmt.Errorf("kube-apiserver --version says %s, want v%s", got, version)
+			}
+			return nil
+		}
+	}
+	if _, err := f.Fetch(ctx, version); err != nil {
+		return Binaries{}, err
+	}
+	b, ok := c.cachedDownload(version)
+	if !ok {
+		return Binaries{}, fmt.Errorf("downloaded Kubernetes binaries are not in the cache (%s)", kubebin.SetDir(CacheDir(getenv), version, goos, goarch))
+	}
+	return b, nil
+}
+
+// fromPath accepts a directory of upstream binaries or a nuv-kube the user names (how is the setting
+// that named it), after checking it is Kubernetes version.
+func (c Companion) fromPath(ctx context.Context, p, how, version string) (Binaries, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return Binaries{}, err
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return Binaries{}, fmt.Errorf("%s: %w", how, err)
+	}
+	if st.IsDir() {
+		var missing []string
+		for _, comp := range kubebin.Components {
+			if !isExecutable(filepath.Join(abs, comp)) {
+				missing = append(missing, comp)
+			}
+		}
+		if len(missing) > 0 {
+			return Binaries{}, fmt.Errorf("%s: the directory has no executable %s (it needs %s)", how, strings.Join(missing, ", "), strings.Join(kubebin.Components, ", "))
+		}
+	} else if !isExecutable(abs) {
+		return Binaries{}, fmt.Errorf("%s is not an executable file", how)
+	}
+	got, err := binariesVersion(ctx, abs)
+	if err != nil {
+		return Binaries{}, fmt.Errorf("%s: %w", how, err)
+	}
+	if got != "v"+version {
+		return Binaries{}, fmt.Errorf("%s is Kubernetes %s, but this nuv runs Kubernetes v%s: point it at v%s binaries", how, got, version, version)
+	}
+	kind := "nuv-kube"
+	if st.IsDir() {
+		kind = "a directory of binaries"
+	}
+	return Binaries{Path: abs, Source: fmt.Sprintf("given by %s (%s, %s)", how, kind, got)}, nil
+}
+
+// binariesVersion asks a set which Kubernetes version it is: `nuv-kube version`, or
+// `<dir>/kube-apiserver --version` ("Kubernetes v1.36.3").
+func binariesVersion(ctx context.Context, path string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "version")
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		cmd = exec.CommandContext(ctx, filepath.Join(path, "kube-apiserver"), "--version")
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("cannot tell its Kubernetes version (%s): %w", strings.Join(cmd.Args, " "), err)
+	}
+	f := strings.Fields(string(out))
+	if len(f) == 0 {
+		return "", fmt.Errorf("%s printed no version", strings.Join(cmd.Args, " "))
+	}
+	return f[len(f)-1], nil
+}
+
+// componentCommand is the program and arguments that run one component (args[0] is its name, as in
+// the plan) with the binaries at bin: the companion takes the name as its first argument; a
+// directory holds one upstream binary per component, which takes the same flags (etcd names its
+// configuration flag --config-file, which nuv-kube accepts too).
+func componentCommand(bin string, args []string) (string, []string, error) {
+	st, err := os.Stat(bin)
+	if err != nil || !st.IsDir() {
+		return bin, args, nil
+	}
+	name, rest := args[0], append([]string(nil), args[1:]...)
+	switch name {
+	case "lb":
+		return "", nil, fmt.Errorf("the HA balancer is part of nuv's companion (nuv-kube), not of the upstream binaries in %s: unset NUV_KUBE_BIN (nuv then uses or builds nuv-kube) or point it at a nuv-kube", bin)
+	case "etcd":
+		for i, a := range rest {
+			if a == "--config" {
+				rest[i] = "--config-file"
+			}
+		}
+	}
+	return filepath.Join(bin, name), rest, nil
+}
+
+// Describe says, without building, downloading or running anything, which binaries the next local
+// cluster would run and how nuv got them (for `nuv -info`).
+func (c Companion) Describe(ctx context.Context) string {
+	if p := c.getenv()("NUV_KUBE_BIN"); p != "" {
+		return "given by NUV_KUBE_BIN=" + p
+	}
+	if b, ok := c.cachedDownload(KubeVersion); ok {
+		return b.Source + ": " + b.Path
+	}
+	if bin, _, _, _ := c.cachedBuild(ctx); bin != "" {
+		return builtSource(bin)
+	}
+	return "none yet: the first local cluster (or `nuv cluster prepare`) downloads the official release binaries, verified, or builds them from source"
+}
+
+// BinariesOf returns the name of the local cluster under home whose kubeconfig is kubeconfig and
+// how it got its binaries (as recorded when it was created or last started); ok is false when no
+// local cluster has that kubeconfig.
+func BinariesOf(home, kubeconfig string) (name, source string, ok bool) {
+	if kubeconfig == "" {
+		return "", "", false
+	}
+	dirs, _ := filepath.Glob(filepath.Join(home, "clusters", "*"))
+	for _, dir := range dirs {
+		s, err := loadState(dir)
+		if err == nil && s.Kubeconfig == kubeconfig {
+			src := s.BinarySource
+			if src == "" {
+				src = "not recorded (created by an older nuv): " + s.Binary
+			}
+			return s.Name, src, true
+		}
+	}
+	return "", "", false
 }

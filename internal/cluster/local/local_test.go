@@ -174,7 +174,7 @@ func TestAnyBuildWithoutGo(t *testing.T) {
 func TestCreateFailureCleansUpAndKeepsLogs(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
 	bin := filepath.Join(t.TempDir(), "nuv-kube")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho \"boom: $1 cannot start\" >&2\nexit 1\n"), 0o755); err != nil {
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n[ \"$1\" = version ] && echo v"+KubeVersion+" && exit 0\necho \"boom: $1 cannot start\" >&2\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	p := Provider{Home: home, Project: project, Getenv: func(k string) string {

@@ -150,9 +150,14 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (_ cluster.Info, 
 	if _, err := os.Stat(dir); err == nil {
 		return cluster.Info{}, fmt.Errorf("create %q: %w (state in %s; `nuv cluster delete %s` removes it)", o.Name, cluster.ErrExists, dir, o.Name)
 	}
-	bin, err := Companion{Getenv: p.getenv(), Log: p.Log}.Binary(ctx)
+	bins, err := Companion{Getenv: p.getenv(), Log: p.Log}.Prepare(ctx, PrepareOptions{Version: o.Version, Balancer: o.HA})
 	if err != nil {
 		return cluster.Info{}, err
+	}
+	if o.HA {
+		if _, _, err := componentCommand(bins.Path, []string{"lb"}); err != nil {
+			return cluster.Info{}, fmt.Errorf("create %q: %w", o.Name, err)
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return cluster.Info{}, fmt.Errorf("nuv home: %w", err)
@@ -166,7 +171,7 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (_ cluster.Info, 
 	kubeconfig := filepath.Join(paths.Clusters(p.Project), o.Name+".kubeconfig")
 	s := &state{Name: o.Name, Provider: "local", Version: o.Version, Flavor: o.Flavor, HA: o.HA, Nodes: o.Nodes,
 		NodeGroups: o.NodeGroups, PodCIDR: o.PodCIDR, ServiceCIDR: o.ServiceCIDR,
-		Created: time.Now().UTC(), Kubeconfig: kubeconfig, Binary: bin, Phase: "creating"}
+		Created: time.Now().UTC(), Kubeconfig: kubeconfig, Binary: bins.Path, BinarySource: bins.Source, Phase: "creating"}
 	ok, wroteKubeconfig := false, false
 	defer func() {
 		if ok {
@@ -286,14 +291,16 @@ func (p Provider) Start(ctx context.Context, name string) error {
 	}
 	// Restart components with the current companion (same Kubernetes version; a newer nuv may have
 	// rebuilt it); keep the recorded one if none can be had.
-	if bin, err := (Companion{Getenv: p.getenv(), Log: p.Log}).Binary(ctx); err == nil {
-		if bin != s.Binary {
-			s.Binary = bin
-			if err := saveState(dir, s); err != nil {
-				return err
+	if bins, err := (Companion{Getenv: p.getenv(), Log: p.Log}).Prepare(ctx, PrepareOptions{Version: s.Version, Balancer: s.HA}); err == nil {
+		if _, _, lbErr := componentCommand(bins.Path, []string{"lb"}); !s.HA || lbErr == nil {
+			if bins.Path != s.Binary || bins.Source != s.BinarySource {
+				s.Binary, s.BinarySource = bins.Path, bins.Source
+				if err := saveState(dir, s); err != nil {
+					return err
+				}
 			}
 		}
-	} else if !isExecutable(s.Binary) {
+	} else if _, statErr := os.Stat(s.Binary); statErr != nil {
 		return fmt.Errorf("start %q: %w", name, err)
 	}
 	if err := p.movePorts(dir, s); err != nil {

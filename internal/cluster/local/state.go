@@ -30,8 +30,10 @@ type state struct {
 	Created     time.Time `json:"created"`
 	Kubeconfig  string    `json:"kubeconfig"`
 	APIURL      string    `json:"apiURL"`
-	// Binary is the nuv-kube companion the components run.
+	// Binary is the nuv-kube companion the components run, or a directory of upstream binaries.
 	Binary string `json:"binary"`
+	// BinarySource says how nuv got Binary (downloaded and verified, built, given by the user).
+	BinarySource string `json:"binarySource,omitempty"`
 	// Ports maps a port's role ("etcd-0-client", "apiserver-0", "lb", ...) to its loopback port.
 	Ports map[string]int `json:"ports"`
 	// Phase is "creating" until create finished, then "created".

@@ -66,6 +66,7 @@ func (p Provider) status(ctx context.Context, name, dir string) cluster.Info {
 	info.APIURL, info.Kubeconfig, info.Flavor, info.Version = s.APIURL, s.Kubeconfig, s.Flavor, s.Version
 	info.HA, info.Nodes, info.Created = s.HA, s.Nodes, s.Created
 	info.Components, info.Status = processStatus(dir, s)
+	info.Binaries = s.BinarySource
 	up := 0
 	for _, c := range info.Components {
 		if c.Running {

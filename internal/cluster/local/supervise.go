@@ -99,7 +99,11 @@ func (p Provider) launch(dir string, s *state, c component, say bool) error {
 		p.log().Infof("  starting %s", c.Name)
 	}
 	env := append([]string{"GOGC=" + p.gogc()}, c.Env...)
-	_, err := launch(s.Binary, c.Args, env, dir, filepath.Join(dir, "logs", c.Name+".log"), pidPath(dir, c))
+	bin, args, err := componentCommand(s.Binary, c.Args)
+	if err != nil {
+		return err
+	}
+	_, err = launch(bin, args, env, dir, filepath.Join(dir, "logs", c.Name+".log"), pidPath(dir, c))
 	return err
 }
 

@@ -1,0 +1,178 @@
+package local_test
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/kubebin"
+	"github.com/nuv-dev/nuv/internal/cluster/kubebin/kubebintest"
+	"github.com/nuv-dev/nuv/internal/cluster/local"
+)
+
+// envWith is the process environment without the settings the test decides (the companion and
+// cache locations, mirrors), plus extra KEY=VALUE pairs.
+func envWith(extra ...string) func(string) string {
+	m := map[string]string{}
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	for _, k := range []string{"NUV_KUBE_BIN", "NUV_CACHE_DIR", "XDG_CACHE_HOME", kubebin.EnvKubernetesMirror, kubebin.EnvEtcdMirror, kubebin.EnvKwokMirror, local.EnvDownloadCA} {
+		delete(m, k)
+	}
+	for _, kv := range extra {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return func(k string) string { return m[k] }
+}
+
+// TestIntegrationReleaseDownloads serves the binaries this nuv builds (nuv-kube, which runs as the
+// component its name says) in the upstream release layouts from a loopback HTTPS mirror, and has
+// nuv prepare from it: a fresh cache downloads, resumes a dropped file, verifies, and runs a real
+// cluster on the five separate binaries; a tampered file is refused with nothing cached; an
+// unreachable mirror falls back to the source build with one line saying so.
+func TestIntegrationReleaseDownloads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds nuv-kube and runs a local cluster; skipped under -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	// The mirror serves what this nuv builds from its own sources (NUV_KUBE_BIN may be an older
+	// build: etcd's upstream flag --config-file is new in nuv-kube).
+	built, err := local.Companion{Getenv: envWith(), Log: testLogger(t)}.Prepare(ctx, local.PrepareOptions{Source: local.SourceBuild})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := kubebintest.Start(t)
+	bins := map[string]string{}
+	for _, c := range kubebin.Components {
+		bins[c] = built.Path
+	}
+	goos, goarch := runtime.GOOS, runtime.GOARCH
+	rel, lay := m.FillRelease(t, kubebin.Release{Kubernetes: local.KubeVersion, Etcd: "3.6.16", Kwok: "0.8.0"}, goos, goarch, bins)
+
+	t.Run("fresh cache prepares from the mirror, resuming a dropped file, and runs a cluster", func(t *testing.T) {
+		cache := t.TempDir()
+		var logBuf bytes.Buffer
+		apiserver := lay.Binary["kube-apiserver"]
+		m.CutNext(apiserver, 50<<20)
+		comp := local.Companion{Getenv: envWith(append(m.Env(), "NUV_CACHE_DIR="+cache)...), Log: cli.NewLogger(&logBuf, 0), Releases: []kubebin.Release{rel}}
+		start := time.Now()
+		b, err := comp.Prepare(ctx, local.PrepareOptions{})
+		took := time.Since(start)
+		t.Logf("cold prepare from the loopback mirror: %s\n%s", took.Round(100*time.Millisecond), logBuf.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := kubebin.SetDir(cache, local.KubeVersion, goos, goarch); b.Path != want {
+			t.Fatalf("binaries in %s, want %s", b.Path, want)
+		}
+		if !strings.Contains(b.Source, "downloaded from "+m.URL) || !strings.Contains(b.Source, "and nuv's pins") {
+			t.Errorf("source %q", b.Source)
+		}
+		log := logBuf.String()
+		for _, want := range []string{"downloading Kubernetes " + local.KubeVersion, " MB from " + m.URL, "kube-apiserver: connection lost", "resuming at", "verified (sha256", "downloaded and verified"} {
+			if !strings.Contains(log, want) {
+				t.Errorf("prepare log lacks %q", want)
+			}
+		}
+		if reqs := m.Requests(apiserver); len(reqs) != 2 || !strings.HasPrefix(reqs[1].Range, "bytes=") {
+			t.Errorf("kube-apiserver requests: %+v (want a whole-file request, then a range)", reqs)
+		}
+		// A real cluster on the downloaded set: each component is its own binary, with upstream flags.
+		home, project := t.TempDir(), t.TempDir()
+		p := local.Provider{Home: home, Project: project, Log: testLogger(t), Getenv: envWith("NUV_CACHE_DIR=" + cache)}
+		info, err := p.Create(ctx, local.CreateOptions{Name: "dl", Nodes: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = p.Delete(context.Background(), "dl") })
+		if info.Status != cluster.Running || info.NodesReady != 1 || info.Binaries != b.Source {
+			t.Fatalf("status %s, nodes ready %d, binaries %q", info.Status, info.NodesReady, info.Binaries)
+		}
+		if name, src, ok := local.BinariesOf(home, info.Kubeconfig); !ok || name != "dl" || src != b.Source {
+			t.Errorf("BinariesOf: %q %q %v", name, src, ok)
+		}
+		for _, c := range info.Components {
+			exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(c.PID), "exe"))
+			if err != nil || exe != filepath.Join(b.Path, c.Name) {
+				t.Errorf("%s runs %q (%v), want %s", c.Name, exe, err, filepath.Join(b.Path, c.Name))
+			}
+		}
+	})
+
+	t.Run("a tampered binary is refused and nothing is cached", func(t *testing.T) {
+		cache := t.TempDir()
+		evil := filepath.Join(t.TempDir(), "kube-controller-manager")
+		data, err := os.ReadFile(built.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data[len(data)/3] ^= 0x01
+		if err := os.WriteFile(evil, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		m.Serve(lay.Binary["kube-controller-manager"], evil)
+		defer m.Serve(lay.Binary["kube-controller-manager"], built.Path)
+		comp := local.Companion{Getenv: envWith(append(m.Env(), "NUV_CACHE_DIR="+cache)...), Log: testLogger(t), Releases: []kubebin.Release{rel}}
+		_, err = comp.Prepare(ctx, local.PrepareOptions{Source: local.SourceDownload})
+		if err == nil || !strings.Contains(err.Error(), "kube-controller-manager") || !strings.Contains(err.Error(), "refused, nothing cached") {
+			t.Fatalf("err = %v", err)
+		}
+		if _, err := os.Stat(kubebin.SetDir(cache, local.KubeVersion, goos, goarch)); !os.IsNotExist(err) {
+			t.Fatalf("binaries cached after a refusal: %v", err)
+		}
+		if left, _ := filepath.Glob(filepath.Join(cache, "kubebin", "downloads", "kube-controller-manager*")); len(left) != 0 {
+			t.Fatalf("the tampered download stays: %v", left)
+		}
+	})
+
+	t.Run("an unreachable mirror falls back to the source build with one line", func(t *testing.T) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dead := "https://" + l.Addr().String()
+		l.Close()
+		cache := t.TempDir()
+		var logBuf bytes.Buffer
+		comp := local.Companion{Getenv: envWith("NUV_CACHE_DIR="+cache, kubebin.EnvKubernetesMirror+"="+dead, kubebin.EnvEtcdMirror+"="+dead, kubebin.EnvKwokMirror+"="+dead),
+			Log: cli.NewLogger(&logBuf, 0), Releases: []kubebin.Release{rel}}
+		b, err := comp.Prepare(ctx, local.PrepareOptions{})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, logBuf.String())
+		}
+		if !strings.Contains(b.Source, "built from source") || !strings.HasPrefix(b.Path, cache) {
+			t.Fatalf("binaries %+v", b)
+		}
+		var fallback []string
+		for _, l := range strings.Split(logBuf.String(), "\n") {
+			if strings.Contains(l, dead) || strings.Contains(l, "could not download") {
+				fallback = append(fallback, l)
+			}
+		}
+		if len(fallback) != 1 || !strings.Contains(fallback[0], "building them from source instead") {
+			t.Fatalf("want one fallback line, got %q\n%s", fallback, logBuf.String())
+		}
+	})
+}
+
+func testLogger(t *testing.T) cli.Logger { return cli.NewLogger(testWriter{t}, 0) }
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

@@ -1,0 +1,80 @@
+package local_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster/kubebin"
+	"github.com/nuv-dev/nuv/internal/cluster/kubebin/kubebintest"
+	"github.com/nuv-dev/nuv/internal/cluster/local"
+)
+
+// BenchmarkColdPrepare measures the first `nuv cluster prepare` of a machine both ways, once each
+// (a source build takes minutes: it is not looped): from a loopback HTTPS mirror of the release
+// layouts (download and verification of the five binaries, into an empty cache), and from source
+// with an empty Go build cache (modules already in the module cache, so the proxy downloads a fresh
+// machine also makes are not counted). Each is followed by a cluster create on the result, the rest
+// of a first `nuv up`'s wait for a cluster. Run:
+//
+//	go test -run '^$' -bench ColdPrepare -benchtime 1x -timeout 60m ./internal/cluster/local/
+//
+// NUV_BENCH_SKIP_SOURCE=1 measures the mirror only.
+func BenchmarkColdPrepare(b *testing.B) {
+	ctx := context.Background()
+	log := cli.NewLogger(os.Stderr, 0)
+	built, err := local.Companion{Getenv: envWith(), Log: log}.Prepare(ctx, local.PrepareOptions{Source: local.SourceBuild})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := kubebintest.Start(b)
+	bins := map[string]string{}
+	for _, c := range kubebin.Components {
+		bins[c] = built.Path
+	}
+	rel, _ := m.FillRelease(b, kubebin.Release{Kubernetes: local.KubeVersion, Etcd: "3.6.16", Kwok: "0.8.0"}, runtime.GOOS, runtime.GOARCH, bins)
+
+	measure := func(name string, getenv func(string) string, o local.PrepareOptions) (time.Duration, time.Duration) {
+		comp := local.Companion{Getenv: getenv, Log: log, Releases: []kubebin.Release{rel}}
+		start := time.Now()
+		if _, err := comp.Prepare(ctx, o); err != nil {
+			b.Fatalf("%s: %v", name, err)
+		}
+		prep := time.Since(start)
+		p := local.Provider{Home: b.TempDir(), Project: b.TempDir(), Log: log, Getenv: getenv}
+		start = time.Now()
+		if _, err := p.Create(ctx, local.CreateOptions{Name: "bench", Nodes: 1}); err != nil {
+			b.Fatalf("%s: create: %v", name, err)
+		}
+		create := time.Since(start)
+		_ = p.Delete(ctx, "bench")
+		return prep, create
+	}
+	b.ResetTimer()
+	mirrorPrep, mirrorCreate := measure("mirror", envWith(append(m.Env(), "NUV_CACHE_DIR="+b.TempDir())...), local.PrepareOptions{Source: local.SourceDownload})
+	b.ReportMetric(mirrorPrep.Seconds(), "mirror-prepare-s")
+	fmt.Printf("cold prepare from the loopback mirror (5 binaries, %d MB each, verified): %6.1f s, then cluster create %.1f s\n",
+		fileMB(built.Path), mirrorPrep.Seconds(), mirrorCreate.Seconds())
+	if os.Getenv("NUV_BENCH_SKIP_SOURCE") != "" {
+		return
+	}
+	b.Setenv("GOCACHE", b.TempDir()) // a cold Go build cache: every package compiles
+	srcPrep, srcCreate := measure("source", envWith("NUV_CACHE_DIR="+b.TempDir()), local.PrepareOptions{Source: local.SourceBuild})
+	b.ReportMetric(srcPrep.Seconds(), "source-prepare-s")
+	b.ReportMetric(srcPrep.Seconds()/mirrorPrep.Seconds(), "source/mirror")
+	fmt.Printf("cold prepare from source on %d cores (empty build cache, modules cached): %6.1f s, then cluster create %.1f s\n",
+		runtime.NumCPU(), srcPrep.Seconds(), srcCreate.Seconds())
+	fmt.Printf("source build / mirror download: %.0fx\n", srcPrep.Seconds()/mirrorPrep.Seconds())
+}
+
+func fileMB(p string) int64 {
+	st, err := os.Stat(p)
+	if err != nil {
+		return 0
+	}
+	return st.Size() / 1e6
+}
