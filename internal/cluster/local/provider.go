@@ -48,6 +48,9 @@ type CreateOptions struct {
 	HA      bool   // three etcd members, two apiservers behind a balancer
 	// PortBase, if > 0, makes ports be taken upwards from it (skipping those in use); else random.
 	PortBase int
+	// TokenWebhook, when set, is the URL of a TokenReview webhook (authentication.k8s.io/v1) the
+	// API server asks about bearer tokens it does not know (the AWS emulator's EKS authenticator).
+	TokenWebhook string
 }
 
 var _ cluster.Provider = adapter{}
@@ -142,6 +145,7 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (_ cluster.Info, 
 	kubeconfig := filepath.Join(paths.Clusters(p.Project), o.Name+".kubeconfig")
 	s := &state{Name: o.Name, Provider: "local", Version: o.Version, Flavor: o.Flavor, HA: o.HA, Nodes: o.Nodes,
 		Created: time.Now().UTC(), Kubeconfig: kubeconfig, Binary: bin, Phase: "creating"}
+	s.TokenWebhook = o.TokenWebhook
 	ok, wroteKubeconfig := false, false
 	defer func() {
 		if ok {
