@@ -72,6 +72,19 @@ func writeQueryError(w http.ResponseWriter, reqID, ns string, e *apiError) {
 	writeXML(w, e.Status, reqID, doc)
 }
 
+// writeQueryErrorJSON is the JSON form of an ErrorResponse (STS asked with Accept: application/json).
+func writeQueryErrorJSON(w http.ResponseWriter, reqID string, e *apiError) {
+	typ := "Sender"
+	if e.Status >= 500 {
+		typ = "Receiver"
+	}
+	b, _ := json.Marshal(map[string]any{"Error": map[string]string{"Type": typ, "Code": e.Code, "Message": e.Msg}, "RequestId": reqID})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Amzn-RequestId", reqID)
+	w.WriteHeader(e.Status)
+	_, _ = w.Write(b)
+}
+
 // writeEC2Error answers e the way EC2 does: a Response document with an Errors list.
 func writeEC2Error(w http.ResponseWriter, reqID string, e *apiError) {
 	type ec2Err struct {

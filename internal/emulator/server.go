@@ -404,7 +404,7 @@ func (s *Server) fail(w http.ResponseWriter, rq *request, e *apiError) {
 		writeEC2Error(w, rq.id, e)
 	case "sts":
 		if wantsJSON(rq.http) {
-			writeJSONError(w, rq.id, e)
+			writeQueryErrorJSON(w, rq.id, e)
 			return
 		}
 		writeQueryError(w, rq.id, stsNS, e)
