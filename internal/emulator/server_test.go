@@ -153,7 +153,7 @@ func TestAuthentication(t *testing.T) {
 
 	for _, tc := range []struct {
 		name, key, secret, region string
-		sts, ec2, eks            string
+		sts, ec2, eks             string
 	}{
 		{"unknown key", "AKIAAAAAAAAAAAAAAAAA", secret, region, "InvalidClientTokenId", "AuthFailure", "UnrecognizedClientException"},
 		{"wrong secret", key, secret + "x", region, "SignatureDoesNotMatch", "SignatureDoesNotMatch", "InvalidSignatureException"},
