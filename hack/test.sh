@@ -2,8 +2,9 @@
 # nuv's test command (the README names it; CI runs it through .ci/run).
 #
 # On a fresh Debian 12 machine with Go it installs what the tests need (Debian's docker-registry and
-# apache2-utils for the registry tests, git), builds nuv and the companion binary of local clusters
-# (cached after the first run), then runs every package's tests, integration tests included.
+# apache2-utils for the registry tests, awscli for the AWS emulator's, git), builds nuv and the
+# companion binary of local clusters (cached after the first run), then runs every package's tests,
+# integration tests included.
 # Pass -short to skip the integration tests; extra arguments go to `go test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +16,7 @@ missing=()
 command -v git >/dev/null || missing+=(git)
 command -v docker-registry >/dev/null || missing+=(docker-registry)
 command -v htpasswd >/dev/null || missing+=(apache2-utils)
+command -v aws >/dev/null || missing+=(awscli) # the AWS emulator's tests drive the aws CLI too
 command -v kubectl >/dev/null || echo "note: kubectl not found; the tests that drive kubectl are skipped"
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
