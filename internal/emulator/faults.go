@@ -185,14 +185,22 @@ func (f *Fault) apiError(service, op, caller string) *apiError {
 	return &apiError{Status: status, Code: code, Msg: msg}
 }
 
+// faultList copies the faults (with their counts) for an answer.
+func (s *Server) faultList() []Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Fault, len(s.faults))
+	for i, f := range s.faults {
+		out[i] = *f
+	}
+	return out
+}
+
 // faultsEndpoint serves /_nuv/faults.
 func (s *Server) faultsEndpoint(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet:
-		s.mu.Lock()
-		fs := append([]*Fault{}, s.faults...)
-		s.mu.Unlock()
-		writeJSON(w, 200, fs)
+		writeJSON(w, 200, s.faultList())
 	case http.MethodPost, http.MethodPut:
 		b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		if err != nil {
@@ -209,14 +217,13 @@ func (s *Server) faultsEndpoint(w http.ResponseWriter, r *http.Request) {
 			s.faults = nil
 		}
 		s.faults = append(s.faults, fs...)
-		all := append([]*Fault{}, s.faults...)
 		s.mu.Unlock()
-		writeJSON(w, 200, all)
+		writeJSON(w, 200, s.faultList())
 	case http.MethodDelete:
 		s.mu.Lock()
 		s.faults = nil
 		s.mu.Unlock()
-		writeJSON(w, 200, []*Fault{})
+		writeJSON(w, 200, []Fault{})
 	default:
 		http.Error(w, "nuv emulator: /_nuv/faults takes GET, POST, PUT or DELETE", http.StatusMethodNotAllowed)
 	}
