@@ -8,35 +8,54 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
 
-// Provider creates and manages clusters of one kind. Implementations keep their own state; names are
-// unique per provider.
+// Provider makes and manages clusters of one kind through the lifecycle engine (package engine):
+// it says which resources a spec asks for (Desired), finds what exists (Observe) and carries out one
+// change at a time (Execute). The engine computes plans from these, so a plan and an apply can never
+// disagree, and records each resource in the state store as soon as it exists.
+//
+// Optional capabilities are separate interfaces (Starter, LogSource, Adopter); a verb whose
+// capability a provider lacks fails with ErrUnsupported naming the provider.
 type Provider interface {
-	// Name is the provider's name on the command line ("local").
+	// Name is the provider's name in specs and on the command line ("local", "eks").
 	Name() string
-	// Create makes a cluster, waits until its nodes are Ready and writes its kubeconfig.
-	// It fails with ErrExists, leaving the existing cluster untouched, if the name is taken.
-	Create(ctx context.Context, opts CreateOptions) (Info, error)
-	// Delete stops a cluster and removes its state and kubeconfig; ErrNotFound if unknown.
-	Delete(ctx context.Context, name string) error
-	// List reports every cluster the provider knows, including broken ones (Info.Err set).
+	// Validate checks the provider's own rules of a spec (versions it offers, instance types,
+	// zones, its section) and returns every problem with its field path.
+	Validate(c *spec.Cluster) []spec.FieldError
+	// Desired returns the resources the spec asks for, dependencies first.
+	Desired(c *spec.Cluster) ([]Resource, error)
+	// Observe returns what exists of the cluster c names. recorded are the resources the state
+	// record lists (with their IDs); a provider finds resources by those IDs and by the tags it
+	// puts on them, and marks as Foreign what exists under the same name but is not nuv's.
+	Observe(ctx context.Context, c *spec.Cluster, recorded []Resource) ([]Resource, error)
+	// Execute carries out one change of a plan and returns the resource as it now is (nil after a
+	// delete). save records a resource the moment it exists (before waiting for it to be ready),
+	// so an interrupted apply resumes without creating it twice.
+	Execute(ctx context.Context, c *spec.Cluster, ch Change, save func(Resource) error) (*Resource, error)
+	// List reports every cluster of this provider that it can see (broken ones with Info.Err set).
 	List(ctx context.Context) ([]Info, error)
-	// Start starts a stopped cluster or repairs a degraded one.
-	Start(ctx context.Context, name string) error
-	// Stop stops a cluster's processes and keeps its state.
-	Stop(ctx context.Context, name string) error
-	// Status reports one cluster.
+	// Status reports one cluster; ErrNotFound if unknown.
 	Status(ctx context.Context, name string) (Info, error)
 }
 
-// CreateOptions are the options of `nuv cluster create`.
-type CreateOptions struct {
-	Name    string
-	Nodes   int
-	Version string
-	Flavor  string
-	HA      bool
+// Starter is a provider whose clusters can be stopped and started again (their state kept).
+type Starter interface {
+	Stop(ctx context.Context, name string) error
+	Start(ctx context.Context, name string) error
+}
+
+// LogSource is a provider that keeps component logs of its clusters, one file per component.
+type LogSource interface {
+	LogFiles(ctx context.Context, name string) (map[string]string, error)
+}
+
+// Adopter is a provider that can describe, as a spec, a cluster made before nuv kept state records
+// (or by the shorthand create), so the engine can plan and delete it like any other.
+type Adopter interface {
+	Adopt(ctx context.Context, name string) (*spec.Cluster, error)
 }
 
 // Status is a cluster's overall state.
@@ -53,6 +72,8 @@ const (
 
 // Info describes one cluster.
 type Info struct {
+	// Phase is the lifecycle phase of the state record, if the engine keeps one for the cluster.
+	Phase      string
 	Name       string
 	Provider   string
 	Status     Status
@@ -82,4 +103,6 @@ type Component struct {
 var (
 	ErrNotFound = errors.New("no such cluster")
 	ErrExists   = errors.New("cluster already exists")
+	// ErrUnsupported is a verb the cluster's provider cannot do (stop on a cloud cluster).
+	ErrUnsupported = errors.New("not supported by this provider")
 )

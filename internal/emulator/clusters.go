@@ -6,18 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/nuv-dev/nuv/internal/cli"
-	clusterpkg "github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 )
 
@@ -50,6 +44,8 @@ func LocalName(name string) string {
 // Ensure creates the local cluster (or starts it) and returns its API URL and CA.
 func (l *LocalClusters) Ensure(ctx context.Context, cp ControlPlane) (Endpoint, error) {
 	name := LocalName(cp.Name)
+	// A new cluster has one node (the local provider's minimum) until the emulator sets its node
+	// groups, which it does before the EKS cluster is ACTIVE.
 	info, err := l.Provider.Ensure(ctx, local.CreateOptions{Name: name, Nodes: 1, Flavor: "eks", TokenWebhook: cp.TokenWebhook})
 	if err != nil {
 		return Endpoint{}, err
@@ -64,112 +60,29 @@ func (l *LocalClusters) Ensure(ctx context.Context, cp ControlPlane) (Endpoint, 
 // Delete deletes the local cluster.
 func (l *LocalClusters) Delete(ctx context.Context, name string) error {
 	err := l.Provider.Delete(ctx, LocalName(name))
-	if errors.Is(err, clusterpkg.ErrNotFound) {
+	if errors.Is(err, cluster.ErrNotFound) {
 		return nil
 	}
 	return err
 }
 
-// nodeGroupLabel is the label EKS puts on the nodes of a managed node group.
-const nodeGroupLabel = "eks.amazonaws.com/nodegroup"
-
-// SetNodeGroups creates and deletes nodes (kwok-managed, so they become Ready) so that each group
-// has Count nodes named <group>-<n>, labelled and tainted as the group says, and no other node remains.
+// SetNodeGroups makes the local cluster's nodes those of groups (local.Provider.SetNodeGroups:
+// nodes added, removed, relabelled, then Ready). Node i of group g is <cluster>-<g>-<i+1>, with
+// providerID aws:///<zone>/i-<its name>.
 func (l *LocalClusters) SetNodeGroups(ctx context.Context, name string, groups []NodeGroup) error {
-	ln := LocalName(name)
-	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(l.Provider.Project, "clusters", ln+".kubeconfig"))
-	if err != nil {
-		return fmt.Errorf("kubeconfig of local cluster %s: %w", ln, err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return fmt.Errorf("list nodes of %s: %w", ln, err)
-	}
-	want := map[string]*corev1.Node{}
+	var out []local.NodeGroup
 	for _, g := range groups {
-		for i := 0; i < g.Count; i++ {
-			n := nodeOf(ln, g, i)
-			want[n.Name] = n
+		var taints []corev1.Taint
+		for _, t := range g.Taints {
+			taints = append(taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
 		}
-	}
-	have := map[string]bool{}
-	for _, n := range nodes.Items {
-		if w, ok := want[n.Name]; ok {
-			have[n.Name] = true
-			if !sameLabels(n.Labels, w.Labels) || !sameTaints(n.Spec.Taints, w.Spec.Taints) {
-				n.Labels, n.Spec.Taints = w.Labels, w.Spec.Taints
-				if _, err := cs.CoreV1().Nodes().Update(ctx, &n, metav1.UpdateOptions{}); err != nil {
-					return fmt.Errorf("update node %s: %w", n.Name, err)
-				}
-			}
-			continue
+		labels := map[string]string{}
+		for k, v := range g.Labels {
+			labels[k] = v
 		}
-		if err := cs.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("delete node %s: %w", n.Name, err)
-		}
+		out = append(out, local.NodeGroup{Name: LocalName(g.Name), Count: g.Count, Labels: labels, Taints: taints,
+			ProviderIDPrefix: "aws:///" + g.Zone + "/i-", InstanceType: g.Labels["node.kubernetes.io/instance-type"],
+			Spot: g.Labels["eks.amazonaws.com/capacityType"] == "SPOT"})
 	}
-	for nm, n := range want {
-		if have[nm] {
-			continue
-		}
-		if _, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create node %s: %w", nm, err)
-		}
-	}
-	return nil
-}
-
-// nodeOf is node i of group g: the name and providerID are stable so a resync changes nothing.
-func nodeOf(cluster string, g NodeGroup, i int) *corev1.Node {
-	h := stableHex(fmt.Sprintf("%s/%s/%d", cluster, g.Name, i), 4)
-	a, _ := strconv.ParseUint(h[:2], 16, 8)
-	b, _ := strconv.ParseUint(h[2:], 16, 8)
-	name := fmt.Sprintf("ip-10-0-%d-%d.ec2.internal", a, b)
-	// The labels of a node of an eks-flavored local cluster, then the group's.
-	labels := map[string]string{
-		clusterpkg.LabelCluster: cluster, clusterpkg.LabelProvider: "local", clusterpkg.LabelFlavor: "eks",
-		"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kwok", "eks.amazonaws.com/compute-type": "ec2",
-	}
-	for k, v := range g.Labels {
-		labels[k] = v
-	}
-	labels["kubernetes.io/hostname"] = name
-	var taints []corev1.Taint
-	for _, t := range g.Taints {
-		taints = append(taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
-	}
-	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi"), corev1.ResourcePods: resource.MustParse("110")}
-	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}},
-		Spec:       corev1.NodeSpec{ProviderID: fmt.Sprintf("aws:///%s/i-0%s", g.Zone, stableHex(fmt.Sprintf("%s/%s/%d", cluster, g.Name, i), 16)), Taints: taints},
-		Status:     corev1.NodeStatus{Capacity: res, Allocatable: res},
-	}
-}
-
-func sameLabels(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
-func sameTaints(a, b []corev1.Taint) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Key != b[i].Key || a[i].Value != b[i].Value || a[i].Effect != b[i].Effect {
-			return false
-		}
-	}
-	return true
+	return l.Provider.SetNodeGroups(ctx, LocalName(name), out)
 }

@@ -62,7 +62,7 @@ func (s *Server) reconcileEKS(t time.Time) bool {
 			if !c.Backend || !s.ensured(name) {
 				s.spawnEnsure(name, c)
 			}
-			if c.Wire.Status == "CREATING" && c.Backend && !t.Before(c.Due.Time) {
+			if c.Wire.Status == "CREATING" && c.Backend && c.NodesSynced >= c.NodesWant && !t.Before(c.Due.Time) {
 				c.Wire.Status = "ACTIVE"
 				s.log.Infof("emulator: EKS cluster %s ACTIVE (endpoint %s)", name, c.Wire.Endpoint)
 				changed = true
@@ -85,7 +85,7 @@ func (s *Server) reconcileEKS(t time.Time) bool {
 			}
 			continue
 		}
-		if c.Backend && c.Wire.Status != "CREATING" && c.NodesWant != c.NodesSynced {
+		if c.Backend && c.NodesWant != c.NodesSynced {
 			s.spawnNodeSync(name, c)
 		}
 		for ngName, ng := range c.NodeGroups {
@@ -150,6 +150,9 @@ func (s *Server) spawnEnsure(name string, c *eksCluster) {
 					c.Wire.Health = &healthWire{Issues: []issueWire{{Code: "InternalFailure", Message: fmt.Sprintf("the control plane could not be started: %v", err)}}}
 				}
 				return
+			}
+			if !c.Backend && c.Wire.Status == "CREATING" {
+				c.NodesWant++ // a new control plane gets the cluster's node groups (none yet) before ACTIVE
 			}
 			c.Backend = true
 			c.Wire.Endpoint = ep.URL

@@ -265,18 +265,54 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err == nil && mutating(op) {
 		err = s.st.save(s.dir)
 	}
+	var resp bufferedResponse
+	if err == nil {
+		// Encode under the lock: results point into the state the reconciler changes.
+		s.answer(&resp, rq, op, out)
+	}
 	s.mu.Unlock()
-	if err != nil {
-		var ae *apiError
-		if !errors.As(err, &ae) {
-			ae = errf(500, internalCode(rq.service), "nuv emulator: %s:%s: %v", rq.service, op, err)
-		}
-		s.log.V(1).Infof("emulator: %s:%s -> %s", rq.service, op, ae.Code)
-		s.fail(w, rq, ae)
+	if err == nil {
+		resp.copyTo(w)
+		s.log.V(2).Infof("emulator: %s:%s", rq.service, op)
 		return
 	}
-	s.log.V(2).Infof("emulator: %s:%s", rq.service, op)
-	s.answer(w, rq, op, out)
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		ae = errf(500, internalCode(rq.service), "nuv emulator: %s:%s: %v", rq.service, op, err)
+	}
+	s.log.V(1).Infof("emulator: %s:%s -> %s", rq.service, op, ae.Code)
+	s.fail(w, rq, ae)
+}
+
+// bufferedResponse holds an answer until it is written to the client.
+type bufferedResponse struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func (b *bufferedResponse) Header() http.Header {
+	if b.header == nil {
+		b.header = http.Header{}
+	}
+	return b.header
+}
+
+func (b *bufferedResponse) Write(p []byte) (int, error) {
+	b.body = append(b.body, p...)
+	return len(p), nil
+}
+
+func (b *bufferedResponse) WriteHeader(status int) { b.status = status }
+
+func (b *bufferedResponse) copyTo(w http.ResponseWriter) {
+	for k, v := range b.header {
+		w.Header()[k] = v
+	}
+	if b.status != 0 {
+		w.WriteHeader(b.status)
+	}
+	_, _ = w.Write(b.body)
 }
 
 func (s *Server) callerARN() string {

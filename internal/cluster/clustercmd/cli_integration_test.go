@@ -218,7 +218,7 @@ func TestIntegrationKilledCreate(t *testing.T) {
 	if _, errs, code := c.run("start", "killed"); code != 0 {
 		t.Fatalf("start: exit %d\n%s", code, errs)
 	}
-	if out, _, _ := c.run("list"); !regexpMatch(`(?m)^killed\s+local\s+running\s+\S+\s+2/2\s`, out) {
+	if out, _, _ := c.run("list"); !regexpMatch(`(?m)^killed\s+local\s+running( \[\w+\])?\s+\S+\s+2/2\s`, out) {
 		t.Fatalf("list after start:\n%s", out)
 	}
 	if _, err := os.Stat(filepath.Join(c.project, "clusters", "killed.kubeconfig")); err != nil {

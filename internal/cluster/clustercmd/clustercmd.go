@@ -1,5 +1,7 @@
-// Package clustercmd implements `nuv cluster`: create, list, status, start, stop, delete, logs,
-// kubeconfig and prepare for nuv's cluster providers (local for now).
+// Package clustercmd implements `nuv cluster`: every verb goes through the provider registry
+// (package providers) and, for what changes clusters, the lifecycle engine (package engine):
+// create, plan, apply and delete; list, status, stop, start, logs and kubeconfig; state (records and
+// locks of the state store); prepare (the local-cluster binaries).
 package clustercmd
 
 import (
@@ -7,36 +9,51 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/engine"
+	"github.com/nuv-dev/nuv/internal/cluster/providers"
+	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/spf13/pflag"
 )
 
 // Command returns the `nuv cluster` command.
 func Command() cli.Command {
-	return cli.Command{Name: "cluster", Short: "create and manage local test clusters (real control plane, kwok nodes)", Run: Run}
+	return cli.Command{Name: "cluster", Short: "create, plan, apply and manage test clusters (local, through providers)", Run: Run}
+}
+
+// ctx is what a subcommand gets: the environment and the providers.
+type cmdCtx struct {
+	env       *cli.Env
+	providers map[string]cluster.Provider
 }
 
 type sub struct {
 	name, usage, short string
-	run                func(ctx context.Context, env *cli.Env, p local.Provider, args []string) error
+	run                func(ctx context.Context, c *cmdCtx, args []string) error
 }
 
 func subcommands() []sub {
 	return []sub{
-		{"create", "create local [--name NAME] [--nodes K] [--version V] [--flavor TYPE] [--ha]", "create a cluster and write clusters/NAME.kubeconfig", runCreate},
-		{"list", "list [-o table|json]", "list clusters: name, provider, status, API URL, nodes ready, age", runList},
-		{"status", "status NAME", "show a cluster's components", runStatus},
-		{"stop", "stop NAME...|--all", "stop a cluster's processes, keep its state", runStop},
-		{"start", "start NAME...|--all", "start a stopped cluster or repair a degraded one", runStart},
-		{"delete", "delete NAME...|--all", "stop a cluster and remove its state and kubeconfig", runDelete},
+		{"create", "create PROVIDER [NAME] [--nodes K] [--version V] [--flavor TYPE] [--ha] [--dry-run] | create -f FILE", "create a cluster (a shorthand for a one-group spec) and write clusters/NAME.kubeconfig", runCreate},
+		{"plan", "plan -f FILE [--only NAME] [--detailed-exitcode] [-o text|json]", "show what apply would change, resource by resource (reads only)", runPlan},
+		{"apply", "apply -f FILE [--only NAME]", "converge clusters to their specs: create what is missing, update what differs", runApply},
+		{"delete", "delete NAME...|--all [--dry-run]", "delete clusters with everything nuv made for them, state and kubeconfig included", runDelete},
+		{"list", "list [-o table|json]", "list every provider's clusters: name, provider, status, API URL, nodes ready, age", runList},
+		{"status", "status NAME", "show a cluster and its components", runStatus},
+		{"stop", "stop NAME...|--all", "stop a cluster's processes, keep its state (local clusters)", runStop},
+		{"start", "start NAME...|--all", "start a stopped cluster or repair a degraded one (local clusters)", runStart},
 		{"logs", "logs NAME [COMPONENT] [--tail N]", "print a cluster's component logs", runLogs},
 		{"kubeconfig", "kubeconfig NAME", "print the path of a cluster's kubeconfig", runKubeconfig},
+		{"state", "state list|show NAME|unlock NAME [--force]|rm NAME", "inspect the state store: records, phases, locks", runState},
 		{"prepare", "prepare [--prune]", "build (once) and verify the nuv-kube companion binary; print where it is", runPrepare},
 	}
 }
@@ -44,19 +61,20 @@ func subcommands() []sub {
 // Run executes `nuv cluster ARGS`.
 func Run(ctx context.Context, env *cli.Env, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(env.Out)
 		if len(args) == 0 {
+			usage(env.Err)
 			return cli.Exit(2, nil)
 		}
+		usage(env.Out)
 		return nil
 	}
 	for _, s := range subcommands() {
 		if s.name == args[0] {
-			p, err := provider(env)
+			ps, err := providers.New(env)
 			if err != nil {
 				return err
 			}
-			return s.run(ctx, env, p, args[1:])
+			return s.run(ctx, &cmdCtx{env: env, providers: ps}, args[1:])
 		}
 	}
 	usage(env.Err)
@@ -71,15 +89,9 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Providers: local (etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok as")
-	fmt.Fprintln(w, "processes on loopback; state in $NUV_HOME/clusters/NAME). `nuv cluster <command> -h` for flags.")
-}
-
-func provider(env *cli.Env) (local.Provider, error) {
-	home, err := paths.EnsureHome(env.Getenv)
-	if err != nil {
-		return local.Provider{}, err
-	}
-	return local.Provider{Home: home, Project: paths.Project(env.Getenv, env.Dir), Log: env.Log, Getenv: env.Getenv}, nil
+	fmt.Fprintln(w, "processes on loopback). Specs: YAML `kind: Cluster` documents, by convention in clusters/specs/.")
+	fmt.Fprintln(w, "State: records and locks in $NUV_HOME/state, or a shared store: NUV_STATE=kube:NAMESPACE@KUBECONFIG.")
+	fmt.Fprintln(w, "`nuv cluster <command> -h` for flags.")
 }
 
 // flags returns a fresh FlagSet for one subcommand; parse handles -h.
@@ -112,13 +124,76 @@ func parse(fs *pflag.FlagSet, args []string) error {
 
 var errHelp = cli.Exit(0, nil)
 
+// stateFlag adds --state (default $NUV_STATE: the directory store under NUV_HOME).
+func stateFlag(fs *pflag.FlagSet, c *cmdCtx) *string {
+	return fs.String("state", c.env.Getenv("NUV_STATE"), "state store: dir:PATH or kube:NAMESPACE@KUBECONFIG (default $NUV_STATE, else $NUV_HOME/state)")
+}
+
+// engineFor opens the state store and returns the engine over it.
+func (c *cmdCtx) engineFor(location, command string) (*engine.Engine, error) {
+	home, err := paths.EnsureHome(c.env.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	store, err := state.Open(location, home, "")
+	if err != nil {
+		return nil, cli.Usagef("%v", err)
+	}
+	wait := 2 * time.Minute
+	if v := c.env.Getenv("NUV_LOCK_WAIT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, cli.Usagef("NUV_LOCK_WAIT=%q is not a duration (e.g. 30s)", v)
+		}
+		wait = d
+	}
+	e := &engine.Engine{Providers: c.providers, Store: store, Out: c.env.Out, Log: c.env.Log, LockWait: wait, Command: command}
+	if v := c.env.Getenv("NUV_FAILPOINT_KILL_AFTER_STEP"); v != "" {
+		// A failpoint for resume tests: die as kill -9 would, right after step N was recorded.
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, cli.Usagef("NUV_FAILPOINT_KILL_AFTER_STEP=%q is not a step number", v)
+		}
+		e.AfterStep = func(step int, _ cluster.Change) {
+			if step == n {
+				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {}
+			}
+		}
+	}
+	return e, nil
+}
+
+// knownNames lists every cluster any provider or the default store knows, sorted.
+func (c *cmdCtx) knownNames(ctx context.Context) []string {
+	seen := map[string]bool{}
+	for _, p := range c.providers {
+		infos, _ := p.List(ctx)
+		for _, i := range infos {
+			seen[i.Name] = true
+		}
+	}
+	if e, err := c.engineFor(c.env.Getenv("NUV_STATE"), "nuv cluster"); err == nil {
+		recs, _ := e.Store.List(ctx)
+		for _, r := range recs {
+			seen[r.Name] = true
+		}
+	}
+	var out []string
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // names resolves NAME...|--all.
-func names(p local.Provider, args []string, all bool, verb string) ([]string, error) {
+func (c *cmdCtx) names(ctx context.Context, args []string, all bool, verb string) ([]string, error) {
 	if all {
 		if len(args) > 0 {
 			return nil, cli.Usagef("nuv cluster %s: give cluster names or --all, not both", verb)
 		}
-		return p.Names()
+		return c.knownNames(ctx), nil
 	}
 	if len(args) == 0 {
 		return nil, cli.Usagef("nuv cluster %s: name a cluster (or --all); `nuv cluster list` shows them", verb)
@@ -127,14 +202,32 @@ func names(p local.Provider, args []string, all bool, verb string) ([]string, er
 }
 
 // notFound turns ErrNotFound into a clear message naming the known clusters.
-func notFound(p local.Provider, err error) error {
+func (c *cmdCtx) notFound(ctx context.Context, err error) error {
 	if !errors.Is(err, cluster.ErrNotFound) {
 		return err
 	}
-	known, _ := p.Names()
-	sort.Strings(known)
+	known := c.knownNames(ctx)
 	if len(known) == 0 {
-		return fmt.Errorf("%w (no local clusters exist)", err)
+		return fmt.Errorf("%w (no clusters exist)", err)
 	}
 	return fmt.Errorf("%w (known: %s)", err, strings.Join(known, ", "))
+}
+
+// find returns the provider that knows cluster name, with its status.
+func (c *cmdCtx) find(ctx context.Context, name string) (cluster.Provider, cluster.Info, error) {
+	var names []string
+	for n := range c.providers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		info, err := c.providers[n].Status(ctx, name)
+		if err == nil {
+			return c.providers[n], info, nil
+		}
+		if !errors.Is(err, cluster.ErrNotFound) {
+			return nil, cluster.Info{}, err
+		}
+	}
+	return nil, cluster.Info{}, c.notFound(ctx, fmt.Errorf("%q: %w", name, cluster.ErrNotFound))
 }

@@ -53,11 +53,21 @@ func TestBadInput(t *testing.T) {
 		{"bad name", []string{"create", "local", "Bad_Name"}, 2, `invalid cluster name "Bad_Name"`},
 		{"bad nodes", []string{"create", "local", "--nodes", "0"}, 2, "--nodes 0: must be between 1 and 100"},
 		{"bad flag", []string{"create", "local", "--frob"}, 2, "unknown flag: --frob"},
-		{"delete unknown", []string{"delete", "nope"}, 1, `delete "nope": no such cluster (no local clusters exist)`},
+		{"delete unknown", []string{"delete", "nope"}, 1, `delete "nope": no such cluster (no clusters exist)`},
 		{"delete nothing", []string{"delete"}, 2, "name a cluster (or --all)"},
 		{"stop unknown", []string{"stop", "nope"}, 1, "no such cluster"},
 		{"logs unknown", []string{"logs", "nope"}, 1, "no such cluster"},
 		{"list bad output", []string{"list", "-o", "yaml"}, 2, `unknown output "yaml" (valid: table, json)`},
+		{"plan without file", []string{"plan"}, 2, "give a spec file with -f FILE"},
+		{"plan missing file", []string{"plan", "-f", "/nonexistent/x.yaml"}, 1, "/nonexistent/x.yaml"},
+		{"plan detailed usage error", []string{"plan", "--detailed-exitcode", "--frob"}, 1, "unknown flag: --frob"},
+		{"plan detailed no file", []string{"plan", "--detailed-exitcode"}, 1, "give a spec file"},
+		{"apply without file", []string{"apply"}, 2, "give a spec file with -f FILE"},
+		{"create file and provider", []string{"create", "local", "-f", "x.yaml"}, 2, "not both"},
+		{"state no verb", []string{"state"}, 2, "give list, show NAME"},
+		{"state unknown verb", []string{"state", "frob", "x"}, 2, `unknown command "frob"`},
+		{"state show unknown", []string{"state", "show", "nope"}, 1, "no state record"},
+		{"bad state store", []string{"plan", "-f", "x.yaml", "--state", "s3:bucket"}, 2, "unknown kind"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,7 +88,7 @@ func TestHelp(t *testing.T) {
 	if err := Run(context.Background(), env, []string{"create", "-h"}); cli.ExitCode(err) != 0 {
 		t.Fatalf("create -h: %v", err)
 	}
-	for _, want := range []string{"Usage: nuv cluster create local", "--nodes", "--flavor", "--ha"} {
+	for _, want := range []string{"Usage: nuv cluster create PROVIDER", "--nodes", "--flavor", "--ha"} {
 		if !strings.Contains(errb.String(), want) {
 			t.Errorf("create -h output lacks %q:\n%s", want, errb)
 		}
@@ -146,3 +156,89 @@ func TestTableGolden(t *testing.T) {
 }
 
 func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
+
+func writeSpec(t *testing.T, dir, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, "specs.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A plan of clusters that do not exist yet needs no cluster: every resource is a create.
+func TestPlanNewSpecs(t *testing.T) {
+	env, out, _ := testEnv(t, nil)
+	f := writeSpec(t, env.Dir, `apiVersion: nuv.dev/v1alpha1
+kind: Cluster
+metadata: {name: alpha}
+spec:
+  provider: local
+  nodeGroups:
+  - {name: web, count: 2, labels: {tier: web}, taints: ["dedicated=web:NoSchedule"]}
+  - {name: batch, count: 1, spot: true, instanceType: m5.large}
+  registry: true
+---
+apiVersion: nuv.dev/v1alpha1
+kind: Cluster
+metadata: {name: beta}
+spec: {provider: local, controlPlane: {count: 3}, local: {flavor: gke}}
+`)
+	err := Run(context.Background(), env, []string{"plan", "-f", f, "--detailed-exitcode"})
+	if cli.ExitCode(err) != 2 {
+		t.Fatalf("plan --detailed-exitcode of new clusters: exit %d (%v), want 2", cli.ExitCode(err), err)
+	}
+	golden := filepath.Join("testdata", "plan-new.golden")
+	if *update {
+		if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != string(want) {
+		t.Fatalf("plan differs from %s:\n--- got\n%s--- want\n%s", golden, out.String(), want)
+	}
+	// The plan wrote nothing: no state record, no cluster.
+	if entries, _ := os.ReadDir(filepath.Join(env.Getenv("NUV_HOME"), "state")); len(entries) != 0 {
+		t.Fatalf("plan wrote state: %v", entries)
+	}
+	out.Reset()
+	if err := Run(context.Background(), env, []string{"plan", "-f", f, "--only", "beta", "-o", "json"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"action": "create"`) || strings.Contains(out.String(), "alpha") {
+		t.Fatalf("json plan of beta:\n%s", out)
+	}
+}
+
+func TestSpecErrorsNameFileLineAndPath(t *testing.T) {
+	env, _, _ := testEnv(t, nil)
+	f := writeSpec(t, env.Dir, `apiVersion: nuv.dev/v1alpha1
+kind: Cluster
+metadata: {name: alpha}
+spec:
+  provider: local
+  region: eu-west-1
+  nodeGroups:
+  - name: a
+    count: 1
+    manager: karpenter
+`)
+	err := Run(context.Background(), env, []string{"apply", "-f", f})
+	if cli.ExitCode(err) != 1 {
+		t.Fatalf("exit %d: %v", cli.ExitCode(err), err)
+	}
+	for _, want := range []string{f + ":6: spec.region: local clusters have no region", f + ":10: spec.nodeGroups[0].manager: local clusters have no Karpenter"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	f = writeSpec(t, env.Dir, "apiVersion: nuv.dev/v1alpha1\nkind: Cluster\nmetadata: {name: x}\nspec: {provider: ekz}\n")
+	err = Run(context.Background(), env, []string{"plan", "-f", f})
+	if err == nil || !strings.Contains(err.Error(), f+":4: spec.provider: unknown provider \"ekz\" (valid: local)") {
+		t.Fatalf("unknown provider: %v", err)
+	}
+}

@@ -4,79 +4,147 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/engine"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
 
-// Providers lists the providers `nuv cluster create` knows.
-var providers = []string{"local"}
+func (c *cmdCtx) providerNames() []string {
+	var n []string
+	for k := range c.providers {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
 
-func runCreate(ctx context.Context, env *cli.Env, p local.Provider, args []string) error {
-	fs := flags(env, "create")
-	var o local.CreateOptions
-	fs.StringVar(&o.Name, "name", "", "cluster name (default \"local\")")
-	fs.IntVar(&o.Nodes, "nodes", 1, "number of (kwok) nodes")
-	fs.StringVar(&o.Version, "version", local.KubeVersion, "Kubernetes version (valid: "+strings.Join(local.SupportedVersions(), ", ")+")")
-	fs.StringVar(&o.Flavor, "flavor", "", "make nodes look like a distribution: "+strings.Join(cluster.FlavorNames(), ", "))
-	fs.BoolVar(&o.HA, "ha", false, "three etcd members and two apiservers behind a TCP balancer")
-	fs.IntVar(&o.PortBase, "port-base", 0, "take loopback ports upwards from this one (skipping used ones); default random")
+func runCreate(ctx context.Context, c *cmdCtx, args []string) error {
+	fs := flags(c.env, "create")
+	var (
+		name, version, flavor string
+		nodes, portBase       int
+		ha, dryRun            bool
+	)
+	file := fs.StringP("file", "f", "", "create the clusters of a spec file instead (each must not exist yet)")
+	fs.StringVar(&name, "name", "", "cluster name (default: the provider's name)")
+	fs.IntVar(&nodes, "nodes", 1, "number of nodes (one node group, \"default\")")
+	fs.StringVar(&version, "version", local.KubeVersion, "Kubernetes version (local: "+strings.Join(local.SupportedVersions(), ", ")+")")
+	fs.StringVar(&flavor, "flavor", "", "local: make nodes look like a distribution: "+strings.Join(cluster.FlavorNames(), ", "))
+	fs.BoolVar(&ha, "ha", false, "a highly available control plane (local: three etcd members, two apiservers behind a balancer)")
+	fs.IntVar(&portBase, "port-base", 0, "local: take loopback ports upwards from this one (skipping used ones); default random")
+	fs.BoolVar(&dryRun, "dry-run", false, "print the plan and change nothing")
+	stateLoc := stateFlag(fs, c)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	rest := fs.Args()
-	if len(rest) == 0 {
-		return cli.Usagef("nuv cluster create: name a provider (valid: %s), e.g. `nuv cluster create local --nodes 3`", strings.Join(providers, ", "))
-	}
-	if rest[0] != "local" {
-		return cli.Usagef("nuv cluster create: unknown provider %q (valid: %s)", rest[0], strings.Join(providers, ", "))
-	}
-	if len(rest) > 2 {
-		return cli.Usagef("nuv cluster create: unexpected arguments %q", rest[2:])
-	}
-	if len(rest) == 2 {
-		if o.Name != "" && o.Name != rest[1] {
-			return cli.Usagef("nuv cluster create: two names given (%q and --name %q)", rest[1], o.Name)
+	var specs []*spec.Cluster
+	if *file != "" {
+		if fs.NArg() > 0 {
+			return cli.Usagef("nuv cluster create: give a provider or -f FILE, not both")
 		}
-		o.Name = rest[1]
+		cs, err := spec.ReadFile(*file)
+		if err != nil {
+			return cli.Usagef("%v", err)
+		}
+		specs = cs
+	} else {
+		cs, err := c.shorthand(fs.Args(), name, version, flavor, nodes, portBase, ha)
+		if err != nil {
+			return err
+		}
+		specs = []*spec.Cluster{cs}
 	}
-	if o.Name == "" {
-		o.Name = "local"
-	}
-	if err := validate(o); err != nil {
-		return cli.Usagef("nuv cluster create: %v", err)
-	}
-	info, err := p.Create(ctx, o)
+	e, err := c.engineFor(*stateLoc, "nuv cluster create")
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return cli.Exit(130, fmt.Errorf("create %s interrupted: everything started was stopped and removed", o.Name))
-		}
 		return err
 	}
-	fmt.Fprintf(env.Out, "%s\t%s\n", info.Name, info.Kubeconfig)
-	return nil
+	for _, s := range specs {
+		if _, err := e.Validate(s); err != nil {
+			return cli.Usagef("%v", err)
+		}
+	}
+	if dryRun {
+		return c.printPlans(ctx, e, specs, "text", false)
+	}
+	var errs []error
+	for _, s := range specs {
+		plan, err := e.Apply(ctx, s, engine.ApplyOptions{CreateOnly: true})
+		if err != nil {
+			if errors.Is(err, context.Canceled) {
+				return cli.Exit(130, fmt.Errorf("create %s interrupted: what was made is recorded; `nuv cluster apply` or `nuv cluster create` again resumes, `nuv cluster delete %s` removes it", s.Metadata.Name, s.Metadata.Name))
+			}
+			errs = append(errs, err)
+			continue
+		}
+		_ = plan
+		p := c.providers[s.Spec.Provider]
+		info, err := p.Status(ctx, s.Metadata.Name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(c.env.Out, "%s\t%s\n", info.Name, info.Kubeconfig)
+	}
+	return errors.Join(errs...)
 }
 
-// validate checks the options that are bad input (exit 2) before anything starts.
-func validate(o local.CreateOptions) error {
-	if err := local.ValidName(o.Name); err != nil {
-		return err
+// shorthand builds the spec `create PROVIDER [NAME] --nodes K ...` stands for.
+func (c *cmdCtx) shorthand(rest []string, name, version, flavor string, nodes, portBase int, ha bool) (*spec.Cluster, error) {
+	valid := strings.Join(c.providerNames(), ", ")
+	if len(rest) == 0 {
+		return nil, cli.Usagef("nuv cluster create: name a provider (valid: %s), e.g. `nuv cluster create local --nodes 3`, or give -f FILE", valid)
 	}
-	if o.Nodes < 1 || o.Nodes > 100 {
-		return fmt.Errorf("--nodes %d: must be between 1 and 100", o.Nodes)
+	if _, ok := c.providers[rest[0]]; !ok {
+		return nil, cli.Usagef("nuv cluster create: unknown provider %q (valid: %s)", rest[0], valid)
 	}
-	v := strings.TrimPrefix(o.Version, "v")
-	ok := false
-	for _, s := range local.SupportedVersions() {
-		ok = ok || s == v
+	if len(rest) > 2 {
+		return nil, cli.Usagef("nuv cluster create: unexpected arguments %q", rest[2:])
 	}
-	if !ok {
-		return fmt.Errorf("unsupported --version %q (valid: %s)", o.Version, strings.Join(local.SupportedVersions(), ", "))
+	if len(rest) == 2 {
+		if name != "" && name != rest[1] {
+			return nil, cli.Usagef("nuv cluster create: two names given (%q and --name %q)", rest[1], name)
+		}
+		name = rest[1]
 	}
-	if _, err := cluster.LookupFlavor(o.Flavor); err != nil {
-		return err
+	if name == "" {
+		name = rest[0]
 	}
-	return nil
+	if err := local.ValidName(name); err != nil {
+		return nil, cli.Usagef("nuv cluster create: %v", err)
+	}
+	if nodes < 1 || nodes > 100 {
+		return nil, cli.Usagef("nuv cluster create: --nodes %d: must be between 1 and 100", nodes)
+	}
+	if _, ok := spec.NormalVersion(version); !ok {
+		return nil, cli.Usagef("nuv cluster create: unsupported --version %q (valid: %s)", version, strings.Join(local.SupportedVersions(), ", "))
+	}
+	if rest[0] == "local" {
+		v := strings.TrimPrefix(version, "v")
+		ok := false
+		for _, s := range local.SupportedVersions() {
+			ok = ok || s == v
+		}
+		if !ok {
+			return nil, cli.Usagef("nuv cluster create: unsupported --version %q (valid: %s)", version, strings.Join(local.SupportedVersions(), ", "))
+		}
+		if _, err := cluster.LookupFlavor(flavor); err != nil {
+			return nil, cli.Usagef("nuv cluster create: %v", err)
+		}
+	}
+	s := &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: name},
+		Source: "nuv cluster create",
+		Spec: spec.Spec{Provider: rest[0], KubernetesVersion: version,
+			NodeGroups: []spec.NodeGroup{{Name: local.DefaultNodeGroup, Count: &nodes}}}}
+	if ha {
+		s.Spec.ControlPlane.Count = 3
+	}
+	if flavor != "" || portBase != 0 {
+		s.Spec.Local = &spec.LocalSpec{Flavor: flavor, PortBase: portBase}
+	}
+	return s, nil
 }

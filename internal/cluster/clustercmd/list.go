@@ -5,17 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
+
+	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"text/tabwriter"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
 )
 
-func runList(ctx context.Context, env *cli.Env, p local.Provider, args []string) error {
+func runList(ctx context.Context, c *cmdCtx, args []string) error {
+	env := c.env
 	fs := flags(env, "list")
 	output := fs.StringP("output", "o", "table", "output format: table or json")
 	if err := parse(fs, args); err != nil {
@@ -27,7 +31,7 @@ func runList(ctx context.Context, env *cli.Env, p local.Provider, args []string)
 	if *output != "table" && *output != "json" {
 		return cli.Usagef("nuv cluster list: unknown output %q (valid: table, json)", *output)
 	}
-	infos, err := p.List(ctx)
+	infos, err := c.listAll(ctx)
 	if err != nil {
 		return fmt.Errorf("list clusters: %w", err)
 	}
@@ -71,6 +75,9 @@ func writeTable(w io.Writer, infos []cluster.Info, now time.Time) {
 				status += " (down: " + strings.Join(down, ",") + ")"
 			}
 		}
+		if i.Phase != "" && i.Phase != "running" {
+			status += " [" + i.Phase + "]"
+		}
 		if i.Err != nil {
 			status += ": " + i.Err.Error()
 		}
@@ -95,6 +102,7 @@ type jsonInfo struct {
 	Name       string              `json:"name"`
 	Provider   string              `json:"provider"`
 	Status     string              `json:"status"`
+	Phase      string              `json:"phase,omitempty"`
 	Error      string              `json:"error,omitempty"`
 	API        string              `json:"api,omitempty"`
 	Kubeconfig string              `json:"kubeconfig,omitempty"`
@@ -110,7 +118,7 @@ type jsonInfo struct {
 func writeJSON(w io.Writer, infos []cluster.Info) error {
 	out := make([]jsonInfo, 0, len(infos))
 	for _, i := range infos {
-		j := jsonInfo{Name: i.Name, Provider: i.Provider, Status: string(i.Status), API: i.APIURL, Kubeconfig: i.Kubeconfig,
+		j := jsonInfo{Name: i.Name, Provider: i.Provider, Status: string(i.Status), Phase: i.Phase, API: i.APIURL, Kubeconfig: i.Kubeconfig,
 			Flavor: i.Flavor, Version: i.Version, HA: i.HA, Nodes: i.Nodes, NodesReady: i.NodesReady, Components: i.Components}
 		if i.Err != nil {
 			j.Error = i.Err.Error()
@@ -126,7 +134,8 @@ func writeJSON(w io.Writer, infos []cluster.Info) error {
 	return enc.Encode(out)
 }
 
-func runStatus(ctx context.Context, env *cli.Env, p local.Provider, args []string) error {
+func runStatus(ctx context.Context, c *cmdCtx, args []string) error {
+	env := c.env
 	fs := flags(env, "status")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -134,10 +143,11 @@ func runStatus(ctx context.Context, env *cli.Env, p local.Provider, args []strin
 	if fs.NArg() != 1 {
 		return cli.Usagef("nuv cluster status: name one cluster")
 	}
-	info, err := p.Status(ctx, fs.Arg(0))
+	_, info, err := c.find(ctx, fs.Arg(0))
 	if err != nil {
-		return notFound(p, err)
+		return err
 	}
+	c.addPhases(ctx, []*cluster.Info{&info})
 	writeStatus(env.Out, info)
 	if info.Status != cluster.Running {
 		return cli.Exit(3, nil)
@@ -161,4 +171,65 @@ func writeStatus(w io.Writer, i cluster.Info) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", c.Name, st, c.PID, c.Port)
 	}
 	tw.Flush()
+}
+
+// listAll lists every provider's clusters (in parallel: a cloud may be slow) plus the clusters
+// the state store records that no provider sees any more (a failed create, an interrupted delete).
+func (c *cmdCtx) listAll(ctx context.Context) ([]cluster.Info, error) {
+	names := c.providerNames()
+	results := make([][]cluster.Info, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = c.providers[n].List(ctx)
+		}()
+	}
+	wg.Wait()
+	var all []cluster.Info
+	seen := map[string]bool{}
+	for i := range names {
+		if errs[i] != nil {
+			all = append(all, cluster.Info{Name: "?", Provider: names[i], Status: cluster.Corrupt, NodesReady: -1, Err: errs[i]})
+			continue
+		}
+		for _, info := range results[i] {
+			seen[info.Name] = true
+			all = append(all, info)
+		}
+	}
+	ptrs := make([]*cluster.Info, len(all))
+	for i := range all {
+		ptrs[i] = &all[i]
+	}
+	recs := c.addPhases(ctx, ptrs)
+	for _, r := range recs {
+		if !seen[r.Name] {
+			all = append(all, cluster.Info{Name: r.Name, Provider: r.Provider, Status: "absent", Phase: string(r.Phase), NodesReady: -1, Created: r.Created})
+		}
+	}
+	sort.SliceStable(all, func(a, b int) bool { return all[a].Name < all[b].Name })
+	return all, nil
+}
+
+// addPhases sets each cluster's lifecycle phase from the default state store and returns the
+// records it read.
+func (c *cmdCtx) addPhases(ctx context.Context, infos []*cluster.Info) []*state.Record {
+	e, err := c.engineFor(c.env.Getenv("NUV_STATE"), "nuv cluster list")
+	if err != nil {
+		return nil
+	}
+	recs, _ := e.Store.List(ctx)
+	byName := map[string]*state.Record{}
+	for _, r := range recs {
+		byName[r.Name] = r
+	}
+	for _, i := range infos {
+		if r, ok := byName[i.Name]; ok && r.Provider == i.Provider {
+			i.Phase = string(r.Phase)
+		}
+	}
+	return recs
 }

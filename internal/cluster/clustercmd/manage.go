@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -16,54 +15,80 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 )
 
-func runStop(ctx context.Context, env *cli.Env, p local.Provider, args []string) error {
-	return forEach(ctx, env, p, "stop", args, p.Stop, "stopped")
+func runStop(ctx context.Context, c *cmdCtx, args []string) error {
+	return c.forEach(ctx, "stop", args, func(s cluster.Starter) func(context.Context, string) error { return s.Stop }, "stopped")
 }
 
-func runStart(ctx context.Context, env *cli.Env, p local.Provider, args []string) error {
-	return forEach(ctx, env, p, "start", args, p.Start, "running")
+func runStart(ctx context.Context, c *cmdCtx, args []string) error {
+	return c.forEach(ctx, "start", args, func(s cluster.Starter) func(context.Context, string) error { return s.Start }, "running")
 }
 
-func runDelete(ctx context.Context, env *cli.Env, p local.Provider, args []string) error {
-	return forEach(ctx, env, p, "delete", args, p.Delete, "deleted")
-}
-
-// forEach runs op on NAME...|--all, reporting each; any failure makes the command fail.
-func forEach(ctx context.Context, env *cli.Env, p local.Provider, verb string, args []string,
-	op func(context.Context, string) error, done string) error {
-	fs := flags(env, verb)
-	all := fs.Bool("all", false, "every local cluster")
+// forEach runs a Starter verb on NAME...|--all, in parallel, reporting in order; a cluster whose
+// provider cannot do the verb is an error naming the provider.
+func (c *cmdCtx) forEach(ctx context.Context, verb string, args []string,
+	op func(cluster.Starter) func(context.Context, string) error, done string) error {
+	fs := flags(c.env, verb)
+	all := fs.Bool("all", false, "every cluster that can be "+done)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	list, err := names(p, fs.Args(), *all, verb)
-	if err != nil {
-		return err
+	var list []string
+	if *all {
+		if fs.NArg() > 0 {
+			return cli.Usagef("nuv cluster %s: give cluster names or --all, not both", verb)
+		}
+		for _, p := range c.providers {
+			if _, ok := p.(cluster.Starter); !ok {
+				continue
+			}
+			infos, err := p.List(ctx)
+			if err != nil {
+				return err
+			}
+			for _, i := range infos {
+				list = append(list, i.Name)
+			}
+		}
+		sort.Strings(list)
+	} else {
+		var err error
+		if list, err = c.names(ctx, fs.Args(), false, verb); err != nil {
+			return err
+		}
 	}
-	// Clusters are independent: work on them in parallel, report in order.
 	results := make([]error, len(list))
 	var wg sync.WaitGroup
 	for i, n := range list {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = op(ctx, n)
+			p, _, err := c.find(ctx, n)
+			if err != nil {
+				results[i] = err
+				return
+			}
+			s, ok := p.(cluster.Starter)
+			if !ok {
+				results[i] = fmt.Errorf("%s %s: %w: %s clusters cannot be stopped or started by nuv", verb, n, cluster.ErrUnsupported, p.Name())
+				return
+			}
+			results[i] = op(s)(ctx, n)
 		}()
 	}
 	wg.Wait()
 	var errs []error
 	for i, n := range list {
 		if results[i] != nil {
-			errs = append(errs, notFound(p, results[i]))
+			errs = append(errs, c.notFound(ctx, results[i]))
 			continue
 		}
-		fmt.Fprintf(env.Out, "%s %s\n", n, done)
+		fmt.Fprintf(c.env.Out, "%s %s\n", n, done)
 	}
 	return errors.Join(errs...)
 }
 
-func runLogs(ctx context.Context, env *cli.Env, p local.Provider, args []string) error {
-	fs := flags(env, "logs")
+func runLogs(ctx context.Context, c *cmdCtx, args []string) error {
+	fs := flags(c.env, "logs")
 	tail := fs.IntP("tail", "n", -1, "print only the last N lines (default: all for one component, 20 each otherwise)")
 	fs.Lookup("tail").DefValue = "0" // the usage line above says what the default is
 	if err := parse(fs, args); err != nil {
@@ -73,31 +98,38 @@ func runLogs(ctx context.Context, env *cli.Env, p local.Provider, args []string)
 		return cli.Usagef("nuv cluster logs: usage: nuv cluster logs NAME [COMPONENT]")
 	}
 	name := fs.Arg(0)
-	dir := local.StateDir(p.Home, name)
-	if _, err := os.Stat(dir); err != nil {
-		return notFound(p, fmt.Errorf("logs %q: %w", name, cluster.ErrNotFound))
+	p, _, err := c.find(ctx, name)
+	if err != nil {
+		return err
 	}
-	logs, _ := filepath.Glob(filepath.Join(dir, "logs", "*.log"))
-	sort.Strings(logs)
+	src, ok := p.(cluster.LogSource)
+	if !ok {
+		return fmt.Errorf("logs %s: %w: %s keeps no component logs on this machine", name, cluster.ErrUnsupported, p.Name())
+	}
+	files, err := src.LogFiles(ctx, name)
+	if err != nil {
+		return c.notFound(ctx, err)
+	}
 	var comps []string
-	for _, l := range logs {
-		comps = append(comps, strings.TrimSuffix(filepath.Base(l), ".log"))
+	for k := range files {
+		comps = append(comps, k)
 	}
+	sort.Strings(comps)
 	if fs.NArg() == 2 {
-		c := fs.Arg(1)
-		path := filepath.Join(dir, "logs", c+".log")
-		if _, err := os.Stat(path); err != nil {
-			return cli.Usagef("nuv cluster logs: cluster %s has no component %q (valid: %s)", name, c, strings.Join(comps, ", "))
+		comp := fs.Arg(1)
+		path, ok := files[comp]
+		if !ok {
+			return cli.Usagef("nuv cluster logs: cluster %s has no component %q (valid: %s)", name, comp, strings.Join(comps, ", "))
 		}
-		return printTail(env, path, *tail)
+		return printTail(c.env, path, *tail)
 	}
 	n := *tail
 	if n < 0 {
 		n = 20
 	}
-	for _, c := range comps {
-		fmt.Fprintf(env.Out, "==> %s <==\n", c)
-		if err := printTail(env, filepath.Join(dir, "logs", c+".log"), n); err != nil {
+	for _, comp := range comps {
+		fmt.Fprintf(c.env.Out, "==> %s <==\n", comp)
+		if err := printTail(c.env, files[comp], n); err != nil {
 			return err
 		}
 	}
@@ -123,32 +155,32 @@ func printTail(env *cli.Env, path string, n int) error {
 	return err
 }
 
-func runKubeconfig(ctx context.Context, env *cli.Env, p local.Provider, args []string) error {
-	fs := flags(env, "kubeconfig")
+func runKubeconfig(ctx context.Context, c *cmdCtx, args []string) error {
+	fs := flags(c.env, "kubeconfig")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return cli.Usagef("nuv cluster kubeconfig: name one cluster")
 	}
-	info, err := p.Status(ctx, fs.Arg(0))
+	_, info, err := c.find(ctx, fs.Arg(0))
 	if err != nil {
-		return notFound(p, err)
+		return err
 	}
 	if info.Err != nil {
 		return info.Err
 	}
-	fmt.Fprintln(env.Out, info.Kubeconfig)
+	fmt.Fprintln(c.env.Out, info.Kubeconfig)
 	return nil
 }
 
-func runPrepare(ctx context.Context, env *cli.Env, p local.Provider, args []string) error {
-	fs := flags(env, "prepare")
+func runPrepare(ctx context.Context, c *cmdCtx, args []string) error {
+	fs := flags(c.env, "prepare")
 	prune := fs.Bool("prune", false, "also remove older companion builds no running cluster uses")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	comp := local.Companion{Getenv: env.Getenv, Log: env.Log}
+	comp := local.Companion{Getenv: c.env.Getenv, Log: c.env.Log}
 	bin, err := comp.Binary(ctx)
 	if err != nil {
 		return err
@@ -156,7 +188,7 @@ func runPrepare(ctx context.Context, env *cli.Env, p local.Provider, args []stri
 	if *prune {
 		removed, err := comp.Prune(bin)
 		for _, r := range removed {
-			env.Log.Infof("removed %s", r)
+			c.env.Log.Infof("removed %s", r)
 		}
 		if err != nil {
 			return err
@@ -166,6 +198,6 @@ func runPrepare(ctx context.Context, env *cli.Env, p local.Provider, args []stri
 	if err != nil {
 		return fmt.Errorf("verify %s: %w", bin, err)
 	}
-	fmt.Fprintf(env.Out, "nuv-kube %s\t%s\n", strings.TrimSpace(string(out)), bin)
+	fmt.Fprintf(c.env.Out, "nuv-kube %s\t%s\n", strings.TrimSpace(string(out)), bin)
 	return nil
 }

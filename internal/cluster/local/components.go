@@ -144,7 +144,7 @@ func plan(dir string, s *state) []component {
 			"--client-ca-file=" + pki("ca.crt"),
 			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 			"--service-account-key-file=" + pki("sa.pub"), "--service-account-signing-key-file=" + pki("sa.key"),
-			"--service-cluster-ip-range=10.96.0.0/16",
+			"--service-cluster-ip-range=" + orDefault(s.ServiceCIDR, DefaultServiceCIDR),
 			"--authorization-mode=RBAC",
 			"--allow-privileged=true",
 			"--enable-priority-and-fairness=false",
@@ -198,7 +198,7 @@ func plan(dir string, s *state) []component {
 			"--config=" + cfg("kwok.yaml"),
 			"--manage-all-nodes=false",
 			"--manage-nodes-with-annotation-selector=" + nodeAnnotation + "=fake",
-			"--cidr=10.244.0.0/16",
+			"--cidr=" + orDefault(s.PodCIDR, DefaultPodCIDR),
 			"--node-ip=127.0.0.1",
 			"--node-lease-duration-seconds=40",
 			"--server-address=127.0.0.1:" + strconv.Itoa(kw),
@@ -321,4 +321,11 @@ func healthy(ctx context.Context, dir string, c component) error {
 		return fmt.Errorf("%s: %s: %s", u, resp.Status, strings.TrimSpace(string(body)))
 	}
 	return nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
 }

@@ -37,6 +37,8 @@ type Provider struct {
 	Log cli.Logger
 	// Getenv reads the environment (companion build settings, NUV_LOCAL_PORT_BASE); nil is os.Getenv.
 	Getenv func(string) string
+	// Registry wires a cluster to nuv's loopback registry (a spec's `registry: true`); nil: refused.
+	Registry RegistryFunc
 }
 
 // CreateOptions are the options of a local cluster.
@@ -48,12 +50,20 @@ type CreateOptions struct {
 	HA      bool   // three etcd members, two apiservers behind a balancer
 	// PortBase, if > 0, makes ports be taken upwards from it (skipping those in use); else random.
 	PortBase int
+	// NodeGroups, if set, replace Nodes: the cluster's nodes in named groups.
+	NodeGroups []NodeGroup
+	// PodCIDR and ServiceCIDR are the cluster's networks (default DefaultPodCIDR, DefaultServiceCIDR).
+	PodCIDR, ServiceCIDR string
 	// TokenWebhook, when set, is the URL of a TokenReview webhook (authentication.k8s.io/v1) the
 	// API server asks about bearer tokens it does not know (the AWS emulator's EKS authenticator).
 	TokenWebhook string
 }
 
-var _ cluster.Provider = adapter{}
+// Default networks of a local cluster.
+const (
+	DefaultPodCIDR     = "10.244.0.0/16"
+	DefaultServiceCIDR = "10.96.0.0/16"
+)
 
 // Name is "local".
 func (p Provider) Name() string { return "local" }
@@ -80,11 +90,28 @@ func (o *CreateOptions) validate() error {
 	if err := ValidName(o.Name); err != nil {
 		return err
 	}
+	if len(o.NodeGroups) > 0 {
+		if err := validateGroups(o.NodeGroups); err != nil {
+			return err
+		}
+		o.Nodes = totalNodes(o.NodeGroups)
+		if o.Nodes == 0 {
+			return fmt.Errorf("the node groups have no node: a new cluster needs at least one")
+		}
+	}
 	if o.Nodes == 0 {
 		o.Nodes = 1
 	}
 	if o.Nodes < 1 || o.Nodes > 100 {
 		return fmt.Errorf("--nodes %d: must be between 1 and 100", o.Nodes)
+	}
+	for _, c := range []*string{&o.PodCIDR, &o.ServiceCIDR} {
+		if *c == "" {
+			continue
+		}
+		if _, _, err := net.ParseCIDR(*c); err != nil {
+			return fmt.Errorf("invalid network %q: %w", *c, err)
+		}
 	}
 	if o.Version == "" {
 		o.Version = KubeVersion
@@ -144,6 +171,7 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (_ cluster.Info, 
 	}
 	kubeconfig := filepath.Join(paths.Clusters(p.Project), o.Name+".kubeconfig")
 	s := &state{Name: o.Name, Provider: "local", Version: o.Version, Flavor: o.Flavor, HA: o.HA, Nodes: o.Nodes,
+		NodeGroups: o.NodeGroups, PodCIDR: o.PodCIDR, ServiceCIDR: o.ServiceCIDR,
 		Created: time.Now().UTC(), Kubeconfig: kubeconfig, Binary: bin, Phase: "creating"}
 	s.TokenWebhook = o.TokenWebhook
 	ok, wroteKubeconfig := false, false

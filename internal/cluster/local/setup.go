@@ -26,10 +26,8 @@ func setupCluster(ctx context.Context, dir string, s *state) error {
 	if err != nil {
 		return err
 	}
-	for i := 0; i < s.Nodes; i++ {
-		if err := createNode(ctx, cs, flavor, s.Name, i); err != nil {
-			return err
-		}
+	if err := applyGroups(ctx, cs, flavor, s.Name, s.groups(), nil); err != nil {
+		return err
 	}
 	if err := createStorageClass(ctx, cs); err != nil {
 		return err
@@ -40,24 +38,12 @@ func setupCluster(ctx context.Context, dir string, s *state) error {
 	return waitDefaultServiceAccount(ctx, cs)
 }
 
-func createNode(ctx context.Context, cs kubernetes.Interface, f cluster.Flavor, clusterName string, i int) error {
-	name, labels, providerID := cluster.NodeLabels(f, clusterName, i)
-	res := corev1.ResourceList{
+func nodeResources() corev1.ResourceList {
+	return corev1.ResourceList{
 		corev1.ResourceCPU:    resource.MustParse("32"),
 		corev1.ResourceMemory: resource.MustParse("128Gi"),
 		corev1.ResourcePods:   resource.MustParse("110"),
 	}
-	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: map[string]string{
-			nodeAnnotation: "fake", "node.alpha.kubernetes.io/ttl": "0"}},
-		Spec:   corev1.NodeSpec{ProviderID: providerID},
-		Status: corev1.NodeStatus{Capacity: res, Allocatable: res},
-	}
-	_, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create node %s: %w", name, err)
-	}
-	return nil
 }
 
 func createStorageClass(ctx context.Context, cs kubernetes.Interface) error {

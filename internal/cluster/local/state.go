@@ -15,15 +15,21 @@ import (
 // written atomically; everything else in the directory (pki/, data/, logs/, pids/, config/) can be
 // derived from it.
 type state struct {
-	Name       string    `json:"name"`
-	Provider   string    `json:"provider"`
-	Version    string    `json:"version"`
-	Flavor     string    `json:"flavor,omitempty"`
-	HA         bool      `json:"ha,omitempty"`
-	Nodes      int       `json:"nodes"`
-	Created    time.Time `json:"created"`
-	Kubeconfig string    `json:"kubeconfig"`
-	APIURL     string    `json:"apiURL"`
+	Name     string `json:"name"`
+	Provider string `json:"provider"`
+	Version  string `json:"version"`
+	Flavor   string `json:"flavor,omitempty"`
+	HA       bool   `json:"ha,omitempty"`
+	Nodes    int    `json:"nodes"`
+	// NodeGroups are the cluster's node groups (empty in state written before they existed: one
+	// default group of Nodes).
+	NodeGroups []NodeGroup `json:"nodeGroups,omitempty"`
+	// PodCIDR and ServiceCIDR are the cluster's networks ("" in older state: the defaults).
+	PodCIDR     string    `json:"podCIDR,omitempty"`
+	ServiceCIDR string    `json:"serviceCIDR,omitempty"`
+	Created     time.Time `json:"created"`
+	Kubeconfig  string    `json:"kubeconfig"`
+	APIURL      string    `json:"apiURL"`
 	// Binary is the nuv-kube companion the components run.
 	Binary string `json:"binary"`
 	// Ports maps a port's role ("etcd-0-client", "apiserver-0", "lb", ...) to its loopback port.

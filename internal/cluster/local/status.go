@@ -36,7 +36,15 @@ func clientFor(dir string) (kubernetes.Interface, error) {
 	if err != nil {
 		return nil, err
 	}
-	return kubernetes.NewForConfig(cfg)
+	return clientForConfig(cfg)
+}
+
+func clientForConfig(cfg *rest.Config) (kubernetes.Interface, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster client: %w", err)
+	}
+	return cs, nil
 }
 
 // Status reports one cluster: its processes, and its nodes when the API answers.
@@ -144,22 +152,4 @@ func waitNodesReady(ctx context.Context, dir string, s *state) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// adapter presents Provider as a cluster.Provider (provider-neutral options).
-type adapter struct{ p Provider }
-
-// AsProvider returns p behind the provider-neutral interface.
-func AsProvider(p Provider) cluster.Provider { return adapter{p} }
-
-func (a adapter) Name() string { return "local" }
-func (a adapter) Create(ctx context.Context, o cluster.CreateOptions) (cluster.Info, error) {
-	return a.p.Create(ctx, CreateOptions{Name: o.Name, Nodes: o.Nodes, Version: o.Version, Flavor: o.Flavor, HA: o.HA})
-}
-func (a adapter) Delete(ctx context.Context, name string) error    { return a.p.Delete(ctx, name) }
-func (a adapter) List(ctx context.Context) ([]cluster.Info, error) { return a.p.List(ctx) }
-func (a adapter) Start(ctx context.Context, name string) error     { return a.p.Start(ctx, name) }
-func (a adapter) Stop(ctx context.Context, name string) error      { return a.p.Stop(ctx, name) }
-func (a adapter) Status(ctx context.Context, n string) (cluster.Info, error) {
-	return a.p.Status(ctx, n)
 }

@@ -263,7 +263,7 @@ current-context: demo
 		}
 	}
 	for _, n := range groupNodes(2) {
-		if !strings.HasPrefix(n.Spec.ProviderID, "aws:///us-east-1a/i-0") || n.Labels["team"] != "web" || n.Labels["eks.amazonaws.com/capacityType"] != "SPOT" ||
+		if n.Spec.ProviderID != "aws:///us-east-1a/i-"+n.Name || n.Labels["team"] != "web" || n.Labels["eks.amazonaws.com/capacityType"] != "SPOT" ||
 			n.Labels["node.kubernetes.io/instance-type"] != "m6i.large" || len(n.Spec.Taints) != 1 || n.Spec.Taints[0].Effect != corev1.TaintEffectNoSchedule {
 			t.Fatalf("node %s: providerID %s labels %v taints %v", n.Name, n.Spec.ProviderID, n.Labels, n.Spec.Taints)
 		}

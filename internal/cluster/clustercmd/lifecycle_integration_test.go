@@ -1,0 +1,255 @@
+package clustercmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/nuv-dev/nuv/internal/cluster/state"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+func lifecycleSpec(name string, web int, withBatch bool, webLabel string) string {
+	s := `apiVersion: nuv.dev/v1alpha1
+kind: Cluster
+metadata:
+  name: ` + name + `
+spec:
+  provider: local
+  nodeGroups:
+  - name: web
+    count: ` + itoa(web) + `
+    labels: {tier: ` + webLabel + `}
+`
+	if withBatch {
+		s += "  - name: batch\n    count: 1\n    taints: [\"batch=true:NoSchedule\"]\n"
+	}
+	return s
+}
+
+func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+// nodesOf returns "name:group:tier" for every node of the cluster behind kubeconfig, sorted.
+func nodesOf(t *testing.T, kubeconfig string) []string {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	l, err := cs.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, n := range l.Items {
+		taint := ""
+		if len(n.Spec.Taints) > 0 {
+			taint = ":" + n.Spec.Taints[0].Key
+		}
+		out = append(out, n.Name+":"+n.Labels["nuv.dev/nodegroup"]+":"+n.Labels["tier"]+taint)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (c cliRun) specFile(body string) string {
+	c.t.Helper()
+	p := filepath.Join(c.project, "clusters", "specs", "lc.yaml")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	return p
+}
+
+// TestIntegrationLifecycle is kOps' lifecycle test on a local cluster: plan a new spec (exit 2,
+// every resource), apply, plan again (exit 0, nothing written), change the node groups (the plan
+// shows exactly that), apply (nodes appear and go), delete (no process, state or kubeconfig left).
+func TestIntegrationLifecycle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs local clusters; skipped under -short")
+	}
+	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
+	t.Cleanup(func() { c.run("delete", "--all") })
+	f := c.specFile(lifecycleSpec("lc", 2, true, "web"))
+
+	out, errs, code := c.run("plan", "-f", f, "--detailed-exitcode")
+	if code != 2 || !strings.Contains(out, "+ create control-plane/lc") || !strings.Contains(out, "+ create node-group/web") ||
+		!strings.Contains(out, "+ create node-group/batch") || !strings.Contains(out, "Plan: 3 to create") {
+		t.Fatalf("plan of a new cluster: exit %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = c.run("apply", "-f", f)
+	if code != 0 || !strings.Contains(out, "cluster lc: 3 created") {
+		t.Fatalf("apply: exit %d\n%s%s", code, out, errs)
+	}
+	kubeconfig := filepath.Join(c.project, "clusters", "lc.kubeconfig")
+	want := []string{"lc-batch-1:batch::batch", "lc-web-1:web:web", "lc-web-2:web:web"}
+	if got := nodesOf(t, kubeconfig); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("nodes after apply: %v, want %v", got, want)
+	}
+	record := filepath.Join(c.home, "state", "lc.json")
+	before, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec state.Record
+	if err := json.Unmarshal(before, &rec); err != nil || rec.Phase != state.Running || len(rec.Resources) != 3 {
+		t.Fatalf("record after apply: %+v %v", rec, err)
+	}
+
+	out, errs, code = c.run("plan", "-f", f, "--detailed-exitcode")
+	if code != 0 || !strings.Contains(out, "no changes") {
+		t.Fatalf("plan after apply: exit %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = c.run("apply", "-f", f)
+	if code != 0 || !strings.Contains(out, "no changes") {
+		t.Fatalf("second apply: exit %d\n%s%s", code, out, errs)
+	}
+	if after, _ := os.ReadFile(record); !bytes.Equal(before, after) {
+		t.Fatalf("a plan or no-change apply rewrote the state record")
+	}
+
+	f = c.specFile(lifecycleSpec("lc", 4, false, "frontend"))
+	out, errs, code = c.run("plan", "-f", f, "--detailed-exitcode")
+	wantPlan := "cluster lc (local):\n  ~ update node-group/web (lc/web)\n      count: 2 -> 4\n      labels: tier=web -> tier=frontend\n  - delete node-group/batch (lc/batch)\nPlan: 0 to create, 1 to update, 0 to replace, 1 to delete; 1 unchanged.\n"
+	if code != 2 || out != wantPlan {
+		t.Fatalf("plan of a scale: exit %d\n%s%s--- want\n%s", code, out, errs, wantPlan)
+	}
+	if out, errs, code = c.run("apply", "-f", f); code != 0 {
+		t.Fatalf("apply of a scale: exit %d\n%s%s", code, out, errs)
+	}
+	want = []string{"lc-web-1:web:frontend", "lc-web-2:web:frontend", "lc-web-3:web:frontend", "lc-web-4:web:frontend"}
+	if got := nodesOf(t, kubeconfig); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("nodes after the scale: %v, want %v", got, want)
+	}
+	if _, _, code = c.run("plan", "-f", f, "--detailed-exitcode"); code != 0 {
+		t.Fatalf("plan after the scale: exit %d", code)
+	}
+
+	out, errs, code = c.run("delete", "lc", "--dry-run")
+	if code != 0 || !strings.Contains(out, "- delete control-plane/lc") || !strings.Contains(out, "- delete node-group/web") {
+		t.Fatalf("delete --dry-run: exit %d\n%s%s", code, out, errs)
+	}
+	if out, errs, code = c.run("delete", "lc"); code != 0 || out != "lc deleted\n" {
+		t.Fatalf("delete: exit %d\n%s%s", code, out, errs)
+	}
+	for _, p := range []string{kubeconfig, record, filepath.Join(c.home, "clusters", "lc")} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s remains after delete (%v)", p, err)
+		}
+	}
+	if left := procsMentioning(filepath.Join(c.home, "clusters", "lc")); len(left) > 0 {
+		t.Fatalf("processes remain: %v", left)
+	}
+}
+
+// TestIntegrationResume kills nuv (SIGKILL, nothing can clean up) at several points and shows that
+// the next apply or delete finishes the job without making anything twice.
+func TestIntegrationResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs local clusters; skipped under -short")
+	}
+	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
+	t.Cleanup(func() { c.run("delete", "--all") })
+	f := c.specFile(lifecycleSpec("lc", 2, true, "web"))
+	kubeconfig := filepath.Join(c.project, "clusters", "lc.kubeconfig")
+	dir := filepath.Join(c.home, "clusters", "lc")
+	want := "lc-batch-1:batch::batch lc-web-1:web:web lc-web-2:web:web"
+
+	// 1. Killed while the control plane starts: before any step is recorded.
+	cmd := c.cmd("apply", "-f", f)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForAPIServerPID(t, cmd, dir, &errb)
+	cmd.Process.Kill()
+	cmd.Wait()
+	out, errs, code := c.run("plan", "-f", f)
+	if code != 0 || !strings.Contains(out, "~ update control-plane/lc") {
+		t.Fatalf("plan after a kill during the control plane: exit %d\n%s%s", code, out, errs)
+	}
+	if out, errs, code = c.run("apply", "-f", f); code != 0 {
+		t.Fatalf("apply after a kill: exit %d\n%s%s", code, out, errs)
+	}
+	if !strings.Contains(errs, "taking it over") {
+		t.Errorf("the lock of the killed nuv was not reported as taken over:\n%s", errs)
+	}
+	if got := strings.Join(nodesOf(t, kubeconfig), " "); got != want {
+		t.Fatalf("nodes after resume: %s, want %s", got, want)
+	}
+	apiPID, _ := os.ReadFile(filepath.Join(dir, "pids", "kube-apiserver.pid"))
+
+	// 2. Killed right after each recorded step of an update (scale web to 3, drop batch).
+	f = c.specFile(lifecycleSpec("lc", 3, false, "web"))
+	for step := 1; step <= 2; step++ {
+		cmd := c.cmd("apply", "-f", f)
+		cmd.Env = append(cmd.Env, "NUV_FAILPOINT_KILL_AFTER_STEP="+itoa(1))
+		err := cmd.Run()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != -1 {
+			t.Fatalf("apply with a failpoint at step 1 (round %d): %v", step, err)
+		}
+	}
+	if out, errs, code = c.run("apply", "-f", f); code != 0 {
+		t.Fatalf("apply after killed updates: exit %d\n%s%s", code, out, errs)
+	}
+	if got := strings.Join(nodesOf(t, kubeconfig), " "); got != "lc-web-1:web:web lc-web-2:web:web lc-web-3:web:web" {
+		t.Fatalf("nodes after the resumed update: %s", got)
+	}
+	if now, _ := os.ReadFile(filepath.Join(dir, "pids", "kube-apiserver.pid")); !bytes.Equal(apiPID, now) {
+		t.Fatalf("the control plane was restarted or made again: %q -> %q", apiPID, now)
+	}
+
+	// 3. Two applies at once: one waits for the other, both succeed, nothing is made twice.
+	f = c.specFile(lifecycleSpec("lc", 5, false, "web"))
+	var wg sync.WaitGroup
+	codes := make([]int, 2)
+	stderrs := make([]string, 2)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, stderrs[i], codes[i] = c.run("apply", "-f", f)
+		}()
+	}
+	wg.Wait()
+	if codes[0] != 0 || codes[1] != 0 {
+		t.Fatalf("concurrent applies: exits %v\n%s\n%s", codes, stderrs[0], stderrs[1])
+	}
+	if n := len(nodesOf(t, kubeconfig)); n != 5 {
+		t.Fatalf("%d nodes after two concurrent applies of 5", n)
+	}
+
+	// 4. A delete killed after its first step is finished by the next delete.
+	cmd = c.cmd("delete", "lc")
+	cmd.Env = append(cmd.Env, "NUV_FAILPOINT_KILL_AFTER_STEP=1")
+	_ = cmd.Run()
+	if out, _, _ := c.run("list"); !regexpMatch(`(?m)^lc\s+local\s+\S+ \[deleting\]`, out) {
+		t.Fatalf("list after a killed delete:\n%s", out)
+	}
+	if _, errs, code := c.run("apply", "-f", f); code == 0 || !strings.Contains(errs, "being deleted") {
+		t.Fatalf("apply during an unfinished delete: exit %d\n%s", code, errs)
+	}
+	if out, errs, code = c.run("delete", "lc"); code != 0 {
+		t.Fatalf("second delete: exit %d\n%s%s", code, out, errs)
+	}
+	if left := procsMentioning(dir); len(left) > 0 {
+		t.Fatalf("processes remain: %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(c.home, "state", "lc.json")); !os.IsNotExist(err) {
+		t.Fatalf("state record remains: %v", err)
+	}
+}

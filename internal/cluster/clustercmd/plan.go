@@ -1,0 +1,205 @@
+package clustercmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/engine"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
+)
+
+// readSpecs reads -f FILE and keeps the clusters --only names.
+func readSpecs(verb, file, only string) ([]*spec.Cluster, error) {
+	if file == "" {
+		return nil, cli.Usagef("nuv cluster %s: give a spec file with -f FILE (by convention in clusters/specs/)", verb)
+	}
+	cs, err := spec.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	if only == "" {
+		return cs, nil
+	}
+	var names []string
+	for _, c := range cs {
+		if c.Metadata.Name == only {
+			return []*spec.Cluster{c}, nil
+		}
+		names = append(names, c.Metadata.Name)
+	}
+	return nil, cli.Usagef("nuv cluster %s: %s has no cluster %q (it has: %s)", verb, file, only, strings.Join(names, ", "))
+}
+
+func runPlan(ctx context.Context, c *cmdCtx, args []string) error {
+	fs := flags(c.env, "plan")
+	file := fs.StringP("file", "f", "", "spec file (several Cluster documents allowed)")
+	only := fs.String("only", "", "plan only the cluster of this name")
+	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when nothing would change, 2 when something would, 1 on any error")
+	output := fs.StringP("output", "o", "text", "output format: text or json")
+	stateLoc := stateFlag(fs, c)
+	err := parse(fs, args)
+	if err == nil && fs.NArg() > 0 {
+		err = cli.Usagef("nuv cluster plan: unexpected arguments %q (the spec file goes after -f)", fs.Args())
+	}
+	if err == nil && *output != "text" && *output != "json" {
+		err = cli.Usagef("nuv cluster plan: unknown output %q (valid: text, json)", *output)
+	}
+	var e *engine.Engine
+	if err == nil {
+		e, err = c.engineFor(*stateLoc, "nuv cluster plan")
+	}
+	var specs []*spec.Cluster
+	if err == nil {
+		specs, err = readSpecs("plan", *file, *only)
+	}
+	if err == nil {
+		err = c.printPlans(ctx, e, specs, *output, *detailed)
+	}
+	if (*detailed || slices.Contains(args, "--detailed-exitcode")) && err != nil && err != errChanges && err != errHelp {
+		return cli.Exit(1, err) // usage errors too: with -detailed-exitcode, 2 means "changes"
+	}
+	return err
+}
+
+// errChanges is --detailed-exitcode's "something would change".
+var errChanges = cli.Exit(2, nil)
+
+// printPlans plans every spec (in parallel: each reads its own cluster) and prints them in order.
+func (c *cmdCtx) printPlans(ctx context.Context, e *engine.Engine, specs []*spec.Cluster, output string, detailed bool) error {
+	plans := make([]*cluster.Plan, len(specs))
+	errs := make([]error, len(specs))
+	var wg sync.WaitGroup
+	for i, s := range specs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			plans[i], errs[i] = e.Plan(ctx, s)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if output == "json" {
+		if err := engine.WritePlansJSON(c.env.Out, plans); err != nil {
+			return err
+		}
+	} else {
+		for i, p := range plans {
+			if i > 0 {
+				fmt.Fprintln(c.env.Out)
+			}
+			engine.WritePlan(c.env.Out, p)
+		}
+	}
+	for _, p := range plans {
+		if !p.Empty() && detailed {
+			return errChanges
+		}
+	}
+	return nil
+}
+
+func runApply(ctx context.Context, c *cmdCtx, args []string) error {
+	fs := flags(c.env, "apply")
+	file := fs.StringP("file", "f", "", "spec file (several Cluster documents allowed)")
+	only := fs.String("only", "", "apply only the cluster of this name")
+	stateLoc := stateFlag(fs, c)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("nuv cluster apply: unexpected arguments %q (the spec file goes after -f)", fs.Args())
+	}
+	specs, err := readSpecs("apply", *file, *only)
+	if err != nil {
+		return err
+	}
+	e, err := c.engineFor(*stateLoc, "nuv cluster apply -f "+*file)
+	if err != nil {
+		return err
+	}
+	for _, s := range specs {
+		if _, err := e.Validate(s); err != nil {
+			return err
+		}
+	}
+	var errs []error
+	for _, s := range specs {
+		plan, err := e.Apply(ctx, s, engine.ApplyOptions{})
+		if err != nil {
+			if errors.Is(err, context.Canceled) {
+				return cli.Exit(130, fmt.Errorf("apply of %s interrupted: what was done is recorded; apply again to resume", s.Metadata.Name))
+			}
+			errs = append(errs, err)
+			continue
+		}
+		if plan.Empty() {
+			fmt.Fprintf(c.env.Out, "cluster %s: no changes; it matches the spec\n", s.Metadata.Name)
+		} else {
+			fmt.Fprintln(c.env.Out, engine.Summary(plan))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func runDelete(ctx context.Context, c *cmdCtx, args []string) error {
+	fs := flags(c.env, "delete")
+	all := fs.Bool("all", false, "every cluster")
+	dryRun := fs.Bool("dry-run", false, "print what would be deleted and change nothing")
+	stateLoc := stateFlag(fs, c)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	list, err := c.names(ctx, fs.Args(), *all, "delete")
+	if err != nil {
+		return err
+	}
+	e, err := c.engineFor(*stateLoc, "nuv cluster delete")
+	if err != nil {
+		return err
+	}
+	if *dryRun {
+		var errs []error
+		for _, n := range list {
+			p, err := e.DeletePlan(ctx, n)
+			if err != nil {
+				errs = append(errs, c.notFound(ctx, err))
+				continue
+			}
+			engine.WritePlan(c.env.Out, p)
+		}
+		return errors.Join(errs...)
+	}
+	// Clusters are independent: delete them in parallel, report in order.
+	e.Out = nil
+	results := make([]error, len(list))
+	var wg sync.WaitGroup
+	for i, n := range list {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, results[i] = e.Delete(ctx, n)
+		}()
+	}
+	wg.Wait()
+	var errs []error
+	for i, n := range list {
+		if results[i] != nil {
+			err := results[i]
+			if errors.Is(err, cluster.ErrNotFound) {
+				err = c.notFound(ctx, fmt.Errorf("delete %q: %w", n, cluster.ErrNotFound))
+			}
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(c.env.Out, "%s deleted\n", n)
+	}
+	return errors.Join(errs...)
+}

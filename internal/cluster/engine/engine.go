@@ -1,0 +1,454 @@
+// Package engine is nuv's cluster lifecycle engine. From a spec it asks the spec's provider for the
+// resources wanted (Desired) and those that exist (Observe), computes the plan with cluster.Diff and,
+// on apply, carries it out change by change through the provider (Execute), recording every
+// resource in the state store as soon as it exists and the cluster's lifecycle phase at every step.
+// A plan and an apply therefore always agree: apply executes exactly the plan it prints.
+//
+// An interrupted apply (Ctrl-C, a crash, kill -9) is resumed by the next one: Observe finds what was
+// made, so nothing is made twice. An interrupted delete is finished by the next delete. One lock per
+// cluster keeps two nuvs from working on it at once.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/cluster/state"
+)
+
+// Engine plans and applies cluster specs.
+type Engine struct {
+	// Providers by name.
+	Providers map[string]cluster.Provider
+	// Store keeps records and locks.
+	Store state.Store
+	// Out receives what apply and delete do, change by change; nil discards it.
+	Out io.Writer
+	// Log receives notes (lock waits, takeovers); nil is quiet.
+	Log cli.Logger
+	// LockWait bounds the wait for a cluster locked by another nuv (default 2 minutes).
+	LockWait time.Duration
+	// Command describes this nuv in lock records ("nuv cluster apply -f dev.yaml").
+	Command string
+	// AfterStep, if set, is called after each change is carried out and recorded (step counts from
+	// 1). Tests use it as a failpoint: a process killed there shows that the next apply resumes.
+	AfterStep func(step int, ch cluster.Change)
+}
+
+// Provider returns the provider called name, or an error listing the known ones.
+func (e *Engine) Provider(name string) (cluster.Provider, error) {
+	if p, ok := e.Providers[name]; ok {
+		return p, nil
+	}
+	return nil, fmt.Errorf("unknown provider %q (valid: %s)", name, strings.Join(e.ProviderNames(), ", "))
+}
+
+// ProviderNames lists the providers, sorted.
+func (e *Engine) ProviderNames() []string {
+	var n []string
+	for k := range e.Providers {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+func (e *Engine) out() io.Writer {
+	if e.Out == nil {
+		return io.Discard
+	}
+	return e.Out
+}
+
+func (e *Engine) log() cli.Logger {
+	if e.Log == nil {
+		return cli.Quiet()
+	}
+	return e.Log
+}
+
+// Validate checks a decoded spec against its provider's rules; errors carry file, line and path.
+func (e *Engine) Validate(c *spec.Cluster) (cluster.Provider, error) {
+	p, err := e.Provider(c.Spec.Provider)
+	if err != nil {
+		return nil, c.Positioned(sourceFile(c), []spec.FieldError{{Path: "spec.provider", Msg: err.Error()}})
+	}
+	if errs := p.Validate(c); len(errs) > 0 {
+		return nil, c.Positioned(sourceFile(c), errs)
+	}
+	return p, nil
+}
+
+func sourceFile(c *spec.Cluster) string {
+	if i := strings.LastIndex(c.Source, ":"); i > 0 {
+		return c.Source[:i]
+	}
+	if c.Source == "" {
+		return "spec"
+	}
+	return c.Source
+}
+
+// Plan computes what an apply of c would do. It reads only: nothing is written to the cluster,
+// the cloud or the state store.
+func (e *Engine) Plan(ctx context.Context, c *spec.Cluster) (*cluster.Plan, error) {
+	p, err := e.Validate(c)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := e.load(ctx, c.Metadata.Name)
+	if err != nil {
+		return nil, err
+	}
+	if rec != nil && rec.Provider != p.Name() {
+		return nil, fmt.Errorf("cluster %s exists with provider %s, the spec says %s (delete it first)", c.Metadata.Name, rec.Provider, p.Name())
+	}
+	return e.plan(ctx, p, c, rec)
+}
+
+func (e *Engine) load(ctx context.Context, name string) (*state.Record, error) {
+	rec, err := e.Store.Load(ctx, name)
+	if errors.Is(err, state.ErrNoRecord) {
+		return nil, nil
+	}
+	return rec, err
+}
+
+func (e *Engine) plan(ctx context.Context, p cluster.Provider, c *spec.Cluster, rec *state.Record) (*cluster.Plan, error) {
+	desired, err := p.Desired(c)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", c.Metadata.Name, err)
+	}
+	var recorded []cluster.Resource
+	if rec != nil {
+		recorded = rec.Resources
+	}
+	actual, err := p.Observe(ctx, c, recorded)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: observe what exists: %w", c.Metadata.Name, err)
+	}
+	return cluster.Diff(c.Metadata.Name, p.Name(), desired, actual)
+}
+
+// ApplyOptions tune Apply.
+type ApplyOptions struct {
+	// CreateOnly refuses to work on a cluster that already exists (cluster.ErrExists): `create`.
+	CreateOnly bool
+}
+
+// Apply converges the cluster to c and returns the plan it carried out (empty when nothing had to
+// change; then nothing was written anywhere).
+func (e *Engine) Apply(ctx context.Context, c *spec.Cluster, o ApplyOptions) (*cluster.Plan, error) {
+	p, err := e.Validate(c)
+	if err != nil {
+		return nil, err
+	}
+	name := c.Metadata.Name
+	if err := e.Store.Check(ctx); err != nil {
+		return nil, err
+	}
+	unlock, err := e.lock(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := unlock(); err != nil {
+			e.log().Warnf("%v", err)
+		}
+	}()
+	rec, err := e.load(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if rec != nil && rec.Provider != p.Name() {
+		return nil, fmt.Errorf("cluster %s exists with provider %s, the spec says %s (delete it first)", name, rec.Provider, p.Name())
+	}
+	if rec != nil && (rec.Phase == state.Deleting || rec.Phase == state.DeletionFailed) {
+		return nil, fmt.Errorf("cluster %s is being deleted (phase %s): finish with `nuv cluster delete %s` first", name, rec.Phase, name)
+	}
+	plan, err := e.plan(ctx, p, c, rec)
+	if err != nil {
+		return nil, err
+	}
+	if o.CreateOnly && (rec != nil || plan.Unchanged > 0 || len(plan.Changes) > plan.Count(cluster.Create)+plan.Count(cluster.Conflict)) {
+		return nil, fmt.Errorf("create %q: %w (`nuv cluster apply` converges it to a spec; `nuv cluster delete %s` removes it)", name, cluster.ErrExists, name)
+	}
+	if n := plan.Count(cluster.Conflict); n > 0 {
+		var keys []string
+		for _, ch := range plan.Changes {
+			if ch.Action == cluster.Conflict {
+				keys = append(keys, ch.Key)
+			}
+		}
+		return plan, fmt.Errorf("cluster %s: %s exist(s) but nuv did not make them; nuv leaves them alone and cannot apply (rename the cluster or remove them)", name, strings.Join(keys, ", "))
+	}
+	if plan.Empty() {
+		if rec == nil || rec.Phase != state.Running || !sameSpec(rec.Spec, c) {
+			// The cluster matches but the record is missing, behind or failed: bring it up to date.
+			rec = e.newRecord(rec, p, c)
+			rec.Phase, rec.Error, rec.Spec = state.Running, "", c
+			actual, err := p.Observe(ctx, c, rec.Resources)
+			if err != nil {
+				return nil, err
+			}
+			rec.Resources = mine(actual)
+			if err := e.Store.Save(ctx, rec); err != nil {
+				return nil, err
+			}
+		}
+		return plan, nil
+	}
+	rec = e.newRecord(rec, p, c)
+	phase := state.Updating
+	if rec.Generation == 0 || rec.Phase == state.Creating || rec.Phase == state.CreationFailed {
+		phase = state.Creating
+	}
+	rec.Phase, rec.Spec = phase, c
+	if err := e.Store.Save(ctx, rec); err != nil {
+		return nil, err
+	}
+	if err := e.execute(ctx, p, c, rec, plan); err != nil {
+		return plan, err
+	}
+	rec.Phase, rec.Error = state.Running, ""
+	return plan, e.save(ctx, rec)
+}
+
+func (e *Engine) newRecord(rec *state.Record, p cluster.Provider, c *spec.Cluster) *state.Record {
+	if rec != nil {
+		return rec
+	}
+	return &state.Record{Name: c.Metadata.Name, Provider: p.Name(), Spec: c}
+}
+
+func sameSpec(a, b *spec.Cluster) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return reflect.DeepEqual(a.Metadata, b.Metadata) && reflect.DeepEqual(a.Spec, b.Spec)
+}
+
+func mine(rs []cluster.Resource) []cluster.Resource {
+	var out []cluster.Resource
+	for _, r := range rs {
+		if !r.Foreign {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// save writes the record even when ctx was cancelled (recording how far an interrupted apply got).
+func (e *Engine) save(ctx context.Context, rec *state.Record) error {
+	return e.Store.Save(context.WithoutCancel(ctx), rec)
+}
+
+// execute carries out plan change by change, recording each; on failure the record says where it
+// stopped (phase *_failed and the error).
+func (e *Engine) execute(ctx context.Context, p cluster.Provider, c *spec.Cluster, rec *state.Record, plan *cluster.Plan) error {
+	w := e.out()
+	for i, ch := range plan.Changes {
+		t0 := time.Now()
+		fmt.Fprintf(w, "[%d/%d] %s %s ...\n", i+1, len(plan.Changes), verbing(ch.Action), ch.Key)
+		save := func(r cluster.Resource) error {
+			rec.Set(r)
+			return e.save(ctx, rec)
+		}
+		res, err := p.Execute(ctx, c, ch, save)
+		if err != nil {
+			failed := rec.Phase.Failed()
+			rec.Phase, rec.Error = failed, fmt.Sprintf("%s %s: %v", ch.Action, ch.Key, err)
+			if serr := e.save(ctx, rec); serr != nil {
+				err = errors.Join(err, serr)
+			}
+			verb := "apply"
+			if ch.Action == cluster.Delete && plan.Count(cluster.Delete) == len(plan.Changes) {
+				verb = "delete"
+			}
+			return fmt.Errorf("%s %s of cluster %s failed after %s: %w\n(phase %s recorded in %s; run %s again to resume)",
+				ch.Action, ch.Key, c.Metadata.Name, since(t0), err, failed, e.Store.Where(), verb)
+		}
+		if res == nil {
+			rec.Remove(ch.Key)
+		} else {
+			rec.Set(*res)
+		}
+		if err := e.save(ctx, rec); err != nil {
+			return err
+		}
+		id := ""
+		if res != nil && res.ID != "" {
+			id = " (" + res.ID + ")"
+		}
+		fmt.Fprintf(w, "[%d/%d] %s %s%s in %s\n", i+1, len(plan.Changes), done(ch.Action), ch.Key, id, since(t0))
+		if e.AfterStep != nil {
+			e.AfterStep(i+1, ch)
+		}
+	}
+	return nil
+}
+
+func since(t time.Time) string { return time.Since(t).Round(10 * time.Millisecond).String() }
+
+func verbing(a cluster.Action) string {
+	switch a {
+	case cluster.Create:
+		return "creating"
+	case cluster.Update:
+		return "updating"
+	case cluster.Replace:
+		return "replacing"
+	case cluster.Delete:
+		return "deleting"
+	}
+	return string(a)
+}
+
+func done(a cluster.Action) string {
+	switch a {
+	case cluster.Create:
+		return "created"
+	case cluster.Update:
+		return "updated"
+	case cluster.Replace:
+		return "replaced"
+	case cluster.Delete:
+		return "deleted"
+	}
+	return string(a)
+}
+
+func (e *Engine) lock(ctx context.Context, name string) (func() error, error) {
+	wait := e.LockWait
+	if wait == 0 {
+		wait = 2 * time.Minute
+	}
+	cmd := e.Command
+	if cmd == "" {
+		cmd = "nuv"
+	}
+	return state.Lock(ctx, e.Store, name, state.Me(cmd), wait, func(n string) { e.log().Infof("%s", n) })
+}
+
+// Target finds the spec and provider of an existing cluster: its record's, else the first provider
+// that can adopt it (a cluster made without a record). ErrNotFound if no provider knows it.
+func (e *Engine) Target(ctx context.Context, name string) (*spec.Cluster, cluster.Provider, *state.Record, error) {
+	rec, err := e.load(ctx, name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if rec != nil {
+		p, err := e.Provider(rec.Provider)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("cluster %s: %w", name, err)
+		}
+		if rec.Spec == nil {
+			return nil, nil, nil, fmt.Errorf("cluster %s: %w: the record has no spec", name, state.ErrCorrupt)
+		}
+		return rec.Spec, p, rec, nil
+	}
+	for _, pn := range e.ProviderNames() {
+		a, ok := e.Providers[pn].(cluster.Adopter)
+		if !ok {
+			continue
+		}
+		c, err := a.Adopt(ctx, name)
+		if errors.Is(err, cluster.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return c, e.Providers[pn], nil, nil
+	}
+	return nil, nil, nil, fmt.Errorf("%q: %w", name, cluster.ErrNotFound)
+}
+
+// DeletePlan is what Delete would do.
+func (e *Engine) DeletePlan(ctx context.Context, name string) (*cluster.Plan, error) {
+	c, p, rec, err := e.Target(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	actual, err := p.Observe(ctx, c, recorded(rec))
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: observe what exists: %w", name, err)
+	}
+	return cluster.DeleteAll(name, p.Name(), actual), nil
+}
+
+func recorded(rec *state.Record) []cluster.Resource {
+	if rec == nil {
+		return nil
+	}
+	return rec.Resources
+}
+
+// Delete removes everything nuv made for a cluster, dependents first, then checks that nothing is
+// left and removes the record. An interrupted delete is finished by the next one.
+func (e *Engine) Delete(ctx context.Context, name string) (*cluster.Plan, error) {
+	if err := e.Store.Check(ctx); err != nil {
+		return nil, err
+	}
+	unlock, err := e.lock(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := unlock(); err != nil {
+			e.log().Warnf("%v", err)
+		}
+	}()
+	c, p, rec, err := e.Target(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	actual, err := p.Observe(ctx, c, recorded(rec))
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: observe what exists: %w", name, err)
+	}
+	plan := cluster.DeleteAll(name, p.Name(), actual)
+	rec = e.newRecord(rec, p, c)
+	if !plan.Empty() {
+		rec.Phase = state.Deleting
+		if err := e.save(ctx, rec); err != nil {
+			return nil, err
+		}
+		if err := e.execute(ctx, p, c, rec, plan); err != nil {
+			return plan, err
+		}
+	}
+	left, err := p.Observe(ctx, c, nil)
+	if err != nil {
+		return plan, fmt.Errorf("cluster %s: check that nothing is left: %w", name, err)
+	}
+	if rest := mine(left); len(rest) > 0 {
+		var keys []string
+		for _, r := range rest {
+			keys = append(keys, r.Key()+idNote(r.ID))
+		}
+		rec.Phase, rec.Error = state.DeletionFailed, "left behind: "+strings.Join(keys, ", ")
+		_ = e.save(ctx, rec)
+		return plan, fmt.Errorf("delete %s: still there after deleting: %s (phase %s recorded; run delete again)", name, strings.Join(keys, ", "), rec.Phase)
+	}
+	if err := e.Store.Remove(context.WithoutCancel(ctx), name); err != nil {
+		return plan, err
+	}
+	return plan, nil
+}
+
+func idNote(id string) string {
+	if id == "" {
+		return ""
+	}
+	return " (" + id + ")"
+}

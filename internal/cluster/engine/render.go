@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/nuv-dev/nuv/internal/cluster"
+)
+
+// WritePlan prints a plan the way a person reads it: one line per resource (+ create, ~ update,
+// -/+ replace, - delete, ! conflict) with the fields that change, then a summary line.
+func WritePlan(w io.Writer, p *cluster.Plan) {
+	if p.Empty() {
+		fmt.Fprintf(w, "cluster %s (%s): no changes; it matches the spec (%d resource(s) up to date)\n", p.Cluster, p.Provider, p.Unchanged)
+		return
+	}
+	fmt.Fprintf(w, "cluster %s (%s):\n", p.Cluster, p.Provider)
+	for _, c := range p.Changes {
+		switch c.Action {
+		case cluster.Create:
+			fmt.Fprintf(w, "  + create %s\n", c.Key)
+			for _, f := range c.Fields {
+				fmt.Fprintf(w, "      %s: %s\n", f.Field, f.New)
+			}
+		case cluster.Update:
+			fmt.Fprintf(w, "  ~ update %s%s\n", c.Key, idNote(actualID(c)))
+			for _, f := range c.Fields {
+				fmt.Fprintf(w, "      %s: %s -> %s\n", f.Field, show(f.Old), show(f.New))
+			}
+		case cluster.Replace:
+			fmt.Fprintf(w, "-/+ replace %s%s\n", c.Key, idNote(actualID(c)))
+			for _, f := range c.Fields {
+				forces := ""
+				if f.ForcesReplace {
+					forces = "  (forces replacement)"
+				}
+				fmt.Fprintf(w, "      %s: %s -> %s%s\n", f.Field, show(f.Old), show(f.New), forces)
+			}
+		case cluster.Delete:
+			fmt.Fprintf(w, "  - delete %s%s\n", c.Key, idNote(actualID(c)))
+		case cluster.Conflict:
+			fmt.Fprintf(w, "  ! conflict %s%s: exists but was not made by nuv; left alone\n", c.Key, idNote(actualID(c)))
+		}
+	}
+	fmt.Fprintf(w, "Plan: %d to create, %d to update, %d to replace, %d to delete", p.Count(cluster.Create), p.Count(cluster.Update), p.Count(cluster.Replace), p.Count(cluster.Delete))
+	if n := p.Count(cluster.Conflict); n > 0 {
+		fmt.Fprintf(w, ", %d in conflict", n)
+	}
+	fmt.Fprintf(w, "; %d unchanged.\n", p.Unchanged)
+}
+
+func actualID(c cluster.Change) string {
+	if c.Actual == nil {
+		return ""
+	}
+	return c.Actual.ID
+}
+
+func show(v string) string {
+	if v == "" {
+		return "(none)"
+	}
+	return v
+}
+
+// jsonChange is a change in `-o json`.
+type jsonChange struct {
+	Action string                `json:"action"`
+	Key    string                `json:"resource"`
+	ID     string                `json:"id,omitempty"`
+	Fields []cluster.FieldChange `json:"fields,omitempty"`
+}
+
+type jsonPlan struct {
+	Cluster   string       `json:"cluster"`
+	Provider  string       `json:"provider"`
+	Changes   []jsonChange `json:"changes"`
+	Unchanged int          `json:"unchanged"`
+}
+
+// WritePlansJSON prints plans as a JSON list.
+func WritePlansJSON(w io.Writer, plans []*cluster.Plan) error {
+	out := make([]jsonPlan, 0, len(plans))
+	for _, p := range plans {
+		jp := jsonPlan{Cluster: p.Cluster, Provider: p.Provider, Unchanged: p.Unchanged, Changes: []jsonChange{}}
+		for _, c := range p.Changes {
+			jp.Changes = append(jp.Changes, jsonChange{Action: string(c.Action), Key: c.Key, ID: actualID(c), Fields: c.Fields})
+		}
+		out = append(out, jp)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// Summary is one line saying what an apply did.
+func Summary(p *cluster.Plan) string {
+	if p.Empty() {
+		return fmt.Sprintf("cluster %s: no changes", p.Cluster)
+	}
+	var parts []string
+	for _, a := range []cluster.Action{cluster.Create, cluster.Update, cluster.Replace, cluster.Delete} {
+		if n := p.Count(a); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, done(a)))
+		}
+	}
+	return fmt.Sprintf("cluster %s: %s", p.Cluster, strings.Join(parts, ", "))
+}

@@ -1,0 +1,249 @@
+// Package spec is nuv's declarative cluster specification: YAML documents of
+// `apiVersion: nuv.dev/v1alpha1`, `kind: Cluster` that say what a cluster should be (provider, version,
+// control plane, node groups, networks, registry wiring, a provider-specific section), strictly
+// decoded so that every unknown field, wrong type or invalid value is reported with the file, the
+// line and the field path.
+//
+// A file may hold several documents; by convention specs live in clusters/specs/. The lifecycle
+// engine (package engine) turns a spec into a plan and applies it through a provider.
+package spec
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// APIVersion and Kind identify a cluster spec document.
+const (
+	APIVersion = "nuv.dev/v1alpha1"
+	Kind       = "Cluster"
+)
+
+// Cluster is one cluster spec document.
+type Cluster struct {
+	APIVersion string   `yaml:"apiVersion" json:"apiVersion"`
+	Kind       string   `yaml:"kind" json:"kind"`
+	Metadata   Metadata `yaml:"metadata" json:"metadata"`
+	Spec       Spec     `yaml:"spec" json:"spec"`
+
+	// Source is where the document came from ("file.yaml:12"); set by the decoder, not part of the
+	// document.
+	Source string `yaml:"-" json:"-"`
+	lines  map[string]int
+}
+
+// Metadata names a cluster.
+type Metadata struct {
+	Name   string            `yaml:"name" json:"name"`
+	Labels map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
+}
+
+// Spec is what the cluster should be.
+type Spec struct {
+	// Provider names the provider that makes the cluster ("local", "kind", "eks", ...).
+	Provider string `yaml:"provider" json:"provider"`
+	// Region and Zones place a cloud cluster.
+	Region string   `yaml:"region,omitempty" json:"region,omitempty"`
+	Zones  []string `yaml:"zones,omitempty" json:"zones,omitempty"`
+	// KubernetesVersion is "MAJOR.MINOR" or "MAJOR.MINOR.PATCH" (a leading v is accepted).
+	KubernetesVersion string        `yaml:"kubernetesVersion,omitempty" json:"kubernetesVersion,omitempty"`
+	ControlPlane      ControlPlane  `yaml:"controlPlane,omitempty" json:"controlPlane,omitempty"`
+	NodeGroups        []NodeGroup   `yaml:"nodeGroups,omitempty" json:"nodeGroups,omitempty"`
+	Networking        Networking    `yaml:"networking,omitempty" json:"networking,omitempty"`
+	Registry          bool          `yaml:"registry,omitempty" json:"registry,omitempty"`
+	Addons            []string      `yaml:"addons,omitempty" json:"addons,omitempty"`
+	Tags              Tags          `yaml:"tags,omitempty" json:"tags,omitempty"`
+	Local             *LocalSpec    `yaml:"local,omitempty" json:"local,omitempty"`
+	Kind              *KindSpec     `yaml:"kind,omitempty" json:"kind,omitempty"`
+	EKS               *ProviderSpec `yaml:"eks,omitempty" json:"eks,omitempty"`
+	AKS               *ProviderSpec `yaml:"aks,omitempty" json:"aks,omitempty"`
+	GKE               *ProviderSpec `yaml:"gke,omitempty" json:"gke,omitempty"`
+}
+
+// Tags are key/value tags put on every cloud resource of the cluster (besides nuv.dev/cluster).
+type Tags map[string]string
+
+// ControlPlane sizes the control plane: Count > 1 is a highly available one.
+type ControlPlane struct {
+	Count int `yaml:"count,omitempty" json:"count,omitempty"`
+}
+
+// NodeGroup is a set of identical nodes.
+type NodeGroup struct {
+	Name         string            `yaml:"name" json:"name"`
+	Count        *int              `yaml:"count,omitempty" json:"count,omitempty"`
+	Min          *int              `yaml:"min,omitempty" json:"min,omitempty"`
+	Max          *int              `yaml:"max,omitempty" json:"max,omitempty"`
+	InstanceType string            `yaml:"instanceType,omitempty" json:"instanceType,omitempty"`
+	Labels       map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
+	Taints       []string          `yaml:"taints,omitempty" json:"taints,omitempty"`
+	Spot         bool              `yaml:"spot,omitempty" json:"spot,omitempty"`
+	// Manager is "" or "managed" (the provider's own node groups) or "karpenter".
+	Manager string `yaml:"manager,omitempty" json:"manager,omitempty"`
+	// DiskSize is the node disk in GiB (cloud providers).
+	DiskSize int `yaml:"diskSize,omitempty" json:"diskSize,omitempty"`
+}
+
+// Size is the node group's desired node count: Count, else Min, else 1.
+func (g NodeGroup) Size() int {
+	switch {
+	case g.Count != nil:
+		return *g.Count
+	case g.Min != nil:
+		return *g.Min
+	}
+	return 1
+}
+
+// Networking holds the cluster's networks.
+type Networking struct {
+	PodCIDR     string `yaml:"podCIDR,omitempty" json:"podCIDR,omitempty"`
+	ServiceCIDR string `yaml:"serviceCIDR,omitempty" json:"serviceCIDR,omitempty"`
+	// VPCCIDR is a cloud cluster's network (providers with VPCs).
+	VPCCIDR string `yaml:"vpcCIDR,omitempty" json:"vpcCIDR,omitempty"`
+}
+
+// LocalSpec is the local provider's section.
+type LocalSpec struct {
+	// Flavor makes nodes look like a distribution's (eks, aks, gke, kind, k3s, ...).
+	Flavor string `yaml:"flavor,omitempty" json:"flavor,omitempty"`
+	// PortBase, if set, takes loopback ports upwards from it.
+	PortBase int `yaml:"portBase,omitempty" json:"portBase,omitempty"`
+}
+
+// KindSpec is the kind provider's section.
+type KindSpec struct {
+	Image string `yaml:"image,omitempty" json:"image,omitempty"`
+}
+
+// ProviderSpec is the free-form section of a provider whose typed section has not been defined yet;
+// its provider validates it.
+type ProviderSpec map[string]any
+
+// Taint is a parsed `key[=value]:Effect` entry of NodeGroup.Taints.
+type Taint struct{ Key, Value, Effect string }
+
+// ParseTaint parses `key[=value]:Effect` with Effect one of NoSchedule, PreferNoSchedule, NoExecute.
+func ParseTaint(s string) (Taint, error) {
+	kv, effect, ok := strings.Cut(s, ":")
+	if !ok {
+		return Taint{}, fmt.Errorf("taint %q: want key[=value]:Effect", s)
+	}
+	switch effect {
+	case "NoSchedule", "PreferNoSchedule", "NoExecute":
+	default:
+		return Taint{}, fmt.Errorf("taint %q: effect %q is not one of NoSchedule, PreferNoSchedule, NoExecute", s, effect)
+	}
+	k, v, _ := strings.Cut(kv, "=")
+	if k == "" {
+		return Taint{}, fmt.Errorf("taint %q: empty key", s)
+	}
+	return Taint{Key: k, Value: v, Effect: effect}, nil
+}
+
+// Line returns the line of the field at path ("spec.nodeGroups[1].count") in the document the
+// spec was decoded from, or the nearest enclosing field's; 0 if unknown.
+func (c *Cluster) Line(path string) int {
+	for p := path; p != ""; p = parent(p) {
+		if l, ok := c.lines[p]; ok {
+			return l
+		}
+	}
+	return c.lines[""]
+}
+
+func parent(p string) string {
+	i := strings.LastIndexAny(p, ".[")
+	if i < 0 {
+		return ""
+	}
+	return p[:i]
+}
+
+// FieldError is an invalid value at a field path.
+type FieldError struct {
+	Path string
+	Msg  string
+}
+
+func (e FieldError) Error() string { return e.Path + ": " + e.Msg }
+
+// Errorf builds a FieldError.
+func Errorf(path, format string, a ...any) FieldError {
+	return FieldError{Path: path, Msg: fmt.Sprintf(format, a...)}
+}
+
+// Errors are the problems found in one document, each with file, line and field path.
+type Errors struct {
+	File string
+	List []PositionedError
+}
+
+// PositionedError is one problem at a line.
+type PositionedError struct {
+	Line int
+	Path string
+	Msg  string
+}
+
+func (e PositionedError) String(file string) string {
+	loc := file
+	if e.Line > 0 {
+		loc += ":" + strconv.Itoa(e.Line)
+	}
+	if e.Path == "" {
+		return loc + ": " + e.Msg
+	}
+	return loc + ": " + e.Path + ": " + e.Msg
+}
+
+func (e *Errors) Error() string {
+	var b strings.Builder
+	for i, pe := range e.List {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(pe.String(e.File))
+	}
+	return b.String()
+}
+
+// Positioned attaches lines to field errors of c.
+func (c *Cluster) Positioned(file string, errs []FieldError) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	out := &Errors{File: file}
+	for _, e := range errs {
+		out.List = append(out.List, PositionedError{Line: c.Line(e.Path), Path: e.Path, Msg: e.Msg})
+	}
+	return out
+}
+
+// Clone returns a deep copy (through the JSON form, which is the spec's canonical form).
+func (c *Cluster) Clone() *Cluster {
+	out := *c
+	out.Metadata.Labels = maps.Clone(c.Metadata.Labels)
+	out.Spec.Zones = slices.Clone(c.Spec.Zones)
+	out.Spec.Addons = slices.Clone(c.Spec.Addons)
+	out.Spec.Tags = maps.Clone(c.Spec.Tags)
+	out.Spec.NodeGroups = nil
+	for _, g := range c.Spec.NodeGroups {
+		g.Labels = maps.Clone(g.Labels)
+		g.Taints = slices.Clone(g.Taints)
+		out.Spec.NodeGroups = append(out.Spec.NodeGroups, g)
+	}
+	if c.Spec.Local != nil {
+		l := *c.Spec.Local
+		out.Spec.Local = &l
+	}
+	if c.Spec.Kind != nil {
+		k := *c.Spec.Kind
+		out.Spec.Kind = &k
+	}
+	out.lines = c.lines
+	return &out
+}

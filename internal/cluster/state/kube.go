@@ -1,0 +1,265 @@
+package state
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Kube is the Kubernetes backend: in Namespace of the cluster Kubeconfig points at, each record is
+// the Secret nuv-state-<name> (type nuv.dev/cluster-state, key record.json) and each lock the Lease
+// nuv-lock-<name> whose holderIdentity is the holder as JSON. Writes use the Secret's
+// resourceVersion, so two machines never overwrite each other's record unseen.
+type Kube struct {
+	Namespace  string
+	Kubeconfig string
+	cs         kubernetes.Interface
+	mu         sync.Mutex
+	versions   map[string]string // record name -> resourceVersion last read or written
+}
+
+func (k *Kube) version(name string) (string, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	v, ok := k.versions[name]
+	return v, ok
+}
+
+func (k *Kube) setVersion(name, v string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if v == "" {
+		k.setVersion(name, "")
+		return
+	}
+	k.versions[name] = v
+}
+
+// Secret type and labels of state records.
+const (
+	SecretType  corev1.SecretType = "nuv.dev/cluster-state"
+	recordKey                     = "record.json"
+	labelRecord                   = "nuv.dev/state-of"
+)
+
+// NewKube connects to the cluster a kubeconfig names (its current context).
+func NewKube(kubeconfig, namespace string) (*Kube, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("state store kube:%s@%s: %w", namespace, kubeconfig, err)
+	}
+	cfg.Timeout = 10 * time.Second
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("state store kube:%s@%s: %w", namespace, kubeconfig, err)
+	}
+	return &Kube{Namespace: namespace, Kubeconfig: kubeconfig, cs: cs, versions: map[string]string{}}, nil
+}
+
+var _ Store = (*Kube)(nil)
+
+// Where names the namespace and kubeconfig.
+func (k *Kube) Where() string { return "kube:" + k.Namespace + "@" + k.Kubeconfig }
+
+func secretName(name string) string { return "nuv-state-" + name }
+func leaseName(name string) string  { return "nuv-lock-" + name }
+
+// Check makes sure the namespace exists (creating it) and records can be listed.
+func (k *Kube) Check(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := k.cs.CoreV1().Namespaces().Get(ctx, k.Namespace, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = k.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: k.Namespace}}, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			err = nil
+		}
+	}
+	if err == nil {
+		_, err = k.cs.CoreV1().Secrets(k.Namespace).List(ctx, metav1.ListOptions{Limit: 1, LabelSelector: labelRecord})
+	}
+	if err != nil {
+		return fmt.Errorf("state store %s cannot be reached: %w", k.Where(), err)
+	}
+	return nil
+}
+
+// Load reads a record's Secret.
+func (k *Kube) Load(ctx context.Context, name string) (*Record, error) {
+	s, err := k.cs.CoreV1().Secrets(k.Namespace).Get(ctx, secretName(name), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("cluster %s: %w", name, ErrNoRecord)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("state of cluster %s in %s: %w", name, k.Where(), err)
+	}
+	return k.fromSecret(name, s)
+}
+
+func (k *Kube) fromSecret(name string, s *corev1.Secret) (*Record, error) {
+	where := fmt.Sprintf("Secret %s/%s (%s)", k.Namespace, s.Name, k.Kubeconfig)
+	b, ok := s.Data[recordKey]
+	if !ok {
+		return nil, fmt.Errorf("%s: %w: no %s key (it is left as it is; `nuv cluster state rm %s` removes it)", where, ErrCorrupt, recordKey, name)
+	}
+	r, err := decodeRecord(where, name, b)
+	if err != nil {
+		return nil, err
+	}
+	k.setVersion(name, s.ResourceVersion)
+	return r, nil
+}
+
+// Save creates or updates the record's Secret, refusing to overwrite a newer one.
+func (k *Kube) Save(ctx context.Context, r *Record) error {
+	next := *r
+	next.Generation++
+	next.Updated = time.Now().UTC()
+	if next.Created.IsZero() {
+		next.Created = next.Updated
+	}
+	b, err := json.MarshalIndent(&next, "", "  ")
+	if err != nil {
+		return err
+	}
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: secretName(r.Name), Namespace: k.Namespace,
+			Labels: map[string]string{labelRecord: r.Name, "app.kubernetes.io/managed-by": "nuv"}},
+		Type: SecretType,
+		Data: map[string][]byte{recordKey: b},
+	}
+	secrets := k.cs.CoreV1().Secrets(k.Namespace)
+	rv, known := k.version(r.Name)
+	var out *corev1.Secret
+	if !known && r.Generation == 0 {
+		out, err = secrets.Create(ctx, sec, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("cluster %s: %w (a record was created meanwhile)", r.Name, ErrConflict)
+		}
+	} else {
+		if !known {
+			cur, gerr := secrets.Get(ctx, sec.Name, metav1.GetOptions{})
+			if gerr != nil {
+				return fmt.Errorf("save state of cluster %s: %w", r.Name, gerr)
+			}
+			if prev, err := k.fromSecret(r.Name, cur); err != nil || prev.Generation != r.Generation {
+				return fmt.Errorf("cluster %s: %w", r.Name, ErrConflict)
+			}
+			rv = cur.ResourceVersion
+		}
+		sec.ResourceVersion = rv
+		out, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			return fmt.Errorf("cluster %s: %w", r.Name, ErrConflict)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("save state of cluster %s in %s: %w", r.Name, k.Where(), err)
+	}
+	k.setVersion(r.Name, out.ResourceVersion)
+	*r = next
+	return nil
+}
+
+// Remove deletes the record's Secret.
+func (k *Kube) Remove(ctx context.Context, name string) error {
+	err := k.cs.CoreV1().Secrets(k.Namespace).Delete(ctx, secretName(name), metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("remove state of cluster %s from %s: %w", name, k.Where(), err)
+	}
+	k.setVersion(name, "")
+	return nil
+}
+
+// List reads every record Secret.
+func (k *Kube) List(ctx context.Context) ([]*Record, []error) {
+	l, err := k.cs.CoreV1().Secrets(k.Namespace).List(ctx, metav1.ListOptions{LabelSelector: labelRecord})
+	if err != nil {
+		return nil, []error{fmt.Errorf("list state in %s: %w", k.Where(), err)}
+	}
+	var out []*Record
+	var errs []error
+	for i := range l.Items {
+		s := &l.Items[i]
+		r, err := k.fromSecret(s.Labels[labelRecord], s)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return out, errs
+}
+
+// TryLock creates the Lease; creation is atomic on the API server.
+func (k *Kube) TryLock(ctx context.Context, name string, h Holder) (func() error, *Holder, error) {
+	b, _ := json.Marshal(h)
+	id := string(b)
+	now := metav1.NewMicroTime(time.Now())
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: leaseName(name), Namespace: k.Namespace,
+			Labels: map[string]string{labelRecord: name, "app.kubernetes.io/managed-by": "nuv"}},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &id, AcquireTime: &now},
+	}
+	leases := k.cs.CoordinationV1().Leases(k.Namespace)
+	created, err := leases.Create(ctx, lease, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		cur, herr := k.Holder(ctx, name)
+		if herr != nil {
+			return nil, nil, herr
+		}
+		if cur == nil {
+			return k.TryLock(ctx, name, h)
+		}
+		return nil, cur, ErrLocked
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("lock cluster %s in %s: %w", name, k.Where(), err)
+	}
+	uid := created.UID
+	return func() error {
+		// Delete only our own Lease (it may have been broken and taken by someone else).
+		err := leases.Delete(context.WithoutCancel(ctx), leaseName(name), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("unlock cluster %s in %s: %w", name, k.Where(), err)
+		}
+		return nil
+	}, nil, nil
+}
+
+// Holder reads the Lease.
+func (k *Kube) Holder(ctx context.Context, name string) (*Holder, error) {
+	l, err := k.cs.CoordinationV1().Leases(k.Namespace).Get(ctx, leaseName(name), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read lock of cluster %s in %s: %w", name, k.Where(), err)
+	}
+	var h Holder
+	if l.Spec.HolderIdentity == nil || json.Unmarshal([]byte(*l.Spec.HolderIdentity), &h) != nil {
+		return &Holder{Command: "unknown (Lease " + l.Name + " has no nuv holder)"}, nil
+	}
+	return &h, nil
+}
+
+// Break deletes the Lease.
+func (k *Kube) Break(ctx context.Context, name string) error {
+	err := k.cs.CoordinationV1().Leases(k.Namespace).Delete(ctx, leaseName(name), metav1.DeleteOptions{})
+	if err != nil && !errors.Is(err, context.Canceled) && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("release lock of cluster %s in %s: %w", name, k.Where(), err)
+	}
+	return nil
+}
