@@ -96,7 +96,9 @@ func run(runs int) error {
 		ResourcesVpcConfig: &ekstypes.VpcConfigRequest{SubnetIds: subnets}}); err != nil {
 		return err
 	}
-	out, err := eks.NewClusterActiveWaiter(kc, func(o *eks.ClusterActiveWaiterOptions) { o.MinDelay, o.MaxDelay = 100*time.Millisecond, 200*time.Millisecond }).
+	out, err := eks.NewClusterActiveWaiter(kc, func(o *eks.ClusterActiveWaiterOptions) {
+		o.MinDelay, o.MaxDelay = 100*time.Millisecond, 200*time.Millisecond
+	}).
 		WaitForOutput(ctx, &eks.DescribeClusterInput{Name: aws.String("bench")}, 10*time.Minute)
 	if err != nil {
 		return err
@@ -127,7 +129,10 @@ func run(runs int) error {
 		}
 		return benchutil.Median(ds), nil
 	}
-	describe, err := lat(func() error { _, err := kc.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String("bench")}); return err })
+	describe, err := lat(func() error {
+		_, err := kc.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String("bench")})
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -144,7 +149,9 @@ func run(runs int) error {
 	if _, err := kc.DeleteCluster(ctx, &eks.DeleteClusterInput{Name: aws.String("bench")}); err != nil {
 		return err
 	}
-	if err := eks.NewClusterDeletedWaiter(kc, func(o *eks.ClusterDeletedWaiterOptions) { o.MinDelay, o.MaxDelay = 100*time.Millisecond, 200*time.Millisecond }).
+	if err := eks.NewClusterDeletedWaiter(kc, func(o *eks.ClusterDeletedWaiterOptions) {
+		o.MinDelay, o.MaxDelay = 100*time.Millisecond, 200*time.Millisecond
+	}).
 		Wait(ctx, &eks.DescribeClusterInput{Name: aws.String("bench")}, 5*time.Minute); err != nil {
 		return err
 	}
