@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -95,7 +96,7 @@ func ok[T any](t testing.TB) func(T, error) T {
 // TestIntegrationEmulatorEKS is the whole path: `nuv emulator up`, an EKS cluster created through
 // the AWS SDK becomes ACTIVE on a real control plane, a kubeconfig whose exec credential is
 // `nuv -eks-token` reaches it as a cluster admin, node groups appear and scale as nodes, the
-// emulator restarts without losing anything, and deleting the cluster removes its control plane.
+// emulator survives a kill -9 during creation and a restart without losing anything, and deleting the cluster removes its control plane.
 func TestIntegrationEmulatorEKS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a local cluster behind an emulated EKS cluster; skipped under -short")
@@ -166,6 +167,19 @@ func TestIntegrationEmulatorEKS(t *testing.T) {
 	var inUse *ekstypes.ResourceInUseException
 	if !errors.As(err, &inUse) {
 		t.Fatalf("second CreateCluster: %v, want ResourceInUseException", err)
+	}
+	// kill -9 of the emulator while the control plane is being created: the next start finishes it.
+	time.Sleep(2 * time.Second)
+	proc := ok[emulator.Process](t)(emulator.ReadProcess(emuDir))
+	if err := syscall.Kill(proc.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100 && syscall.Kill(proc.PID, 0) == nil; i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	ok[string](t)(nuv(t, "emulator", "up"))
+	if got := ok[*eks.DescribeClusterOutput](t)(kc.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(name)})).Cluster.Status; got != ekstypes.ClusterStatusCreating {
+		t.Fatalf("after kill -9 and restart the cluster is %s, want still CREATING", got)
 	}
 	t0 := time.Now()
 	waitActive := func() *ekstypes.Cluster {
