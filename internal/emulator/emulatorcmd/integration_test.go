@@ -312,8 +312,46 @@ current-context: demo
 	if v := aws.ToString(waitActive().Version); v != "1.36" {
 		t.Fatalf("version after the upgrade: %s", v)
 	}
-	ok[*eks.TagResourceOutput](t)(kc.TagResource(ctx, &eks.TagResourceInput{ResourceArn: c.Arn, Tags: map[string]string{"team": "web"}}))
-	if tags := ok[*eks.ListTagsForResourceOutput](t)(kc.ListTagsForResource(ctx, &eks.ListTagsForResourceInput{ResourceArn: c.Arn})).Tags; len(tags) != 2 {
+	nv := ok[*eks.UpdateNodegroupVersionOutput](t)(kc.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: aws.String(name), NodegroupName: aws.String("ng-a")})).Update
+	waitUpdate(t, kc, name, aws.ToString(nv.Id), "ng-a", "")
+	if v := aws.ToString(ok[*eks.DescribeNodegroupOutput](t)(kc.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: aws.String(name), NodegroupName: aws.String("ng-a")})).Nodegroup.Version); v != "1.36" {
+		t.Fatalf("node group version after its update: %s", v)
+	}
+	lu := ok[*eks.UpdateClusterConfigOutput](t)(kc.UpdateClusterConfig(ctx, &eks.UpdateClusterConfigInput{Name: aws.String(name),
+		Logging: &ekstypes.Logging{ClusterLogging: []ekstypes.LogSetup{{Types: []ekstypes.LogType{ekstypes.LogTypeApi, ekstypes.LogTypeAudit}, Enabled: aws.Bool(true)}}}})).Update
+	waitUpdate(t, kc, name, aws.ToString(lu.Id), "", "")
+	eu := ok[*eks.UpdateClusterConfigOutput](t)(kc.UpdateClusterConfig(ctx, &eks.UpdateClusterConfigInput{Name: aws.String(name),
+		ResourcesVpcConfig: &ekstypes.VpcConfigRequest{EndpointPrivateAccess: aws.Bool(true)}})).Update
+	waitUpdate(t, kc, name, aws.ToString(eu.Id), "", "")
+	c = waitActive()
+	if !aws.ToBool(c.Logging.ClusterLogging[0].Enabled) || len(c.Logging.ClusterLogging[0].Types) != 2 || !c.ResourcesVpcConfig.EndpointPrivateAccess {
+		t.Fatalf("logging %+v, private endpoint %v after the config updates", c.Logging.ClusterLogging, c.ResourcesVpcConfig.EndpointPrivateAccess)
+	}
+	if ids := ok[*eks.ListUpdatesOutput](t)(kc.ListUpdates(ctx, &eks.ListUpdatesInput{Name: aws.String(name)})).UpdateIds; len(ids) != 3 {
+		t.Fatalf("cluster updates: %v", ids)
+	}
+	ok[*eks.CreateAddonOutput](t)(kc.CreateAddon(ctx, &eks.CreateAddonInput{ClusterName: aws.String(name), AddonName: aws.String("vpc-cni"), AddonVersion: aws.String("v1.19.6-eksbuild.7")}))
+	if err := eks.NewAddonActiveWaiter(kc, func(o *eks.AddonActiveWaiterOptions) { o.MinDelay, o.MaxDelay = time.Second, 2*time.Second }).
+		Wait(ctx, &eks.DescribeAddonInput{ClusterName: aws.String(name), AddonName: aws.String("vpc-cni")}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	au := ok[*eks.UpdateAddonOutput](t)(kc.UpdateAddon(ctx, &eks.UpdateAddonInput{ClusterName: aws.String(name), AddonName: aws.String("vpc-cni"), AddonVersion: aws.String("v1.20.4-eksbuild.2")})).Update
+	waitUpdate(t, kc, name, aws.ToString(au.Id), "", "vpc-cni")
+	if v := aws.ToString(ok[*eks.DescribeAddonOutput](t)(kc.DescribeAddon(ctx, &eks.DescribeAddonInput{ClusterName: aws.String(name), AddonName: aws.String("vpc-cni")})).Addon.AddonVersion); v != "v1.20.4-eksbuild.2" {
+		t.Fatalf("vpc-cni after its update: %s", v)
+	}
+	if as := ok[*eks.ListAddonsOutput](t)(kc.ListAddons(ctx, &eks.ListAddonsInput{ClusterName: aws.String(name)})).Addons; len(as) != 2 {
+		t.Fatalf("add-ons: %v", as)
+	}
+	if cv := ok[*eks.DescribeClusterVersionsOutput](t)(kc.DescribeClusterVersions(ctx, &eks.DescribeClusterVersionsInput{})).ClusterVersions; len(cv) != len(emulator.EKSVersions) || !cv[0].DefaultVersion {
+		t.Fatalf("cluster versions: %+v", cv)
+	}
+	if cl := ok[*eks.ListClustersOutput](t)(kc.ListClusters(ctx, &eks.ListClustersInput{})).Clusters; len(cl) != 1 || cl[0] != name {
+		t.Fatalf("clusters: %v", cl)
+	}
+	ok[*eks.TagResourceOutput](t)(kc.TagResource(ctx, &eks.TagResourceInput{ResourceArn: c.Arn, Tags: map[string]string{"team": "web", "tmp": "x"}}))
+	ok[*eks.UntagResourceOutput](t)(kc.UntagResource(ctx, &eks.UntagResourceInput{ResourceArn: c.Arn, TagKeys: []string{"tmp"}}))
+	if tags := ok[*eks.ListTagsForResourceOutput](t)(kc.ListTagsForResource(ctx, &eks.ListTagsForResourceInput{ResourceArn: c.Arn})).Tags; len(tags) != 2 || tags["team"] != "web" {
 		t.Fatalf("tags: %v", tags)
 	}
 
@@ -344,7 +382,13 @@ current-context: demo
 		t.Fatal(err)
 	}
 	groupNodes(0)
-	ok[*eks.DeleteAddonOutput](t)(kc.DeleteAddon(ctx, &eks.DeleteAddonInput{ClusterName: aws.String(name), AddonName: aws.String("coredns")}))
+	for _, a := range []string{"coredns", "vpc-cni"} {
+		ok[*eks.DeleteAddonOutput](t)(kc.DeleteAddon(ctx, &eks.DeleteAddonInput{ClusterName: aws.String(name), AddonName: aws.String(a)}))
+		if err := eks.NewAddonDeletedWaiter(kc, func(o *eks.AddonDeletedWaiterOptions) { o.MinDelay, o.MaxDelay = time.Second, 2*time.Second }).
+			Wait(ctx, &eks.DescribeAddonInput{ClusterName: aws.String(name), AddonName: aws.String(a)}, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
 	t1 := time.Now()
 	ok[*eks.DeleteClusterOutput](t)(kc.DeleteCluster(ctx, &eks.DeleteClusterInput{Name: aws.String(name)}))
 	if err := eks.NewClusterDeletedWaiter(kc, func(o *eks.ClusterDeletedWaiterOptions) { o.MinDelay, o.MaxDelay = time.Second, 2*time.Second }).
