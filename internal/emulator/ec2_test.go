@@ -92,6 +92,13 @@ func TestEC2Network(t *testing.T) {
 	}
 	_, err = c.ReleaseAddress(ctx, &ec2.ReleaseAddressInput{AllocationId: eip.AllocationId})
 	wantCode(t, err, "InvalidIPAddress.InUse")
+	if a := must(c.DescribeAddresses(ctx, &ec2.DescribeAddressesInput{AllocationIds: []string{aws.ToString(eip.AllocationId)}})).Addresses; len(a) != 1 || a[0].AssociationId == nil || a[0].NetworkInterfaceId == nil {
+		t.Fatalf("address of the NAT gateway: %+v", a)
+	}
+	if g := must(c.DescribeInternetGateways(ctx, &ec2.DescribeInternetGatewaysInput{Filters: []ec2types.Filter{{Name: aws.String("attachment.vpc-id"), Values: []string{vpcID}}}})).InternetGateways; len(g) != 1 ||
+		aws.ToString(g[0].Attachments[0].VpcId) != vpcID || g[0].Attachments[0].State != ec2types.AttachmentStatus("available") {
+		t.Fatalf("internet gateways of the VPC: %+v", g)
+	}
 
 	// Route tables: public to the gateway, private to the NAT.
 	pubRT := must(c.CreateRouteTable(ctx, &ec2.CreateRouteTableInput{VpcId: vpc.VpcId})).RouteTable
@@ -138,6 +145,12 @@ func TestEC2Network(t *testing.T) {
 		aws.ToString(g.IpPermissions[1].UserIdGroupPairs[0].GroupId) != aws.ToString(sg.GroupId) || len(g.IpPermissionsEgress) != 1 {
 		t.Fatalf("security group: %+v", g)
 	}
+	egress := []ec2types.IpPermission{{IpProtocol: aws.String("tcp"), FromPort: aws.Int32(53), ToPort: aws.Int32(53), IpRanges: []ec2types.IpRange{{CidrIp: aws.String("10.0.0.2/32")}}}}
+	must(c.AuthorizeSecurityGroupEgress(ctx, &ec2.AuthorizeSecurityGroupEgressInput{GroupId: sg.GroupId, IpPermissions: egress}))
+	if g := must(c.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{GroupIds: []string{aws.ToString(sg.GroupId)}})).SecurityGroups[0]; len(g.IpPermissionsEgress) != 2 {
+		t.Fatalf("egress rules: %+v", g.IpPermissionsEgress)
+	}
+	must(c.RevokeSecurityGroupEgress(ctx, &ec2.RevokeSecurityGroupEgressInput{GroupId: sg.GroupId, IpPermissions: egress}))
 	must(c.RevokeSecurityGroupIngress(ctx, &ec2.RevokeSecurityGroupIngressInput{GroupId: sg.GroupId, IpPermissions: perm[:1]}))
 	_, err = c.RevokeSecurityGroupIngress(ctx, &ec2.RevokeSecurityGroupIngressInput{GroupId: sg.GroupId, IpPermissions: perm[:1]})
 	wantCode(t, err, "InvalidPermission.NotFound")

@@ -54,6 +54,10 @@ func TestIAMRoles(t *testing.T) {
 	if doc := aws.ToString(got.AssumeRolePolicyDocument); !strings.Contains(doc, "eks.amazonaws.com") {
 		t.Fatalf("trust policy %q", doc)
 	}
+	must(c.UpdateAssumeRolePolicy(ctx, &iam.UpdateAssumeRolePolicyInput{RoleName: aws.String("a-cluster"), PolicyDocument: aws.String(strings.Replace(eksTrust, "eks.amazonaws.com", "ec2.amazonaws.com", 1))}))
+	if doc := aws.ToString(must(c.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String("a-cluster")})).Role.AssumeRolePolicyDocument); !strings.Contains(doc, "ec2.amazonaws.com") {
+		t.Fatalf("trust policy after the update: %s", doc)
+	}
 	for _, p := range []string{"AmazonEKSClusterPolicy", "AmazonEKSVPCResourceController"} {
 		must(c.AttachRolePolicy(ctx, &iam.AttachRolePolicyInput{RoleName: aws.String("a-cluster"), PolicyArn: aws.String("arn:aws:iam::aws:policy/" + p)}))
 	}
