@@ -2,10 +2,14 @@
 # nuv's test command (the README names it; CI runs it through .ci/run).
 #
 # On a fresh Debian 12 machine with Go it installs what the tests need (Debian's docker-registry and
-# apache2-utils for the registry tests, awscli for the AWS emulator's, git), builds nuv and the
-# companion binary of local clusters (cached after the first run), then runs every package's tests,
-# integration tests included.
-# Pass -short to skip the integration tests; extra arguments go to `go test`.
+# apache2-utils for the registry tests, awscli for the AWS emulator's, git, bzip2), builds nuv and
+# the companion binary of local clusters (cached after the first run), then runs every package's
+# tests, integration tests included.
+# Pass -short to skip the integration tests (the only switch that skips any); extra arguments go to
+# `go test`. The report ends with every skipped test and its reason, and "N passed, N failed, N
+# skipped". Tests keep their state (and so the pid files of the clusters and registries they start)
+# under a TMPDIR of this run; when the script ends, whatever happened, every process recorded there
+# still running is stopped and counted (hack/reap).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,7 +21,16 @@ command -v git >/dev/null || missing+=(git)
 command -v docker-registry >/dev/null || missing+=(docker-registry)
 command -v htpasswd >/dev/null || missing+=(apache2-utils)
 command -v aws >/dev/null || missing+=(awscli) # the AWS emulator's tests drive the aws CLI too
-command -v kubectl >/dev/null || echo "note: kubectl not found; the tests that drive kubectl are skipped"
+command -v bzip2 >/dev/null || missing+=(bzip2)
+command -v chromium >/dev/null || missing+=(chromium) # the HTML report is checked in headless Chromium
+short=false
+for a in "$@"; do case "$a" in -short|-short=true|-test.short|-test.short=true) short=true ;; esac; done
+if ! $short && ! command -v kubectl >/dev/null; then
+  # Debian has no kubectl package; the machines nuv is developed and tested on have one preinstalled
+  echo "kubectl is required by the local-cluster integration tests (internal/cluster/local) and is not on PATH;" >&2
+  echo "install it, or pass -short to skip the integration tests" >&2
+  exit 1
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq
@@ -36,7 +49,23 @@ step "build nuv"
 mkdir -p bin
 go build -o bin/nuv ./nuv
 ln -sf nuv bin/task
+go build -o bin/testsummary ./hack/testsummary
+go build -o bin/reap ./hack/reap
 export PATH="$PWD/bin:$PATH"
+
+# The tests' temporary directories, hence the pid files of every cluster and registry they start.
+# A test binary that panics, times out or is killed leaves those processes running: stop them here
+# at the end, whatever happened.
+test_tmp=$(mktemp -d /tmp/nuv-test.XXXXXX)
+finish() {
+  rc=$?
+  step "stop processes the tests left running"
+  "$PWD/bin/reap" "$test_tmp" || rc=1
+  rm -rf "$test_tmp"
+  exit $rc
+}
+trap finish EXIT
+trap 'exit 130' INT TERM # so that an interrupted run still reaches finish
 
 step "vet"
 go vet ./...
@@ -45,5 +74,7 @@ step "local-cluster binaries (built once, then cached)"
 nuv cluster prepare
 
 step "tests"
+# Test artifacts a person may want to look at (the screenshot of the HTML report).
+export NUV_TEST_ARTIFACTS=${NUV_TEST_ARTIFACTS:-$PWD/_test-artifacts}
 # -count=1: every run really runs the tests (results are never taken from the build cache)
-go test -count=1 -timeout 70m "$@" ./...
+TMPDIR=$test_tmp go test -json -count=1 -timeout 70m "$@" ./... | testsummary

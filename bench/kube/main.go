@@ -4,8 +4,12 @@
 //     `config use-context` on the same kubeconfig (the peer), and their ratio;
 //   - the median of `nuv kube list` over 10 kubeconfigs, 8 reaching a real local cluster and 2 not
 //     (a closed loopback port and a loopback listener that never accepts, i.e. a blackhole inside
-//     127.0.0.0/8) (target <= 1.5 s), beside a shell-style serial probe with kubectl
-//     (`kubectl get nodes --request-timeout=1s` per kubeconfig), and their ratio.
+//     127.0.0.0/8) (target <= 1.5 s), beside the same work done with kubectl: `kubectl get nodes
+//     --request-timeout=1s` for every kubeconfig, all at once as nuv probes them (nuv's timeout is
+//     the same 1 s), and their ratio. The peer's results are checked: every reachable cluster
+//     must answer and every unreachable one must fail, or the benchmark stops.
+//
+// kubectl is required (the peer); the benchmark fails without it.
 //
 // Run from the repository root: go run ./bench/kube [-kubeconfig existing.kubeconfig] [-runs 20]
 // Without -kubeconfig it creates a local cluster (the nuv-kube companion must be built or
@@ -14,6 +18,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -21,6 +26,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nuv-dev/nuv/bench/internal/benchutil"
@@ -107,13 +113,19 @@ func run(kc string, runs int) error {
 	if err != nil {
 		return err
 	}
-	ctxName, kerr := kubectlOut(env, "--kubeconfig", filepath.Join(clusters, "up-3.kubeconfig"), "config", "current-context")
-	peerUse := time.Duration(0)
-	if kerr == nil {
-		peerUse, kerr = median(runs, func() error {
-			_, err := kubectlOut(env, "--kubeconfig", filepath.Join(clusters, "up-3.kubeconfig"), "config", "use-context", strings.TrimSpace(ctxName))
-			return err
-		})
+	ctxName, err := kubectlOut(env, "--kubeconfig", filepath.Join(clusters, "up-3.kubeconfig"), "config", "current-context")
+	if err != nil {
+		return fmt.Errorf("kubectl config current-context: %v\n%s", err, ctxName)
+	}
+	peerUse, err := median(runs, func() error {
+		out, err := kubectlOut(env, "--kubeconfig", filepath.Join(clusters, "up-3.kubeconfig"), "config", "use-context", strings.TrimSpace(ctxName))
+		if err != nil {
+			return fmt.Errorf("kubectl config use-context: %v\n%s", err, out)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	// nuv's start-up alone (every linked package's init), to tell it apart from the command's work.
 	startMed, err := median(runs, func() error { _, err := cmd(env, nuv, "-version"); return err })
@@ -122,11 +134,7 @@ func run(kc string, runs int) error {
 	}
 	fmt.Printf("\nnuv kube use N --offline   median %7.1f ms over %d runs (target <= 100 ms)\n", benchutil.MS(useMed), runs)
 	fmt.Printf("nuv -version (start-up)    median %7.1f ms: the command itself costs ~%.1f ms\n", benchutil.MS(startMed), benchutil.MS(useMed-startMed))
-	if kerr == nil {
-		fmt.Printf("kubectl config use-context median %7.1f ms (peer)   ratio nuv/kubectl %.2f\n", benchutil.MS(peerUse), float64(useMed)/float64(peerUse))
-	} else {
-		fmt.Printf("kubectl not available for the peer measurement: %v\n", kerr)
-	}
+	fmt.Printf("kubectl config use-context median %7.1f ms (peer)   ratio nuv/kubectl %.2f\n", benchutil.MS(peerUse), float64(useMed)/float64(peerUse))
 
 	listRuns := runs / 4
 	if listRuns < 3 {
@@ -144,18 +152,42 @@ func run(kc string, runs int) error {
 	up, down := strings.Count(last, "ready 1/1"), strings.Count(last, "unreachable")
 	fmt.Printf("\nnuv kube list (10 kubeconfigs: %d reachable, %d unreachable) median %7.1f ms over %d runs (target <= 1500 ms)\n", up, down, benchutil.MS(listMed), listRuns)
 	fmt.Print(indent(last))
-	names, _ := filepath.Glob(filepath.Join(clusters, "*.kubeconfig"))
-	peerList, err := median(3, func() error {
-		for _, n := range names {
-			_, _ = kubectlOut(env, "--kubeconfig", n, "--request-timeout=1s", "get", "nodes")
-		}
-		return nil
-	})
-	if err == nil {
-		fmt.Printf("serial kubectl get nodes --request-timeout=1s over the same 10: median %7.1f ms (peer)   ratio nuv/kubectl %.2f\n",
-			benchutil.MS(peerList), float64(listMed)/float64(peerList))
+	if up != 8 || down != 2 {
+		return fmt.Errorf("nuv kube list saw %d reachable and %d unreachable clusters, want 8 and 2", up, down)
 	}
+	names, _ := filepath.Glob(filepath.Join(clusters, "*.kubeconfig"))
+	peerList, err := median(listRuns, func() error { return parallelKubectl(env, names) })
+	if err != nil {
+		return err
+	}
+	fmt.Printf("kubectl get nodes --request-timeout=1s on the same 10, in parallel: median %7.1f ms over %d runs (peer)   ratio nuv/kubectl %.2f\n",
+		benchutil.MS(peerList), listRuns, float64(listMed)/float64(peerList))
 	return nil
+}
+
+// parallelKubectl probes every kubeconfig with kubectl at once, as nuv kube list does, and checks
+// the answers: the up-* clusters must list their nodes, the z-* ones (unreachable) must fail.
+func parallelKubectl(env []string, kubeconfigs []string) error {
+	errs := make([]error, len(kubeconfigs))
+	var wg sync.WaitGroup
+	for i, kc := range kubeconfigs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := kubectlOut(env, "--kubeconfig", kc, "--request-timeout=1s", "get", "nodes", "--no-headers")
+			reachable := strings.HasPrefix(filepath.Base(kc), "up-")
+			switch {
+			case reachable && err != nil:
+				errs[i] = fmt.Errorf("peer: kubectl get nodes on %s: %v\n%s", kc, err, out)
+			case reachable && !strings.Contains(out, " Ready "):
+				errs[i] = fmt.Errorf("peer: kubectl get nodes on %s shows no Ready node:\n%s", kc, out)
+			case !reachable && err == nil:
+				errs[i] = fmt.Errorf("peer: kubectl get nodes on the unreachable %s succeeded:\n%s", kc, out)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // median runs f n times and returns the median duration.
@@ -180,7 +212,7 @@ func cmd(env []string, name string, args ...string) (string, error) {
 
 func kubectlOut(env []string, args ...string) (string, error) {
 	if _, err := exec.LookPath("kubectl"); err != nil {
-		return "", err
+		return "", fmt.Errorf("kubectl is required for the peer measurement: %w", err)
 	}
 	return cmd(env, "kubectl", args...)
 }

@@ -30,10 +30,13 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/dotenv"
 	"github.com/nuv-dev/nuv/internal/report"
+	"github.com/nuv-dev/nuv/internal/secrets"
 )
 
 // Cluster is one kubeconfig of the inventory.
@@ -43,6 +46,8 @@ type Cluster struct {
 	Server     string
 	// Type is a type known without the network (override file); empty: detect it.
 	Type string
+	// TypeSource says where Type came from (the override file, DETECT_FORCE, ...).
+	TypeSource string
 	// Err marks an invalid kubeconfig: the cluster is reported failed without running.
 	Err error
 }
@@ -54,8 +59,8 @@ type Inventory interface {
 	List(project string) ([]Cluster, error)
 	// RESTConfig builds a client configuration for a kubeconfig.
 	RESTConfig(path string) (*rest.Config, error)
-	// Detect returns the cluster type ("local", "kind", "eks", ..., "generic").
-	Detect(ctx context.Context, cfg *rest.Config) (string, error)
+	// Nodes lists the cluster's nodes (the type, provider and simulated nodes are read from them).
+	Nodes(ctx context.Context, cfg *rest.Config) ([]corev1.Node, error)
 }
 
 // Options configure one all-kubes run.
@@ -72,6 +77,8 @@ type Options struct {
 	Only, Exclude []string
 	// Parallel bounds concurrent runs; 0 runs every cluster at once.
 	Parallel int
+	// AutoParallel picks the bounds from the machine and the clusters' kinds (see autoSlots).
+	AutoParallel bool
 	// Timeout bounds each attempt; 0 means none.
 	Timeout time.Duration
 	// Retries is how many times a failed (or timed-out) run is tried again.
@@ -89,8 +96,13 @@ type Options struct {
 	Log     cli.Logger
 	Environ []string // the children's base environment (default os.Environ())
 	Home    string   // NUV_HOME passed to children so they agree on cluster state
-	Inv     Inventory
-	Now     func() time.Time
+	// Nuv is the version recorded in the report (default: asked from Exe with -version).
+	Nuv string
+	Inv Inventory
+	Now func() time.Time
+	// Masker hides secret values in everything the report holds (logs, messages, artifacts);
+	// default: the secret-looking variables of Environ and of the project's .env.
+	Masker *secrets.Masker
 }
 
 // Result of Run: the report and the directory it was written to.
@@ -124,12 +136,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	started := o.Now()
-	rep := &report.Report{Target: o.Target, Args: o.Args, Started: started}
+	prov := o.runProvenance(dir)
+	prov.Started = started
+	rep := &report.Report{Schema: report.Schema, Nuv: o.Nuv, Target: o.Target, Args: o.Args, Started: started}
 	ui := newUI(o.Out, o.Group, o.Progress, names(clusters))
 	defer ui.stop()
 
 	results := make([]report.Result, len(clusters))
-	sem := make(chan struct{}, o.Parallel)
+	sem := newSlots(&o, clusters)
+	if sem.why != "" {
+		fmt.Fprintf(o.Out, "all-kubes: %s\n", sem.why)
+	}
 	var wg sync.WaitGroup
 	for i, c := range clusters {
 		wg.Add(1)
@@ -141,8 +158,20 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	wg.Wait()
 	ui.stop()
 
+	ended := o.Now()
+	for i := range results {
+		p := prov
+		p.Started = results[i].Started
+		p.Ended = results[i].Started.Add(time.Duration(results[i].Seconds * float64(time.Second)))
+		if results[i].Attempts > 1 {
+			p.Retries = results[i].Attempts - 1
+		}
+		results[i].Provenance = &p
+	}
+	prov.Ended = ended
+	rep.Provenance = &prov
 	rep.Results = results
-	rep.Seconds = report.Seconds(o.Now().Sub(started))
+	rep.Seconds = report.Seconds(ended.Sub(started))
 	rep.Partial = ctx.Err() != nil
 	if err := report.WriteDir(dir, rep); err != nil {
 		return nil, err
@@ -199,6 +228,16 @@ func (o *Options) defaults() error {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Masker == nil {
+		dot, err := dotenv.Dir(o.Project)
+		if err != nil {
+			return fmt.Errorf("all-kubes: %w", err)
+		}
+		o.Masker = secrets.NewMasker(append(append([]string(nil), o.Environ...), dot...))
+	}
+	if o.Nuv == "" {
+		o.Nuv = nuvVersion(o.Exe)
+	}
 	return nil
 }
 
@@ -241,7 +280,7 @@ func names(cs []Cluster) []string {
 
 // newReportDir creates <base>/<timestamp>, adding -2, -3... when two runs start in the same second.
 func newReportDir(base string, now time.Time) (string, error) {
-	if err := os.MkdirAll(base, 0o755); err != nil {
+	if err := os.MkdirAll(base, 0o700); err != nil {
 		return "", fmt.Errorf("reports directory %s: %w", base, err)
 	}
 	stamp := now.UTC().Format("20060102-150405")
@@ -250,7 +289,7 @@ func newReportDir(base string, now time.Time) (string, error) {
 		if i > 1 {
 			dir = fmt.Sprintf("%s-%d", dir, i)
 		}
-		err := os.Mkdir(dir, 0o755)
+		err := os.Mkdir(dir, 0o700)
 		if err == nil {
 			return dir, nil
 		}

@@ -12,15 +12,20 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/kube"
 	"github.com/nuv-dev/nuv/internal/report"
 )
 
@@ -45,6 +50,12 @@ hang)
   echo $! > "$PIDS_DIR/$NUV_CLUSTER.pid"
   echo started
   wait ;;
+leak)
+  echo "the token is $DEPLOY_TOKEN"
+  . ./.env
+  echo "password=$DB_PASSWD" > "$NUV_ARTIFACTS/dump.txt"
+  printf '{"failingStep":"leak","message":"login with %s failed"}' "$DEPLOY_TOKEN" > "$NUV_RESULT"
+  exit 1 ;;
 failon)
   if [ "$NUV_CLUSTER" = "$2" ]; then echo "fails here"; exit 1; fi
   exit 0 ;;
@@ -52,7 +63,7 @@ esac
 echo "unknown target $1"; exit 9
 `
 
-type fileInv struct{ types map[string]string }
+type fileInv struct{}
 
 func (f fileInv) List(project string) ([]Cluster, error) {
 	paths, err := filepath.Glob(filepath.Join(project, "clusters", "*.kubeconfig"))
@@ -78,8 +89,39 @@ func (f fileInv) RESTConfig(path string) (*rest.Config, error) {
 	return clientcmd.BuildConfigFromFlags("", path)
 }
 
-func (f fileInv) Detect(ctx context.Context, cfg *rest.Config) (string, error) {
-	return f.types[cfg.Host], nil
+func (f fileInv) Nodes(ctx context.Context, cfg *rest.Config) ([]corev1.Node, error) {
+	return ListNodes(ctx, cfg)
+}
+
+// nodeList is what a stand-in API server of the given flavor answers for /api/v1/nodes: the nodes
+// a nuv local cluster of that flavor has (kwok-managed, labelled nuv.dev/provider=local); for ""
+// one real-looking node of a cluster nuv did not make.
+func nodeList(name, flavor string) string {
+	list := corev1.NodeList{TypeMeta: metav1.TypeMeta{Kind: "NodeList", APIVersion: "v1"}}
+	if flavor == "" {
+		list.Items = append(list.Items, corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name + "-worker",
+			Labels: map[string]string{"kubernetes.io/hostname": name + "-worker"}}})
+	} else {
+		for i := 0; i < 2; i++ {
+			key := flavor
+			if flavor == "local" { // a plain local cluster: no --flavor
+				key = ""
+			}
+			fl, ok := cluster.Flavors()[key]
+			if !ok {
+				panic("stand-in API server: no flavor " + flavor)
+			}
+			n, labels, pid := fl.Node(name, i)
+			labels[kube.LabelProvider], labels[kube.LabelCluster] = "local", name
+			if key != "" {
+				labels[kube.LabelFlavor] = key
+			}
+			list.Items = append(list.Items, corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: labels,
+				Annotations: map[string]string{kwokNodeAnnotation: "fake"}}, Spec: corev1.NodeSpec{ProviderID: pid}})
+		}
+	}
+	data, _ := json.Marshal(list)
+	return string(data)
 }
 
 type fixture struct {
@@ -89,7 +131,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{project: t.TempDir(), inv: fileInv{types: map[string]string{}}}
+	f := &fixture{project: t.TempDir(), inv: fileInv{}}
 	bin := t.TempDir()
 	f.exe = filepath.Join(bin, "nuv")
 	if err := os.WriteFile(f.exe, []byte(standIn), 0o755); err != nil {
@@ -103,15 +145,19 @@ func newFixture(t *testing.T) *fixture {
 // apiServer adds a cluster whose stand-in API server answers /version.
 func (f *fixture) apiServer(t *testing.T, name, typ string) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/version" {
+		switch r.URL.Path {
+		case "/version":
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprint(w, `{"major":"1","minor":"36","gitVersion":"v1.36.3"}`)
+			return
+		case "/api/v1/nodes":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, nodeList(name, typ))
 			return
 		}
 		http.NotFound(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	f.inv.types[srv.URL] = typ
 	f.kubeconfig(t, name, srv.URL)
 }
 
@@ -206,6 +252,25 @@ func TestAllPassEachRunHasItsOwnClusterAndScratch(t *testing.T) {
 	}
 	if types["a"] != "eks" || types["b"] != "gke" || types["c"] != "generic" {
 		t.Errorf("types: %v", types)
+	}
+	// Each cell says truthfully what it ran on: a local cluster flavored eks is not an EKS cluster.
+	want := map[string]report.Platform{
+		"a": {Provider: "local", Flavor: "eks", DetectedBy: "providerID", Evidence: "aws://", Nodes: 2, Simulated: 2},
+		"b": {Provider: "local", Flavor: "gke", DetectedBy: "providerID", Evidence: "gce://", Nodes: 2, Simulated: 2},
+		"c": {Provider: "kubeconfig", DetectedBy: "none", Evidence: "no distribution marker on the nodes", Nodes: 1, Simulated: 0},
+	}
+	for _, x := range r.Results {
+		if x.Platform == nil || *x.Platform != want[x.Cluster] {
+			t.Errorf("%s platform: %+v, want %+v", x.Cluster, x.Platform, want[x.Cluster])
+		}
+		if p := x.Provenance; p == nil || p.Run != filepath.Base(res.Dir) || p.Machine == "" || p.Ended.Before(p.Started) {
+			t.Errorf("%s provenance: %+v", x.Cluster, p)
+		}
+	}
+	for _, line := range []string{`(?m)^a\s+eks\s+providerID\s+local/eks\s+2 simulated\s+v1.36.3\s+passed`, `(?m)^c\s+generic\s+none\s+kubeconfig\s+1 real\s+v1.36.3\s+passed`} {
+		if !regexp.MustCompile(line).MatchString(out.String()) {
+			t.Errorf("table lacks %q:\n%s", line, out.String())
+		}
 	}
 	if !strings.Contains(out.String(), "a | target=pass cluster=a kube=eks") {
 		t.Errorf("output is not prefixed per cluster:\n%s", out.String())
@@ -437,5 +502,33 @@ func TestNoClusters(t *testing.T) {
 	_, err := Run(context.Background(), f.options(&out, "pass"))
 	if err == nil || !strings.Contains(err.Error(), "no clusters") {
 		t.Errorf("want a hint about no clusters, got %v", err)
+	}
+}
+
+// TestFailedReportHoldsNoSecret: a failing child that prints secret values in its output, result
+// message and artifacts leaves none of them in any file of the report, and the report's files and
+// directories are private.
+func TestFailedReportHoldsNoSecret(t *testing.T) {
+	f := newFixture(t)
+	f.apiServer(t, "a", "eks")
+	os.WriteFile(filepath.Join(f.project, ".env"), []byte("DB_PASSWD=from-dotenv-hunter2\n"), 0o600)
+	var out bytes.Buffer
+	o := f.options(&out, "leak")
+	o.Environ = append(o.Environ, "DEPLOY_TOKEN=tok-in-environment-42") // DB_PASSWD only in .env
+	res, err := Run(context.Background(), o)
+	if err == nil {
+		t.Fatal("want a failure")
+	}
+	x := res.Report.Results[0]
+	if x.Artifacts == "" || !strings.Contains(x.Message, "login with *** failed") {
+		t.Fatalf("artifacts %q, message %q", x.Artifacts, x.Message)
+	}
+	if strings.Contains(out.String(), "tok-in-environment-42") || !strings.Contains(out.String(), "the token is ***") {
+		t.Errorf("streamed output:\n%s", out.String())
+	}
+	checkNoSecrets(t, res.Dir, "tok-in-environment-42", "from-dotenv-hunter2")
+	dump, err := os.ReadFile(filepath.Join(res.Dir, x.Artifacts, "child", "dump.txt"))
+	if err != nil || string(dump) != "password=***\n" {
+		t.Errorf("child artifact: %q %v", dump, err)
 	}
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/report"
+	"github.com/nuv-dev/nuv/internal/secrets"
 )
 
 // collectTimeout bounds the gathering of one cluster's failure artifacts.
@@ -41,18 +42,18 @@ const maxPodLogs = 30
 func (o *Options) collect(ctx context.Context, c Cluster, p *probe, sc scratch, dir string, res *report.Result, logf io.Writer) {
 	rel := filepath.ToSlash(filepath.Join("artifacts", safe(c.Name)))
 	dest := filepath.Join(dir, rel)
-	if err := os.MkdirAll(dest, 0o755); err != nil {
+	if err := os.MkdirAll(dest, 0o700); err != nil {
 		fmt.Fprintf(logf, "nuv all-kubes: artifacts: %v\n", err)
 		return
 	}
 	res.Artifacts = rel
 	var problems []string
 	note := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
-	if err := copyTree(sc.artifacts, filepath.Join(dest, "child")); err != nil {
+	if err := o.copyTree(sc.artifacts, filepath.Join(dest, "child")); err != nil {
 		note("copy the child's artifacts: %v", err)
 	}
 	if data, err := os.ReadFile(sc.touched); err == nil {
-		fsutil.WriteFileAtomic(filepath.Join(dest, "touched.jsonl"), data, 0o644)
+		o.writeArtifact(filepath.Join(dest, "touched.jsonl"), data)
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), collectTimeout)
 	defer cancel()
@@ -67,7 +68,7 @@ func (o *Options) collect(ctx context.Context, c Cluster, p *probe, sc scratch, 
 	}
 	o.collectTouched(cctx, cfg, sc.touched, dest, note)
 	if len(problems) > 0 {
-		fsutil.WriteFileAtomic(filepath.Join(dest, "errors.txt"), []byte(strings.Join(problems, "\n")+"\n"), 0o644)
+		o.writeArtifact(filepath.Join(dest, "errors.txt"), []byte(strings.Join(problems, "\n")+"\n"))
 	}
 	fmt.Fprintf(logf, "nuv all-kubes: failure artifacts saved in %s\n", dest)
 }
@@ -86,7 +87,7 @@ func (o *Options) collectEvents(ctx context.Context, cs kubernetes.Interface, de
 		obj := fmt.Sprintf("%s/%s/%s", e.InvolvedObject.Namespace, strings.ToLower(e.InvolvedObject.Kind), e.InvolvedObject.Name)
 		fmt.Fprintf(&b, "%-20s %-8s %-40s %-24s %s\n", eventTime(e).UTC().Format(time.RFC3339), e.Type, obj, e.Reason, strings.TrimSpace(e.Message))
 	}
-	fsutil.WriteFileAtomic(filepath.Join(dest, "events.txt"), b.Bytes(), 0o644)
+	o.writeArtifact(filepath.Join(dest, "events.txt"), b.Bytes())
 }
 
 func eventTime(e corev1.Event) time.Time {
@@ -130,7 +131,7 @@ func (o *Options) collectPods(ctx context.Context, cs kubernetes.Interface, dest
 		fmt.Fprintf(&b, "%-50s %-10s %d/%-6d %s; %s\n", p.Namespace+"/"+p.Name, p.Status.Phase, ready,
 			len(p.Spec.Containers), strings.Join(conds, ","), strings.Join(cst, ","))
 	}
-	fsutil.WriteFileAtomic(filepath.Join(dest, "pods.txt"), b.Bytes(), 0o644)
+	o.writeArtifact(filepath.Join(dest, "pods.txt"), b.Bytes())
 	n := 0
 	for _, p := range pods.Items {
 		if p.Namespace == "kube-system" || n >= maxPodLogs {
@@ -144,7 +145,7 @@ func (o *Options) collectPods(ctx context.Context, cs kubernetes.Interface, dest
 				data = []byte(fmt.Sprintf("# logs unavailable: %v\n", err))
 			}
 			name := fmt.Sprintf("%s_%s_%s.log", p.Namespace, p.Name, ctr.Name)
-			fsutil.WriteFileAtomic(filepath.Join(dest, "logs", name), data, 0o644)
+			o.writeArtifact(filepath.Join(dest, "logs", name), data)
 		}
 	}
 }
@@ -191,6 +192,7 @@ func (o *Options) collectTouched(ctx context.Context, cfg *rest.Config, touched,
 			continue
 		}
 		u.SetManagedFields(nil)
+		secrets.RedactObject(u.Object)
 		y, err := yaml.Marshal(u.Object)
 		if err != nil {
 			continue
@@ -198,7 +200,7 @@ func (o *Options) collectTouched(ctx context.Context, cfg *rest.Config, touched,
 		b.WriteString("---\n")
 		b.Write(y)
 	}
-	fsutil.WriteFileAtomic(filepath.Join(dest, "objects.yaml"), b.Bytes(), 0o644)
+	o.writeArtifact(filepath.Join(dest, "objects.yaml"), b.Bytes())
 }
 
 // readTouched reads the touched-objects file (one JSON object a line), without duplicates.
@@ -227,8 +229,14 @@ func readTouched(path string) ([]report.TouchedObject, error) {
 	return out, sc.Err()
 }
 
-// copyTree copies the regular files under src to dst (a missing or empty src copies nothing).
-func copyTree(src, dst string) error {
+// writeArtifact writes one artifact file: secret values masked, mode 0600 (directories 0700).
+func (o *Options) writeArtifact(path string, data []byte) error {
+	return fsutil.WriteFileAtomic(path, []byte(o.Masker.Mask(string(data))), 0o600)
+}
+
+// copyTree copies the regular files under src to dst (a missing or empty src copies nothing),
+// masked like every artifact.
+func (o *Options) copyTree(src, dst string) error {
 	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			if os.IsNotExist(err) {
@@ -247,6 +255,6 @@ func copyTree(src, dst string) error {
 		if err != nil {
 			return err
 		}
-		return fsutil.WriteFileAtomic(filepath.Join(dst, rel), data, 0o644)
+		return o.writeArtifact(filepath.Join(dst, rel), data)
 	})
 }

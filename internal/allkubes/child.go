@@ -3,15 +3,14 @@ package allkubes
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/report"
+	"github.com/nuv-dev/nuv/internal/runner"
 )
 
 // killGrace is how long a child's process group has between SIGTERM and SIGKILL.
@@ -36,19 +35,16 @@ func (o *Options) runChild(ctx context.Context, c Cluster, p *probe, sc scratch,
 	}
 	defer cancel()
 
-	cmd := exec.Command(o.Exe, o.Command...)
-	cmd.Dir = o.Project
-	cmd.Env = o.childEnv(c, p, sc)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.Stdin = nil
 	fmt.Fprintf(logf, "$ nuv %s   # cluster %s, type %s, server %s\n", strings.Join(o.Command, " "), c.Name, p.typ, p.version)
-	if err := cmd.Start(); err != nil {
+	// The context is not the runner's: the timeout and Ctrl-C are handled below, group-wide.
+	child, err := runner.Start(context.WithoutCancel(ctx), runner.Cmd{Path: o.Exe, Args: o.Command, Dir: o.Project,
+		Env: o.childEnv(c, p, sc), Stdout: pw, Stderr: pw, Group: true})
+	if err != nil {
 		pw.Close()
-		return childRun{status: report.Failed, exitCode: -1, message: fmt.Sprintf("start %s: %v", o.Exe, err)}
+		return childRun{status: report.Failed, exitCode: -1, message: o.Masker.Mask(err.Error())}
 	}
-	pgid := cmd.Process.Pid
+	pgid := child.PID()
 
 	lines := make(chan string, 1)
 	go func() {
@@ -56,7 +52,7 @@ func (o *Options) runChild(ctx context.Context, c Cluster, p *probe, sc scratch,
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 64*1024), 1024*1024)
 		for sc.Scan() {
-			line := sc.Text()
+			line := o.Masker.Mask(sc.Text())
 			fmt.Fprintln(logf, line)
 			ui.line(c.Name, line)
 			if strings.TrimSpace(line) != "" {
@@ -68,7 +64,7 @@ func (o *Options) runChild(ctx context.Context, c Cluster, p *probe, sc scratch,
 	}()
 
 	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	go func() { waited <- child.Wait() }()
 	var werr error
 	stopped := false
 	select {
@@ -98,7 +94,7 @@ func (o *Options) runChild(ctx context.Context, c Cluster, p *probe, sc scratch,
 		run.status = report.Passed
 	default:
 		run.status = report.Failed
-		fmt.Fprintf(logf, "nuv all-kubes: %s exited with %v\n", c.Name, werr)
+		fmt.Fprintf(logf, "nuv all-kubes: %s exited with status %d\n", c.Name, run.exitCode)
 	}
 	return run
 }
@@ -107,9 +103,5 @@ func exitCode(err error) int {
 	if err == nil {
 		return 0
 	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode()
-	}
-	return -1
+	return runner.ExitCode(err)
 }

@@ -17,9 +17,10 @@ import (
 
 // probe is the bounded connect check every cluster gets before its run.
 type probe struct {
-	cfg     *rest.Config
-	typ     string
-	version string
+	cfg      *rest.Config
+	typ      string
+	version  string
+	platform *report.Platform
 }
 
 // probeCluster asks the API server for its version within timeout and detects the cluster type.
@@ -62,26 +63,28 @@ func (o *Options) probeCluster(ctx context.Context, c Cluster) (*probe, error) {
 	case <-pctx.Done():
 		return nil, fmt.Errorf("%s did not answer within %s", c.Server, o.ProbeTimeout)
 	}
-	if p.typ == "" {
-		if t, err := o.Inv.Detect(pctx, pcfg); err == nil {
-			p.typ = t
-		} else {
-			o.Log.V(1).Infof("%s: detect type: %v", c.Name, err)
-		}
+	nodes, err := o.Inv.Nodes(pctx, pcfg)
+	if err != nil {
+		o.Log.V(1).Infof("%s: list nodes: %v", c.Name, err)
 	}
-	if p.typ == "" {
-		p.typ = "generic"
+	p.typ, p.platform = describePlatform(nodes, c.Type, c.TypeSource)
+	if err != nil {
+		p.platform.DetectedBy, p.platform.Evidence = "none", "nodes not readable: "+err.Error()
+		if c.Type != "" {
+			p.platform.DetectedBy, p.platform.Evidence = "override", c.TypeSource
+		}
 	}
 	return p, nil
 }
 
 // runCluster probes one cluster, waits for a run slot, runs the target (with retries) and gathers
 // failure artifacts.
-func (o *Options) runCluster(ctx context.Context, c Cluster, dir string, sem chan struct{}, ui *ui) report.Result {
+func (o *Options) runCluster(ctx context.Context, c Cluster, dir string, sem *slots, ui *ui) report.Result {
 	res := report.Result{Cluster: c.Name, Server: c.Server, Type: c.Type, Started: o.Now(),
 		Log: filepath.ToSlash(filepath.Join("logs", c.Name+".log"))}
 	logPath := filepath.Join(dir, res.Log)
 	finish := func() report.Result {
+		res.Message = o.Masker.Mask(res.Message)
 		res.Seconds = report.Seconds(o.Now().Sub(res.Started))
 		ui.done(c.Name, res.Status)
 		return res
@@ -106,11 +109,15 @@ func (o *Options) runCluster(ctx context.Context, c Cluster, dir string, sem cha
 		ui.line(c.Name, fmt.Sprintf("%s: %v", res.Status, err))
 		return finish()
 	}
-	res.Type, res.ServerVersion = p.typ, p.version
+	res.Type, res.ServerVersion, res.Platform = p.typ, p.version, p.platform
 
+	slot := sem.remote
+	if p.platform != nil && p.platform.Provider == "local" {
+		slot = sem.local
+	}
 	select {
-	case sem <- struct{}{}:
-		defer func() { <-sem }()
+	case slot <- struct{}{}:
+		defer func() { <-slot }()
 	case <-ctx.Done():
 		res.Status, res.Message, res.ExitCode = report.Cancelled, "cancelled before it started", -1
 		return finish()
@@ -180,11 +187,12 @@ func newScratch(base string, attempt int) (scratch, error) {
 	return s, nil
 }
 
+// openLog opens a cluster's log in the report (0600 in a 0700 directory: it holds test output).
 func openLog(path string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("log directory: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("log %s: %w", path, err)
 	}

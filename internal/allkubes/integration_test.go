@@ -20,6 +20,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
@@ -86,9 +87,17 @@ func testProject(t testing.TB, suites map[string]string) string {
 
 const step = "apiVersion: itest.nuv.dev/v1\nkind: Step\n"
 
+// The flavour suite's Secret holds these: no file of a report may show them.
+const (
+	literalSecret    = "super-secret-literal"
+	literalSecretB64 = "c3VwZXItc2VjcmV0LWxpdGVyYWw=" // base64 of literalSecret
+	envSecret        = "tok-from-the-environment-42"
+)
+
 var suites = map[string]string{
 	// flavour: passes everywhere except on gke, where a type-specific step expects what is not.
 	"itest/flavour/01-apply.yaml":               "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: mark}\ndata: {cluster: '${NUV_CLUSTER}', kube: '${KUBE}'}\n",
+	"itest/flavour/01-apply-secret.yaml":        "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\ndata: {password: " + literalSecretB64 + "}\nstringData: {token: '${ALLKUBES_TEST_TOKEN}'}\n",
 	"itest/flavour/02-assert.yaml":              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: mark}\ndata: {cluster: '${NUV_CLUSTER}'}\n",
 	"gke/itest/flavour/03-assert-gke-only.yaml": step + "timeout: 2s\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: mark}\ndata: {kube: not-gke}\n",
 	// isolation: each cluster marks a ConfigMap with its own name (run with --keep).
@@ -160,7 +169,13 @@ func checkReport(t *testing.T, dir string, clusters []string) *report.Report {
 		if !strings.Contains(string(html), ">"+c+"<") {
 			t.Errorf("index.html does not name %s", c)
 		}
-		if _, err := os.Stat(filepath.Join(dir, "logs", c+".log")); err != nil {
+		log := "logs/" + c + ".log" // a merged report keeps each run's logs under runs/<run>/
+		for _, x := range r.Results {
+			if x.Cluster == c && x.Log != "" {
+				log = x.Log
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, log)); err != nil {
 			t.Errorf("log of %s: %v", c, err)
 		}
 	}
@@ -219,11 +234,12 @@ func TestIntegrationAllKubes(t *testing.T) {
 	})
 
 	t.Run("an itest step failing on one flavour fails that cell only", func(t *testing.T) {
-		r := allKubes(t, exe, project, home, nil, "--", "itest", "T=flavour")
+		r := allKubes(t, exe, project, home, []string{"ALLKUBES_TEST_TOKEN=" + envSecret}, "--", "itest", "T=flavour")
 		if r.code == 0 {
 			t.Error("exit 0 with a failing cluster")
 		}
 		rep := checkReport(t, r.dir, names)
+		checkNoSecrets(t, r.dir, literalSecret, literalSecretB64, envSecret)
 		res := byCluster(rep)
 		for _, n := range names {
 			x := res[n]
@@ -234,6 +250,9 @@ func TestIntegrationAllKubes(t *testing.T) {
 				objs, err := os.ReadFile(filepath.Join(r.dir, x.Artifacts, "child", "flavour", "objects.yaml"))
 				if err != nil || !strings.Contains(string(objs), "kube: gke") {
 					t.Errorf("gke1 artifacts (objects the test touched): %v\n%s", err, objs)
+				}
+				if !strings.Contains(string(objs), "name: creds") || !strings.Contains(string(objs), "password: '***'") {
+					t.Errorf("gke1 artifacts lack the Secret the test applied, redacted:\n%s", objs)
 				}
 				for _, f := range []string{"events.txt", "pods.txt"} {
 					if _, err := os.Stat(filepath.Join(r.dir, x.Artifacts, f)); err != nil {
@@ -358,6 +377,61 @@ func TestIntegrationAllKubes(t *testing.T) {
 		}
 	})
 
+	t.Run("three separate --only runs merge into the cells of one run, with provenance", func(t *testing.T) {
+		// As three CI jobs would: separate processes, separate _reports roots, separate machines
+		// (NUV_MACHINE); then nuv report merge over their directories.
+		roots := t.TempDir()
+		var dirs []string
+		for _, n := range names {
+			r := allKubes(t, exe, project, home, []string{"NUV_MACHINE=runner-" + n}, "--only", n, "--reports", filepath.Join(roots, "job-"+n), "--", "itest", "T=flavour")
+			if r.dir == "" {
+				t.Fatalf("no report for %s", n)
+			}
+			dirs = append(dirs, filepath.Dir(r.dir))
+		}
+		// A fourth job whose report.json was cut short: named and skipped, not dropped silently.
+		broken := allKubes(t, exe, project, home, nil, "--only", "eks1", "--reports", filepath.Join(roots, "job-broken"), "--", "itest", "T=flavour")
+		data, _ := os.ReadFile(filepath.Join(broken.dir, report.JSONFile))
+		os.WriteFile(filepath.Join(broken.dir, report.JSONFile), data[:len(data)/3], 0o644)
+		one := allKubes(t, exe, project, home, nil, "--reports", filepath.Join(roots, "one"), "--", "itest", "T=flavour")
+
+		merged := filepath.Join(t.TempDir(), "merged")
+		cmd := exec.Command(exe, append(append([]string{"report", "merge", "--out", merged}, dirs...), filepath.Join(roots, "job-broken"))...)
+		cmd.Dir = project
+		cmd.Env = append(os.Environ(), "NUV_HOME="+home, "NUV_PROJECT="+project)
+		out, err := cmd.CombinedOutput()
+		t.Logf("nuv report merge:\n%s", out)
+		if err != nil {
+			t.Fatalf("report merge: %v", err)
+		}
+		if !strings.Contains(string(out), broken.dir) || !strings.Contains(string(out), "malformed report.json") {
+			t.Errorf("the truncated report.json is not named:\n%s", out)
+		}
+		m := checkReport(t, merged, names)
+		want := byCluster(checkReport(t, one.dir, names))
+		for _, x := range m.Results {
+			w := want[x.Cluster]
+			if x.Status != w.Status || x.Type != w.Type || x.FailingStep != w.FailingStep || x.ServerVersion != w.ServerVersion ||
+				x.Platform == nil || w.Platform == nil || *x.Platform != *w.Platform {
+				t.Errorf("%s merged %s/%s/%q %+v, one run %s/%s/%q %+v", x.Cluster, x.Status, x.Type, x.FailingStep, x.Platform, w.Status, w.Type, w.FailingStep, w.Platform)
+			}
+			if p := x.Provenance; p == nil || p.Machine != "runner-"+x.Cluster || p.Nuv == "" || p.Nuv == "unknown" || p.Dir == "" {
+				t.Errorf("%s provenance: %+v", x.Cluster, p)
+			}
+			if _, err := os.Stat(filepath.Join(merged, x.Log)); err != nil {
+				t.Errorf("%s log not in the merged report: %v", x.Cluster, err)
+			}
+			if x.Status == report.Failed {
+				if _, err := os.Stat(filepath.Join(merged, x.Artifacts, "events.txt")); err != nil {
+					t.Errorf("%s artifacts not in the merged report: %v", x.Cluster, err)
+				}
+			}
+		}
+		if len(m.Skipped) != 1 || m.Skipped[0].Dir != broken.dir {
+			t.Errorf("skipped: %+v", m.Skipped)
+		}
+	})
+
 	t.Run("a stopped cluster is unreachable fast and the others pass", func(t *testing.T) {
 		stopped := clusters["kind1"]
 		if err := stopped.Provider.Stop(context.Background(), stopped.Name); err != nil {
@@ -377,6 +451,80 @@ func TestIntegrationAllKubes(t *testing.T) {
 		for _, n := range []string{"eks1", "gke1"} {
 			if res[n].Status != report.Passed {
 				t.Errorf("%s: %s (%s)", n, res[n].Status, res[n].Message)
+			}
+		}
+	})
+
+	t.Run("a local cluster flavored eks and a plain kubeconfig cluster differ in every format", func(t *testing.T) {
+		// The plain cluster: a cluster nuv did not make, as far as this project knows: another
+		// NUV_HOME, no nuv.dev labels on its nodes, its kubeconfig copied into clusters/.
+		plain := localtest.Start(t, localtest.Options{Flavor: "generic", Name: "plain", Home: t.TempDir(), Project: t.TempDir()})
+		cs := kubernetes.NewForConfigOrDie(plain.Config)
+		ctx := context.Background()
+		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range nodes.Items {
+			patch := []byte(`{"metadata":{"labels":{"nuv.dev/provider":null,"nuv.dev/cluster":null,"nuv.dev/flavor":null}}}`)
+			if _, err := cs.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		kc, err := os.ReadFile(plain.Kubeconfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(project, "clusters", "plain.kubeconfig")
+		if err := os.WriteFile(dst, kc, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(dst)
+
+		r := allKubes(t, exe, project, home, nil, "--only", "eks1,plain", "--", "itest", "T=isolation")
+		rep := checkReport(t, r.dir, []string{"eks1", "plain"})
+		res := byCluster(rep)
+		eks, pl := res["eks1"], res["plain"]
+		if eks.Type != "eks" || eks.Platform == nil || eks.Platform.Provider != "local" || eks.Platform.Flavor != "eks" ||
+			eks.Platform.DetectedBy != "providerID" || eks.Platform.NodeKind() != "simulated" || eks.Platform.Nodes != 1 {
+			t.Errorf("eks1: type %s %+v", eks.Type, eks.Platform)
+		}
+		if pl.Type != "generic" || pl.Platform == nil || pl.Platform.Provider != "kubeconfig" || pl.Platform.Flavor != "" ||
+			pl.Platform.DetectedBy != "none" || pl.Platform.Nodes != 1 || pl.ServerVersion != "v1.36.3" {
+			t.Errorf("plain: type %s %+v", pl.Type, pl.Platform)
+		}
+		// The table.
+		for _, re := range []string{`(?m)^eks1\s+eks\s+providerID\s+local/eks\s+1 simulated\s+v1.36.3`, `(?m)^plain\s+generic\s+none\s+kubeconfig\s+1 simulated\s+v1.36.3`} {
+			if !regexp.MustCompile(re).MatchString(r.out) {
+				t.Errorf("table lacks %s", re)
+			}
+		}
+		// JUnit properties.
+		var suites report.JUnitSuites
+		data, _ := os.ReadFile(filepath.Join(r.dir, report.JUnitFile))
+		if err := xml.Unmarshal(data, &suites); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range suites.Suites {
+			props := map[string]string{}
+			for _, p := range s.Properties {
+				props[p.Name] = p.Value
+			}
+			want := map[string]string{"cluster.provider": "local", "cluster.flavor": "eks", "cluster.type": "eks", "cluster.type.detected.by": "providerID"}
+			if s.Name == "plain" {
+				want = map[string]string{"cluster.provider": "kubeconfig", "cluster.flavor": "", "cluster.type": "generic", "cluster.type.detected.by": "none"}
+			}
+			for k, v := range want {
+				if props[k] != v {
+					t.Errorf("junit %s: %s=%q, want %q", s.Name, k, props[k], v)
+				}
+			}
+		}
+		// The HTML page (rendered-DOM checks of the page are in internal/report).
+		html, _ := os.ReadFile(filepath.Join(r.dir, report.HTMLFile))
+		for _, want := range []string{"local/eks, 1 simulated node", "kubeconfig, 1 simulated node", "by providerID", "<b class=\"type\">generic</b> by none"} {
+			if !strings.Contains(string(html), want) {
+				t.Errorf("index.html lacks %q", want)
 			}
 		}
 	})
@@ -421,4 +569,46 @@ func groupMembers(pgid int) []string {
 func linkFile(src, dst string) error {
 	os.MkdirAll(filepath.Dir(dst), 0o755)
 	return os.Symlink(src, dst)
+}
+
+// checkNoSecrets reads every file under a report directory: none may hold a secret value, every
+// directory is 0700 and every file 0600.
+func checkNoSecrets(t *testing.T, dir string, values ...string) {
+	t.Helper()
+	files := 0
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if info.Mode().Perm() != 0o700 {
+				t.Errorf("directory %s has mode %v, want 0700", path, info.Mode().Perm())
+			}
+			return nil
+		}
+		files++
+		if info.Mode().Perm() != 0o600 {
+			t.Errorf("file %s has mode %v, want 0600", path, info.Mode().Perm())
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, v := range values {
+			if bytes.Contains(data, []byte(v)) {
+				t.Errorf("%s shows the secret %q", path, v)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files == 0 {
+		t.Fatalf("no file under %s", dir)
+	}
 }

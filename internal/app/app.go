@@ -4,7 +4,8 @@
 // A command line is resolved in this order:
 //  1. the program name: run as "task" (a symlink to nuv) it is `nuv -task`; run through one of the
 //     link names nuv puts on PATH for tasks, it is that built-in tool;
-//  2. a first word starting with "-" is a built-in tool (`nuv -version`, `nuv -task ...`);
+//  2. a first word starting with "-" is a built-in tool (`nuv -version`, `nuv -task ...`); `-v` is
+//     `-version` and `-h` is `-help` (verbosity is NUV_VERBOSE=n, never a flag);
 //  3. a built-in command (`nuv cluster ...`, `nuv kube ...`, `nuv up`, ...);
 //  4. otherwise the words walk the task bundle (`nuv a b task ARGS`).
 //
@@ -146,6 +147,7 @@ func commandTable() []cli.Command {
 	all = append(all, deployCommands()...)
 	all = append(all, testCommands()...)
 	all = append(all, imageCommands()...)
+	all = append(all, completionCommands()...)
 	all = append(all, emulatorCommands()...)
 	return all
 }

@@ -2,11 +2,9 @@ package app
 
 import (
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/deploy"
+	"github.com/nuv-dev/nuv/internal/deploy/deploycmd"
 )
 
-// deployCommands: the operator verbs (operator, instance, destroy, clean, defin, run, status, up).
-// `up` runs `nuv dtest` after the instance is Ready when nuv has that command.
-func deployCommands() []cli.Command {
-	return deploy.Commands(func() bool { return BuiltinNames()["dtest"] })
-}
+// deployCommands: the operator verbs (operator, instance, destroy, clean, defin, run, status) and
+// up, which composes them with a local cluster and the deployment test.
+func deployCommands() []cli.Command { return deploycmd.NewCommands() }

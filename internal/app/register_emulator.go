@@ -6,7 +6,7 @@ import (
 )
 
 // emulatorCommands: `nuv emulator ...`, the loopback AWS emulator EKS clusters are tested against.
-func emulatorCommands() []cli.Command { return []cli.Command{emulatorcmd.Command()} }
+func emulatorCommands() []cli.Command { return []cli.Command{emulatorcmd.NewCommand()} }
 
 // emulatorTools: -eks-token, the exec credential plugin of EKS kubeconfigs.
-func emulatorTools() []cli.Command { return []cli.Command{emulatorcmd.EKSTokenTool()} }
+func emulatorTools() []cli.Command { return []cli.Command{emulatorcmd.NewTokenTool()} }

@@ -1,18 +1,15 @@
 package app
 
 import (
-	"github.com/nuv-dev/nuv/internal/allkubes"
+	"github.com/nuv-dev/nuv/internal/allkubes/allkubescmd"
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/report/reportcmd"
 	"github.com/nuv-dev/nuv/internal/testverbs"
 )
 
-// testCommands: utest, itest, dtest, test and all-kubes.
+// testCommands: utest, itest, dtest, test, all-kubes and report.
 func testCommands() []cli.Command {
-	return []cli.Command{
-		testverbs.UtestCommand(),
-		testverbs.ItestCommand(),
-		testverbs.DtestCommand(),
-		testverbs.TestCommand(),
-		allkubes.Command(func(name string) bool { return BuiltinNames()[name] }),
-	}
+	return append(testverbs.NewCommands(),
+		allkubescmd.NewCommand(func(name string) bool { return BuiltinNames()[name] }),
+		reportcmd.NewCommand(Version))
 }

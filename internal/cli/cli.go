@@ -1,5 +1,13 @@
 // Package cli holds the small contract every nuv command is written against: the I/O streams, the
-// command type the dispatcher runs, the logger and the error type that carries an exit code.
+// command type the dispatcher runs, the logger, the error types that carry exit codes (named:
+// ExitUsage, ...), and one command plumbing: NewFlagSet and Parse (help to stdout, exit 0; a bad
+// flag is a usage error quoting the usage line, exit 2), Group for commands with subcommands (no
+// subcommand runs the documented default or prints the usage, exit 2; never a silent exit), and the
+// option structs for flags that recur (TimeoutOption, ClusterOption).
+//
+// Command packages (internal/<area>/<area>cmd) hold the commands; domain packages hold none. Each
+// exports NewCommand() cli.Command, or NewCommands() []cli.Command when it holds several
+// top-level commands.
 package cli
 
 import (
@@ -71,11 +79,11 @@ func (e *UsageError) Error() string { return e.Msg }
 // Usagef builds a UsageError.
 func Usagef(format string, a ...any) error { return &UsageError{Msg: fmt.Sprintf(format, a...)} }
 
-// ExitCode maps an error to the process exit code: 0 for nil, ExitError's code, 2 for usage errors,
-// 1 otherwise.
+// ExitCode maps an error to the process exit code: ExitOK for nil, ExitError's code, ExitUsage for
+// usage errors, ExitFailure otherwise.
 func ExitCode(err error) int {
 	if err == nil {
-		return 0
+		return ExitOK
 	}
 	var ee *ExitError
 	if errors.As(err, &ee) {
@@ -83,7 +91,7 @@ func ExitCode(err error) int {
 	}
 	var ue *UsageError
 	if errors.As(err, &ue) {
-		return 2
+		return ExitUsage
 	}
-	return 1
+	return ExitFailure
 }

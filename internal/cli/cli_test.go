@@ -2,9 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestExitCode(t *testing.T) {
@@ -44,4 +47,104 @@ func TestLoggerVerbosity(t *testing.T) {
 		t.Fatal("Enabled does not follow the verbosity")
 	}
 	Quiet().Infof("nothing") // must not panic
+}
+
+func TestParse(t *testing.T) {
+	u := Usage{Line: "nuv demo [--timeout D] [--kubeconfig F]", Short: "demo: a command", Long: "More words."}
+	cases := []struct {
+		name           string
+		args           []string
+		done           bool
+		code           int
+		out, errHas    string
+		timeout        time.Duration
+		kubeconfig     string
+		validateErrHas string
+	}{
+		{name: "defaults", timeout: time.Minute},
+		{name: "flags", args: []string{"--timeout", "5s", "--kubeconfig", "k"}, timeout: 5 * time.Second, kubeconfig: "k"},
+		{name: "help to stdout, exit 0", args: []string{"--help"}, done: true,
+			out: "demo: a command\n\nUsage: nuv demo [--timeout D] [--kubeconfig F]\n\nFlags:\n"},
+		{name: "short help", args: []string{"-h"}, done: true, out: "More words.\n"},
+		{name: "unknown flag: usage error with the usage line", args: []string{"--nope"}, code: ExitUsage,
+			errHas: "demo: unknown flag: --nope\nUsage: nuv demo [--timeout D] [--kubeconfig F]"},
+		{name: "bad value", args: []string{"--timeout", "soon"}, code: ExitUsage, errHas: `invalid argument "soon"`},
+		{name: "zero timeout refused", args: []string{"--timeout", "0"}, validateErrHas: "--timeout 0s: must be positive"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			env := &Env{Streams: Streams{Out: &out, Err: &out}}
+			fs := NewFlagSet("demo")
+			var to TimeoutOption
+			var co ClusterOption
+			to.AddFlags(fs, time.Minute, "bound of each wait")
+			co.AddFlags(fs)
+			done, err := Parse(env, fs, u, tc.args)
+			if done != tc.done || ExitCode(err) != tc.code {
+				t.Fatalf("done %v exit %d (%v), want %v %d", done, ExitCode(err), err, tc.done, tc.code)
+			}
+			if tc.errHas != "" && !strings.Contains(err.Error(), tc.errHas) {
+				t.Fatalf("error %q lacks %q", err, tc.errHas)
+			}
+			if tc.out != "" && !strings.Contains(out.String(), tc.out) {
+				t.Fatalf("stdout %q lacks %q", out.String(), tc.out)
+			}
+			if err != nil || done {
+				return
+			}
+			verr := to.Validate(u, false)
+			if tc.validateErrHas != "" {
+				if verr == nil || !strings.Contains(verr.Error(), tc.validateErrHas) || ExitCode(verr) != ExitUsage {
+					t.Fatalf("Validate = %v", verr)
+				}
+				return
+			}
+			if verr != nil || to.Timeout != tc.timeout || co.Kubeconfig != tc.kubeconfig {
+				t.Fatalf("timeout %s kubeconfig %q (%v)", to.Timeout, co.Kubeconfig, verr)
+			}
+		})
+	}
+}
+
+func TestGroup(t *testing.T) {
+	ran := ""
+	sub := func(name string) func(context.Context, *Env, []string) error {
+		return func(_ context.Context, _ *Env, args []string) error {
+			ran = name + fmt.Sprint(args)
+			return nil
+		}
+	}
+	subs := map[string]func(context.Context, *Env, []string) error{"up": sub("up"), "down": sub("down")}
+	// The usage text starts with the usage line ("USAGE" here), which usage errors quote.
+	cases := []struct {
+		name        string
+		def         string
+		args        []string
+		code        int
+		ran         string
+		out, errOut string
+	}{
+		{name: "no arguments, no default: usage to stderr, exit 2", code: ExitUsage, errOut: "USAGE"},
+		{name: "no arguments runs the default", def: "down", ran: "down[]"},
+		{name: "help to stdout", args: []string{"--help"}, out: "USAGE"},
+		{name: "help word", args: []string{"help"}, out: "USAGE"},
+		{name: "a subcommand with its words", args: []string{"up", "-x", "y"}, ran: "up[-x y]"},
+		{name: "unknown subcommand", args: []string{"sideways"}, code: ExitUsage},
+		{name: "a flag where the subcommand belongs", args: []string{"--force"}, code: ExitUsage},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ran = ""
+			var out, errb bytes.Buffer
+			env := &Env{Streams: Streams{Out: &out, Err: &errb}}
+			err := Group{Name: "nuv demo", Usage: "USAGE", Subs: subs, Default: tc.def}.Run(context.Background(), env, tc.args)
+			if ExitCode(err) != tc.code || ran != tc.ran || out.String() != tc.out || errb.String() != tc.errOut {
+				t.Fatalf("exit %d ran %q out %q err %q (%v)", ExitCode(err), ran, out.String(), errb.String(), err)
+			}
+			if tc.code == ExitUsage && (!strings.Contains(err.Error(), "down, up") || !strings.Contains(err.Error()+errb.String(), "USAGE")) {
+				t.Fatalf("usage error %q does not list the subcommands", err)
+			}
+		})
+	}
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // Logger is nuv's one logging interface: Infof for what a user should see, Warnf for problems that
-// do not stop the command, V(n) for verbose detail enabled with NUV_VERBOSE=n or -v.
+// do not stop the command, V(n) for verbose detail enabled with NUV_VERBOSE=n. (`nuv -v` is
+// `nuv -version`, as in the ancestor CLI; verbosity has no flag, so no command's -v can mean both.)
 type Logger interface {
 	Infof(format string, a ...any)
 	Warnf(format string, a ...any)

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
+
+	"github.com/nuv-dev/nuv/internal/secrets"
 )
 
 // change is what applying one object did (or would do, in a dry run).
@@ -102,18 +104,76 @@ func (t *target) apply(ctx context.Context, obj *unstructured.Unstructured, dryR
 		ch = changed
 	}
 	if dryRun {
-		before, after := "", comparable(res)
-		if cur != nil {
-			before = comparable(cur)
-		}
+		before, after := dryRunPair(cur, res)
 		if before == after {
 			ch = unchanged
 		} else if cur != nil {
 			ch = changed
 		}
-		printDiff(out, objRef(obj), ch, before, after)
+		printDiff(t.masker.Writer(out), objRef(obj), ch, before, after)
 	}
 	return ch, nil
+}
+
+// dryRunPair renders the live object (nil: none) and the server's dry-run answer for a diff, with
+// a Secret's data redacted: a value shows as *** when unchanged and as "*** (before)" / "***
+// (after)" when it changes, so the diff still says which keys change and never what they hold.
+func dryRunPair(cur, res *unstructured.Unstructured) (before, after string) {
+	a := res.DeepCopy()
+	var b *unstructured.Unstructured
+	if cur != nil {
+		b = cur.DeepCopy()
+	}
+	if a.GetKind() == "Secret" {
+		var bo map[string]any
+		if b != nil {
+			bo = b.Object
+		}
+		differ := changedSecretKeys(bo, a.Object)
+		secrets.RedactObject(a.Object)
+		markSecretKeys(a.Object, differ, " (after)")
+		if b != nil {
+			secrets.RedactObject(b.Object)
+			markSecretKeys(b.Object, differ, " (before)")
+		}
+	}
+	after = comparable(a)
+	if b != nil {
+		before = comparable(b)
+	}
+	return before, after
+}
+
+// changedSecretKeys lists "data/key" and "stringData/key" whose values differ between two Secrets.
+func changedSecretKeys(before, after map[string]any) map[string]bool {
+	differ := map[string]bool{}
+	for _, field := range []string{"data", "stringData"} {
+		bm, _ := before[field].(map[string]any)
+		am, _ := after[field].(map[string]any)
+		for k, v := range am {
+			if bv, ok := bm[k]; !ok || bv != v {
+				differ[field+"/"+k] = true
+			}
+		}
+		for k := range bm {
+			if _, ok := am[k]; !ok {
+				differ[field+"/"+k] = true
+			}
+		}
+	}
+	return differ
+}
+
+func markSecretKeys(obj map[string]any, differ map[string]bool, suffix string) {
+	for _, field := range []string{"data", "stringData"} {
+		if m, ok := obj[field].(map[string]any); ok {
+			for k := range m {
+				if differ[field+"/"+k] {
+					m[k] = secrets.Placeholder + suffix
+				}
+			}
+		}
+	}
 }
 
 // comparable renders an object without the fields the server changes on every write.

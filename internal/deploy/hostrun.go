@@ -1,7 +1,6 @@
 package deploy
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -24,6 +22,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/proc"
+	"github.com/nuv-dev/nuv/internal/runner"
 )
 
 // hostProcessName is the name the host-run operator is registered under in the local cluster's
@@ -119,9 +118,9 @@ func buildBinary(ctx context.Context, o Options) (string, error) {
 		o.Log.V(1).Infof("operator binary cached: %s", bin)
 		return bin, nil
 	}
-	goBin, err := exec.LookPath("go")
+	goBin, err := runner.FindGo(o.Getenv)
 	if err != nil {
-		return "", fmt.Errorf("building the operator for the host needs the go tool on PATH: %w", err)
+		return "", fmt.Errorf("building the operator for the host: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
 		return "", err
@@ -133,13 +132,9 @@ func buildBinary(ctx context.Context, o Options) (string, error) {
 	}
 	tmp := f.Name()
 	f.Close()
-	cmd := exec.CommandContext(ctx, goBin, "build", "-o", tmp, mainPackage(o))
-	cmd.Dir = o.Project
-	var outBuf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &outBuf, &outBuf
-	if err := cmd.Run(); err != nil {
+	if err := runner.Run(ctx, runner.Cmd{Path: goBin, Args: []string{"build", "-o", tmp, mainPackage(o)}, Dir: o.Project}); err != nil {
 		os.Remove(tmp)
-		return "", fmt.Errorf("go build %s: %w\n%s", mainPackage(o), err, outBuf.String())
+		return "", err // names the command and carries go's messages
 	}
 	if err := os.Rename(tmp, bin); err != nil {
 		return "", err
@@ -191,6 +186,13 @@ func (h hostRun) writeKubeconfig(ctx context.Context, t *target, ns, sa string) 
 }
 
 // running returns the pid of the registered host operator if it is alive, and its binary.
+// HostOperator reports the operator process `nuv operator` runs on the host for the local cluster
+// of home: its pid, and whether it runs.
+func HostOperator(home, cluster string) (pid int, ok bool) {
+	pid, _, ok = newHostRun(home, cluster).running()
+	return pid, ok
+}
+
 func (h hostRun) running() (pid int, bin string, ok bool) {
 	r, err := proc.ReadRecord(h.pidFile())
 	if err != nil || !r.Alive() {

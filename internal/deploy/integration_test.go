@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
+	"github.com/nuv-dev/nuv/internal/kube"
 )
 
 // testProject makes a project directory that links the repository's operator sources, module
@@ -460,4 +461,14 @@ func (e *env) waitWhisk(ctx context.Context, o Options) error {
 	}
 	w := e.whisk("whisk")
 	return tg.waitFor(ctx, w, o.Timeout, o.Out, whiskReady)
+}
+
+// testGetenv is the process environment without the variables that would change what the
+// verbs deploy (a developer's shell may set them).
+func testGetenv(k string) string {
+	switch k {
+	case kube.EnvCluster, kube.EnvType, "MY_OPERATOR_IMAGE", "TAG", "WHISK", "NUV_OPERATOR_DIR", "NUV_OPERATOR_MAIN":
+		return ""
+	}
+	return os.Getenv(k)
 }

@@ -53,6 +53,13 @@ func Operator(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	img, err := chooseImage(o, filepath.Join(operatorDir(o), "config"), t.name)
+	if err != nil {
+		return err
+	}
+	if err := checkDefaultImage(ctx, o, t, img, t.nodes); err != nil {
+		return err
+	}
 	objs, err := operatorObjects(o, t, true)
 	if err != nil {
 		return err

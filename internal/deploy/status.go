@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/nuv-dev/nuv/internal/runner"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -120,23 +120,23 @@ func Run(ctx context.Context, o Options, args []string) error {
 	}
 	cmdArgs := append([]string{"--kubeconfig", kc}, args...)
 	fmt.Fprintf(o.Out, "running the operator from %s against %s (Ctrl-C stops it)\n", mainPackage(o), t.name)
-	cmd := exec.Command(bin, cmdArgs...)
-	cmd.Dir = o.Project
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, o.Out, o.Out
-	if err := cmd.Start(); err != nil {
+	// Ctrl-C reaches the operator as SIGINT (it shuts down cleanly); the kill comes 10s later.
+	p, err := runner.Start(context.WithoutCancel(ctx), runner.Cmd{Path: bin, Args: cmdArgs, Dir: o.Project,
+		Stdin: os.Stdin, Stdout: o.Out, Stderr: o.Out})
+	if err != nil {
 		return err
 	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() { done <- p.Wait() }()
 	select {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
-		_ = cmd.Process.Signal(syscall.SIGINT)
+		_ = p.Signal(syscall.SIGINT)
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
+			_ = p.Signal(syscall.SIGKILL)
 			<-done
 		}
 		return ctx.Err()

@@ -3,8 +3,7 @@ package deploy
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"strings"
+	"os"
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -13,7 +12,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/nuv-dev/nuv/internal/dotenv"
 	"github.com/nuv-dev/nuv/internal/kube"
+	"github.com/nuv-dev/nuv/internal/secrets"
 )
 
 // target is the cluster a verb acts on, with its clients.
@@ -28,22 +29,24 @@ type target struct {
 	// localName is the nuv local cluster name (node label nuv.dev/cluster) when the cluster's
 	// pods are simulated; "" on clusters that run containers.
 	localName string
+	// masker hides secret values (process environment, the project's .env) in what a dry run prints.
+	masker *secrets.Masker
 }
 
-// connect resolves the cluster of o (its kubeconfig, else the project's selection) and builds clients.
+// connect resolves the cluster of o (kube.Resolve: --kubeconfig, NUV_CLUSTER, the project's
+// selection, KUBECONFIG; the type from o.KubeType, else KUBE, an override or detection) and builds
+// clients.
 func connect(ctx context.Context, o Options) (*target, error) {
-	t := &target{kubeconfig: o.Kubeconfig, kubeType: o.KubeType}
-	if t.kubeconfig == "" {
-		c, err := kube.Selected(o.Project, o.Getenv)
-		if err != nil {
-			return nil, err
-		}
-		t.kubeconfig, t.name = c.Path, c.Name
-		if t.kubeType == "" {
-			t.kubeType = c.Type
-		}
-	} else {
-		t.name = strings.TrimSuffix(filepath.Base(t.kubeconfig), kube.Ext)
+	r, err := kube.Resolve(o.Project, o.Kubeconfig, o.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	t := &target{kubeconfig: r.Kubeconfig, name: r.Name, kubeType: o.KubeType}
+	if t.masker, err = projectMasker(o.Project); err != nil {
+		return nil, err
+	}
+	if t.kubeType == "" {
+		t.kubeType = r.Type
 	}
 	cfg, err := kube.RESTConfig(t.kubeconfig)
 	if err != nil {
@@ -62,9 +65,10 @@ func connect(ctx context.Context, o Options) (*target, error) {
 	}
 	t.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
 	if t.kubeType == "" {
-		if t.kubeType, err = kube.Detect(ctx, cfg); err != nil {
-			return nil, fmt.Errorf("cluster %s (%s): %w", t.name, t.kubeconfig, err)
+		if err := r.Detect(ctx, cfg); err != nil {
+			return nil, err
 		}
+		t.kubeType = r.Type
 	}
 	t.localName, err = kube.LocalClusterName(ctx, t.cs)
 	if err != nil {
@@ -74,4 +78,14 @@ func connect(ctx context.Context, o Options) (*target, error) {
 		t.localName = t.name
 	}
 	return t, nil
+}
+
+// projectMasker masks the secret-looking variables of the process environment and of the
+// project's .env (which instance files are rendered with).
+func projectMasker(project string) (*secrets.Masker, error) {
+	dot, err := dotenv.Dir(project)
+	if err != nil {
+		return nil, err
+	}
+	return secrets.NewMasker(append(os.Environ(), dot...)), nil
 }

@@ -12,14 +12,13 @@ package image
 import (
 	"context"
 	"fmt"
-	"os/exec"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/nuv-dev/nuv/internal/runner"
 )
 
 // DefaultRepository is where release images go when MY_OPERATOR_IMAGE is not set.
@@ -71,7 +70,12 @@ var (
 // SupportedPlatforms is `go tool dist list`: every os/arch pair the Go toolchain can target.
 func SupportedPlatforms() ([]string, error) {
 	distOnce.Do(func() {
-		out, err := exec.Command(goBinary(), "tool", "dist", "list").Output()
+		goBin, err := runner.FindGo(nil)
+		if err != nil {
+			distErr = fmt.Errorf("list Go platforms: %w", err)
+			return
+		}
+		out, err := runner.Output(context.Background(), runner.Cmd{Path: goBin, Args: []string{"tool", "dist", "list"}})
 		if err != nil {
 			distErr = fmt.Errorf("list Go platforms (go tool dist list): %w", err)
 			return
@@ -81,16 +85,6 @@ func SupportedPlatforms() ([]string, error) {
 	})
 	return distList, distErr
 }
-
-func goBinary() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return runtime.GOROOT() + "/bin/go"
-}
-
-// GoBinary is the go command nuv compiles with (go on PATH, else the toolchain nuv was built with).
-func GoBinary() string { return goBinary() }
 
 // ParsePlatforms parses a comma-separated platform list ("linux/amd64,linux/arm64/v8"). Each must
 // be one Go can target; the error for one that is not lists the valid ones.

@@ -11,11 +11,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/secrets"
 )
 
 // saveArtifacts writes, before the namespace is deleted, what a failed test leaves to look at:
 // the live YAML of every object it touched and the events and pods of its namespace, under
-// <Artifacts>/<test>/.
+// <Artifacts>/<test>/ (0600 files in 0700 directories; a Secret's data shows as ***).
 func (tr *testRun) saveArtifacts(ctx context.Context) {
 	if tr.cfg.Artifacts == "" {
 		return
@@ -32,6 +33,7 @@ func (tr *testRun) saveArtifacts(ctx context.Context) {
 		}
 		for _, o := range live {
 			o.SetManagedFields(nil)
+			secrets.RedactObject(o.Object)
 			y, err := yaml.Marshal(o.Object)
 			if err == nil {
 				objs.WriteString("---\n")
@@ -39,7 +41,7 @@ func (tr *testRun) saveArtifacts(ctx context.Context) {
 			}
 		}
 	}
-	fsutil.WriteFileAtomic(filepath.Join(dir, "objects.yaml"), objs.Bytes(), 0o644)
+	fsutil.WriteFileAtomic(filepath.Join(dir, "objects.yaml"), objs.Bytes(), 0o600)
 	var evs bytes.Buffer
 	if list, err := tr.cl.cs.CoreV1().Events(tr.ns).List(ctx, metav1.ListOptions{}); err != nil {
 		fmt.Fprintf(&evs, "# events: %v\n", err)
@@ -49,7 +51,7 @@ func (tr *testRun) saveArtifacts(ctx context.Context) {
 				e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
 		}
 	}
-	fsutil.WriteFileAtomic(filepath.Join(dir, "events.txt"), evs.Bytes(), 0o644)
+	fsutil.WriteFileAtomic(filepath.Join(dir, "events.txt"), evs.Bytes(), 0o600)
 	var pods bytes.Buffer
 	if list, err := tr.cl.cs.CoreV1().Pods(tr.ns).List(ctx, metav1.ListOptions{}); err != nil {
 		fmt.Fprintf(&pods, "# pods: %v\n", err)
@@ -61,6 +63,6 @@ func (tr *testRun) saveArtifacts(ctx context.Context) {
 			pods.Write(y)
 		}
 	}
-	fsutil.WriteFileAtomic(filepath.Join(dir, "pods.yaml"), pods.Bytes(), 0o644)
+	fsutil.WriteFileAtomic(filepath.Join(dir, "pods.yaml"), pods.Bytes(), 0o600)
 	fmt.Fprintf(tr.cfg.Out, "    artifacts saved in %s\n", dir)
 }

@@ -8,6 +8,10 @@
 // wins over the project selection, for that shell only. ~/.kube/config is never touched except by
 // MergeGlobal (`nuv kube use --global`), which merges one context atomically and keeps a backup.
 //
+// Which cluster. Resolve (resolve.go) is the one function every command acting on a single cluster
+// uses: --kubeconfig, then NUV_CLUSTER, then .nuv/current, then KUBECONFIG; the type from KUBE, the
+// override, the remembered detection, else detected. Its documentation is the reference.
+//
 // Types. A cluster's type (local, kind, eks, aks, gke, k3s, m8s, osh, lks, generic) comes from an
 // explicit override first (clusters/<name>.type, then the detect.force setting), else from what its
 // nodes carry (labels and spec.providerID, see DetectNodes). Detected types are remembered under

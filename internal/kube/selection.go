@@ -97,39 +97,21 @@ func selectedName(project string, getenv func(string) string, cs []Cluster) (str
 
 func isPathRef(v string) bool { return strings.ContainsRune(v, os.PathSeparator) }
 
-// Selected returns the selected cluster: the per-shell NUV_CLUSTER when set (a name in clusters/
-// or a kubeconfig path), else the project's .nuv/current. Type is filled without a network call
-// (override, else the remembered detection) and may be "". With nothing selected the error wraps
-// ErrNoSelection and says how to select.
+// Selected returns the selected cluster of the inventory: the per-shell NUV_CLUSTER when set (a
+// name in clusters/ or a kubeconfig path), else the project's .nuv/current, marked Selected. Type
+// is the cluster's own known type (override file, DETECT_FORCE, else the remembered detection; no
+// network call) and may be "". With nothing selected the error wraps ErrNoSelection and says how
+// to select. Commands that act on "the cluster" call Resolve, which also honours KUBE and
+// KUBECONFIG.
 func Selected(project string, getenv func(string) string) (Cluster, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	cs, err := scan(project)
+	c, err := selectedCluster(project, getenv)
 	if err != nil {
 		return Cluster{}, err
 	}
-	if v := strings.TrimSpace(getenv(EnvCluster)); v != "" {
-		c, err := resolveEnvCluster(cs, v)
-		if err != nil {
-			return Cluster{}, err
-		}
-		return finishSelected(project, getenv, c)
-	}
-	s, err := ReadSelection(project)
-	if errors.Is(err, os.ErrNotExist) {
-		return Cluster{}, fmt.Errorf("%w: run `nuv kube use N` (or `task N`) to pick one of `nuv kube list`", ErrNoSelection)
-	}
-	if err != nil {
-		return Cluster{}, err
-	}
-	for _, c := range cs {
-		if c.Name == s.Name {
-			return finishSelected(project, getenv, c)
-		}
-	}
-	return Cluster{}, fmt.Errorf("%w: the selected cluster %q (in %s) is no longer in clusters/; run `nuv kube use N`",
-		ErrNoSelection, s.Name, CurrentPath(project))
+	return finishSelected(project, getenv, c)
 }
 
 func resolveEnvCluster(cs []Cluster, v string) (Cluster, error) {

@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,25 +20,21 @@ func TaskEnv(project string, getenv func(string) string) []string {
 
 // SelectionEnv is TaskEnv with the reason when a selection exists but cannot be used (NUV_CLUSTER
 // names no cluster, .nuv/current is damaged or names a removed kubeconfig, the kubeconfig is
-// invalid). Then the environment still sets KUBECONFIG, to a path that does not exist
-// (<project>/.nuv/no-valid-selection), so a task's kubectl fails instead of silently acting on
-// whatever cluster the caller's own KUBECONFIG or ~/.kube/config points at. Nothing selected at
-// all gives nil, nil.
+// invalid, KUBE names no type). Then the environment still sets KUBECONFIG, to a path that does not
+// exist (<project>/.nuv/no-valid-selection), so a task's kubectl fails instead of silently acting
+// on whatever cluster the caller's own KUBECONFIG or ~/.kube/config points at. Nothing selected at
+// all gives nil, nil: tasks then see the caller's KUBECONFIG and KUBE, which is also what Resolve
+// falls back to, so a task and a nuv command agree on the cluster.
 func SelectionEnv(project string, getenv func(string) string) ([]string, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	if strings.TrimSpace(getenv(EnvCluster)) == "" {
-		if _, err := os.Stat(CurrentPath(project)); errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
+	if strings.TrimSpace(getenv(EnvCluster)) == "" && !selectionRecorded(project) {
+		return nil, nil
 	}
-	c, err := Selected(project, getenv)
-	if err == nil && c.Err != nil {
-		err = c.Err
-	}
+	t, err := Resolve(project, "", getenv)
 	if err != nil {
 		return []string{"KUBECONFIG=" + filepath.Join(paths.ProjectState(project), "no-valid-selection"), "KUBE="}, err
 	}
-	return []string{"KUBECONFIG=" + c.Path, "KUBE=" + c.Type}, nil
+	return []string{"KUBECONFIG=" + t.Kubeconfig, "KUBE=" + t.Type}, nil
 }

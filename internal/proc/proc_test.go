@@ -167,10 +167,20 @@ func TestWriteRecordFormat(t *testing.T) {
 	}
 }
 
+func TestBaseEnv(t *testing.T) {
+	in := []string{"PATH=/bin", "HOME=/root", "LC_ALL=C", "LANG=C.UTF-8", "GOMAXPROCS=2", "API_TOKEN=t0k",
+		"KUBECONFIG=/k", "HTTPS_PROXY=http://u:p@proxy", "NUV_HOME=/n", "PATHX=1", "MALFORMED"}
+	want := "PATH=/bin HOME=/root LC_ALL=C LANG=C.UTF-8 GOMAXPROCS=2"
+	if got := strings.Join(BaseEnv(in), " "); got != want {
+		t.Errorf("BaseEnv = %s, want %s", got, want)
+	}
+}
+
 func TestLaunch(t *testing.T) {
 	dir := t.TempDir()
 	log := filepath.Join(dir, "logs", "x.log")
-	p, err := Launch(Command{Path: "sh", Args: []string{"-c", `echo "out $FOO"; pwd; exec sleep 60`}, Env: []string{"FOO=bar"},
+	t.Setenv("NUV_TEST_SECRET_TOKEN", "must-not-reach-the-child")
+	p, err := Launch(Command{Path: "sh", Args: []string{"-c", `echo "out $FOO$NUV_TEST_SECRET_TOKEN"; pwd; exec sleep 60`}, Env: []string{"FOO=bar"},
 		Dir: dir, Log: log, LogMode: 0o600, Header: "--- header"})
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,9 @@ import (
 	"time"
 
 	ggcr "github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/nuv-dev/nuv/internal/fsutil"
 )
 
 // entry is one manifest write or delete in the journal; the manifest body is stored as a blob.
@@ -40,6 +43,7 @@ type entry struct {
 type Handler struct {
 	dir   string
 	inner http.Handler
+	log   *log.Logger
 	mu    sync.Mutex
 }
 
@@ -52,9 +56,10 @@ func NewHandler(dir string, logw io.Writer) (*Handler, error) {
 	if logw == nil {
 		logw = io.Discard
 	}
-	h := &Handler{dir: dir, inner: ggcr.New(
-		ggcr.WithBlobHandler(ggcr.NewDiskBlobHandler(blobs)),
-		ggcr.Logger(log.New(logw, "", log.LstdFlags)),
+	logger := log.New(logw, "", log.LstdFlags)
+	h := &Handler{dir: dir, log: logger, inner: ggcr.New(
+		ggcr.WithBlobHandler(newDurableBlobs(blobs)),
+		ggcr.Logger(logger),
 	)}
 	if err := h.replay(); err != nil {
 		return nil, err
@@ -103,7 +108,11 @@ func (h *Handler) manifestFile(digest string) string {
 	return filepath.Join(h.dir, "manifests", strings.ReplaceAll(digest, ":", "-"))
 }
 
-// ServeHTTP serves the registry and journals successful manifest writes.
+// ServeHTTP serves the registry. A manifest write or delete is acknowledged only once it is durable:
+// the inner handler answers into a buffer, the manifest body is written atomically and the journal
+// entry appended and synced, and only then is the buffered answer sent. When the write cannot be
+// made durable the client gets 500 and the in-memory registry is put back as it was, so what it
+// serves matches what a restart would replay.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !isManifest(r.URL.Path) || (r.Method != http.MethodPut && r.Method != http.MethodDelete) {
 		h.inner.ServeHTTP(w, r)
@@ -121,47 +130,163 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body = b
 		r.Body = io.NopCloser(bytes.NewReader(b))
 	}
-	rec := &statusRecorder{ResponseWriter: w}
+	prev := h.current(r.URL.Path)
+	rec := httptest.NewRecorder()
 	h.inner.ServeHTTP(rec, r)
-	if rec.status/100 != 2 {
-		return
+	if rec.Code/100 == 2 {
+		if err := h.record(r, body); err != nil {
+			h.restore(r.URL.Path, prev)
+			h.logf("manifest %s %s not stored: %v", r.Method, r.URL.Path, err)
+			http.Error(w, "registry storage: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
 	}
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	w.Write(rec.Body.Bytes())
+}
+
+// record makes one successful manifest write durable: the body (for a put) as a blob written
+// atomically, then the journal entry appended in one write and synced.
+func (h *Handler) record(r *http.Request, body []byte) error {
 	e := entry{Op: "delete", Path: r.URL.Path}
 	if r.Method == http.MethodPut {
 		sum := sha256.Sum256(body)
 		e = entry{Op: "put", Path: r.URL.Path, ContentType: r.Header.Get("Content-Type"), Digest: "sha256:" + hex.EncodeToString(sum[:])}
-		if err := os.MkdirAll(filepath.Dir(h.manifestFile(e.Digest)), 0o755); err == nil {
-			_ = os.WriteFile(h.manifestFile(e.Digest), body, 0o644)
+		file := h.manifestFile(e.Digest)
+		if err := fsutil.WriteFileAtomic(file, body, 0o644); err != nil {
+			return err
+		}
+		if err := syncDir(filepath.Dir(file)); err != nil {
+			return err
 		}
 	}
-	line, _ := json.Marshal(e)
-	if f, err := os.OpenFile(h.journal(), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
-		f.Write(append(line, '\n'))
-		f.Sync()
-		f.Close()
+	line, err := json.Marshal(e)
+	if err != nil {
+		return err
 	}
+	f, err := os.OpenFile(h.journal(), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		f.Close()
+		return fmt.Errorf("journal %s: %w", h.journal(), err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("journal %s: %w", h.journal(), err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("journal %s: %w", h.journal(), err)
+	}
+	return syncDir(h.dir)
+}
+
+// manifestState is what the in-memory registry served at a manifest path before a write.
+type manifestState struct {
+	found       bool
+	body        []byte
+	contentType string
+}
+
+func (h *Handler) current(path string) manifestState {
+	rec := httptest.NewRecorder()
+	h.inner.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	if rec.Code != http.StatusOK {
+		return manifestState{}
+	}
+	return manifestState{found: true, body: rec.Body.Bytes(), contentType: rec.Header().Get("Content-Type")}
+}
+
+// restore puts a manifest path of the in-memory registry back to prev after a write that could not
+// be made durable.
+func (h *Handler) restore(path string, prev manifestState) {
+	req := httptest.NewRequest(http.MethodDelete, path, nil)
+	if prev.found {
+		req = httptest.NewRequest(http.MethodPut, path, bytes.NewReader(prev.body))
+		req.Header.Set("Content-Type", prev.contentType)
+	}
+	h.inner.ServeHTTP(httptest.NewRecorder(), req)
+}
+
+func (h *Handler) logf(format string, args ...any) {
+	if h.log != nil {
+		h.log.Printf(format, args...)
+	}
+}
+
+// syncDir flushes a directory's entries (a rename or a new file in it) to disk.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// durableBlobs stores blobs like go-containerregistry's disk handler (<dir>/<algorithm>/<hex>, so
+// existing storage stays readable) but syncs each blob and its directory before the upload is
+// acknowledged.
+type durableBlobs struct {
+	dir  string
+	disk ggcr.BlobHandler
+}
+
+func newDurableBlobs(dir string) *durableBlobs {
+	return &durableBlobs{dir: dir, disk: ggcr.NewDiskBlobHandler(dir)}
+}
+
+func (b *durableBlobs) Get(ctx context.Context, repo string, h v1.Hash) (io.ReadCloser, error) {
+	return b.disk.Get(ctx, repo, h)
+}
+
+func (b *durableBlobs) Stat(ctx context.Context, repo string, h v1.Hash) (int64, error) {
+	return b.disk.(ggcr.BlobStatHandler).Stat(ctx, repo, h)
+}
+
+func (b *durableBlobs) Delete(ctx context.Context, repo string, h v1.Hash) error {
+	return b.disk.(ggcr.BlobDeleteHandler).Delete(ctx, repo, h)
+}
+
+// Put writes the blob to a temporary file (the reader checks size and digest as it is read), syncs
+// it, renames it into place and syncs the directory.
+func (b *durableBlobs) Put(_ context.Context, _ string, h v1.Hash, rc io.ReadCloser) error {
+	dir := filepath.Join(b.dir, h.Algorithm)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("blob %s: %w", h, err)
+	}
+	f, err := os.CreateTemp(dir, ".upload-*")
+	if err != nil {
+		return fmt.Errorf("blob %s: %w", h, err)
+	}
+	tmp := f.Name()
+	_, err = io.Copy(f, rc)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, h.Hex))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("blob %s: %w", h, err)
+	}
+	return syncDir(dir)
 }
 
 func isManifest(path string) bool {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	return len(parts) >= 4 && parts[0] == "v2" && parts[len(parts)-2] == "manifests"
-}
-
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusRecorder) WriteHeader(code int) {
-	s.status = code
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusRecorder) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	return s.ResponseWriter.Write(b)
 }
 
 // Serve runs the registry on ln until ctx ends.

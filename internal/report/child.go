@@ -47,7 +47,7 @@ func WriteChildResult(getenv func(string) string, res ChildResult) error {
 	if err != nil {
 		return err
 	}
-	return fsutil.WriteFileAtomic(path, data, 0o644)
+	return fsutil.WriteFileAtomic(path, data, 0o600)
 }
 
 // ReadChildResult reads a child's result file; a missing file is an empty result.

@@ -63,8 +63,14 @@ func secs(f float64) string { return fmt.Sprintf("%.2f", f) }
 // JUnit converts the report to its JUnit form.
 func JUnit(r *Report) JUnitSuites {
 	root := JUnitSuites{Name: "nuv all-kubes " + r.Target, Time: secs(r.Seconds)}
+	multi := len(r.Targets()) > 1
 	for _, res := range r.Results {
-		s := JUnitSuite{Name: res.Cluster, Time: secs(res.Seconds)}
+		target := r.TargetOf(res)
+		name := res.Cluster
+		if multi {
+			name = res.Cluster + " " + target
+		}
+		s := JUnitSuite{Name: name, Time: secs(res.Seconds)}
 		if !res.Started.IsZero() {
 			s.Timestamp = res.Started.UTC().Format(time.RFC3339)
 		}
@@ -79,13 +85,43 @@ func JUnit(r *Report) JUnitSuites {
 		if res.Artifacts != "" {
 			s.Properties = append(s.Properties, JUnitProperty{"artifacts", res.Artifacts})
 		}
+		if multi {
+			s.Properties = append(s.Properties, JUnitProperty{"target", target})
+		}
+		if p := res.Platform; p != nil {
+			s.Properties = append(s.Properties,
+				JUnitProperty{"cluster.provider", p.Provider},
+				JUnitProperty{"cluster.flavor", p.Flavor},
+				JUnitProperty{"cluster.type.detected.by", p.DetectedBy},
+				JUnitProperty{"cluster.type.evidence", p.Evidence},
+				JUnitProperty{"nodes", fmt.Sprint(p.Nodes)},
+				JUnitProperty{"nodes.simulated", fmt.Sprint(p.Simulated)},
+				JUnitProperty{"nodes.kind", p.NodeKind()})
+		}
+		if res.Flaky() {
+			s.Properties = append(s.Properties, JUnitProperty{"flaky", "true"})
+		}
+		if pv := res.Provenance; pv != nil {
+			s.Properties = append(s.Properties,
+				JUnitProperty{"run", pv.Run},
+				JUnitProperty{"run.machine", pv.Machine},
+				JUnitProperty{"run.nuv", pv.Nuv},
+				JUnitProperty{"run.commit", pv.Commit},
+				JUnitProperty{"run.ended", pv.Ended.UTC().Format(time.RFC3339)})
+			if pv.CIJob != "" {
+				s.Properties = append(s.Properties, JUnitProperty{"run.ci.job", pv.CIJob})
+			}
+		}
+		for _, sp := range res.Superseded {
+			s.Properties = append(s.Properties, JUnitProperty{"superseded", sp.Run + " (" + sp.Machine + ", ended " + sp.Ended.UTC().Format(time.RFC3339) + ")"})
+		}
 		steps := append([]Step(nil), res.Steps...)
 		if len(steps) == 0 || !res.Status.OK() && !anyFailed(steps) {
 			// No steps, or the run failed outside them (timeout, crash): one case for the target.
-			steps = append(steps, Step{Name: r.Target, Status: res.Status, Seconds: res.Seconds, Message: res.Message})
+			steps = append(steps, Step{Name: target, Status: res.Status, Seconds: res.Seconds, Message: res.Message})
 		}
 		for _, st := range steps {
-			c := JUnitCase{Name: st.Name, ClassName: res.Cluster, Time: secs(st.Seconds)}
+			c := JUnitCase{Name: st.Name, ClassName: name, Time: secs(st.Seconds)}
 			msg := st.Message
 			if msg == "" {
 				msg = string(st.Status)

@@ -41,27 +41,123 @@ type Step struct {
 	Message string  `json:"message,omitempty"`
 }
 
-// Result is the target's outcome on one cluster.
+// Result is the target's outcome on one cluster: one cell of the matrix.
 type Result struct {
-	Cluster       string    `json:"cluster"`
-	Type          string    `json:"type"`
-	ServerVersion string    `json:"serverVersion,omitempty"`
-	Server        string    `json:"server,omitempty"`
-	Status        Status    `json:"status"`
-	ExitCode      int       `json:"exitCode"`
-	Attempts      int       `json:"attempts"`
-	Started       time.Time `json:"started"`
-	Seconds       float64   `json:"seconds"`
-	FailingStep   string    `json:"failingStep,omitempty"`
-	Message       string    `json:"message,omitempty"`
-	Steps         []Step    `json:"steps,omitempty"`
+	Cluster string `json:"cluster"`
+	// Target is the cell's target; empty means the report's Target (reports of one run).
+	Target        string `json:"target,omitempty"`
+	Type          string `json:"type"`
+	ServerVersion string `json:"serverVersion,omitempty"`
+	Server        string `json:"server,omitempty"`
+	// What the cell ran on, as found out at run time (see Platform).
+	Platform    *Platform `json:"platform,omitempty"`
+	Status      Status    `json:"status"`
+	ExitCode    int       `json:"exitCode"`
+	Attempts    int       `json:"attempts"`
+	Started     time.Time `json:"started"`
+	Seconds     float64   `json:"seconds"`
+	FailingStep string    `json:"failingStep,omitempty"`
+	Message     string    `json:"message,omitempty"`
+	Steps       []Step    `json:"steps,omitempty"`
 	// Log and Artifacts are paths relative to the report directory.
 	Log       string `json:"log,omitempty"`
 	Artifacts string `json:"artifacts,omitempty"`
+	// Provenance says which run produced the cell (always set by all-kubes and by merge).
+	Provenance *Provenance `json:"provenance,omitempty"`
+	// Superseded lists the other runs that had the same cell when reports were merged: the newest
+	// run's cell is kept and the older ones are named here, so a duplicate is never silent.
+	Superseded []Provenance `json:"superseded,omitempty"`
 }
 
-// Report is one all-kubes run.
+// Platform is the truthful description of the cluster a cell ran on.
+type Platform struct {
+	// Provider made the cluster: "local" (nuv's own, nodes labelled nuv.dev/provider=local) or
+	// another nuv provider named by that label, or "kubeconfig" (an existing cluster nuv did not make).
+	Provider string `json:"provider"`
+	// Flavor is the --flavor of a local cluster (its nodes imitate that distribution), if any.
+	Flavor string `json:"flavor,omitempty"`
+	// DetectedBy says how Type was found: "override" (clusters/<name>.type or detect.force),
+	// "providerID" or "label" (the node markers of a distribution), or "none" (no marker: generic).
+	DetectedBy string `json:"detectedBy"`
+	// Evidence is the marker that decided it (a label key, a providerID scheme, the override file).
+	Evidence string `json:"evidence,omitempty"`
+	// Nodes counts the cluster's nodes; Simulated how many of them are kwok nodes (no kubelet).
+	Nodes     int `json:"nodes"`
+	Simulated int `json:"simulated"`
+}
+
+// NodeKind is "simulated" when every node is a kwok node, "real" when none is, else "mixed".
+func (p *Platform) NodeKind() string {
+	switch {
+	case p == nil:
+		return ""
+	case p.Nodes > 0 && p.Simulated == p.Nodes:
+		return "simulated"
+	case p.Simulated == 0:
+		return "real"
+	}
+	return "mixed"
+}
+
+// Label is the one-line description of the platform used by the table and the HTML page, e.g.
+// "local/eks, 3 simulated nodes".
+func (p *Platform) Label() string {
+	if p == nil {
+		return "?"
+	}
+	prov := p.Provider
+	if p.Flavor != "" {
+		prov += "/" + p.Flavor
+	}
+	return fmt.Sprintf("%s, %d %s node%s", prov, p.Nodes, p.NodeKind(), plural(p.Nodes))
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// Provenance identifies the run (one machine, one nuv, one commit) that produced a cell.
+type Provenance struct {
+	// Run names the run: the report directory's name, plus the CI job when there is one.
+	Run     string `json:"run"`
+	Machine string `json:"machine"`
+	Nuv     string `json:"nuv"`
+	Commit  string `json:"commit,omitempty"`
+	// CIJob is the CI job that ran it (GITHUB_* or CI_JOB_URL), if any.
+	CIJob   string    `json:"ciJob,omitempty"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended"`
+	// Retries is how many times the cell was run again after a failure (attempts - 1).
+	Retries int `json:"retries"`
+	// Dir is the report directory the cell was merged from (merged reports only).
+	Dir string `json:"dir,omitempty"`
+}
+
+// TargetOf returns the cell's target (its own, else the report's).
+func (r *Report) TargetOf(res Result) string {
+	if res.Target != "" {
+		return res.Target
+	}
+	return r.Target
+}
+
+// Flaky tells whether a cell passed only after a retry.
+func (res Result) Flaky() bool { return res.Status == Passed && res.Attempts > 1 }
+
+// Schema is the version of report.json this nuv writes. Version 1 (no "schema" field) had no
+// platform, provenance or per-cell target; it is still read and merged. A report with a higher
+// schema is refused by merge, naming both versions.
+const Schema = 2
+
+// Report is one all-kubes run, or the merge of many.
 type Report struct {
+	Schema int `json:"schema"`
+	// Nuv is the version of nuv that wrote the report.
+	Nuv string `json:"nuv,omitempty"`
+	// Target is the run's target; a merged report of several targets joins them with ", ".
 	Target  string    `json:"target"`
 	Args    []string  `json:"args,omitempty"`
 	Started time.Time `json:"started"`
@@ -69,6 +165,18 @@ type Report struct {
 	// Partial is true when the run was interrupted: some clusters are cancelled.
 	Partial bool     `json:"partial"`
 	Results []Result `json:"results"`
+	// Provenance is the run's (one run); merged reports carry it per cell instead.
+	Provenance *Provenance `json:"provenance,omitempty"`
+	// Merged lists the report directories a merged report was made from; Skipped those it could
+	// not use, each with the reason.
+	Merged  []string     `json:"merged,omitempty"`
+	Skipped []SkippedDir `json:"skipped,omitempty"`
+}
+
+// SkippedDir is a report directory merge could not use.
+type SkippedDir struct {
+	Dir    string `json:"dir"`
+	Reason string `json:"reason"`
 }
 
 // Failed tells whether any cluster did not pass; it decides all-kubes' exit code.
@@ -81,6 +189,22 @@ func (r *Report) Failed() bool {
 	return r.Partial
 }
 
+// Targets lists the distinct targets of the cells in first-seen order.
+func (r *Report) Targets() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, res := range r.Results {
+		if t := r.TargetOf(res); !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 && r.Target != "" {
+		out = []string{r.Target}
+	}
+	return out
+}
+
 // Counts returns how many results have each status.
 func (r *Report) Counts() map[Status]int {
 	m := map[Status]int{}
@@ -90,9 +214,15 @@ func (r *Report) Counts() map[Status]int {
 	return m
 }
 
-// Sort orders the results by cluster name so every output is deterministic.
+// Sort orders the results by cluster name (then target) so every output is deterministic.
 func (r *Report) Sort() {
-	sort.SliceStable(r.Results, func(i, j int) bool { return r.Results[i].Cluster < r.Results[j].Cluster })
+	sort.SliceStable(r.Results, func(i, j int) bool {
+		a, b := r.Results[i], r.Results[j]
+		if a.Cluster != b.Cluster {
+			return a.Cluster < b.Cluster
+		}
+		return r.TargetOf(a) < r.TargetOf(b)
+	})
 }
 
 // File names inside a report directory.
@@ -102,14 +232,16 @@ const (
 	HTMLFile  = "index.html"
 )
 
-// WriteDir writes report.json, junit.xml and index.html into dir (created if missing), each atomically.
+// WriteDir writes report.json, junit.xml and index.html into dir (created 0700 if missing), each
+// atomically and 0600: a report quotes test output, which may hold what a user would not publish.
 func WriteDir(dir string, r *Report) error {
 	r.Sort()
+	r.Schema = Schema
 	writers := []struct {
 		name string
 		fn   func(io.Writer, *Report) error
 	}{{JSONFile, WriteJSON}, {JUnitFile, WriteJUnit}, {HTMLFile, WriteHTML}}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("report directory %s: %w", dir, err)
 	}
 	for _, w := range writers {
@@ -117,7 +249,7 @@ func WriteDir(dir string, r *Report) error {
 		if err := w.fn(&buf, r); err != nil {
 			return fmt.Errorf("render %s: %w", w.name, err)
 		}
-		if err := fsutil.WriteFileAtomic(filepath.Join(dir, w.name), buf.b, 0o644); err != nil {
+		if err := fsutil.WriteFileAtomic(filepath.Join(dir, w.name), buf.b, 0o600); err != nil {
 			return err
 		}
 	}

@@ -17,17 +17,25 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 func sample() *Report {
 	t0 := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
-	return &Report{
+	prov := func(retries int) *Provenance {
+		return &Provenance{Run: "20261130-060000", Machine: "ci-7", Nuv: "0.1.0", Commit: "abc123", Started: t0, Ended: t0.Add(9 * time.Second), Retries: retries}
+	}
+	eksLocal := &Platform{Provider: "local", Flavor: "eks", DetectedBy: "providerID", Evidence: "aws://", Nodes: 3, Simulated: 3}
+	return &Report{Schema: Schema, Nuv: "0.1.0",
 		Target: "itest", Args: []string{"T=whisk"}, Started: t0, Seconds: 12.34, Partial: false,
 		Results: []Result{
 			{Cluster: "gke1", Type: "gke", ServerVersion: "v1.36.3", Status: Failed, ExitCode: 1, Attempts: 2,
 				Started: t0, Seconds: 8.5, FailingStep: "whisk-redis/02-assert",
 				Message: "whisk-redis/02-assert: timed out after 30s\n.status.ready: expected true, got false",
 				Steps:   []Step{{Name: "whisk-redis", Status: Failed, Seconds: 8, Message: "02-assert: timed out"}, {Name: "crd-validation", Status: Passed, Seconds: 0.4}},
-				Log:     "logs/gke1.log", Artifacts: "artifacts/gke1"},
+				Log:     "logs/gke1.log", Artifacts: "artifacts/gke1", Provenance: prov(1),
+				Platform: &Platform{Provider: "kubeconfig", DetectedBy: "label", Evidence: "cloud.google.com/gke-nodepool", Nodes: 2}},
 			{Cluster: "eks1", Type: "eks", ServerVersion: "v1.36.3", Status: Passed, Attempts: 1, Started: t0, Seconds: 6.25,
 				Steps: []Step{{Name: "whisk-redis", Status: Passed, Seconds: 5.5}, {Name: "crd-validation", Status: Passed, Seconds: 0.5}},
-				Log:   "logs/eks1.log"},
+				Log:   "logs/eks1.log", Platform: eksLocal, Provenance: prov(0)},
+			{Cluster: "flaky", Type: "local", ServerVersion: "v1.36.3", Status: Passed, Attempts: 2, Started: t0, Seconds: 3,
+				Log: "logs/flaky.log", Provenance: prov(1),
+				Platform: &Platform{Provider: "local", DetectedBy: "override", Evidence: "clusters/flaky.type", Nodes: 1, Simulated: 1}},
 			{Cluster: "down", Type: "", Status: Unreachable, ExitCode: -1, Attempts: 1, Started: t0, Seconds: 2,
 				Message: "dial tcp 127.0.0.1:1: connect: connection refused", Log: "logs/down.log"},
 			{Cluster: "slow<&>", Type: "local", Status: TimedOut, ExitCode: -1, Attempts: 1, Started: t0, Seconds: 30,
@@ -84,17 +92,19 @@ func TestWriteDirFilesAreValid(t *testing.T) {
 	if err := xml.Unmarshal(data, &suites); err != nil {
 		t.Fatalf("junit.xml does not parse: %v", err)
 	}
-	if len(suites.Suites) != 4 {
-		t.Fatalf("want 4 testsuites, got %d", len(suites.Suites))
+	if len(suites.Suites) != 5 {
+		t.Fatalf("want 5 testsuites, got %d", len(suites.Suites))
 	}
 	props := map[string]string{}
 	for _, p := range suites.Suites[1].Properties { // eks1 after sorting
 		props[p.Name] = p.Value
 	}
-	if suites.Suites[1].Name != "eks1" || props["cluster.type"] != "eks" || props["server.version"] != "v1.36.3" {
+	if suites.Suites[1].Name != "eks1" || props["cluster.type"] != "eks" || props["server.version"] != "v1.36.3" ||
+		props["cluster.provider"] != "local" || props["cluster.flavor"] != "eks" || props["nodes.kind"] != "simulated" ||
+		props["cluster.type.detected.by"] != "providerID" || props["run.machine"] != "ci-7" || props["run.commit"] != "abc123" {
 		t.Errorf("suite eks1 properties: %+v", suites.Suites[1])
 	}
-	if suites.Failures != 1 || suites.Errors != 2 || suites.Tests != 6 {
+	if suites.Failures != 1 || suites.Errors != 2 || suites.Tests != 7 {
 		t.Errorf("totals: tests=%d failures=%d errors=%d", suites.Tests, suites.Failures, suites.Errors)
 	}
 	var back Report
@@ -102,7 +112,7 @@ func TestWriteDirFilesAreValid(t *testing.T) {
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Results) != 4 || back.Results[0].Cluster != "down" {
+	if len(back.Results) != 5 || back.Results[0].Cluster != "down" || back.Schema != Schema {
 		t.Errorf("json results: %+v", back.Results)
 	}
 	html, _ := os.ReadFile(filepath.Join(dir, HTMLFile))

@@ -7,11 +7,17 @@ import (
 	"text/tabwriter"
 )
 
-// WriteTable prints the end-of-run table: one line per cluster with the target's status, duration,
-// attempts and failing step, then a one-line summary.
+// WriteTable prints the end-of-run table: one line per cell with what it ran on (type and how it
+// was detected, provider, nodes simulated or real, server version), the status, duration, attempts
+// and failing step, then a one-line summary. A report of several targets gets a TARGET column.
 func WriteTable(w io.Writer, r *Report) error {
+	multi := len(r.Targets()) > 1
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "CLUSTER\tTYPE\t%s\tDURATION\tATTEMPTS\tFAILING STEP\n", strings.ToUpper(r.Target))
+	status := strings.ToUpper(r.Target)
+	if multi {
+		status = "TARGET\tSTATUS"
+	}
+	fmt.Fprintf(tw, "CLUSTER\tTYPE\tDETECTED BY\tPROVIDER\tNODES\tVERSION\t%s\tDURATION\tATTEMPTS\tFAILING STEP\n", status)
 	for _, res := range r.Results {
 		step := res.FailingStep
 		if step == "" && !res.Status.OK() {
@@ -20,11 +26,23 @@ func WriteTable(w io.Writer, r *Report) error {
 		if step == "" {
 			step = "-"
 		}
-		typ := res.Type
-		if typ == "" {
-			typ = "?"
+		typ, by, prov, nodes := orQ(res.Type), "?", "?", "?"
+		if p := res.Platform; p != nil {
+			by, prov = p.DetectedBy, p.Provider
+			if p.Flavor != "" {
+				prov += "/" + p.Flavor
+			}
+			nodes = fmt.Sprintf("%d %s", p.Nodes, p.NodeKind())
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1fs\t%d\t%s\n", res.Cluster, typ, res.Status, res.Seconds, res.Attempts, step)
+		st := string(res.Status)
+		if res.Flaky() {
+			st += " (flaky)"
+		}
+		if multi {
+			st = r.TargetOf(res) + "\t" + st
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1fs\t%d\t%s\n", res.Cluster, typ, by, prov, nodes,
+			orQ(res.ServerVersion), st, res.Seconds, res.Attempts, step)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -40,6 +58,17 @@ func WriteTable(w io.Writer, r *Report) error {
 	if r.Partial {
 		partial = " (partial: interrupted)"
 	}
-	_, err := fmt.Fprintf(w, "%d clusters: %s in %.1fs%s\n", len(r.Results), strings.Join(parts, ", "), r.Seconds, partial)
+	noun := "clusters"
+	if multi {
+		noun = "cells"
+	}
+	_, err := fmt.Fprintf(w, "%d %s: %s in %.1fs%s\n", len(r.Results), noun, strings.Join(parts, ", "), r.Seconds, partial)
 	return err
+}
+
+func orQ(s string) string {
+	if s == "" {
+		return "?"
+	}
+	return s
 }

@@ -4,6 +4,7 @@
 package secrets
 
 import (
+	"encoding/base64"
 	"io"
 	"slices"
 	"strings"
@@ -17,7 +18,7 @@ const Placeholder = "***"
 // while hiding nothing worth hiding.
 const minLen = 3
 
-var markers = []string{"TOKEN", "PASSWORD", "SECRET", "KEY"}
+var markers = []string{"TOKEN", "PASSWORD", "PASSWD", "SECRET", "KEY", "AUTH", "CREDENTIAL", "DSN", "PRIVATE"}
 
 // IsSecretKey reports whether the variable name looks secret or is one of extra (case-insensitive).
 func IsSecretKey(key string, extra ...string) bool {
@@ -56,17 +57,24 @@ func (m *Masker) Add(env []string, extra ...string) {
 		if !ok || len(v) < minLen || !IsSecretKey(k, extra...) {
 			continue
 		}
-		if !slices.Contains(m.values, v) {
-			m.values = append(m.values, v)
-		}
+		m.add(v)
 	}
 	slices.SortFunc(m.values, func(a, b string) int { return len(b) - len(a) })
 }
 
+// add records v and its base64 forms (unsorted).
+func (m *Masker) add(v string) {
+	for _, x := range []string{v, base64.StdEncoding.EncodeToString([]byte(v)), base64.RawStdEncoding.EncodeToString([]byte(v))} {
+		if !slices.Contains(m.values, x) {
+			m.values = append(m.values, x)
+		}
+	}
+}
+
 // AddValue masks value itself (for secrets that do not come from a variable).
 func (m *Masker) AddValue(value string) {
-	if len(value) >= minLen && !slices.Contains(m.values, value) {
-		m.values = append(m.values, value)
+	if len(value) >= minLen {
+		m.add(value)
 		slices.SortFunc(m.values, func(a, b string) int { return len(b) - len(a) })
 	}
 }
@@ -131,3 +139,33 @@ func (mw *maskWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// RedactObject replaces the values of a Kubernetes Secret's data and stringData with Placeholder,
+// keeping the keys, and drops its last-applied-configuration annotation (which repeats them). obj
+// is an object as decoded from JSON or YAML (unstructured.Unstructured.Object); anything that is
+// not a Secret is left alone. It reports whether it changed obj.
+func RedactObject(obj map[string]any) bool {
+	if obj == nil || obj["kind"] != "Secret" {
+		return false
+	}
+	changed := false
+	for _, field := range []string{"data", "stringData"} {
+		if data, ok := obj[field].(map[string]any); ok {
+			for k := range data {
+				data[k] = Placeholder
+				changed = true
+			}
+		}
+	}
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		if ann, ok := md["annotations"].(map[string]any); ok {
+			if _, ok := ann[lastApplied]; ok {
+				delete(ann, lastApplied)
+				changed = true
+			}
+		}
+	}
+	return changed
+}
+
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"

@@ -21,6 +21,12 @@ func TestIsSecretKey(t *testing.T) {
 		{"USER", nil, false},
 		{"REGISTRY_USER", []string{"registry_user"}, true},
 		{"REGISTRY_USER", []string{"OTHER"}, false},
+		{"MYSQL_PASSWD", nil, true},
+		{"BASIC_AUTH", nil, true},
+		{"GOOGLE_APPLICATION_CREDENTIALS", nil, true},
+		{"DATABASE_DSN", nil, true},
+		{"PRIVATE_REPO_URL", nil, true},
+		{"REGISTRY_HOST", nil, false},
 	}
 	for _, tc := range cases {
 		if got := IsSecretKey(tc.key, tc.extra...); got != tc.want {
@@ -86,5 +92,37 @@ func TestMaskWriterAndError(t *testing.T) {
 	m.AddValue("extra-token")
 	if got := m.Mask("extra-token"); got != "***" {
 		t.Errorf("AddValue: %q", got)
+	}
+}
+
+func TestMaskBase64Forms(t *testing.T) {
+	m := NewMasker([]string{"DB_PASSWD=hunter22", "SENTRY_DSN=https://k@sentry/1"})
+	for _, text := range []string{"aHVudGVyMjI=", "aHVudGVyMjI", "hunter22", "aHR0cHM6Ly9rQHNlbnRyeS8x"} {
+		if got := m.Mask("x " + text + " y"); got != "x *** y" {
+			t.Errorf("Mask(%q) = %q", text, got)
+		}
+	}
+}
+
+func TestRedactObject(t *testing.T) {
+	cases := []struct {
+		name    string
+		obj     map[string]any
+		changed bool
+		want    string
+	}{
+		{"secret", map[string]any{"kind": "Secret", "data": map[string]any{"password": "aHVudGVy"},
+			"stringData": map[string]any{"token": "t0ken"},
+			"metadata":   map[string]any{"name": "s", "annotations": map[string]any{lastApplied: `{"data":{"password":"aHVudGVy"}}`, "keep": "me"}}},
+			true, "map[data:map[password:***] kind:Secret metadata:map[annotations:map[keep:me] name:s] stringData:map[token:***]]"},
+		{"configmap untouched", map[string]any{"kind": "ConfigMap", "data": map[string]any{"password": "visible"}},
+			false, "map[data:map[password:visible] kind:ConfigMap]"},
+		{"secret without data", map[string]any{"kind": "Secret"}, false, "map[kind:Secret]"},
+		{"nil", nil, false, "map[]"},
+	}
+	for _, tc := range cases {
+		if got := RedactObject(tc.obj); got != tc.changed || fmt.Sprint(tc.obj) != tc.want {
+			t.Errorf("%s: RedactObject = %v, obj %v; want %v, %s", tc.name, got, tc.obj, tc.changed, tc.want)
+		}
 	}
 }

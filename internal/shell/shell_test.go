@@ -55,11 +55,12 @@ func TestLinkDir(t *testing.T) {
 }
 
 func TestLinkDirUnwritableHome(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root writes anywhere")
-	}
 	home := filepath.Join(t.TempDir(), "ro")
 	os.Mkdir(home, 0o500)
+	if os.Geteuid() == 0 {
+		// root writes through permission bits; procfs refuses new entries even to root
+		home = "/proc/nuv-unwritable-home"
+	}
 	_, err := LinkDir(home, "/bin/true", []string{"nuv"})
 	if err == nil || !strings.Contains(err.Error(), home) {
 		t.Errorf("err %v, want one naming %s", err, home)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -29,29 +28,41 @@ func DtestCommand() cli.Command {
 const LeakTimeout = 60 * time.Second
 
 func runDtest(ctx context.Context, env *cli.Env, args []string) error {
-	fs := pflag.NewFlagSet("dtest", pflag.ContinueOnError)
-	fs.SetOutput(env.Err)
+	fs := cli.NewFlagSet("dtest")
 	timeout := fs.Duration("timeout", deploy.DefaultTimeout, "bound of each wait (operator Available, Whisk Ready, deletion)")
 	keep := fs.Bool("keep", false, "skip destroy and the leak check (leave the deployment running)")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Err, "Usage: nuv dtest [--timeout D] [--keep]\n\nDeploys the operator and the instance on the selected cluster, checks every enabled component,\ndestroys both and checks that nothing labelled as the operator's is left.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil
-		}
-		return cli.Usagef("dtest: %v", err)
+	u := dtestUsage
+	if done, err := cli.Parse(env, fs, u, args); done || err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
-		return cli.Usagef("dtest: unexpected arguments %q", fs.Args())
+		return u.Errorf("dtest: unexpected arguments %q", fs.Args())
 	}
-	t, err := resolve(ctx, env)
+	return DeploymentTest(ctx, env, DtestOptions{Timeout: *timeout, Keep: *keep})
+}
+
+// DtestOptions configure DeploymentTest.
+type DtestOptions struct {
+	// Kubeconfig and Type name the cluster; "" resolves it like every verb (kube.Resolve).
+	Kubeconfig, Type string
+	// Timeout bounds each wait; zero means deploy.DefaultTimeout.
+	Timeout time.Duration
+	// Keep leaves the deployment running (no destroy, no leak check).
+	Keep bool
+}
+
+// DeploymentTest is `nuv dtest` as a function, for the commands that compose it (`nuv up`): the
+// deployment test on the cluster of o, its steps reported to all-kubes when run under it.
+func DeploymentTest(ctx context.Context, env *cli.Env, o DtestOptions) error {
+	if o.Timeout <= 0 {
+		o.Timeout = deploy.DefaultTimeout
+	}
+	t, err := resolveAt(ctx, env, o.Kubeconfig, o.Type)
 	if err != nil {
 		return fmt.Errorf("dtest: %w", err)
 	}
 	st := &steps{getenv: env.Getenv}
-	err = Dtest(ctx, env, t, *timeout, *keep, st)
+	err = Dtest(ctx, env, t, o.Timeout, o.Keep, st)
 	if werr := st.write(); werr != nil {
 		env.Log.Warnf("dtest: %v", werr)
 	}
@@ -252,3 +263,5 @@ func conditions(u *unstructured.Unstructured) map[string]string {
 	}
 	return m
 }
+
+var dtestUsage = cli.Usage{Line: "nuv dtest [--timeout D] [--keep]", Long: "Deploys the operator and the instance on the selected cluster, checks every enabled component,\ndestroys both and checks that nothing labelled as the operator's is left."}

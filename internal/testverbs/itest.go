@@ -2,11 +2,8 @@ package testverbs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/spf13/pflag"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/itest"
@@ -19,23 +16,16 @@ func ItestCommand() cli.Command {
 }
 
 func runItest(ctx context.Context, env *cli.Env, args []string) error {
-	fs := pflag.NewFlagSet("itest", pflag.ContinueOnError)
-	fs.SetOutput(env.Err)
+	fs := cli.NewFlagSet("itest")
 	timeout := fs.Duration("timeout", itest.DefaultTimeout, "default timeout of assert, error and delete steps")
 	keep := fs.Bool("keep", false, "keep each test's namespace for debugging")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Err, "Usage: nuv itest [T=prefix] [--timeout D] [--keep]\n\nRuns tests/itest/<test>/ and tests/<type>/itest/<test>/ on the selected cluster, each in its own namespace.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil
-		}
-		return cli.Usagef("itest: %v", err)
+	u := itestUsage
+	if done, err := cli.Parse(env, fs, u, args); done || err != nil {
+		return err
 	}
 	prefix, rest := prefixArg(env, fs.Args())
 	if len(rest) > 0 {
-		return cli.Usagef("itest: unexpected arguments %q (filter with T=prefix)", rest)
+		return u.Errorf("itest: unexpected arguments %q (filter with T=prefix)", rest)
 	}
 	t, err := resolve(ctx, env)
 	if err != nil {
@@ -72,3 +62,5 @@ func itestInto(ctx context.Context, env *cli.Env, t *target, prefix string, time
 	}
 	return err
 }
+
+var itestUsage = cli.Usage{Line: "nuv itest [T=prefix] [--timeout D] [--keep]", Long: "Runs tests/itest/<test>/ and tests/<type>/itest/<test>/ on the selected cluster, each in its own namespace."}

@@ -2,11 +2,8 @@ package testverbs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/spf13/pflag"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/deploy"
@@ -20,24 +17,17 @@ func TestCommand() cli.Command {
 }
 
 func runTest(ctx context.Context, env *cli.Env, args []string) error {
-	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-	fs.SetOutput(env.Err)
+	fs := cli.NewFlagSet("test")
 	timeout := fs.Duration("timeout", deploy.DefaultTimeout, "bound of each deploy wait")
 	stepTimeout := fs.Duration("step-timeout", itest.DefaultTimeout, "default itest step timeout")
 	noUnit := fs.Bool("skip-utest", false, "skip the Go unit tests")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Err, "Usage: nuv test [T=prefix] [--timeout D] [--skip-utest]\n\nRuns, stopping at the first failure: clean (remove leftovers), utest, operator (the itest suites\ntest the operator's behaviour), itest, dtest (instance, assertions, destroy, nothing leaked).")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil
-		}
-		return cli.Usagef("test: %v", err)
+	u := testUsage
+	if done, err := cli.Parse(env, fs, u, args); done || err != nil {
+		return err
 	}
 	prefix, rest := prefixArg(env, fs.Args())
 	if len(rest) > 0 {
-		return cli.Usagef("test: unexpected arguments %q (filter with T=prefix)", rest)
+		return u.Errorf("test: unexpected arguments %q (filter with T=prefix)", rest)
 	}
 	t, err := resolve(ctx, env)
 	if err != nil {
@@ -95,3 +85,5 @@ func Test(ctx context.Context, env *cli.Env, t *target, prefix string, timeout, 
 	fmt.Fprintf(env.Out, "test: passed in %.1fs\n", time.Since(start).Seconds())
 	return nil
 }
+
+var testUsage = cli.Usage{Line: "nuv test [T=prefix] [--timeout D] [--skip-utest]", Long: "Runs, stopping at the first failure: clean (remove leftovers), utest, operator (the itest suites\ntest the operator's behaviour), itest, dtest (instance, assertions, destroy, nothing leaked)."}

@@ -9,17 +9,13 @@
 // their steps, failing step and failure artifacts through the files all-kubes names in the
 // environment (see internal/report).
 //
-// The cluster is the selected one (kube.Selected: an exported NUV_CLUSTER wins over the project's
-// selection, which is how all-kubes points each child at its cluster); with nothing selected, an
-// exported KUBECONFIG is used. The type is $KUBE when set, else the known or detected type.
+// The cluster and its type are kube.Resolve's (NUV_CLUSTER, which is how all-kubes points each
+// child at its cluster, then the project's selection, then KUBECONFIG; the type from KUBE, an
+// override, the remembered detection, else detected), the same as every other nuv command's.
 package testverbs
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -42,39 +38,30 @@ type target struct {
 }
 
 // resolve finds the selected cluster, its client configuration and its type.
-func resolve(ctx context.Context, env *cli.Env) (*target, error) {
+func resolve(ctx context.Context, env *cli.Env) (*target, error) { return resolveAt(ctx, env, "", "") }
+
+// resolveAt is resolve with an explicit kubeconfig and type ("": resolved as usual).
+func resolveAt(ctx context.Context, env *cli.Env, kubeconfig, kubeType string) (*target, error) {
 	project := paths.Project(env.Getenv, env.Dir)
 	home, err := paths.Home(env.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	t := &target{Project: project, Home: home}
-	c, err := kube.Selected(project, env.Getenv)
-	switch {
-	case err == nil:
-		if c.Err != nil {
-			return nil, fmt.Errorf("cluster %s: invalid kubeconfig %s: %w", c.Name, c.Path, c.Err)
-		}
-		t.Name, t.Kubeconfig, t.Type = c.Name, c.Path, c.Type
-	case errors.Is(err, kube.ErrNoSelection) && env.Getenv("KUBECONFIG") != "" && !strings.Contains(env.Getenv("KUBECONFIG"), string(os.PathListSeparator)):
-		t.Kubeconfig = env.Getenv("KUBECONFIG")
-		t.Name = strings.TrimSuffix(filepath.Base(t.Kubeconfig), kube.Ext)
-	default:
+	r, err := kube.Resolve(project, kubeconfig, env.Getenv)
+	if err != nil {
 		return nil, err
 	}
-	if t.Config, err = kube.RESTConfig(t.Kubeconfig); err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", t.Kubeconfig, err)
+	if kubeType != "" {
+		r.Type, r.TypeFrom = kubeType, "caller"
 	}
-	if k := env.Getenv("KUBE"); k != "" {
-		t.Type = k
+	t := &target{Project: project, Home: home, Name: r.Name, Kubeconfig: r.Kubeconfig}
+	if t.Config, err = r.Config(); err != nil {
+		return nil, err
 	}
-	if t.Type == "" {
-		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		if t.Type, err = kube.Detect(dctx, t.Config); err != nil {
-			return nil, fmt.Errorf("cluster %s: detect its type: %w", t.Name, err)
-		}
+	if err := r.Detect(ctx, t.Config); err != nil {
+		return nil, err
 	}
+	t.Type = r.Type
 	return t, nil
 }
 
@@ -115,3 +102,8 @@ func (s *steps) run(name string, fn func() error) error {
 
 // write saves the result for all-kubes (nothing outside all-kubes).
 func (s *steps) write() error { return report.WriteChildResult(s.getenv, s.res) }
+
+// NewCommands returns the test verbs as nuv commands: utest, itest, dtest and test.
+func NewCommands() []cli.Command {
+	return []cli.Command{UtestCommand(), ItestCommand(), DtestCommand(), TestCommand()}
+}

@@ -42,9 +42,11 @@ func TestUtestArgs(t *testing.T) {
 		extra  []string
 		want   string
 	}{
-		{"", nil, "test ./operator/..."},
-		{"TestReconcile", nil, "test -run ^TestReconcile ./operator/..."},
-		{"Test.*", []string{"-v"}, `test -run ^Test\.\* -v ./operator/...`},
+		{"", nil, "test -count=1 ./operator/..."},
+		{"TestReconcile", nil, "test -count=1 -run ^TestReconcile ./operator/..."},
+		{"Test.*", []string{"-v"}, `test -count=1 -run ^Test\.\* -v ./operator/...`},
+		{"", []string{"-count=3"}, "test -count=3 ./operator/..."},
+		{"", []string{"-test.count", "2"}, "test -test.count 2 ./operator/..."},
 	} {
 		if got := strings.Join(UtestArgs(tc.prefix, tc.extra), " "); got != tc.want {
 			t.Errorf("%q: got %s want %s", tc.prefix, got, tc.want)
@@ -89,6 +91,9 @@ func TestFail(t *testing.T) { t.Fatal("broken on purpose") }
 		{[]string{"T=TestFail"}, 1},
 		{nil, 1},
 		{[]string{"--", "-run", "TestPass"}, 0},
+		{[]string{"T=TestNoSuch"}, 1},
+		{[]string{"--", "-run", "TestNoSuch"}, 1},
+		{[]string{"T=TestPass", "--", "-v"}, 0},
 	} {
 		var out bytes.Buffer
 		env := &cli.Env{Streams: cli.Streams{Out: &out, Err: &out}, Log: cli.Quiet(), Dir: p,
@@ -96,6 +101,12 @@ func TestFail(t *testing.T) { t.Fatal("broken on purpose") }
 		err := runUtest(context.Background(), env, tc.args)
 		if got := cli.ExitCode(err); got != tc.code {
 			t.Errorf("%v: exit %d want %d (%v)\n%s", tc.args, got, tc.code, err, out.String())
+		}
+		if strings.Contains(out.String(), "(cached)") {
+			t.Errorf("%v: a cached result was reported:\n%s", tc.args, out.String())
+		}
+		if strings.Contains(strings.Join(tc.args, " "), "NoSuch") && !strings.Contains(err.Error(), "no test ran") {
+			t.Errorf("%v: error %q does not say no test ran", tc.args, err)
 		}
 		res, rerr := report.ReadChildResult(result)
 		if rerr != nil || len(res.Steps) != 1 || (res.Steps[0].Status == report.Passed) != (tc.code == 0) {

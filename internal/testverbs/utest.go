@@ -1,19 +1,18 @@
 package testverbs
 
 import (
+	"bytes"
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"syscall"
-
-	"github.com/spf13/pflag"
+	"strings"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/paths"
+	"github.com/nuv-dev/nuv/internal/runner"
 )
 
 // UtestCommand is `nuv utest [T=prefix] [go test flags]`.
@@ -21,9 +20,13 @@ func UtestCommand() cli.Command {
 	return cli.Command{Name: "utest", Short: "run the operator's Go unit tests (T=prefix filters)", Run: runUtest}
 }
 
-// UtestArgs is the go test command line for a prefix and extra arguments.
+// UtestArgs is the go test command line for a prefix and extra arguments. It runs with -count=1
+// (never a cached result) unless extra sets -count itself.
 func UtestArgs(prefix string, extra []string) []string {
 	args := []string{"test"}
+	if !hasFlag(extra, "count") {
+		args = append(args, "-count=1")
+	}
 	if prefix != "" {
 		args = append(args, "-run", "^"+regexp.QuoteMeta(prefix))
 	}
@@ -32,18 +35,11 @@ func UtestArgs(prefix string, extra []string) []string {
 }
 
 func runUtest(ctx context.Context, env *cli.Env, args []string) error {
-	fs := pflag.NewFlagSet("utest", pflag.ContinueOnError)
-	fs.SetOutput(env.Err)
+	fs := cli.NewFlagSet("utest")
 	pkgs := fs.String("pkg", "./operator/...", "packages to test")
-	fs.Usage = func() {
-		fmt.Fprintln(env.Err, "Usage: nuv utest [T=prefix] [--pkg PATTERN] [-- go test flags]\n\nRuns `go test ./operator/...` in the project; T=prefix runs only tests whose name starts with it.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil
-		}
-		return cli.Usagef("utest: %v", err)
+	u := utestUsage
+	if done, err := cli.Parse(env, fs, u, args); done || err != nil {
+		return err
 	}
 	prefix, extra := prefixArg(env, fs.Args())
 	project := paths.Project(env.Getenv, env.Dir)
@@ -62,24 +58,66 @@ func runUtest(ctx context.Context, env *cli.Env, args []string) error {
 
 // goTest runs go with args in dir, its exit code passed through.
 func goTest(ctx context.Context, env *cli.Env, dir string, args []string) error {
-	goBin, err := exec.LookPath("go")
+	goBin, err := runner.FindGo(env.Getenv)
 	if err != nil {
-		return fmt.Errorf("utest needs the go command on PATH: %w", err)
+		return fmt.Errorf("utest: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, goBin, args...)
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = env.Out, env.Err
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	counter := &testCounter{w: env.Out}
 	fmt.Fprintf(env.Out, "$ go %s\n", joinArgs(args))
-	if err := cmd.Run(); err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() > 0 {
-			return cli.Exit(ee.ExitCode(), fmt.Errorf("utest: go test failed (exit %d)", ee.ExitCode()))
+	if err := runner.Run(ctx, runner.Cmd{Path: goBin, Args: args, Dir: dir, Stdout: counter, Stderr: env.Err, Group: true}); err != nil {
+		if code := runner.ExitCode(err); code > 0 && ctx.Err() == nil {
+			return cli.Exit(code, fmt.Errorf("utest: go test failed (exit %d)", code))
 		}
 		return fmt.Errorf("utest: %w", err)
 	}
+	if counter.ran == 0 && !hasFlag(args, "json") {
+		return fmt.Errorf("utest: no test ran in %s (a filter, T= or -run, that matches no test is a failure, not a pass)", args[len(args)-1])
+	}
 	return nil
+}
+
+// hasFlag tells whether args set the go test flag name (-name, --name, -name=v, -test.name).
+func hasFlag(args []string, name string) bool {
+	for _, a := range args {
+		a = strings.TrimLeft(a, "-")
+		a, _, _ = strings.Cut(a, "=")
+		if a == name || a == "test."+name {
+			return true
+		}
+	}
+	return false
+}
+
+// testCounter watches go test's output on its way to the user and counts the packages that ran at
+// least one test ("ok" without "[no tests to run]", or "FAIL").
+type testCounter struct {
+	w       io.Writer
+	partial []byte
+	ran     int
+}
+
+func (c *testCounter) Write(p []byte) (int, error) {
+	c.partial = append(c.partial, p...)
+	for {
+		i := bytes.IndexByte(c.partial, '\n')
+		if i < 0 {
+			break
+		}
+		c.line(string(c.partial[:i]))
+		c.partial = c.partial[i+1:]
+	}
+	return c.w.Write(p)
+}
+
+func (c *testCounter) line(l string) {
+	switch {
+	case strings.HasPrefix(l, "ok ") || strings.HasPrefix(l, "ok\t"):
+		if !strings.Contains(l, "[no tests to run]") {
+			c.ran++
+		}
+	case strings.HasPrefix(l, "FAIL\t") || strings.HasPrefix(l, "--- FAIL"):
+		c.ran++
+	}
 }
 
 func joinArgs(a []string) string {
@@ -92,3 +130,5 @@ func joinArgs(a []string) string {
 	}
 	return s
 }
+
+var utestUsage = cli.Usage{Line: "nuv utest [T=prefix] [--pkg PATTERN] [-- go test flags]", Long: "Runs `go test ./operator/...` in the project; T=prefix runs only tests whose name starts with it."}

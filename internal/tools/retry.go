@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/runner"
 )
 
 func retryTool(ctx context.Context, env *cli.Env, args []string) error {
@@ -70,17 +71,14 @@ func (r retrier) run(ctx context.Context, attempt func(context.Context) int, rep
 
 // runCmd runs argv with the tool's streams and directory and returns its exit code.
 func runCmd(ctx context.Context, env *cli.Env, argv []string) int {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = env.Dir
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.In, env.Out, env.Err
-	err := cmd.Run()
+	err := runner.Run(ctx, runner.Cmd{Path: argv[0], Args: argv[1:], Dir: env.Dir, Stdin: env.In, Stdout: env.Out, Stderr: env.Err})
 	if err == nil {
 		return 0
 	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() > 0 {
-		return ee.ExitCode()
+	if code := runner.ExitCode(err); code > 0 {
+		return code
 	}
+	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		return 1 // killed by a signal
 	}

@@ -6,20 +6,19 @@
 package update
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/bundle"
+	"github.com/nuv-dev/nuv/internal/runner"
 )
 
 // Fetcher runs git. The zero value uses "git" from PATH.
@@ -133,22 +132,26 @@ func (f Fetcher) git(ctx context.Context, dir string, args ...string) (string, e
 	if bin == "" {
 		bin = "git"
 	}
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "LC_ALL=C"), f.Env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
+	out, err := runner.Output(ctx, runner.Cmd{Path: bin, Args: args, Dir: dir,
+		Env: append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "LC_ALL=C"), f.Env...)})
+	if err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		msg := gitMessage(errb.String())
-		if msg == "" {
+		var re *runner.RunError
+		msg := ""
+		if errors.As(err, &re) {
+			msg = gitMessage(string(re.Stderr))
+			if msg == "" {
+				msg = re.Err.Error()
+			}
+		} else {
 			msg = err.Error()
 		}
+		// git's own words only: the command line holds the repository URL, which may carry a token
 		return "", fmt.Errorf("git %s: %s", args[0], redactText(msg))
 	}
-	return strings.TrimSpace(out.String()), nil
+	return strings.TrimSpace(string(out)), nil
 }
 
 // removeStale deletes temporary checkouts an interrupted nuv left behind (older than an hour, so a

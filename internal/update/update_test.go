@@ -23,7 +23,7 @@ func newRemote(t *testing.T) *remote {
 		t.Skip("integration test: uses the git CLI")
 	}
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		t.Fatalf("the git CLI is required by this test and is not on PATH (hack/test.sh installs it): %v", err)
 	}
 	base := t.TempDir()
 	r := &remote{t: t, bare: filepath.Join(base, "remote.git"), work: filepath.Join(base, "work")}

@@ -101,7 +101,7 @@ func TestIntegrationUpdatePluginResetTools(t *testing.T) {
 		t.Skip("uses the git CLI and runs tasks")
 	}
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		t.Fatalf("the git CLI is required by this test and is not on PATH (hack/test.sh installs it): %v", err)
 	}
 	base := t.TempDir()
 	git := func(dir string, args ...string) {

@@ -136,8 +136,12 @@ func (c *cmdCtx) engineFor(location, command string) (*engine.Engine, error) {
 		return nil, err
 	}
 	store, err := state.Open(location, home, "")
-	if err != nil {
+	var le *state.LocationError
+	if errors.As(err, &le) {
 		return nil, cli.Usagef("%v", err)
+	}
+	if err != nil {
+		return nil, err
 	}
 	wait := 2 * time.Minute
 	if v := c.env.Getenv("NUV_LOCK_WAIT"); v != "" {

@@ -63,6 +63,8 @@ func runCreate(ctx context.Context, c *cmdCtx, args []string) error {
 	if err != nil {
 		return err
 	}
+	// stdout is "NAME<TAB>KUBECONFIG" per cluster, for scripts; progress goes to stderr.
+	e.Out = c.env.Err
 	for _, s := range specs {
 		if _, err := e.Validate(s); err != nil {
 			return cli.Usagef("%v", err)

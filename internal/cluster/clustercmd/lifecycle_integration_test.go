@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/nuv-dev/nuv/internal/cluster/localtest"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -251,5 +252,48 @@ func TestIntegrationResume(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(c.home, "state", "lc.json")); !os.IsNotExist(err) {
 		t.Fatalf("state record remains: %v", err)
+	}
+}
+
+// TestIntegrationSharedState keeps the state of a cluster in another cluster (the Kubernetes
+// backend a team shares): apply records there, `state list` reads it back, and an unreachable
+// store stops apply before anything is made.
+func TestIntegrationSharedState(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs local clusters; skipped under -short")
+	}
+	store := localtest.Start(t, localtest.Options{})
+	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
+	t.Cleanup(func() { c.run("delete", "--all", "--state", "kube:team@"+store.Kubeconfig) })
+	f := c.specFile(lifecycleSpec("lc", 1, false, "web"))
+
+	out, errs, code := c.run("apply", "-f", f, "--state", "kube:team@"+filepath.Join(c.project, "missing.kubeconfig"))
+	if code != 1 || !strings.Contains(errs, "missing.kubeconfig") {
+		t.Fatalf("apply with an unreachable store: exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(c.home, "clusters", "lc")); !os.IsNotExist(err) {
+		t.Fatalf("a cluster was made although the store could not be reached: %v", err)
+	}
+	loc := "kube:team@" + store.Kubeconfig
+	if out, errs, code = c.run("apply", "-f", f, "--state", loc); code != 0 {
+		t.Fatalf("apply: exit %d\n%s%s", code, out, errs)
+	}
+	out, _, code = c.run("state", "list", "--state", loc)
+	if code != 0 || !regexpMatch(`(?m)^lc\s+local\s+running\s+2\s+-\s`, out) {
+		t.Fatalf("state list:\n%s", out)
+	}
+	cs := kubernetes.NewForConfigOrDie(store.Config)
+	sec, err := cs.CoreV1().Secrets("team").Get(context.Background(), "nuv-state-lc", metav1.GetOptions{})
+	if err != nil || sec.Type != state.SecretType {
+		t.Fatalf("record Secret: %v", err)
+	}
+	if _, _, code = c.run("plan", "-f", f, "--state", loc, "--detailed-exitcode"); code != 0 {
+		t.Fatalf("plan against the shared state: exit %d", code)
+	}
+	if out, errs, code = c.run("delete", "lc", "--state", loc); code != 0 {
+		t.Fatalf("delete: exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := cs.CoreV1().Secrets("team").Get(context.Background(), "nuv-state-lc", metav1.GetOptions{}); err == nil {
+		t.Fatal("the record Secret remains after delete")
 	}
 }

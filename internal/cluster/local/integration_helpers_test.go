@@ -13,13 +13,13 @@ import (
 	"github.com/nuv-dev/nuv/internal/proc"
 )
 
-// kubectl runs the preinstalled /usr/bin/kubectl against kubeconfig; tests using it are skipped if
-// it is missing.
+// kubectl runs the preinstalled kubectl against kubeconfig: these tests check that the cluster
+// behaves as a real one for the stock client, so a missing kubectl fails them (it is never a pass).
 func kubectl(t *testing.T, kubeconfig string, stdin string, args ...string) (string, error) {
 	t.Helper()
 	bin, err := exec.LookPath("kubectl")
 	if err != nil {
-		t.Skip("kubectl not installed")
+		t.Fatalf("kubectl is required by the local-cluster integration tests and is not on PATH (install it, or run with -short): %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -203,10 +203,10 @@ func (p Provider) Observe(ctx context.Context, c *spec.Cluster, _ []cluster.Reso
 		}
 		return []cluster.Resource{{Kind: kindControlPlane, Name: name, ID: dir, Fields: map[string]string{"running": broken}}}, nil
 	}
-	info := p.status(ctx, name, dir)
+	_, status := processStatus(dir, s)
 	running := "true"
-	if info.Status != cluster.Running {
-		running = string(info.Status)
+	if status != cluster.Running {
+		running = string(status)
 	}
 	cp := cluster.Resource{Kind: kindControlPlane, Name: name, ID: dir, Fields: map[string]string{
 		"version":     s.Version,
@@ -218,9 +218,17 @@ func (p Provider) Observe(ctx context.Context, c *spec.Cluster, _ []cluster.Reso
 	}}
 	out := []cluster.Resource{cp}
 	observed := map[string]int{}
-	live := info.Status == cluster.Running
+	live := status == cluster.Running
+	var cfg *rest.Config
 	if live {
-		ogs, err := p.ObserveNodeGroups(ctx, name)
+		if cfg, err = adminConfig(dir); err != nil {
+			return nil, err
+		}
+		cs, err := clientForConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		ogs, err := observeGroups(ctx, cs, name)
 		if err != nil {
 			return nil, err
 		}
@@ -248,10 +256,6 @@ func (p Provider) Observe(ctx context.Context, c *spec.Cluster, _ []cluster.Reso
 		}
 	}
 	if live {
-		cfg, err := adminConfig(dir)
-		if err != nil {
-			return nil, err
-		}
 		if ok, err := advertised(ctx, cfg); err != nil {
 			return nil, err
 		} else if ok {

@@ -305,6 +305,10 @@ func (p Provider) ObserveNodeGroups(ctx context.Context, name string) ([]Observe
 	if err != nil {
 		return nil, err
 	}
+	return observeGroups(ctx, cs, name)
+}
+
+func observeGroups(ctx context.Context, cs kubernetes.Interface, name string) ([]ObservedGroup, error) {
 	all, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: list nodes: %w", name, err)

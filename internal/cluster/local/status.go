@@ -65,29 +65,12 @@ func (p Provider) status(ctx context.Context, name, dir string) cluster.Info {
 	}
 	info.APIURL, info.Kubeconfig, info.Flavor, info.Version = s.APIURL, s.Kubeconfig, s.Flavor, s.Version
 	info.HA, info.Nodes, info.Created = s.HA, s.Nodes, s.Created
+	info.Components, info.Status = processStatus(dir, s)
 	up := 0
-	comps := plan(dir, s)
-	for _, c := range comps {
-		cc := cluster.Component{Name: c.Name, Port: c.Port}
-		if r, err := proc.ReadRecord(pidPath(dir, c)); err == nil {
-			cc.PID = r.PID
-			cc.Running = r.Alive()
-		}
-		if cc.Running {
+	for _, c := range info.Components {
+		if c.Running {
 			up++
 		}
-		info.Components = append(info.Components, cc)
-	}
-	switch {
-	case up == len(comps):
-		info.Status = cluster.Running
-	case up == 0:
-		info.Status = cluster.Stopped
-	default:
-		info.Status = cluster.Degraded
-	}
-	if s.Phase == "creating" && info.Status != cluster.Stopped {
-		info.Status = cluster.Creating
 	}
 	if up > 0 {
 		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
@@ -152,4 +135,36 @@ func waitNodesReady(ctx context.Context, dir string, s *state) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// processStatus reports each component's process and the cluster's overall state, without asking
+// the API server.
+func processStatus(dir string, s *state) ([]cluster.Component, cluster.Status) {
+	var out []cluster.Component
+	var status cluster.Status
+	up := 0
+	comps := plan(dir, s)
+	for _, c := range comps {
+		cc := cluster.Component{Name: c.Name, Port: c.Port}
+		if r, err := proc.ReadRecord(pidPath(dir, c)); err == nil {
+			cc.PID = r.PID
+			cc.Running = r.Alive()
+		}
+		if cc.Running {
+			up++
+		}
+		out = append(out, cc)
+	}
+	switch {
+	case up == len(comps):
+		status = cluster.Running
+	case up == 0:
+		status = cluster.Stopped
+	default:
+		status = cluster.Degraded
+	}
+	if s.Phase == "creating" && status != cluster.Stopped {
+		status = cluster.Creating
+	}
+	return out, status
 }

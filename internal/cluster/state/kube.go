@@ -27,6 +27,19 @@ type Kube struct {
 	cs         kubernetes.Interface
 	mu         sync.Mutex
 	versions   map[string]string // record name -> resourceVersion last read or written
+	gens       map[string]int64  // record name -> generation at that resourceVersion
+}
+
+func (k *Kube) generation(name string) int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.gens[name]
+}
+
+func (k *Kube) setGeneration(name string, g int64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.gens[name] = g
 }
 
 func (k *Kube) version(name string) (string, bool) {
@@ -40,7 +53,7 @@ func (k *Kube) setVersion(name, v string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if v == "" {
-		k.setVersion(name, "")
+		delete(k.versions, name)
 		return
 	}
 	k.versions[name] = v
@@ -64,7 +77,7 @@ func NewKube(kubeconfig, namespace string) (*Kube, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state store kube:%s@%s: %w", namespace, kubeconfig, err)
 	}
-	return &Kube{Namespace: namespace, Kubeconfig: kubeconfig, cs: cs, versions: map[string]string{}}, nil
+	return &Kube{Namespace: namespace, Kubeconfig: kubeconfig, cs: cs, versions: map[string]string{}, gens: map[string]int64{}}, nil
 }
 
 var _ Store = (*Kube)(nil)
@@ -118,6 +131,7 @@ func (k *Kube) fromSecret(name string, s *corev1.Secret) (*Record, error) {
 		return nil, err
 	}
 	k.setVersion(name, s.ResourceVersion)
+	k.setGeneration(name, r.Generation)
 	return r, nil
 }
 
@@ -142,7 +156,7 @@ func (k *Kube) Save(ctx context.Context, r *Record) error {
 	secrets := k.cs.CoreV1().Secrets(k.Namespace)
 	rv, known := k.version(r.Name)
 	var out *corev1.Secret
-	if !known && r.Generation == 0 {
+	if r.Generation == 0 {
 		out, err = secrets.Create(ctx, sec, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("cluster %s: %w (a record was created meanwhile)", r.Name, ErrConflict)
@@ -158,6 +172,9 @@ func (k *Kube) Save(ctx context.Context, r *Record) error {
 			}
 			rv = cur.ResourceVersion
 		}
+		if known && k.generation(r.Name) != r.Generation {
+			return fmt.Errorf("cluster %s: %w (stored generation %d, ours %d)", r.Name, ErrConflict, k.generation(r.Name), r.Generation)
+		}
 		sec.ResourceVersion = rv
 		out, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
@@ -168,6 +185,7 @@ func (k *Kube) Save(ctx context.Context, r *Record) error {
 		return fmt.Errorf("save state of cluster %s in %s: %w", r.Name, k.Where(), err)
 	}
 	k.setVersion(r.Name, out.ResourceVersion)
+	k.setGeneration(r.Name, next.Generation)
 	*r = next
 	return nil
 }

@@ -198,15 +198,20 @@ func Open(location, home, defaultKubeconfig string) (Store, error) {
 			kc = defaultKubeconfig
 		}
 		if ns == "" || kc == "" {
-			return nil, fmt.Errorf("state store %q: want kube:NAMESPACE@KUBECONFIG", location)
+			return nil, &LocationError{location, "want kube:NAMESPACE@KUBECONFIG"}
 		}
 		return NewKube(kc, ns)
 	case strings.HasPrefix(location, "dir:"):
 		return Dir{Path: strings.TrimPrefix(location, "dir:")}, nil
 	case strings.Contains(location, ":") && !strings.HasPrefix(location, "/"):
-		return nil, fmt.Errorf("state store %q: unknown kind (valid: dir:PATH, kube:NAMESPACE@KUBECONFIG)", location)
+		return nil, &LocationError{location, "unknown kind (valid: dir:PATH, kube:NAMESPACE@KUBECONFIG)"}
 	}
 	return Dir{Path: location}, nil
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// LocationError is a state store location that does not parse (bad input, not a failure).
+type LocationError struct{ Location, Msg string }
+
+func (e *LocationError) Error() string { return fmt.Sprintf("state store %q: %s", e.Location, e.Msg) }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -44,8 +45,8 @@ resources stay CREATING/DELETING, default 2s), NUV_EMULATOR_REGION (region of a 
 default us-east-1), NUV_HOME.
 `
 
-// Command is `nuv emulator`.
-func Command() cli.Command {
+// NewCommand is `nuv emulator`.
+func NewCommand() cli.Command {
 	return cli.Command{Name: "emulator", Short: "the loopback AWS emulator for EKS (up|down|status|env|faults)", Run: run}
 }
 
@@ -58,6 +59,12 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 		return nil
 	}
 	sub, rest := args[0], args[1:]
+	switch sub {
+	case "up", "down", "status", "env", "faults", "serve":
+	default:
+		fmt.Fprint(env.Err, usage)
+		return cli.Usagef("nuv emulator: unknown subcommand %q (up, down, status, env or faults)", sub)
+	}
 	if sub == "serve" {
 		return serveCmd(ctx, env, rest)
 	}
@@ -135,6 +142,7 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 			p.URL(), c.AccessKeyID, c.SecretAccessKey, c.Region, c.Region)
 		return nil
 	}
+	fmt.Fprint(env.Err, usage)
 	return cli.Usagef("nuv emulator: unknown subcommand %q (up, down, status, env or faults)", sub)
 }
 
@@ -184,7 +192,21 @@ func Ensure(ctx context.Context, env *cli.Env, home string) (emulator.Process, b
 	if r := env.Getenv("NUV_EMULATOR_REGION"); r != "" {
 		cmd = append(cmd, "--region", r)
 	}
-	return emulator.Up(ctx, emulator.UpOptions{Dir: emulator.Dir(home), Port: port, Command: cmd})
+	return emulator.Up(ctx, emulator.UpOptions{Dir: emulator.Dir(home), Port: port, Command: cmd, Env: childEnv(os.Environ())})
+}
+
+// childEnv is what the detached emulator needs besides the basics proc.Launch passes: nuv's own
+// settings (NUV_*: home, cache, companion binary, local cluster ports) and Go's (to build the
+// companion when it is missing). AWS credentials and the project's other variables stay behind.
+func childEnv(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "NUV_") || strings.HasPrefix(k, "GO") || k == "XDG_CACHE_HOME" {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // serveCmd is the detached process: `nuv emulator serve --dir D --addr A [--delay D] [--region R]`.
@@ -273,8 +295,8 @@ SDK's default chain (environment, shared config and credentials files, profiles)
 points it at the emulator.
 `
 
-// EKSTokenTool is `nuv -eks-token`.
-func EKSTokenTool() cli.Command {
+// NewTokenTool is `nuv -eks-token`.
+func NewTokenTool() cli.Command {
 	return cli.Command{Name: "eks-token", Short: "print an EKS token as an ExecCredential (the exec plugin of EKS kubeconfigs)", Run: runToken}
 }
 

@@ -6,7 +6,6 @@
 package dockerfile
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/image"
 	"github.com/nuv-dev/nuv/internal/image/gobuild"
+	"github.com/nuv-dev/nuv/internal/runner"
 )
 
 // Tools are the supported container tools.
@@ -29,8 +29,8 @@ var Tools = []string{"docker", "podman", "buildah"}
 type Builder struct {
 	// Tool is docker, podman or buildah.
 	Tool string
-	// Run executes a command (default: exec with stderr captured in the error).
-	Run func(ctx context.Context, cmd *exec.Cmd) error
+	// Run executes a command (default: runner.Run, whose error carries the tool's stderr).
+	Run func(ctx context.Context, cmd runner.Cmd) error
 }
 
 var _ image.Builder = (*Builder)(nil)
@@ -111,13 +111,11 @@ func (b *Builder) Build(ctx context.Context, spec image.Spec) (v1.ImageIndex, er
 	}
 	run := b.Run
 	if run == nil {
-		run = runCmd
+		run = runner.Run
 	}
 	for i, args := range cmds {
-		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-		cmd.Dir = spec.Dir
-		cmd.Env = append(os.Environ(), "SOURCE_DATE_EPOCH="+strconv.FormatInt(spec.Epoch, 10))
-		err := run(ctx, cmd)
+		err := run(ctx, runner.Cmd{Path: args[0], Args: args[1:], Dir: spec.Dir,
+			Env: append(os.Environ(), "SOURCE_DATE_EPOCH="+strconv.FormatInt(spec.Epoch, 10))})
 		if err != nil && !(i == 0 && b.Tool != "docker") { // removing a stale manifest list may fail
 			return nil, fmt.Errorf("%s build: %w", b.Tool, err)
 		}
@@ -131,15 +129,6 @@ func (b *Builder) Build(ctx context.Context, spec image.Spec) (v1.ImageIndex, er
 		return nil, fmt.Errorf("read the OCI archive %s wrote: %w", b.Tool, err)
 	}
 	return firstIndex(idx)
-}
-
-func runCmd(_ context.Context, cmd *exec.Cmd) error {
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s: %w\n%s", strings.Join(cmd.Args, " "), err, strings.TrimSpace(out.String()))
-	}
-	return nil
 }
 
 // firstIndex unwraps a layout's index.json: the tools store the built index as its one entry.

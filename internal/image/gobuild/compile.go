@@ -5,17 +5,16 @@
 package gobuild
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/nuv-dev/nuv/internal/image"
+	"github.com/nuv-dev/nuv/internal/runner"
 )
 
 // Compile builds spec.Main for platform p into a file under outDir and returns its path.
@@ -36,14 +35,13 @@ func Compile(ctx context.Context, spec image.Spec, p v1.Platform, outDir string)
 	if main == "" {
 		main = "."
 	}
-	cmd := exec.CommandContext(ctx, image.GoBinary(), "build", "-trimpath", "-buildvcs=false",
-		"-ldflags", ldflags, "-o", out, main)
-	cmd.Dir = spec.Dir
-	cmd.Env = compileEnv(os.Environ(), p)
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("compile %s for %s: %w\n%s", main, p, err, strings.TrimSpace(stderr.String()))
+	goBin, err := runner.FindGo(nil)
+	if err != nil {
+		return "", fmt.Errorf("compile %s for %s: %w", main, p, err)
+	}
+	if err := runner.Run(ctx, runner.Cmd{Path: goBin, Args: []string{"build", "-trimpath", "-buildvcs=false",
+		"-ldflags", ldflags, "-o", out, main}, Dir: spec.Dir, Env: compileEnv(os.Environ(), p)}); err != nil {
+		return "", fmt.Errorf("compile %s for %s: %w", main, p, err)
 	}
 	return out, nil
 }

@@ -31,8 +31,8 @@ Commands:
 Run 'nuv image <command> -h' for its flags.
 `
 
-// Command is `nuv image`.
-func Command() cli.Command {
+// NewCommand returns `nuv image`.
+func NewCommand() cli.Command {
 	return cli.Command{Name: "image", Short: "tag, build, push and load the operator image (no Docker daemon)", Run: Run}
 }
 
@@ -43,26 +43,12 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(args) == 0 {
-		fmt.Fprint(env.Err, usage)
-		return cli.Usagef("nuv image: missing command (tag, build, push, load or login)")
+	build := func(m mode) func(context.Context, *cli.Env, []string) error {
+		return func(ctx context.Context, env *cli.Env, args []string) error { return runBuild(ctx, env, args, m) }
 	}
-	switch args[0] {
-	case "-h", "--help", "help":
-		fmt.Fprint(env.Out, usage)
-		return nil
-	case "tag":
-		return runTag(ctx, env, args[1:])
-	case "build":
-		return runBuild(ctx, env, args[1:], modeBuild)
-	case "push":
-		return runBuild(ctx, env, args[1:], modePush)
-	case "load":
-		return runBuild(ctx, env, args[1:], modeLoad)
-	case "login":
-		return runLogin(ctx, env, args[1:])
-	}
-	return cli.Usagef("nuv image: unknown command %q (tag, build, push, load or login)", args[0])
+	return cli.Group{Name: "nuv image", Usage: usage, Subs: map[string]func(context.Context, *cli.Env, []string) error{
+		"tag": runTag, "build": build(modeBuild), "push": build(modePush), "load": build(modeLoad), "login": runLogin,
+	}}.Run(ctx, env, args)
 }
 
 // parse parses flags; -h prints usage and returns errHelp.

@@ -17,6 +17,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
 	"github.com/nuv-dev/nuv/internal/image/load"
 	"github.com/nuv-dev/nuv/internal/registry"
+	"github.com/nuv-dev/nuv/internal/registry/registrycmd"
 )
 
 // TestMain lets the test binary stand in for nuv when build-and-load starts the loopback registry
@@ -24,7 +25,7 @@ import (
 func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == "registry" && os.Args[2] == "serve" {
 		env := &cli.Env{Streams: cli.OSStreams(), Log: cli.Quiet(), Getenv: os.Getenv}
-		if err := registry.Command().Run(context.Background(), env, os.Args[2:]); err != nil {
+		if err := registrycmd.NewCommand().Run(context.Background(), env, os.Args[2:]); err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")
 			os.Exit(1)
 		}

@@ -20,20 +20,18 @@ import (
 
 // selectedTarget is the selected cluster with its type, resolved before anything is built.
 func selectedTarget(ctx context.Context, env *cli.Env, project string) (load.Target, error) {
-	c, err := kube.Selected(project, env.Getenv)
+	c, err := kube.Resolve(project, "", env.Getenv)
 	if err != nil {
+		return load.Target{}, err
+	}
+	cfg, err := c.Config()
+	if err != nil {
+		return load.Target{}, err
+	}
+	if err := c.Detect(ctx, cfg); err != nil {
 		return load.Target{}, err
 	}
 	typ := c.Type
-	if typ == "" {
-		if typ, err = kube.DetectCluster(ctx, project, c, env.Getenv); err != nil {
-			return load.Target{}, fmt.Errorf("detect the type of cluster %s: %w", c.Name, err)
-		}
-	}
-	cfg, err := kube.RESTConfig(c.Path)
-	if err != nil {
-		return load.Target{}, err
-	}
 	// nuv's own clusters pull from its loopback registry whatever --flavor made them look like.
 	if typ != kube.TypeLocal {
 		cs, err := kubernetes.NewForConfig(cfg)

@@ -4,11 +4,10 @@
 package tag
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"github.com/nuv-dev/nuv/internal/runner"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 )
@@ -132,28 +131,19 @@ func checkRefName(ctx context.Context, dir, name string) error {
 // git runs git in dir and returns its trimmed stdout. Annotated tags need a tagger: when the
 // repository has no user configured, nuv signs as "nuv".
 func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	env := append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
 	if len(args) > 0 && args[0] == "tag" && !hasIdentity(ctx, dir) {
-		cmd.Env = append(cmd.Env, "GIT_COMMITTER_NAME=nuv", "GIT_COMMITTER_EMAIL=nuv@localhost")
+		env = append(env, "GIT_COMMITTER_NAME=nuv", "GIT_COMMITTER_EMAIL=nuv@localhost")
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
-		}
-		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, msg)
+	out, err := runner.Output(ctx, runner.Cmd{Path: "git", Args: args, Dir: dir, Env: env})
+	if err != nil {
+		return "", err // "git ARGS: exit status N" and git's message
 	}
-	return strings.TrimSpace(stdout.String()), nil
+	return strings.TrimSpace(string(out)), nil
 }
 
 func hasIdentity(ctx context.Context, dir string) bool {
-	cmd := exec.CommandContext(ctx, "git", "var", "GIT_COMMITTER_IDENT")
-	cmd.Dir = dir
-	return cmd.Run() == nil
+	return runner.Run(ctx, runner.Cmd{Path: "git", Args: []string{"var", "GIT_COMMITTER_IDENT"}, Dir: dir}) == nil
 }
 
 // Git exposes the repository facts a build stamps into the image.

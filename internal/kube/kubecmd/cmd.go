@@ -54,27 +54,12 @@ Environment: NUV_CLUSTER (per-shell selection), NUV_KUBE_TIMEOUT (reachability t
 DETECT_FORCE (force every cluster's type).
 `
 
+// run dispatches the subcommands; a bare `nuv kube` is `nuv kube list`.
 func run(ctx context.Context, env *cli.Env, args []string) error {
-	if len(args) == 0 {
-		return runList(ctx, env, nil)
-	}
-	sub, rest := args[0], args[1:]
-	switch sub {
-	case "list", "ls":
-		return runList(ctx, env, rest)
-	case "use":
-		return runUse(ctx, env, rest)
-	case "detect":
-		return runDetect(ctx, env, rest)
-	case "current":
-		return runCurrent(ctx, env, rest)
-	case "watch":
-		return runWatch(ctx, env, rest)
-	case "-h", "--help", "help":
-		fmt.Fprint(env.Out, usage)
-		return nil
-	}
-	return cli.Usagef("nuv kube: unknown subcommand %q (list, use, detect, current, watch; `nuv kube --help`)", sub)
+	return cli.Group{Name: "nuv kube", Usage: usage, Default: "list",
+		Subs: map[string]func(context.Context, *cli.Env, []string) error{
+			"list": runList, "ls": runList, "use": runUse, "detect": runDetect, "current": runCurrent, "watch": runWatch,
+		}}.Run(ctx, env, args)
 }
 
 // flags builds a FlagSet for one subcommand; parse handles -h.

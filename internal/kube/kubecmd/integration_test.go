@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/nuv-dev/nuv/internal/app"
 	"github.com/nuv-dev/nuv/internal/cli"
@@ -193,22 +193,34 @@ func TestIntegrationInventory(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "unreachable: connection refused") {
 		t.Errorf("use zzz-down: %d %s", code, out)
 	}
-	// --global: the context lands in ~/.kube/config beside the user's own, which kubectl can still use.
+	// --global: the context lands in ~/.kube/config beside the user's own, and a client (client-go's
+	// loading rules, as kubectl uses them) reaches the cluster through it.
 	gname := names[2]
 	out, errOut, code = w.nuv("kube", "use", gname, "--global")
 	kc := filepath.Join(w.home, ".kube", "config")
 	if code != 0 || !strings.Contains(out, "merged context nuv-"+gname) {
 		t.Fatalf("use --global: %d %s %s", code, out, errOut)
 	}
-	if _, err := exec.LookPath("kubectl"); err == nil {
-		ctxs, err := exec.Command("kubectl", "--kubeconfig", kc, "config", "get-contexts", "-o", "name").CombinedOutput()
-		if err != nil || !strings.Contains(string(ctxs), "mine") || !strings.Contains(string(ctxs), "nuv-"+gname) {
-			t.Errorf("contexts after --global: %s %v", ctxs, err)
-		}
-		nodes, err := exec.Command("kubectl", "--kubeconfig", kc, "get", "nodes", "-o", "name").CombinedOutput()
-		if err != nil || !strings.Contains(string(nodes), "node/") {
-			t.Errorf("kubectl with the merged context: %s %v", nodes, err)
-		}
+	merged, err := clientcmd.LoadFromFile(kc)
+	if err != nil {
+		t.Fatalf("merged ~/.kube/config: %v", err)
+	}
+	if merged.Contexts["mine"] == nil || merged.Contexts["nuv-"+gname] == nil {
+		t.Errorf("contexts after --global: %v, want mine and nuv-%s", sortedKeys(merged.Contexts), gname)
+	}
+	if merged.CurrentContext != "nuv-"+gname {
+		t.Errorf("current context after --global: %q, want nuv-%s", merged.CurrentContext, gname)
+	}
+	gcfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kc}, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		t.Fatalf("client config from the merged context: %v", err)
+	}
+	nodes, err := kubernetes.NewForConfigOrDie(gcfg).CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Errorf("nodes through the merged context: %v", err)
+	} else if len(nodes.Items) == 0 {
+		t.Error("no nodes through the merged context")
 	}
 	backups, _ := filepath.Glob(kc + ".nuv-backup-*")
 	if len(backups) != 1 {
@@ -397,4 +409,13 @@ func TestIntegrationDetectEveryFlavor(t *testing.T) {
 			}
 		})
 	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

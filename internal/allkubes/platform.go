@@ -1,0 +1,118 @@
+package allkubes
+
+import (
+	"context"
+	"fmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nuv-dev/nuv/internal/kube"
+	"github.com/nuv-dev/nuv/internal/report"
+)
+
+// kwokNodeAnnotation marks the nodes kwok manages (no kubelet, no containers): simulated nodes.
+const kwokNodeAnnotation = "kwok.x-k8s.io/node"
+
+// providerKubeconfig is the provider of a cluster nuv did not make: it came as a kubeconfig.
+const providerKubeconfig = "kubeconfig"
+
+// markerEvidence is how each distribution is recognised on a node: its providerID scheme and its
+// label key prefixes (the markers internal/kube uses to detect the type).
+var markerEvidence = map[string]struct {
+	scheme string
+	labels []string
+}{
+	kube.TypeEKS:  {"aws://", []string{"eks.amazonaws.com/"}},
+	kube.TypeAKS:  {"azure://", []string{"kubernetes.azure.com/"}},
+	kube.TypeGKE:  {"gce://", []string{"cloud.google.com/gke-"}},
+	kube.TypeK3s:  {"k3s://", []string{"k3s.io/", "node.kubernetes.io/instance-type"}},
+	kube.TypeM8s:  {"", []string{"microk8s.io/"}},
+	kube.TypeOSH:  {"", []string{"node.openshift.io/"}},
+	kube.TypeKind: {"kind://", []string{"node-role.kubernetes.io/control-plane"}},
+	kube.TypeLKS:  {"linode://", []string{"lke.linode.com/"}},
+}
+
+// describePlatform says truthfully what the nodes are: who made the cluster (the nuv.dev/provider
+// node label of nuv's own clusters, else "kubeconfig"), its flavor, how many nodes and how many of
+// them kwok simulates, its type (override when given, else detected from the nodes) and the
+// evidence the type rests on.
+func describePlatform(nodes []corev1.Node, override, overrideSource string) (string, *report.Platform) {
+	p := &report.Platform{Provider: providerKubeconfig, Nodes: len(nodes)}
+	for i := range nodes {
+		n := &nodes[i]
+		if _, ok := n.Annotations[kwokNodeAnnotation]; ok {
+			p.Simulated++
+		}
+		if v := n.Labels[kube.LabelProvider]; v != "" && p.Provider == providerKubeconfig {
+			p.Provider = v
+			p.Flavor = n.Labels[kube.LabelFlavor]
+		}
+	}
+	if override != "" {
+		p.DetectedBy, p.Evidence = "override", overrideSource
+		return override, p
+	}
+	typ := kube.DetectNodes(nodes)
+	p.DetectedBy, p.Evidence = evidence(typ, nodes)
+	return typ, p
+}
+
+// evidence finds the marker on the nodes that made DetectNodes answer typ.
+func evidence(typ string, nodes []corev1.Node) (by, what string) {
+	switch typ {
+	case kube.TypeLocal:
+		return "label", kube.LabelProvider + "=local"
+	case kube.TypeGeneric:
+		for i := range nodes {
+			if nodes[i].Labels[kube.LabelFlavor] == kube.TypeGeneric {
+				return "label", kube.LabelFlavor + "=generic"
+			}
+		}
+		return "none", "no distribution marker on the nodes"
+	}
+	m, ok := markerEvidence[typ]
+	if !ok {
+		return "none", ""
+	}
+	for i := range nodes {
+		if m.scheme != "" && strings.HasPrefix(nodes[i].Spec.ProviderID, m.scheme) {
+			return "providerID", m.scheme
+		}
+	}
+	var keys []string
+	for i := range nodes {
+		for k := range nodes[i].Labels {
+			for _, pre := range m.labels {
+				if strings.HasPrefix(k, pre) {
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
+	if len(keys) > 0 {
+		sort.Strings(keys)
+		return "label", keys[0]
+	}
+	if typ == kube.TypeKind {
+		return "node name", "<cluster>-control-plane"
+	}
+	return "none", fmt.Sprintf("no %s marker found", typ)
+}
+
+// ListNodes lists a cluster's nodes (bounded by ctx).
+func ListNodes(ctx context.Context, cfg *rest.Config) ([]corev1.Node, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	return list.Items, nil
+}

@@ -1,0 +1,143 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/completion"
+	"github.com/nuv-dev/nuv/internal/kube"
+	"github.com/nuv-dev/nuv/internal/paths"
+)
+
+// completionCommands: `nuv completion bash|zsh|fish` (and the `__complete` the scripts call).
+func completionCommands() []cli.Command {
+	return []cli.Command{{Name: "completion", Short: "print the shell completion script: bash, zsh or fish", Run: runCompletion}}
+}
+
+const completionUsage = `Usage: nuv completion bash|zsh|fish
+
+Prints the script that makes the shell complete nuv's commands, flags, bundle folders and tasks,
+tools, cluster names and, after ` + "`task`" + `, the Taskfile's tasks. Load it in the shell's startup file:
+
+  bash  source <(nuv completion bash)         (in ~/.bashrc)
+  zsh   source <(nuv completion zsh)          (in ~/.zshrc, after compinit)
+  fish  nuv completion fish | source          (in ~/.config/fish/config.fish)
+`
+
+func runCompletion(ctx context.Context, env *cli.Env, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(env.Err, completionUsage)
+		return cli.Exit(2, nil)
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(env.Out, completionUsage)
+		return nil
+	case "__complete":
+		for _, c := range completion.Complete(ctx, completionSource{env: env}, args[1:]) {
+			fmt.Fprintln(env.Out, c)
+		}
+		return nil
+	}
+	if len(args) > 1 {
+		fmt.Fprint(env.Err, completionUsage)
+		return cli.Usagef("nuv completion takes one shell, got %q", strings.Join(args, " "))
+	}
+	script, err := completion.Script(args[0])
+	if err != nil {
+		fmt.Fprint(env.Err, completionUsage)
+		return cli.Usagef("%v", err)
+	}
+	_, err = fmt.Fprint(env.Out, script)
+	return err
+}
+
+// completionSource answers completion's questions from the running nuv: its command and tool
+// tables, help run in-process, the bundle Locate finds, the local provider and the inventory.
+type completionSource struct{ env *cli.Env }
+
+func (s completionSource) Commands() []string {
+	var names []string
+	for _, c := range commandTable() {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+func (s completionSource) Tools() []string {
+	var names []string
+	for n := range toolTable() {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// quiet is the environment a question runs in: the same settings, its output captured.
+func (s completionSource) quiet() (*cli.Env, *bytes.Buffer) {
+	var buf bytes.Buffer
+	e := *s.env
+	e.Streams = cli.Streams{In: strings.NewReader(""), Out: &buf, Err: &buf}
+	e.Log = cli.Quiet()
+	return &e, &buf
+}
+
+func (s completionSource) Help(ctx context.Context, args ...string) string {
+	e, buf := s.quiet()
+	_ = RunEnv(ctx, e, append(append([]string{"nuv"}, args...), "--help"))
+	return buf.String()
+}
+
+func (s completionSource) BundleTasks(context.Context) [][]string {
+	e, _ := s.quiet()
+	b, err := bundleSetup(e).Locate()
+	if err != nil {
+		return nil
+	}
+	lines, err := b.Tasks()
+	if err != nil {
+		return nil
+	}
+	var out [][]string
+	for _, l := range lines {
+		if l.Shadowed {
+			continue
+		}
+		out = append(out, strings.Fields(strings.TrimPrefix(l.Command, "nuv ")))
+	}
+	return out
+}
+
+func (s completionSource) LocalClusters() []string {
+	home, err := paths.Home(s.env.Getenv)
+	if err != nil {
+		return nil
+	}
+	names, _ := local.Provider{Home: home}.Names()
+	return names
+}
+
+func (s completionSource) Inventory() []string {
+	cs, err := kube.ListEnv(paths.Project(s.env.Getenv, s.env.Dir), s.env.Getenv)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, c := range cs {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+func (s completionSource) TaskfileTasks(ctx context.Context) []string {
+	e, buf := s.quiet()
+	if err := runTask(ctx, e, []string{"--list-all", "--silent"}); err != nil {
+		return nil
+	}
+	return strings.Fields(buf.String())
+}

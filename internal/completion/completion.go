@@ -1,0 +1,341 @@
+// Package completion is nuv's shell completion: `nuv completion bash|zsh|fish` prints a script that
+// asks nuv itself for the candidates of the word being completed (`nuv completion __complete WORDS`,
+// the way cobra-based CLIs such as kubectl and kind do it), so what is offered always matches the
+// binary, the bundle actually loaded (plugins included), the project's clusters and its Taskfile.
+//
+// Built-in commands describe themselves only through their help, so their subcommands and flags are
+// read from the help they print (`nuv CMD --help`, `nuv CMD SUB --help`, run in-process): pflag's
+// flag listing and the indented subcommand list of a command group.
+package completion
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Source is what completion asks nuv about. Each method answers from nuv's real state; errors are
+// left out (a completion offers what it can and never prints an error into the user's prompt).
+type Source interface {
+	// Commands are the built-in command names (`nuv cluster`, `nuv kube`, ...).
+	Commands() []string
+	// Tools are the built-in tool names without their dash (`task` for `nuv -task`).
+	Tools() []string
+	// Help is the help text of the built-in command line `nuv ARGS --help` (stdout and stderr).
+	Help(ctx context.Context, args ...string) string
+	// BundleTasks lists every task of the loaded bundle and its plugins as the words after `nuv`
+	// ("local create"), leaving out those hidden by a built-in command.
+	BundleTasks(ctx context.Context) [][]string
+	// LocalClusters are the names of nuv's local clusters (`nuv cluster list`).
+	LocalClusters() []string
+	// Inventory are the names of the project's clusters (clusters/*.kubeconfig).
+	Inventory() []string
+	// TaskfileTasks are the tasks of the project's Taskfile (`task --list-all`).
+	TaskfileTasks(ctx context.Context) []string
+}
+
+// Shells are the shells a script exists for.
+var Shells = []string{"bash", "fish", "zsh"}
+
+// Complete returns the candidates for the last of words, the command line up to the cursor:
+// words[0] is the program ("nuv", or "task" for the go-task link) and the last word is the one being
+// completed (possibly ""). Candidates start with that word and are sorted without duplicates.
+func Complete(ctx context.Context, src Source, words []string) []string {
+	if len(words) == 0 {
+		return nil
+	}
+	prog, args, cur := words[0], words[1:len(words)-1], words[len(words)-1]
+	if len(words) == 1 {
+		args, cur = nil, ""
+	}
+	var cands []string
+	if base(prog) == "task" {
+		cands = taskfile(ctx, src, args, cur)
+	} else {
+		cands = nuv(ctx, src, args, cur)
+	}
+	return filter(cands, cur)
+}
+
+func base(p string) string {
+	if i := strings.LastIndex(p, "/"); i >= 0 {
+		p = p[i+1:]
+	}
+	return strings.TrimSuffix(p, ".exe")
+}
+
+func nuv(ctx context.Context, src Source, args []string, cur string) []string {
+	if len(args) == 0 {
+		if strings.HasPrefix(cur, "-") {
+			return dashed(append(src.Tools(), "help"))
+		}
+		cands := append([]string{}, src.Commands()...)
+		for _, t := range src.BundleTasks(ctx) {
+			cands = append(cands, t[0])
+		}
+		return cands
+	}
+	first := args[0]
+	if strings.HasPrefix(first, "-") {
+		if strings.TrimLeft(first, "-") == "task" {
+			return taskfile(ctx, src, args[1:], cur)
+		}
+		return nil // other tools take files and values: the shell's default completion
+	}
+	if contains(src.Commands(), first) {
+		return command(ctx, src, args, cur)
+	}
+	return bundle(ctx, src, args, cur)
+}
+
+// command completes the words after a built-in command.
+func command(ctx context.Context, src Source, args []string, cur string) []string {
+	first := args[0]
+	if first == "completion" {
+		if len(args) == 1 {
+			return Shells
+		}
+		return nil
+	}
+	help := src.Help(ctx, first)
+	subs := Subcommands(help)
+	if prev := args[len(args)-1]; strings.HasPrefix(prev, "--") && !strings.Contains(prev, "=") {
+		if v, ok := flagValues(src, first, prev); ok {
+			return v
+		}
+	}
+	// `nuv all-kubes [flags] -- TARGET`: the target is a built-in command, a tool or a Taskfile task
+	if first == "all-kubes" {
+		if i := index(args, "--"); i >= 0 {
+			if i == len(args)-1 {
+				return append(append(append([]string{}, src.Commands()...), dashed(src.Tools())...), src.TaskfileTasks(ctx)...)
+			}
+			return nil
+		}
+	}
+	if len(subs) == 0 {
+		if strings.HasPrefix(cur, "-") {
+			return Flags(help)
+		}
+		return nil
+	}
+	if len(args) == 1 {
+		if strings.HasPrefix(cur, "-") {
+			return Flags(help)
+		}
+		return subs
+	}
+	sub := args[1]
+	if !contains(subs, sub) {
+		return nil
+	}
+	if strings.HasPrefix(cur, "-") {
+		return Flags(src.Help(ctx, first, sub))
+	}
+	positional := 0 // words after the subcommand that are not flags
+	for _, a := range args[2:] {
+		if !strings.HasPrefix(a, "-") {
+			positional++
+		}
+	}
+	switch {
+	case first == "cluster" && sub == "create" && positional == 0:
+		return []string{"local"}
+	case first == "cluster" && contains([]string{"status", "stop", "start", "delete", "logs", "kubeconfig"}, sub):
+		if positional > 0 && !contains([]string{"stop", "start", "delete"}, sub) {
+			return nil // one cluster only (logs then takes a component)
+		}
+		return src.LocalClusters()
+	case first == "kube" && contains([]string{"use", "detect", "watch"}, sub) && positional == 0:
+		return src.Inventory()
+	}
+	return nil
+}
+
+// flagValues completes the value of a flag that names clusters.
+func flagValues(src Source, cmd, flag string) ([]string, bool) {
+	switch {
+	case cmd == "all-kubes" && (flag == "--only" || flag == "--exclude"):
+		return src.Inventory(), true
+	case cmd == "up" && flag == "--cluster":
+		return src.LocalClusters(), true
+	case flag == "--kubeconfig":
+		return nil, true // a file: the shell's default completion
+	}
+	return nil, false
+}
+
+// bundle completes a command line that walks the task bundle: the next folder or task name.
+func bundle(ctx context.Context, src Source, args []string, cur string) []string {
+	var cands []string
+	for _, t := range src.BundleTasks(ctx) {
+		if len(t) > len(args) && equal(t[:len(args)], args) {
+			cands = append(cands, t[len(args)])
+		}
+	}
+	return cands
+}
+
+// taskfile completes `task ARGS` and `nuv -task ARGS`: go-task's flags and the Taskfile's tasks.
+func taskfile(ctx context.Context, src Source, args []string, cur string) []string {
+	if contains(args, "--") {
+		return nil
+	}
+	if strings.HasPrefix(cur, "-") {
+		return Flags(src.Help(ctx, "-task"))
+	}
+	if len(args) > 0 && contains([]string{"--dir", "-d", "--taskfile", "-t", "--output", "-o"}, args[len(args)-1]) {
+		return nil
+	}
+	return src.TaskfileTasks(ctx)
+}
+
+var (
+	flagRE    = regexp.MustCompile(`(?m)^\s+(?:-[A-Za-z0-9], )?(--[a-z0-9][a-z0-9-]*)`)
+	subRE     = regexp.MustCompile(`(?m)^  ([a-z][a-z0-9-]*)(?:\s|$)`)
+	groupRE   = regexp.MustCompile(`(?m)^Usage: nuv \S+ (<command>|<subcommand>|([a-z-]+(?:\|[a-z-]+)+))`)
+	altWordRE = regexp.MustCompile(`[a-z-]+`)
+)
+
+// Flags returns the long flags of a help text: those of pflag's flag listing ("  -n, --tail int").
+func Flags(help string) []string {
+	var out []string
+	for _, m := range flagRE.FindAllStringSubmatch(help, -1) {
+		out = append(out, m[1])
+	}
+	return dedupe(out)
+}
+
+// Subcommands returns the subcommands of a command group's help: a usage line "Usage: nuv CMD
+// <command>" (or <subcommand>) followed by a list indented by two spaces, or "Usage: nuv CMD a|b|c".
+func Subcommands(help string) []string {
+	m := groupRE.FindStringSubmatch(help)
+	if m == nil {
+		return nil
+	}
+	if m[2] != "" {
+		return dedupe(altWordRE.FindAllString(m[2], -1))
+	}
+	var out []string
+	for _, s := range subRE.FindAllStringSubmatch(help, -1) {
+		out = append(out, s[1])
+	}
+	return dedupe(out)
+}
+
+func dashed(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = "-" + n
+	}
+	return out
+}
+
+func filter(cands []string, prefix string) []string {
+	var out []string
+	for _, c := range cands {
+		if c != "" && strings.HasPrefix(c, prefix) {
+			out = append(out, c)
+		}
+	}
+	return dedupe(out)
+}
+
+func dedupe(s []string) []string {
+	sort.Strings(s)
+	out := s[:0]
+	for i, x := range s {
+		if i == 0 || x != s[i-1] {
+			out = append(out, x)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func contains(s []string, x string) bool { return index(s, x) >= 0 }
+
+func index(s []string, x string) int {
+	for i, y := range s {
+		if y == x {
+			return i
+		}
+	}
+	return -1
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Script returns the completion script for shell (bash, zsh or fish). Each script registers the
+// completion of `nuv` and of `task` (nuv linked as go-task) and asks `nuv completion __complete`.
+func Script(shell string) (string, error) {
+	switch shell {
+	case "bash":
+		return bashScript, nil
+	case "zsh":
+		return zshScript, nil
+	case "fish":
+		return fishScript, nil
+	}
+	return "", fmt.Errorf("unknown shell %q: nuv completes %s", shell, strings.Join(Shells, ", "))
+}
+
+// bash: the line up to the cursor goes to nuv, split at blanks (bash's COMP_WORDS also splits at
+// ':' and '=', which would cut Taskfile tasks such as docker:build); candidates are given back
+// relative to bash's own current word. An empty answer falls back to file names (complete -o
+// default), as for a tool's arguments or a --kubeconfig value.
+const bashScript = `# nuv shell completion for bash: source <(nuv completion bash)
+_nuv() {
+    local line=${COMP_LINE:0:COMP_POINT}
+    local cur=${line##*[[:space:]]}
+    local -a words
+    IFS=$' \t\n' read -ra words <<< "${line%"$cur"}"
+    local IFS=$'\n'
+    COMPREPLY=($(nuv completion __complete "${words[@]}" "$cur" 2>/dev/null))
+    if [[ $cur == *[:=]* ]]; then
+        local pre=${cur%"${cur##*[:=]}"}
+        COMPREPLY=("${COMPREPLY[@]#"$pre"}")
+    fi
+}
+complete -o default -F _nuv nuv
+complete -o default -F _nuv task
+`
+
+const zshScript = `#compdef nuv task
+# nuv shell completion for zsh: source <(nuv completion zsh)
+_nuv() {
+    local -a cands
+    cands=("${(@f)$(nuv completion __complete "${(@)words[1,CURRENT-1]}" "${words[CURRENT]}" 2>/dev/null)}")
+    if (( ${#cands} )) && [[ -n ${cands[1]} ]]; then
+        compadd -Q -- "${cands[@]}"
+    else
+        _files
+    fi
+}
+if (( $+functions[compdef] )); then
+    compdef _nuv nuv task
+fi
+`
+
+const fishScript = `# nuv shell completion for fish: nuv completion fish | source
+function __nuv_complete
+    set -l words (commandline -opc)
+    nuv completion __complete $words (commandline -ct) 2>/dev/null
+end
+complete -c nuv -f -a '(__nuv_complete)'
+complete -c task -f -a '(__nuv_complete)'
+`

@@ -1,0 +1,116 @@
+// Package registrycmd is `nuv registry up|down|status` (and `serve`, the detached process itself)
+// over internal/registry.
+package registrycmd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/paths"
+	"github.com/nuv-dev/nuv/internal/registry"
+)
+
+const usage = `Usage: nuv registry up|down|status
+
+The OCI registry nuv runs on loopback for local clusters (images persist under
+$NUV_HOME/registry). build-and-load pushes there and starts it when needed.
+
+  up       start it (detached) unless it runs; prints its address
+  down     stop it (the images stay on disk)
+  status   print its address and whether it runs (exit 1 when it does not)
+
+Environment: NUV_REGISTRY_PORT (default 5001; 0 picks a free port), NUV_HOME.
+`
+
+// NewCommand returns `nuv registry`.
+func NewCommand() cli.Command {
+	g := cli.Group{Name: "nuv registry", Usage: usage, Subs: map[string]func(context.Context, *cli.Env, []string) error{
+		"up": runUp, "down": runDown, "status": runStatus, "serve": runServe,
+	}}
+	return cli.Command{Name: "registry", Short: "the loopback OCI registry for local clusters (up|down|status)", Run: g.Run}
+}
+
+// noFlags parses the (flagless) command line of a subcommand; done when help was printed.
+func noFlags(env *cli.Env, sub, short string, args []string) (bool, error) {
+	u := cli.Usage{Line: "nuv registry " + sub, Short: short}
+	fs := cli.NewFlagSet("nuv registry " + sub)
+	if done, err := cli.Parse(env, fs, u, args); done || err != nil {
+		return done, err
+	}
+	return false, cli.NoArgs(fs, u)
+}
+
+func runUp(ctx context.Context, env *cli.Env, args []string) error {
+	if done, err := noFlags(env, "up", "start the loopback registry (detached) unless it runs; prints its address", args); done || err != nil {
+		return err
+	}
+	home, err := paths.EnsureHome(env.Getenv)
+	if err != nil {
+		return err
+	}
+	s, started, err := registry.Ensure(ctx, env, home)
+	if err != nil {
+		return err
+	}
+	if started {
+		env.Log.Infof("registry started (pid %d, storage %s)", s.PID, s.Dir)
+	}
+	fmt.Fprintln(env.Out, s.Host())
+	return nil
+}
+
+func runDown(ctx context.Context, env *cli.Env, args []string) error {
+	if done, err := noFlags(env, "down", "stop the loopback registry (the images stay on disk)", args); done || err != nil {
+		return err
+	}
+	home, err := paths.EnsureHome(env.Getenv)
+	if err != nil {
+		return err
+	}
+	stopped, err := registry.Down(ctx, registry.Dir(home))
+	if err != nil {
+		return err
+	}
+	if stopped {
+		env.Log.Infof("registry stopped")
+	} else {
+		env.Log.Infof("registry was not running")
+	}
+	return nil
+}
+
+func runStatus(ctx context.Context, env *cli.Env, args []string) error {
+	if done, err := noFlags(env, "status", "print the registry's address and whether it runs (exit 1 when it does not)", args); done || err != nil {
+		return err
+	}
+	home, err := paths.EnsureHome(env.Getenv)
+	if err != nil {
+		return err
+	}
+	s, ok, err := registry.Status(ctx, registry.Dir(home))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		fmt.Fprintln(env.Out, "registry: stopped")
+		return cli.Exit(cli.ExitFailure, nil)
+	}
+	fmt.Fprintf(env.Out, "registry: running at %s (pid %d, storage %s)\n", s.Host(), s.PID, s.Dir)
+	return nil
+}
+
+// runServe is the detached process itself: `nuv registry serve --dir D --addr A`.
+func runServe(ctx context.Context, env *cli.Env, args []string) error {
+	u := cli.Usage{Line: "nuv registry serve --dir D [--addr A]", Short: "serve the registry in the foreground (what `up` starts detached)"}
+	fs := cli.NewFlagSet("nuv registry serve")
+	dir := fs.String("dir", "", "storage directory")
+	addr := fs.String("addr", "127.0.0.1:5001", "listen address")
+	if done, err := cli.Parse(env, fs, u, args); done || err != nil {
+		return err
+	}
+	if *dir == "" {
+		return u.Errorf("nuv registry serve: --dir is required")
+	}
+	return registry.ServeDir(ctx, *dir, *addr, env.Err)
+}

@@ -1,0 +1,138 @@
+// Package testsummary turns the event stream of `go test -json` into what nuv's test command
+// (hack/test.sh) prints: each package's result line, the full output of every failed test, every
+// skipped test with its reason, and a closing "N passed, N failed, N skipped" line. A skip is never
+// silent: outside -short the list says which test ended early and why.
+package testsummary
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// event is one line of `go test -json` (cmd/test2json's TestEvent).
+type event struct {
+	Action     string
+	Package    string
+	Test       string
+	Output     string
+	ImportPath string
+}
+
+// Skip is one skipped test and the reason it gave.
+type Skip struct {
+	Package, Test, Reason string
+}
+
+// Summary counts the tests of a run.
+type Summary struct {
+	Passed, Failed, Skipped int
+	// FailedPackages are packages that failed without a failing test (build errors, a test binary
+	// that panicked or timed out outside a test, TestMain failures).
+	FailedPackages []string
+	Skips          []Skip
+}
+
+// OK reports whether the run had no failure.
+func (s Summary) OK() bool { return s.Failed == 0 && len(s.FailedPackages) == 0 }
+
+// Line is the closing line: "N passed, N failed, N skipped", where a package that failed without a
+// failing test counts as one failure.
+func (s Summary) Line() string {
+	return fmt.Sprintf("%d passed, %d failed, %d skipped", s.Passed, s.Failed+len(s.FailedPackages), s.Skipped)
+}
+
+type key struct{ pkg, test string }
+
+// Run reads the events of `go test -json` from r, writes the report to w as the run goes (package
+// lines and failures as they happen, the skips and the closing line at the end) and returns the
+// counts. Lines of r that are not JSON (go's own messages) are copied through.
+func Run(r io.Reader, w io.Writer) (Summary, error) {
+	var s Summary
+	out := map[key][]string{}      // output of running tests, dropped when they pass
+	pkgFailed := map[string]bool{} // packages with a failing test
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var e event
+		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &e) != nil {
+			fmt.Fprintf(w, "%s\n", line)
+			continue
+		}
+		k := key{e.Package, e.Test}
+		switch {
+		case e.Action == "build-output":
+			io.WriteString(w, e.Output)
+		case e.Test == "" && e.Action == "output":
+			// package-level output: the ok/FAIL line, panics and timeouts outside a test; the bare
+			// PASS/FAIL that precede the result line add nothing
+			if t := strings.TrimSpace(e.Output); t != "PASS" && t != "FAIL" {
+				io.WriteString(w, e.Output)
+			}
+		case e.Test == "" && e.Action == "fail":
+			if !pkgFailed[e.Package] {
+				s.FailedPackages = append(s.FailedPackages, e.Package)
+			}
+		case e.Action == "output":
+			out[k] = append(out[k], e.Output)
+		case e.Action == "pass":
+			s.Passed++
+			delete(out, k)
+		case e.Action == "fail":
+			s.Failed++
+			pkgFailed[e.Package] = true
+			io.WriteString(w, strings.Join(out[k], ""))
+			delete(out, k)
+		case e.Action == "skip":
+			s.Skipped++
+			s.Skips = append(s.Skips, Skip{Package: e.Package, Test: e.Test, Reason: reason(out[k])})
+			delete(out, k)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return s, fmt.Errorf("read go test -json: %w", err)
+	}
+	// tests still running when the stream ended (a killed binary): their output is the evidence
+	var unfinished []key
+	for k := range out {
+		unfinished = append(unfinished, k)
+	}
+	sort.Slice(unfinished, func(i, j int) bool {
+		return unfinished[i].pkg+" "+unfinished[i].test < unfinished[j].pkg+" "+unfinished[j].test
+	})
+	for _, k := range unfinished {
+		fmt.Fprintf(w, "--- UNFINISHED: %s %s\n%s", k.pkg, k.test, strings.Join(out[k], ""))
+	}
+	if len(s.Skips) > 0 {
+		fmt.Fprintf(w, "\nskipped tests (%d):\n", len(s.Skips))
+		for _, sk := range s.Skips {
+			fmt.Fprintf(w, "  %s %s: %s\n", sk.Package, sk.Test, sk.Reason)
+		}
+	}
+	if len(s.FailedPackages) > 0 {
+		fmt.Fprintf(w, "\npackages that failed outside their tests: %s\n", strings.Join(s.FailedPackages, ", "))
+	}
+	fmt.Fprintf(w, "\n%s\n", s.Line())
+	return s, nil
+}
+
+// reason extracts a skip's message from a test's output: the lines other than go test's own
+// "=== RUN", "--- SKIP" and the like, with the file:line prefix t.Skip adds.
+func reason(lines []string) string {
+	var parts []string
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "=== ") || strings.HasPrefix(t, "--- ") {
+			continue
+		}
+		parts = append(parts, t)
+	}
+	if len(parts) == 0 {
+		return "(no reason given)"
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,123 @@
+// Package up is `nuv up`, the README's first command. It sits above the verbs it composes: the
+// local provider's own create-or-reuse (local.Provider.Ensure), the project's selection, the
+// operator and instance verbs (internal/deploy) and the deployment test (internal/testverbs), all
+// called in-process.
+package up
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/deploy"
+	"github.com/nuv-dev/nuv/internal/kube"
+	"github.com/nuv-dev/nuv/internal/paths"
+	"github.com/nuv-dev/nuv/internal/testverbs"
+)
+
+// DefaultCluster is the local cluster `nuv up` creates or reuses.
+const DefaultCluster = "dev"
+
+// Options configure Up.
+type Options struct {
+	deploy.Options
+	// Cluster is the local cluster to create or reuse; "" means DefaultCluster.
+	Cluster string
+	// SkipDtest leaves out the deployment test (it runs by default).
+	SkipDtest bool
+}
+
+// Up creates (or reuses) the local cluster, selects it, deploys the operator, applies the instance,
+// waits until it is Ready and runs the deployment test (keeping the deployment). Run again it
+// reuses everything and changes nothing. env gives the deployment test its streams and environment.
+func Up(ctx context.Context, env *cli.Env, u Options) error {
+	start := time.Now()
+	o := u.Options
+	if o.Getenv == nil {
+		o.Getenv = env.Getenv
+	}
+	if o.Out == nil {
+		o.Out = env.Out
+	}
+	if o.Log == nil {
+		o.Log = env.Log
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = deploy.DefaultTimeout
+	}
+	if o.Home == "" {
+		h, err := paths.EnsureHome(o.Getenv)
+		if err != nil {
+			return err
+		}
+		o.Home = h
+	}
+	name := u.Cluster
+	if name == "" {
+		name = DefaultCluster
+	}
+	p := local.Provider{Home: o.Home, Project: o.Project, Log: o.Log, Getenv: o.Getenv}
+	step := func(format string, a ...any) {
+		fmt.Fprintf(o.Out, "==> "+format+" (%.1fs)\n", append(a, time.Since(start).Seconds())...)
+	}
+	step("local cluster %s", name)
+	_, statusErr := p.Status(ctx, name)
+	if _, err := p.Ensure(ctx, local.CreateOptions{Name: name}); err != nil {
+		return fmt.Errorf("local cluster %s: %w", name, err)
+	}
+	if errors.Is(statusErr, cluster.ErrNotFound) {
+		fmt.Fprintf(o.Out, "created local cluster %s\n", name)
+	} else {
+		fmt.Fprintf(o.Out, "reusing local cluster %s\n", name)
+	}
+
+	cs, err := kube.ListEnv(o.Project, o.Getenv)
+	if err != nil {
+		return err
+	}
+	c, err := kube.Find(cs, name)
+	if err != nil {
+		return fmt.Errorf("local cluster %s has no kubeconfig in %s: %w", name, paths.Clusters(o.Project), err)
+	}
+	if cur, err := kube.ReadSelection(o.Project); err != nil || cur.Name != c.Name {
+		if err := kube.Select(o.Project, c, kube.TypeLocal); err != nil {
+			return err
+		}
+		fmt.Fprintf(o.Out, "selected %s for this project (%s)\n", name, kube.CurrentPath(o.Project))
+	}
+	if v := o.Getenv(kube.EnvCluster); v != "" && v != name {
+		o.Log.Warnf("%s=%s in this shell selects another cluster for your tasks; unset it to use %s", kube.EnvCluster, v, name)
+	}
+	o.Kubeconfig, o.KubeType = c.Path, kube.TypeLocal
+
+	step("operator")
+	if err := deploy.Operator(ctx, o); err != nil {
+		return err
+	}
+	step("instance")
+	if err := deploy.Instance(ctx, o); err != nil {
+		return err
+	}
+	if !u.SkipDtest {
+		step("deployment test")
+		denv := *env
+		denv.Out, denv.Log, denv.Getenv = o.Out, o.Log, o.Getenv
+		// Keep: up leaves the deployment running (dtest would otherwise destroy it).
+		if err := testverbs.DeploymentTest(ctx, &denv, testverbs.DtestOptions{Kubeconfig: c.Path, Type: kube.TypeLocal,
+			Timeout: o.Timeout, Keep: true}); err != nil {
+			return fmt.Errorf("deployment test: %w", err)
+		}
+	}
+	fmt.Fprintf(o.Out, "\nup in %.1fs: cluster %s selected, operator running, instance Ready.\n", time.Since(start).Seconds(), name)
+	fmt.Fprintln(o.Out, "Next:")
+	fmt.Fprintln(o.Out, "  nuv status            what runs and its conditions")
+	fmt.Fprintln(o.Out, "  nuv instance          re-apply tests/<type>/whisk.yaml after editing it")
+	fmt.Fprintln(o.Out, "  nuv run               run the operator from source in the foreground")
+	fmt.Fprintln(o.Out, "  nuv destroy           remove the instance and the operator")
+	fmt.Fprintf(o.Out, "  nuv cluster delete %s  remove the cluster\n", name)
+	return nil
+}
