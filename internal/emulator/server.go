@@ -116,6 +116,11 @@ func (s *Server) RecordedAddr() string {
 // points there) and starts moving resources through their statuses.
 func (s *Server) Start(addr string) error {
 	s.mu.Lock()
+	if old := s.st.Addr; old != "" && old != addr && len(s.st.EKS.Clusters) > 0 {
+		// The control planes' token webhooks keep the address they were created with.
+		s.log.Warnf("emulator: listening on %s, but the control planes of EKS clusters %s call its token webhook at %s: "+
+			"their EKS tokens are refused until the emulator listens there again (set NUV_EMULATOR_PORT)", addr, strings.Join(sortedKeys(s.st.EKS.Clusters), ", "), old)
+	}
 	s.base = "http://" + addr
 	s.st.Addr = addr
 	err := s.st.save(s.dir)
