@@ -35,6 +35,8 @@ type eksCluster struct {
 	NodesSynced int `json:"nodesSynced"`
 	// SecurityGroup is the cluster security group EKS made for it (deleted with it).
 	SecurityGroup string `json:"securityGroup"`
+	// Webhook is the token webhook URL its control plane was created with.
+	Webhook string `json:"webhook,omitempty"`
 }
 
 type clusterWire struct {

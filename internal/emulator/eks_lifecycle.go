@@ -154,6 +154,9 @@ func (s *Server) spawnEnsure(name string, c *eksCluster) {
 			if !c.Backend && c.Wire.Status == "CREATING" {
 				c.NodesWant++ // a new control plane gets the cluster's node groups (none yet) before ACTIVE
 			}
+			if c.Webhook == "" {
+				c.Webhook = cp.TokenWebhook // an existing control plane keeps its first one
+			}
 			c.Backend = true
 			c.Wire.Endpoint = ep.URL
 			c.Wire.CertificateAuthority = &caWire{Data: base64.StdEncoding.EncodeToString(ep.CA)}

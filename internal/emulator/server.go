@@ -116,12 +116,14 @@ func (s *Server) RecordedAddr() string {
 // points there) and starts moving resources through their statuses.
 func (s *Server) Start(addr string) error {
 	s.mu.Lock()
-	if old := s.st.Addr; old != "" && old != addr && len(s.st.EKS.Clusters) > 0 {
-		// The control planes' token webhooks keep the address they were created with.
-		s.log.Warnf("emulator: listening on %s, but the control planes of EKS clusters %s call its token webhook at %s: "+
-			"their EKS tokens are refused until the emulator listens there again (set NUV_EMULATOR_PORT)", addr, strings.Join(sortedKeys(s.st.EKS.Clusters), ", "), old)
-	}
 	s.base = "http://" + addr
+	for _, name := range sortedKeys(s.st.EKS.Clusters) {
+		// A control plane's token webhook keeps the address it was created with.
+		if wh := s.st.EKS.Clusters[name].Webhook; wh != "" && !strings.HasPrefix(wh, s.base+"/") {
+			s.log.Warnf("emulator: listening on %s, but the control plane of EKS cluster %s calls its token webhook at %s: "+
+				"its EKS tokens are refused until the emulator listens there again (set NUV_EMULATOR_PORT)", addr, name, wh)
+		}
+	}
 	s.st.Addr = addr
 	err := s.st.save(s.dir)
 	s.mu.Unlock()
