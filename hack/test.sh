@@ -2,9 +2,9 @@
 # nuv's test command (the README names it; CI runs it through .ci/run).
 #
 # On a fresh Debian 12 machine with Go it installs what the tests need (Debian's docker-registry and
-# apache2-utils for the registry tests, git, bzip2, fish and zsh for the completion scripts), builds
-# nuv and the companion binary of local clusters (cached after the first run), then runs every
-# package's tests, integration tests included.
+# apache2-utils for the registry tests, awscli for the AWS emulator's, git, bzip2, fish and zsh for the
+# completion scripts), builds nuv and the companion binary of local clusters (cached after the first
+# run), then runs every package's tests, integration tests included.
 # Pass -short to skip the integration tests (the only switch that skips any); extra arguments go to
 # `go test`. The report ends with every skipped test and its reason, and "N passed, N failed, N
 # skipped". Tests keep their state (and so the pid files of the clusters and registries they start)
@@ -20,6 +20,7 @@ missing=()
 command -v git >/dev/null || missing+=(git)
 command -v docker-registry >/dev/null || missing+=(docker-registry)
 command -v htpasswd >/dev/null || missing+=(apache2-utils)
+command -v aws >/dev/null || missing+=(awscli) # the AWS emulator's tests drive the aws CLI too
 command -v bzip2 >/dev/null || missing+=(bzip2)
 command -v chromium >/dev/null || missing+=(chromium) # the HTML report is checked in headless Chromium
 command -v fish >/dev/null || missing+=(fish) # the completion scripts are tested in real shells

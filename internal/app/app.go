@@ -131,7 +131,7 @@ func newEnv(streams cli.Streams) (*cli.Env, error) {
 // toolTable indexes the built-in tools by name (without the leading dash).
 func toolTable() map[string]cli.Command {
 	m := map[string]cli.Command{}
-	for _, group := range [][]cli.Command{interpTools(), bundleTools(), imageTools()} {
+	for _, group := range [][]cli.Command{interpTools(), bundleTools(), imageTools(), emulatorTools()} {
 		for _, t := range group {
 			m[t.Name] = t
 		}
@@ -149,6 +149,7 @@ func commandTable() []cli.Command {
 	all = append(all, testCommands()...)
 	all = append(all, imageCommands()...)
 	all = append(all, completionCommands()...)
+	all = append(all, emulatorCommands()...)
 	return all
 }
 

@@ -44,6 +44,7 @@ func TestEveryCommandHelpNoArgumentsAndBadFlags(t *testing.T) {
 		"run": {1, "no cluster selected"}, "status": {1, "no cluster selected"}, "itest": {1, "no cluster selected"},
 		"dtest": {1, "no cluster selected"}, "test": {1, "no cluster selected"}, "utest": {1, "no operator/"}, "up": {},
 		"report": {2, "Usage: nuv report merge"}, "addons": {2, "name a verb"}, "completion": {2, "Usage: nuv completion bash|zsh|fish"},
+		"emulator": {2, "Usage:"},
 	}
 	for _, c := range commandTable() {
 		t.Run(c.Name, func(t *testing.T) {

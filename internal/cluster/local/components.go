@@ -152,6 +152,7 @@ func plan(dir string, s *state) []component {
 			"--cert-dir=" + filepath.Join(dir, "data", a),
 			"--event-ttl=30m",
 		}})
+		cs[len(cs)-1].Args = append(cs[len(cs)-1].Args, tokenWebhookArgs(dir, s)...)
 	}
 	if s.HA {
 		args := []string{"lb", "--listen", "127.0.0.1:" + strconv.Itoa(s.Ports["lb"]), "--state-dir", dir}
@@ -252,6 +253,9 @@ peer-transport-security:%s
 		if err := fsutil.WriteFileAtomic(filepath.Join(dir, "config", file+".kubeconfig"), b, 0o600); err != nil {
 			return err
 		}
+	}
+	if err := writeTokenWebhookConfig(dir, s); err != nil {
+		return err
 	}
 	return fsutil.WriteFileAtomic(filepath.Join(dir, "config", "kwok.yaml"), stagesYAML, 0o644)
 }

@@ -75,8 +75,10 @@ func validateGroups(gs []NodeGroup) error {
 			return fmt.Errorf("node group %q: count %d must be between 0 and 100", g.Name, g.Count)
 		}
 	}
-	if n := totalNodes(gs); n < 1 || n > 100 {
-		return fmt.Errorf("%d nodes in all: a local cluster has between 1 and 100", n)
+	// A running cluster may be scaled to no node at all (an emulated EKS cluster without node
+	// groups); Create still asks for at least one.
+	if n := totalNodes(gs); n > 100 {
+		return fmt.Errorf("%d nodes in all: a local cluster has at most 100", n)
 	}
 	return nil
 }

@@ -54,6 +54,9 @@ type CreateOptions struct {
 	NodeGroups []NodeGroup
 	// PodCIDR and ServiceCIDR are the cluster's networks (default DefaultPodCIDR, DefaultServiceCIDR).
 	PodCIDR, ServiceCIDR string
+	// TokenWebhook, when set, is the URL of a TokenReview webhook (authentication.k8s.io/v1) the
+	// API server asks about bearer tokens it does not know (the AWS emulator's EKS authenticator).
+	TokenWebhook string
 }
 
 // Default networks of a local cluster.
@@ -92,6 +95,9 @@ func (o *CreateOptions) validate() error {
 			return err
 		}
 		o.Nodes = totalNodes(o.NodeGroups)
+		if o.Nodes == 0 {
+			return fmt.Errorf("the node groups have no node: a new cluster needs at least one")
+		}
 	}
 	if o.Nodes == 0 {
 		o.Nodes = 1
@@ -172,6 +178,7 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (_ cluster.Info, 
 	s := &state{Name: o.Name, Provider: "local", Version: o.Version, Flavor: o.Flavor, HA: o.HA, Nodes: o.Nodes,
 		NodeGroups: o.NodeGroups, PodCIDR: o.PodCIDR, ServiceCIDR: o.ServiceCIDR,
 		Created: time.Now().UTC(), Kubeconfig: kubeconfig, Binary: bins.Path, BinarySource: bins.Source, Phase: "creating"}
+	s.TokenWebhook = o.TokenWebhook
 	ok, wroteKubeconfig := false, false
 	defer func() {
 		if ok {

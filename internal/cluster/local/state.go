@@ -38,6 +38,8 @@ type state struct {
 	Ports map[string]int `json:"ports"`
 	// Phase is "creating" until create finished, then "created".
 	Phase string `json:"phase"`
+	// TokenWebhook is CreateOptions.TokenWebhook.
+	TokenWebhook string `json:"tokenWebhook,omitempty"`
 }
 
 const stateFile = "state.json"

@@ -1,0 +1,1377 @@
+package emulator
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// eksState is EKS's part of the state: clusters by name.
+type eksState struct {
+	Clusters map[string]*eksCluster `json:"clusters"`
+}
+
+// eksCluster is a cluster as the emulator keeps it: what DescribeCluster answers, its node groups,
+// add-ons and updates, and the emulator's own bookkeeping.
+type eksCluster struct {
+	Wire       clusterWire              `json:"cluster"`
+	NodeGroups map[string]*eksNodegroup `json:"nodegroups"`
+	Addons     map[string]*eksAddon     `json:"addons"`
+	Updates    []*eksUpdate             `json:"updates"`
+	// Due is when the current transition may complete at the earliest.
+	Due epoch `json:"due"`
+	// Backend is true once the control plane exists (CREATING) or is gone (DELETING).
+	Backend bool `json:"backend"`
+	// NodesWant counts node group changes; NodesSynced is the last count the control plane's nodes
+	// were brought in line with.
+	NodesWant   int `json:"nodesWant"`
+	NodesSynced int `json:"nodesSynced"`
+	// SecurityGroup is the cluster security group EKS made for it (deleted with it).
+	SecurityGroup string `json:"securityGroup"`
+	// Webhook is the token webhook URL its control plane was created with.
+	Webhook string `json:"webhook,omitempty"`
+}
+
+type clusterWire struct {
+	Name                    string            `json:"name"`
+	Arn                     string            `json:"arn"`
+	CreatedAt               epoch             `json:"createdAt"`
+	Version                 string            `json:"version"`
+	Endpoint                string            `json:"endpoint,omitempty"`
+	RoleArn                 string            `json:"roleArn"`
+	ResourcesVpcConfig      vpcConfigWire     `json:"resourcesVpcConfig"`
+	KubernetesNetworkConfig k8sNetworkWire    `json:"kubernetesNetworkConfig"`
+	Logging                 loggingWire       `json:"logging"`
+	Identity                *identityWire     `json:"identity,omitempty"`
+	Status                  string            `json:"status"`
+	CertificateAuthority    *caWire           `json:"certificateAuthority,omitempty"`
+	ClientRequestToken      string            `json:"clientRequestToken,omitempty"`
+	PlatformVersion         string            `json:"platformVersion"`
+	Tags                    map[string]string `json:"tags"`
+	AccessConfig            accessConfigWire  `json:"accessConfig"`
+	Health                  *healthWire       `json:"health,omitempty"`
+}
+
+type vpcConfigWire struct {
+	SubnetIds              []string `json:"subnetIds"`
+	SecurityGroupIds       []string `json:"securityGroupIds"`
+	ClusterSecurityGroupID string   `json:"clusterSecurityGroupId,omitempty"`
+	VpcID                  string   `json:"vpcId,omitempty"`
+	EndpointPublicAccess   *bool    `json:"endpointPublicAccess,omitempty"`
+	EndpointPrivateAccess  *bool    `json:"endpointPrivateAccess,omitempty"`
+	PublicAccessCidrs      []string `json:"publicAccessCidrs,omitempty"`
+}
+
+type k8sNetworkWire struct {
+	ServiceIpv4Cidr string `json:"serviceIpv4Cidr,omitempty"`
+	IPFamily        string `json:"ipFamily,omitempty"`
+}
+
+type logSetupWire struct {
+	Types   []string `json:"types"`
+	Enabled *bool    `json:"enabled"`
+}
+
+type loggingWire struct {
+	ClusterLogging []logSetupWire `json:"clusterLogging"`
+}
+
+type identityWire struct {
+	OIDC struct {
+		Issuer string `json:"issuer"`
+	} `json:"oidc"`
+}
+
+type caWire struct {
+	Data string `json:"data"`
+}
+
+type accessConfigWire struct {
+	AuthenticationMode                      string `json:"authenticationMode,omitempty"`
+	BootstrapClusterCreatorAdminPermissions *bool  `json:"bootstrapClusterCreatorAdminPermissions,omitempty"`
+}
+
+type healthWire struct {
+	Issues []issueWire `json:"issues"`
+}
+
+type issueWire struct {
+	Code        string   `json:"code"`
+	Message     string   `json:"message"`
+	ResourceIds []string `json:"resourceIds,omitempty"`
+}
+
+type scalingWire struct {
+	MinSize     *int `json:"minSize,omitempty"`
+	MaxSize     *int `json:"maxSize,omitempty"`
+	DesiredSize *int `json:"desiredSize,omitempty"`
+}
+
+type taintWire struct {
+	Key    string `json:"key"`
+	Value  string `json:"value,omitempty"`
+	Effect string `json:"effect"`
+}
+
+type eksNodegroup struct {
+	Wire nodegroupWire `json:"nodegroup"`
+	Due  epoch         `json:"due"`
+	// Gen is the cluster's NodesWant when this group last changed: the change is on the nodes
+	// once NodesSynced reaches it.
+	Gen int `json:"gen"`
+}
+
+type nodegroupWire struct {
+	NodegroupName  string            `json:"nodegroupName"`
+	NodegroupArn   string            `json:"nodegroupArn"`
+	ClusterName    string            `json:"clusterName"`
+	Version        string            `json:"version"`
+	ReleaseVersion string            `json:"releaseVersion"`
+	CreatedAt      epoch             `json:"createdAt"`
+	ModifiedAt     epoch             `json:"modifiedAt"`
+	Status         string            `json:"status"`
+	CapacityType   string            `json:"capacityType"`
+	ScalingConfig  scalingWire       `json:"scalingConfig"`
+	InstanceTypes  []string          `json:"instanceTypes"`
+	Subnets        []string          `json:"subnets"`
+	AmiType        string            `json:"amiType"`
+	NodeRole       string            `json:"nodeRole"`
+	Labels         map[string]string `json:"labels,omitempty"`
+	Taints         []taintWire       `json:"taints,omitempty"`
+	Resources      struct {
+		AutoScalingGroups []struct {
+			Name string `json:"name"`
+		} `json:"autoScalingGroups"`
+	} `json:"resources"`
+	DiskSize     int               `json:"diskSize"`
+	Health       healthWire        `json:"health"`
+	UpdateConfig map[string]int    `json:"updateConfig,omitempty"`
+	Tags         map[string]string `json:"tags"`
+}
+
+type eksAddon struct {
+	Wire addonWire `json:"addon"`
+	Due  epoch     `json:"due"`
+}
+
+type addonWire struct {
+	AddonName             string            `json:"addonName"`
+	ClusterName           string            `json:"clusterName"`
+	Status                string            `json:"status"`
+	AddonVersion          string            `json:"addonVersion"`
+	Health                healthWire        `json:"health"`
+	AddonArn              string            `json:"addonArn"`
+	CreatedAt             epoch             `json:"createdAt"`
+	ModifiedAt            epoch             `json:"modifiedAt"`
+	ServiceAccountRoleArn string            `json:"serviceAccountRoleArn,omitempty"`
+	ConfigurationValues   string            `json:"configurationValues,omitempty"`
+	Publisher             string            `json:"publisher"`
+	Owner                 string            `json:"owner"`
+	Tags                  map[string]string `json:"tags"`
+}
+
+type eksUpdate struct {
+	Wire      updateWire      `json:"update"`
+	Nodegroup string          `json:"nodegroup,omitempty"`
+	Addon     string          `json:"addon,omitempty"`
+	Due       epoch           `json:"due"`
+	Apply     json.RawMessage `json:"apply,omitempty"` // the request body, applied when the update completes
+}
+
+type updateWire struct {
+	ID        string        `json:"id"`
+	Status    string        `json:"status"`
+	Type      string        `json:"type"`
+	Params    []updateParam `json:"params"`
+	CreatedAt epoch         `json:"createdAt"`
+	Errors    []any         `json:"errors"`
+}
+
+type updateParam struct {
+	Type  string `json:"type"`
+	Value string `json:"value"`
+}
+
+// EKSVersions are the Kubernetes versions the emulated EKS offers (standard and extended support
+// around 1.36), oldest first; the last is the default.
+var EKSVersions = []string{"1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36"}
+
+const eksPlatformVersion = "eks.8"
+
+func supportedVersion(v string) bool {
+	for _, x := range EKSVersions {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func minorOf(v string) int {
+	_, m, _ := strings.Cut(v, ".")
+	n, _ := strconv.Atoi(m)
+	return n
+}
+
+var eksNameRE = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9\-_]*$`)
+
+// eksRequest is an EKS call: the path's labels, the query and the JSON body.
+type eksRequest struct {
+	*request
+	segs []string
+}
+
+func (r *eksRequest) decode(v any) error {
+	if len(r.body) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(r.body, v); err != nil {
+		return errf(400, "InvalidParameterException", "the request body is not valid JSON for this operation: %v", err)
+	}
+	return nil
+}
+
+func (r *eksRequest) query(k string) string { return r.http.URL.Query().Get(k) }
+
+type eksHandler func(s *Server, r *eksRequest) (any, error)
+
+// eksUnimplemented names the EKS API families the emulator does not serve, by path segment.
+var eksUnimplemented = map[string]string{
+	"fargate-profiles":             "Fargate profile operations (CreateFargateProfile, DescribeFargateProfile, ...)",
+	"identity-provider-config":     "identity provider config operations (AssociateIdentityProviderConfig, ...)",
+	"identity-provider-configs":    "identity provider config operations (ListIdentityProviderConfigs, ...)",
+	"access-entries":               "access entry operations (CreateAccessEntry, ListAccessEntries, ...)",
+	"access-policies":              "ListAccessPolicies",
+	"pod-identity-associations":    "pod identity operations (CreatePodIdentityAssociation, ...)",
+	"insights":                     "insight operations (ListInsights, DescribeInsight)",
+	"encryption-config":            "AssociateEncryptionConfig",
+	"cluster-registrations":        "RegisterCluster / DeregisterCluster",
+	"eks-anywhere-subscriptions":   "EKS Anywhere subscription operations",
+	"capabilities":                 "capability operations",
+	"addons/configuration-schemas": "DescribeAddonConfiguration",
+}
+
+// routeEKS maps a restJson1 request to its operation.
+func (s *Server) routeEKS(rq *request) (string, func() (any, error), *apiError) {
+	raw := strings.Split(strings.Trim(rq.http.URL.EscapedPath(), "/"), "/")
+	segs := make([]string, len(raw))
+	for i, x := range raw {
+		v, err := url.PathUnescape(x)
+		if err != nil {
+			return "", nil, errf(400, "InvalidParameterException", "malformed path %s", rq.http.URL.Path)
+		}
+		segs[i] = v
+	}
+	m := rq.http.Method
+	n := len(segs)
+	var op string
+	var h eksHandler
+	switch {
+	case n == 1 && segs[0] == "clusters" && m == http.MethodPost:
+		op, h = "CreateCluster", (*Server).eksCreateCluster
+	case n == 1 && segs[0] == "clusters" && m == http.MethodGet:
+		op, h = "ListClusters", (*Server).eksListClusters
+	case n == 2 && segs[0] == "clusters" && m == http.MethodGet:
+		op, h = "DescribeCluster", (*Server).eksDescribeCluster
+	case n == 2 && segs[0] == "clusters" && m == http.MethodDelete:
+		op, h = "DeleteCluster", (*Server).eksDeleteCluster
+	case n == 3 && segs[0] == "clusters" && segs[2] == "updates" && m == http.MethodPost:
+		op, h = "UpdateClusterVersion", (*Server).eksUpdateClusterVersion
+	case n == 3 && segs[0] == "clusters" && segs[2] == "updates" && m == http.MethodGet:
+		op, h = "ListUpdates", (*Server).eksListUpdates
+	case n == 4 && segs[0] == "clusters" && segs[2] == "updates" && m == http.MethodGet:
+		op, h = "DescribeUpdate", (*Server).eksDescribeUpdate
+	case n == 3 && segs[0] == "clusters" && segs[2] == "update-config" && m == http.MethodPost:
+		op, h = "UpdateClusterConfig", (*Server).eksUpdateClusterConfig
+	case n == 3 && segs[0] == "clusters" && segs[2] == "node-groups" && m == http.MethodPost:
+		op, h = "CreateNodegroup", (*Server).eksCreateNodegroup
+	case n == 3 && segs[0] == "clusters" && segs[2] == "node-groups" && m == http.MethodGet:
+		op, h = "ListNodegroups", (*Server).eksListNodegroups
+	case n == 4 && segs[0] == "clusters" && segs[2] == "node-groups" && m == http.MethodGet:
+		op, h = "DescribeNodegroup", (*Server).eksDescribeNodegroup
+	case n == 4 && segs[0] == "clusters" && segs[2] == "node-groups" && m == http.MethodDelete:
+		op, h = "DeleteNodegroup", (*Server).eksDeleteNodegroup
+	case n == 5 && segs[0] == "clusters" && segs[2] == "node-groups" && segs[4] == "update-config" && m == http.MethodPost:
+		op, h = "UpdateNodegroupConfig", (*Server).eksUpdateNodegroupConfig
+	case n == 5 && segs[0] == "clusters" && segs[2] == "node-groups" && segs[4] == "update-version" && m == http.MethodPost:
+		op, h = "UpdateNodegroupVersion", (*Server).eksUpdateNodegroupVersion
+	case n == 3 && segs[0] == "clusters" && segs[2] == "addons" && m == http.MethodPost:
+		op, h = "CreateAddon", (*Server).eksCreateAddon
+	case n == 3 && segs[0] == "clusters" && segs[2] == "addons" && m == http.MethodGet:
+		op, h = "ListAddons", (*Server).eksListAddons
+	case n == 4 && segs[0] == "clusters" && segs[2] == "addons" && m == http.MethodGet:
+		op, h = "DescribeAddon", (*Server).eksDescribeAddon
+	case n == 4 && segs[0] == "clusters" && segs[2] == "addons" && m == http.MethodDelete:
+		op, h = "DeleteAddon", (*Server).eksDeleteAddon
+	case n == 5 && segs[0] == "clusters" && segs[2] == "addons" && segs[4] == "update" && m == http.MethodPost:
+		op, h = "UpdateAddon", (*Server).eksUpdateAddon
+	case n == 2 && segs[0] == "addons" && segs[1] == "supported-versions" && m == http.MethodGet:
+		op, h = "DescribeAddonVersions", (*Server).eksDescribeAddonVersions
+	case n == 1 && segs[0] == "cluster-versions" && m == http.MethodGet:
+		op, h = "DescribeClusterVersions", (*Server).eksDescribeClusterVersions
+	case n == 2 && segs[0] == "tags" && m == http.MethodPost:
+		op, h = "TagResource", (*Server).eksTagResource
+	case n == 2 && segs[0] == "tags" && m == http.MethodDelete:
+		op, h = "UntagResource", (*Server).eksUntagResource
+	case n == 2 && segs[0] == "tags" && m == http.MethodGet:
+		op, h = "ListTagsForResource", (*Server).eksListTags
+	default:
+		what := ""
+		for seg, name := range eksUnimplemented {
+			if strings.Contains("/"+strings.Join(segs, "/")+"/", "/"+seg+"/") {
+				what = " (" + name + ")"
+			}
+		}
+		return "", nil, errf(404, "UnknownOperationException", "nuv emulator does not implement the EKS operation %s %s%s; it serves clusters, node groups, add-ons, updates, tags and DescribeAddonVersions", m, rq.http.URL.Path, what)
+	}
+	er := &eksRequest{request: rq, segs: segs}
+	return op, func() (any, error) { return h(s, er) }, nil
+}
+
+func (s *Server) eksARN(kind, rest string) string {
+	return fmt.Sprintf("arn:aws:eks:%s:%s:%s/%s", s.st.Region, s.st.Account, kind, rest)
+}
+
+func notFoundCluster(name string) *apiError {
+	return errf(404, "ResourceNotFoundException", "No cluster found for name: %s.", name).with("clusterName", name)
+}
+
+// cluster returns the named cluster or EKS's ResourceNotFoundException.
+func (s *Server) cluster(name string) (*eksCluster, error) {
+	c := s.st.EKS.Clusters[name]
+	if c == nil {
+		return nil, notFoundCluster(name)
+	}
+	return c, nil
+}
+
+func (s *Server) activeCluster(name string) (*eksCluster, error) {
+	c, err := s.cluster(name)
+	if err != nil {
+		return nil, err
+	}
+	if c.Wire.Status != "ACTIVE" {
+		return nil, errf(400, "InvalidRequestException", "Cluster '%s' is not in ACTIVE status (it is %s)", name, c.Wire.Status).with("clusterName", name)
+	}
+	return c, nil
+}
+
+func boolp(b bool) *bool { return &b }
+func intp(i int) *int    { return &i }
+
+var allLogTypes = []string{"api", "audit", "authenticator", "controllerManager", "scheduler"}
+
+func (s *Server) eksCreateCluster(r *eksRequest) (any, error) {
+	var in struct {
+		Name                    string            `json:"name"`
+		Version                 string            `json:"version"`
+		RoleArn                 string            `json:"roleArn"`
+		ResourcesVpcConfig      vpcConfigWire     `json:"resourcesVpcConfig"`
+		KubernetesNetworkConfig k8sNetworkWire    `json:"kubernetesNetworkConfig"`
+		Logging                 *loggingWire      `json:"logging"`
+		ClientRequestToken      string            `json:"clientRequestToken"`
+		Tags                    map[string]string `json:"tags"`
+		AccessConfig            accessConfigWire  `json:"accessConfig"`
+	}
+	if err := r.decode(&in); err != nil {
+		return nil, err
+	}
+	inval := func(f string, a ...any) error { return errf(400, "InvalidParameterException", f, a...) }
+	if in.Name == "" || len(in.Name) > 100 || !eksNameRE.MatchString(in.Name) {
+		return nil, inval("The cluster name %q is invalid: it must start with a letter or digit, contain only letters, digits, '-' and '_', and be at most 100 characters", in.Name)
+	}
+	if c := s.st.EKS.Clusters[in.Name]; c != nil {
+		return nil, errf(409, "ResourceInUseException", "Cluster already exists with name: %s", in.Name).with("clusterName", in.Name)
+	}
+	if in.Version == "" {
+		in.Version = EKSVersions[len(EKSVersions)-1]
+	}
+	if !supportedVersion(in.Version) {
+		return nil, errf(400, "InvalidParameterException", "unsupported Kubernetes version %s (this EKS offers %s)", in.Version, strings.Join(EKSVersions, ", ")).with("clusterName", in.Name)
+	}
+	if err := s.checkRole(in.RoleArn, "eks.amazonaws.com", "roleArn"); err != nil {
+		return nil, err
+	}
+	vpcID, err := s.checkSubnets(in.ResourcesVpcConfig.SubnetIds, true)
+	if err != nil {
+		return nil, err
+	}
+	for _, sg := range in.ResourcesVpcConfig.SecurityGroupIds {
+		g := s.st.EC2.SecurityGroups[sg]
+		if g == nil || g.VpcID != vpcID {
+			return nil, inval("Security group %s does not exist in VPC %s", sg, vpcID)
+		}
+	}
+	if in.KubernetesNetworkConfig.ServiceIpv4Cidr == "" {
+		in.KubernetesNetworkConfig.ServiceIpv4Cidr = "10.96.0.0/16"
+	} else if _, err := parseCIDR(in.KubernetesNetworkConfig.ServiceIpv4Cidr); err != nil {
+		return nil, inval("kubernetesNetworkConfig.serviceIpv4Cidr %q: %v", in.KubernetesNetworkConfig.ServiceIpv4Cidr, err)
+	}
+	if in.KubernetesNetworkConfig.IPFamily == "" {
+		in.KubernetesNetworkConfig.IPFamily = "ipv4"
+	}
+	logging := loggingWire{ClusterLogging: []logSetupWire{{Types: allLogTypes, Enabled: boolp(false)}}}
+	if in.Logging != nil {
+		if logging, err = mergeLogging(logging, *in.Logging); err != nil {
+			return nil, err
+		}
+	}
+	vc := in.ResourcesVpcConfig
+	vc.VpcID = vpcID
+	if vc.EndpointPublicAccess == nil {
+		vc.EndpointPublicAccess = boolp(true)
+	}
+	if vc.EndpointPrivateAccess == nil {
+		vc.EndpointPrivateAccess = boolp(false)
+	}
+	if len(vc.PublicAccessCidrs) == 0 {
+		vc.PublicAccessCidrs = []string{"0.0.0.0/0"}
+	}
+	if vc.SecurityGroupIds == nil {
+		vc.SecurityGroupIds = []string{}
+	}
+	// EKS makes a cluster security group in the VPC and deletes it with the cluster.
+	sg := s.newSecurityGroup(vpcID, "eks-cluster-sg-"+in.Name+"-"+randDigits(9), "EKS created security group applied to ENI that is attached to EKS Control Plane master nodes, as well as any managed workloads.",
+		map[string]string{"aws:eks:cluster-name": in.Name, "kubernetes.io/cluster/" + in.Name: "owned", "Name": "eks-cluster-sg-" + in.Name})
+	vc.ClusterSecurityGroupID = sg.GroupID
+	ac := in.AccessConfig
+	if ac.AuthenticationMode == "" {
+		ac.AuthenticationMode = "API_AND_CONFIG_MAP"
+	}
+	if ac.BootstrapClusterCreatorAdminPermissions == nil {
+		ac.BootstrapClusterCreatorAdminPermissions = boolp(true)
+	}
+	if in.Tags == nil {
+		in.Tags = map[string]string{}
+	}
+	w := clusterWire{
+		Name: in.Name, Arn: s.eksARN("cluster", in.Name), CreatedAt: now(), Version: in.Version, RoleArn: in.RoleArn,
+		ResourcesVpcConfig: vc, KubernetesNetworkConfig: in.KubernetesNetworkConfig, Logging: logging,
+		Status: "CREATING", ClientRequestToken: in.ClientRequestToken, PlatformVersion: eksPlatformVersion,
+		Tags: in.Tags, AccessConfig: ac, Identity: &identityWire{},
+	}
+	w.Identity.OIDC.Issuer = fmt.Sprintf("https://oidc.eks.%s.amazonaws.com/id/%s", s.st.Region, strings.ToUpper(randFrom(hexDigits, 32)))
+	c := &eksCluster{Wire: w, NodeGroups: map[string]*eksNodegroup{}, Addons: map[string]*eksAddon{}, Due: s.due(), SecurityGroup: sg.GroupID}
+	if s.st.EKS.Clusters == nil {
+		s.st.EKS.Clusters = map[string]*eksCluster{}
+	}
+	s.st.EKS.Clusters[in.Name] = c
+	s.log.Infof("emulator: EKS cluster %s CREATING (Kubernetes %s)", in.Name, in.Version)
+	return map[string]any{"cluster": c.Wire}, nil
+}
+
+func (s *Server) due() epoch { return epoch{time.Now().UTC().Add(s.delay)} }
+
+// mergeLogging applies a logging request to the current setup: each type goes to the setup with
+// its enabled value.
+func mergeLogging(cur, req loggingWire) (loggingWire, error) {
+	enabled := map[string]bool{}
+	for _, l := range cur.ClusterLogging {
+		for _, t := range l.Types {
+			enabled[t] = l.Enabled != nil && *l.Enabled
+		}
+	}
+	for _, l := range req.ClusterLogging {
+		for _, t := range l.Types {
+			if _, ok := enabled[t]; !ok {
+				return cur, errf(400, "InvalidParameterException", "unknown log type %q (valid: %s)", t, strings.Join(allLogTypes, ", "))
+			}
+			enabled[t] = l.Enabled != nil && *l.Enabled
+		}
+	}
+	var on, off []string
+	for _, t := range allLogTypes {
+		if enabled[t] {
+			on = append(on, t)
+		} else {
+			off = append(off, t)
+		}
+	}
+	var out loggingWire
+	if len(on) > 0 {
+		out.ClusterLogging = append(out.ClusterLogging, logSetupWire{Types: on, Enabled: boolp(true)})
+	}
+	if len(off) > 0 {
+		out.ClusterLogging = append(out.ClusterLogging, logSetupWire{Types: off, Enabled: boolp(false)})
+	}
+	return out, nil
+}
+
+// checkSubnets checks that subnet ids exist in one VPC (in two zones at least when twoZones) and
+// returns the VPC.
+func (s *Server) checkSubnets(ids []string, twoZones bool) (string, error) {
+	if len(ids) == 0 {
+		return "", errf(400, "InvalidParameterException", "Subnets are required: name at least one subnet (two, in different Availability Zones, for a cluster)")
+	}
+	vpc := ""
+	zones := map[string]bool{}
+	for _, id := range ids {
+		sn := s.st.EC2.Subnets[id]
+		if sn == nil {
+			return "", errf(400, "InvalidParameterException", "The subnet ID '%s' does not exist", id)
+		}
+		if vpc != "" && sn.VpcID != vpc {
+			return "", errf(400, "InvalidParameterException", "Subnets %s and %s are in different VPCs: all subnets must be in one VPC", ids[0], id)
+		}
+		vpc = sn.VpcID
+		zones[sn.AvailabilityZone] = true
+	}
+	if twoZones && len(zones) < 2 {
+		return "", errf(400, "InvalidParameterException", "Subnets specified must be in at least two different AZs")
+	}
+	return vpc, nil
+}
+
+// checkRole checks that arn names an existing IAM role that principal may assume.
+func (s *Server) checkRole(arn, principal, field string) error {
+	if arn == "" {
+		return errf(400, "InvalidParameterException", "%s is required", field)
+	}
+	name := arn[strings.LastIndexByte(arn, '/')+1:]
+	role := s.st.IAM.Roles[name]
+	if role == nil || role.Arn != arn {
+		return errf(400, "InvalidParameterException", "Role with arn: %s, does not exist (%s)", arn, field)
+	}
+	if !strings.Contains(role.AssumeRolePolicy, principal) {
+		return errf(400, "InvalidParameterException", "Role %s cannot be assumed by %s: its trust policy does not name that service principal", arn, principal)
+	}
+	return nil
+}
+
+func (s *Server) eksListClusters(r *eksRequest) (any, error) {
+	names := sortedKeys(s.st.EKS.Clusters)
+	page, next, err := paginate(names, r.query("maxResults"), r.query("nextToken"))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"clusters": page, "nextToken": next}, nil
+}
+
+// paginate cuts a sorted list of names into a page; the token is the index to resume from.
+func paginate(names []string, maxResults, token string) ([]string, *string, error) {
+	max := 100
+	if maxResults != "" {
+		n, err := strconv.Atoi(maxResults)
+		if err != nil || n < 1 || n > 100 {
+			return nil, nil, errf(400, "InvalidParameterException", "maxResults %q must be between 1 and 100", maxResults)
+		}
+		max = n
+	}
+	start := 0
+	if token != "" {
+		b, err := base64.RawURLEncoding.DecodeString(token)
+		n, err2 := strconv.Atoi(string(b))
+		if err != nil || err2 != nil || n < 0 || n > len(names) {
+			return nil, nil, errf(400, "InvalidParameterException", "The nextToken %q is invalid", token)
+		}
+		start = n
+	}
+	end := min(start+max, len(names))
+	page := append([]string{}, names[start:end]...)
+	if end < len(names) {
+		t := base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(end)))
+		return page, &t, nil
+	}
+	return page, nil, nil
+}
+
+func (s *Server) eksDescribeCluster(r *eksRequest) (any, error) {
+	c, err := s.cluster(r.segs[1])
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"cluster": c.Wire}, nil
+}
+
+func (s *Server) eksDeleteCluster(r *eksRequest) (any, error) {
+	c, err := s.cluster(r.segs[1])
+	if err != nil {
+		return nil, err
+	}
+	if len(c.NodeGroups) > 0 {
+		return nil, errf(409, "ResourceInUseException", "Cluster has nodegroups attached (%s): delete them first", strings.Join(sortedKeys(c.NodeGroups), ", ")).with("clusterName", c.Wire.Name)
+	}
+	switch c.Wire.Status {
+	case "DELETING":
+		return map[string]any{"cluster": c.Wire}, nil
+	case "CREATING", "UPDATING":
+		return nil, errf(409, "ResourceInUseException", "Cannot delete because cluster %s currently has an update in progress (status %s)", c.Wire.Name, c.Wire.Status).with("clusterName", c.Wire.Name)
+	}
+	c.Wire.Status = "DELETING"
+	c.Due = s.due()
+	c.Backend = false
+	s.log.Infof("emulator: EKS cluster %s DELETING", c.Wire.Name)
+	return map[string]any{"cluster": c.Wire}, nil
+}
+
+// newUpdate records an update of c (of a node group or add-on when named) that completes after the delay.
+func (s *Server) newUpdate(c *eksCluster, typ string, p []updateParam, body []byte, ng, addon string) *eksUpdate {
+	u := &eksUpdate{Wire: updateWire{ID: uuid(), Status: "InProgress", Type: typ, Params: p, CreatedAt: now(), Errors: []any{}},
+		Nodegroup: ng, Addon: addon, Due: s.due(), Apply: append(json.RawMessage{}, body...)}
+	c.Updates = append(c.Updates, u)
+	return u
+}
+
+func (c *eksCluster) inProgress(ng, addon string) *eksUpdate {
+	for _, u := range c.Updates {
+		if u.Wire.Status == "InProgress" && u.Nodegroup == ng && u.Addon == addon {
+			return u
+		}
+	}
+	return nil
+}
+
+func (s *Server) eksUpdateClusterVersion(r *eksRequest) (any, error) {
+	c, err := s.cluster(r.segs[1])
+	if err != nil {
+		return nil, err
+	}
+	var in struct {
+		Version string `json:"version"`
+	}
+	if err := r.decode(&in); err != nil {
+		return nil, err
+	}
+	if u := c.inProgress("", ""); u != nil || c.Wire.Status != "ACTIVE" {
+		return nil, errf(409, "ResourceInUseException", "Cluster %s is in %s status; an update can start only when it is ACTIVE", c.Wire.Name, c.Wire.Status).with("clusterName", c.Wire.Name)
+	}
+	if !supportedVersion(in.Version) {
+		return nil, errf(400, "InvalidParameterException", "unsupported Kubernetes version %s (this EKS offers %s)", in.Version, strings.Join(EKSVersions, ", ")).with("clusterName", c.Wire.Name)
+	}
+	if minorOf(in.Version) != minorOf(c.Wire.Version)+1 {
+		return nil, errf(400, "InvalidParameterException", "Unsupported Kubernetes minor version update from %s to %s", c.Wire.Version, in.Version).with("clusterName", c.Wire.Name)
+	}
+	u := s.newUpdate(c, "VersionUpdate", []updateParam{{"Version", in.Version}, {"PlatformVersion", eksPlatformVersion}}, r.body, "", "")
+	c.Wire.Status = "UPDATING"
+	return map[string]any{"update": u.Wire}, nil
+}
+
+func (s *Server) eksUpdateClusterConfig(r *eksRequest) (any, error) {
+	c, err := s.cluster(r.segs[1])
+	if err != nil {
+		return nil, err
+	}
+	var in struct {
+		ResourcesVpcConfig *vpcConfigWire    `json:"resourcesVpcConfig"`
+		Logging            *loggingWire      `json:"logging"`
+		AccessConfig       *accessConfigWire `json:"accessConfig"`
+	}
+	if err := r.decode(&in); err != nil {
+		return nil, err
+	}
+	if u := c.inProgress("", ""); u != nil || c.Wire.Status != "ACTIVE" {
+		return nil, errf(409, "ResourceInUseException", "Cluster %s is in %s status; an update can start only when it is ACTIVE", c.Wire.Name, c.Wire.Status).with("clusterName", c.Wire.Name)
+	}
+	kinds := 0
+	var typ string
+	var p []updateParam
+	if in.Logging != nil {
+		kinds++
+		if _, err := mergeLogging(c.Wire.Logging, *in.Logging); err != nil {
+			return nil, err
+		}
+		b, _ := json.Marshal(in.Logging)
+		typ, p = "LoggingUpdate", []updateParam{{"ClusterLogging", string(b)}}
+	}
+	if v := in.ResourcesVpcConfig; v != nil {
+		kinds++
+		typ = "EndpointAccessUpdate"
+		if v.EndpointPublicAccess != nil {
+			p = append(p, updateParam{"EndpointPublicAccess", strconv.FormatBool(*v.EndpointPublicAccess)})
+		}
+		if v.EndpointPrivateAccess != nil {
+			p = append(p, updateParam{"EndpointPrivateAccess", strconv.FormatBool(*v.EndpointPrivateAccess)})
+		}
+		if v.PublicAccessCidrs != nil {
+			b, _ := json.Marshal(v.PublicAccessCidrs)
+			p = append(p, updateParam{"PublicAccessCidrs", string(b)})
+		}
+		if v.SubnetIds != nil || v.SecurityGroupIds != nil {
+			typ = "VpcConfigUpdate"
+			if v.SubnetIds != nil {
+				if vpc, err := s.checkSubnets(v.SubnetIds, true); err != nil {
+					return nil, err
+				} else if vpc != c.Wire.ResourcesVpcConfig.VpcID {
+					return nil, errf(400, "InvalidParameterException", "Subnets must stay in the cluster's VPC %s", c.Wire.ResourcesVpcConfig.VpcID)
+				}
+				b, _ := json.Marshal(v.SubnetIds)
+				p = append(p, updateParam{"Subnets", string(b)})
+			}
+			if v.SecurityGroupIds != nil {
+				b, _ := json.Marshal(v.SecurityGroupIds)
+				p = append(p, updateParam{"SecurityGroups", string(b)})
+			}
+		}
+	}
+	if a := in.AccessConfig; a != nil {
+		kinds++
+		typ = "AccessConfigUpdate"
+		if a.AuthenticationMode != "" {
+			p = append(p, updateParam{"AuthenticationMode", a.AuthenticationMode})
+		}
+	}
+	if kinds != 1 || len(p) == 0 {
+		return nil, errf(400, "InvalidParameterException", "Only one type of update can be allowed: give exactly one of resourcesVpcConfig, logging or accessConfig, with a change").with("clusterName", c.Wire.Name)
+	}
+	u := s.newUpdate(c, typ, p, r.body, "", "")
+	c.Wire.Status = "UPDATING"
+	return map[string]any{"update": u.Wire}, nil
+}
+
+func (s *Server) eksListUpdates(r *eksRequest) (any, error) {
+	c, err := s.cluster(r.segs[1])
+	if err != nil {
+		return nil, err
+	}
+	ng, addon := r.query("nodegroupName"), r.query("addonName")
+	var ids []string
+	for _, u := range c.Updates {
+		if u.Nodegroup == ng && u.Addon == addon {
+			ids = append(ids, u.Wire.ID)
+		}
+	}
+	page, next, err := paginate(ids, r.query("maxResults"), r.query("nextToken"))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"updateIds": page, "nextToken": next}, nil
+}
+
+func (s *Server) eksDescribeUpdate(r *eksRequest) (any, error) {
+	c, err := s.cluster(r.segs[1])
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range c.Updates {
+		if u.Wire.ID == r.segs[3] && u.Nodegroup == r.query("nodegroupName") && u.Addon == r.query("addonName") {
+			return map[string]any{"update": u.Wire}, nil
+		}
+	}
+	return nil, errf(404, "ResourceNotFoundException", "No update found for ID: %s", r.segs[3]).with("clusterName", c.Wire.Name)
+}
+
+// finishUpdate applies a completed update to the cluster, node group or add-on it changes.
+func (s *Server) finishUpdate(c *eksCluster, u *eksUpdate) {
+	u.Wire.Status = "Successful"
+	switch {
+	case u.Nodegroup != "":
+		ng := c.NodeGroups[u.Nodegroup]
+		if ng == nil {
+			return
+		}
+		if u.Wire.Type == "VersionUpdate" {
+			var in struct {
+				Version        string `json:"version"`
+				ReleaseVersion string `json:"releaseVersion"`
+			}
+			_ = json.Unmarshal(u.Apply, &in)
+			if in.Version == "" {
+				in.Version = c.Wire.Version
+			}
+			ng.Wire.Version = in.Version
+			ng.Wire.ReleaseVersion = in.ReleaseVersion
+			if in.ReleaseVersion == "" {
+				ng.Wire.ReleaseVersion = releaseVersion(in.Version)
+			}
+		}
+		ng.Wire.Status, ng.Wire.ModifiedAt = "ACTIVE", now()
+	case u.Addon != "":
+		a := c.Addons[u.Addon]
+		if a == nil {
+			return
+		}
+		var in struct {
+			AddonVersion          string  `json:"addonVersion"`
+			ServiceAccountRoleArn *string `json:"serviceAccountRoleArn"`
+			ConfigurationValues   *string `json:"configurationValues"`
+		}
+		_ = json.Unmarshal(u.Apply, &in)
+		if in.AddonVersion != "" {
+			a.Wire.AddonVersion = in.AddonVersion
+		}
+		if in.ServiceAccountRoleArn != nil {
+			a.Wire.ServiceAccountRoleArn = *in.ServiceAccountRoleArn
+		}
+		if in.ConfigurationValues != nil {
+			a.Wire.ConfigurationValues = *in.ConfigurationValues
+		}
+		a.Wire.Status, a.Wire.ModifiedAt = "ACTIVE", now()
+	default:
+		var in struct {
+			Version            string            `json:"version"`
+			ResourcesVpcConfig *vpcConfigWire    `json:"resourcesVpcConfig"`
+			Logging            *loggingWire      `json:"logging"`
+			AccessConfig       *accessConfigWire `json:"accessConfig"`
+		}
+		_ = json.Unmarshal(u.Apply, &in)
+		if in.Version != "" {
+			c.Wire.Version = in.Version
+		}
+		if in.Logging != nil {
+			if l, err := mergeLogging(c.Wire.Logging, *in.Logging); err == nil {
+				c.Wire.Logging = l
+			}
+		}
+		if v := in.ResourcesVpcConfig; v != nil {
+			cur := &c.Wire.ResourcesVpcConfig
+			if v.EndpointPublicAccess != nil {
+				cur.EndpointPublicAccess = v.EndpointPublicAccess
+			}
+			if v.EndpointPrivateAccess != nil {
+				cur.EndpointPrivateAccess = v.EndpointPrivateAccess
+			}
+			if v.PublicAccessCidrs != nil {
+				cur.PublicAccessCidrs = v.PublicAccessCidrs
+			}
+			if v.SubnetIds != nil {
+				cur.SubnetIds = v.SubnetIds
+			}
+			if v.SecurityGroupIds != nil {
+				cur.SecurityGroupIds = v.SecurityGroupIds
+			}
+		}
+		if in.AccessConfig != nil && in.AccessConfig.AuthenticationMode != "" {
+			c.Wire.AccessConfig.AuthenticationMode = in.AccessConfig.AuthenticationMode
+		}
+		c.Wire.Status = "ACTIVE"
+	}
+}
+
+// releaseVersion is the AMI release version of a node group at Kubernetes version v.
+func releaseVersion(v string) string {
+	return fmt.Sprintf("%s.%d-20261115", v, 3+minorOf(v)%5)
+}
+
+var instanceTypeRE = regexp.MustCompile(`^[a-z][a-z0-9-]*\.[0-9]*[a-z0-9]+$`)
+
+func (s *Server) eksCreateNodegroup(r *eksRequest) (any, error) {
+	c, err := s.activeCluster(r.segs[1])
+	if err != nil {
+		return nil, err
+	}
+	var in struct {
+		NodegroupName  string            `json:"nodegroupName"`
+		ScalingConfig  *scalingWire      `json:"scalingConfig"`
+		DiskSize       int               `json:"diskSize"`
+		Subnets        []string          `json:"subnets"`
+		InstanceTypes  []string          `json:"instanceTypes"`
+		AmiType        string            `json:"amiType"`
+		NodeRole       string            `json:"nodeRole"`
+		Labels         map[string]string `json:"labels"`
+		Taints         []taintWire       `json:"taints"`
+		Tags           map[string]string `json:"tags"`
+		CapacityType   string            `json:"capacityType"`
+		Version        string            `json:"version"`
+		ReleaseVersion string            `json:"releaseVersion"`
+		UpdateConfig   map[string]int    `json:"updateConfig"`
+	}
+	if err := r.decode(&in); err != nil {
+		return nil, err
+	}
+	name := c.Wire.Name
+	inval := func(f string, a ...any) error {
+		return errf(400, "InvalidParameterException", f, a...).with("clusterName", name).with("nodegroupName", in.NodegroupName)
+	}
+	if in.NodegroupName == "" || len(in.NodegroupName) > 63 || !eksNameRE.MatchString(in.NodegroupName) {
+		return nil, inval("The nodegroup name %q is invalid: letters, digits, '-' and '_', at most 63 characters", in.NodegroupName)
+	}
+	if c.NodeGroups[in.NodegroupName] != nil {
+		return nil, errf(409, "ResourceInUseException", "NodeGroup already exists with name %s and cluster name %s", in.NodegroupName, name).with("clusterName", name).with("nodegroupName", in.NodegroupName)
+	}
+	if err := s.checkRole(in.NodeRole, "ec2.amazonaws.com", "nodeRole"); err != nil {
+		return nil, err
+	}
+	vpc, err := s.checkSubnets(in.Subnets, false)
+	if err != nil {
+		return nil, err
+	}
+	if vpc != c.Wire.ResourcesVpcConfig.VpcID {
+		return nil, inval("Subnets of a node group must be in the cluster's VPC %s", c.Wire.ResourcesVpcConfig.VpcID)
+	}
+	sc := scalingWire{MinSize: intp(1), MaxSize: intp(2), DesiredSize: intp(2)}
+	if in.ScalingConfig != nil {
+		if sc, err = mergeScaling(sc, *in.ScalingConfig); err != nil {
+			return nil, inval("%v", err)
+		}
+	}
+	if len(in.InstanceTypes) == 0 {
+		in.InstanceTypes = []string{"t3.medium"}
+	}
+	for _, t := range in.InstanceTypes {
+		if !instanceTypeRE.MatchString(t) {
+			return nil, inval("Instance type %q is not a valid EC2 instance type", t)
+		}
+	}
+	switch in.CapacityType {
+	case "":
+		in.CapacityType = "ON_DEMAND"
+	case "ON_DEMAND", "SPOT", "CAPACITY_BLOCK":
+	default:
+		return nil, inval("capacityType %q: valid values are ON_DEMAND, SPOT, CAPACITY_BLOCK", in.CapacityType)
+	}
+	if in.AmiType == "" {
+		in.AmiType = "AL2023_x86_64_STANDARD"
+	}
+	if in.DiskSize == 0 {
+		in.DiskSize = 20
+	}
+	for _, t := range in.Taints {
+		if _, ok := taintEffects[t.Effect]; !ok || t.Key == "" {
+			return nil, inval("taint %q: effect %q is not one of NO_SCHEDULE, NO_EXECUTE, PREFER_NO_SCHEDULE", t.Key, t.Effect)
+		}
+	}
+	if in.Version == "" {
+		in.Version = c.Wire.Version
+	} else if in.Version != c.Wire.Version && !(minorOf(in.Version) < minorOf(c.Wire.Version) && minorOf(c.Wire.Version)-minorOf(in.Version) <= 3 && supportedVersion(in.Version)) {
+		return nil, inval("Requested Nodegroup Kubernetes version %s is not compatible with the cluster version %s", in.Version, c.Wire.Version)
+	}
+	if in.ReleaseVersion == "" {
+		in.ReleaseVersion = releaseVersion(in.Version)
+	}
+	if in.Tags == nil {
+		in.Tags = map[string]string{}
+	}
+	if in.UpdateConfig == nil {
+		in.UpdateConfig = map[string]int{"maxUnavailable": 1}
+	}
+	id := uuid()
+	w := nodegroupWire{NodegroupName: in.NodegroupName, NodegroupArn: s.eksARN("nodegroup", name+"/"+in.NodegroupName+"/"+id),
+		ClusterName: name, Version: in.Version, ReleaseVersion: in.ReleaseVersion, CreatedAt: now(), ModifiedAt: now(),
+		Status: "CREATING", CapacityType: in.CapacityType, ScalingConfig: sc, InstanceTypes: in.InstanceTypes,
+		Subnets: in.Subnets, AmiType: in.AmiType, NodeRole: in.NodeRole, Labels: in.Labels, Taints: in.Taints,
+		DiskSize: in.DiskSize, Health: healthWire{Issues: []issueWire{}}, UpdateConfig: in.UpdateConfig, Tags: in.Tags}
+	w.Resources.AutoScalingGroups = append(w.Resources.AutoScalingGroups, struct {
+		Name string `json:"name"`
+	}{"eks-" + in.NodegroupName + "-" + id})
+	c.NodesWant++
+	c.NodeGroups[in.NodegroupName] = &eksNodegroup{Wire: w, Due: s.due(), Gen: c.NodesWant}
+	s.log.Infof("emulator: EKS node group %s/%s CREATING (%d node(s))", name, in.NodegroupName, *sc.DesiredSize)
+	return map[string]any{"nodegroup": w}, nil
+}
+
+var taintEffects = map[string]string{"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
+
+// mergeScaling applies a scaling request and checks min <= desired <= max.
+func mergeScaling(cur, req scalingWire) (scalingWire, error) {
+	if req.MinSize != nil {
+		cur.MinSize = req.MinSize
+	}
+	if req.MaxSize != nil {
+		cur.MaxSize = req.MaxSize
+	}
+	if req.DesiredSize != nil {
+		cur.DesiredSize = req.DesiredSize
+	}
+	mn, mx, d := *cur.MinSize, *cur.MaxSize, *cur.DesiredSize
+	switch {
+	case mn < 0 || d < 0:
+		return cur, fmt.Errorf("minSize and desiredSize cannot be negative")
+	case mx < 1:
+		return cur, fmt.Errorf("maxSize %d must be at least 1", mx)
+	case mn > mx:
+		return cur, fmt.Errorf("Minimum capacity %d can't be greater than maximum capacity %d", mn, mx)
+	case d > mx:
+		return cur, fmt.Errorf("Desired capacity %d can't be greater than maximum capacity %d", d, mx)
+	case d < mn:
+		return cur, fmt.Errorf("Minimum capacity %d can't be greater than desired size %d", mn, d)
+	case mx > 100:
+		return cur, fmt.Errorf("maxSize %d: the emulator runs at most 100 nodes per node group", mx)
+	}
+	return cur, nil
+}
+
+func (s *Server) nodegroup(r *eksRequest) (*eksCluster, *eksNodegroup, error) {
+	c, err := s.cluster(r.segs[1])
+	if err != nil {
+		return nil, nil, err
+	}
+	ng := c.NodeGroups[r.segs[3]]
+	if ng == nil {
+		return nil, nil, errf(404, "ResourceNotFoundException", "No node group found for name: %s.", r.segs[3]).with("clusterName", c.Wire.Name).with("nodegroupName", r.segs[3])
+	}
+	return c, ng, nil
+}
+
+func (s *Server) eksListNodegroups(r *eksRequest) (any, error) {
+	c, err := s.cluster(r.segs[1])
+	if err != nil {
+		return nil, err
+	}
+	page, next, err := paginate(sortedKeys(c.NodeGroups), r.query("maxResults"), r.query("nextToken"))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"nodegroups": page, "nextToken": next}, nil
+}
+
+func (s *Server) eksDescribeNodegroup(r *eksRequest) (any, error) {
+	_, ng, err := s.nodegroup(r)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"nodegroup": ng.Wire}, nil
+}
+
+func (s *Server) eksDeleteNodegroup(r *eksRequest) (any, error) {
+	c, ng, err := s.nodegroup(r)
+	if err != nil {
+		return nil, err
+	}
+	switch ng.Wire.Status {
+	case "DELETING":
+		return map[string]any{"nodegroup": ng.Wire}, nil
+	case "CREATING", "UPDATING":
+		return nil, errf(409, "ResourceInUseException", "Nodegroup %s is currently in %s status and cannot be deleted", ng.Wire.NodegroupName, ng.Wire.Status).with("clusterName", c.Wire.Name).with("nodegroupName", ng.Wire.NodegroupName)
+	}
+	ng.Wire.Status, ng.Wire.ModifiedAt = "DELETING", now()
+	c.NodesWant++
+	ng.Gen, ng.Due = c.NodesWant, s.due()
+	s.log.Infof("emulator: EKS node group %s/%s DELETING", c.Wire.Name, ng.Wire.NodegroupName)
+	return map[string]any{"nodegroup": ng.Wire}, nil
+}
+
+func (s *Server) nodegroupUpdatable(c *eksCluster, ng *eksNodegroup) error {
+	if ng.Wire.Status != "ACTIVE" || c.inProgress(ng.Wire.NodegroupName, "") != nil {
+		return errf(409, "ResourceInUseException", "Nodegroup %s is in %s status; it can be updated only when ACTIVE", ng.Wire.NodegroupName, ng.Wire.Status).with("clusterName", c.Wire.Name).with("nodegroupName", ng.Wire.NodegroupName)
+	}
+	return nil
+}
+
+func (s *Server) eksUpdateNodegroupConfig(r *eksRequest) (any, error) {
+	c, ng, err := s.nodegroup(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.nodegroupUpdatable(c, ng); err != nil {
+		return nil, err
+	}
+	var in struct {
+		Labels *struct {
+			AddOrUpdateLabels map[string]string `json:"addOrUpdateLabels"`
+			RemoveLabels      []string          `json:"removeLabels"`
+		} `json:"labels"`
+		Taints *struct {
+			AddOrUpdateTaints []taintWire `json:"addOrUpdateTaints"`
+			RemoveTaints      []taintWire `json:"removeTaints"`
+		} `json:"taints"`
+		ScalingConfig *scalingWire   `json:"scalingConfig"`
+		UpdateConfig  map[string]int `json:"updateConfig"`
+	}
+	if err := r.decode(&in); err != nil {
+		return nil, err
+	}
+	inval := func(f string, a ...any) error {
+		return errf(400, "InvalidParameterException", f, a...).with("clusterName", c.Wire.Name).with("nodegroupName", ng.Wire.NodegroupName)
+	}
+	w := ng.Wire
+	var p []updateParam
+	if in.ScalingConfig != nil {
+		sc, err := mergeScaling(w.ScalingConfig, *in.ScalingConfig)
+		if err != nil {
+			return nil, inval("%v", err)
+		}
+		w.ScalingConfig = sc
+		if v := in.ScalingConfig.MinSize; v != nil {
+			p = append(p, updateParam{"MinSize", strconv.Itoa(*v)})
+		}
+		if v := in.ScalingConfig.MaxSize; v != nil {
+			p = append(p, updateParam{"MaxSize", strconv.Itoa(*v)})
+		}
+		if v := in.ScalingConfig.DesiredSize; v != nil {
+			p = append(p, updateParam{"DesiredSize", strconv.Itoa(*v)})
+		}
+	}
+	if l := in.Labels; l != nil {
+		labels := map[string]string{}
+		for k, v := range w.Labels {
+			labels[k] = v
+		}
+		for k, v := range l.AddOrUpdateLabels {
+			labels[k] = v
+		}
+		for _, k := range l.RemoveLabels {
+			delete(labels, k)
+		}
+		w.Labels = labels
+		if len(l.AddOrUpdateLabels) > 0 {
+			b, _ := json.Marshal(l.AddOrUpdateLabels)
+			p = append(p, updateParam{"LabelsToAdd", string(b)})
+		}
+		if len(l.RemoveLabels) > 0 {
+			b, _ := json.Marshal(l.RemoveLabels)
+			p = append(p, updateParam{"LabelsToRemove", string(b)})
+		}
+	}
+	if t := in.Taints; t != nil {
+		byKey := map[string]taintWire{}
+		for _, x := range w.Taints {
+			byKey[x.Key+"/"+x.Effect] = x
+		}
+		for _, x := range t.AddOrUpdateTaints {
+			if _, ok := taintEffects[x.Effect]; !ok || x.Key == "" {
+				return nil, inval("taint %q: effect %q is not one of NO_SCHEDULE, NO_EXECUTE, PREFER_NO_SCHEDULE", x.Key, x.Effect)
+			}
+			byKey[x.Key+"/"+x.Effect] = x
+		}
+		for _, x := range t.RemoveTaints {
+			delete(byKey, x.Key+"/"+x.Effect)
+		}
+		w.Taints = nil
+		for _, k := range sortedKeys(byKey) {
+			w.Taints = append(w.Taints, byKey[k])
+		}
+		b, _ := json.Marshal(t)
+		p = append(p, updateParam{"TaintsToAdd", string(b)})
+	}
+	if in.UpdateConfig != nil {
+		w.UpdateConfig = in.UpdateConfig
+		b, _ := json.Marshal(in.UpdateConfig)
+		p = append(p, updateParam{"UpdateConfig", string(b)})
+	}
+	if len(p) == 0 {
+		return nil, inval("No changes needed: give scalingConfig, labels, taints or updateConfig")
+	}
+	w.Status, w.ModifiedAt = "UPDATING", now()
+	ng.Wire = w
+	c.NodesWant++
+	ng.Gen = c.NodesWant
+	u := s.newUpdate(c, "ConfigUpdate", p, r.body, ng.Wire.NodegroupName, "")
+	ng.Due = u.Due
+	s.log.Infof("emulator: EKS node group %s/%s UPDATING (%d node(s))", c.Wire.Name, ng.Wire.NodegroupName, *w.ScalingConfig.DesiredSize)
+	return map[string]any{"update": u.Wire}, nil
+}
+
+func (s *Server) eksUpdateNodegroupVersion(r *eksRequest) (any, error) {
+	c, ng, err := s.nodegroup(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.nodegroupUpdatable(c, ng); err != nil {
+		return nil, err
+	}
+	var in struct {
+		Version        string `json:"version"`
+		ReleaseVersion string `json:"releaseVersion"`
+	}
+	if err := r.decode(&in); err != nil {
+		return nil, err
+	}
+	if in.Version == "" {
+		in.Version = c.Wire.Version
+	}
+	if minorOf(in.Version) > minorOf(c.Wire.Version) || !supportedVersion(in.Version) {
+		return nil, errf(400, "InvalidParameterException", "Requested Nodegroup Kubernetes version %s is not compatible with the cluster version %s", in.Version, c.Wire.Version).with("clusterName", c.Wire.Name).with("nodegroupName", ng.Wire.NodegroupName)
+	}
+	rel := in.ReleaseVersion
+	if rel == "" {
+		rel = releaseVersion(in.Version)
+	}
+	ng.Wire.Status, ng.Wire.ModifiedAt = "UPDATING", now()
+	u := s.newUpdate(c, "VersionUpdate", []updateParam{{"Version", in.Version}, {"ReleaseVersion", rel}}, r.body, ng.Wire.NodegroupName, "")
+	ng.Due = u.Due
+	return map[string]any{"update": u.Wire}, nil
+}
+
+func (s *Server) addon(r *eksRequest) (*eksCluster, *eksAddon, error) {
+	c, err := s.cluster(r.segs[1])
+	if err != nil {
+		return nil, nil, err
+	}
+	a := c.Addons[r.segs[3]]
+	if a == nil {
+		return nil, nil, errf(404, "ResourceNotFoundException", "No addon: %s found in cluster: %s", r.segs[3], c.Wire.Name).with("clusterName", c.Wire.Name).with("addonName", r.segs[3])
+	}
+	return c, a, nil
+}
+
+func (s *Server) eksCreateAddon(r *eksRequest) (any, error) {
+	c, err := s.activeCluster(r.segs[1])
+	if err != nil {
+		return nil, err
+	}
+	var in struct {
+		AddonName             string            `json:"addonName"`
+		AddonVersion          string            `json:"addonVersion"`
+		ServiceAccountRoleArn string            `json:"serviceAccountRoleArn"`
+		ConfigurationValues   string            `json:"configurationValues"`
+		Tags                  map[string]string `json:"tags"`
+	}
+	if err := r.decode(&in); err != nil {
+		return nil, err
+	}
+	name := c.Wire.Name
+	if c.Addons[in.AddonName] != nil {
+		return nil, errf(409, "ResourceInUseException", "Addon already exists.").with("clusterName", name).with("addonName", in.AddonName)
+	}
+	v, err := checkAddonVersion(in.AddonName, in.AddonVersion, c.Wire.Version)
+	if err != nil {
+		return nil, err.(*apiError).with("clusterName", name).with("addonName", in.AddonName)
+	}
+	if in.ConfigurationValues != "" && !json.Valid([]byte(in.ConfigurationValues)) && !strings.Contains(in.ConfigurationValues, ":") {
+		return nil, errf(400, "InvalidParameterException", "ConfigurationValue provided in request is not supported: not JSON or YAML").with("clusterName", name).with("addonName", in.AddonName)
+	}
+	if in.Tags == nil {
+		in.Tags = map[string]string{}
+	}
+	w := addonWire{AddonName: in.AddonName, ClusterName: name, Status: "CREATING", AddonVersion: v, Health: healthWire{Issues: []issueWire{}},
+		AddonArn: s.eksARN("addon", name+"/"+in.AddonName+"/"+uuid()), CreatedAt: now(), ModifiedAt: now(),
+		ServiceAccountRoleArn: in.ServiceAccountRoleArn, ConfigurationValues: in.ConfigurationValues, Publisher: "eks", Owner: "aws", Tags: in.Tags}
+	c.Addons[in.AddonName] = &eksAddon{Wire: w, Due: s.due()}
+	return map[string]any{"addon": w}, nil
+}
+
+func (s *Server) eksListAddons(r *eksRequest) (any, error) {
+	c, err := s.cluster(r.segs[1])
+	if err != nil {
+		return nil, err
+	}
+	page, next, err := paginate(sortedKeys(c.Addons), r.query("maxResults"), r.query("nextToken"))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"addons": page, "nextToken": next}, nil
+}
+
+func (s *Server) eksDescribeAddon(r *eksRequest) (any, error) {
+	_, a, err := s.addon(r)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"addon": a.Wire}, nil
+}
+
+func (s *Server) eksUpdateAddon(r *eksRequest) (any, error) {
+	c, a, err := s.addon(r)
+	if err != nil {
+		return nil, err
+	}
+	if a.Wire.Status != "ACTIVE" && a.Wire.Status != "DEGRADED" {
+		return nil, errf(409, "ResourceInUseException", "Addon %s is in %s status; it can be updated when ACTIVE", a.Wire.AddonName, a.Wire.Status).with("clusterName", c.Wire.Name).with("addonName", a.Wire.AddonName)
+	}
+	var in struct {
+		AddonVersion string `json:"addonVersion"`
+	}
+	if err := r.decode(&in); err != nil {
+		return nil, err
+	}
+	var p []updateParam
+	if in.AddonVersion != "" {
+		if _, err := checkAddonVersion(a.Wire.AddonName, in.AddonVersion, c.Wire.Version); err != nil {
+			return nil, err.(*apiError).with("clusterName", c.Wire.Name).with("addonName", a.Wire.AddonName)
+		}
+		p = append(p, updateParam{"AddonVersion", in.AddonVersion})
+	}
+	a.Wire.Status, a.Wire.ModifiedAt = "UPDATING", now()
+	u := s.newUpdate(c, "AddonUpdate", p, r.body, "", a.Wire.AddonName)
+	a.Due = u.Due
+	return map[string]any{"update": u.Wire}, nil
+}
+
+func (s *Server) eksDeleteAddon(r *eksRequest) (any, error) {
+	_, a, err := s.addon(r)
+	if err != nil {
+		return nil, err
+	}
+	if a.Wire.Status != "DELETING" {
+		a.Wire.Status, a.Wire.ModifiedAt, a.Due = "DELETING", now(), s.due()
+	}
+	return map[string]any{"addon": a.Wire}, nil
+}
+
+// resourceTags finds the tags of an EKS resource by ARN.
+func (s *Server) resourceTags(arn string) (*map[string]string, error) {
+	for _, c := range s.st.EKS.Clusters {
+		if c.Wire.Arn == arn {
+			return &c.Wire.Tags, nil
+		}
+		for _, ng := range c.NodeGroups {
+			if ng.Wire.NodegroupArn == arn {
+				return &ng.Wire.Tags, nil
+			}
+		}
+		for _, a := range c.Addons {
+			if a.Wire.AddonArn == arn {
+				return &a.Wire.Tags, nil
+			}
+		}
+	}
+	if !strings.HasPrefix(arn, "arn:aws:eks:") {
+		return nil, errf(400, "BadRequestException", "%s is not a valid EKS resource ARN", arn)
+	}
+	return nil, errf(404, "NotFoundException", "Resource %s not found", arn)
+}
+
+func (s *Server) eksTagResource(r *eksRequest) (any, error) {
+	tags, err := s.resourceTags(r.segs[1])
+	if err != nil {
+		return nil, err
+	}
+	var in struct {
+		Tags map[string]string `json:"tags"`
+	}
+	if err := r.decode(&in); err != nil {
+		return nil, err
+	}
+	if len(in.Tags) == 0 {
+		return nil, errf(400, "BadRequestException", "tags: at least one tag is required")
+	}
+	if *tags == nil {
+		*tags = map[string]string{}
+	}
+	for k, v := range in.Tags {
+		(*tags)[k] = v
+	}
+	if len(*tags) > 50 {
+		return nil, errf(400, "BadRequestException", "a resource can have at most 50 tags")
+	}
+	return map[string]any{}, nil
+}
+
+func (s *Server) eksUntagResource(r *eksRequest) (any, error) {
+	tags, err := s.resourceTags(r.segs[1])
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range r.http.URL.Query()["tagKeys"] {
+		delete(*tags, k)
+	}
+	return map[string]any{}, nil
+}
+
+func (s *Server) eksListTags(r *eksRequest) (any, error) {
+	tags, err := s.resourceTags(r.segs[1])
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"tags": *tags}, nil
+}
+
+func (s *Server) eksDescribeClusterVersions(r *eksRequest) (any, error) {
+	want := map[string]bool{}
+	for _, v := range r.http.URL.Query()["clusterVersions"] {
+		want[v] = true
+	}
+	var out []map[string]any
+	for i, v := range EKSVersions {
+		if len(want) > 0 && !want[v] {
+			continue
+		}
+		support := "STANDARD"
+		if i < len(EKSVersions)-4 {
+			support = "EXTENDED"
+		}
+		out = append(out, map[string]any{"clusterVersion": v, "clusterType": "eks", "defaultPlatformVersion": eksPlatformVersion,
+			"defaultVersion": i == len(EKSVersions)-1, "status": support + "_SUPPORT", "versionStatus": support + "_SUPPORT"})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		return minorOf(out[i]["clusterVersion"].(string)) > minorOf(out[j]["clusterVersion"].(string))
+	})
+	return map[string]any{"clusterVersions": out}, nil
+}

@@ -1,0 +1,229 @@
+package emulator
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Clusters runs the control planes behind EKS clusters (LocalClusters: nuv local clusters).
+type Clusters interface {
+	// Ensure makes the control plane of cp.Name exist and run (creating it, or starting it when
+	// stopped) and returns where it answers.
+	Ensure(ctx context.Context, cp ControlPlane) (Endpoint, error)
+	// SetNodeGroups makes the cluster's nodes those of groups: nodes are added and removed so
+	// each group has Count nodes.
+	SetNodeGroups(ctx context.Context, name string, groups []NodeGroup) error
+	// Delete stops and removes the control plane; a missing one is no error.
+	Delete(ctx context.Context, name string) error
+}
+
+// ControlPlane is what an EKS cluster asks of its control plane.
+type ControlPlane struct {
+	Name    string // the EKS cluster's name
+	Version string // the EKS Kubernetes version (the control plane may run another, see LocalClusters)
+	// TokenWebhook is the URL of the emulator's TokenReview endpoint for this cluster.
+	TokenWebhook string
+}
+
+// Endpoint is where a control plane answers: its HTTPS URL and CA certificate (PEM).
+type Endpoint struct {
+	URL string
+	CA  []byte
+}
+
+// NodeGroup is a managed node group as nodes: Count nodes labelled and tainted as EKS does, with
+// providerIDs aws:///<zone>/i-....
+type NodeGroup struct {
+	Name   string
+	Count  int
+	Labels map[string]string
+	Taints []Taint
+	// Zone is the Availability Zone of the group's first subnet (the providerID's zone).
+	Zone string
+}
+
+// Taint is a Kubernetes node taint (effect NoSchedule, NoExecute or PreferNoSchedule).
+type Taint struct {
+	Key, Value, Effect string
+}
+
+const tokenReviewPath = "eks/token-review/"
+
+// reconcileEKS moves clusters, node groups, add-ons and updates along; s.mu is held.
+func (s *Server) reconcileEKS(t time.Time) bool {
+	changed := false
+	for name, c := range s.st.EKS.Clusters {
+		name, c := name, c
+		switch c.Wire.Status {
+		case "CREATING", "ACTIVE", "UPDATING":
+			if !c.Backend || !s.ensured(name) {
+				s.spawnEnsure(name, c)
+			}
+			if c.Wire.Status == "CREATING" && c.Backend && c.NodesSynced >= c.NodesWant && !t.Before(c.Due.Time) {
+				c.Wire.Status = "ACTIVE"
+				s.log.Infof("emulator: EKS cluster %s ACTIVE (endpoint %s)", name, c.Wire.Endpoint)
+				changed = true
+			}
+		case "DELETING":
+			if !t.Before(c.Due.Time) {
+				s.spawn("cluster/"+name, func(ctx context.Context) func() {
+					err := s.clusters.Delete(ctx, name)
+					return func() {
+						if err != nil {
+							s.log.Warnf("emulator: delete the control plane of EKS cluster %s: %v (retrying)", name, err)
+							c.Due = epoch{time.Now().Add(5 * time.Second)}
+							return
+						}
+						s.deleteSecurityGroup(c.SecurityGroup)
+						delete(s.st.EKS.Clusters, name)
+						s.log.Infof("emulator: EKS cluster %s deleted", name)
+					}
+				})
+			}
+			continue
+		}
+		if c.Backend && c.NodesWant != c.NodesSynced {
+			s.spawnNodeSync(name, c)
+		}
+		for ngName, ng := range c.NodeGroups {
+			if t.Before(ng.Due.Time) || c.NodesSynced < ng.Gen {
+				continue
+			}
+			switch ng.Wire.Status {
+			case "CREATING":
+				ng.Wire.Status, ng.Wire.ModifiedAt = "ACTIVE", now()
+				s.log.Infof("emulator: EKS node group %s/%s ACTIVE", name, ngName)
+				changed = true
+			case "DELETING":
+				delete(c.NodeGroups, ngName)
+				s.log.Infof("emulator: EKS node group %s/%s deleted", name, ngName)
+				changed = true
+			}
+		}
+		for aName, a := range c.Addons {
+			if t.Before(a.Due.Time) {
+				continue
+			}
+			switch a.Wire.Status {
+			case "CREATING":
+				a.Wire.Status, a.Wire.ModifiedAt = "ACTIVE", now()
+				changed = true
+			case "DELETING":
+				delete(c.Addons, aName)
+				changed = true
+			}
+		}
+		for _, u := range c.Updates {
+			if u.Wire.Status != "InProgress" || t.Before(u.Due.Time) {
+				continue
+			}
+			if ng := c.NodeGroups[u.Nodegroup]; u.Nodegroup != "" && ng != nil && c.NodesSynced < ng.Gen {
+				continue
+			}
+			s.finishUpdate(c, u)
+			changed = true
+		}
+	}
+	return changed
+}
+
+// ensured reports whether this run of the emulator has checked that the control plane of name runs.
+func (s *Server) ensured(name string) bool { return s.jobs["ensured/"+name] }
+
+// spawnEnsure creates (or starts) the control plane of c in the background.
+func (s *Server) spawnEnsure(name string, c *eksCluster) {
+	cp := ControlPlane{Name: name, Version: c.Wire.Version, TokenWebhook: s.base + "/_nuv/" + tokenReviewPath + name}
+	s.spawn("cluster/"+name, func(ctx context.Context) func() {
+		ep, err := s.clusters.Ensure(ctx, cp)
+		return func() {
+			if s.st.EKS.Clusters[name] != c {
+				return // deleted meanwhile
+			}
+			if err != nil {
+				s.log.Warnf("emulator: control plane of EKS cluster %s: %v", name, err)
+				s.jobs["ensured/"+name] = true // no retry loop; the next start of the emulator tries again
+				if c.Wire.Status == "CREATING" {
+					c.Wire.Status = "FAILED"
+					c.Wire.Health = &healthWire{Issues: []issueWire{{Code: "InternalFailure", Message: fmt.Sprintf("the control plane could not be started: %v", err)}}}
+				}
+				return
+			}
+			if !c.Backend && c.Wire.Status == "CREATING" {
+				c.NodesWant++ // a new control plane gets the cluster's node groups (none yet) before ACTIVE
+			}
+			if c.Webhook == "" {
+				c.Webhook = cp.TokenWebhook // an existing control plane keeps its first one
+			}
+			c.Backend = true
+			c.Wire.Endpoint = ep.URL
+			c.Wire.CertificateAuthority = &caWire{Data: base64.StdEncoding.EncodeToString(ep.CA)}
+			s.jobs["ensured/"+name] = true
+		}
+	})
+}
+
+// spawnNodeSync brings the nodes of c in line with its node groups in the background.
+func (s *Server) spawnNodeSync(name string, c *eksCluster) {
+	want := c.NodesWant
+	var groups []NodeGroup
+	for _, ngName := range sortedKeys(c.NodeGroups) {
+		ng := c.NodeGroups[ngName]
+		if ng.Wire.Status == "DELETING" {
+			continue
+		}
+		groups = append(groups, s.nodeGroupOf(c, ng))
+	}
+	s.spawn("nodes/"+name, func(ctx context.Context) func() {
+		err := s.clusters.SetNodeGroups(ctx, name, groups)
+		return func() {
+			if err != nil {
+				s.log.Warnf("emulator: nodes of EKS cluster %s: %v", name, err)
+				for _, ng := range c.NodeGroups {
+					if ng.Gen > c.NodesSynced {
+						ng.Wire.Health.Issues = []issueWire{{Code: "InternalFailure", Message: err.Error(), ResourceIds: []string{ng.Wire.Resources.AutoScalingGroups[0].Name}}}
+						ng.Due = epoch{time.Now().Add(5 * time.Second)}
+					}
+				}
+				return
+			}
+			if want > c.NodesSynced {
+				c.NodesSynced = want
+			}
+			for _, ng := range c.NodeGroups {
+				ng.Wire.Health.Issues = []issueWire{}
+			}
+		}
+	})
+}
+
+// nodeGroupOf is the nodes a node group stands for: EKS's labels, its own labels and taints.
+func (s *Server) nodeGroupOf(c *eksCluster, ng *eksNodegroup) NodeGroup {
+	w := ng.Wire
+	labels := map[string]string{
+		"eks.amazonaws.com/nodegroup":              w.NodegroupName,
+		"eks.amazonaws.com/nodegroup-image":        "ami-0" + stableHex(w.NodegroupArn+"ami", 16),
+		"eks.amazonaws.com/capacityType":           w.CapacityType,
+		"eks.amazonaws.com/sourceLaunchTemplateId": "lt-0" + stableHex(w.NodegroupArn+"lt", 16),
+		"node.kubernetes.io/instance-type":         w.InstanceTypes[0],
+		"topology.kubernetes.io/region":            s.st.Region,
+	}
+	zone := ""
+	if len(w.Subnets) > 0 {
+		if sn := s.st.EC2.Subnets[w.Subnets[0]]; sn != nil {
+			zone = sn.AvailabilityZone
+			labels["topology.kubernetes.io/zone"] = zone
+		}
+	}
+	for k, v := range w.Labels {
+		labels[k] = v
+	}
+	var taints []Taint
+	for _, t := range w.Taints {
+		taints = append(taints, Taint{Key: t.Key, Value: t.Value, Effect: taintEffects[t.Effect]})
+	}
+	sort.Slice(taints, func(i, j int) bool { return taints[i].Key < taints[j].Key })
+	return NodeGroup{Name: w.NodegroupName, Count: *w.ScalingConfig.DesiredSize, Labels: labels, Taints: taints, Zone: zone}
+}

@@ -1,0 +1,343 @@
+// Package emulatorcmd is `nuv emulator` (the loopback AWS emulator: up, down, status, env, faults)
+// and `nuv -eks-token` (the exec credential plugin of EKS kubeconfigs).
+package emulatorcmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/spf13/pflag"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/eksauth"
+	"github.com/nuv-dev/nuv/internal/emulator"
+	"github.com/nuv-dev/nuv/internal/paths"
+	"github.com/nuv-dev/nuv/internal/proc"
+)
+
+const usage = `Usage: nuv emulator up|down|status|env|faults
+
+The AWS emulator nuv runs on loopback for EKS without AWS: EKS, EC2, IAM and STS in AWS's own
+protocols, so the AWS SDKs and the aws CLI work against it. Each EKS cluster it creates is a real
+local control plane. State persists under $NUV_HOME/emulator.
+
+  up       start it (detached) unless it runs; prints its endpoint
+  down     stop it (state stays; the control planes of EKS clusters keep running)
+  status   print its endpoint, region and account (exit 1 when it does not run)
+  env      print the shell lines that point AWS clients at it:  eval "$(nuv emulator env)"
+  faults   list injected faults; "faults add JSON" adds one (or a list), "faults clear" removes all
+           e.g. nuv emulator faults add '{"operation":"eks:CreateCluster","kind":"throttle","every":3}'
+
+Environment: NUV_EMULATOR_PORT (default 5002; 0 picks a free port), NUV_EMULATOR_DELAY (how long
+resources stay CREATING/DELETING, default 2s), NUV_EMULATOR_REGION (region of a new emulator,
+default us-east-1), NUV_HOME.
+`
+
+// NewCommand is `nuv emulator`.
+func NewCommand() cli.Command {
+	return cli.Command{Name: "emulator", Short: "the loopback AWS emulator for EKS (up|down|status|env|faults)", Run: run}
+}
+
+func run(ctx context.Context, env *cli.Env, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(env.Out, usage)
+		if len(args) == 0 {
+			return cli.Usagef("nuv emulator: missing subcommand (up, down, status, env or faults)")
+		}
+		return nil
+	}
+	sub, rest := args[0], args[1:]
+	switch sub {
+	case "up", "down", "status", "env", "faults", "serve":
+	default:
+		fmt.Fprint(env.Err, usage)
+		return cli.Usagef("nuv emulator: unknown subcommand %q (up, down, status, env or faults)", sub)
+	}
+	if sub == "serve" {
+		return serveCmd(ctx, env, rest)
+	}
+	if sub == "faults" {
+		return faultsCmd(ctx, env, rest)
+	}
+	fs := pflag.NewFlagSet("emulator "+sub, pflag.ContinueOnError)
+	fs.SetOutput(env.Err)
+	fs.Usage = func() { fmt.Fprint(env.Err, usage) }
+	if err := fs.Parse(rest); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil
+		}
+		return cli.Usagef("nuv emulator %s: %v", sub, err)
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("nuv emulator %s: unexpected argument %q", sub, fs.Arg(0))
+	}
+	home, err := paths.EnsureHome(env.Getenv)
+	if err != nil {
+		return err
+	}
+	dir := emulator.Dir(home)
+	switch sub {
+	case "up":
+		p, started, err := Ensure(ctx, env, home)
+		if err != nil {
+			return err
+		}
+		if started {
+			env.Log.Infof("emulator started (pid %d, state %s); `eval \"$(nuv emulator env)\"` points AWS clients at it", p.PID, p.Dir)
+		}
+		fmt.Fprintln(env.Out, p.URL())
+		return nil
+	case "down":
+		stopped, err := emulator.Down(ctx, dir)
+		if err != nil {
+			return err
+		}
+		if stopped {
+			env.Log.Infof("emulator stopped")
+		} else {
+			env.Log.Infof("emulator was not running")
+		}
+		return nil
+	case "status":
+		p, ok, err := emulator.Status(ctx, dir)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			fmt.Fprintln(env.Out, "emulator: stopped")
+			return cli.Exit(1, nil)
+		}
+		c, err := emulator.ReadCredentials(dir)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Out, "emulator: running at %s (pid %d, region %s, account %s, state %s)\n", p.URL(), p.PID, c.Region, c.Account, p.Dir)
+		return nil
+	case "env":
+		p, ok, err := emulator.Status(ctx, dir)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return cli.Exit(1, fmt.Errorf("the emulator is not running: start it with `nuv emulator up`"))
+		}
+		c, err := emulator.ReadCredentials(dir)
+		if err != nil {
+			return err
+		}
+		// This command exists to print the secret: it goes to stdout only, never to the log.
+		fmt.Fprintf(env.Out, "export AWS_ENDPOINT_URL=%s\nexport AWS_ACCESS_KEY_ID=%s\nexport AWS_SECRET_ACCESS_KEY=%s\nexport AWS_REGION=%s\nexport AWS_DEFAULT_REGION=%s\n",
+			p.URL(), c.AccessKeyID, c.SecretAccessKey, c.Region, c.Region)
+		return nil
+	}
+	fmt.Fprint(env.Err, usage)
+	return cli.Usagef("nuv emulator: unknown subcommand %q (up, down, status, env or faults)", sub)
+}
+
+// Port is NUV_EMULATOR_PORT or emulator.DefaultPort.
+func Port(getenv func(string) string) (int, error) {
+	v := getenv("NUV_EMULATOR_PORT")
+	if v == "" {
+		return emulator.DefaultPort, nil
+	}
+	p, err := strconv.Atoi(v)
+	if err != nil || p < 0 || p > 65535 {
+		return 0, cli.Usagef("NUV_EMULATOR_PORT=%q is not a port number", v)
+	}
+	return p, nil
+}
+
+// Delay is NUV_EMULATOR_DELAY or 2s.
+func Delay(getenv func(string) string) (time.Duration, error) {
+	v := getenv("NUV_EMULATOR_DELAY")
+	if v == "" {
+		return 2 * time.Second, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, cli.Usagef("NUV_EMULATOR_DELAY=%q is not a duration (e.g. 2s, 500ms, 0s)", v)
+	}
+	return d, nil
+}
+
+// Ensure starts the emulator for env (running `<nuv> emulator serve`) unless it runs.
+func Ensure(ctx context.Context, env *cli.Env, home string) (emulator.Process, bool, error) {
+	port, err := Port(env.Getenv)
+	if err != nil {
+		return emulator.Process{}, false, err
+	}
+	delay, err := Delay(env.Getenv)
+	if err != nil {
+		return emulator.Process{}, false, err
+	}
+	exe := env.Exe
+	if exe == "" {
+		if exe, err = os.Executable(); err != nil {
+			return emulator.Process{}, false, err
+		}
+	}
+	cmd := []string{exe, "emulator", "serve", "--delay", delay.String()}
+	if r := env.Getenv("NUV_EMULATOR_REGION"); r != "" {
+		cmd = append(cmd, "--region", r)
+	}
+	return emulator.Up(ctx, emulator.UpOptions{Dir: emulator.Dir(home), Port: port, Command: cmd, Env: childEnv(os.Environ())})
+}
+
+// childEnv is what the detached emulator needs besides the basics proc.Launch passes: nuv's own
+// settings (NUV_*: home, cache, companion binary, local cluster ports) and Go's (to build the
+// companion when it is missing). AWS credentials and the project's other variables stay behind.
+func childEnv(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "NUV_") || strings.HasPrefix(k, "GO") || k == "XDG_CACHE_HOME" {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// serveCmd is the detached process: `nuv emulator serve --dir D --addr A [--delay D] [--region R]`.
+func serveCmd(ctx context.Context, env *cli.Env, args []string) error {
+	fs := pflag.NewFlagSet("emulator serve", pflag.ContinueOnError)
+	fs.SetOutput(env.Err)
+	dir := fs.String("dir", "", "state directory")
+	addr := fs.String("addr", "127.0.0.1:"+strconv.Itoa(emulator.DefaultPort), "listen address (loopback)")
+	delay := fs.Duration("delay", 2*time.Second, "how long resources stay in transitional statuses")
+	region := fs.String("region", emulator.DefaultRegion, "region of a new emulator")
+	if err := fs.Parse(args); err != nil {
+		return cli.Usagef("nuv emulator serve: %v", err)
+	}
+	if *dir == "" {
+		return cli.Usagef("nuv emulator serve: --dir is required")
+	}
+	host, _, err := net.SplitHostPort(*addr)
+	if err != nil || (host != "127.0.0.1" && host != "localhost" && host != "::1") {
+		return cli.Usagef("nuv emulator serve: --addr %q must be a loopback host:port", *addr)
+	}
+	s, err := emulator.New(emulator.Options{Dir: *dir, Region: *region, Delay: *delay, Log: env.Log})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("emulator listen on %s: %w", *addr, err)
+	}
+	_, start, _ := proc.Stat(os.Getpid())
+	if err := emulator.WriteProcess(*dir, emulator.Process{PID: os.Getpid(), Start: start, Addr: ln.Addr().String(), Dir: *dir}); err != nil {
+		ln.Close()
+		return err
+	}
+	env.Log.Infof("emulator listening on %s (state %s, delay %s)", ln.Addr(), *dir, *delay)
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return emulator.Serve(ctx, ln, s)
+}
+
+// faultsCmd lists, adds or clears the faults of the running emulator.
+func faultsCmd(ctx context.Context, env *cli.Env, args []string) error {
+	home, err := paths.EnsureHome(env.Getenv)
+	if err != nil {
+		return err
+	}
+	p, ok, err := emulator.Status(ctx, emulator.Dir(home))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return cli.Exit(1, fmt.Errorf("the emulator is not running: start it with `nuv emulator up`"))
+	}
+	method, body := http.MethodGet, ""
+	switch {
+	case len(args) == 0 || (len(args) == 1 && args[0] == "list"):
+	case len(args) == 2 && args[0] == "add":
+		method, body = http.MethodPost, args[1]
+	case len(args) == 1 && args[0] == "clear":
+		method = http.MethodDelete
+	default:
+		return cli.Usagef("nuv emulator faults: want no argument, list, add JSON or clear")
+	}
+	req, err := http.NewRequestWithContext(ctx, method, p.URL()+"/_nuv/faults", bytes.NewBufferString(body))
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("emulator faults: %w", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return cli.Exit(2, fmt.Errorf("%s", bytes.TrimSpace(b)))
+	}
+	_, err = env.Out.Write(b)
+	return err
+}
+
+const tokenUsage = `Usage: nuv -eks-token --cluster NAME [--region REGION] [--profile PROFILE]
+
+Prints an ExecCredential (client.authentication.k8s.io/v1) holding an EKS token for cluster NAME:
+a presigned STS GetCallerIdentity request, as aws-iam-authenticator makes it. A kubeconfig uses it
+as its exec credential plugin; the token is never written to disk. Credentials come from the AWS
+SDK's default chain (environment, shared config and credentials files, profiles); AWS_ENDPOINT_URL
+points it at the emulator.
+`
+
+// NewTokenTool is `nuv -eks-token`.
+func NewTokenTool() cli.Command {
+	return cli.Command{Name: "eks-token", Short: "print an EKS token as an ExecCredential (the exec plugin of EKS kubeconfigs)", Run: runToken}
+}
+
+func runToken(ctx context.Context, env *cli.Env, args []string) error {
+	fs := pflag.NewFlagSet("eks-token", pflag.ContinueOnError)
+	fs.SetOutput(env.Err)
+	fs.Usage = func() { fmt.Fprint(env.Err, tokenUsage) }
+	clusterName := fs.String("cluster", "", "EKS cluster name (required)")
+	region := fs.String("region", "", "AWS region (default: AWS_REGION or the profile's)")
+	profile := fs.String("profile", "", "shared config profile (default: AWS_PROFILE or default)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil
+		}
+		return cli.Usagef("nuv -eks-token: %v", err)
+	}
+	if *clusterName == "" {
+		return cli.Usagef("nuv -eks-token: --cluster is required")
+	}
+	var opts []func(*config.LoadOptions) error
+	if *region != "" {
+		opts = append(opts, config.WithRegion(*region))
+	}
+	if *profile != "" {
+		opts = append(opts, config.WithSharedConfigProfile(*profile))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return fmt.Errorf("eks token: AWS configuration: %w", err)
+	}
+	if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+		return fmt.Errorf("eks token: no AWS credentials (tried the environment, the shared credentials and config files, SSO, the container and instance metadata): %w", err)
+	}
+	tok, err := eksauth.NewToken(ctx, cfg, *clusterName)
+	if err != nil {
+		return err
+	}
+	b, err := eksauth.ExecCredential(tok)
+	if err != nil {
+		return err
+	}
+	_, err = env.Out.Write(b)
+	return err
+}

@@ -1,0 +1,518 @@
+// Package emulator is nuv's stateful AWS emulator: one HTTP server on loopback that answers the
+// AWS operations nuv's eks provider uses in AWS's own wire protocols — EKS in restJson1, EC2 in the
+// EC2 query protocol, IAM and STS in the AWS query protocol — so the official AWS SDKs and the aws
+// CLI run against it unmodified (AWS_ENDPOINT_URL). Requests must carry a valid Signature Version 4
+// made with the credentials the emulator issued (see State).
+//
+// It keeps state like AWS does: resources get AWS-shaped ids and ARNs, move through their statuses
+// over time (CREATING then ACTIVE, DELETING then gone, after Options.Delay), refuse what AWS refuses
+// (a VPC with subnets, a role with policies attached, a cluster with node groups) with AWS's error
+// codes, and everything is saved to <dir>/state.json after each change, so a restarted emulator
+// carries on. Each EKS cluster is a real control plane (a nuv local cluster, see Clusters) whose API
+// server authenticates the presigned-STS tokens of EKS (see TokenReview) through the emulator.
+//
+// Faults can be injected (throttling every Nth call, a forced error, an AccessDenied) through the
+// admin endpoint /_nuv/faults or <dir>/faults.json, to test retries and resumption. An operation
+// the emulator does not implement is answered with an error naming it.
+package emulator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+)
+
+// DefaultRegion is the region of a new emulator unless Options say otherwise.
+const DefaultRegion = "us-east-1"
+
+// Options configure a Server.
+type Options struct {
+	// Dir holds state.json, faults.json and the local clusters behind EKS clusters.
+	Dir string
+	// Region is the region of a new state (an existing state keeps its own); default DefaultRegion.
+	Region string
+	// Delay is how long resources stay in their transitional statuses (CREATING, UPDATING,
+	// DELETING, pending) at least. EKS clusters also wait for their control plane.
+	Delay time.Duration
+	// Clusters runs the control planes of EKS clusters; nil means nuv local clusters under Dir.
+	Clusters Clusters
+	// Log receives what the emulator does (never secrets); nil is quiet.
+	Log cli.Logger
+}
+
+// Server is the emulator. Create it with New, serve it with Serve (or use it as an http.Handler
+// after Start), and Close it.
+type Server struct {
+	dir      string
+	delay    time.Duration
+	clusters Clusters
+	log      cli.Logger
+
+	mu     sync.Mutex
+	st     *State
+	faults []*Fault
+	calls  map[string]int
+	jobs   map[string]bool // background work running, by key
+	base   string          // http://127.0.0.1:port once listening
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// New opens (or initialises) the emulator state in o.Dir and reads <dir>/faults.json if present.
+func New(o Options) (*Server, error) {
+	if o.Dir == "" {
+		return nil, errors.New("emulator: no state directory")
+	}
+	if o.Region == "" {
+		o.Region = DefaultRegion
+	}
+	st, err := openState(o.Dir, o.Region)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{dir: o.Dir, delay: o.Delay, clusters: o.Clusters, log: o.Log, st: st, calls: map[string]int{}, jobs: map[string]bool{}}
+	if s.log == nil {
+		s.log = cli.Quiet()
+	}
+	if s.clusters == nil {
+		s.clusters = NewLocalClusters(o.Dir, s.log)
+	}
+	if s.faults, err = readFaultsFile(filepath.Join(o.Dir, "faults.json")); err != nil {
+		return nil, err
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// Credentials returns the access key id and secret the emulator accepts, its account and region.
+func (s *Server) Credentials() (accessKeyID, secret, account, region string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.AccessKeyID, s.st.SecretAccessKey, s.st.Account, s.st.Region
+}
+
+// RecordedAddr is the address the emulator listened on last (empty for a new state).
+func (s *Server) RecordedAddr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.Addr
+}
+
+// Start records the URL the emulator is reachable at (the token webhook of EKS control planes
+// points there) and starts moving resources through their statuses.
+func (s *Server) Start(addr string) error {
+	s.mu.Lock()
+	s.base = "http://" + addr
+	for _, name := range sortedKeys(s.st.EKS.Clusters) {
+		// A control plane's token webhook keeps the address it was created with.
+		if wh := s.st.EKS.Clusters[name].Webhook; wh != "" && !strings.HasPrefix(wh, s.base+"/") {
+			s.log.Warnf("emulator: listening on %s, but the control plane of EKS cluster %s calls its token webhook at %s: "+
+				"its EKS tokens are refused until the emulator listens there again (set NUV_EMULATOR_PORT)", addr, name, wh)
+		}
+	}
+	s.st.Addr = addr
+	err := s.st.save(s.dir)
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-t.C:
+				s.reconcile()
+			}
+		}
+	}()
+	return nil
+}
+
+// Close stops the background work (a cluster being created is left for the next start to finish)
+// and saves the state.
+func (s *Server) Close() error {
+	s.cancel()
+	s.wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.save(s.dir)
+}
+
+// Serve serves on ln until ctx ends, then shuts down and closes s.
+func Serve(ctx context.Context, ln net.Listener, s *Server) error {
+	if err := s.Start(ln.Addr().String()); err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		return s.Close()
+	case err := <-errc:
+		_ = s.Close()
+		return err
+	}
+}
+
+// reconcile moves every resource whose time has come to its next status, and saves if anything moved.
+func (s *Server) reconcile() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := time.Now()
+	changed := s.reconcileEKS(t)
+	changed = s.reconcileEC2(t) || changed
+	if changed {
+		if err := s.st.save(s.dir); err != nil {
+			s.log.Warnf("emulator: %v", err)
+		}
+	}
+}
+
+// spawn runs work in the background unless work of the same key runs; work returns a function
+// applied to the state under the lock (then saved). Called with s.mu held.
+func (s *Server) spawn(key string, work func(ctx context.Context) func()) {
+	if s.jobs[key] || s.ctx.Err() != nil {
+		return
+	}
+	s.jobs[key] = true
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		apply := work(s.ctx)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.jobs, key)
+		if apply != nil && s.ctx.Err() == nil {
+			apply()
+			if err := s.st.save(s.dir); err != nil {
+				s.log.Warnf("emulator: %v", err)
+			}
+		}
+	}()
+}
+
+// request is one AWS API call being served.
+type request struct {
+	http    *http.Request
+	id      string
+	service string // eks, ec2, iam, sts
+	body    []byte
+	form    url.Values // query protocols: the parameters
+	sig     *sigv4
+}
+
+// ServeHTTP authenticates the request, picks the service and operation, applies the faults and
+// answers in the service's protocol.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/_nuv/") {
+		s.admin(w, r)
+		return
+	}
+	rq := &request{http: r, id: uuid()}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 32<<20))
+	if err != nil {
+		http.Error(w, "nuv emulator: read request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	rq.body = body
+	if r.URL.Path == "/" || r.URL.Path == "" {
+		if rq.form, err = parseForm(body, r); err != nil {
+			s.fail(w, rq, errf(400, "MalformedQueryString", "%v", err))
+			return
+		}
+	}
+	sig, sigErr := parseSigV4(r)
+	if sig != nil {
+		rq.service, rq.sig = sig.Service, sig
+	} else {
+		rq.service = guessService(r, rq.form)
+	}
+	if sigErr == nil {
+		sigErr = s.authenticate(rq)
+	}
+	if sigErr != nil {
+		s.fail(w, rq, authFailure(rq.service, sigErr))
+		return
+	}
+	op, handle, apiErr := s.route(rq)
+	if apiErr != nil {
+		s.fail(w, rq, apiErr)
+		return
+	}
+	if f := s.fault(rq, op); f != nil {
+		s.log.V(1).Infof("emulator: fault %s on %s:%s", f.Kind, rq.service, op)
+		s.fail(w, rq, f.apiError(rq.service, op, s.callerARN()))
+		return
+	}
+	s.mu.Lock()
+	out, err := handle()
+	if err == nil && mutating(op) {
+		err = s.st.save(s.dir)
+	}
+	var resp bufferedResponse
+	if err == nil {
+		// Encode under the lock: results point into the state the reconciler changes.
+		s.answer(&resp, rq, op, out)
+	}
+	s.mu.Unlock()
+	if err == nil {
+		resp.copyTo(w)
+		s.log.V(2).Infof("emulator: %s:%s", rq.service, op)
+		return
+	}
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		ae = errf(500, internalCode(rq.service), "nuv emulator: %s:%s: %v", rq.service, op, err)
+	}
+	s.log.V(1).Infof("emulator: %s:%s -> %s", rq.service, op, ae.Code)
+	s.fail(w, rq, ae)
+}
+
+// bufferedResponse holds an answer until it is written to the client.
+type bufferedResponse struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func (b *bufferedResponse) Header() http.Header {
+	if b.header == nil {
+		b.header = http.Header{}
+	}
+	return b.header
+}
+
+func (b *bufferedResponse) Write(p []byte) (int, error) {
+	b.body = append(b.body, p...)
+	return len(p), nil
+}
+
+func (b *bufferedResponse) WriteHeader(status int) { b.status = status }
+
+func (b *bufferedResponse) copyTo(w http.ResponseWriter) {
+	for k, v := range b.header {
+		w.Header()[k] = v
+	}
+	if b.status != 0 {
+		w.WriteHeader(b.status)
+	}
+	_, _ = w.Write(b.body)
+}
+
+func (s *Server) callerARN() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.callerARN()
+}
+
+// mutating reports whether op can change state (everything but reads).
+func mutating(op string) bool {
+	for _, p := range []string{"Describe", "List", "Get"} {
+		if strings.HasPrefix(op, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// authenticate checks the access key, the region and the signature of rq.
+func (s *Server) authenticate(rq *request) error {
+	s.mu.Lock()
+	key, secret, region := s.st.AccessKeyID, s.st.SecretAccessKey, s.st.Region
+	s.mu.Unlock()
+	if rq.sig.AccessKey != key {
+		return &authError{"InvalidClientTokenId", "The security token included in the request is invalid. (nuv emulator: use the credentials `nuv emulator env` prints)"}
+	}
+	switch rq.service {
+	case "eks", "ec2":
+		if rq.sig.Region != region {
+			return &authError{"SignatureDoesNotMatch", fmt.Sprintf("Credential should be scoped to a valid region: this emulator serves %s, the request is signed for %q (set AWS_REGION=%s)", region, rq.sig.Region, region)}
+		}
+	case "iam", "sts":
+	default:
+		return &authError{"InvalidClientTokenId", fmt.Sprintf("nuv emulator does not serve the service %q (it serves eks, ec2, iam and sts)", rq.service)}
+	}
+	return rq.sig.verify(rq.http, rq.body, secret, time.Now())
+}
+
+// guessService names the service of an unsigned request, to answer in its error shape.
+func guessService(r *http.Request, form url.Values) string {
+	if r.URL.Path != "/" && r.URL.Path != "" {
+		return "eks"
+	}
+	a := form.Get("Action")
+	if _, ok := iamActions[a]; ok {
+		return "iam"
+	}
+	if _, ok := stsActions[a]; ok {
+		return "sts"
+	}
+	return "ec2"
+}
+
+// authFailure turns an authentication error into the service's error.
+func authFailure(service string, err error) *apiError {
+	var ae *authError
+	if !errors.As(err, &ae) {
+		return errf(403, "AccessDenied", "%v", err)
+	}
+	code, status := ae.Code, 403
+	switch service {
+	case "eks":
+		switch ae.Code {
+		case "MissingAuthenticationToken":
+			code, ae.Msg = "MissingAuthenticationTokenException", "Missing Authentication Token"
+		case "InvalidClientTokenId":
+			code = "UnrecognizedClientException"
+		default:
+			code = "InvalidSignatureException"
+		}
+	case "ec2":
+		status = 401
+		if ae.Code == "InvalidClientTokenId" {
+			code = "AuthFailure"
+		}
+	default:
+		if ae.Code == "IncompleteSignature" || ae.Code == "AuthorizationQueryParametersError" {
+			status = 400
+		}
+	}
+	return &apiError{Status: status, Code: code, Msg: ae.Msg}
+}
+
+func internalCode(service string) string {
+	switch service {
+	case "eks":
+		return "ServerException"
+	case "ec2":
+		return "InternalError"
+	case "iam":
+		return "ServiceFailure"
+	}
+	return "InternalFailure"
+}
+
+// route finds the operation of rq and its handler; an unknown operation is an error naming it.
+func (s *Server) route(rq *request) (string, func() (any, error), *apiError) {
+	switch rq.service {
+	case "eks":
+		return s.routeEKS(rq)
+	case "ec2", "iam", "sts":
+		action := rq.form.Get("Action")
+		if action == "" {
+			return "", nil, errf(400, "MissingAction", "the request names no Action (nuv emulator serves %s in the query protocol)", rq.service)
+		}
+		table := map[string]map[string]queryHandler{"ec2": ec2Actions, "iam": iamActions, "sts": stsActions}[rq.service]
+		h, ok := table[action]
+		if !ok {
+			return action, nil, errf(400, "InvalidAction", "nuv emulator does not implement the %s action %s (implemented: %s)", strings.ToUpper(rq.service), action, strings.Join(sortedKeys(table), ", "))
+		}
+		return action, func() (any, error) { return h(s, params(rq.form)) }, nil
+	}
+	return "", nil, errf(400, "InvalidAction", "nuv emulator does not serve the service %q", rq.service)
+}
+
+// queryHandler serves one query-protocol action; s.mu is held.
+type queryHandler func(s *Server, p params) (any, error)
+
+// fail answers an error in rq's protocol.
+func (s *Server) fail(w http.ResponseWriter, rq *request, e *apiError) {
+	switch rq.service {
+	case "eks":
+		writeJSONError(w, rq.id, e)
+	case "ec2":
+		writeEC2Error(w, rq.id, e)
+	case "sts":
+		if wantsJSON(rq.http) {
+			writeQueryErrorJSON(w, rq.id, e)
+			return
+		}
+		writeQueryError(w, rq.id, stsNS, e)
+	default:
+		writeQueryError(w, rq.id, iamNS, e)
+	}
+}
+
+// answer writes a successful result in rq's protocol.
+func (s *Server) answer(w http.ResponseWriter, rq *request, op string, out any) {
+	switch rq.service {
+	case "eks":
+		b, err := json.Marshal(out)
+		if err != nil {
+			writeJSONError(w, rq.id, errf(500, "ServerException", "encode %s: %v", op, err))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Amzn-RequestId", rq.id)
+		_, _ = w.Write(b)
+	case "ec2":
+		writeEC2Result(w, rq.id, op, out)
+	case "sts":
+		if wantsJSON(rq.http) {
+			writeQueryJSON(w, rq.id, op, out)
+			return
+		}
+		writeQueryResult(w, rq.id, stsNS, op, out)
+	default:
+		writeQueryResult(w, rq.id, iamNS, op, out)
+	}
+}
+
+func wantsJSON(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "application/json")
+}
+
+// health is what /_nuv/health answers (never the secret).
+type health struct {
+	Account string `json:"account"`
+	Region  string `json:"region"`
+	PID     int    `json:"pid"`
+}
+
+// admin serves the emulator's own endpoints: /_nuv/health, /_nuv/faults and the EKS token webhook.
+func (s *Server) admin(w http.ResponseWriter, r *http.Request) {
+	path := strings.TrimPrefix(r.URL.Path, "/_nuv/")
+	switch {
+	case path == "health":
+		s.mu.Lock()
+		h := health{Account: s.st.Account, Region: s.st.Region, PID: os.Getpid()}
+		s.mu.Unlock()
+		writeJSON(w, 200, h)
+	case path == "faults":
+		s.faultsEndpoint(w, r)
+	case strings.HasPrefix(path, tokenReviewPath):
+		s.tokenReview(w, r, strings.TrimPrefix(path, tokenReviewPath))
+	default:
+		http.Error(w, fmt.Sprintf("nuv emulator: no admin endpoint %s (health, faults, %s<cluster>)", r.URL.Path, tokenReviewPath), http.StatusNotFound)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
