@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -203,19 +201,14 @@ func runPrepare(ctx context.Context, c *cmdCtx, args []string) error {
 			return err
 		}
 	}
-	if st, err := os.Stat(bin); err == nil && st.IsDir() {
-		out, err := exec.CommandContext(ctx, filepath.Join(bin, "kube-apiserver"), "--version").Output()
-		if err != nil {
-			return fmt.Errorf("verify %s: %w", bin, err)
-		}
-		f := strings.Fields(string(out))
-		fmt.Fprintf(c.env.Out, "binaries %s\t%s\n", f[len(f)-1], bin)
-		return nil
-	}
-	out, err := exec.CommandContext(ctx, bin, "version").Output()
+	v, err := local.BinariesVersion(ctx, bin)
 	if err != nil {
 		return fmt.Errorf("verify %s: %w", bin, err)
 	}
-	fmt.Fprintf(c.env.Out, "nuv-kube %s\t%s\n", strings.TrimSpace(string(out)), bin)
+	if st, err := os.Stat(bin); err == nil && st.IsDir() {
+		fmt.Fprintf(c.env.Out, "binaries %s\t%s\n", v, bin)
+		return nil
+	}
+	fmt.Fprintf(c.env.Out, "nuv-kube %s\t%s\n", v, bin)
 	return nil
 }

@@ -53,12 +53,17 @@ func AppendBuildRecord(path string, r BuildRecord) error {
 	return fsutil.WriteFileAtomic(path, append(b, '\n'), 0o644)
 }
 
+// minColdPackages is the fewest packages a build must have compiled to count as cold.
+const minColdPackages = 500
+
 // coldRecord returns the record that compiled the most packages when it compiled most of its graph
 // (a cold build), if any.
 func coldRecord(rs []BuildRecord) (BuildRecord, bool) {
 	var best BuildRecord
 	for _, r := range rs {
-		if r.Cores > 0 && r.Total > 0 && r.Packages*10 >= r.Total*8 && r.Packages > best.Packages {
+		// A relink (a handful of packages) says nothing about a cold build: a cold build of
+		// nuv-kube compiles thousands.
+		if r.Cores > 0 && r.Total > 0 && r.Packages >= minColdPackages && r.Packages*10 >= r.Total*8 && r.Packages > best.Packages {
 			best = r
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -21,6 +20,7 @@ import (
 	nuvsrc "github.com/nuv-dev/nuv"
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/kubebin"
+	"github.com/nuv-dev/nuv/internal/runner"
 )
 
 // KubeVersion is the Kubernetes version the companion binary is built from; the only valid --version.
@@ -64,14 +64,15 @@ func CacheDir(getenv func(string) string) string {
 // cache directory a build would use (goBin "" when Go is missing: err says so).
 func (c Companion) cachedBuild(ctx context.Context) (bin, goBin, dir string, err error) {
 	getenv := c.getenv()
-	goBin, err = findGo(getenv)
+	goBin, err = runner.FindGo(getenv)
 	if err != nil {
+		err = fmt.Errorf("nuv builds its Kubernetes components (nuv-kube) once with Go: %w (or set NUV_KUBE_BIN to a prebuilt nuv-kube)", err)
 		// No Go here (any more): a build of these very sources, whatever Go made it, will do.
 		return c.anyBuild(), "", "", err
 	}
-	goVersion, err := exec.CommandContext(ctx, goBin, "env", "GOVERSION").Output()
+	goVersion, err := runner.Output(ctx, runner.Cmd{Path: goBin, Args: []string{"env", "GOVERSION"}})
 	if err != nil {
-		return "", "", "", fmt.Errorf("%s env GOVERSION: %w", goBin, err)
+		return "", "", "", err
 	}
 	key, err := sourceKey(strings.TrimSpace(string(goVersion)))
 	if err != nil {
@@ -210,22 +211,16 @@ func (c Companion) build(ctx context.Context, goBin, dir, bin string, offline bo
 	pkg := "k8s.io/component-base/version"
 	ldflags := fmt.Sprintf("-X %s.gitVersion=v%s -X %s.gitMajor=1 -X %s.gitMinor=36 -X %s.gitTreeState=clean", pkg, KubeVersion, pkg, pkg, pkg)
 	tmp := bin + ".tmp"
-	cmd := exec.CommandContext(ctx, goBin, "build", "-v", "-o", tmp, "-ldflags", ldflags, "./cmd/nuv-kube")
-	cmd.Dir = src
-	cmd.Env = env
-	out, err := cmd.StderrPipe()
+	out, pw := io.Pipe()
+	proc, err := runner.Start(ctx, runner.Cmd{Path: goBin, Args: []string{"build", "-v", "-o", tmp, "-ldflags", ldflags, "./cmd/nuv-kube"},
+		Dir: src, Env: env, Stderr: pw})
 	if err != nil {
 		return err
 	}
-	cmd.Stdout = io.Discard
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start go build: %w", err)
-	}
 	var count, stale, total, firstAt atomic.Int64
 	go func() { // how many packages this build compiles (the stale ones), for the estimate
-		list := exec.CommandContext(ctx, goBin, "list", "-deps", "-f", "{{if .Stale}}stale{{end}}", "./cmd/nuv-kube")
-		list.Dir, list.Env = src, cmd.Env
-		if out, err := list.Output(); err == nil {
+		out, err := runner.Output(ctx, runner.Cmd{Path: goBin, Args: []string{"list", "-deps", "-f", "{{if .Stale}}stale{{end}}", "./cmd/nuv-kube"}, Dir: src, Env: env})
+		if err == nil {
 			total.Store(int64(strings.Count(string(out), "\n")))
 			stale.Store(int64(strings.Count(string(out), "stale")))
 		}
@@ -248,7 +243,7 @@ func (c Companion) build(ctx context.Context, goBin, dir, bin string, offline bo
 	tick := time.NewTicker(15 * time.Second)
 	defer tick.Stop()
 	waitErr := make(chan error, 1)
-	go func() { <-done; waitErr <- cmd.Wait() }()
+	go func() { err := proc.Wait(); pw.Close(); <-done; waitErr <- err }()
 	for {
 		select {
 		case <-tick.C:
@@ -275,21 +270,6 @@ func (c Companion) build(ctx context.Context, goBin, dir, bin string, offline bo
 			return nil
 		}
 	}
-}
-
-func findGo(getenv func(string) string) (string, error) {
-	for _, dir := range filepath.SplitList(getenv("PATH")) {
-		if p := filepath.Join(dir, "go"); isExecutable(p) {
-			return p, nil
-		}
-	}
-	if root := getenv("GOROOT"); root != "" && isExecutable(filepath.Join(root, "bin", "go")) {
-		return filepath.Join(root, "bin", "go"), nil
-	}
-	if isExecutable("/usr/local/go/bin/go") {
-		return "/usr/local/go/bin/go", nil
-	}
-	return "", fmt.Errorf("nuv builds its Kubernetes components (nuv-kube) once with Go, but no `go` is on PATH: install Go or set NUV_KUBE_BIN to a prebuilt nuv-kube")
 }
 
 func isExecutable(p string) bool {
@@ -521,7 +501,7 @@ func (c Companion) download(ctx context.Context, version string) (Binaries, erro
 	}
 	if native := goos == runtime.GOOS && goarch == runtime.GOARCH; native {
 		f.Check = func(dir string) error { // the sums came from the mirror too: ask the binaries
-			got, err := binariesVersion(ctx, dir)
+			got, err := BinariesVersion(ctx, dir)
 			if err != nil {
 				return err
 			}
@@ -565,7 +545,7 @@ func (c Companion) fromPath(ctx context.Context, p, how, version string) (Binari
 	} else if !isExecutable(abs) {
 		return Binaries{}, fmt.Errorf("%s is not an executable file", how)
 	}
-	got, err := binariesVersion(ctx, abs)
+	got, err := BinariesVersion(ctx, abs)
 	if err != nil {
 		return Binaries{}, fmt.Errorf("%s: %w", how, err)
 	}
@@ -579,22 +559,22 @@ func (c Companion) fromPath(ctx context.Context, p, how, version string) (Binari
 	return Binaries{Path: abs, Source: fmt.Sprintf("given by %s (%s, %s)", how, kind, got)}, nil
 }
 
-// binariesVersion asks a set which Kubernetes version it is: `nuv-kube version`, or
+// BinariesVersion asks a set which Kubernetes version it is: `nuv-kube version`, or
 // `<dir>/kube-apiserver --version` ("Kubernetes v1.36.3").
-func binariesVersion(ctx context.Context, path string) (string, error) {
+func BinariesVersion(ctx context.Context, path string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "version")
+	cmd := runner.Cmd{Path: path, Args: []string{"version"}}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		cmd = exec.CommandContext(ctx, filepath.Join(path, "kube-apiserver"), "--version")
+		cmd = runner.Cmd{Path: filepath.Join(path, "kube-apiserver"), Args: []string{"--version"}}
 	}
-	out, err := cmd.Output()
+	out, err := runner.Output(ctx, cmd)
 	if err != nil {
-		return "", fmt.Errorf("cannot tell its Kubernetes version (%s): %w", strings.Join(cmd.Args, " "), err)
+		return "", fmt.Errorf("cannot tell its Kubernetes version: %w", err)
 	}
 	f := strings.Fields(string(out))
 	if len(f) == 0 {
-		return "", fmt.Errorf("%s printed no version", strings.Join(cmd.Args, " "))
+		return "", fmt.Errorf("%s %s printed no version", cmd.Path, strings.Join(cmd.Args, " "))
 	}
 	return f[len(f)-1], nil
 }

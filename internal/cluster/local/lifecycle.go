@@ -59,6 +59,9 @@ func (p Provider) Validate(c *spec.Cluster) []spec.FieldError {
 	if len(s.Zones) > 0 {
 		errs = append(errs, spec.Errorf("spec.zones", "local clusters have no zones"))
 	}
+	if len(s.Tags) > 0 {
+		errs = append(errs, spec.Errorf("spec.tags", "local clusters have no cloud resources to tag"))
+	}
 	if n := s.ControlPlane.Count; n == 2 {
 		errs = append(errs, spec.Errorf("spec.controlPlane.count", "2: a highly available local control plane has 3 etcd members (use 3), or 1"))
 	}

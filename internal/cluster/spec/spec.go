@@ -54,7 +54,6 @@ type Spec struct {
 	NodeGroups        []NodeGroup   `yaml:"nodeGroups,omitempty" json:"nodeGroups,omitempty"`
 	Networking        Networking    `yaml:"networking,omitempty" json:"networking,omitempty"`
 	Registry          bool          `yaml:"registry,omitempty" json:"registry,omitempty"`
-	Addons            []string      `yaml:"addons,omitempty" json:"addons,omitempty"`
 	Tags              Tags          `yaml:"tags,omitempty" json:"tags,omitempty"`
 	Local             *LocalSpec    `yaml:"local,omitempty" json:"local,omitempty"`
 	Kind              *KindSpec     `yaml:"kind,omitempty" json:"kind,omitempty"`
@@ -228,7 +227,6 @@ func (c *Cluster) Clone() *Cluster {
 	out := *c
 	out.Metadata.Labels = maps.Clone(c.Metadata.Labels)
 	out.Spec.Zones = slices.Clone(c.Spec.Zones)
-	out.Spec.Addons = slices.Clone(c.Spec.Addons)
 	out.Spec.Tags = maps.Clone(c.Spec.Tags)
 	out.Spec.NodeGroups = nil
 	for _, g := range c.Spec.NodeGroups {
