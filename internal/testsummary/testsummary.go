@@ -73,6 +73,10 @@ func Run(r io.Reader, w io.Writer) (Summary, error) {
 			if t := strings.TrimSpace(e.Output); t != "PASS" && t != "FAIL" {
 				io.WriteString(w, e.Output)
 			}
+		case e.Test == "" && e.Action == "pass":
+			// a package's tests all passed: counted test by test
+		case e.Test == "" && e.Action == "skip":
+			// a package without test files ("[no test files]"): nothing was skipped
 		case e.Test == "" && e.Action == "fail":
 			if !pkgFailed[e.Package] {
 				s.FailedPackages = append(s.FailedPackages, e.Package)

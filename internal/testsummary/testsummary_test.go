@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -70,5 +71,25 @@ func TestRunPassesOtherLines(t *testing.T) {
 	}
 	if s.Passed+s.Failed+s.Skipped != 0 {
 		t.Errorf("counts %+v, want none", s)
+	}
+}
+
+// A package without test files is reported by go test as a package-level skip: it is not a
+// skipped test and must not show in the skip list.
+func TestPackageWithoutTestsIsNoSkip(t *testing.T) {
+	in := `{"Action":"start","Package":"example.com/a"}
+{"Action":"output","Package":"example.com/a","Output":"?   \texample.com/a\t[no test files]\n"}
+{"Action":"skip","Package":"example.com/a","Elapsed":0}
+{"Action":"run","Package":"example.com/b","Test":"TestX"}
+{"Action":"pass","Package":"example.com/b","Test":"TestX","Elapsed":0}
+{"Action":"pass","Package":"example.com/b","Elapsed":0.1}
+`
+	var out strings.Builder
+	s, err := Run(strings.NewReader(in), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Skipped != 0 || len(s.Skips) != 0 || s.Line() != "1 passed, 0 failed, 0 skipped" {
+		t.Fatalf("summary %+v, line %q", s, s.Line())
 	}
 }
