@@ -153,18 +153,11 @@ func (e *Engine) Apply(ctx context.Context, c *spec.Cluster, o ApplyOptions) (*c
 		return nil, err
 	}
 	name := c.Metadata.Name
-	if err := e.Store.Check(ctx); err != nil {
-		return nil, err
-	}
-	unlock, err := e.lock(ctx, name)
+	unlock, err := e.begin(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err := unlock(); err != nil {
-			e.log().Warnf("%v", err)
-		}
-	}()
+	defer unlock()
 	rec, err := e.load(ctx, name)
 	if err != nil {
 		return nil, err
@@ -327,6 +320,23 @@ func done(a cluster.Action) string {
 	return string(a)
 }
 
+// begin starts an operation that changes a cluster: the store must answer (before anything is
+// changed) and the cluster's lock is taken; the returned func releases it.
+func (e *Engine) begin(ctx context.Context, name string) (func(), error) {
+	if err := e.Store.Check(ctx); err != nil {
+		return nil, err
+	}
+	unlock, err := e.lock(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		if err := unlock(); err != nil {
+			e.log().Warnf("%v", err)
+		}
+	}, nil
+}
+
 func (e *Engine) lock(ctx context.Context, name string) (func() error, error) {
 	wait := e.LockWait
 	if wait == 0 {
@@ -396,18 +406,11 @@ func recorded(rec *state.Record) []cluster.Resource {
 // Delete removes everything nuv made for a cluster, dependents first, then checks that nothing is
 // left and removes the record. An interrupted delete is finished by the next one.
 func (e *Engine) Delete(ctx context.Context, name string) (*cluster.Plan, error) {
-	if err := e.Store.Check(ctx); err != nil {
-		return nil, err
-	}
-	unlock, err := e.lock(ctx, name)
+	unlock, err := e.begin(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err := unlock(); err != nil {
-			e.log().Warnf("%v", err)
-		}
-	}()
+	defer unlock()
 	c, p, rec, err := e.Target(ctx, name)
 	if err != nil {
 		return nil, err

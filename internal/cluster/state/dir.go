@@ -77,13 +77,7 @@ func (d Dir) Save(_ context.Context, r *Record) error {
 			return fmt.Errorf("cluster %s: %w (stored generation %d, ours %d)", r.Name, ErrConflict, cur.Generation, r.Generation)
 		}
 	}
-	next := *r
-	next.Generation++
-	next.Updated = time.Now().UTC()
-	if next.Created.IsZero() {
-		next.Created = next.Updated
-	}
-	b, err := json.MarshalIndent(&next, "", "  ")
+	next, b, err := nextVersion(r)
 	if err != nil {
 		return err
 	}

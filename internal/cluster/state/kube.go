@@ -137,13 +137,7 @@ func (k *Kube) fromSecret(name string, s *corev1.Secret) (*Record, error) {
 
 // Save creates or updates the record's Secret, refusing to overwrite a newer one.
 func (k *Kube) Save(ctx context.Context, r *Record) error {
-	next := *r
-	next.Generation++
-	next.Updated = time.Now().UTC()
-	if next.Created.IsZero() {
-		next.Created = next.Updated
-	}
-	b, err := json.MarshalIndent(&next, "", "  ")
+	next, b, err := nextVersion(r)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ package state
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -215,3 +216,15 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 type LocationError struct{ Location, Msg string }
 
 func (e *LocationError) Error() string { return fmt.Sprintf("state store %q: %s", e.Location, e.Msg) }
+
+// nextVersion is r as the next write stores it (generation bumped, timestamps set) and its JSON.
+func nextVersion(r *Record) (Record, []byte, error) {
+	next := *r
+	next.Generation++
+	next.Updated = time.Now().UTC()
+	if next.Created.IsZero() {
+		next.Created = next.Updated
+	}
+	b, err := json.MarshalIndent(&next, "", "  ")
+	return next, b, err
+}
