@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/fsutil"
@@ -139,29 +138,17 @@ func Up(ctx context.Context, o UpOptions) (Process, bool, error) {
 	logPath := filepath.Join(o.Dir, "emulator.log")
 	_ = os.Remove(processFile(o.Dir))
 	args := append(append([]string{}, o.Command[1:]...), "--dir", o.Dir, "--addr", addr)
-	p, err := proc.Launch(proc.Command{Path: o.Command[0], Args: args, Env: o.Env, Log: logPath, LogMode: 0o600})
+	var r Process
+	_, err := proc.LaunchReady(ctx, proc.Command{Path: o.Command[0], Args: args, Env: o.Env, Log: logPath, LogMode: 0o600},
+		"the emulator", o.Timeout, func(ctx context.Context, p proc.Process) bool {
+			var err error
+			r, err = ReadProcess(o.Dir)
+			return err == nil && r.PID == p.PID && Ping(ctx, r.Addr) == nil
+		})
 	if err != nil {
-		return Process{}, false, fmt.Errorf("start the emulator: %w", err)
+		return Process{}, false, err
 	}
-	timeout := o.Timeout
-	if timeout == 0 {
-		timeout = 15 * time.Second
-	}
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-p.Exited:
-			return Process{}, false, fmt.Errorf("the emulator exited at start (%v); see %s:\n%s", err, logPath, tail(logPath))
-		case <-ctx.Done():
-			return Process{}, false, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		if r, err := ReadProcess(o.Dir); err == nil && r.PID == p.PID && Ping(ctx, r.Addr) == nil {
-			return r, true, nil
-		}
-	}
-	_ = p.Kill()
-	return Process{}, false, fmt.Errorf("the emulator did not answer within %s; see %s", timeout, logPath)
+	return r, true, nil
 }
 
 // Down stops the recorded emulator (SIGTERM, then SIGKILL after 10s). Its state stays on disk, and
@@ -180,13 +167,4 @@ func Down(ctx context.Context, dir string) (bool, error) {
 		return false, fmt.Errorf("stop the emulator: %w", err)
 	}
 	return stopped, nil
-}
-
-func tail(path string) string {
-	data, _ := os.ReadFile(path)
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) > 10 {
-		lines = lines[len(lines)-10:]
-	}
-	return strings.Join(lines, "\n")
 }

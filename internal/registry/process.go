@@ -146,29 +146,17 @@ func Up(ctx context.Context, o UpOptions) (State, bool, error) {
 	logPath := filepath.Join(o.Dir, "registry.log")
 	_ = os.Remove(stateFile(o.Dir))
 	args := append(append([]string{}, o.Command[1:]...), "--dir", o.Dir, "--addr", addr)
-	p, err := proc.Launch(proc.Command{Path: o.Command[0], Args: args, Env: o.Env, Log: logPath})
+	var st State
+	_, err := proc.LaunchReady(ctx, proc.Command{Path: o.Command[0], Args: args, Env: o.Env, Log: logPath},
+		"the registry", o.Timeout, func(ctx context.Context, p proc.Process) bool {
+			var err error
+			st, err = ReadState(o.Dir)
+			return err == nil && st.PID == p.PID && ping(ctx, st.Addr) == nil
+		})
 	if err != nil {
-		return State{}, false, fmt.Errorf("start the registry: %w", err)
+		return State{}, false, err
 	}
-	timeout := o.Timeout
-	if timeout == 0 {
-		timeout = 15 * time.Second
-	}
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-p.Exited:
-			return State{}, false, fmt.Errorf("the registry exited at start (%v); see %s:\n%s", err, logPath, tail(logPath))
-		case <-ctx.Done():
-			return State{}, false, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		if s, err := ReadState(o.Dir); err == nil && s.PID == p.PID && ping(ctx, s.Addr) == nil {
-			return s, true, nil
-		}
-	}
-	_ = p.Kill()
-	return State{}, false, fmt.Errorf("the registry did not answer within %s; see %s", timeout, logPath)
+	return st, true, nil
 }
 
 // Down stops the recorded registry process (SIGTERM, then SIGKILL after 5s). Images stay on disk.
@@ -189,13 +177,4 @@ func Down(ctx context.Context, dir string) (bool, error) {
 		return false, fmt.Errorf("stop the registry: %w", err)
 	}
 	return stopped, nil
-}
-
-func tail(path string) string {
-	data, _ := os.ReadFile(path)
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) > 10 {
-		lines = lines[len(lines)-10:]
-	}
-	return strings.Join(lines, "\n")
 }
