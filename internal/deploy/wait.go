@@ -37,6 +37,12 @@ func (e *TimeoutError) Error() string {
 	return msg
 }
 
+// absenceDone reports whether ok is satisfied by the object's absence (a wait for a deletion).
+func absenceDone(ok check) bool {
+	done, _ := ok(nil)
+	return done
+}
+
 // waitFor watches obj until ok says done or timeout passes, printing to out each new reason it is
 // not done yet (and new warning events about it and its children). On timeout it returns a
 // *TimeoutError naming the object, its last condition and its recent events.
@@ -69,6 +75,9 @@ func (t *target) waitFor(ctx context.Context, obj *unstructured.Unstructured, ti
 	defer tick.Stop()
 	for {
 		list, err := ri.List(ctx, metav1.ListOptions{FieldSelector: sel})
+		if apierrors.IsNotFound(err) && absenceDone(ok) {
+			return nil // the object's type went away (its CRD was deleted): so did the object
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return t.timeoutErr(obj, timeout, lastWhy)
@@ -85,6 +94,9 @@ func (t *target) waitFor(ctx context.Context, obj *unstructured.Unstructured, ti
 			report(why)
 		}
 		w, err := ri.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: list.GetResourceVersion(), AllowWatchBookmarks: true})
+		if apierrors.IsNotFound(err) && absenceDone(ok) {
+			return nil
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return t.timeoutErr(obj, timeout, lastWhy)
