@@ -151,7 +151,8 @@ func (c *cmdCtx) engineFor(location, command string) (*engine.Engine, error) {
 		}
 		wait = d
 	}
-	e := &engine.Engine{Providers: c.providers, Store: store, Out: c.env.Out, Log: c.env.Log, LockWait: wait, Command: command}
+	e := &engine.Engine{Providers: c.providers, Store: store, Out: c.env.Out, Log: c.env.Log, LockWait: wait, Command: command,
+		Project: paths.Project(c.env.Getenv, c.env.Dir)}
 	if v := c.env.Getenv("NUV_FAILPOINT_KILL_AFTER_STEP"); v != "" {
 		// A failpoint for resume tests: die as kill -9 would, right after step N was recorded.
 		n, err := strconv.Atoi(v)

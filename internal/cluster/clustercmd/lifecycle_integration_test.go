@@ -297,3 +297,70 @@ func TestIntegrationSharedState(t *testing.T) {
 		t.Fatal("the record Secret remains after delete")
 	}
 }
+
+// TestIntegrationSpecAddons: a spec that lists add-ons gets them once its cluster is up; the plan
+// shows their changes (install, then an upgrade with both versions) and a converged cluster plans
+// nothing.
+func TestIntegrationSpecAddons(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs local clusters; skipped under -short")
+	}
+	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
+	t.Cleanup(func() { c.run("delete", "--all") })
+	writeIndex := func(version, value string) {
+		dir := filepath.Join(c.project, "addons")
+		if err := os.MkdirAll(filepath.Join(dir, "settings"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		files := map[string]string{
+			"index.yaml": "apiVersion: nuv.dev/v1alpha1\nkind: Addons\nmetadata: {name: test}\nspec:\n  addons:\n  - {name: settings, version: \"" + version + "\", source: {path: settings}}\n",
+			"settings/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: default}\ndata: {level: \"" + value + "\"}\n",
+		}
+		for name, body := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	writeIndex("1.0.0", "low")
+	f := c.specFile(lifecycleSpec("lc", 1, false, "web") + "  addons: {}\n")
+
+	out, errs, code := c.run("plan", "-f", f, "--detailed-exitcode")
+	if code != 2 || !strings.Contains(out, "+ create addons/lc\n      index: "+filepath.Join(c.project, "addons", "index.yaml")) {
+		t.Fatalf("plan of a new cluster with add-ons: exit %d\n%s%s", code, out, errs)
+	}
+	if out, errs, code = c.run("apply", "-f", f); code != 0 {
+		t.Fatalf("apply: exit %d\n%s%s", code, out, errs)
+	}
+	level := func() string {
+		cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(c.project, "clusters", "lc.kubeconfig"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().ConfigMaps("default").Get(context.Background(), "settings", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("the add-on's ConfigMap: %v", err)
+		}
+		return cm.Data["level"]
+	}
+	if got := level(); got != "low" {
+		t.Fatalf("add-on ConfigMap level %q after apply", got)
+	}
+	if out, errs, code = c.run("plan", "-f", f, "--detailed-exitcode"); code != 0 || !strings.Contains(out, "no changes") {
+		t.Fatalf("plan of the converged cluster: exit %d\n%s%s", code, out, errs)
+	}
+	writeIndex("1.1.0", "high")
+	out, errs, code = c.run("plan", "-f", f, "--detailed-exitcode")
+	if code != 2 || !strings.Contains(out, "~ update addons/lc\n      settings: 1.0.0 -> 1.1.0\n") || strings.Contains(out, "node-group") {
+		t.Fatalf("plan of an add-on upgrade: exit %d\n%s%s", code, out, errs)
+	}
+	if out, errs, code = c.run("apply", "-f", f); code != 0 {
+		t.Fatalf("apply of the upgrade: exit %d\n%s%s", code, out, errs)
+	}
+	if got := level(); got != "high" {
+		t.Fatalf("add-on ConfigMap level %q after the upgrade", got)
+	}
+	if _, _, code = c.run("plan", "-f", f, "--detailed-exitcode"); code != 0 {
+		t.Fatalf("plan after the upgrade: exit %d", code)
+	}
+}

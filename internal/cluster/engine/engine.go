@@ -39,6 +39,8 @@ type Engine struct {
 	LockWait time.Duration
 	// Command describes this nuv in lock records ("nuv cluster apply -f dev.yaml").
 	Command string
+	// Project is the project root: a spec's add-ons index is relative to it.
+	Project string
 	// AfterStep, if set, is called after each change is carried out and recorded (step counts from
 	// 1). Tests use it as a failpoint: a process killed there shows that the next apply resumes.
 	AfterStep func(step int, ch cluster.Change)
@@ -136,7 +138,19 @@ func (e *Engine) plan(ctx context.Context, p cluster.Provider, c *spec.Cluster, 
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: observe what exists: %w", c.Metadata.Name, err)
 	}
-	return cluster.Diff(c.Metadata.Name, p.Name(), desired, actual)
+	plan, err := cluster.Diff(c.Metadata.Name, p.Name(), desired, actual)
+	if err != nil {
+		return nil, err
+	}
+	ach, unchanged, err := e.addonsChange(ctx, p, c, plan)
+	if err != nil {
+		return nil, err
+	}
+	plan.Unchanged += unchanged
+	if ach != nil {
+		plan.Changes = append(plan.Changes, *ach)
+	}
+	return plan, nil
 }
 
 // ApplyOptions tune Apply.
@@ -256,7 +270,13 @@ func (e *Engine) execute(ctx context.Context, p cluster.Provider, c *spec.Cluste
 			rec.Set(r)
 			return e.save(ctx, rec)
 		}
-		res, err := p.Execute(ctx, c, ch, save)
+		var res *cluster.Resource
+		var err error
+		if isAddons(ch) {
+			err = e.applyAddons(ctx, p, c)
+		} else {
+			res, err = p.Execute(ctx, c, ch, save)
+		}
 		if err != nil {
 			failed := rec.Phase.Failed()
 			rec.Phase, rec.Error = failed, fmt.Sprintf("%s %s: %v", ch.Action, ch.Key, err)

@@ -49,17 +49,28 @@ type Spec struct {
 	Region string   `yaml:"region,omitempty" json:"region,omitempty"`
 	Zones  []string `yaml:"zones,omitempty" json:"zones,omitempty"`
 	// KubernetesVersion is "MAJOR.MINOR" or "MAJOR.MINOR.PATCH" (a leading v is accepted).
-	KubernetesVersion string        `yaml:"kubernetesVersion,omitempty" json:"kubernetesVersion,omitempty"`
-	ControlPlane      ControlPlane  `yaml:"controlPlane,omitempty" json:"controlPlane,omitempty"`
-	NodeGroups        []NodeGroup   `yaml:"nodeGroups,omitempty" json:"nodeGroups,omitempty"`
-	Networking        Networking    `yaml:"networking,omitempty" json:"networking,omitempty"`
-	Registry          bool          `yaml:"registry,omitempty" json:"registry,omitempty"`
-	Tags              Tags          `yaml:"tags,omitempty" json:"tags,omitempty"`
-	Local             *LocalSpec    `yaml:"local,omitempty" json:"local,omitempty"`
-	Kind              *KindSpec     `yaml:"kind,omitempty" json:"kind,omitempty"`
-	EKS               *ProviderSpec `yaml:"eks,omitempty" json:"eks,omitempty"`
-	AKS               *ProviderSpec `yaml:"aks,omitempty" json:"aks,omitempty"`
-	GKE               *ProviderSpec `yaml:"gke,omitempty" json:"gke,omitempty"`
+	KubernetesVersion string       `yaml:"kubernetesVersion,omitempty" json:"kubernetesVersion,omitempty"`
+	ControlPlane      ControlPlane `yaml:"controlPlane,omitempty" json:"controlPlane,omitempty"`
+	NodeGroups        []NodeGroup  `yaml:"nodeGroups,omitempty" json:"nodeGroups,omitempty"`
+	Networking        Networking   `yaml:"networking,omitempty" json:"networking,omitempty"`
+	Registry          bool         `yaml:"registry,omitempty" json:"registry,omitempty"`
+	// Addons are installed (nuv addons) once the cluster is up; apply keeps them converged.
+	Addons *AddonsSpec   `yaml:"addons,omitempty" json:"addons,omitempty"`
+	Tags   Tags          `yaml:"tags,omitempty" json:"tags,omitempty"`
+	Local  *LocalSpec    `yaml:"local,omitempty" json:"local,omitempty"`
+	Kind   *KindSpec     `yaml:"kind,omitempty" json:"kind,omitempty"`
+	EKS    *ProviderSpec `yaml:"eks,omitempty" json:"eks,omitempty"`
+	AKS    *ProviderSpec `yaml:"aks,omitempty" json:"aks,omitempty"`
+	GKE    *ProviderSpec `yaml:"gke,omitempty" json:"gke,omitempty"`
+}
+
+// AddonsSpec selects add-ons of an add-ons index (internal/addons) for a cluster.
+type AddonsSpec struct {
+	// Index is the add-ons index file, relative to the project (default addons/index.yaml).
+	Index string `yaml:"index,omitempty" json:"index,omitempty"`
+	// Only and Stacks select add-ons (dependencies come along); neither: the index's own list.
+	Only   []string `yaml:"only,omitempty" json:"only,omitempty"`
+	Stacks []string `yaml:"stacks,omitempty" json:"stacks,omitempty"`
 }
 
 // Tags are key/value tags put on every cloud resource of the cluster (besides nuv.dev/cluster).
@@ -233,6 +244,11 @@ func (c *Cluster) Clone() *Cluster {
 		g.Labels = maps.Clone(g.Labels)
 		g.Taints = slices.Clone(g.Taints)
 		out.Spec.NodeGroups = append(out.Spec.NodeGroups, g)
+	}
+	if c.Spec.Addons != nil {
+		a := *c.Spec.Addons
+		a.Only, a.Stacks = slices.Clone(a.Only), slices.Clone(a.Stacks)
+		out.Spec.Addons = &a
 	}
 	if c.Spec.Local != nil {
 		l := *c.Spec.Local
