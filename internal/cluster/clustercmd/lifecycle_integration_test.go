@@ -313,7 +313,7 @@ func TestIntegrationSpecAddons(t *testing.T) {
 			t.Fatal(err)
 		}
 		files := map[string]string{
-			"index.yaml": "apiVersion: nuv.dev/v1alpha1\nkind: Addons\nmetadata: {name: test}\nspec:\n  addons:\n  - {name: settings, version: \"" + version + "\", source: {path: settings}}\n",
+			"index.yaml":       "apiVersion: nuv.dev/v1alpha1\nkind: Addons\nmetadata: {name: test}\nspec:\n  addons:\n  - {name: settings, version: \"" + version + "\", source: {path: settings}}\n",
 			"settings/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: default}\ndata: {level: \"" + value + "\"}\n",
 		}
 		for name, body := range files {
