@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/nuv-dev/nuv/internal/kobj"
 	"io"
 	"io/fs"
 	"net/http"
@@ -149,19 +150,7 @@ func kustomize(dir string) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kustomize %s: %w", dir, err)
 	}
-	var objs []*unstructured.Unstructured
-	for _, r := range rm.Resources() {
-		data, err := r.MarshalJSON()
-		if err != nil {
-			return nil, fmt.Errorf("kustomize %s: %w", dir, err)
-		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(data); err != nil {
-			return nil, fmt.Errorf("kustomize %s: %w", dir, err)
-		}
-		objs = append(objs, u)
-	}
-	return objs, nil
+	return kobj.FromResMap(rm, dir)
 }
 
 // decodeObjects splits a multi-document YAML (or JSON) file into objects; file names it in errors.

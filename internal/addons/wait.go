@@ -3,6 +3,7 @@ package addons
 import (
 	"context"
 	"fmt"
+	"github.com/nuv-dev/nuv/internal/kobj"
 	"io"
 	"time"
 
@@ -104,11 +105,11 @@ func (t *Target) poll(ctx context.Context, r ObjRef, timeout time.Duration, done
 }
 
 func crdEstablished(u *unstructured.Unstructured) (bool, string) {
-	c := findCondition(u, "Established")
+	c := kobj.FindCondition(u, "Established")
 	if c != nil && c.Status == "True" {
 		return true, ""
 	}
-	return false, "not Established yet" + condSuffix(c)
+	return false, "not Established yet" + c.Suffix()
 }
 
 func deploymentReady(u *unstructured.Unstructured) (bool, string) {
@@ -120,18 +121,18 @@ func deploymentReady(u *unstructured.Unstructured) (bool, string) {
 	upd, _, _ := unstructured.NestedInt64(u.Object, "status", "updatedReplicas")
 	avail, _, _ := unstructured.NestedInt64(u.Object, "status", "availableReplicas")
 	total, _, _ := unstructured.NestedInt64(u.Object, "status", "replicas")
-	cond := findCondition(u, "Available")
+	cond := kobj.FindCondition(u, "Available")
 	switch {
 	case og < u.GetGeneration():
 		return false, "rollout not yet observed by the deployment controller"
 	case upd < want:
-		return false, fmt.Sprintf("%d/%d replicas updated%s", upd, want, condSuffix(findCondition(u, "Progressing")))
+		return false, fmt.Sprintf("%d/%d replicas updated%s", upd, want, kobj.FindCondition(u, "Progressing").Suffix())
 	case total > upd:
 		return false, fmt.Sprintf("%d old replicas pending termination", total-upd)
 	case avail < want:
-		return false, fmt.Sprintf("%d/%d replicas available%s", avail, want, condSuffix(cond))
+		return false, fmt.Sprintf("%d/%d replicas available%s", avail, want, cond.Suffix())
 	case want > 0 && (cond == nil || cond.Status != "True"):
-		return false, "Available condition not true" + condSuffix(cond)
+		return false, "Available condition not true" + cond.Suffix()
 	}
 	return true, ""
 }
@@ -169,33 +170,4 @@ func daemonSetReady(u *unstructured.Unstructured) (bool, string) {
 		return false, fmt.Sprintf("%d/%d pods ready", rdy, desired)
 	}
 	return true, ""
-}
-
-type condition struct{ Type, Status, Reason, Message string }
-
-func findCondition(u *unstructured.Unstructured, typ string) *condition {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m, ok := c.(map[string]any)
-		if !ok || m["type"] != typ {
-			continue
-		}
-		s := func(k string) string { v, _ := m[k].(string); return v }
-		return &condition{Type: typ, Status: s("status"), Reason: s("reason"), Message: s("message")}
-	}
-	return nil
-}
-
-func condSuffix(c *condition) string {
-	if c == nil {
-		return ""
-	}
-	s := fmt.Sprintf("; %s=%s", c.Type, c.Status)
-	if c.Reason != "" {
-		s += " (" + c.Reason + ")"
-	}
-	if c.Message != "" {
-		s += ": " + c.Message
-	}
-	return s
 }

@@ -3,6 +3,7 @@ package deploy
 import (
 	"bytes"
 	"context"
+	"github.com/nuv-dev/nuv/internal/kobj"
 	"os"
 	"path/filepath"
 	"strings"
@@ -177,7 +178,7 @@ func TestIntegrationDeployVerbs(t *testing.T) {
 		t.Logf("instance Ready in %.1fs", time.Since(start).Seconds())
 		w := e.whisk("whisk")
 		for _, typ := range []string{"Ready", "ControllerReady", "RedisReady", "CouchDBReady", "StaticReady"} {
-			if c := findCondition(w, typ); c == nil || c.Status != "True" {
+			if c := kobj.FindCondition(w, typ); c == nil || c.Status != "True" {
 				t.Errorf("%s = %+v", typ, c)
 			}
 		}
@@ -253,10 +254,10 @@ func TestIntegrationDeployVerbs(t *testing.T) {
 				return "redis PVC present"
 			}
 			w := e.whisk("whisk")
-			if findCondition(w, "RedisReady") != nil {
+			if kobj.FindCondition(w, "RedisReady") != nil {
 				return "RedisReady condition kept"
 			}
-			if c := findCondition(w, "Ready"); c == nil || c.Status != "True" || c.ObservedGeneration != w.GetGeneration() {
+			if c := kobj.FindCondition(w, "Ready"); c == nil || c.Status != "True" || c.ObservedGeneration != w.GetGeneration() {
 				return "Whisk not Ready"
 			}
 			return ""
@@ -305,18 +306,18 @@ func TestIntegrationDeployVerbs(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.eventually("forbidden in status", 30*time.Second, func() string {
-			c := findCondition(e.whisk("w2"), "RedisReady")
+			c := kobj.FindCondition(e.whisk("w2"), "RedisReady")
 			if c == nil || c.Reason != "ReconcileError" || !strings.Contains(c.Message, "forbidden") ||
 				!strings.Contains(c.Message, "system:serviceaccount:nuv-system:whisk-operator") {
 				return "no forbidden ReconcileError naming the ServiceAccount"
 			}
 			return ""
 		})
-		t.Logf("RedisReady: %s", findCondition(e.whisk("w2"), "RedisReady").Message)
+		t.Logf("RedisReady: %s", kobj.FindCondition(e.whisk("w2"), "RedisReady").Message)
 		// nuv operator puts the Role back; the operator then succeeds.
 		e.must("operator", Operator(ctx, e.opts()))
 		e.eventually("w2 Ready after the Role is restored", 60*time.Second, func() string {
-			if c := findCondition(e.whisk("w2"), "Ready"); c == nil || c.Status != "True" {
+			if c := kobj.FindCondition(e.whisk("w2"), "Ready"); c == nil || c.Status != "True" {
 				return "not Ready"
 			}
 			return ""
@@ -393,7 +394,7 @@ func TestIntegrationDeployVerbs(t *testing.T) {
 		}
 		e.eventually("change reconciled by nuv run", 60*time.Second, func() string {
 			w := e.whisk("whisk")
-			if c := findCondition(w, "Ready"); c == nil || c.Status != "True" || c.ObservedGeneration != w.GetGeneration() {
+			if c := kobj.FindCondition(w, "Ready"); c == nil || c.Status != "True" || c.ObservedGeneration != w.GetGeneration() {
 				return "not reconciled"
 			}
 			return ""

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"fmt"
+	"github.com/nuv-dev/nuv/internal/kobj"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -145,17 +146,9 @@ func buildOperator(configDir string, img imageChoice) ([]*unstructured.Unstructu
 	if err != nil {
 		return nil, fmt.Errorf("kustomize %s: %w", filepath.Join(configDir, "default"), err)
 	}
-	var objs []*unstructured.Unstructured
-	for _, r := range rm.Resources() {
-		data, err := r.MarshalJSON()
-		if err != nil {
-			return nil, fmt.Errorf("kustomize %s: %w", configDir, err)
-		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(data); err != nil {
-			return nil, fmt.Errorf("kustomize %s: %w", configDir, err)
-		}
-		objs = append(objs, u)
+	objs, err := kobj.FromResMap(rm, configDir)
+	if err != nil {
+		return nil, err
 	}
 	sortForApply(objs)
 	return objs, nil

@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"fmt"
+	"github.com/nuv-dev/nuv/internal/kobj"
 	"os"
 	"path/filepath"
 	"time"
@@ -150,9 +151,9 @@ func crdEstablished(obj *unstructured.Unstructured) (bool, string) {
 	if obj == nil {
 		return false, "not found"
 	}
-	c := findCondition(obj, "Established")
+	c := kobj.FindCondition(obj, "Established")
 	if c != nil && c.Status == "True" {
 		return true, ""
 	}
-	return false, "not established yet" + condSuffix(c)
+	return false, "not established yet" + c.Suffix()
 }

@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"fmt"
+	"github.com/nuv-dev/nuv/internal/kobj"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,7 +68,7 @@ func Status(ctx context.Context, o Options) error {
 	for i := range items {
 		w := &items[i]
 		ready := "Ready=Unknown"
-		if c := findCondition(w, "Ready"); c != nil {
+		if c := kobj.FindCondition(w, "Ready"); c != nil {
 			ready = fmt.Sprintf("Ready=%s (%s)", c.Status, c.Reason)
 		}
 		extra := ""

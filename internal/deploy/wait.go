@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nuv-dev/nuv/internal/kobj"
 	"io"
 	"sort"
 	"strings"
@@ -227,7 +228,7 @@ func deploymentAvailable(obj *unstructured.Unstructured) (bool, string) {
 	upd, _, _ := unstructured.NestedInt64(obj.Object, "status", "updatedReplicas")
 	avail, _, _ := unstructured.NestedInt64(obj.Object, "status", "availableReplicas")
 	total, _, _ := unstructured.NestedInt64(obj.Object, "status", "replicas")
-	cond := findCondition(obj, "Available")
+	cond := kobj.FindCondition(obj, "Available")
 	switch {
 	case og < gen:
 		return false, "rollout not yet observed by the deployment controller"
@@ -236,9 +237,9 @@ func deploymentAvailable(obj *unstructured.Unstructured) (bool, string) {
 	case total > upd:
 		return false, fmt.Sprintf("%d old replicas pending termination", total-upd)
 	case avail < want:
-		return false, fmt.Sprintf("%d/%d replicas available%s", avail, want, condSuffix(cond))
+		return false, fmt.Sprintf("%d/%d replicas available%s", avail, want, cond.Suffix())
 	case cond == nil || cond.Status != "True":
-		return false, "Available condition not true" + condSuffix(cond)
+		return false, "Available condition not true" + cond.Suffix()
 	}
 	return true, ""
 }
@@ -249,7 +250,7 @@ func whiskReady(obj *unstructured.Unstructured) (bool, string) {
 	if obj == nil {
 		return false, "not found"
 	}
-	ready := findCondition(obj, "Ready")
+	ready := kobj.FindCondition(obj, "Ready")
 	if ready == nil {
 		return false, "no Ready condition yet (is the operator running?)"
 	}
@@ -260,43 +261,4 @@ func whiskReady(obj *unstructured.Unstructured) (bool, string) {
 		return true, ""
 	}
 	return false, fmt.Sprintf("Ready=%s (%s): %s", ready.Status, ready.Reason, ready.Message)
-}
-
-type condition struct {
-	Type, Status, Reason, Message string
-	ObservedGeneration            int64
-}
-
-func findCondition(obj *unstructured.Unstructured, typ string) *condition {
-	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-	for _, c := range conds {
-		m, ok := c.(map[string]any)
-		if !ok || m["type"] != typ {
-			continue
-		}
-		s := func(k string) string { v, _ := m[k].(string); return v }
-		var og int64
-		switch v := m["observedGeneration"].(type) {
-		case int64:
-			og = v
-		case float64:
-			og = int64(v)
-		}
-		return &condition{Type: typ, Status: s("status"), Reason: s("reason"), Message: s("message"), ObservedGeneration: og}
-	}
-	return nil
-}
-
-func condSuffix(c *condition) string {
-	if c == nil {
-		return ""
-	}
-	s := fmt.Sprintf("; %s=%s", c.Type, c.Status)
-	if c.Reason != "" {
-		s += " (" + c.Reason + ")"
-	}
-	if c.Message != "" {
-		s += ": " + c.Message
-	}
-	return s
 }
