@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/nuv-dev/nuv/internal/kobj"
 	"io"
 	"io/fs"
 	"net/http"
@@ -22,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/kobj"
 )
 
 // Rendered is an add-on's desired objects and their hash.

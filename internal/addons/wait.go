@@ -3,11 +3,12 @@ package addons
 import (
 	"context"
 	"fmt"
-	"github.com/nuv-dev/nuv/internal/kobj"
 	"io"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/nuv-dev/nuv/internal/kobj"
 )
 
 // ready judges one observed state of an object: ready, and if not, why (one line).

@@ -3,7 +3,6 @@ package deploy
 import (
 	"bytes"
 	"context"
-	"github.com/nuv-dev/nuv/internal/kobj"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
+	"github.com/nuv-dev/nuv/internal/kobj"
 	"github.com/nuv-dev/nuv/internal/kube"
 )
 

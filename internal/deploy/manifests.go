@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"fmt"
-	"github.com/nuv-dev/nuv/internal/kobj"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nuv-dev/nuv/internal/kobj"
 	"github.com/nuv-dev/nuv/internal/paths"
 )
 

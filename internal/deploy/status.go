@@ -3,13 +3,13 @@ package deploy
 import (
 	"context"
 	"fmt"
-	"github.com/nuv-dev/nuv/internal/kobj"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/nuv-dev/nuv/internal/kobj"
 	"github.com/nuv-dev/nuv/internal/runner"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"

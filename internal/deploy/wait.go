@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nuv-dev/nuv/internal/kobj"
 	"io"
 	"sort"
 	"strings"
@@ -16,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/nuv-dev/nuv/internal/kobj"
 )
 
 // check judges one observed state of an object: done, and if not, why (one line).
