@@ -237,20 +237,10 @@ func (o *Options) writeArtifact(path string, data []byte) error {
 // copyTree copies the regular files under src to dst (a missing or empty src copies nothing),
 // masked like every artifact.
 func (o *Options) copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			if os.IsNotExist(err) {
-				return nil
-			}
-			return err
-		}
-		if d.IsDir() || !d.Type().IsRegular() {
-			return nil
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
+	if _, err := os.Stat(src); os.IsNotExist(err) {
+		return nil
+	}
+	return fsutil.EachFile(src, func(path, rel string) error {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return err

@@ -83,3 +83,21 @@ func PublishDir(dst string, mode os.FileMode, fill func(tmp string) error, valid
 	}
 	return nil
 }
+
+// EachFile calls fn for every regular file under src (or for src itself when it is a file), with
+// its path relative to src ("." for src itself).
+func EachFile(src string, fn func(path, rel string) error) error {
+	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !d.Type().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		return fn(p, rel)
+	})
+}

@@ -204,3 +204,39 @@ func TestPublishDirConcurrent(t *testing.T) {
 		t.Errorf("parent holds %v, want only d", entries)
 	}
 }
+
+func TestEachFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"a.txt", "sub/b.txt", "sub/deeper/c.txt"} {
+		p := filepath.Join(dir, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(dir, "a.txt"), filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		src  string
+		want []string
+	}{
+		{dir, []string{"a.txt", "sub/b.txt", "sub/deeper/c.txt"}}, // the symlink is not a regular file
+		{filepath.Join(dir, "sub"), []string{"b.txt", "deeper/c.txt"}},
+		{filepath.Join(dir, "a.txt"), []string{"."}},
+	}
+	for _, tt := range tests {
+		var got []string
+		if err := EachFile(tt.src, func(_, rel string) error { got = append(got, filepath.ToSlash(rel)); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, " ") != strings.Join(tt.want, " ") {
+			t.Errorf("EachFile(%s) = %v, want %v", tt.src, got, tt.want)
+		}
+	}
+	if err := EachFile(filepath.Join(dir, "missing"), func(string, string) error { return nil }); err == nil {
+		t.Error("a missing source is an error")
+	}
+}

@@ -289,17 +289,7 @@ func readReportDir(dir string) (*Report, error) {
 
 // copyTree copies a file, or the regular files under a directory, to dst.
 func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() || !d.Type().IsRegular() {
-			return nil
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
+	return fsutil.EachFile(src, func(p, rel string) error {
 		in, err := os.Open(p)
 		if err != nil {
 			return err
