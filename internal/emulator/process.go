@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/fsutil"
@@ -127,19 +125,15 @@ func Up(ctx context.Context, o UpOptions) (Process, bool, error) {
 	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
 		return Process{}, false, fmt.Errorf("emulator directory %s: %w", o.Dir, err)
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(o.Port))
-	if o.Port != 0 {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return Process{}, false, fmt.Errorf("emulator port %d on 127.0.0.1 is taken by another program (set NUV_EMULATOR_PORT to another port): %w", o.Port, err)
-		}
-		ln.Close()
+	addr, err := proc.LoopbackAddr(o.Port, "NUV_EMULATOR_PORT")
+	if err != nil {
+		return Process{}, false, fmt.Errorf("emulator %w", err)
 	}
 	logPath := filepath.Join(o.Dir, "emulator.log")
 	_ = os.Remove(processFile(o.Dir))
 	args := append(append([]string{}, o.Command[1:]...), "--dir", o.Dir, "--addr", addr)
 	var r Process
-	_, err := proc.LaunchReady(ctx, proc.Command{Path: o.Command[0], Args: args, Env: o.Env, Log: logPath, LogMode: 0o600},
+	_, err = proc.LaunchReady(ctx, proc.Command{Path: o.Command[0], Args: args, Env: o.Env, Log: logPath, LogMode: 0o600},
 		"the emulator", o.Timeout, func(ctx context.Context, p proc.Process) bool {
 			var err error
 			r, err = ReadProcess(o.Dir)

@@ -3,7 +3,9 @@ package proc
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -46,4 +48,20 @@ func LogTail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// LoopbackAddr is 127.0.0.1:port for a server nuv is about to start; a port another program holds
+// is an error that names envVar, the setting that picks another one. Port 0 (any free port) is
+// always available.
+func LoopbackAddr(port int, envVar string) (string, error) {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	if port == 0 {
+		return addr, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("port %d on 127.0.0.1 is taken by another program (set %s to another port): %w", port, envVar, err)
+	}
+	ln.Close()
+	return addr, nil
 }

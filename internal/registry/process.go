@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -135,19 +134,15 @@ func Up(ctx context.Context, o UpOptions) (State, bool, error) {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return State{}, false, fmt.Errorf("registry directory %s: %w", o.Dir, err)
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(o.Port))
-	if o.Port != 0 {
-		if ln, err := net.Listen("tcp", addr); err != nil {
-			return State{}, false, fmt.Errorf("registry port %d on 127.0.0.1 is taken by another program (set NUV_REGISTRY_PORT to another port): %w", o.Port, err)
-		} else {
-			ln.Close()
-		}
+	addr, err := proc.LoopbackAddr(o.Port, "NUV_REGISTRY_PORT")
+	if err != nil {
+		return State{}, false, fmt.Errorf("registry %w", err)
 	}
 	logPath := filepath.Join(o.Dir, "registry.log")
 	_ = os.Remove(stateFile(o.Dir))
 	args := append(append([]string{}, o.Command[1:]...), "--dir", o.Dir, "--addr", addr)
 	var st State
-	_, err := proc.LaunchReady(ctx, proc.Command{Path: o.Command[0], Args: args, Env: o.Env, Log: logPath},
+	_, err = proc.LaunchReady(ctx, proc.Command{Path: o.Command[0], Args: args, Env: o.Env, Log: logPath},
 		"the registry", o.Timeout, func(ctx context.Context, p proc.Process) bool {
 			var err error
 			st, err = ReadState(o.Dir)
