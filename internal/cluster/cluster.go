@@ -108,3 +108,12 @@ var (
 	// ErrUnsupported is a verb the cluster's provider cannot do (stop on a cloud cluster).
 	ErrUnsupported = errors.New("not supported by this provider")
 )
+
+// TerraformWriter is a provider that can write what Desired asks for as a Terraform module (kOps'
+// terraform target): a team that applies infrastructure with Terraform gets the resources an apply
+// would create, from the same Desired list, so the two cannot disagree.
+type TerraformWriter interface {
+	// Terraform returns the module's files, by file name ("main.tf", "variables.tf"), for a valid
+	// spec and the resources Desired returned for it.
+	Terraform(c *spec.Cluster, desired []Resource) (map[string][]byte, error)
+}

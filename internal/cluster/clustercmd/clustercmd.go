@@ -44,7 +44,7 @@ type sub struct {
 func subcommands() []sub {
 	return []sub{
 		{"create", "create PROVIDER [NAME] [--nodes K] [--version V] [--flavor TYPE] [--ha] [--dry-run] | create -f FILE", "create a cluster (a shorthand for a one-group spec) and write clusters/NAME.kubeconfig", runCreate},
-		{"plan", "plan -f FILE [--only NAME] [--detailed-exitcode] [-o text|json]", "show what apply would change, resource by resource (reads only)", runPlan},
+		{"plan", "plan -f FILE [--only NAME] [--detailed-exitcode] [-o text|json] [--terraform DIR]", "show what apply would change, resource by resource (reads only)", runPlan},
 		{"apply", "apply -f FILE [--only NAME]", "converge clusters to their specs: create what is missing, update what differs", runApply},
 		{"delete", "delete NAME...|--all [--dry-run]", "delete clusters with everything nuv made for them, state and kubeconfig included", runDelete},
 		{"list", "list [-o table|json]", "list every provider's clusters: name, provider, status, API URL, nodes ready, age", runList},

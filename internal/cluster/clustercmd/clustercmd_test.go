@@ -212,6 +212,15 @@ spec: {provider: local, controlPlane: {count: 3}, local: {flavor: gke}}
 	if !strings.Contains(out.String(), `"action": "create"`) || strings.Contains(out.String(), "alpha") {
 		t.Fatalf("json plan of beta:\n%s", out)
 	}
+	// Local clusters are processes on this machine, not resources Terraform creates.
+	tf := filepath.Join(env.Dir, "tf")
+	err = Run(context.Background(), env, []string{"plan", "-f", f, "--terraform", tf})
+	if err == nil || !strings.Contains(err.Error(), "not supported by this provider: local") {
+		t.Fatalf("plan --terraform of local clusters: %v", err)
+	}
+	if _, err := os.Stat(tf); !os.IsNotExist(err) {
+		t.Fatalf("a refused terraform output created %s", tf)
+	}
 }
 
 func TestSpecErrorsNameFileLineAndPath(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/cluster/tfgen"
 )
 
 // readSpecs reads -f FILE and keeps the clusters --only names.
@@ -42,6 +44,7 @@ func runPlan(ctx context.Context, c *cmdCtx, args []string) error {
 	only := fs.String("only", "", "plan only the cluster of this name")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when nothing would change, 2 when something would, 1 on any error")
 	output := fs.StringP("output", "o", "text", "output format: text or json")
+	tfDir := fs.String("terraform", "", "write a Terraform module per cluster into `DIR` (DIR/NAME when the file has several) instead of printing the plan")
 	stateLoc := stateFlag(fs, c)
 	err := parse(fs, args)
 	if err == nil && fs.NArg() > 0 {
@@ -58,6 +61,9 @@ func runPlan(ctx context.Context, c *cmdCtx, args []string) error {
 	if err == nil {
 		specs, err = readSpecs("plan", *file, *only)
 	}
+	if err == nil && *tfDir != "" {
+		return c.writeTerraform(e, specs, *tfDir)
+	}
 	if err == nil {
 		err = c.printPlans(ctx, e, specs, *output, *detailed)
 	}
@@ -65,6 +71,40 @@ func runPlan(ctx context.Context, c *cmdCtx, args []string) error {
 		return cli.Exit(cli.ExitFailure, err) // usage errors too: with -detailed-exitcode, 2 means "changes"
 	}
 	return err
+}
+
+// writeTerraform writes each spec's Terraform module: into dir for one cluster, into dir/NAME for
+// several. Every module is made before any is written, so a spec the provider cannot render leaves
+// the directory as it was.
+func (c *cmdCtx) writeTerraform(e *engine.Engine, specs []*spec.Cluster, dir string) error {
+	modules := make([]map[string][]byte, len(specs))
+	for i, s := range specs {
+		files, err := e.Terraform(s)
+		if err != nil {
+			return err
+		}
+		modules[i] = files
+	}
+	for i, s := range specs {
+		d := dir
+		if len(specs) > 1 {
+			d = filepath.Join(dir, s.Metadata.Name)
+		}
+		paths, err := tfgen.Write(d, modules[i])
+		if err != nil {
+			return fmt.Errorf("cluster %s: %w", s.Metadata.Name, err)
+		}
+		fmt.Fprintf(c.env.Out, "cluster %s: wrote a Terraform module to %s (%s)\n", s.Metadata.Name, d, strings.Join(baseNames(paths), ", "))
+	}
+	return nil
+}
+
+func baseNames(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = filepath.Base(p)
+	}
+	return out
 }
 
 // errChanges is --detailed-exitcode's "something would change".

@@ -475,3 +475,26 @@ func idNote(id string) string {
 	}
 	return " (" + id + ")"
 }
+
+// Terraform returns the Terraform module that creates what an apply of c would create, from the
+// same Desired resources the plan shows. It reads nothing and writes nothing; providers without a
+// Terraform target fail with cluster.ErrUnsupported.
+func (e *Engine) Terraform(c *spec.Cluster) (map[string][]byte, error) {
+	p, err := e.Validate(c)
+	if err != nil {
+		return nil, err
+	}
+	tw, ok := p.(cluster.TerraformWriter)
+	if !ok {
+		return nil, fmt.Errorf("terraform output for %s: %w: %s clusters are not cloud resources Terraform can create", c.Metadata.Name, cluster.ErrUnsupported, p.Name())
+	}
+	desired, err := p.Desired(c)
+	if err != nil {
+		return nil, fmt.Errorf("terraform output for %s: %w", c.Metadata.Name, err)
+	}
+	files, err := tw.Terraform(c, desired)
+	if err != nil {
+		return nil, fmt.Errorf("terraform output for %s: %w", c.Metadata.Name, err)
+	}
+	return files, nil
+}
