@@ -1,3 +1,5 @@
+//go:build !nuvkube_kwok
+
 package main
 
 import (

@@ -10,7 +10,9 @@
 //	nuv-kube lb --listen ADDR --backend ADDR...   the TCP balancer in front of HA apiservers
 //	nuv-kube version                       the Kubernetes version it was built from
 //
-// The component flags are those of the upstream binaries.
+// The component flags are those of the upstream binaries. Built with the tag nuvkube_kwok it holds
+// kwok only (no control plane): nuv installs that build as the kwok of a downloaded binary set, since
+// kwok's releases publish no checksums nuv could verify a download against.
 package main
 
 import (
@@ -18,13 +20,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"k8s.io/component-base/cli"
-	_ "k8s.io/component-base/metrics/prometheus/clientgo"
-	_ "k8s.io/component-base/metrics/prometheus/version"
 	"k8s.io/component-base/version"
-	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
-	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
-	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
 )
 
 func main() {
@@ -44,21 +40,10 @@ func main() {
 }
 
 func run(name string, args []string) int {
+	if code, ok := runControlPlane(name, args); ok {
+		return code
+	}
 	switch name {
-	case "etcd":
-		return runEtcd(args)
-	case "kube-apiserver":
-		cmd := apiserver.NewAPIServerCommand()
-		cmd.SetArgs(args)
-		return cli.Run(cmd)
-	case "kube-controller-manager":
-		cmd := controllermanager.NewControllerManagerCommand()
-		cmd.SetArgs(args)
-		return cli.Run(cmd)
-	case "kube-scheduler":
-		cmd := scheduler.NewSchedulerCommand()
-		cmd.SetArgs(args)
-		return cli.Run(cmd)
 	case "kwok":
 		return runKwok(args)
 	case "lb":
@@ -76,5 +61,5 @@ func run(name string, args []string) int {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: nuv-kube etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kwok|lb|version [flags]")
+	fmt.Fprintf(os.Stderr, "usage: nuv-kube %skwok|lb|version [flags]\n", controlPlaneUsage)
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -34,6 +35,12 @@ type Fetcher struct {
 	// Check, when set, runs on the complete set before it is published (the caller asks the binaries
 	// their version, say); an error refuses the set.
 	Check func(dir string) error
+	// Build, when set, makes from source a component whose release publishes no checksum file and
+	// for which nuv pins no sum (kwok): nuv never runs an unverified download, and one binary built
+	// through the Go module proxy costs a minute or two, not the ten of the whole set. It runs while
+	// the other components download and returns the path of the binary (copied into the set) and a
+	// line for origin.json saying how it was made. Nil refuses such a component.
+	Build func(ctx context.Context, component string) (path, how string, err error)
 }
 
 // Origin is recorded in a set's origin.json: where each file came from and the sum it was checked
@@ -45,13 +52,15 @@ type Origin struct {
 	Files      []OriginFile `json:"files"`
 }
 
-// OriginFile is one downloaded file of a set.
+// OriginFile is one file of a set: downloaded (URL, Checked) or built from source (Built).
 type OriginFile struct {
 	Component string `json:"component"`
-	URL       string `json:"url"`
+	URL       string `json:"url,omitempty"`
 	SHA256    string `json:"sha256"`
 	// Checked lists what the sum was verified against: the release's checksum file and/or nuv's pin.
-	Checked []string `json:"checked"`
+	Checked []string `json:"checked,omitempty"`
+	// Built says how a component with nothing to verify a download against was built instead.
+	Built string `json:"built,omitempty"`
 }
 
 // Hosts returns the distinct hosts (scheme and host) the files came from, for a one-line summary.
@@ -59,6 +68,9 @@ func (o Origin) Hosts() []string {
 	seen := map[string]bool{}
 	var hosts []string
 	for _, f := range o.Files {
+		if f.URL == "" {
+			continue
+		}
 		h := hostOf(f.URL)
 		if !seen[h] {
 			seen[h] = true
@@ -144,24 +156,64 @@ func (f Fetcher) Fetch(ctx context.Context, version string) (string, error) {
 	start := time.Now()
 	plat := f.GOOS + "/" + f.GOARCH
 	f.log().Infof("downloading Kubernetes %s binaries for %s (etcd %s, kwok %s)", rel.Kubernetes, plat, rel.Etcd, rel.Kwok)
-	// Every sum first: a file nuv could not verify is refused before anything is downloaded.
+	// Every sum first: a file nuv could not verify is refused before anything is downloaded, or
+	// built from source while the others download.
 	sums := make([]wantSum, len(arts))
+	builds := map[int]chan built{}
+	bctx, cancelBuilds := context.WithCancel(ctx)
+	defer cancelBuilds()
 	for i, a := range arts {
-		if sums[i], err = f.sumOf(ctx, rel, a); err != nil {
+		sums[i], err = f.sumOf(ctx, rel, a)
+		if errors.Is(err, errUnverifiable) && f.Build != nil {
+			f.log().Infof("  %v; building it from source while the others download", err)
+			ch := make(chan built, 1)
+			builds[i] = ch
+			go func() {
+				var b built
+				b.path, b.how, b.err = f.Build(bctx, a.Component)
+				ch <- b
+			}()
+			continue
+		}
+		if err != nil {
 			return "", err
 		}
 	}
 	var partials []string
 	err = fsutil.PublishDir(dst, 0o755, func(tmp string) error {
 		o := Origin{Kubernetes: rel.Kubernetes, Platform: plat, Fetched: time.Now().UTC()}
+		files := make([]OriginFile, len(arts))
 		for i, a := range arts {
+			if _, ok := builds[i]; ok {
+				continue
+			}
 			of, partial, err := f.fetchOne(ctx, a, sums[i], downloads, tmp)
 			if err != nil {
 				return err
 			}
 			partials = append(partials, partial)
-			o.Files = append(o.Files, of)
+			files[i] = of
 		}
+		for i, ch := range builds {
+			a := arts[i]
+			if len(ch) == 0 {
+				f.log().Infof("  downloads done; waiting for the build of %s", a.Component)
+			}
+			b := <-ch
+			if b.err != nil {
+				return fmt.Errorf("%s: %w", a.Component, b.err)
+			}
+			bin := filepath.Join(tmp, a.Component)
+			if err := copyFile(b.path, bin); err != nil {
+				return fmt.Errorf("%s: %w", a.Component, err)
+			}
+			sum, err := sumFile(bin)
+			if err != nil {
+				return err
+			}
+			files[i] = OriginFile{Component: a.Component, SHA256: sum, Built: b.how}
+		}
+		o.Files = files
 		if f.Check != nil {
 			if err := f.Check(tmp); err != nil {
 				return fmt.Errorf("downloaded Kubernetes %s binaries refused, nothing cached: %w", rel.Kubernetes, err)
@@ -182,6 +234,16 @@ func (f Fetcher) Fetch(ctx context.Context, version string) (string, error) {
 	f.log().Infof("downloaded and verified Kubernetes %s binaries in %s: %s", rel.Kubernetes, time.Since(start).Round(100*time.Millisecond), dst)
 	return dst, nil
 }
+
+// built is the outcome of Fetcher.Build.
+type built struct {
+	path, how string
+	err       error
+}
+
+// errUnverifiable is a component with neither a published checksum file nor a pin: never
+// downloaded, built from source where the Fetcher can.
+var errUnverifiable = errors.New("its release publishes no checksum file and nuv pins none")
 
 // wantSum is the sum a file must have and what says so.
 type wantSum struct {
@@ -221,7 +283,7 @@ func (f Fetcher) sumOf(ctx context.Context, rel Release, a artifact) (wantSum, e
 		want = pin
 	}
 	if want == "" {
-		return wantSum{}, fmt.Errorf("%s: its release publishes no checksum file beside %s and nuv pins no checksum for %s: refusing an unverified binary", a.Component, a.URL, key)
+		return wantSum{}, fmt.Errorf("%s: %w (%s has none beside it; no pin for %s): refusing an unverified binary", a.Component, errUnverifiable, a.URL, key)
 	}
 	return wantSum{sum: want, checked: checked}, nil
 }

@@ -199,7 +199,7 @@ func TestFetchRefusesBeforeDownloading(t *testing.T) {
 			rel := f.rel
 			rel.Pins = nil
 			return rel
-		}, []string{"kwok", "publishes no checksum file", "nuv pins no checksum for kwok linux/amd64"}},
+		}, []string{"kwok", "publishes no checksum file", "no pin for kwok linux/amd64"}},
 		{"checksum file not a checksum", func(t *testing.T, f *fixture) kubebin.Release {
 			bad := filepath.Join(t.TempDir(), "x.sha256")
 			os.WriteFile(bad, []byte("<html>not found</html>\n"), 0o644)
@@ -392,5 +392,57 @@ func TestFetchCheckRefusesSet(t *testing.T) {
 	}
 	if _, _, ok := kubebin.Cached(f.cache, "1.36.3", "linux", "amd64"); ok {
 		t.Fatal("refused set cached")
+	}
+}
+
+// A component with nothing to verify a download against (kwok without a pin) is built from source
+// while the others download; a failed build caches nothing.
+func TestFetchBuildsUnverifiableComponents(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		buildErr error
+	}{{"build succeeds", nil}, {"build fails", errors.New("go build: exit status 1")}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, 64<<10)
+			rel := f.rel
+			rel.Pins = nil
+			fe := f.fetcher(t, rel)
+			var asked []string
+			fe.Build = func(ctx context.Context, component string) (string, string, error) {
+				asked = append(asked, component)
+				return f.bins[component], "built from source by a test", tc.buildErr
+			}
+			dir, err := fe.Fetch(context.Background(), "1.36.3")
+			if strings.Join(asked, ",") != "kwok" {
+				t.Errorf("built %v, want kwok only", asked)
+			}
+			if tc.buildErr != nil {
+				if err == nil || !strings.Contains(err.Error(), "kwok: go build: exit status 1") {
+					t.Fatalf("fetch with a failed build: %v", err)
+				}
+				if _, _, ok := kubebin.Cached(f.cache, "1.36.3", "linux", "amd64"); ok {
+					t.Fatal("a set with a failed build was cached")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("fetch: %v\n%s", err, f.logBuf)
+			}
+			if got, want := kubebintest.SHA256(t, filepath.Join(dir, "kwok")), kubebintest.SHA256(t, f.bins["kwok"]); got != want {
+				t.Errorf("kwok in the set has sum %s, the build %s", got, want)
+			}
+			if n := len(f.m.Requests(f.lay.Binary["kwok"])); n != 0 {
+				t.Errorf("the unverifiable kwok was downloaded %d times", n)
+			}
+			_, origin, _ := kubebin.Cached(f.cache, "1.36.3", "linux", "amd64")
+			for _, of := range origin.Files {
+				if (of.Component == "kwok") != (of.Built != "") || (of.Built != "") == (of.URL != "") {
+					t.Errorf("origin of %s: %+v", of.Component, of)
+				}
+			}
+			if !strings.Contains(f.logBuf.String(), "kwok: its release publishes no checksum file") {
+				t.Errorf("log does not say why kwok is built:\n%s", f.logBuf)
+			}
+		})
 	}
 }

@@ -87,19 +87,45 @@ func (c Companion) cachedBuild(ctx context.Context) (bin, goBin, dir string, err
 
 // buildCompanion returns a cached nuv-kube or builds one (offline: with the module cache only).
 func (c Companion) buildCompanion(ctx context.Context, offline bool) (string, error) {
+	return c.buildVariant(ctx, wholeBuild, offline)
+}
+
+// buildKwok returns kwok alone built from the companion's sources, cached beside nuv-kube: the
+// kwok of a binary set whose other components downloaded. A cached whole nuv-kube serves as well
+// (it runs as kwok under that name).
+func (c Companion) buildKwok(ctx context.Context) (path, how string, err error) {
+	how = "built from source by nuv (sigs.k8s.io/kwok " + kwokModuleVersion() + " through the Go module proxy): kwok's releases publish no checksums to verify a download against"
+	if whole, _, _, _ := c.cachedBuild(ctx); whole != "" {
+		return whole, how, nil
+	}
+	bin, err := c.buildVariant(ctx, kwokBuild, false)
+	return bin, how, err
+}
+
+func (c Companion) buildVariant(ctx context.Context, v variant, offline bool) (string, error) {
 	bin, goBin, dir, err := c.cachedBuild(ctx)
+	if v.name != wholeBuild.name && dir != "" {
+		bin = ""
+		if b := filepath.Join(dir, v.name); isExecutable(b) {
+			bin = b
+		}
+	}
 	if bin != "" {
 		return bin, nil
 	}
 	if err != nil {
 		return "", err
 	}
-	bin = filepath.Join(dir, "nuv-kube")
+	bin = filepath.Join(dir, v.name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("companion cache %s: %w", dir, err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(dir, "build.lock"), func() {
-		c.log().Infof("waiting for another nuv building nuv-kube (%s)", dir)
+	lock := "build.lock"
+	if v.name != wholeBuild.name {
+		lock = "build-" + v.name + ".lock"
+	}
+	unlock, err := lockFile(ctx, filepath.Join(dir, lock), func() {
+		c.log().Infof("waiting for another nuv building %s (%s)", v.name, dir)
 	})
 	if err != nil {
 		return "", err
@@ -108,7 +134,7 @@ func (c Companion) buildCompanion(ctx context.Context, offline bool) (string, er
 	if isExecutable(bin) { // built by another nuv while we waited
 		return bin, nil
 	}
-	if err := c.build(ctx, goBin, dir, bin, offline); err != nil {
+	if err := c.build(ctx, v, goBin, dir, bin, offline); err != nil {
 		return "", err
 	}
 	return bin, nil
@@ -171,15 +197,35 @@ func (c Companion) anyBuild() string {
 	return ""
 }
 
-func (c Companion) build(ctx context.Context, goBin, dir, bin string, offline bool) error {
+// variant is one build of the companion's sources: the whole nuv-kube, or kwok alone (the build tag
+// nuvkube_kwok leaves the control plane out) for a binary set whose other components downloaded.
+type variant struct {
+	name string // the binary's file name in the cache directory
+	tags string // go build -tags
+	what string // what the log says is being built
+	// records: the build's time is recorded for the cold-build estimate (whole builds only).
+	records bool
+}
+
+var (
+	wholeBuild = variant{name: "nuv-kube", what: "nuv-kube " + KubeVersion + " (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)", records: true}
+	kwokBuild  = variant{name: "kwok", tags: "nuvkube_kwok", what: "kwok (nuv-kube's kwok alone, about a third of its packages)"}
+)
+
+func (c Companion) build(ctx context.Context, v variant, goBin, dir, bin string, offline bool) error {
 	log := c.log()
 	start := time.Now()
 	src := filepath.Join(dir, "src")
+	if v.name != wholeBuild.name {
+		src = filepath.Join(dir, "src-"+v.name)
+	}
 	cores := runtime.NumCPU()
-	log.Infof("building nuv-kube %s (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok) from source once", KubeVersion)
+	log.Infof("building %s from source once", v.what)
 	records := filepath.Join(CacheDir(c.getenv()), "nuv-kube", "builds.json")
-	est, basis := kubebin.ColdEstimate(kubebin.LoadBuildRecords(records), cores)
-	log.Infof("  on a cold cache that takes about %s on %d cores (%s); packages compiled before are not compiled again", est.Round(time.Minute), cores, basis)
+	if v.records {
+		est, basis := kubebin.ColdEstimate(kubebin.LoadBuildRecords(records), cores)
+		log.Infof("  on a cold cache that takes about %s on %d cores (%s); packages compiled before are not compiled again", est.Round(time.Minute), cores, basis)
+	}
 	log.Infof("  step 1/2: writing sources to %s", src)
 	if err := os.RemoveAll(src); err != nil {
 		return err
@@ -212,14 +258,14 @@ func (c Companion) build(ctx context.Context, goBin, dir, bin string, offline bo
 	ldflags := fmt.Sprintf("-X %s.gitVersion=v%s -X %s.gitMajor=1 -X %s.gitMinor=36 -X %s.gitTreeState=clean", pkg, KubeVersion, pkg, pkg, pkg)
 	tmp := bin + ".tmp"
 	out, pw := io.Pipe()
-	proc, err := runner.Start(ctx, runner.Cmd{Path: goBin, Args: []string{"build", "-v", "-o", tmp, "-ldflags", ldflags, "./cmd/nuv-kube"},
+	proc, err := runner.Start(ctx, runner.Cmd{Path: goBin, Args: []string{"build", "-v", "-tags", v.tags, "-o", tmp, "-ldflags", ldflags, "./cmd/nuv-kube"},
 		Dir: src, Env: env, Stderr: pw})
 	if err != nil {
 		return err
 	}
 	var count, stale, total, firstAt atomic.Int64
 	go func() { // how many packages this build compiles (the stale ones), for the estimate
-		out, err := runner.Output(ctx, runner.Cmd{Path: goBin, Args: []string{"list", "-deps", "-f", "{{if .Stale}}stale{{end}}", "./cmd/nuv-kube"}, Dir: src, Env: env})
+		out, err := runner.Output(ctx, runner.Cmd{Path: goBin, Args: []string{"list", "-deps", "-tags", v.tags, "-f", "{{if .Stale}}stale{{end}}", "./cmd/nuv-kube"}, Dir: src, Env: env})
 		if err == nil {
 			total.Store(int64(strings.Count(string(out), "\n")))
 			stale.Store(int64(strings.Count(string(out), "stale")))
@@ -252,21 +298,23 @@ func (c Companion) build(ctx context.Context, goBin, dir, bin string, offline bo
 			if t := firstAt.Load(); t > 0 {
 				compiling = time.Since(time.Unix(0, t))
 			}
-			log.Infof("  building nuv-kube: %s", kubebin.BuildProgress(time.Since(start), compiling, n, stale.Load(), total.Load()))
+			log.Infof("  building %s: %s", v.name, kubebin.BuildProgress(time.Since(start), compiling, n, stale.Load(), total.Load()))
 		case err := <-waitErr:
 			if err != nil {
 				os.Remove(tmp)
-				return fmt.Errorf("build nuv-kube: %w\n%s", err, strings.Join(tail, "\n"))
+				return fmt.Errorf("build %s: %w\n%s", v.name, err, strings.Join(tail, "\n"))
 			}
 			if err := os.Rename(tmp, bin); err != nil {
 				return err
 			}
-			if key, err := sourceKey(""); err == nil {
-				_ = os.WriteFile(filepath.Join(dir, "sources"), []byte(key+"\n"), 0o644)
-			}
 			took := time.Since(start)
-			_ = kubebin.AppendBuildRecord(records, kubebin.BuildRecord{Packages: count.Load(), Total: total.Load(), Seconds: took.Seconds(), Cores: cores, When: time.Now().UTC()})
-			log.Infof("built nuv-kube in %s (%d packages compiled): %s", took.Round(time.Second), count.Load(), bin)
+			if v.records {
+				if key, err := sourceKey(""); err == nil {
+					_ = os.WriteFile(filepath.Join(dir, "sources"), []byte(key+"\n"), 0o644)
+				}
+				_ = kubebin.AppendBuildRecord(records, kubebin.BuildRecord{Packages: count.Load(), Total: total.Load(), Seconds: took.Seconds(), Cores: cores, When: time.Now().UTC()})
+			}
+			log.Infof("built %s in %s (%d packages compiled): %s", v.name, took.Round(time.Second), count.Load(), bin)
 			return nil
 		}
 	}
@@ -460,7 +508,17 @@ func downloadedSource(o kubebin.Origin) string {
 			}
 		}
 	}
-	return fmt.Sprintf("downloaded from %s on %s, SHA-256 verified against the release checksum files%s", strings.Join(o.Hosts(), ", "), o.Fetched.Format("2006-01-02"), pinned)
+	var built []string
+	for _, f := range o.Files {
+		if f.Built != "" {
+			built = append(built, f.Component)
+		}
+	}
+	line := fmt.Sprintf("downloaded from %s on %s, SHA-256 verified against the release checksum files%s", strings.Join(o.Hosts(), ", "), o.Fetched.Format("2006-01-02"), pinned)
+	if len(built) > 0 {
+		line += "; " + strings.Join(built, ", ") + " built from source by nuv"
+	}
+	return line
 }
 
 func builtSource(bin string) string {
@@ -498,6 +556,14 @@ func (c Companion) download(ctx context.Context, version string) (Binaries, erro
 	f := kubebin.Fetcher{
 		Downloader: kubebin.Downloader{Client: client, Log: c.log(), Timeout: timeout, Stall: c.Stall},
 		Releases:   c.releases(), Mirrors: mirrors, CacheDir: CacheDir(getenv), GOOS: goos, GOARCH: goarch, Log: c.log(),
+	}
+	if goos == runtime.GOOS && goarch == runtime.GOARCH {
+		f.Build = func(ctx context.Context, component string) (string, string, error) {
+			if component != "kwok" {
+				return "", "", fmt.Errorf("nuv builds only kwok from source on its own; %s must be downloaded and verified", component)
+			}
+			return c.buildKwok(ctx)
+		}
 	}
 	if native := goos == runtime.GOOS && goarch == runtime.GOARCH; native {
 		f.Check = func(dir string) error { // the sums came from the mirror too: ask the binaries
@@ -636,4 +702,18 @@ func BinariesOf(home, kubeconfig string) (name, source string, ok bool) {
 		}
 	}
 	return "", "", false
+}
+
+// kwokModuleVersion is the sigs.k8s.io/kwok version the companion's go.mod requires ("v0.8.0").
+func kwokModuleVersion() string {
+	b, err := nuvsrc.KubeSources.ReadFile("go.mod")
+	if err != nil {
+		return "(unknown version)"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "sigs.k8s.io/kwok" {
+			return f[1]
+		}
+	}
+	return "(unknown version)"
 }

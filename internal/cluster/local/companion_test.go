@@ -163,3 +163,17 @@ func TestBinariesOf(t *testing.T) {
 		}
 	}
 }
+
+// The kwok nuv builds for a downloaded set is the version the release table names for it.
+func TestKwokBuildMatchesReleaseTable(t *testing.T) {
+	for _, r := range kubebin.Releases() {
+		if r.Kubernetes != KubeVersion {
+			continue
+		}
+		if got := kwokModuleVersion(); got != "v"+r.Kwok {
+			t.Fatalf("go.mod requires sigs.k8s.io/kwok %s, the release table names kwok %s", got, r.Kwok)
+		}
+		return
+	}
+	t.Fatalf("the release table has no Kubernetes %s", KubeVersion)
+}

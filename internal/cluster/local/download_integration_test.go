@@ -112,6 +112,48 @@ func TestIntegrationReleaseDownloads(t *testing.T) {
 		}
 	})
 
+	t.Run("kwok without a pin is built from source while the rest downloads", func(t *testing.T) {
+		cache := t.TempDir()
+		unpinned := rel
+		unpinned.Pins = map[string]string{}
+		for k, v := range rel.Pins {
+			if !strings.HasPrefix(k, "kwok ") {
+				unpinned.Pins[k] = v
+			}
+		}
+		var logBuf bytes.Buffer
+		comp := local.Companion{Getenv: envWith(append(m.Env(), "NUV_CACHE_DIR="+cache)...), Log: cli.NewLogger(&logBuf, 0), Releases: []kubebin.Release{unpinned}}
+		kwokRequests := len(m.Requests(lay.Binary["kwok"]))
+		start := time.Now()
+		b, err := comp.Prepare(ctx, local.PrepareOptions{Source: local.SourceDownload})
+		t.Logf("prepare with kwok built from source: %s\n%s", time.Since(start).Round(100*time.Millisecond), logBuf.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.Source, "kwok built from source by nuv") {
+			t.Errorf("source %q does not say kwok was built", b.Source)
+		}
+		if n := len(m.Requests(lay.Binary["kwok"])) - kwokRequests; n != 0 {
+			t.Errorf("kwok downloaded %d times without anything to verify it against", n)
+		}
+		kwokBin, whole := filepath.Join(b.Path, "kwok"), filepath.Join(b.Path, "kube-apiserver")
+		ks, err1 := os.Stat(kwokBin)
+		ws, err2 := os.Stat(whole)
+		if err1 != nil || err2 != nil || ks.Size() >= ws.Size() {
+			t.Errorf("kwok in the set is not the kwok-only build: %v %v", ks, ws)
+		}
+		home, project := t.TempDir(), t.TempDir()
+		p := local.Provider{Home: home, Project: project, Log: testLogger(t), Getenv: envWith("NUV_CACHE_DIR=" + cache)}
+		info, err := p.Create(ctx, local.CreateOptions{Name: "kwokbuilt", Nodes: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = p.Delete(context.Background(), "kwokbuilt") })
+		if info.Status != cluster.Running || info.NodesReady != 2 {
+			t.Fatalf("status %s, nodes ready %d", info.Status, info.NodesReady)
+		}
+	})
+
 	t.Run("a tampered binary is refused and nothing is cached", func(t *testing.T) {
 		cache := t.TempDir()
 		evil := filepath.Join(t.TempDir(), "kube-controller-manager")
