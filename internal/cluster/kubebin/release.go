@@ -45,8 +45,9 @@ func PinKey(component, goos, goarch string) string {
 // Maintainers: pin a file by adding its "component os/arch" entry with the sum the release
 // publishes, copied from the release page over a trusted network (dl.k8s.io's <binary>.sha256,
 // etcd's SHA256SUMS; kwok publishes no checksum file, so its pin is the only check: without one a
-// kwok download is refused, and the companion builds kwok alone from source instead). The entries are left empty until someone with access to the
-// release hosts fills them: nuv does not make them up.
+// kwok download is refused, and the companion builds kwok alone from source instead). The entries
+// are left empty until someone with access to the release hosts fills them: nuv does not make them
+// up.
 var releases = []Release{
 	{Kubernetes: "1.36.3", Etcd: "3.6.16", Kwok: "0.8.0", Pins: map[string]string{}},
 }
