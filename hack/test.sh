@@ -33,6 +33,12 @@ if ! $short && ! command -v kubectl >/dev/null; then
   echo "install it, or pass -short to skip the integration tests" >&2
   exit 1
 fi
+if ! command -v terraform >/dev/null; then
+  # Not in Debian either; preinstalled on nuv's machines. The providers' Terraform output is checked
+  # with `terraform fmt -check` (offline: no provider plug-in is downloaded).
+  echo "terraform is required by the Terraform-output tests (internal/cluster/tfgen and the cloud providers) and is not on PATH; install terraform >= 1.5" >&2
+  exit 1
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq
