@@ -50,6 +50,26 @@ func TestIntegrationKarpenterObjects(t *testing.T) {
 		t.Fatalf("Installed after Install = %v, %v", ok, err)
 	}
 
+	// A CRD that is not nuv's (Karpenter's chart put it there) is left alone by Install.
+	dc := dynamic.NewForConfigOrDie(cfg)
+	crd, err := dc.Resource(crdGVR).Get(ctx, "nodeclaims.karpenter.sh", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if crd.GetLabels()[LabelManagedBy] != "nuv" || crd.GetAnnotations()[AnnotationVersion] != ModuleVersion {
+		t.Errorf("installed CRD labels %v annotations %v", crd.GetLabels(), crd.GetAnnotations())
+	}
+	crd.SetLabels(map[string]string{LabelManagedBy: "Helm"})
+	if _, err := dc.Resource(crdGVR).Update(ctx, crd, metav1.UpdateOptions{FieldManager: "helm"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Install(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if crd, err = dc.Resource(crdGVR).Get(ctx, "nodeclaims.karpenter.sh", metav1.GetOptions{}); err != nil || crd.GetLabels()[LabelManagedBy] != "Helm" {
+		t.Errorf("Install took over a CRD that is not nuv's: labels %v, %v", crd.GetLabels(), err)
+	}
+
 	// Three groups, one per shape: dynamic on-demand, spot with taints and a disk, static.
 	groups := []spec.NodeGroup{web}
 	for _, tc := range goldenGroups[1:3] {
@@ -90,7 +110,7 @@ func TestIntegrationKarpenterObjects(t *testing.T) {
 	if r, _ := Replaces(web, static); !r {
 		t.Fatal("Replaces(dynamic, static) = false")
 	}
-	err := Apply(ctx, cfg, mustObjects(t, testCluster, static))
+	err = Apply(ctx, cfg, mustObjects(t, testCluster, static))
 	assertRejected(t, err, KindNodePool, "web", "Cannot transition NodePool between static (replicas set) and dynamic (replicas unset) provisioning modes")
 
 	// Invalid objects forced past the mapping's own checks: the real CRDs refuse them.
@@ -145,7 +165,6 @@ func TestIntegrationKarpenterObjects(t *testing.T) {
 	}
 
 	// An object of the same name that nuv did not make is refused, and never deleted.
-	dc := dynamic.NewForConfigOrDie(cfg)
 	theirs := mustObjects(t, testCluster, spec.NodeGroup{Name: "theirs", Manager: "karpenter", Max: ip(1)})[1]
 	theirs.SetLabels(nil)
 	if _, err := dc.Resource(nodePoolGVR).Create(ctx, theirs, metav1.CreateOptions{}); err != nil {

@@ -111,8 +111,13 @@ func resourceOf(o *unstructured.Unstructured) (schema.GroupVersionResource, erro
 		o.GetObjectKind().GroupVersionKind(), o.GetName(), GroupCore, Version, KindNodePool, GroupAWS, Version, KindNodeClass)
 }
 
-// Install server-side applies Karpenter's CRDs (CRDs) and waits, within ctx, until the API server
-// serves them (Established). Applying them again changes nothing.
+// AnnotationVersion records, on the CRDs nuv installs, the Karpenter module version they come from.
+const AnnotationVersion = "nuv.dev/karpenter-version"
+
+// Install server-side applies Karpenter's CRDs (CRDs), labelled as nuv's, and waits, within ctx,
+// until the API server serves them (Established). Applying them again changes nothing. A CRD that
+// is already there and is not nuv's (Karpenter's chart installed it, maybe at a newer version) is
+// left as it is: Install only waits for it to be Established.
 func Install(ctx context.Context, cfg *rest.Config) error {
 	crds, err := CRDs()
 	if err != nil {
@@ -124,6 +129,15 @@ func Install(ctx context.Context, cfg *rest.Config) error {
 	}
 	ri := dc.Resource(crdGVR)
 	for _, c := range crds {
+		live, err := ri.Get(ctx, c.Name, metav1.GetOptions{})
+		switch {
+		case err == nil && live.GetLabels()[LabelManagedBy] != managedByValue:
+			continue
+		case err != nil && !apierrors.IsNotFound(err):
+			return fmt.Errorf("karpenter: CRD %s: %w", c.Name, err)
+		}
+		c.Labels = map[string]string{LabelManagedBy: managedByValue}
+		c.Annotations = map[string]string{AnnotationVersion: ModuleVersion}
 		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(c)
 		if err != nil {
 			return fmt.Errorf("karpenter: CRD %s: %w", c.Name, err)
