@@ -197,7 +197,7 @@ func TestIntegrationKarpenterObjects(t *testing.T) {
 	for _, name := range []string{"batch", "system"} {
 		current = append(current, desired[name]...)
 	}
-	current = append(current, webObjs...)
+	current = append(current, Named(testCluster.Name, "web")...) // as if web had left the spec
 	if err := Delete(ctx, cfg, current); err != nil {
 		t.Fatal(err)
 	}

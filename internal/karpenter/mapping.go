@@ -259,6 +259,16 @@ func Objects(c Cluster, g spec.NodeGroup) ([]*unstructured.Unstructured, error) 
 	return []*unstructured.Unstructured{nodeClass(c, g), nodePool(c, g, taints)}, nil
 }
 
+// Named returns the objects of group as Delete needs them (kind, name and nuv's labels, no spec):
+// to delete a group the spec no longer lists, whose other settings are not known any more.
+func Named(cluster, group string) []*unstructured.Unstructured {
+	c, g := Cluster{Name: cluster}, spec.NodeGroup{Name: group}
+	return []*unstructured.Unstructured{
+		{Object: map[string]any{"apiVersion": GroupAWS + "/" + Version, "kind": KindNodeClass, "metadata": objectMeta(c, g)}},
+		{Object: map[string]any{"apiVersion": GroupCore + "/" + Version, "kind": KindNodePool, "metadata": objectMeta(c, g)}},
+	}
+}
+
 // objectMeta is the metadata of both objects: the group's name and nuv's labels.
 func objectMeta(c Cluster, g spec.NodeGroup) map[string]any {
 	return map[string]any{
