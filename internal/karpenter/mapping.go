@@ -183,7 +183,9 @@ func (c Cluster) check() error {
 	} else if strings.HasPrefix(c.NodeRole, "arn:") {
 		msgs = append(msgs, fmt.Sprintf("node role %q: give the role's name, not its ARN", c.NodeRole))
 	}
-	if a := c.alias(); !aliasRE.MatchString(a) {
+	if a := c.alias(); len(a) > 30 {
+		msgs = append(msgs, fmt.Sprintf("AMI alias %q: at most 30 characters", a))
+	} else if !aliasRE.MatchString(a) {
 		msgs = append(msgs, fmt.Sprintf("AMI alias %q: want family@version with family one of al2, al2023, bottlerocket, windows2019, windows2022, windows2025", a))
 	} else if m := aliasRE.FindStringSubmatch(a); strings.HasPrefix(m[1], "windows") && m[2] != "latest" {
 		msgs = append(msgs, fmt.Sprintf("AMI alias %q: windows families only take version latest", a))

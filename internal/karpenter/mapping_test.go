@@ -139,6 +139,7 @@ func TestObjectsRefusesWhatTheMappingCannotExpress(t *testing.T) {
 		{"role ARN", Cluster{Name: "dev", NodeRole: "arn:aws:iam::1:role/n"}, base, []string{`give the role's name, not its ARN`}},
 		{"bad cluster name", Cluster{Name: "Dev", NodeRole: "r"}, base, []string{`cluster name: invalid name "Dev"`}},
 		{"bad alias", Cluster{Name: "dev", NodeRole: "r", AMIAlias: "ubuntu@latest"}, base, []string{`AMI alias "ubuntu@latest": want family@version`}},
+		{"long alias", Cluster{Name: "dev", NodeRole: "r", AMIAlias: "al2023@v20240807-" + strings.Repeat("1", 20)}, base, []string{`at most 30 characters`}},
 		{"windows version", Cluster{Name: "dev", NodeRole: "r", AMIAlias: "windows2022@v1"}, base, []string{`windows families only take version latest`}},
 		{"reserved tag", Cluster{Name: "dev", NodeRole: "r", Tags: map[string]string{"kubernetes.io/cluster/dev": "owned"}}, base,
 			[]string{`tag "kubernetes.io/cluster/dev" is reserved by Karpenter`}},
