@@ -86,7 +86,7 @@ func rejected(o *unstructured.Unstructured, verb string, err error) error {
 		return &RejectedError{Kind: o.GetKind(), Name: o.GetName(), Causes: causes, Err: err}
 	}
 	if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) && verb == "apply" {
-		return fmt.Errorf("karpenter: %s %s %q: %w (%v)", verb, o.GetKind(), o.GetName(), ErrNotInstalled, err)
+		return fmt.Errorf("karpenter: %s %s %q: %w (%w)", verb, o.GetKind(), o.GetName(), ErrNotInstalled, err)
 	}
 	return fmt.Errorf("karpenter: %s %s %q: %w", verb, o.GetKind(), o.GetName(), err)
 }
