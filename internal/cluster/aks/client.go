@@ -159,7 +159,7 @@ func (p *Provider) clientsFor(ctx context.Context, subscription string) (*client
 		return nil, err
 	}
 	c.clusters, c.pools = f.NewManagedClustersClient(), f.NewAgentPoolsClient()
-	if c.raw, err = arm.NewClient("nuv-aks", "v1", p.cred, ao); err != nil {
+	if c.raw, err = arm.NewClient("nuv-aks", "v1.0.0", p.cred, ao); err != nil {
 		return nil, err
 	}
 	if p.cache == nil {

@@ -235,10 +235,10 @@ func versionAs(asked, current, want string) string {
 	case strings.HasPrefix(current, want+"."):
 		return want
 	}
-	if current != "" {
-		return current
+	if asked != "" {
+		return asked
 	}
-	return asked
+	return current
 }
 
 func deref[T any](p *T) T {
