@@ -2,8 +2,14 @@ package azure
 
 import (
 	"context"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	acs "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
@@ -63,4 +69,107 @@ func TestClusterErrorsThroughSDK(t *testing.T) {
 	}
 	_, err = e.Clusters.Get(ctx, "rg", "c", nil)
 	wantCode(t, err, "ResourceNotFound")
+}
+
+// rawARM sends an authenticated request to the emulator and returns the status and the error code.
+func (e *testEmulator) rawARM(t *testing.T, method, path string) (int, string, string) {
+	t.Helper()
+	tok, err := e.Cred.GetToken(context.Background(), policy.TokenRequestOptions{Scopes: []string{e.URL + "/.default"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.raw(t, method, path, "Bearer "+tok.Token)
+}
+
+func (e *testEmulator) raw(t *testing.T, method, path, auth string) (int, string, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, e.URL+path, nil)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := e.HTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Error armError `json:"error"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	return resp.StatusCode, body.Error.Code, body.Error.Message
+}
+
+func TestRefusals(t *testing.T) {
+	e := startEmulator(t, "", 0)
+	sub := "/subscriptions/" + e.Creds.SubscriptionID
+	mcs := sub + "/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters"
+	k, _ := hex.DecodeString(e.st.SigningKey)
+	expired := signToken(k, tokenClaims{Aud: e.URL, Exp: time.Now().Add(-time.Minute).Unix()})
+	otherKey := signToken([]byte("not the emulator's key"), tokenClaims{Aud: e.URL, Exp: time.Now().Add(time.Hour).Unix()})
+	for _, tc := range []struct {
+		name, method, path, auth string
+		status                   int
+		code, inMessage          string
+	}{
+		{"no token", "GET", mcs + "?api-version=" + APIVersion, "", 401, "AuthenticationFailed", "header is missing"},
+		{"expired token", "GET", mcs + "?api-version=" + APIVersion, "Bearer " + expired, 401, "ExpiredAuthenticationToken", "expiry"},
+		{"foreign token", "GET", mcs + "?api-version=" + APIVersion, "Bearer " + otherKey, 401, "InvalidAuthenticationTokenTenant", "signature"},
+	} {
+		status, code, msg := e.raw(t, tc.method, tc.path, tc.auth)
+		if status != tc.status || code != tc.code || !strings.Contains(msg, tc.inMessage) {
+			t.Errorf("%s: %d %s %q; want %d %s (%s)", tc.name, status, code, msg, tc.status, tc.code, tc.inMessage)
+		}
+	}
+	for _, tc := range []struct {
+		name, method, path string
+		status             int
+		code, inMessage    string
+	}{
+		{"no api-version", "GET", mcs, 400, "MissingApiVersionParameter", "api-version"},
+		{"old api-version", "GET", mcs + "?api-version=2019-02-01", 400, "NoRegisteredProviderFound", APIVersion},
+		{"resources api-version", "GET", sub + "/resourcegroups?api-version=2025-02-01", 400, "InvalidApiVersionParameter", ResourcesAPIVersion},
+		{"unimplemented", "GET", mcs + "/c/upgradeProfiles/default?api-version=" + APIVersion, 400, "UnsupportedOperation", "upgradeProfiles/default"},
+		{"other subscription", "GET", "/subscriptions/00000000-0000-0000-0000-000000000000/resourcegroups?api-version=" + ResourcesAPIVersion, 404, "SubscriptionNotFound", "00000000"},
+	} {
+		status, code, msg := e.rawARM(t, tc.method, tc.path)
+		if status != tc.status || code != tc.code || !strings.Contains(msg, tc.inMessage) {
+			t.Errorf("%s: %d %s %q; want %d %s (%s)", tc.name, status, code, msg, tc.status, tc.code, tc.inMessage)
+		}
+	}
+	// A wrong client secret is refused by the authority, as Azure AD refuses it.
+	cred, _ := e.clients(t, "wrong")
+	_, err := cred.GetToken(context.Background(), policy.TokenRequestOptions{Scopes: []string{e.URL + "/.default"}})
+	if err == nil || !strings.Contains(err.Error(), "AADSTS7000215") {
+		t.Errorf("token with a wrong secret: %v", err)
+	}
+}
+
+func TestThrottlingRetriedAndStateKept(t *testing.T) {
+	dir := t.TempDir()
+	e := startEmulator(t, dir, 0)
+	ctx := context.Background()
+	if _, err := e.Groups.CreateOrUpdate(ctx, "kept", armresources.ResourceGroup{Location: to.Ptr("westeurope")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.mu.Lock()
+	e.faults = []*Fault{{Operation: "ResourceGroups_Get", Kind: "throttle", Count: 2}}
+	e.mu.Unlock()
+	if _, err := e.Groups.Get(ctx, "kept", nil); err != nil {
+		t.Fatalf("a throttled call is retried by the SDK (Retry-After): %v", err)
+	}
+	if f := e.faultList(); f[0].Fired != 2 {
+		t.Fatalf("throttle fired %d times, want 2", f[0].Fired)
+	}
+	creds := e.Creds
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e2 := startEmulator(t, dir, 0)
+	if e2.Creds != creds {
+		t.Fatal("a restarted emulator has new credentials")
+	}
+	g, err := e2.Groups.Get(ctx, "kept", nil)
+	if err != nil || *g.Location != "westeurope" {
+		t.Fatalf("after a restart: %v %v", g, err)
+	}
 }
