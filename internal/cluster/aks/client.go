@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -113,9 +114,16 @@ func credential(ctx context.Context, getenv func(string) string, co azcore.Clien
 	return nil, fmt.Errorf("no usable Azure credentials; tried, in order:\n  %s", strings.Join(tried, "\n  "))
 }
 
-// firstLine keeps the useful part of an SDK error (they run over many lines).
+var aadstsRE = regexp.MustCompile(`AADSTS\d+: [^\n"]*`)
+
+// firstLine keeps the useful part of an SDK error (they run over many lines): Azure AD's
+// AADSTS code and description when there is one.
 func firstLine(err error) string {
 	s := strings.TrimSpace(err.Error())
+	if m := aadstsRE.FindString(s); m != "" {
+		head, _, _ := strings.Cut(s, "\n")
+		return strings.TrimSpace(head) + " " + m
+	}
 	var keep []string
 	for _, l := range strings.Split(s, "\n") {
 		l = strings.TrimSpace(l)

@@ -13,6 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -33,6 +38,12 @@ func azureEnv(t *testing.T) (map[string]string, *azure.Server, string) {
 	if testing.Short() {
 		t.Skip("runs local control planes behind the emulated AKS clusters; skipped under -short")
 	}
+	return serveEmulator(t)
+}
+
+// serveEmulator serves an Azure emulator for a test that makes no managed cluster.
+func serveEmulator(t *testing.T) (map[string]string, *azure.Server, string) {
+	t.Helper()
 	dir := t.TempDir()
 	s, err := azure.New(azure.Options{Dir: dir, Delay: 300 * time.Millisecond, Log: localtest.Logger(t)})
 	if err != nil {
@@ -195,14 +206,7 @@ func TestIntegrationLifecycle(t *testing.T) {
 	}
 
 	// A failure in the middle of the pool's operation is surfaced with the operation named...
-	req, _ := http.NewRequest(http.MethodPost, url+"/_nuv/faults", strings.NewReader(`{"operation":"AgentPools_CreateOrUpdate","kind":"lro-failure","count":1}`))
-	hc, err := azure.Client(env["NUV_AZURE_CA_FILE"][:len(env["NUV_AZURE_CA_FILE"])-len("/ca.crt")])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp, err := hc.Do(req); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("inject fault: %v %v", resp, err)
-	}
+	postFault(t, env, url, `{"operation":"AgentPools_CreateOrUpdate","kind":"lro-failure","count":1}`)
 	_, err = e.Apply(ctx, c, engine.ApplyOptions{})
 	if err == nil || !strings.Contains(err.Error(), "AgentPools_CreateOrUpdate") || !strings.Contains(err.Error(), "injected failure in the middle") {
 		t.Fatalf("apply with a failing operation: %v", err)
@@ -255,4 +259,55 @@ func TestIntegrationLifecycle(t *testing.T) {
 		t.Errorf("left after delete: %v %v", left, err)
 	}
 	_ = srv
+}
+
+func caDir(env map[string]string) string { return filepath.Dir(env["NUV_AZURE_CA_FILE"]) }
+
+func postFault(t *testing.T, env map[string]string, url, body string) {
+	t.Helper()
+	hc, err := azure.Client(caDir(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := hc.Post(url+"/_nuv/faults", "application/json", strings.NewReader(body))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("inject fault %s: %v %v", body, resp, err)
+	}
+	resp.Body.Close()
+}
+
+// groupsClient is an SDK client of the emulator's resource groups, as another Azure user.
+func groupsClient(t *testing.T, env map[string]string) *armresources.ResourceGroupsClient {
+	t.Helper()
+	hc, err := azure.Client(caDir(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := cloud.Configuration{ActiveDirectoryAuthorityHost: env["AZURE_AUTHORITY_HOST"],
+		Services: map[cloud.ServiceName]cloud.ServiceConfiguration{cloud.ResourceManager: {Endpoint: env["NUV_AZURE_RESOURCE_MANAGER"], Audience: env["NUV_AZURE_RESOURCE_MANAGER"]}}}
+	co := azcore.ClientOptions{Cloud: cfg, Transport: hc}
+	cred, err := azidentity.NewClientSecretCredential(env["AZURE_TENANT_ID"], env["AZURE_CLIENT_ID"], env["AZURE_CLIENT_SECRET"],
+		&azidentity.ClientSecretCredentialOptions{ClientOptions: co, DisableInstanceDiscovery: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := armresources.NewResourceGroupsClient(env["AZURE_SUBSCRIPTION_ID"], cred, &arm.ClientOptions{ClientOptions: co})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func clearFaults(t *testing.T, env map[string]string, url string) {
+	t.Helper()
+	hc, err := azure.Client(caDir(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodDelete, url+"/_nuv/faults", nil)
+	resp, err := hc.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("clear faults: %v %v", resp, err)
+	}
+	resp.Body.Close()
 }
