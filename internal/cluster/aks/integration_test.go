@@ -33,7 +33,7 @@ import (
 
 // azureEnv serves an Azure emulator (real local clusters behind its managed clusters) for the
 // test and returns the environment that points the provider at it.
-func azureEnv(t *testing.T) (map[string]string, *azure.Server, string) {
+func azureEnv(t testing.TB) (map[string]string, *azure.Server, string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs local control planes behind the emulated AKS clusters; skipped under -short")
@@ -42,7 +42,7 @@ func azureEnv(t *testing.T) (map[string]string, *azure.Server, string) {
 }
 
 // serveEmulator serves an Azure emulator for a test that makes no managed cluster.
-func serveEmulator(t *testing.T) (map[string]string, *azure.Server, string) {
+func serveEmulator(t testing.TB) (map[string]string, *azure.Server, string) {
 	t.Helper()
 	dir := t.TempDir()
 	s, err := azure.New(azure.Options{Dir: dir, Delay: 300 * time.Millisecond, Log: localtest.Logger(t)})
@@ -99,7 +99,7 @@ spec:
 
 func itoa(i int) string { return string(rune('0' + i)) }
 
-func decode(t *testing.T, body string) *spec.Cluster {
+func decode(t testing.TB, body string) *spec.Cluster {
 	t.Helper()
 	cs, err := spec.Decode("aks.yaml", []byte(body))
 	if err != nil {

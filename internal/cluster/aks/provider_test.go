@@ -14,6 +14,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/aks"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
 )
 
@@ -106,5 +107,54 @@ func TestForeignResourceGroupLeftAlone(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(e.Providers["aks"].(*aks.Provider).Project, "clusters")); err == nil {
 		t.Fatal("a kubeconfig directory was made")
+	}
+}
+
+// The example spec the repository ships is valid and writes its Terraform.
+func TestExampleSpec(t *testing.T) {
+	cs, err := spec.ReadFile(filepath.Join("..", "..", "..", "clusters", "specs", "aks.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &aks.Provider{Project: t.TempDir(), Getenv: func(k string) string {
+		return map[string]string{"AZURE_SUBSCRIPTION_ID": "00000000-1111-2222-3333-444444444444"}[k]
+	}}
+	for _, c := range cs {
+		if errs := p.Validate(c); len(errs) > 0 {
+			t.Fatalf("%s: %v", c.Source, errs)
+		}
+		d, err := p.Desired(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Terraform(c, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Validate reports every problem of the aks section and the spec with its field path.
+func TestValidate(t *testing.T) {
+	p := &aks.Provider{Getenv: func(string) string { return "" }}
+	c := decode(t, `apiVersion: nuv.dev/v1alpha1
+kind: Cluster
+metadata: {name: bad}
+spec:
+  provider: aks
+  zones: [a]
+  controlPlane: {count: 3}
+  nodeGroups:
+  - {name: system-pool, count: 1, spot: true}
+  - {name: x, min: 1}
+  aks: {networkPlugin: calico, skuTier: Gold, color: blue, existingResourceGroup: "yes"}
+`)
+	var got []string
+	for _, e := range p.Validate(c) {
+		got = append(got, e.Path)
+	}
+	want := []string{"spec.aks.color", "spec.aks.existingResourceGroup", "spec.aks.networkPlugin", "spec.aks.skuTier", "spec.aks.subscription",
+		"spec.controlPlane.count", "spec.nodeGroups[0].name", "spec.nodeGroups[0].spot", "spec.nodeGroups[1].min", "spec.region", "spec.zones[0]"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("paths:\n got %v\nwant %v", got, want)
 	}
 }
