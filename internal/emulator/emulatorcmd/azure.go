@@ -3,10 +3,13 @@ package emulatorcmd
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/emulator/azure"
+	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/internal/proc"
 )
 
@@ -142,4 +146,48 @@ func serveAzureCmd(ctx context.Context, env *cli.Env, args []string) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	return azure.Serve(ctx, ln, s)
+}
+
+// azureFaultsCmd lists, adds or clears the faults of the running Azure emulator.
+func azureFaultsCmd(ctx context.Context, env *cli.Env, args []string) error {
+	home, err := paths.EnsureHome(env.Getenv)
+	if err != nil {
+		return err
+	}
+	p, ok, err := azure.Status(ctx, azure.Dir(home))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return cli.Exit(1, fmt.Errorf("the azure emulator is not running: start it with `nuv emulator up`"))
+	}
+	method, body := http.MethodGet, ""
+	switch {
+	case len(args) == 0 || (len(args) == 1 && args[0] == "list"):
+	case len(args) == 2 && args[0] == "add":
+		method, body = http.MethodPost, args[1]
+	case len(args) == 1 && args[0] == "clear":
+		method = http.MethodDelete
+	default:
+		return cli.Usagef("nuv emulator faults --azure: want no argument, list, add JSON or clear")
+	}
+	hc, err := azure.Client(p.Dir)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, method, p.URL()+"/_nuv/faults", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("azure emulator faults: %w", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return cli.Exit(2, fmt.Errorf("%s", strings.TrimSpace(string(b))))
+	}
+	_, err = env.Out.Write(b)
+	return err
 }

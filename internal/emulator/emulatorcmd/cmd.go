@@ -41,6 +41,8 @@ local control planes too), state under $NUV_HOME/emulator/azure.
   env      print the shell lines that point AWS clients at it:  eval "$(nuv emulator env)"
   faults   list injected faults; "faults add JSON" adds one (or a list), "faults clear" removes all
            e.g. nuv emulator faults add '{"operation":"eks:CreateCluster","kind":"throttle","every":3}'
+           "faults --azure ..." the Azure emulator's, e.g. nuv emulator faults --azure add
+           '{"operation":"AgentPools_CreateOrUpdate","kind":"lro-failure","count":1}'
 
 Environment: NUV_EMULATOR_PORT (default 5002; 0 picks a free port), NUV_EMULATOR_DELAY (how long
 resources stay CREATING/DELETING, default 2s), NUV_EMULATOR_REGION (region of a new emulator,
@@ -261,6 +263,9 @@ func serveCmd(ctx context.Context, env *cli.Env, args []string) error {
 
 // faultsCmd lists, adds or clears the faults of the running emulator.
 func faultsCmd(ctx context.Context, env *cli.Env, args []string) error {
+	if len(args) > 0 && args[0] == "--azure" {
+		return azureFaultsCmd(ctx, env, args[1:])
+	}
 	home, err := paths.EnsureHome(env.Getenv)
 	if err != nil {
 		return err
