@@ -189,8 +189,11 @@ func operationStatus(resp *http.Response) string {
 			}
 		}
 	}
-	if resp.StatusCode == http.StatusAccepted {
+	switch resp.StatusCode {
+	case http.StatusAccepted:
 		return "InProgress"
+	case http.StatusOK, http.StatusCreated, http.StatusNoContent:
+		return "Succeeded"
 	}
 	return fmt.Sprintf("HTTP %d", resp.StatusCode)
 }
