@@ -74,6 +74,7 @@ func (p *Provider) checkOffer(ctx context.Context, cl *clients, c *spec.Cluster,
 	if err != nil {
 		return nil, err
 	}
+	zoneSeen := map[int]bool{}
 	for i, g := range c.Spec.NodeGroups {
 		size := vmSize(g)
 		zones, ok := skus[strings.ToLower(size)]
@@ -82,7 +83,8 @@ func (p *Provider) checkOffer(ctx context.Context, cl *clients, c *spec.Cluster,
 			continue
 		}
 		for j, z := range c.Spec.Zones {
-			if !slices.Contains(zones, z) {
+			if !slices.Contains(zones, z) && !zoneSeen[j] {
+				zoneSeen[j] = true
 				errs = append(errs, spec.Errorf("spec.zones["+strconv.Itoa(j)+"]", "zone %q: %s is not offered in that zone of %s (zones: %s)", z, size, loc, strings.Join(zones, ", ")))
 			}
 		}

@@ -35,6 +35,8 @@ import (
 	acs "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources"
 
+	"k8s.io/client-go/tools/clientcmd"
+
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
@@ -63,8 +65,7 @@ type Provider struct {
 	Log cli.Logger
 	// Getenv reads the environment (credentials, endpoints); nil is os.Getenv.
 	Getenv func(string) string
-	// Poll is the interval between polls of a long-running operation (default 2s; ARM's
-	// Retry-After wins when shorter... or longer).
+	// Poll is the interval between polls of a long-running operation (default 2s).
 	Poll time.Duration
 
 	mu    sync.Mutex
@@ -739,8 +740,11 @@ func (p *Provider) info(name string, mc *acs.ManagedCluster) cluster.Info {
 	for _, pl := range mc.Properties.AgentPoolProfiles {
 		i.Nodes += int(deref(pl.Count))
 	}
-	if _, err := os.Stat(p.kubeconfigPath(name)); err == nil {
+	if cfg, err := clientcmd.LoadFromFile(p.kubeconfigPath(name)); err == nil {
 		i.Kubeconfig = p.kubeconfigPath(name)
+		if ctx, ok := cfg.Contexts[cfg.CurrentContext]; ok && cfg.Clusters[ctx.Cluster] != nil {
+			i.APIURL = cfg.Clusters[ctx.Cluster].Server // where the kubeconfig reaches it
+		}
 	}
 	return i
 }

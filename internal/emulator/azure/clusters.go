@@ -164,6 +164,25 @@ func checkPool(p *acs.ManagedClusterAgentPoolProfile, path, regionName, cpVersio
 	return nil
 }
 
+// MaxNodes is the most nodes an emulated cluster has: its control plane is a local cluster.
+const MaxNodes = 100
+
+// nodeLimit refuses pools (replaced counts the pool of that name once, the last given) of more
+// than MaxNodes nodes in all: a limit of the emulator, said as such.
+func nodeLimit(pools []*acs.ManagedClusterAgentPoolProfile, replaced string) *armError {
+	n := 0
+	for i, p := range pools {
+		if replaced != "" && i < len(pools)-1 && strings.EqualFold(str(p.Name), replaced) {
+			continue
+		}
+		n += int(i32(p.Count))
+	}
+	if n > MaxNodes {
+		return aerr(400, "QuotaExceeded", "nuv azure emulator: %d nodes in all; an emulated cluster has at most %d (its control plane is a local cluster with kwok nodes).", n, MaxNodes)
+	}
+	return nil
+}
+
 func derefAll(ps []*string) []string {
 	var out []string
 	for _, p := range ps {
@@ -565,6 +584,9 @@ func (s *Server) putPool(c *call) (int, any, *armError) {
 	np.Name = &name
 	idx, prev := findPool(mc, name)
 	if e := checkPool(&np, "properties", str(mc.MC.Location), str(mc.MC.Properties.KubernetesVersion), prev); e != nil {
+		return 0, nil, e
+	}
+	if e := nodeLimit(append(slices.Clone(mc.MC.Properties.AgentPoolProfiles), &np), name); e != nil {
 		return 0, nil, e
 	}
 	state, status := "Creating", 201

@@ -63,10 +63,10 @@ func azureUp(ctx context.Context, env *cli.Env, home string) error {
 	if err != nil {
 		return err
 	}
+	// stdout keeps the AWS endpoint alone (scripts read it); the Azure one is in status and env.
 	if started {
-		env.Log.Infof("azure emulator started (pid %d, state %s)", p.PID, p.Dir)
+		env.Log.Infof("azure emulator started at %s (pid %d, state %s)", p.URL(), p.PID, p.Dir)
 	}
-	fmt.Fprintln(env.Out, p.URL())
 	return nil
 }
 

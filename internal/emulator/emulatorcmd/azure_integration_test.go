@@ -40,11 +40,8 @@ func TestIntegrationEmulatorAzure(t *testing.T) {
 			t.Logf("azure emulator log:\n%s", b)
 		}
 	})
-	up := ok[string](t)(nuv(t, "emulator", "up"))
-	if !strings.Contains(up, "https://127.0.0.1:"+os.Getenv("NUV_AZURE_EMULATOR_PORT")) {
-		t.Fatalf("up: %s", up)
-	}
-	if st := ok[string](t)(nuv(t, "emulator", "status")); !strings.Contains(st, "azure emulator: running at https://127.0.0.1:") {
+	ok[string](t)(nuv(t, "emulator", "up"))
+	if st := ok[string](t)(nuv(t, "emulator", "status")); !strings.Contains(st, "azure emulator: running at https://127.0.0.1:"+os.Getenv("NUV_AZURE_EMULATOR_PORT")) {
 		t.Fatalf("status: %s", st)
 	}
 	vars := exports(ok[string](t)(nuv(t, "emulator", "env")))
