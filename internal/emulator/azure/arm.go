@@ -257,7 +257,7 @@ func (s *Server) operationStatus(c *call) (int, any, *armError) {
 		return 0, nil, aerr(404, "NotFound", "Operation %s was not found.", id)
 	}
 	c.hdr.Set("Retry-After", "1")
-	st := opStatus{ID: strings.TrimPrefix(c.r.URL.Path, ""), Name: op.ID, Status: op.Status, StartTime: op.Start.Format(time.RFC3339Nano), Error: op.Error}
+	st := opStatus{ID: c.r.URL.Path, Name: op.ID, Status: op.Status, StartTime: op.Start.Format(time.RFC3339Nano), Error: op.Error}
 	if !op.End.IsZero() {
 		st.EndTime = op.End.Format(time.RFC3339Nano)
 	}

@@ -29,9 +29,18 @@ type testEmulator struct {
 	Groups   *armresources.ResourceGroupsClient
 	Clusters *acs.ManagedClustersClient
 	Pools    *acs.AgentPoolsClient
+	// Stop stops serving and closes the server (a restart: startEmulatorAt on the same address).
+	Stop func()
+	Addr string
 }
 
 func startEmulator(t testing.TB, dir string, delay time.Duration) *testEmulator {
+	t.Helper()
+	return startEmulatorAt(t, dir, delay, "127.0.0.1:0")
+}
+
+// startEmulatorAt serves an emulator with state in dir on addr until the test ends or Stop.
+func startEmulatorAt(t testing.TB, dir string, delay time.Duration, addr string) *testEmulator {
 	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
@@ -40,20 +49,26 @@ func startEmulator(t testing.TB, dir string, delay time.Duration) *testEmulator 
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- Serve(ctx, ln, s) }()
-	t.Cleanup(func() {
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
 		cancel()
 		if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
 			t.Errorf("emulator stopped with %v", err)
 		}
-	})
-	e := &testEmulator{Server: s, URL: "https://" + ln.Addr().String(), Dir: dir, Creds: s.Credentials()}
+	}
+	t.Cleanup(stop)
+	e := &testEmulator{Server: s, URL: "https://" + ln.Addr().String(), Dir: dir, Creds: s.Credentials(), Stop: stop, Addr: ln.Addr().String()}
 	e.HTTP, err = Client(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -161,10 +161,8 @@ func TestThrottlingRetriedAndStateKept(t *testing.T) {
 		t.Fatalf("throttle fired %d times, want 2", f[0].Fired)
 	}
 	creds := e.Creds
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	e2 := startEmulator(t, dir, 0)
+	e.Stop()
+	e2 := startEmulatorAt(t, dir, 0, e.Addr)
 	if e2.Creds != creds {
 		t.Fatal("a restarted emulator has new credentials")
 	}
