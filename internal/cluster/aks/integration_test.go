@@ -236,11 +236,25 @@ func TestIntegrationLifecycle(t *testing.T) {
 		t.Fatalf("plan after the upgrade: %v\n%s", err, planText(plan))
 	}
 
+	// A VM size is fixed on a pool: the plan replaces the pool, the apply makes it again.
+	c = decode(t, aksSpec(2, "1.36", "Standard_D8s_v3"))
+	plan, err = e.Apply(ctx, c, engine.ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := planText(plan); len(plan.Changes) != 1 || !strings.Contains(got, "-/+ replace agent-pool/user") || !strings.Contains(got, "vmSize: Standard_D4s_v3 -> Standard_D8s_v3") {
+		t.Fatalf("plan of a new VM size:\n%s", got)
+	}
+	if got := strings.Join(nodes(t, kc), " "); got != "system:Standard_D2s_v3: user:Standard_D8s_v3:app user:Standard_D8s_v3:app" {
+		t.Fatalf("nodes after the replacement: %s", got)
+	}
+
 	// What the service does not offer is refused at plan time, with the field path.
 	for _, tc := range []struct{ body, want string }{
-		{aksSpec(3, "1.20", "Standard_D4s_v3"), "spec.kubernetesVersion"},
-		{aksSpec(3, "1.36", "Standard_Z99"), "spec.nodeGroups[1].instanceType"},
-		{strings.Replace(aksSpec(3, "1.36", "Standard_D4s_v3"), "eastus", "atlantis", 1), "spec.region"},
+		{aksSpec(2, "1.20", "Standard_D8s_v3"), "spec.kubernetesVersion"},
+		{aksSpec(2, "1.36", "Standard_Z99"), "spec.nodeGroups[1].instanceType"},
+		{strings.Replace(aksSpec(2, "1.36", "Standard_D8s_v3"), "eastus", "atlantis", 1), "spec.region"},
+		{strings.Replace(aksSpec(2, "1.36", "Standard_D8s_v3"), "region: eastus", "region: westus\n  zones: [\"1\"]", 1), "spec.zones[0]"},
 	} {
 		_, err := e.Plan(ctx, decode(t, tc.body))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "aks.yaml:") {

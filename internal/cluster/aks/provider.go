@@ -265,7 +265,14 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, _ []cluster.Res
 	}
 	name := c.Metadata.Name
 	var out []cluster.Resource
-	if !s.ExistingResourceGroup {
+	if s.ExistingResourceGroup {
+		if _, err := cl.groups.Get(ctx, s.ResourceGroup, nil); notFound(err) {
+			return nil, c.Positioned(sourceFile(c), []spec.FieldError{spec.Errorf("spec.aks.resourceGroup",
+				"resource group %q does not exist (existingResourceGroup: true says it does; leave that out to have nuv make it)", s.ResourceGroup)})
+		} else if err != nil {
+			return nil, fmt.Errorf("ResourceGroups_Get on resource group %s: %s", s.ResourceGroup, firstLineARM(err))
+		}
+	} else {
 		g, err := cl.groups.Get(ctx, s.ResourceGroup, nil)
 		switch {
 		case notFound(err):
@@ -426,13 +433,26 @@ func (p *Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chan
 		p.log().Infof("aks: resource group %s in %s", name, deref(g.Location))
 		return &r, nil
 	case kindCluster:
-		if ch.Action == cluster.Delete {
+		switch ch.Action {
+		case cluster.Delete:
 			return nil, p.deleteCluster(ctx, cl, s.ResourceGroup, name)
+		case cluster.Replace:
+			// A field AKS cannot change in place (location, network, the system pool's VM size
+			// or zones): the cluster is made again, with every pool of the spec.
+			if err := p.deleteCluster(ctx, cl, s.ResourceGroup, name); err != nil {
+				return nil, err
+			}
 		}
 		return p.putCluster(ctx, cl, c, s, ch, save)
 	case kindPool:
-		if ch.Action == cluster.Delete {
+		switch ch.Action {
+		case cluster.Delete:
 			return nil, p.deletePool(ctx, cl, s.ResourceGroup, c.Metadata.Name, name)
+		case cluster.Replace:
+			// VM size, zones, spot or disk are fixed on a pool: it is made again.
+			if err := p.deletePool(ctx, cl, s.ResourceGroup, c.Metadata.Name, name); err != nil {
+				return nil, err
+			}
 		}
 		return p.putPool(ctx, cl, c, s, ch, save)
 	case kindKubeconfig:
@@ -577,6 +597,12 @@ func (p *Provider) putCluster(ctx context.Context, cl *clients, c *spec.Cluster,
 	}
 	sys := poolProfile(c, c.Spec.NodeGroups[0], true, version)
 	want.Properties.AgentPoolProfiles = []*acs.ManagedClusterAgentPoolProfile{sys}
+	if ch.Action == cluster.Replace {
+		for _, g := range c.Spec.NodeGroups[1:] {
+			want.Properties.AgentPoolProfiles = append(want.Properties.AgentPoolProfiles, poolProfile(c, g, false, version))
+		}
+		cur = nil
+	}
 	op := "ManagedClusters_CreateOrUpdate"
 	if cur != nil && ch.Action != cluster.Create {
 		// An update names the pools as they are (the user pools are their own resources) and the
@@ -604,6 +630,16 @@ func (p *Provider) putCluster(ctx context.Context, cl *clients, c *spec.Cluster,
 	}
 	if _, err := wait[acs.ManagedClustersClientCreateOrUpdateResponse](ctx, p, "managed cluster "+name, op, poller); err != nil {
 		return nil, err
+	}
+	if ch.Action == cluster.Replace {
+		// The kubeconfig of the cluster that was replaced reaches nothing: write the new one.
+		if _, err := os.Stat(p.kubeconfigPath(name)); err == nil {
+			kc := cluster.Change{Action: cluster.Update, Key: kindKubeconfig + "/" + name,
+				Desired: &cluster.Resource{Kind: kindKubeconfig, Name: name, Fields: map[string]string{"path": p.kubeconfigPath(name)}}}
+			if _, err := p.Execute(ctx, c, kc, save); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return &r, nil
 }

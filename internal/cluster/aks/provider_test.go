@@ -158,3 +158,27 @@ spec:
 		t.Fatalf("paths:\n got %v\nwant %v", got, want)
 	}
 }
+
+// A spec that names an existing resource group which does not exist is refused at plan time; one
+// that exists is used and never deleted.
+func TestExistingResourceGroup(t *testing.T) {
+	env, _, _ := serveEmulator(t)
+	e, _ := newEngine(t, env)
+	body := strings.Replace(aksSpec(1, "1.35", "Standard_D4s_v3"), "aks: {resourceGroup: az1-rg,", "aks: {resourceGroup: shared, existingResourceGroup: true,", 1)
+	_, err := e.Plan(context.Background(), decode(t, body))
+	if err == nil || !strings.Contains(err.Error(), "aks.yaml:") || !strings.Contains(err.Error(), `spec.aks.resourceGroup: resource group "shared" does not exist`) {
+		t.Fatalf("plan with a missing existing group: %v", err)
+	}
+	if _, err := groupsClient(t, env).CreateOrUpdate(context.Background(), "shared", armresources.ResourceGroup{Location: to.Ptr("eastus")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := e.Plan(context.Background(), decode(t, body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range plan.Changes {
+		if strings.HasPrefix(ch.Key, "resource-group/") {
+			t.Fatalf("the plan touches the existing group:\n%s", planText(plan))
+		}
+	}
+}
