@@ -17,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	acs "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -293,6 +294,27 @@ func postFault(t *testing.T, env map[string]string, url, body string) {
 // groupsClient is an SDK client of the emulator's resource groups, as another Azure user.
 func groupsClient(t *testing.T, env map[string]string) *armresources.ResourceGroupsClient {
 	t.Helper()
+	cred, opts := sdkClient(t, env)
+	g, err := armresources.NewResourceGroupsClient(env["AZURE_SUBSCRIPTION_ID"], cred, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// clustersClient is an SDK client of the emulator's managed clusters, as another Azure user.
+func clustersClient(t *testing.T, env map[string]string) *acs.ManagedClustersClient {
+	t.Helper()
+	cred, opts := sdkClient(t, env)
+	c, err := acs.NewManagedClustersClient(env["AZURE_SUBSCRIPTION_ID"], cred, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func sdkClient(t *testing.T, env map[string]string) (azcore.TokenCredential, *arm.ClientOptions) {
+	t.Helper()
 	hc, err := azure.Client(caDir(env))
 	if err != nil {
 		t.Fatal(err)
@@ -305,11 +327,7 @@ func groupsClient(t *testing.T, env map[string]string) *armresources.ResourceGro
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := armresources.NewResourceGroupsClient(env["AZURE_SUBSCRIPTION_ID"], cred, &arm.ClientOptions{ClientOptions: co})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
+	return cred, &arm.ClientOptions{ClientOptions: co}
 }
 
 func clearFaults(t *testing.T, env map[string]string, url string) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	acs "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
@@ -180,5 +181,52 @@ func TestExistingResourceGroup(t *testing.T) {
 		if strings.HasPrefix(ch.Key, "resource-group/") {
 			t.Fatalf("the plan touches the existing group:\n%s", planText(plan))
 		}
+	}
+}
+
+// A managed cluster of the same name that nuv did not make is a conflict, and so are its pools:
+// apply refuses and leaves it alone.
+func TestIntegrationForeignClusterLeftAlone(t *testing.T) {
+	env, _, _ := azureEnv(t)
+	e, _ := newEngine(t, env)
+	body := strings.Replace(aksSpec(1, "1.35", "Standard_D4s_v3"), "aks: {resourceGroup: az1-rg,", "aks: {resourceGroup: theirs, existingResourceGroup: true,", 1)
+	ctx := context.Background()
+	if _, err := groupsClient(t, env).CreateOrUpdate(ctx, "theirs", armresources.ResourceGroup{Location: to.Ptr("eastus")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	clusters := clustersClient(t, env)
+	mc := acs.ManagedCluster{Location: to.Ptr("eastus"), Tags: map[string]*string{"owner": to.Ptr("someone")}, Properties: &acs.ManagedClusterProperties{
+		AgentPoolProfiles: []*acs.ManagedClusterAgentPoolProfile{{Name: to.Ptr("pool1"), Mode: to.Ptr(acs.AgentPoolModeSystem), Count: to.Ptr[int32](1), VMSize: to.Ptr("Standard_D2s_v3")}}}}
+	poller, err := clusters.BeginCreateOrUpdate(ctx, "theirs", "az1", mc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := poller.PollUntilDone(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	c := decode(t, body)
+	plan, err := e.Plan(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := planText(plan); !strings.Contains(got, "! conflict managed-cluster/az1") || plan.Count(cluster.Delete) > 0 {
+		t.Fatalf("plan with a foreign cluster:\n%s", got)
+	}
+	if _, err := e.Apply(ctx, c, engine.ApplyOptions{}); err == nil || !strings.Contains(err.Error(), "managed-cluster/az1") {
+		t.Fatalf("apply over a foreign cluster: %v", err)
+	}
+	if _, err := e.Delete(ctx, "az1"); err == nil {
+		t.Log("delete of a cluster nuv has no record of: refused or nothing to do")
+	}
+	got, err := clusters.Get(ctx, "theirs", "az1", nil)
+	if err != nil || *got.Tags["owner"] != "someone" || *got.Properties.ProvisioningState != "Succeeded" || len(got.Properties.AgentPoolProfiles) != 1 {
+		t.Fatalf("the foreign cluster was touched: %+v %v", got, err)
+	}
+	del, err := clusters.BeginDelete(ctx, "theirs", "az1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := del.PollUntilDone(ctx, nil); err != nil {
+		t.Fatal(err)
 	}
 }
