@@ -1,4 +1,4 @@
-// Package emulatorcmd is `nuv emulator` (the loopback AWS emulator: up, down, status, env, faults)
+// Package emulatorcmd is `nuv emulator` (the loopback AWS and Azure emulators: up, down, status, env, faults)
 // and `nuv -eks-token` (the exec credential plugin of EKS kubeconfigs).
 package emulatorcmd
 
