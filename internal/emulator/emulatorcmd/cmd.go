@@ -1,4 +1,4 @@
-// Package emulatorcmd is `nuv emulator` (the loopback AWS emulator: up, down, status, env, faults)
+// Package emulatorcmd is `nuv emulator` (the loopback AWS and Azure emulators: up, down, status, env, faults)
 // and `nuv -eks-token` (the exec credential plugin of EKS kubeconfigs).
 package emulatorcmd
 
@@ -31,7 +31,9 @@ const usage = `Usage: nuv emulator up|down|status|env|faults
 
 The AWS emulator nuv runs on loopback for EKS without AWS: EKS, EC2, IAM and STS in AWS's own
 protocols, so the AWS SDKs and the aws CLI work against it. Each EKS cluster it creates is a real
-local control plane. State persists under $NUV_HOME/emulator.
+local control plane. State persists under $NUV_HOME/emulator. Beside it runs the Azure Resource
+Manager emulator (https, its own CA and Azure AD authority; managed clusters and agent pools are
+local control planes too), state under $NUV_HOME/emulator/azure.
 
   up       start it (detached) unless it runs; prints its endpoint
   down     stop it (state stays; the control planes of EKS clusters keep running)
@@ -39,10 +41,12 @@ local control plane. State persists under $NUV_HOME/emulator.
   env      print the shell lines that point AWS clients at it:  eval "$(nuv emulator env)"
   faults   list injected faults; "faults add JSON" adds one (or a list), "faults clear" removes all
            e.g. nuv emulator faults add '{"operation":"eks:CreateCluster","kind":"throttle","every":3}'
+           "faults --azure ..." the Azure emulator's, e.g. nuv emulator faults --azure add
+           '{"operation":"AgentPools_CreateOrUpdate","kind":"lro-failure","count":1}'
 
 Environment: NUV_EMULATOR_PORT (default 5002; 0 picks a free port), NUV_EMULATOR_DELAY (how long
 resources stay CREATING/DELETING, default 2s), NUV_EMULATOR_REGION (region of a new emulator,
-default us-east-1), NUV_HOME.
+default us-east-1), NUV_AZURE_EMULATOR_PORT (default 5003), NUV_HOME.
 `
 
 // NewCommand is `nuv emulator`.
@@ -60,13 +64,16 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	sub, rest := args[0], args[1:]
 	switch sub {
-	case "up", "down", "status", "env", "faults", "serve":
+	case "up", "down", "status", "env", "faults", "serve", "serve-azure":
 	default:
 		fmt.Fprint(env.Err, usage)
 		return cli.Usagef("nuv emulator: unknown subcommand %q (up, down, status, env or faults)", sub)
 	}
 	if sub == "serve" {
 		return serveCmd(ctx, env, rest)
+	}
+	if sub == "serve-azure" {
+		return serveAzureCmd(ctx, env, rest)
 	}
 	if sub == "faults" {
 		return faultsCmd(ctx, env, rest)
@@ -98,8 +105,11 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 			env.Log.Infof("emulator started (pid %d, state %s); `eval \"$(nuv emulator env)\"` points AWS clients at it", p.PID, p.Dir)
 		}
 		fmt.Fprintln(env.Out, p.URL())
-		return nil
+		return azureUp(ctx, env, home)
 	case "down":
+		if err := azureDown(ctx, env, home); err != nil {
+			return err
+		}
 		stopped, err := emulator.Down(ctx, dir)
 		if err != nil {
 			return err
@@ -115,6 +125,7 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 		if err != nil {
 			return err
 		}
+		azOK, azErr := azureStatus(ctx, env, home)
 		if !ok {
 			fmt.Fprintln(env.Out, "emulator: stopped")
 			return cli.Exit(1, nil)
@@ -124,6 +135,9 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 			return err
 		}
 		fmt.Fprintf(env.Out, "emulator: running at %s (pid %d, region %s, account %s, state %s)\n", p.URL(), p.PID, c.Region, c.Account, p.Dir)
+		if azErr != nil || !azOK {
+			return cli.Exit(1, azErr)
+		}
 		return nil
 	case "env":
 		p, ok, err := emulator.Status(ctx, dir)
@@ -140,7 +154,8 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 		// This command exists to print the secret: it goes to stdout only, never to the log.
 		fmt.Fprintf(env.Out, "export AWS_ENDPOINT_URL=%s\nexport AWS_ACCESS_KEY_ID=%s\nexport AWS_SECRET_ACCESS_KEY=%s\nexport AWS_REGION=%s\nexport AWS_DEFAULT_REGION=%s\n",
 			p.URL(), c.AccessKeyID, c.SecretAccessKey, c.Region, c.Region)
-		return nil
+		_, err = azureEnv(ctx, env, home)
+		return err
 	}
 	fmt.Fprint(env.Err, usage)
 	return cli.Usagef("nuv emulator: unknown subcommand %q (up, down, status, env or faults)", sub)
@@ -248,6 +263,9 @@ func serveCmd(ctx context.Context, env *cli.Env, args []string) error {
 
 // faultsCmd lists, adds or clears the faults of the running emulator.
 func faultsCmd(ctx context.Context, env *cli.Env, args []string) error {
+	if len(args) > 0 && args[0] == "--azure" {
+		return azureFaultsCmd(ctx, env, args[1:])
+	}
 	home, err := paths.EnsureHome(env.Getenv)
 	if err != nil {
 		return err

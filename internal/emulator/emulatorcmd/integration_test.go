@@ -106,6 +106,7 @@ func TestIntegrationEmulatorEKS(t *testing.T) {
 	exe, _ := os.Executable()
 	t.Setenv("NUV_HOME", home)
 	t.Setenv("NUV_EMULATOR_PORT", freePort(t))
+	t.Setenv("NUV_AZURE_EMULATOR_PORT", freePort(t))
 	t.Setenv("NUV_EMULATOR_DELAY", "300ms")
 	t.Setenv(asNuv, "1")
 	emuDir := emulator.Dir(home)

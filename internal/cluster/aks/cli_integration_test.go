@@ -1,0 +1,114 @@
+package aks_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster/clustercmd"
+	"github.com/nuv-dev/nuv/internal/emulator/azure"
+)
+
+// TestMain lets the test binary act as `nuv cluster` (NUV_AKS_CLUSTERCMD_MAIN=1), so a test can
+// kill nuv with SIGKILL in the middle of an apply (NUV_FAILPOINT_KILL_AFTER_STEP).
+func TestMain(m *testing.M) {
+	if os.Getenv("NUV_AKS_CLUSTERCMD_MAIN") == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		streams := cli.OSStreams()
+		wd, _ := os.Getwd()
+		env := &cli.Env{Streams: streams, Log: cli.NewLogger(streams.Err, 0), Getenv: os.Getenv, Dir: wd}
+		err := clustercmd.Run(ctx, env, os.Args[1:])
+		stop()
+		if err != nil {
+			var ee *cli.ExitError
+			if !(errors.As(err, &ee) && ee.Err == nil) {
+				os.Stderr.WriteString("nuv: " + err.Error() + "\n")
+			}
+		}
+		os.Exit(cli.ExitCode(err))
+	}
+	os.Exit(m.Run())
+}
+
+// TestIntegrationKilledCreate kills `nuv cluster apply` with SIGKILL right after the managed
+// cluster is recorded (step 2); the next apply finishes the create without making anything twice.
+func TestIntegrationKilledCreate(t *testing.T) {
+	env, srv, _ := azureEnv(t)
+	home, project := t.TempDir(), t.TempDir()
+	run := func(extra []string, args ...string) (string, string, int) {
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), "NUV_AKS_CLUSTERCMD_MAIN=1", "NUV_HOME="+home, "NUV_PROJECT="+project)
+		for k, v := range env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		cmd.Env = append(cmd.Env, extra...)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		var ee *exec.ExitError
+		code := 0
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), errb.String(), code
+	}
+	f := filepath.Join(project, "clusters", "specs", "aks.yaml")
+	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f, []byte(strings.ReplaceAll(aksSpec(1, "1.36", "Standard_D2s_v3"), "az1", "az2")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := run(nil, "plan", "-f", f, "--detailed-exitcode")
+	if code != 2 || !strings.Contains(out, "+ create managed-cluster/az2") {
+		t.Fatalf("plan: exit %d\n%s%s", code, out, errs)
+	}
+	_, errs, code = run([]string{"NUV_FAILPOINT_KILL_AFTER_STEP=2"}, "apply", "-f", f)
+	if code != -1 {
+		t.Fatalf("apply with the failpoint after step 2: exit %d (want killed)\n%s", code, errs)
+	}
+	out, errs, code = run(nil, "plan", "-f", f)
+	if code != 0 || strings.Contains(out, "managed-cluster/az2") || !strings.Contains(out, "+ create agent-pool/user") {
+		t.Fatalf("plan after the kill: exit %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = run(nil, "apply", "-f", f)
+	if code != 0 {
+		t.Fatalf("apply after the kill: exit %d\n%s%s", code, out, errs)
+	}
+	if !strings.Contains(errs, "taking it over") {
+		t.Errorf("the lock of the killed nuv was not reported as taken over:\n%s", errs)
+	}
+	// One group and one cluster of that name in the emulator: nothing was made twice.
+	st, err := os.ReadFile(filepath.Join(caDir(env), "state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(st), `"name": "az2"`); n != 1 {
+		t.Errorf("the emulator holds %d managed clusters az2, want 1", n)
+	}
+	if got := strings.Join(nodes(t, filepath.Join(project, "clusters", "az2.kubeconfig")), " "); got != "system:Standard_D2s_v3: user:Standard_D2s_v3:app" {
+		t.Fatalf("nodes: %s", got)
+	}
+	out, errs, code = run(nil, "plan", "-f", f, "--detailed-exitcode")
+	if code != 0 {
+		t.Fatalf("plan after the resumed apply: exit %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = run(nil, "delete", "az2")
+	if code != 0 {
+		t.Fatalf("delete: exit %d\n%s%s", code, out, errs)
+	}
+	if names, _ := azure.NewLocalBackend(caDir(env), nil).Provider.Names(); len(names) > 0 {
+		t.Errorf("control planes left behind the deleted cluster: %v", names)
+	}
+	_ = srv
+}

@@ -1,0 +1,797 @@
+package azure
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	acs "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
+)
+
+var poolNameRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,11}$`)
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func i32(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func clusterNotFound(rg, name string) *armError {
+	return aerr(404, "ResourceNotFound", "The Resource 'Microsoft.ContainerService/managedClusters/%s' under resource group '%s' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix", name, rg)
+}
+
+func poolNotFound(rg, name, pool string) *armError {
+	return aerr(404, "ResourceNotFound", "The Resource 'Microsoft.ContainerService/managedClusters/%s/agentPools/%s' under resource group '%s' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix", name, pool, rg)
+}
+
+// lookup finds the group and cluster a request names.
+func (s *Server) lookup(c *call) (*group, *managedCluster, *armError) {
+	rg, name := c.segs[3], c.segs[7]
+	g, ok := s.st.Groups[strings.ToLower(rg)]
+	if !ok {
+		return nil, nil, groupNotFound(rg)
+	}
+	mc, ok := s.st.Clusters[clusterKey(rg, name)]
+	if !ok {
+		return g, nil, clusterNotFound(rg, name)
+	}
+	return g, mc, nil
+}
+
+func busy(mc *managedCluster) *armError {
+	if mc.Op == "" {
+		return nil
+	}
+	return aerr(409, "OperationNotAllowed", "Operation is not allowed because there's an in progress %s operation on managed cluster %s. Please wait for it to finish before starting a new operation.",
+		strings.ToLower(str(mc.MC.Properties.ProvisioningState)), str(mc.MC.Name))
+}
+
+// checkPool validates an agent pool profile at path for a cluster in region at version cpVersion;
+// old is the pool as it is (nil for a new pool).
+func checkPool(p *acs.ManagedClusterAgentPoolProfile, path, regionName, cpVersion string, old *acs.ManagedClusterAgentPoolProfile) *armError {
+	name := str(p.Name)
+	if !poolNameRE.MatchString(name) {
+		return aerr(400, "InvalidParameter", "The value of parameter %s.name is invalid: agent pool name '%s' must start with a lowercase letter, have at most 12 characters and only lowercase letters and digits.", path, name).at(path + ".name")
+	}
+	if p.VMSize == nil {
+		if old != nil {
+			p.VMSize = old.VMSize
+		} else {
+			p.VMSize = to.Ptr("Standard_DS2_v2")
+		}
+	}
+	size, ok := vmSizeIn(*p.VMSize, regionName)
+	if !ok {
+		return aerr(400, "InvalidParameter", "The VM size of %s is not allowed in your subscription in location '%s'. The value of parameter %s.vmSize '%s' is invalid (offered: %s).", name, regionName, path, *p.VMSize, strings.Join(vmSizeNames(), ", ")).at(path + ".vmSize")
+	}
+	p.VMSize = &size
+	r, _ := region(regionName)
+	for _, z := range p.AvailabilityZones {
+		if !slices.Contains(r.Zones, str(z)) {
+			return aerr(400, "InvalidParameter", "The value of parameter %s.availabilityZones '%s' is invalid: the zones of location '%s' are [%s].", path, str(z), regionName, strings.Join(r.Zones, ", ")).at(path + ".availabilityZones")
+		}
+	}
+	if p.Mode == nil {
+		p.Mode = to.Ptr(acs.AgentPoolModeUser)
+	}
+	if *p.Mode != acs.AgentPoolModeSystem && *p.Mode != acs.AgentPoolModeUser {
+		return aerr(400, "InvalidParameter", "The value of parameter %s.mode '%s' is invalid (System or User).", path, *p.Mode).at(path + ".mode")
+	}
+	spot := p.ScaleSetPriority != nil && *p.ScaleSetPriority == acs.ScaleSetPrioritySpot
+	if spot && *p.Mode == acs.AgentPoolModeSystem {
+		return aerr(400, "InvalidParameter", "The value of parameter %s.scaleSetPriority is invalid: a System agent pool cannot use Spot virtual machines.", path).at(path + ".scaleSetPriority")
+	}
+	if p.EnableAutoScaling != nil && *p.EnableAutoScaling {
+		if p.MinCount == nil || p.MaxCount == nil || *p.MinCount > *p.MaxCount {
+			return aerr(400, "InvalidParameter", "The value of parameter %s.minCount/maxCount is invalid: autoscaling needs minCount <= maxCount.", path).at(path + ".minCount")
+		}
+		if p.Count == nil {
+			p.Count = to.Ptr(*p.MinCount)
+		}
+		if *p.Count < *p.MinCount || *p.Count > *p.MaxCount {
+			return aerr(400, "InvalidParameter", "The value of parameter %s.count %d is invalid: it must be between minCount %d and maxCount %d.", path, *p.Count, *p.MinCount, *p.MaxCount).at(path + ".count")
+		}
+	} else {
+		p.MinCount, p.MaxCount = nil, nil
+	}
+	if p.Count == nil {
+		if old != nil {
+			p.Count = old.Count
+		} else {
+			p.Count = to.Ptr[int32](1)
+		}
+	}
+	if *p.Count < 0 || *p.Count > 1000 || (*p.Mode == acs.AgentPoolModeSystem && *p.Count < 1) {
+		return aerr(400, "InvalidParameter", "The value of parameter %s.count %d is invalid: 0 to 1000 nodes (a System pool at least 1).", path, *p.Count).at(path + ".count")
+	}
+	if p.OrchestratorVersion == nil || *p.OrchestratorVersion == "" {
+		if old != nil && old.OrchestratorVersion != nil {
+			p.OrchestratorVersion = old.OrchestratorVersion
+		} else {
+			p.OrchestratorVersion = to.Ptr(cpVersion)
+		}
+	}
+	pv, ok := resolveVersion(*p.OrchestratorVersion)
+	if !ok {
+		return aerr(400, "InvalidParameter", "The value of parameter %s.orchestratorVersion '%s' is invalid: version not supported in location '%s' (supported: %s).", path, *p.OrchestratorVersion, regionName, versionList()).at(path + ".orchestratorVersion")
+	}
+	cp, _ := resolveVersion(cpVersion)
+	if lessVersion(cp, pv) {
+		return aerr(400, "InvalidParameter", "The value of parameter %s.orchestratorVersion '%s' is invalid: a node pool cannot run a newer version than the control plane (%s).", path, *p.OrchestratorVersion, cpVersion).at(path + ".orchestratorVersion")
+	}
+	for i, t := range p.NodeTaints {
+		kv, eff, ok := strings.Cut(str(t), ":")
+		if !ok || kv == "" || (eff != "NoSchedule" && eff != "PreferNoSchedule" && eff != "NoExecute") {
+			return aerr(400, "InvalidParameter", "The value of parameter %s.nodeTaints[%d] '%s' is invalid: want key=value:Effect.", path, i, str(t)).at(fmt.Sprintf("%s.nodeTaints[%d]", path, i))
+		}
+	}
+	if old != nil {
+		if !strings.EqualFold(str(old.VMSize), str(p.VMSize)) {
+			return aerr(400, "PropertyChangeNotAllowed", "Changing property '%s.vmSize' is not allowed (from %s to %s): create a new agent pool.", path, str(old.VMSize), str(p.VMSize)).at(path + ".vmSize")
+		}
+		if !slices.Equal(derefAll(old.AvailabilityZones), derefAll(p.AvailabilityZones)) {
+			return aerr(400, "PropertyChangeNotAllowed", "Changing property '%s.availabilityZones' is not allowed.", path).at(path + ".availabilityZones")
+		}
+		if (old.ScaleSetPriority != nil && *old.ScaleSetPriority == acs.ScaleSetPrioritySpot) != spot {
+			return aerr(400, "PropertyChangeNotAllowed", "Changing property '%s.scaleSetPriority' is not allowed.", path).at(path + ".scaleSetPriority")
+		}
+		ov, _ := resolveVersion(str(old.OrchestratorVersion))
+		if lessVersion(pv, ov) {
+			return aerr(400, "InvalidParameter", "The value of parameter %s.orchestratorVersion '%s' is invalid: downgrading from %s is not allowed.", path, pv, ov).at(path + ".orchestratorVersion")
+		}
+	}
+	p.CurrentOrchestratorVersion = &pv
+	if p.Type == nil {
+		p.Type = to.Ptr(acs.AgentPoolTypeVirtualMachineScaleSets)
+	}
+	if p.OSType == nil {
+		p.OSType = to.Ptr(acs.OSTypeLinux)
+	}
+	p.PowerState = &acs.PowerState{Code: to.Ptr(acs.CodeRunning)}
+	return nil
+}
+
+// MaxNodes is the most nodes an emulated cluster has: its control plane is a local cluster.
+const MaxNodes = 100
+
+// nodeLimit refuses pools (replaced counts the pool of that name once, the last given) of more
+// than MaxNodes nodes in all: a limit of the emulator, said as such.
+func nodeLimit(pools []*acs.ManagedClusterAgentPoolProfile, replaced string) *armError {
+	n := 0
+	for i, p := range pools {
+		if replaced != "" && i < len(pools)-1 && strings.EqualFold(str(p.Name), replaced) {
+			continue
+		}
+		n += int(i32(p.Count))
+	}
+	if n > MaxNodes {
+		return aerr(400, "QuotaExceeded", "nuv azure emulator: %d nodes in all; an emulated cluster has at most %d (its control plane is a local cluster with kwok nodes).", n, MaxNodes)
+	}
+	return nil
+}
+
+func derefAll(ps []*string) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, str(p))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func clone[T any](v *T) *T {
+	b, _ := json.Marshal(v)
+	var out T
+	_ = json.Unmarshal(b, &out)
+	return &out
+}
+
+func (s *Server) putCluster(c *call) (int, any, *armError) {
+	rg, name := c.segs[3], c.segs[7]
+	g, ok := s.st.Groups[strings.ToLower(rg)]
+	if !ok {
+		return 0, nil, groupNotFound(rg)
+	}
+	if g.State == "Deleting" {
+		return 0, nil, aerr(409, "ResourceGroupBeingDeleted", "The resource group '%s' is in deprovisioning state and cannot perform this operation.", g.Name)
+	}
+	var in acs.ManagedCluster
+	if e := decode(c, &in); e != nil {
+		return 0, nil, e
+	}
+	if in.Location == nil || *in.Location == "" {
+		return 0, nil, aerr(400, "LocationRequired", "The location property is required for this definition.")
+	}
+	reg, ok := region(*in.Location)
+	if !ok {
+		return 0, nil, aerr(400, "LocationNotAvailableForResourceType", "The provided location '%s' is not available for resource type 'Microsoft.ContainerService/managedClusters'. List of available regions for the resource type is '%s'.", *in.Location, regionNames()).at("location")
+	}
+	if in.Properties == nil {
+		in.Properties = &acs.ManagedClusterProperties{}
+	}
+	p := in.Properties
+	key := clusterKey(rg, name)
+	old := s.st.Clusters[key]
+	if old != nil {
+		if str(old.MC.Properties.ProvisioningState) == "Deleting" {
+			return 0, nil, aerr(409, "OperationNotAllowed", "Operation is not allowed: managed cluster %s is being deleted.", name)
+		}
+		if e := busy(old); e != nil {
+			return 0, nil, e
+		}
+		if len(old.PoolOps) > 0 {
+			return 0, nil, aerr(409, "OperationNotAllowed", "Operation is not allowed because an agent pool operation is in progress on managed cluster %s.", name)
+		}
+		if str(old.MC.Location) != reg.Name {
+			return 0, nil, aerr(400, "PropertyChangeNotAllowed", "Changing property 'location' is not allowed (the cluster is in %s).", str(old.MC.Location)).at("location")
+		}
+	}
+	version := str(p.KubernetesVersion)
+	if version == "" {
+		version = DefaultKubernetesVersion
+		if old != nil {
+			version = str(old.MC.Properties.KubernetesVersion)
+		}
+	}
+	patch, ok := resolveVersion(version)
+	if !ok {
+		return 0, nil, aerr(400, "InvalidParameter", "The value of parameter properties.kubernetesVersion '%s' is invalid: version %s is not supported in location '%s'. Please use [az aks get-versions] to get the supported versions (%s).", version, version, reg.Name, versionList()).at("properties.kubernetesVersion")
+	}
+	if old != nil && lessVersion(patch, str(old.MC.Properties.CurrentKubernetesVersion)) {
+		return 0, nil, aerr(400, "InvalidParameter", "The value of parameter properties.kubernetesVersion '%s' is invalid: downgrading from %s is not allowed.", version, str(old.MC.Properties.CurrentKubernetesVersion)).at("properties.kubernetesVersion")
+	}
+	upgrade := old != nil && patch != str(old.MC.Properties.CurrentKubernetesVersion)
+	// Agent pools: those given are created or updated; on an update, the others stay as they are.
+	var pools []*acs.ManagedClusterAgentPoolProfile
+	if old != nil {
+		for _, op := range old.MC.Properties.AgentPoolProfiles {
+			pools = append(pools, clone(op))
+		}
+	}
+	if old == nil && len(p.AgentPoolProfiles) == 0 {
+		return 0, nil, aerr(400, "InvalidParameter", "The value of parameter properties.agentPoolProfiles is invalid: must define at least one system pool.").at("properties.agentPoolProfiles")
+	}
+	seen := map[string]bool{}
+	for i, np := range p.AgentPoolProfiles {
+		path := fmt.Sprintf("properties.agentPoolProfiles[%d]", i)
+		if np == nil {
+			return 0, nil, aerr(400, "InvalidParameter", "%s is null", path)
+		}
+		if seen[str(np.Name)] {
+			return 0, nil, aerr(400, "InvalidParameter", "The value of parameter %s.name is invalid: agent pool '%s' is given twice.", path, str(np.Name)).at(path + ".name")
+		}
+		seen[str(np.Name)] = true
+		idx := slices.IndexFunc(pools, func(x *acs.ManagedClusterAgentPoolProfile) bool { return str(x.Name) == str(np.Name) })
+		var prev *acs.ManagedClusterAgentPoolProfile
+		if idx >= 0 {
+			prev = pools[idx]
+		}
+		np = clone(np)
+		if upgrade && (np.OrchestratorVersion == nil || (prev != nil && str(np.OrchestratorVersion) == str(prev.OrchestratorVersion))) {
+			np.OrchestratorVersion = &version
+		}
+		if e := checkPool(np, path, reg.Name, version, prev); e != nil {
+			return 0, nil, e
+		}
+		state := "Creating"
+		if prev != nil {
+			state = "Updating"
+		}
+		np.ProvisioningState = &state
+		if idx >= 0 {
+			pools[idx] = np
+		} else {
+			pools = append(pools, np)
+		}
+	}
+	if upgrade {
+		// An upgrade of the control plane takes the pools not named along.
+		for _, pl := range pools {
+			if !seen[str(pl.Name)] {
+				pl.OrchestratorVersion, pl.CurrentOrchestratorVersion = &version, &patch
+				pl.ProvisioningState = to.Ptr("Upgrading")
+			}
+		}
+	}
+	if !slices.ContainsFunc(pools, func(x *acs.ManagedClusterAgentPoolProfile) bool {
+		return x.Mode != nil && *x.Mode == acs.AgentPoolModeSystem
+	}) {
+		return 0, nil, aerr(400, "InvalidParameter", "The value of parameter properties.agentPoolProfiles is invalid: must define at least one system pool.").at("properties.agentPoolProfiles")
+	}
+	np := p.NetworkProfile
+	if np == nil {
+		np = &acs.NetworkProfile{}
+		if old != nil {
+			np = clone(old.MC.Properties.NetworkProfile)
+		}
+	}
+	if np.NetworkPlugin == nil {
+		np.NetworkPlugin = to.Ptr(acs.NetworkPluginAzure)
+		np.NetworkPluginMode = to.Ptr(acs.NetworkPluginModeOverlay)
+	}
+	switch *np.NetworkPlugin {
+	case acs.NetworkPluginAzure, acs.NetworkPluginKubenet, acs.NetworkPluginNone:
+	default:
+		return 0, nil, aerr(400, "InvalidParameter", "The value of parameter properties.networkProfile.networkPlugin '%s' is invalid (azure, kubenet or none).", *np.NetworkPlugin).at("properties.networkProfile.networkPlugin")
+	}
+	if old != nil && *np.NetworkPlugin != *old.MC.Properties.NetworkProfile.NetworkPlugin {
+		return 0, nil, aerr(400, "PropertyChangeNotAllowed", "Changing property 'properties.networkProfile.networkPlugin' is not allowed.").at("properties.networkProfile.networkPlugin")
+	}
+	if np.PodCidr == nil && *np.NetworkPlugin != acs.NetworkPluginNone {
+		np.PodCidr = to.Ptr("10.244.0.0/16")
+	}
+	if np.ServiceCidr == nil {
+		np.ServiceCidr, np.DNSServiceIP = to.Ptr("10.0.0.0/16"), to.Ptr("10.0.0.10")
+	}
+	if np.LoadBalancerSKU == nil {
+		np.LoadBalancerSKU = to.Ptr(acs.LoadBalancerSKUStandard)
+	}
+	if np.OutboundType == nil {
+		np.OutboundType = to.Ptr(acs.OutboundTypeLoadBalancer)
+	}
+	sub := s.st.SubscriptionID
+	id := fmt.Sprintf("/subscriptions/%s/resourcegroups/%s/providers/Microsoft.ContainerService/managedClusters/%s", sub, rg, name)
+	mc := old
+	if mc == nil {
+		mc = &managedCluster{Group: g.Name, MC: &acs.ManagedCluster{}}
+		prefix := str(p.DNSPrefix)
+		if prefix == "" {
+			prefix = fmt.Sprintf("%.10s-%.10s-%.6s", name, rg, sub)
+		}
+		nodeRG := str(p.NodeResourceGroup)
+		if nodeRG == "" {
+			nodeRG = fmt.Sprintf("MC_%s_%s_%s", rg, name, reg.Name)
+		}
+		mc.MC.Properties = &acs.ManagedClusterProperties{DNSPrefix: &prefix, NodeResourceGroup: &nodeRG,
+			Fqdn:          to.Ptr(fmt.Sprintf("%s-%s.hcp.%s.azmk8s.io", prefix, newUUID()[:8], reg.Name)),
+			EnableRBAC:    to.Ptr(true),
+			MaxAgentPools: to.Ptr[int32](100),
+			ResourceUID:   to.Ptr(newUUID())}
+		if p.EnableRBAC != nil {
+			mc.MC.Properties.EnableRBAC = p.EnableRBAC
+		}
+		s.st.Groups[strings.ToLower(nodeRG)] = &group{Name: nodeRG, Location: reg.Name, ManagedBy: id, State: "Succeeded",
+			Tags: map[string]string{"aks-managed-cluster-name": name, "aks-managed-cluster-rg": rg}}
+		s.st.Clusters[key] = mc
+	}
+	m := mc.MC
+	m.ID, m.Name, m.Type, m.Location = &id, &name, to.Ptr("Microsoft.ContainerService/ManagedClusters"), &reg.Name
+	m.Tags = in.Tags
+	m.SKU = in.SKU
+	if m.SKU == nil {
+		m.SKU = &acs.ManagedClusterSKU{Name: to.Ptr(acs.ManagedClusterSKUNameBase), Tier: to.Ptr(acs.ManagedClusterSKUTierFree)}
+	}
+	if in.Identity != nil {
+		m.Identity = in.Identity
+		if in.Identity.Type != nil && *in.Identity.Type == acs.ResourceIdentityTypeSystemAssigned && m.Identity.PrincipalID == nil {
+			m.Identity.PrincipalID, m.Identity.TenantID = to.Ptr(newUUID()), to.Ptr(s.st.TenantID)
+		}
+	}
+	m.Properties.KubernetesVersion, m.Properties.CurrentKubernetesVersion = &version, &patch
+	m.Properties.AgentPoolProfiles = pools
+	m.Properties.NetworkProfile = np
+	m.Properties.PowerState = &acs.PowerState{Code: to.Ptr(acs.CodeRunning)}
+	state, status := "Creating", 201
+	if old != nil {
+		state, status = "Updating", 200
+	}
+	m.Properties.ProvisioningState = &state
+	op := s.startOp(c, id, reg.Name, false)
+	mc.Op, mc.Due = op.ID, time.Now().Add(s.delay)
+	mc.Gen++
+	s.log.Infof("azure emulator: managed cluster %s/%s %s (version %s, %d agent pools)", rg, name, strings.ToLower(state), patch, len(pools))
+	return status, m, nil
+}
+
+func (s *Server) getCluster(c *call) (int, any, *armError) {
+	_, mc, e := s.lookup(c)
+	if e != nil {
+		return 0, nil, e
+	}
+	return 200, mc.MC, nil
+}
+
+func (s *Server) listClusters(c *call) (int, any, *armError) {
+	rg := c.segs[3]
+	if _, ok := s.st.Groups[strings.ToLower(rg)]; !ok {
+		return 0, nil, groupNotFound(rg)
+	}
+	out := []*acs.ManagedCluster{}
+	for _, k := range sortedKeys(s.st.Clusters) {
+		if strings.EqualFold(s.st.Clusters[k].Group, rg) {
+			out = append(out, s.st.Clusters[k].MC)
+		}
+	}
+	return 200, map[string]any{"value": out}, nil
+}
+
+func (s *Server) listAllClusters(*call) (int, any, *armError) {
+	out := []*acs.ManagedCluster{}
+	for _, k := range sortedKeys(s.st.Clusters) {
+		out = append(out, s.st.Clusters[k].MC)
+	}
+	return 200, map[string]any{"value": out}, nil
+}
+
+func (s *Server) deleteCluster(c *call) (int, any, *armError) {
+	_, mc, e := s.lookup(c)
+	if e != nil {
+		if e.Code == "ResourceNotFound" {
+			return 204, nil, nil
+		}
+		return 0, nil, e
+	}
+	if str(mc.MC.Properties.ProvisioningState) != "Deleting" {
+		op := s.startOp(c, str(mc.MC.ID), str(mc.MC.Location), true)
+		s.beginClusterDelete(mc, op.ID)
+	} else {
+		c.op = "ManagedClusters_Delete"
+		id := mc.Op
+		base := fmt.Sprintf("%s/subscriptions/%s/providers/Microsoft.ContainerService/locations/%s", s.base, s.st.SubscriptionID, str(mc.MC.Location))
+		c.hdr.Set("Azure-AsyncOperation", base+"/operations/"+id+"?api-version="+APIVersion)
+		c.hdr.Set("Location", base+"/operationresults/"+id+"?api-version="+APIVersion)
+	}
+	return 202, nil, nil
+}
+
+// beginClusterDelete moves mc to Deleting; operations in progress on it are canceled. opID ""
+// makes an operation of its own (a resource group being deleted).
+func (s *Server) beginClusterDelete(mc *managedCluster, opID string) {
+	cancel := aerr(409, "OperationCanceled", "The operation was canceled: managed cluster %s is being deleted.", str(mc.MC.Name))
+	if mc.Op != "" {
+		s.finishOp(mc.Op, cancel)
+	}
+	for _, id := range mc.PoolOps {
+		s.finishOp(id, cancel)
+	}
+	mc.PoolOps = nil
+	if opID == "" {
+		op := &operation{ID: newUUID(), Name: "ManagedClusters_Delete", Resource: str(mc.MC.ID), Location: str(mc.MC.Location), Status: "InProgress", Start: time.Now().UTC()}
+		s.st.Operations[op.ID] = op
+		opID = op.ID
+	}
+	mc.Op, mc.Due = opID, time.Now().Add(s.delay)
+	mc.MC.Properties.ProvisioningState = to.Ptr("Deleting")
+	s.log.Infof("azure emulator: deleting managed cluster %s", str(mc.MC.Name))
+}
+
+// listCredential answers the kubeconfig of the cluster's control plane (the local cluster behind
+// it), named as AKS names its contexts and users.
+func (s *Server) listCredential(c *call) (int, any, *armError) {
+	_, mc, e := s.lookup(c)
+	if e != nil {
+		return 0, nil, e
+	}
+	user := "clusterUser"
+	if strings.HasSuffix(strings.ToLower(c.segs[8]), "admincredential") {
+		user = "clusterAdmin"
+	}
+	key := clusterKey(mc.Group, str(mc.MC.Name))
+	if !s.ensured[key] {
+		return 0, nil, aerr(409, "OperationNotAllowed", "The control plane of managed cluster %s is not ready yet (provisioning state %s).", str(mc.MC.Name), str(mc.MC.Properties.ProvisioningState))
+	}
+	kc, err := s.backend.Kubeconfig(LocalName(key), str(mc.MC.Name), fmt.Sprintf("%s_%s_%s", user, mc.Group, str(mc.MC.Name)))
+	if err != nil {
+		return 0, nil, aerr(500, "InternalServerError", "nuv azure emulator: kubeconfig of managed cluster %s: %v", str(mc.MC.Name), err)
+	}
+	return 200, acs.CredentialResults{Kubeconfigs: []*acs.CredentialResult{{Name: &user, Value: kc}}}, nil
+}
+
+func (s *Server) listVersions(c *call) (int, any, *armError) {
+	loc := c.segs[5]
+	if _, ok := region(loc); !ok {
+		return 0, nil, aerr(400, "LocationNotAvailableForResourceType", "The provided location '%s' is not available for resource type 'Microsoft.ContainerService/locations/kubernetesVersions'. List of available regions for the resource type is '%s'.", loc, regionNames())
+	}
+	var out acs.KubernetesVersionListResult
+	for i, kv := range kubeVersions {
+		v := &acs.KubernetesVersion{Version: to.Ptr(kv.Minor), IsDefault: to.Ptr(kv.Minor == DefaultKubernetesVersion), IsPreview: to.Ptr(false), PatchVersions: map[string]*acs.KubernetesPatchVersion{}}
+		for _, pv := range kv.Patches {
+			var up []*string
+			for _, next := range kubeVersions[i:] {
+				for _, np := range next.Patches {
+					if lessVersion(pv, np) {
+						up = append(up, to.Ptr(np))
+					}
+				}
+			}
+			v.PatchVersions[pv] = &acs.KubernetesPatchVersion{Upgrades: up}
+		}
+		out.Values = append(out.Values, v)
+	}
+	return 200, out, nil
+}
+
+// agentPool turns a cluster's pool profile into the agentPools resource.
+func agentPool(mc *managedCluster, p *acs.ManagedClusterAgentPoolProfile) *acs.AgentPool {
+	b, _ := json.Marshal(p)
+	var props acs.ManagedClusterAgentPoolProfileProperties
+	_ = json.Unmarshal(b, &props)
+	return &acs.AgentPool{ID: to.Ptr(str(mc.MC.ID) + "/agentPools/" + str(p.Name)), Name: p.Name,
+		Type: to.Ptr("Microsoft.ContainerService/managedClusters/agentPools"), Properties: &props}
+}
+
+func (s *Server) listPools(c *call) (int, any, *armError) {
+	_, mc, e := s.lookup(c)
+	if e != nil {
+		return 0, nil, e
+	}
+	out := []*acs.AgentPool{}
+	for _, p := range mc.MC.Properties.AgentPoolProfiles {
+		out = append(out, agentPool(mc, p))
+	}
+	return 200, map[string]any{"value": out}, nil
+}
+
+func findPool(mc *managedCluster, name string) (int, *acs.ManagedClusterAgentPoolProfile) {
+	for i, p := range mc.MC.Properties.AgentPoolProfiles {
+		if strings.EqualFold(str(p.Name), name) {
+			return i, p
+		}
+	}
+	return -1, nil
+}
+
+func (s *Server) getPool(c *call) (int, any, *armError) {
+	_, mc, e := s.lookup(c)
+	if e != nil {
+		return 0, nil, e
+	}
+	_, p := findPool(mc, c.segs[9])
+	if p == nil {
+		return 0, nil, poolNotFound(mc.Group, str(mc.MC.Name), c.segs[9])
+	}
+	return 200, agentPool(mc, p), nil
+}
+
+func (s *Server) putPool(c *call) (int, any, *armError) {
+	_, mc, e := s.lookup(c)
+	if e != nil {
+		return 0, nil, e
+	}
+	name := c.segs[9]
+	if st := str(mc.MC.Properties.ProvisioningState); st == "Deleting" {
+		return 0, nil, aerr(409, "OperationNotAllowed", "Operation is not allowed: managed cluster %s is being deleted.", str(mc.MC.Name))
+	}
+	if e := busy(mc); e != nil {
+		return 0, nil, e
+	}
+	if id := mc.PoolOps[strings.ToLower(name)]; id != "" {
+		return 0, nil, aerr(409, "OperationNotAllowed", "Operation is not allowed because there's an in progress operation on agent pool %s. Please wait for it to finish before starting a new operation.", name)
+	}
+	var in acs.AgentPool
+	if e := decode(c, &in); e != nil {
+		return 0, nil, e
+	}
+	if in.Properties == nil {
+		in.Properties = &acs.ManagedClusterAgentPoolProfileProperties{}
+	}
+	b, _ := json.Marshal(in.Properties)
+	var np acs.ManagedClusterAgentPoolProfile
+	_ = json.Unmarshal(b, &np)
+	np.Name = &name
+	idx, prev := findPool(mc, name)
+	if e := checkPool(&np, "properties", str(mc.MC.Location), str(mc.MC.Properties.KubernetesVersion), prev); e != nil {
+		return 0, nil, e
+	}
+	if e := nodeLimit(append(slices.Clone(mc.MC.Properties.AgentPoolProfiles), &np), name); e != nil {
+		return 0, nil, e
+	}
+	state, status := "Creating", 201
+	if prev != nil {
+		state, status = "Updating", 200
+		switch {
+		case str(prev.OrchestratorVersion) != str(np.OrchestratorVersion):
+			state = "Upgrading"
+		case i32(prev.Count) != i32(np.Count):
+			state = "Scaling"
+		}
+	}
+	np.ProvisioningState = &state
+	if idx >= 0 {
+		mc.MC.Properties.AgentPoolProfiles[idx] = &np
+	} else {
+		mc.MC.Properties.AgentPoolProfiles = append(mc.MC.Properties.AgentPoolProfiles, &np)
+	}
+	op := s.startOp(c, str(mc.MC.ID)+"/agentPools/"+name, str(mc.MC.Location), false)
+	if mc.PoolOps == nil {
+		mc.PoolOps = map[string]string{}
+	}
+	mc.PoolOps[strings.ToLower(name)] = op.ID
+	mc.Due = time.Now().Add(s.delay)
+	mc.Gen++
+	s.log.Infof("azure emulator: agent pool %s of %s %s (%d nodes)", name, str(mc.MC.Name), strings.ToLower(state), i32(np.Count))
+	return status, agentPool(mc, &np), nil
+}
+
+func (s *Server) deletePool(c *call) (int, any, *armError) {
+	_, mc, e := s.lookup(c)
+	if e != nil {
+		return 0, nil, e
+	}
+	name := c.segs[9]
+	_, p := findPool(mc, name)
+	if p == nil {
+		return 204, nil, nil
+	}
+	if e := busy(mc); e != nil {
+		return 0, nil, e
+	}
+	if mc.PoolOps[strings.ToLower(name)] != "" && str(p.ProvisioningState) != "Deleting" {
+		return 0, nil, aerr(409, "OperationNotAllowed", "Operation is not allowed because there's an in progress operation on agent pool %s.", name)
+	}
+	if *p.Mode == acs.AgentPoolModeSystem {
+		systems := 0
+		for _, x := range mc.MC.Properties.AgentPoolProfiles {
+			if x.Mode != nil && *x.Mode == acs.AgentPoolModeSystem && str(x.ProvisioningState) != "Deleting" {
+				systems++
+			}
+		}
+		if systems <= 1 {
+			return 0, nil, aerr(400, "OperationNotAllowed", "Agent pool %s is the last system pool of managed cluster %s: it cannot be deleted.", name, str(mc.MC.Name))
+		}
+	}
+	if str(p.ProvisioningState) != "Deleting" {
+		op := s.startOp(c, str(mc.MC.ID)+"/agentPools/"+name, str(mc.MC.Location), true)
+		p.ProvisioningState = to.Ptr("Deleting")
+		if mc.PoolOps == nil {
+			mc.PoolOps = map[string]string{}
+		}
+		if mc.Gone == nil {
+			mc.Gone = map[string]bool{}
+		}
+		mc.PoolOps[strings.ToLower(name)] = op.ID
+		mc.Gone[strings.ToLower(name)] = true
+		mc.Due = time.Now().Add(s.delay)
+		mc.Gen++
+	}
+	return 202, nil, nil
+}
+
+// reconcile moves every operation whose time has come along, and saves if anything moved.
+func (s *Server) reconcile() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := time.Now()
+	changed := s.reconcileClusters(t)
+	changed = s.reconcileGroups(t) || changed
+	changed = s.expireOps(t) || changed
+	if changed {
+		if err := s.st.save(s.dir); err != nil {
+			s.log.Warnf("azure emulator: %v", err)
+		}
+	}
+}
+
+// backendSpec is what the control plane of mc should be (pools being deleted left out).
+func (s *Server) backendSpec(key string, mc *managedCluster) ClusterSpec {
+	cs := ClusterSpec{Name: LocalName(key), Cluster: str(mc.MC.Name), Subscription: s.st.SubscriptionID,
+		NodeResourceGroup: str(mc.MC.Properties.NodeResourceGroup), Location: str(mc.MC.Location)}
+	for _, p := range mc.MC.Properties.AgentPoolProfiles {
+		if mc.Gone[strings.ToLower(str(p.Name))] {
+			continue
+		}
+		pool := Pool{Name: str(p.Name), Count: int(i32(p.Count)), VMSize: str(p.VMSize), Mode: string(*p.Mode),
+			Spot: p.ScaleSetPriority != nil && *p.ScaleSetPriority == acs.ScaleSetPrioritySpot, Labels: map[string]string{},
+			Zones: derefAll(p.AvailabilityZones)}
+		for k, v := range p.NodeLabels {
+			pool.Labels[k] = str(v)
+		}
+		pool.Taints = derefAll(p.NodeTaints)
+		cs.Pools = append(cs.Pools, pool)
+	}
+	return cs
+}
+
+func (s *Server) reconcileClusters(t time.Time) bool {
+	changed := false
+	for key, mc := range s.st.Clusters {
+		key, mc := key, mc
+		if str(mc.MC.Properties.ProvisioningState) == "Deleting" {
+			if t.Before(mc.Due) {
+				continue
+			}
+			if op := s.st.Operations[mc.Op]; op != nil && op.FailWith != nil {
+				s.finishOp(mc.Op, op.FailWith)
+				mc.MC.Properties.ProvisioningState, mc.Op = to.Ptr("Failed"), ""
+				changed = true
+				continue
+			}
+			s.spawn("mc/"+key, func(ctx context.Context) func() {
+				err := s.backend.Delete(ctx, LocalName(key))
+				return func() {
+					if err != nil {
+						s.log.Warnf("azure emulator: delete the control plane of %s: %v (retrying)", str(mc.MC.Name), err)
+						mc.Due = time.Now().Add(5 * time.Second)
+						return
+					}
+					delete(s.st.Clusters, key)
+					delete(s.ensured, key)
+					delete(s.st.Groups, strings.ToLower(str(mc.MC.Properties.NodeResourceGroup)))
+					s.finishOp(mc.Op, nil)
+					s.log.Infof("azure emulator: managed cluster %s deleted", str(mc.MC.Name))
+				}
+			})
+			continue
+		}
+		if (mc.Synced < mc.Gen || !s.ensured[key]) && !t.Before(s.retryAt[key]) {
+			gen, spec := mc.Gen, s.backendSpec(key, mc)
+			s.spawn("mc/"+key, func(ctx context.Context) func() {
+				err := s.backend.Ensure(ctx, spec)
+				return func() {
+					if s.st.Clusters[key] != mc {
+						return
+					}
+					if err != nil {
+						s.log.Warnf("azure emulator: control plane of %s: %v (retrying)", str(mc.MC.Name), err)
+						s.retryAt[key] = time.Now().Add(5 * time.Second)
+						return
+					}
+					s.ensured[key] = true
+					if gen > mc.Synced {
+						mc.Synced = gen
+					}
+				}
+			})
+		}
+		if (mc.Op == "" && len(mc.PoolOps) == 0) || mc.Synced < mc.Gen || !s.ensured[key] || t.Before(mc.Due) {
+			continue
+		}
+		changed = true
+		if mc.Op != "" {
+			op := s.st.Operations[mc.Op]
+			state := "Succeeded"
+			if op != nil && op.FailWith != nil {
+				state = "Failed"
+				s.finishOp(mc.Op, op.FailWith)
+			} else {
+				s.finishOp(mc.Op, nil)
+			}
+			mc.MC.Properties.ProvisioningState = &state
+			for _, p := range mc.MC.Properties.AgentPoolProfiles {
+				p.ProvisioningState = to.Ptr(state)
+			}
+			mc.Op = ""
+			s.log.Infof("azure emulator: managed cluster %s %s", str(mc.MC.Name), state)
+		}
+		for pool, id := range mc.PoolOps {
+			op := s.st.Operations[id]
+			var fail *armError
+			if op != nil {
+				fail = op.FailWith
+			}
+			s.finishOp(id, fail)
+			i, p := findPool(mc, pool)
+			if p == nil {
+				continue
+			}
+			switch {
+			case fail != nil:
+				p.ProvisioningState = to.Ptr("Failed")
+			case mc.Gone[pool]:
+				mc.MC.Properties.AgentPoolProfiles = slices.Delete(mc.MC.Properties.AgentPoolProfiles, i, i+1)
+			default:
+				p.ProvisioningState = to.Ptr("Succeeded")
+			}
+		}
+		for pool := range mc.Gone {
+			if _, p := findPool(mc, pool); p == nil || str(p.ProvisioningState) != "Deleting" {
+				delete(mc.Gone, pool)
+			}
+		}
+		mc.PoolOps = nil
+	}
+	return changed
+}

@@ -1,0 +1,226 @@
+package azure
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// armError is an error in ARM's shape: {"error":{"code","message","target"}} with an HTTP status.
+type armError struct {
+	Status  int    `json:"-"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Target  string `json:"target,omitempty"`
+}
+
+func (e *armError) Error() string { return e.Code + ": " + e.Message }
+
+func aerr(status int, code, format string, a ...any) *armError {
+	return &armError{Status: status, Code: code, Message: fmt.Sprintf(format, a...)}
+}
+
+func (e *armError) at(target string) *armError { e.Target = target; return e }
+
+func writeARMError(w http.ResponseWriter, e *armError) {
+	w.Header().Set("x-ms-error-code", e.Code)
+	writeJSON(w, e.Status, map[string]any{"error": e})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// Fault is a failure the emulator injects on request. Faults are set through /_nuv/faults (POST
+// adds, PUT replaces, DELETE clears, GET lists) or read from <dir>/faults.json at start.
+type Fault struct {
+	// Operation is the API's operation id (ManagedClusters_CreateOrUpdate, AgentPools_Delete,
+	// ResourceGroups_CreateOrUpdate, ...), "Token" (the authority's token endpoint) or "*".
+	Operation string `json:"operation"`
+	// Kind is "throttle" (429 with Retry-After, which the SDK retries), "error" (Status, Code,
+	// Message answered at once), "lro-failure" (the operation is accepted and fails later, in
+	// the middle of its long-running operation, with Code and Message) or "expired-secret" (the
+	// token endpoint refuses the client secret as expired).
+	Kind string `json:"kind"`
+	// Every makes the fault hit every Nth call only (0 or 1: every call).
+	Every int `json:"every,omitempty"`
+	// Count is how many times it fires before it is spent (0: no limit).
+	Count int `json:"count,omitempty"`
+	// Resource restricts the fault to requests whose path names it (a cluster, pool or group).
+	Resource string `json:"resource,omitempty"`
+	Code     string `json:"code,omitempty"`
+	Message  string `json:"message,omitempty"`
+	Status   int    `json:"status,omitempty"`
+	// Fired counts the times it fired.
+	Fired int `json:"fired"`
+}
+
+func (f *Fault) validate() error {
+	if f.Operation == "" {
+		return errors.New("fault: operation is required (e.g. ManagedClusters_CreateOrUpdate, AgentPools_CreateOrUpdate, Token, *)")
+	}
+	switch f.Kind {
+	case "throttle", "lro-failure", "expired-secret":
+	case "error":
+		if f.Status != 0 && (f.Status < 400 || f.Status > 599) {
+			return fmt.Errorf("fault %s: status %d is not an HTTP error status (400-599)", f.Operation, f.Status)
+		}
+	default:
+		return fmt.Errorf("fault %s: kind %q: want throttle, error, lro-failure or expired-secret", f.Operation, f.Kind)
+	}
+	if f.Every < 0 || f.Count < 0 {
+		return fmt.Errorf("fault %s: every and count cannot be negative", f.Operation)
+	}
+	return nil
+}
+
+func decodeFaults(b []byte) ([]*Fault, error) {
+	var fs []*Fault
+	if t := strings.TrimSpace(string(b)); strings.HasPrefix(t, "{") {
+		var f Fault
+		if err := json.Unmarshal(b, &f); err != nil {
+			return nil, err
+		}
+		fs = []*Fault{&f}
+	} else if err := json.Unmarshal(b, &fs); err != nil {
+		return nil, err
+	}
+	for _, f := range fs {
+		if err := f.validate(); err != nil {
+			return nil, err
+		}
+	}
+	return fs, nil
+}
+
+func readFaultsFile(path string) ([]*Fault, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	fs, err := decodeFaults(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return fs, nil
+}
+
+// fault counts a call of op (on a request whose path is path) and returns the fault that hits it.
+func (s *Server) fault(op, path string) *Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls[op]++
+	n := s.calls[op]
+	for _, f := range s.faults {
+		if f.Operation != "*" && !strings.EqualFold(f.Operation, op) {
+			continue
+		}
+		if f.Count > 0 && f.Fired >= f.Count {
+			continue
+		}
+		if f.Every > 1 && n%f.Every != 0 {
+			continue
+		}
+		if f.Resource != "" && !pathNames(path, f.Resource) {
+			continue
+		}
+		f.Fired++
+		return f
+	}
+	return nil
+}
+
+func pathNames(path, res string) bool {
+	for _, seg := range strings.Split(path, "/") {
+		if strings.EqualFold(seg, res) {
+			return true
+		}
+	}
+	return false
+}
+
+// failure is the error a fault answers (or, for lro-failure, ends the operation with).
+func (f *Fault) failure(op string) *armError {
+	if f.Kind == "throttle" {
+		return aerr(429, "TooManyRequests", "The request is being throttled (nuv emulator: injected fault on %s).", op)
+	}
+	status, code, msg := f.Status, f.Code, f.Message
+	if status == 0 {
+		status = 500
+	}
+	if code == "" {
+		code = "InternalServerError"
+		if f.Kind == "lro-failure" {
+			code = "InternalOperationError"
+		}
+	}
+	if msg == "" {
+		msg = fmt.Sprintf("nuv emulator: injected failure in %s", op)
+		if f.Kind == "lro-failure" {
+			msg = fmt.Sprintf("nuv emulator: injected failure in the middle of %s", op)
+		}
+	}
+	return &armError{Status: status, Code: code, Message: msg}
+}
+
+func writeFault(w http.ResponseWriter, f *Fault, op string) {
+	e := f.failure(op)
+	if f.Kind == "throttle" {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeARMError(w, e)
+}
+
+func (s *Server) faultList() []Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Fault, len(s.faults))
+	for i, f := range s.faults {
+		out[i] = *f
+	}
+	return out
+}
+
+func (s *Server) faultsEndpoint(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+		writeJSON(w, 200, s.faultList())
+	case http.MethodPost, http.MethodPut:
+		b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		fs, err := decodeFaults(b)
+		if err != nil {
+			http.Error(w, "nuv azure emulator: faults: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		s.mu.Lock()
+		if r.Method == http.MethodPut {
+			s.faults = nil
+		}
+		s.faults = append(s.faults, fs...)
+		s.mu.Unlock()
+		writeJSON(w, 200, s.faultList())
+	case http.MethodDelete:
+		s.mu.Lock()
+		s.faults = nil
+		s.mu.Unlock()
+		writeJSON(w, 200, []Fault{})
+	default:
+		http.Error(w, "nuv azure emulator: /_nuv/faults takes GET, POST, PUT or DELETE", http.StatusMethodNotAllowed)
+	}
+}

@@ -1,0 +1,173 @@
+package azure
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	acs "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources"
+)
+
+func TestResourceGroupsThroughSDK(t *testing.T) {
+	e := startEmulator(t, "", 0)
+	ctx := context.Background()
+	_, err := e.Groups.Get(ctx, "rg1", nil)
+	wantCode(t, err, "ResourceGroupNotFound")
+	r, err := e.Groups.CreateOrUpdate(ctx, "rg1", armresources.ResourceGroup{Location: to.Ptr("East US"), Tags: map[string]*string{"nuv.dev/cluster": to.Ptr("a")}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *r.Location != "eastus" || *r.Properties.ProvisioningState != "Succeeded" || *r.Tags["nuv.dev/cluster"] != "a" {
+		t.Fatalf("created group %+v", r)
+	}
+	_, err = e.Groups.CreateOrUpdate(ctx, "rg2", armresources.ResourceGroup{Location: to.Ptr("atlantis")}, nil)
+	wantCode(t, err, "LocationNotAvailableForResourceGroup")
+	poller, err := e.Groups.BeginDelete(ctx, "rg1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := poller.PollUntilDone(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Groups.Get(ctx, "rg1", nil)
+	wantCode(t, err, "ResourceGroupNotFound")
+}
+
+func TestClusterErrorsThroughSDK(t *testing.T) {
+	e := startEmulator(t, "", 0)
+	ctx := context.Background()
+	mc := func(loc, version, size string) acs.ManagedCluster {
+		return acs.ManagedCluster{Location: to.Ptr(loc), Properties: &acs.ManagedClusterProperties{KubernetesVersion: to.Ptr(version),
+			AgentPoolProfiles: []*acs.ManagedClusterAgentPoolProfile{{Name: to.Ptr("system"), Mode: to.Ptr(acs.AgentPoolModeSystem), Count: to.Ptr[int32](1), VMSize: to.Ptr(size)}}}}
+	}
+	_, err := e.Clusters.BeginCreateOrUpdate(ctx, "nope", "c", mc("eastus", "1.35", "Standard_D2s_v3"), nil)
+	wantCode(t, err, "ResourceGroupNotFound")
+	if _, err := e.Groups.CreateOrUpdate(ctx, "rg", armresources.ResourceGroup{Location: to.Ptr("eastus")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, loc, version, size, code, target string
+	}{
+		{"version", "eastus", "1.20", "Standard_D2s_v3", "InvalidParameter", "properties.kubernetesVersion"},
+		{"size", "eastus", "1.35", "Standard_Nope", "InvalidParameter", "vmSize"},
+		{"size not in region", "westus", "1.35", "Standard_NC6s_v3", "InvalidParameter", "vmSize"},
+		{"location", "mars", "1.35", "Standard_D2s_v3", "LocationNotAvailableForResourceType", ""},
+	} {
+		_, err := e.Clusters.BeginCreateOrUpdate(ctx, "rg", "c", mc(tc.loc, tc.version, tc.size), nil)
+		wantCode(t, err, tc.code)
+		if !strings.Contains(err.Error(), tc.target) {
+			t.Errorf("%s: %v does not name %s", tc.name, err, tc.target)
+		}
+	}
+	_, err = e.Clusters.Get(ctx, "rg", "c", nil)
+	wantCode(t, err, "ResourceNotFound")
+}
+
+// rawARM sends an authenticated request to the emulator and returns the status and the error code.
+func (e *testEmulator) rawARM(t *testing.T, method, path string) (int, string, string) {
+	t.Helper()
+	tok, err := e.Cred.GetToken(context.Background(), policy.TokenRequestOptions{Scopes: []string{e.URL + "/.default"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.raw(t, method, path, "Bearer "+tok.Token)
+}
+
+func (e *testEmulator) raw(t *testing.T, method, path, auth string) (int, string, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, e.URL+path, nil)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := e.HTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Error armError `json:"error"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	return resp.StatusCode, body.Error.Code, body.Error.Message
+}
+
+func TestRefusals(t *testing.T) {
+	e := startEmulator(t, "", 0)
+	sub := "/subscriptions/" + e.Creds.SubscriptionID
+	mcs := sub + "/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters"
+	k, _ := hex.DecodeString(e.st.SigningKey)
+	expired := signToken(k, tokenClaims{Aud: e.URL, Exp: time.Now().Add(-time.Minute).Unix()})
+	otherKey := signToken([]byte("not the emulator's key"), tokenClaims{Aud: e.URL, Exp: time.Now().Add(time.Hour).Unix()})
+	for _, tc := range []struct {
+		name, method, path, auth string
+		status                   int
+		code, inMessage          string
+	}{
+		{"no token", "GET", mcs + "?api-version=" + APIVersion, "", 401, "AuthenticationFailed", "header is missing"},
+		{"expired token", "GET", mcs + "?api-version=" + APIVersion, "Bearer " + expired, 401, "ExpiredAuthenticationToken", "expiry"},
+		{"foreign token", "GET", mcs + "?api-version=" + APIVersion, "Bearer " + otherKey, 401, "InvalidAuthenticationTokenTenant", "signature"},
+	} {
+		status, code, msg := e.raw(t, tc.method, tc.path, tc.auth)
+		if status != tc.status || code != tc.code || !strings.Contains(msg, tc.inMessage) {
+			t.Errorf("%s: %d %s %q; want %d %s (%s)", tc.name, status, code, msg, tc.status, tc.code, tc.inMessage)
+		}
+	}
+	for _, tc := range []struct {
+		name, method, path string
+		status             int
+		code, inMessage    string
+	}{
+		{"no api-version", "GET", mcs, 400, "MissingApiVersionParameter", "api-version"},
+		{"old api-version", "GET", mcs + "?api-version=2019-02-01", 400, "NoRegisteredProviderFound", APIVersion},
+		{"resources api-version", "GET", sub + "/resourcegroups?api-version=2025-02-01", 400, "InvalidApiVersionParameter", ResourcesAPIVersion},
+		{"unimplemented", "GET", mcs + "/c/upgradeProfiles/default?api-version=" + APIVersion, 400, "UnsupportedOperation", "upgradeProfiles/default"},
+		{"other subscription", "GET", "/subscriptions/00000000-0000-0000-0000-000000000000/resourcegroups?api-version=" + ResourcesAPIVersion, 404, "SubscriptionNotFound", "00000000"},
+	} {
+		status, code, msg := e.rawARM(t, tc.method, tc.path)
+		if status != tc.status || code != tc.code || !strings.Contains(msg, tc.inMessage) {
+			t.Errorf("%s: %d %s %q; want %d %s (%s)", tc.name, status, code, msg, tc.status, tc.code, tc.inMessage)
+		}
+	}
+	// A wrong client secret is refused by the authority, as Azure AD refuses it.
+	cred, _ := e.clients(t, "wrong")
+	_, err := cred.GetToken(context.Background(), policy.TokenRequestOptions{Scopes: []string{e.URL + "/.default"}})
+	if err == nil || !strings.Contains(err.Error(), "AADSTS7000215") {
+		t.Errorf("token with a wrong secret: %v", err)
+	}
+}
+
+func TestThrottlingRetriedAndStateKept(t *testing.T) {
+	dir := t.TempDir()
+	e := startEmulator(t, dir, 0)
+	ctx := context.Background()
+	if _, err := e.Groups.CreateOrUpdate(ctx, "kept", armresources.ResourceGroup{Location: to.Ptr("westeurope")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.mu.Lock()
+	e.faults = []*Fault{{Operation: "ResourceGroups_Get", Kind: "throttle", Count: 2}}
+	e.mu.Unlock()
+	if _, err := e.Groups.Get(ctx, "kept", nil); err != nil {
+		t.Fatalf("a throttled call is retried by the SDK (Retry-After): %v", err)
+	}
+	if f := e.faultList(); f[0].Fired != 2 {
+		t.Fatalf("throttle fired %d times, want 2", f[0].Fired)
+	}
+	creds := e.Creds
+	e.Stop()
+	e2 := startEmulatorAt(t, dir, 0, e.Addr)
+	if e2.Creds != creds {
+		t.Fatal("a restarted emulator has new credentials")
+	}
+	g, err := e2.Groups.Get(ctx, "kept", nil)
+	if err != nil || *g.Location != "westeurope" {
+		t.Fatalf("after a restart: %v %v", g, err)
+	}
+}

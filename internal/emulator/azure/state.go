@@ -1,0 +1,175 @@
+package azure
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
+
+	"github.com/nuv-dev/nuv/internal/fsutil"
+)
+
+// State is everything the emulator keeps, saved whole (atomically, 0600: it holds the client
+// secret and the token signing key) to <dir>/state.json after every change.
+type State struct {
+	// TenantID, ClientID and ClientSecret are the only service principal the authority accepts.
+	TenantID     string `json:"tenantId"`
+	ClientID     string `json:"clientId"`
+	ClientSecret string `json:"clientSecret"`
+	// SubscriptionID is the only subscription ARM serves.
+	SubscriptionID string `json:"subscriptionId"`
+	// SigningKey signs the access tokens the authority issues (hex).
+	SigningKey string `json:"signingKey"`
+	// Addr is where the emulator last listened.
+	Addr string `json:"addr,omitempty"`
+
+	// Groups are the resource groups by lower-case name.
+	Groups map[string]*group `json:"groups"`
+	// Clusters are the managed clusters by lower-case "group/name".
+	Clusters map[string]*managedCluster `json:"clusters"`
+	// Operations are the long-running operations by id (finished ones are kept an hour).
+	Operations map[string]*operation `json:"operations"`
+}
+
+// group is a resource group.
+type group struct {
+	Name      string            `json:"name"`
+	Location  string            `json:"location"`
+	Tags      map[string]string `json:"tags,omitempty"`
+	ManagedBy string            `json:"managedBy,omitempty"`
+	// State is Succeeded or Deleting.
+	State string    `json:"state"`
+	Due   time.Time `json:"due,omitempty"`
+	Op    string    `json:"op,omitempty"`
+}
+
+// managedCluster is a managed cluster: its ARM representation, the operation in progress and
+// how far its control plane (a local cluster) has come.
+type managedCluster struct {
+	Group string                              `json:"group"`
+	MC    *armcontainerservice.ManagedCluster `json:"mc"`
+	// Due is when the operation in progress may finish (at the earliest).
+	Due time.Time `json:"due,omitempty"`
+	// Op is the operation in progress (or the last one).
+	Op string `json:"op,omitempty"`
+	// Gen counts the changes that the control plane must follow; Synced is the last one it has.
+	Gen    int `json:"gen"`
+	Synced int `json:"synced"`
+	// Pools in transition (pool name -> operation id), besides the cluster's own operation.
+	PoolOps map[string]string `json:"poolOps,omitempty"`
+	// Gone lists pools being deleted (removed once their operation is due).
+	Gone map[string]bool `json:"gone,omitempty"`
+}
+
+// operation is one long-running operation (ARM's Azure-AsyncOperation status resource).
+type operation struct {
+	ID       string    `json:"id"`
+	Name     string    `json:"name"` // the operation id of the API (ManagedClusters_CreateOrUpdate)
+	Resource string    `json:"resource"`
+	Location string    `json:"location"`
+	Status   string    `json:"status"` // InProgress, Succeeded, Failed, Canceled
+	Start    time.Time `json:"startTime"`
+	End      time.Time `json:"endTime,omitempty"`
+	Error    *armError `json:"error,omitempty"`
+	// FailWith, when set, is the error the operation ends with (an injected mid-operation failure).
+	FailWith *armError `json:"failWith,omitempty"`
+}
+
+const stateFileName = "state.json"
+
+func newState() *State {
+	return &State{
+		TenantID:       newUUID(),
+		ClientID:       newUUID(),
+		ClientSecret:   randString(40),
+		SubscriptionID: newUUID(),
+		SigningKey:     hex.EncodeToString(randBytes(32)),
+		Groups:         map[string]*group{},
+		Clusters:       map[string]*managedCluster{},
+		Operations:     map[string]*operation{},
+	}
+}
+
+// loadState reads dir/state.json; os.ErrNotExist when there is none.
+func loadState(dir string) (*State, error) {
+	path := filepath.Join(dir, stateFileName)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s State
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("azure emulator state %s is corrupt: %w", path, err)
+	}
+	if s.TenantID == "" || s.ClientID == "" || s.ClientSecret == "" || s.SubscriptionID == "" || s.SigningKey == "" {
+		return nil, fmt.Errorf("azure emulator state %s is incomplete (no tenant, client, subscription or signing key)", path)
+	}
+	if s.Groups == nil {
+		s.Groups = map[string]*group{}
+	}
+	if s.Clusters == nil {
+		s.Clusters = map[string]*managedCluster{}
+	}
+	if s.Operations == nil {
+		s.Operations = map[string]*operation{}
+	}
+	return &s, nil
+}
+
+func (s *State) save(dir string) error {
+	b, err := json.MarshalIndent(s, "", " ")
+	if err != nil {
+		return fmt.Errorf("encode azure emulator state: %w", err)
+	}
+	if err := fsutil.WriteFileAtomic(filepath.Join(dir, stateFileName), append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("save azure emulator state: %w", err)
+	}
+	return nil
+}
+
+func openState(dir string) (*State, error) {
+	s, err := loadState(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("azure emulator directory %s: %w", dir, err)
+		}
+		s = newState()
+		return s, s.save(dir)
+	}
+	return s, err
+}
+
+func clusterKey(rg, name string) string { return strings.ToLower(rg) + "/" + strings.ToLower(name) }
+
+func randBytes(n int) []byte {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("crypto/rand failed: %v", err))
+	}
+	return b
+}
+
+func randString(n int) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789~_.-"
+	b := randBytes(n)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}
+
+// newUUID is a random RFC 4122 version 4 UUID.
+func newUUID() string {
+	b := randBytes(16)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b)
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
