@@ -59,10 +59,14 @@ export PATH="$PWD/bin:$PATH"
 # A test binary that panics, times out or is killed leaves those processes running: stop them here
 # at the end, whatever happened.
 test_tmp=$(mktemp -d /tmp/nuv-test.XXXXXX)
+docker_started=false
 finish() {
   rc=$?
   step "stop processes the tests left running"
   "$PWD/bin/reap" "$test_tmp" || rc=1
+  if $docker_started; then
+    bash hack/dockerd.sh stop || rc=1
+  fi
   rm -rf "$test_tmp"
   exit $rc
 }
@@ -74,6 +78,15 @@ go vet ./...
 
 step "local-cluster binaries (built once, then cached)"
 nuv cluster prepare
+
+if ! $short; then
+  step "docker daemon for the kind tests (hack/dockerd.sh: its own socket and data root)"
+  # One started before this run (by a person, or a previous run left running on purpose) is used
+  # and left running; one started here is stopped at the end.
+  bash hack/dockerd.sh status >/dev/null 2>&1 || docker_started=true
+  bash hack/dockerd.sh start
+  eval "$(bash hack/dockerd.sh env)"
+fi
 
 step "tests"
 # Test artifacts a person may want to look at (the screenshot of the HTML report).
