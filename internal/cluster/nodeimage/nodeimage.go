@@ -28,6 +28,7 @@ package nodeimage
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -40,6 +41,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/runner"
 	"github.com/nuv-dev/nuv/internal/runtimewrap"
 )
@@ -74,9 +76,9 @@ type Options struct {
 
 // Stage is one step of a build and its duration.
 type Stage struct {
-	Name     string
-	Duration time.Duration
-	Cached   bool
+	Name     string        `json:"name"`
+	Duration time.Duration `json:"duration"`
+	Cached   bool          `json:"cached,omitempty"`
 }
 
 // Result is a built node image.
@@ -336,8 +338,46 @@ func (b *builder) build(ctx context.Context) (Result, error) {
 	}
 	res.Tarball = filepath.Join(finalDir, "image.tar")
 	res.Stages = b.stages
-	b.log.Infof("node image %s built in %s: %s", ref, time.Since(start).Round(time.Second), res.Tarball)
+	took := time.Since(start)
+	b.log.Infof("node image %s built in %s: %s", ref, took.Round(time.Second), res.Tarball)
+	_ = appendRecord(filepath.Join(b.cache, "builds.json"), Record{When: time.Now().UTC(), Ref: ref, Seconds: took.Seconds(), Stages: res.Stages, Cores: runtime.NumCPU()})
 	return res, nil
+}
+
+// Record is one assembled (not cached) node image build, kept in CacheDir/nodeimage/builds.json
+// for the benchmark and for estimates.
+type Record struct {
+	When    time.Time `json:"when"`
+	Ref     string    `json:"ref"`
+	Seconds float64   `json:"seconds"`
+	Cores   int       `json:"cores"`
+	Stages  []Stage   `json:"stages"`
+}
+
+// Records returns the builds recorded in the cache (oldest first).
+func Records(getenv func(string) string) []Record {
+	var rs []Record
+	b, err := os.ReadFile(filepath.Join(local.CacheDir(getenv), "nodeimage", "builds.json"))
+	if err == nil {
+		_ = json.Unmarshal(b, &rs)
+	}
+	return rs
+}
+
+func appendRecord(path string, r Record) error {
+	var rs []Record
+	if b, err := os.ReadFile(path); err == nil {
+		_ = json.Unmarshal(b, &rs)
+	}
+	rs = append(rs, r)
+	if len(rs) > 50 {
+		rs = rs[len(rs)-50:]
+	}
+	b, err := json.MarshalIndent(rs, "", "  ")
+	if err != nil {
+		return err
+	}
+	return fsutil.WriteFileAtomic(path, b, 0o644)
 }
 
 // cachedEntry sets *dir to the valid cache entry of key under root, building it with fill when
