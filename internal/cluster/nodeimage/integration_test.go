@@ -196,10 +196,10 @@ func TestIntegrationNodeImage(t *testing.T) {
 		{[]string{"/usr/local/bin/nuv-node", "etcd", "--version"}, "etcd Version: 3.6"},
 		{[]string{"/usr/sbin/nft", "--version"}, "nftables"},
 	} {
-		var out bytes.Buffer
-		args := append([]string{"run", "--rm", "--entrypoint", tc.cmd[0], r.Ref}, tc.cmd[1:]...)
-		if err := runner.Run(ctx, runner.Cmd{Path: "docker", Args: args, Stdout: &out, Stderr: &out}); err != nil {
-			t.Errorf("%v: %v", tc.cmd, err)
+		var out, errOut bytes.Buffer
+		args := append([]string{"run", "--rm", "--network", "none", "--entrypoint", tc.cmd[0], r.Ref}, tc.cmd[1:]...)
+		if err := runner.Run(ctx, runner.Cmd{Path: "docker", Args: args, Stdout: &out, Stderr: &errOut}); err != nil {
+			t.Errorf("%v: %v\n%s", tc.cmd, err, errOut.String())
 			continue
 		}
 		if !strings.Contains(out.String(), tc.want) {
