@@ -145,6 +145,19 @@ func TestIntegrationNodeImageKind(t *testing.T) {
 		nodesReady(t, cs, 2)
 		podsRunning(t, cs, "kube-system", "k8s-app=kube-dns", 2)
 		podsRunning(t, cs, "kube-system", "app=nuv-podnet", 2)
+		nodes, err := p.ListInternalNodes("nuv-nodeimage-2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range nodes { // the masquerade of traffic leaving the pod network
+			var out bytes.Buffer
+			if err := n.Command("nft", "list", "table", "inet", "nuv-podnet").SetStdout(&out).Run(); err != nil {
+				t.Fatalf("%s: nft list table inet nuv-podnet: %v", n, err)
+			}
+			if !strings.Contains(out.String(), "ip saddr 10.244.0.0/16 ip daddr != 10.244.0.0/16 masquerade") {
+				t.Fatalf("%s: nuv-podnet's table:\n%s", n, out.String())
+			}
+		}
 		image := loadNettest(t, p, "nuv-nodeimage-2")
 		crossNodeTraffic(t, cs, image)
 	})

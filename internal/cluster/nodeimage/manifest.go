@@ -5,15 +5,17 @@ import "strings"
 // CNIManifest is the node image's /kind/manifests/default-cni.yaml, which kind applies when a
 // cluster is created (unless its config disables the default CNI): the nuv-podnet DaemonSet on
 // every node (host network, NET_ADMIN), writing the node's CNI configuration into /etc/cni/net.d
-// and routing other nodes' pod ranges (see internal/cluster/nodeimage/podnet). kind patches in
-// CONTROL_PLANE_ENDPOINT (the marker below asks it to) so that it reaches the API server before
-// kube-proxy serves the kubernetes Service.
+// routing other nodes' pod ranges, and masquerading what pods send out of the cluster's pod
+// ranges (see internal/cluster/nodeimage/podnet). kind fills in the pod subnet (POD_SUBNET) and
+// patches in CONTROL_PLANE_ENDPOINT, so that it reaches the API server before kube-proxy serves the
+// kubernetes Service: the markers below ask it to.
 func CNIManifest(image string) string {
 	return strings.ReplaceAll(cniManifest, "IMAGE", image)
 }
 
 const cniManifest = `# nuv-podnet: pod networking across the nodes of a kind cluster (nuv cluster node-image build)
 # would you kindly patch this file
+# would you kindly template this file
 apiVersion: v1
 kind: ServiceAccount
 metadata:
@@ -74,6 +76,8 @@ spec:
           valueFrom:
             fieldRef:
               fieldPath: spec.nodeName
+        - name: POD_SUBNET
+          value: "{{ .PodSubnet }}"
         securityContext:
           capabilities:
             add: [NET_ADMIN]

@@ -88,3 +88,32 @@ func TestRoutes(t *testing.T) {
 		t.Fatalf("Routes accepted a bad pod CIDR: %v", err)
 	}
 }
+
+func TestMasqueradeRules(t *testing.T) {
+	got, err := MasqueradeRules("10.244.0.0/16,fd00:10:244::/56")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "masquerade.nft")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Fatalf("MasqueradeRules =\n%s\nwant\n%s", got, want)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"", "no pod subnet"},
+		{"10.244.0.0", `pod subnet "10.244.0.0"`},
+		{"10.244.0.0/16,10.245.0.0/16", "two ranges of one IP family"},
+	} {
+		if _, err := MasqueradeRules(tc.in); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("MasqueradeRules(%q): %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package podnet
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -29,6 +30,7 @@ func Main(args []string) int {
 	node := fs.String("node", os.Getenv("NODE_NAME"), "this node's name (default $NODE_NAME)")
 	confDir := fs.String("cni-conf-dir", "/etc/cni/net.d", "where the CNI configuration is written")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig (default: in-cluster service account)")
+	podSubnet := fs.String("pod-subnet", os.Getenv("POD_SUBNET"), "the cluster's pod ranges (comma-separated): their traffic leaving them is masqueraded (default $POD_SUBNET; empty: none)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -38,14 +40,22 @@ func Main(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := run(ctx, *node, *confDir, *kubeconfig); err != nil {
+	masq := ""
+	if *podSubnet != "" {
+		var err error
+		if masq, err = MasqueradeRules(*podSubnet); err != nil {
+			fmt.Fprintf(os.Stderr, "nuv-podnet: %v\n", err)
+			return 2
+		}
+	}
+	if err := run(ctx, *node, *confDir, *kubeconfig, masq); err != nil {
 		fmt.Fprintf(os.Stderr, "nuv-podnet: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func run(ctx context.Context, self, confDir, kubeconfig string) error {
+func run(ctx context.Context, self, confDir, kubeconfig, masq string) error {
 	var cfg *rest.Config
 	var err error
 	if kubeconfig != "" {
@@ -95,6 +105,13 @@ func run(ctx context.Context, self, confDir, kubeconfig string) error {
 			return err
 		}
 		state, err := reconcile(self, confDir, toNodes(list))
+		if masq != "" {
+			if merr := applyMasquerade(ctx, masq); merr != nil {
+				err = errors.Join(err, merr)
+			} else {
+				state += "; masquerading traffic leaving the pod network"
+			}
+		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "nuv-podnet: %v\n", err)
 		} else if state != last {
