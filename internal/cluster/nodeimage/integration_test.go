@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"os"
@@ -13,10 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/image/imagetest"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
@@ -207,5 +211,46 @@ func TestIntegrationNodeImage(t *testing.T) {
 		} else {
 			t.Logf("%v: %s", tc.cmd, strings.TrimSpace(strings.SplitN(out.String(), "\n", 2)[0]))
 		}
+	}
+}
+
+// TestIntegrationNodeImagePush pushes the node image to a real registry on loopback (Debian's
+// docker-registry, htpasswd auth, credentials from a docker config as `docker login` leaves them)
+// and reads it back: the same manifest digest.
+func TestIntegrationNodeImagePush(t *testing.T) {
+	r := buildForTest(t)
+	reg := imagetest.StartRegistry(t, "nuv", "secret-pw")
+	cfgDir := t.TempDir()
+	auth := base64.StdEncoding.EncodeToString([]byte(reg.User + ":" + reg.Password))
+	if err := os.WriteFile(filepath.Join(cfgDir, "config.json"), []byte(`{"auths":{"`+reg.Host+`":{"auth":"`+auth+`"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DOCKER_CONFIG", cfgDir)
+	dst := reg.Host + "/kind/node:v1.36.3"
+	start := time.Now()
+	if err := Push(context.Background(), r, dst); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("pushed %s in %s", dst, time.Since(start).Round(100*time.Millisecond))
+	tag, _ := name.NewTag(r.Ref)
+	img, err := tarball.ImageFromPath(r.Tarball, &tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := name.ParseReference(dst)
+	desc, err := remote.Get(ref, remote.WithAuthFromKeychain(authn.DefaultKeychain))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if desc.Digest != want {
+		t.Fatalf("registry has %s, the tarball is %s", desc.Digest, want)
+	}
+	// a bad reference is refused before anything is sent
+	if err := Push(context.Background(), r, "Not A Ref"); err == nil || !strings.Contains(err.Error(), `--push "Not A Ref"`) {
+		t.Fatalf("bad reference: %v", err)
 	}
 }
