@@ -37,6 +37,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
@@ -143,6 +144,33 @@ func (b *builder) stage(name string, fn func() (cached bool, err error)) error {
 
 func lookPath(name string) (string, error) { return exec.LookPath(name) }
 
+// lockFile takes an exclusive flock on path, calling waiting once if another process holds it.
+func lockFile(ctx context.Context, path string, waiting func()) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	said := false
+	for {
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+			return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+		}
+		if !said {
+			waiting()
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
 func goarch() string { return runtime.GOARCH }
 
 // sourcesHash hashes this package's sources (its tests excepted).
@@ -246,10 +274,15 @@ func (b *builder) build(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	restrict := b.restrictOOM()
+	// the host's containerd writes the node's image store and its default OCI spec
+	ctrdVersion, err := runner.Output(ctx, runner.Cmd{Path: "containerd", Args: []string{"--version"}})
+	if err != nil {
+		return Result{}, fmt.Errorf("containerd (Debian's containerd package, installed with docker.io) is needed to pre-load the node's images: %w", err)
+	}
 	rootKey := rootfsKey(deb, goarch())
 	dnsKey := keyOf("coredns", corednsVersion, goVersion, goarch())
 	key := keyOf("node-image", b.o.Version, rootKey, dnsKey, filepath.Base(filepath.Dir(nuvNode)), filepath.Base(filepath.Dir(pause)),
-		kindVersion, kindHash, sourcesHash(), fmt.Sprint(restrict), strings.Join(kubeadmImages, ","), goarch())
+		kindVersion, kindHash, sourcesHash(), fmt.Sprint(restrict), strings.Join(kubeadmImages, ","), goarch(), strings.TrimSpace(string(ctrdVersion)))
 	ref := fmt.Sprintf("%s:v%s-%s", Repository, b.o.Version, shortKey(key))
 	res := Result{Ref: ref, Key: key}
 	for _, c := range comps {
@@ -261,7 +294,21 @@ func (b *builder) build(ctx context.Context) (Result, error) {
 		res.Tarball, res.Cached = filepath.Join(dir, "image.tar"), true
 		res.Stages = append(b.stages, Stage{Name: "node image (cached)", Duration: time.Since(start), Cached: true})
 		return res, nil
-	} else if _, err := os.Stat(filepath.Join(finalRoot, key)); err == nil {
+	}
+	// one assembly at a time on this machine: a second nuv waits, then finds the image cached
+	unlock, err := lockFile(ctx, filepath.Join(b.cache, "build.lock"), func() {
+		b.log.Infof("node image: waiting for another nuv building a node image (%s)", filepath.Join(b.cache, "build.lock"))
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
+	if dir, ok, corrupt := cached(finalRoot, key); ok {
+		b.log.Infof("node image: %s from the cache (%s), built while this nuv waited", ref, dir)
+		res.Tarball, res.Cached = filepath.Join(dir, "image.tar"), true
+		res.Stages = append(b.stages, Stage{Name: "node image (cached)", Duration: time.Since(start), Cached: true})
+		return res, nil
+	} else if corrupt {
 		b.log.Warnf("node image: the cache entry %s is damaged: building it again", filepath.Join(finalRoot, key))
 	}
 
