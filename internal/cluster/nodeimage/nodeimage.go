@@ -385,6 +385,9 @@ func (b *builder) build(ctx context.Context) (Result, error) {
 	}
 	res.Tarball = filepath.Join(finalDir, "image.tar")
 	res.Stages = b.stages
+	for _, old := range pruneEntries(finalRoot, keepImages) {
+		b.log.Infof("node image: removed the older cache entry %s", old)
+	}
 	took := time.Since(start)
 	b.log.Infof("node image %s built in %s: %s", ref, took.Round(time.Second), res.Tarball)
 	_ = appendRecord(filepath.Join(b.cache, "builds.json"), Record{When: time.Now().UTC(), Ref: ref, Seconds: took.Seconds(), Stages: res.Stages, Cores: runtime.NumCPU()})
@@ -425,6 +428,38 @@ func appendRecord(path string, r Record) error {
 		return err
 	}
 	return fsutil.WriteFileAtomic(path, b, 0o644)
+}
+
+// keepImages is how many assembled images the cache keeps (each is about 1.2 GB); older ones go.
+const keepImages = 3
+
+// pruneEntries removes the entries under root beyond the keep most recent and returns them.
+func pruneEntries(root string, keep int) []string {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil
+	}
+	type aged struct {
+		dir string
+		mod time.Time
+	}
+	var all []aged
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if info, err := e.Info(); err == nil {
+			all = append(all, aged{filepath.Join(root, e.Name()), info.ModTime()})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].mod.After(all[j].mod) })
+	var removed []string
+	for i := keep; i < len(all); i++ {
+		if os.RemoveAll(all[i].dir) == nil {
+			removed = append(removed, all[i].dir)
+		}
+	}
+	return removed
 }
 
 // cachedEntry sets *dir to the valid cache entry of key under root, building it with fill when

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -251,4 +252,27 @@ func kindConfig(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+func TestPruneEntries(t *testing.T) {
+	root := t.TempDir()
+	now := time.Now()
+	for i, k := range []string{"a", "b", "c", "d", "e"} {
+		d := filepath.Join(root, k)
+		os.MkdirAll(d, 0o755)
+		os.Chtimes(d, now, now.Add(time.Duration(i)*time.Minute)) // e is the newest
+	}
+	os.MkdirAll(filepath.Join(root, ".tmp-f"), 0o755) // a build in progress is left alone
+	removed := pruneEntries(root, 3)
+	if len(removed) != 2 || filepath.Base(removed[0]) != "b" || filepath.Base(removed[1]) != "a" {
+		t.Fatalf("removed %v, want b and a", removed)
+	}
+	left, _ := os.ReadDir(root)
+	var names []string
+	for _, e := range left {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, ",") != ".tmp-f,c,d,e" {
+		t.Fatalf("left %v", names)
+	}
 }
