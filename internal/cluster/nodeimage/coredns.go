@@ -9,17 +9,26 @@ import (
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
-// corednsModule is the module CoreDNS builds from (its main package is the module's root).
-const corednsModule = "github.com/coredns/coredns"
+// Go programs of other projects the node image holds, built from their modules through the module
+// proxy (static: no cgo).
+const (
+	// corednsModule is the module CoreDNS builds from (its main package is the module's root); the
+	// version is the tag kubeadm asks for.
+	corednsModule = "github.com/coredns/coredns"
+	// crictlPackage is crictl (kind's nodes have it: kind's log export and image helpers run it).
+	crictlPackage = "sigs.k8s.io/cri-tools/cmd/crictl"
+	// CrictlVersion is the cri-tools release built (the newest the module proxy serves for
+	// Kubernetes 1.36: v1.35.0 and v1.36.0 are not served).
+	CrictlVersion = "v1.37.0"
+)
 
-// buildCoreDNS builds CoreDNS version (a tag such as v1.14.2, the one kubeadm asks for) from its
-// module through the module proxy, static, into dir/coredns.
-func (b *builder) buildCoreDNS(ctx context.Context, dir, version string) ([]string, error) {
+// buildGoTool builds pkg@version with `go install` into dir (as bin) and returns bin's name.
+func (b *builder) buildGoTool(ctx context.Context, dir, pkg, version, bin string) ([]string, error) {
 	goBin, err := runner.FindGo(b.getenv)
 	if err != nil {
-		return nil, fmt.Errorf("CoreDNS is built from its module with Go: %w", err)
+		return nil, fmt.Errorf("%s is built from its module with Go: %w", pkg, err)
 	}
-	work, err := os.MkdirTemp("", "nuv-coredns-")
+	work, err := os.MkdirTemp("", "nuv-gotool-")
 	if err != nil {
 		return nil, err
 	}
@@ -28,12 +37,12 @@ func (b *builder) buildCoreDNS(ctx context.Context, dir, version string) ([]stri
 	if b.o.Offline {
 		env = append(env, "GOPROXY=off")
 	}
-	b.log.Infof("  go install %s@%s (a cold build compiles ~1000 packages: minutes on 2 cores)", corednsModule, version)
-	if err := b.runProgress(ctx, "building CoreDNS", runner.Cmd{Path: goBin, Args: []string{"install", corednsModule + "@" + version}, Dir: work, Env: env}); err != nil {
+	b.log.Infof("  go install %s@%s (cold: minutes on 2 cores; Go's build cache keeps it)", pkg, version)
+	if err := b.runProgress(ctx, "building "+bin, runner.Cmd{Path: goBin, Args: []string{"install", pkg + "@" + version}, Dir: work, Env: env}); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(dir, "coredns")); err != nil {
-		return nil, fmt.Errorf("go install %s@%s made no coredns binary: %w", corednsModule, version, err)
+	if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {
+		return nil, fmt.Errorf("go install %s@%s made no %s binary: %w", pkg, version, bin, err)
 	}
-	return []string{"coredns"}, nil
+	return []string{bin}, nil
 }

@@ -199,6 +199,7 @@ func TestIntegrationNodeImage(t *testing.T) {
 		{[]string{"/usr/sbin/runc", "--version"}, "runc version"},
 		{[]string{"/usr/local/bin/nuv-node", "etcd", "--version"}, "etcd Version: 3.6"},
 		{[]string{"/usr/sbin/nft", "--version"}, "nftables"},
+		{[]string{"/usr/local/bin/crictl", "--version"}, "crictl version " + CrictlVersion},
 	} {
 		var out, errOut bytes.Buffer
 		args := append([]string{"run", "--rm", "--network", "none", "--entrypoint", tc.cmd[0], r.Ref}, tc.cmd[1:]...)

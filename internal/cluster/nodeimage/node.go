@@ -85,10 +85,10 @@ func kindFilesHash(kindDir string) (string, error) {
 }
 
 type nodeInputs struct {
-	root, kindDir, nuvNode, version, storeTar string
-	restrictOOM                               bool
-	pauseRef, podnetImage                     string
-	info                                      []byte
+	root, kindDir, nuvNode, crictl, version, storeTar string
+	restrictOOM                                       bool
+	pauseRef, podnetImage                             string
+	info                                              []byte
 }
 
 // nodeUnits are the units of kind's base files the node starts (as kind's base image enables them).
@@ -161,6 +161,9 @@ func writeNodeLayer(ctx context.Context, out string, in nodeInputs) error {
 		return err
 	}
 	if err := t.File("/usr/local/bin/nuv-node", in.nuvNode, 0o755); err != nil {
+		return err
+	}
+	if err := t.File("/usr/local/bin/crictl", in.crictl, 0o755); err != nil {
 		return err
 	}
 	for _, n := range []string{"kubelet", "kubeadm", "kubectl", "kube-proxy"} {

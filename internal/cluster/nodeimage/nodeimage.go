@@ -14,7 +14,8 @@
 //     where the kernel refuses negative OOM scores), the pod network's manifest
 //     (/kind/manifests/default-cni.yaml: nuv-podnet, see podnet), and containerd's store with the
 //     images kubeadm asks for, assembled with go-containerregistry (the control plane, kube-proxy and
-//     etcd run nuv-node; CoreDNS is built from its module; pause is nuv-pause).
+//     etcd run nuv-node; CoreDNS is built from its module; pause is nuv-pause), and crictl, built
+//     from the cri-tools module.
 //
 // Every stage is cached by the hash of its inputs under CacheDir/nodeimage; an entry whose files do
 // not match their recorded SHA-256 is rebuilt. A warm build checks the keys and one hash and takes
@@ -281,7 +282,8 @@ func (b *builder) build(ctx context.Context) (Result, error) {
 	}
 	rootKey := rootfsKey(deb, goarch())
 	dnsKey := keyOf("coredns", corednsVersion, goVersion, goarch())
-	key := keyOf("node-image", b.o.Version, rootKey, dnsKey, filepath.Base(filepath.Dir(nuvNode)), filepath.Base(filepath.Dir(pause)),
+	crictlKey := keyOf("crictl", CrictlVersion, goVersion, goarch())
+	key := keyOf("node-image", b.o.Version, rootKey, dnsKey, crictlKey, filepath.Base(filepath.Dir(nuvNode)), filepath.Base(filepath.Dir(pause)),
 		kindVersion, kindHash, sourcesHash(), fmt.Sprint(restrict), strings.Join(kubeadmImages, ","), goarch(), strings.TrimSpace(string(ctrdVersion)))
 	ref := fmt.Sprintf("%s:v%s-%s", Repository, b.o.Version, shortKey(key))
 	res := Result{Ref: ref, Key: key}
@@ -323,7 +325,15 @@ func (b *builder) build(ctx context.Context) (Result, error) {
 	var dnsDir string
 	if err := b.stage("CoreDNS "+corednsVersion+" (from its module)", func() (bool, error) {
 		return b.cachedEntry(filepath.Join(b.cache, "coredns"), dnsKey, &dnsDir, func(tmp string) ([]string, error) {
-			return b.buildCoreDNS(ctx, tmp, corednsVersion)
+			return b.buildGoTool(ctx, tmp, corednsModule, corednsVersion, "coredns")
+		})
+	}); err != nil {
+		return Result{}, err
+	}
+	var crictlDir string
+	if err := b.stage("crictl "+CrictlVersion+" (from its module)", func() (bool, error) {
+		return b.cachedEntry(filepath.Join(b.cache, "crictl"), crictlKey, &crictlDir, func(tmp string) ([]string, error) {
+			return b.buildGoTool(ctx, tmp, crictlPackage, CrictlVersion, "crictl")
 		})
 	}); err != nil {
 		return Result{}, err
@@ -369,7 +379,7 @@ func (b *builder) build(ctx context.Context) (Result, error) {
 	if err := b.stage("node layer and image", func() (bool, error) {
 		nodeTar := filepath.Join(work, "node.tar")
 		err := writeNodeLayer(ctx, nodeTar, nodeInputs{
-			root: root, kindDir: kindDir, nuvNode: nuvNode, version: b.o.Version, storeTar: storeTar,
+			root: root, kindDir: kindDir, nuvNode: nuvNode, crictl: filepath.Join(crictlDir, "crictl"), version: b.o.Version, storeTar: storeTar,
 			restrictOOM: restrict, pauseRef: pauseRef(comps), podnetImage: PodnetImage(b.o.Version),
 			info: buildInfo(res, deb, kindVersion, etcdVersion, restrict),
 		})
