@@ -22,8 +22,12 @@ const (
 	CrictlVersion = "v1.37.0"
 )
 
-// buildGoTool builds pkg@version with `go install` into dir (as bin) and returns bin's name.
-func (b *builder) buildGoTool(ctx context.Context, dir, pkg, version, bin string) ([]string, error) {
+// crictlLdflags stamps crictl's version as cri-tools' release build does.
+const crictlLdflags = "-X sigs.k8s.io/cri-tools/pkg/version.Version=" + CrictlVersion
+
+// buildGoTool builds pkg@version with `go install` (and ldflags) into dir (as bin) and returns
+// bin's name.
+func (b *builder) buildGoTool(ctx context.Context, dir, pkg, version, bin, ldflags string) ([]string, error) {
 	goBin, err := runner.FindGo(b.getenv)
 	if err != nil {
 		return nil, fmt.Errorf("%s is built from its module with Go: %w", pkg, err)
@@ -38,7 +42,7 @@ func (b *builder) buildGoTool(ctx context.Context, dir, pkg, version, bin string
 		env = append(env, "GOPROXY=off")
 	}
 	b.log.Infof("  go install %s@%s (cold: minutes on 2 cores; Go's build cache keeps it)", pkg, version)
-	if err := b.runProgress(ctx, "building "+bin, runner.Cmd{Path: goBin, Args: []string{"install", pkg + "@" + version}, Dir: work, Env: env}); err != nil {
+	if err := b.runProgress(ctx, "building "+bin, runner.Cmd{Path: goBin, Args: []string{"install", "-ldflags=" + ldflags, pkg + "@" + version}, Dir: work, Env: env}); err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {

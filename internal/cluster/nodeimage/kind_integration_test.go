@@ -135,10 +135,19 @@ func TestIntegrationNodeImageKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("one node", func(t *testing.T) {
-		_, cs := kindCluster(t, r.Ref, "nuv-nodeimage-1", 0)
+		p, cs := kindCluster(t, r.Ref, "nuv-nodeimage-1", 0)
 		nodesReady(t, cs, 1)
 		podsRunning(t, cs, "kube-system", "k8s-app=kube-dns", 2)
 		podsRunning(t, cs, "kube-system", "app=nuv-podnet", 1)
+		// kind's log export runs crictl and journalctl in the node
+		dir := t.TempDir()
+		if err := p.CollectLogs("nuv-nodeimage-1", dir); err != nil {
+			t.Fatalf("kind export logs: %v", err)
+		}
+		images, err := os.ReadFile(filepath.Join(dir, "nuv-nodeimage-1-control-plane", "images.log"))
+		if err != nil || !strings.Contains(string(images), "registry.k8s.io/pause") {
+			t.Fatalf("images.log of the log export (crictl images): %q %v", images, err)
+		}
 	})
 	t.Run("two nodes", func(t *testing.T) {
 		p, cs := kindCluster(t, r.Ref, "nuv-nodeimage-2", 1)

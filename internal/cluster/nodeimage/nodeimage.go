@@ -282,7 +282,7 @@ func (b *builder) build(ctx context.Context) (Result, error) {
 	}
 	rootKey := rootfsKey(deb, goarch())
 	dnsKey := keyOf("coredns", corednsVersion, goVersion, goarch())
-	crictlKey := keyOf("crictl", CrictlVersion, goVersion, goarch())
+	crictlKey := keyOf("crictl", CrictlVersion, crictlLdflags, goVersion, goarch())
 	key := keyOf("node-image", b.o.Version, rootKey, dnsKey, crictlKey, filepath.Base(filepath.Dir(nuvNode)), filepath.Base(filepath.Dir(pause)),
 		kindVersion, kindHash, sourcesHash(), fmt.Sprint(restrict), strings.Join(kubeadmImages, ","), goarch(), strings.TrimSpace(string(ctrdVersion)))
 	ref := fmt.Sprintf("%s:v%s-%s", Repository, b.o.Version, shortKey(key))
@@ -325,7 +325,7 @@ func (b *builder) build(ctx context.Context) (Result, error) {
 	var dnsDir string
 	if err := b.stage("CoreDNS "+corednsVersion+" (from its module)", func() (bool, error) {
 		return b.cachedEntry(filepath.Join(b.cache, "coredns"), dnsKey, &dnsDir, func(tmp string) ([]string, error) {
-			return b.buildGoTool(ctx, tmp, corednsModule, corednsVersion, "coredns")
+			return b.buildGoTool(ctx, tmp, corednsModule, corednsVersion, "coredns", "")
 		})
 	}); err != nil {
 		return Result{}, err
@@ -333,7 +333,7 @@ func (b *builder) build(ctx context.Context) (Result, error) {
 	var crictlDir string
 	if err := b.stage("crictl "+CrictlVersion+" (from its module)", func() (bool, error) {
 		return b.cachedEntry(filepath.Join(b.cache, "crictl"), crictlKey, &crictlDir, func(tmp string) ([]string, error) {
-			return b.buildGoTool(ctx, tmp, crictlPackage, CrictlVersion, "crictl")
+			return b.buildGoTool(ctx, tmp, crictlPackage, CrictlVersion, "crictl", crictlLdflags)
 		})
 	}); err != nil {
 		return Result{}, err
