@@ -10,8 +10,8 @@
 #
 # It changes nothing of the host's own Docker: its own socket, pid file and exec root under
 # $NUV_DOCKERD_RUN (default /run/nuv-test-docker), its own daemon.json there (the host's
-# /etc/docker/daemon.json is not read), its images under the user's cache
-# (${NUV_CACHE_DIR:-~/.cache/nuv}/dockerd, kept between runs), no default bridge (--bridge=none;
+# /etc/docker/daemon.json is not read), its images under the user's cache ($NUV_DOCKERD_DATA,
+# default ${NUV_CACHE_DIR:-~/.cache/nuv}/dockerd, kept between runs), no default bridge (--bridge=none;
 # kind makes its own network), no iptables rules and no ip_forward sysctl on the host. Containers run
 # through bin/nuv-runc, which removes the capabilities this host's bounding set lacks (this VM lacks
 # CAP_SYS_RESOURCE, which privileged containers such as kind's nodes ask for); it says so below.
@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 repo=$PWD
 run=${NUV_DOCKERD_RUN:-/run/nuv-test-docker}
 cache=${NUV_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/nuv}
-data=$cache/dockerd
+data=${NUV_DOCKERD_DATA:-$cache/dockerd}
 sock=$run/docker.sock
 pidfile=$run/dockerd.pid
 log=$run/dockerd.log

@@ -398,6 +398,12 @@ func (b *builder) build(ctx context.Context) (Result, error) {
 	for _, old := range pruneEntries(finalRoot, keepImages) {
 		b.log.Infof("node image: removed the older cache entry %s", old)
 	}
+	// older builds of the node's programs (each nuv-node is ~300 MB; the images hold copies)
+	for _, p := range []local.Program{local.ProgramNode, local.ProgramPause} {
+		for _, old := range pruneEntries(filepath.Join(local.CacheDir(b.getenv), p.Name), keepImages) {
+			b.log.Infof("node image: removed the older %s build %s", p.Name, old)
+		}
+	}
 	took := time.Since(start)
 	b.log.Infof("node image %s built in %s: %s", ref, took.Round(time.Second), res.Tarball)
 	_ = appendRecord(filepath.Join(b.cache, "builds.json"), Record{When: time.Now().UTC(), Ref: ref, Seconds: took.Seconds(), Stages: res.Stages, Cores: runtime.NumCPU()})
