@@ -3,8 +3,10 @@
 #
 # On a fresh Debian 12 machine with Go it installs what the tests need (Debian's docker-registry and
 # apache2-utils for the registry tests, awscli for the AWS emulator's, git, bzip2, fish and zsh for the
-# completion scripts), builds nuv and the companion binary of local clusters (cached after the first
-# run), then runs every package's tests, integration tests included.
+# completion scripts; docker.io and debootstrap for the kind tests), builds nuv and the companion
+# binary of local clusters (cached after the first run), starts a Docker daemon of its own
+# (hack/dockerd.sh) and builds the offline kind node image (cached), then runs every package's
+# tests, integration tests included.
 # Pass -short to skip the integration tests (the only switch that skips any); extra arguments go to
 # `go test`. The report ends with every skipped test and its reason, and "N passed, N failed, N
 # skipped". Tests keep their state (and so the pid files of the clusters and registries they start)
@@ -65,10 +67,14 @@ export PATH="$PWD/bin:$PATH"
 # A test binary that panics, times out or is killed leaves those processes running: stop them here
 # at the end, whatever happened.
 test_tmp=$(mktemp -d /tmp/nuv-test.XXXXXX)
+docker_started=false
 finish() {
   rc=$?
   step "stop processes the tests left running"
   "$PWD/bin/reap" "$test_tmp" || rc=1
+  if $docker_started; then
+    bash hack/dockerd.sh stop || rc=1
+  fi
   rm -rf "$test_tmp"
   exit $rc
 }
@@ -80,6 +86,20 @@ go vet ./...
 
 step "local-cluster binaries (built once, then cached)"
 nuv cluster prepare
+
+if ! $short; then
+  step "docker daemon for the kind tests (hack/dockerd.sh: its own socket and data root)"
+  # One started before this run (by a person, or a previous run left running on purpose) is used
+  # and left running; one started here is stopped at the end.
+  bash hack/dockerd.sh status >/dev/null 2>&1 || docker_started=true
+  bash hack/dockerd.sh start
+  eval "$(bash hack/dockerd.sh env)"
+
+  step "kind node image (nuv cluster node-image build --load: cold tens of minutes, warm seconds)"
+  # Assembled offline (debootstrap, Kubernetes built from source, images with go-containerregistry)
+  # and cached by content under ~/.cache/nuv/nodeimage; the kind tests use it.
+  nuv cluster node-image build --load
+fi
 
 step "tests"
 # Test artifacts a person may want to look at (the screenshot of the HTML report).

@@ -1,7 +1,8 @@
 // Package clustercmd implements `nuv cluster`: every verb goes through the provider registry
 // (package providers) and, for what changes clusters, the lifecycle engine (package engine):
 // create, plan, apply and delete; list, status, stop, start, logs and kubeconfig; state (records and
-// locks of the state store); prepare (the local-cluster binaries).
+// locks of the state store); prepare (the local-cluster binaries); node-image (offline kind node
+// images, package nodeimage).
 package clustercmd
 
 import (
@@ -55,6 +56,7 @@ func subcommands() []sub {
 		{"kubeconfig", "kubeconfig NAME", "print the path of a cluster's kubeconfig", runKubeconfig},
 		{"state", "state list|show NAME|unlock NAME [--force]|rm NAME", "inspect the state store: records, phases, locks", runState},
 		{"prepare", "prepare [--source download|build|DIR] [--offline] [--prune]", "get (once) the Kubernetes binaries local clusters run: verified release downloads, else a build from source; print where they are", runPrepare},
+		{"node-image", "node-image build [--version V] [--load] [--push REF] [--offline]", "assemble a kind node image without pulling anything (Debian packages, Kubernetes built from source); cached", runNodeImage},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -60,26 +61,79 @@ func CacheDir(getenv func(string) string) string {
 	return filepath.Join(home, ".cache", "nuv")
 }
 
+// Program is one of the programs nuv builds from its embedded sources (nuvsrc.KubeSources) in the
+// companion's cached build: each is keyed by the Go version, the Kubernetes version, go.mod, go.sum
+// and the files of its own source directories, and cached under CacheDir/<Name>/<key>/<Name>.
+type Program struct {
+	// Name is the binary's name and its cache directory's.
+	Name string
+	// Dirs are the source directories (slash-separated, the main package first) whose files key
+	// the build besides go.mod and go.sum.
+	Dirs []string
+	// What the program holds, for the progress lines.
+	What string
+	// Static builds without cgo (for images without a C library).
+	Static bool
+	// Tags are go build -tags (the kwok-only build of nuv-kube's sources).
+	Tags string
+}
+
+// The programs of the companion's build.
+var (
+	// ProgramKube is nuv-kube, the components of local clusters.
+	ProgramKube = Program{Name: "nuv-kube", Dirs: []string{"cmd/nuv-kube"},
+		What: "etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok"}
+	// ProgramNode is nuv-node, the multi-call binary of the kind node images nuv assembles.
+	ProgramNode = Program{Name: "nuv-node", Dirs: []string{"cmd/nuv-node", "internal/cluster/nodeimage/podnet"},
+		What: "kubelet, kubeadm, kubectl, kube-proxy, kube-apiserver, kube-controller-manager, kube-scheduler, etcd, nuv-podnet"}
+	// ProgramPause is nuv-pause, the pod sandbox process of those node images.
+	ProgramPause = Program{Name: "nuv-pause", Dirs: []string{"cmd/nuv-pause"}, What: "the pod sandbox's pause process", Static: true}
+	// ProgramKwok is nuv-kube's sources built with the tag nuvkube_kwok: kwok alone (993 packages of
+	// nuv-kube's 2680), the kwok of a binary set whose other components downloaded.
+	ProgramKwok = Program{Name: "kwok", Dirs: []string{"cmd/nuv-kube"}, Tags: "nuvkube_kwok",
+		What: "kwok alone: kwok's releases publish no checksums to verify a download against"}
+)
+
+// buildKwok returns kwok built from the companion's sources and how it was made. A cached whole
+// nuv-kube serves as well (it runs as kwok under that name).
+func (c Companion) buildKwok(ctx context.Context) (path, how string, err error) {
+	how = "built from source by nuv (sigs.k8s.io/kwok " + kwokModuleVersion() + " through the Go module proxy): kwok's releases publish no checksums to verify a download against"
+	if whole, _, _, _ := c.cachedBuild(ctx); whole != "" {
+		return whole, how, nil
+	}
+	bin, err := c.buildProgram(ctx, ProgramKwok, false)
+	return bin, how, err
+}
+
+// BuildProgram returns a cached build of p or builds it (offline: with the module cache only).
+func (c Companion) BuildProgram(ctx context.Context, p Program, offline bool) (string, error) {
+	return c.buildProgram(ctx, p, offline)
+}
+
 // cachedBuild returns a nuv-kube built from the embedded sources, or "" with the Go binary and the
 // cache directory a build would use (goBin "" when Go is missing: err says so).
 func (c Companion) cachedBuild(ctx context.Context) (bin, goBin, dir string, err error) {
+	return c.cachedProgram(ctx, ProgramKube)
+}
+
+func (c Companion) cachedProgram(ctx context.Context, p Program) (bin, goBin, dir string, err error) {
 	getenv := c.getenv()
 	goBin, err = runner.FindGo(getenv)
 	if err != nil {
 		err = fmt.Errorf("nuv builds its Kubernetes components (nuv-kube) once with Go: %w (or set NUV_KUBE_BIN to a prebuilt nuv-kube)", err)
 		// No Go here (any more): a build of these very sources, whatever Go made it, will do.
-		return c.anyBuild(), "", "", err
+		return c.anyProgram(p), "", "", err
 	}
 	goVersion, err := runner.Output(ctx, runner.Cmd{Path: goBin, Args: []string{"env", "GOVERSION"}})
 	if err != nil {
 		return "", "", "", err
 	}
-	key, err := sourceKey(strings.TrimSpace(string(goVersion)))
+	key, err := programKey(strings.TrimSpace(string(goVersion)), p)
 	if err != nil {
 		return "", "", "", err
 	}
-	dir = filepath.Join(CacheDir(getenv), "nuv-kube", key)
-	if b := filepath.Join(dir, "nuv-kube"); isExecutable(b) {
+	dir = filepath.Join(CacheDir(getenv), p.Name, key)
+	if b := filepath.Join(dir, p.Name); isExecutable(b) {
 		return b, goBin, dir, nil
 	}
 	return "", goBin, dir, nil
@@ -87,45 +141,23 @@ func (c Companion) cachedBuild(ctx context.Context) (bin, goBin, dir string, err
 
 // buildCompanion returns a cached nuv-kube or builds one (offline: with the module cache only).
 func (c Companion) buildCompanion(ctx context.Context, offline bool) (string, error) {
-	return c.buildVariant(ctx, wholeBuild, offline)
+	return c.buildProgram(ctx, ProgramKube, offline)
 }
 
-// buildKwok returns kwok alone built from the companion's sources, cached beside nuv-kube: the
-// kwok of a binary set whose other components downloaded. A cached whole nuv-kube serves as well
-// (it runs as kwok under that name).
-func (c Companion) buildKwok(ctx context.Context) (path, how string, err error) {
-	how = "built from source by nuv (sigs.k8s.io/kwok " + kwokModuleVersion() + " through the Go module proxy): kwok's releases publish no checksums to verify a download against"
-	if whole, _, _, _ := c.cachedBuild(ctx); whole != "" {
-		return whole, how, nil
-	}
-	bin, err := c.buildVariant(ctx, kwokBuild, false)
-	return bin, how, err
-}
-
-func (c Companion) buildVariant(ctx context.Context, v variant, offline bool) (string, error) {
-	bin, goBin, dir, err := c.cachedBuild(ctx)
-	if v.name != wholeBuild.name && dir != "" {
-		bin = ""
-		if b := filepath.Join(dir, v.name); isExecutable(b) {
-			bin = b
-		}
-	}
+func (c Companion) buildProgram(ctx context.Context, p Program, offline bool) (string, error) {
+	bin, goBin, dir, err := c.cachedProgram(ctx, p)
 	if bin != "" {
 		return bin, nil
 	}
 	if err != nil {
 		return "", err
 	}
-	bin = filepath.Join(dir, v.name)
+	bin = filepath.Join(dir, p.Name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("companion cache %s: %w", dir, err)
 	}
-	lock := "build.lock"
-	if v.name != wholeBuild.name {
-		lock = "build-" + v.name + ".lock"
-	}
-	unlock, err := lockFile(ctx, filepath.Join(dir, lock), func() {
-		c.log().Infof("waiting for another nuv building %s (%s)", v.name, dir)
+	unlock, err := lockFile(ctx, filepath.Join(dir, "build.lock"), func() {
+		c.log().Infof("waiting for another nuv building %s (%s)", p.Name, dir)
 	})
 	if err != nil {
 		return "", err
@@ -134,7 +166,7 @@ func (c Companion) buildVariant(ctx context.Context, v variant, offline bool) (s
 	if isExecutable(bin) { // built by another nuv while we waited
 		return bin, nil
 	}
-	if err := c.build(ctx, v, goBin, dir, bin, offline); err != nil {
+	if err := c.build(ctx, p, goBin, dir, bin, offline); err != nil {
 		return "", err
 	}
 	return bin, nil
@@ -154,13 +186,20 @@ func (c Companion) log() cli.Logger {
 	return c.Log
 }
 
-// sourceKey hashes the embedded sources and the Go version: the cache key of a build.
-func sourceKey(goVersion string) (string, error) {
+// sourceKey is nuv-kube's programKey.
+func sourceKey(goVersion string) (string, error) { return programKey(goVersion, ProgramKube) }
+
+// programKey hashes the Go version, the Kubernetes version, go.mod, go.sum and the files of the
+// program's source directories: the cache key of its build.
+func programKey(goVersion string, prog Program) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n%s\n", goVersion, KubeVersion)
+	if prog.Tags != "" {
+		fmt.Fprintf(h, "tags %s\n", prog.Tags)
+	}
 	var files []string
 	err := fs.WalkDir(nuvsrc.KubeSources, ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
+		if err == nil && !d.IsDir() && programFile(prog, p) {
 			files = append(files, p)
 		}
 		return err
@@ -180,16 +219,31 @@ func sourceKey(goVersion string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
+// programFile says whether the embedded file p keys prog's build.
+func programFile(prog Program, p string) bool {
+	if p == "go.mod" || p == "go.sum" {
+		return true
+	}
+	for _, d := range prog.Dirs {
+		if path.Dir(p) == d {
+			return true
+		}
+	}
+	return false
+}
+
 // anyBuild returns a cached nuv-kube built from the embedded sources by any Go version, or "".
-func (c Companion) anyBuild() string {
-	key, err := sourceKey("")
+func (c Companion) anyBuild() string { return c.anyProgram(ProgramKube) }
+
+func (c Companion) anyProgram(p Program) string {
+	key, err := programKey("", p)
 	if err != nil {
 		return ""
 	}
-	dirs, _ := filepath.Glob(filepath.Join(CacheDir(c.getenv()), "nuv-kube", "*", "sources"))
+	dirs, _ := filepath.Glob(filepath.Join(CacheDir(c.getenv()), p.Name, "*", "sources"))
 	for _, f := range dirs {
 		if b, err := os.ReadFile(f); err == nil && strings.TrimSpace(string(b)) == key {
-			if bin := filepath.Join(filepath.Dir(f), "nuv-kube"); isExecutable(bin) {
+			if bin := filepath.Join(filepath.Dir(f), p.Name); isExecutable(bin) {
 				return bin
 			}
 		}
@@ -197,33 +251,16 @@ func (c Companion) anyBuild() string {
 	return ""
 }
 
-// variant is one build of the companion's sources: the whole nuv-kube, or kwok alone (the build tag
-// nuvkube_kwok leaves the control plane out) for a binary set whose other components downloaded.
-type variant struct {
-	name string // the binary's file name in the cache directory
-	tags string // go build -tags
-	what string // what the log says is being built
-	// records: the build's time is recorded for the cold-build estimate (whole builds only).
-	records bool
-}
-
-var (
-	wholeBuild = variant{name: "nuv-kube", what: "nuv-kube " + KubeVersion + " (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)", records: true}
-	kwokBuild  = variant{name: "kwok", tags: "nuvkube_kwok", what: "kwok (nuv-kube's kwok alone, about a third of its packages)"}
-)
-
-func (c Companion) build(ctx context.Context, v variant, goBin, dir, bin string, offline bool) error {
+func (c Companion) build(ctx context.Context, prog Program, goBin, dir, bin string, offline bool) error {
 	log := c.log()
 	start := time.Now()
 	src := filepath.Join(dir, "src")
-	if v.name != wholeBuild.name {
-		src = filepath.Join(dir, "src-"+v.name)
-	}
 	cores := runtime.NumCPU()
-	log.Infof("building %s from source once", v.what)
-	records := filepath.Join(CacheDir(c.getenv()), "nuv-kube", "builds.json")
-	if v.records {
-		est, basis := kubebin.ColdEstimate(kubebin.LoadBuildRecords(records), cores)
+	log.Infof("building %s %s (%s) from source once", prog.Name, KubeVersion, prog.What)
+	records := filepath.Join(CacheDir(c.getenv()), prog.Name, "builds.json")
+	if recs := kubebin.LoadBuildRecords(records); len(recs) > 0 || prog.Name != ProgramKwok.Name {
+		// The default estimate is the whole nuv-kube's; kwok alone says nothing until measured.
+		est, basis := kubebin.ColdEstimate(recs, cores)
 		log.Infof("  on a cold cache that takes about %s on %d cores (%s); packages compiled before are not compiled again", est.Round(time.Minute), cores, basis)
 	}
 	log.Infof("  step 1/2: writing sources to %s", src)
@@ -248,24 +285,28 @@ func (c Companion) build(ctx context.Context, v variant, goBin, dir, bin string,
 		return fmt.Errorf("write companion sources: %w", err)
 	}
 	env := append(os.Environ(), "GOFLAGS=-mod=mod -buildvcs=false", "GOWORK=off")
+	if prog.Static {
+		env = append(env, "CGO_ENABLED=0")
+	}
+	pkgDir := "./" + prog.Dirs[0]
 	if offline {
 		env = append(env, "GOPROXY=off")
-		log.Infof("  step 2/2: go build ./cmd/nuv-kube (offline: modules from the module cache only)")
+		log.Infof("  step 2/2: go build %s (offline: modules from the module cache only)", pkgDir)
 	} else {
-		log.Infof("  step 2/2: go build ./cmd/nuv-kube (modules from the Go module proxy)")
+		log.Infof("  step 2/2: go build %s (modules from the Go module proxy)", pkgDir)
 	}
 	pkg := "k8s.io/component-base/version"
 	ldflags := fmt.Sprintf("-X %s.gitVersion=v%s -X %s.gitMajor=1 -X %s.gitMinor=36 -X %s.gitTreeState=clean", pkg, KubeVersion, pkg, pkg, pkg)
 	tmp := bin + ".tmp"
 	out, pw := io.Pipe()
-	proc, err := runner.Start(ctx, runner.Cmd{Path: goBin, Args: []string{"build", "-v", "-tags", v.tags, "-o", tmp, "-ldflags", ldflags, "./cmd/nuv-kube"},
+	proc, err := runner.Start(ctx, runner.Cmd{Path: goBin, Args: []string{"build", "-v", "-tags", prog.Tags, "-o", tmp, "-ldflags", ldflags, pkgDir},
 		Dir: src, Env: env, Stderr: pw})
 	if err != nil {
 		return err
 	}
 	var count, stale, total, firstAt atomic.Int64
 	go func() { // how many packages this build compiles (the stale ones), for the estimate
-		out, err := runner.Output(ctx, runner.Cmd{Path: goBin, Args: []string{"list", "-deps", "-tags", v.tags, "-f", "{{if .Stale}}stale{{end}}", "./cmd/nuv-kube"}, Dir: src, Env: env})
+		out, err := runner.Output(ctx, runner.Cmd{Path: goBin, Args: []string{"list", "-deps", "-tags", prog.Tags, "-f", "{{if .Stale}}stale{{end}}", pkgDir}, Dir: src, Env: env})
 		if err == nil {
 			total.Store(int64(strings.Count(string(out), "\n")))
 			stale.Store(int64(strings.Count(string(out), "stale")))
@@ -298,23 +339,21 @@ func (c Companion) build(ctx context.Context, v variant, goBin, dir, bin string,
 			if t := firstAt.Load(); t > 0 {
 				compiling = time.Since(time.Unix(0, t))
 			}
-			log.Infof("  building %s: %s", v.name, kubebin.BuildProgress(time.Since(start), compiling, n, stale.Load(), total.Load()))
+			log.Infof("  building %s: %s", prog.Name, kubebin.BuildProgress(time.Since(start), compiling, n, stale.Load(), total.Load()))
 		case err := <-waitErr:
 			if err != nil {
 				os.Remove(tmp)
-				return fmt.Errorf("build %s: %w\n%s", v.name, err, strings.Join(tail, "\n"))
+				return fmt.Errorf("build %s: %w\n%s", prog.Name, err, strings.Join(tail, "\n"))
 			}
 			if err := os.Rename(tmp, bin); err != nil {
 				return err
 			}
-			took := time.Since(start)
-			if v.records {
-				if key, err := sourceKey(""); err == nil {
-					_ = os.WriteFile(filepath.Join(dir, "sources"), []byte(key+"\n"), 0o644)
-				}
-				_ = kubebin.AppendBuildRecord(records, kubebin.BuildRecord{Packages: count.Load(), Total: total.Load(), Seconds: took.Seconds(), Cores: cores, When: time.Now().UTC()})
+			if key, err := programKey("", prog); err == nil {
+				_ = os.WriteFile(filepath.Join(dir, "sources"), []byte(key+"\n"), 0o644)
 			}
-			log.Infof("built %s in %s (%d packages compiled): %s", v.name, took.Round(time.Second), count.Load(), bin)
+			took := time.Since(start)
+			_ = kubebin.AppendBuildRecord(records, kubebin.BuildRecord{Packages: count.Load(), Total: total.Load(), Seconds: took.Seconds(), Cores: cores, When: time.Now().UTC()})
+			log.Infof("built %s in %s (%d packages compiled): %s", prog.Name, took.Round(time.Second), count.Load(), bin)
 			return nil
 		}
 	}

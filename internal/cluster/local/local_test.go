@@ -71,6 +71,45 @@ func TestSourceKeyStable(t *testing.T) {
 	}
 }
 
+// TestProgramKeys: each program of the companion's build has its own key, made of go.mod, go.sum
+// and its own source directories only (nuv-kube's does not change when nuv-node's sources do).
+func TestProgramKeys(t *testing.T) {
+	for _, tc := range []struct {
+		prog  Program
+		file  string
+		keyed bool
+	}{
+		{ProgramKube, "go.mod", true},
+		{ProgramKube, "cmd/nuv-kube/main.go", true},
+		{ProgramKube, "cmd/nuv-node/main.go", false},
+		{ProgramKube, "internal/cluster/nodeimage/podnet/podnet.go", false},
+		{ProgramNode, "go.sum", true},
+		{ProgramNode, "cmd/nuv-node/main.go", true},
+		{ProgramNode, "internal/cluster/nodeimage/podnet/run.go", true},
+		{ProgramNode, "cmd/nuv-kube/main.go", false},
+		{ProgramPause, "cmd/nuv-pause/main.go", true},
+		{ProgramPause, "cmd/nuv-node/main.go", false},
+	} {
+		if got := programFile(tc.prog, tc.file); got != tc.keyed {
+			t.Errorf("%s keyed by %s: %v, want %v", tc.prog.Name, tc.file, got, tc.keyed)
+		}
+	}
+	keys := map[string]string{}
+	for _, p := range []Program{ProgramKube, ProgramNode, ProgramPause} {
+		k, err := programKey("go1.26.8", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other, dup := keys[k]; dup {
+			t.Fatalf("%s and %s share the key %s", p.Name, other, k)
+		}
+		keys[k] = p.Name
+	}
+	if k, _ := sourceKey("go1.26.8"); keys[k] != "nuv-kube" {
+		t.Fatal("sourceKey is not nuv-kube's programKey")
+	}
+}
+
 func TestPKIAndKubeconfig(t *testing.T) {
 	dir := t.TempDir()
 	if err := generatePKI(dir); err != nil {

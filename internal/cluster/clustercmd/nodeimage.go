@@ -1,0 +1,61 @@
+package clustercmd
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
+)
+
+// runNodeImage is `nuv cluster node-image build`: the image's reference and tarball on stdout,
+// with each stage's time; progress on stderr.
+func runNodeImage(ctx context.Context, c *cmdCtx, args []string) error {
+	if len(args) == 0 || args[0] != "build" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			fs := flags(c.env, "node-image")
+			return parse(fs, args)
+		}
+		return cli.Usagef("nuv cluster node-image: want `build` (nuv cluster node-image build [--version V] [--load] [--push REF])")
+	}
+	fs := flags(c.env, "node-image")
+	version := fs.String("version", local.KubeVersion, "Kubernetes version")
+	load := fs.Bool("load", false, "also load the image into docker (DOCKER_HOST)")
+	push := fs.String("push", "", "also push the image to this registry reference")
+	offline := fs.Bool("offline", false, "build Go programs from the module cache only")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return cli.Usagef("nuv cluster node-image build: unexpected argument %q", fs.Arg(0))
+	}
+	o := nodeimage.Options{Version: *version, Log: c.env.Log, Getenv: c.env.Getenv, Offline: *offline}
+	r, err := nodeimage.Build(ctx, o)
+	if err != nil {
+		return err
+	}
+	if *load {
+		if err := nodeimage.Load(ctx, o, r); err != nil {
+			return err
+		}
+	}
+	if *push != "" {
+		if err := nodeimage.Push(ctx, r, *push); err != nil {
+			return err
+		}
+		c.env.Log.Infof("pushed %s", *push)
+	}
+	tw := tabwriter.NewWriter(c.env.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "image\t%s\n", r.Ref)
+	fmt.Fprintf(tw, "tarball\t%s\n", r.Tarball)
+	for _, s := range r.Stages {
+		how := ""
+		if s.Cached {
+			how = " (cached)"
+		}
+		fmt.Fprintf(tw, "stage\t%s\t%.1fs%s\n", s.Name, s.Duration.Seconds(), how)
+	}
+	return tw.Flush()
+}

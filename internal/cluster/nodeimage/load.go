@@ -1,0 +1,100 @@
+package nodeimage
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/nuv-dev/nuv/internal/runner"
+)
+
+// Ensure returns the reference of a node image of o.Version present in the container runtime
+// (docker), building it (cached: seconds when nothing changed) and loading it when the runtime
+// lacks it. It is what the kind provider calls before creating a cluster.
+func Ensure(ctx context.Context, o Options) (string, error) {
+	r, err := Build(ctx, o)
+	if err != nil {
+		return "", err
+	}
+	if err := Load(ctx, o, r); err != nil {
+		return "", err
+	}
+	return r.Ref, nil
+}
+
+func dockerCmd(o Options, args ...string) runner.Cmd {
+	d := o.Docker
+	if d == "" {
+		d = "docker"
+	}
+	c := runner.Cmd{Path: d, Args: args}
+	if o.Getenv != nil {
+		env := os.Environ()
+		if h := o.Getenv("DOCKER_HOST"); h != "" {
+			env = append(env, "DOCKER_HOST="+h)
+		}
+		c.Env = env
+	}
+	return c
+}
+
+// Present says whether the runtime has the image ref.
+func Present(ctx context.Context, o Options, ref string) bool {
+	return runner.Run(ctx, dockerCmd(o, "image", "inspect", "--format", "{{.Id}}", ref)) == nil
+}
+
+// Load puts the built image into the container runtime (docker load), unless it is there already.
+func Load(ctx context.Context, o Options, r Result) error {
+	log := o.Log
+	if Present(ctx, o, r.Ref) {
+		if log != nil {
+			log.Infof("node image: %s is in docker already", r.Ref)
+		}
+		return nil
+	}
+	start := time.Now()
+	if log != nil {
+		log.Infof("node image: docker load %s ...", r.Tarball)
+	}
+	if err := runner.Run(ctx, dockerCmd(o, "load", "-i", r.Tarball)); err != nil {
+		if strings.Contains(err.Error(), "executable file not found") {
+			return fmt.Errorf("no container runtime: nuv looked for docker on PATH (install Debian's docker.io, or Docker): %w", err)
+		}
+		return fmt.Errorf("docker load the node image: %w", err)
+	}
+	if !Present(ctx, o, r.Ref) {
+		return fmt.Errorf("docker loaded %s but does not list %s", r.Tarball, r.Ref)
+	}
+	if log != nil {
+		log.Infof("node image: loaded %s in %s", r.Ref, time.Since(start).Round(100*time.Millisecond))
+	}
+	return nil
+}
+
+// Push pushes the built image to the registry reference ref (credentials from the docker config,
+// as `docker login` leaves them).
+func Push(ctx context.Context, r Result, ref string) error {
+	dst, err := name.ParseReference(ref)
+	if err != nil {
+		return fmt.Errorf("--push %q: %w", ref, err)
+	}
+	tag, err := name.NewTag(r.Ref)
+	if err != nil {
+		return err
+	}
+	img, err := tarball.ImageFromPath(r.Tarball, &tag)
+	if err != nil {
+		return err
+	}
+	if err := remote.Write(dst, img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+		return fmt.Errorf("push %s: %w", ref, err)
+	}
+	return nil
+}

@@ -1,0 +1,528 @@
+// Package nodeimage assembles kind node images without pulling anything (`nuv cluster node-image
+// build`), for machines that cannot pull kindest/node: air-gapped sites, and the machines nuv is
+// tested on, which reach only the Go module proxy and Debian's archive.
+//
+// A node image is two layers:
+//
+//   - a Debian root file system made by debootstrap from the host's apt sources, with the packages
+//     of kind's base image that Debian has, containerd, runc and the CNI plugins (Packages), and
+//     kind's clean-ups (units not started by default, journald not reading kmsg);
+//   - the node's own files: nuv-node (kubelet, kubeadm, kubectl, kube-proxy, the control plane and
+//     etcd, built from k8s.io/kubernetes in the companion's cached build, internal/cluster/local),
+//     kind's base files read from the sigs.k8s.io/kind module nuv depends on (entrypoint, containerd
+//     configuration, systemd units), the host's adjustments (containerd's restrict_oom_score_adj
+//     where the kernel refuses negative OOM scores), the pod network's manifest
+//     (/kind/manifests/default-cni.yaml: nuv-podnet, see podnet), and containerd's store with the
+//     images kubeadm asks for, assembled with go-containerregistry (the control plane, kube-proxy and
+//     etcd run nuv-node; CoreDNS is built from its module; pause is nuv-pause), and crictl, built
+//     from the cri-tools module.
+//
+// Every stage is cached by the hash of its inputs under CacheDir/nodeimage; an entry whose files do
+// not match their recorded SHA-256 is rebuilt. A warm build checks the keys and one hash and takes
+// seconds. Ensure is what the kind provider calls: a node image present in the container runtime.
+//
+// On a cgroup v1 host the kubelet of Kubernetes 1.36 must be told `failCgroupV1: false`: that is a
+// KubeletConfiguration setting, which the kind provider passes as a kubeadm config patch (the image
+// cannot: kubeadm writes the kubelet's configuration when the cluster is created).
+package nodeimage
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/runner"
+	"github.com/nuv-dev/nuv/internal/runtimewrap"
+)
+
+// sources are this package's own files: they key the node-image build (what it writes into the
+// image is defined here).
+//
+//go:embed *.go
+var sources embed.FS
+
+// Repository is the repository of the node images nuv builds; the tag is the Kubernetes version
+// and the build's key.
+const Repository = "nuv.dev/kind-node"
+
+// Options of a build.
+type Options struct {
+	// Version is the Kubernetes version ("" is local.KubeVersion, the only one nuv builds).
+	Version string
+	Log     cli.Logger
+	// Getenv reads NUV_CACHE_DIR, XDG_CACHE_HOME, HOME, PATH, DOCKER_HOST, NUV_DEBIAN_SUITE,
+	// NUV_DEBIAN_MIRROR and what the companion build reads (nil: the process environment).
+	Getenv func(string) string
+	// Offline builds Go programs from the module cache only (debootstrap still needs the mirror
+	// on a cold cache).
+	Offline bool
+	// RestrictOOMScoreAdj sets containerd's restrict_oom_score_adj; nil decides from this host
+	// (true when it lacks CAP_SYS_RESOURCE, without which negative OOM scores are refused).
+	RestrictOOMScoreAdj *bool
+	// Docker is the docker CLI for Load and Ensure ("" is docker on PATH).
+	Docker string
+}
+
+// Stage is one step of a build and its duration.
+type Stage struct {
+	Name     string        `json:"name"`
+	Duration time.Duration `json:"duration"`
+	Cached   bool          `json:"cached,omitempty"`
+}
+
+// Result is a built node image.
+type Result struct {
+	// Ref is the image's reference (Repository:v<version>-<key>).
+	Ref string
+	// Tarball is the image as a docker-archive tarball (docker load -i, tarball.ImageFromPath).
+	Tarball string
+	// Key is the hash of every input.
+	Key string
+	// Images are the images pre-loaded in the node's containerd.
+	Images []string
+	// Cached says the whole image came from the cache.
+	Cached bool
+	Stages []Stage
+}
+
+type builder struct {
+	o      Options
+	log    cli.Logger
+	getenv func(string) string
+	cache  string
+	stages []Stage
+}
+
+func newBuilder(o Options) (*builder, error) {
+	b := &builder{o: o, log: o.Log, getenv: o.Getenv}
+	if b.log == nil {
+		b.log = cli.Quiet()
+	}
+	if b.getenv == nil {
+		b.getenv = os.Getenv
+	}
+	if b.o.Version == "" {
+		b.o.Version = local.KubeVersion
+	}
+	b.o.Version = strings.TrimPrefix(b.o.Version, "v")
+	if b.o.Version != local.KubeVersion {
+		return nil, fmt.Errorf("this nuv builds node images of Kubernetes %s only (the version of its k8s.io/kubernetes); %s is not supported", local.KubeVersion, b.o.Version)
+	}
+	b.cache = filepath.Join(local.CacheDir(b.getenv), "nodeimage")
+	return b, nil
+}
+
+// stage runs fn as the named stage, printing its time.
+func (b *builder) stage(name string, fn func() (cached bool, err error)) error {
+	start := time.Now()
+	b.log.Infof("node image: %s ...", name)
+	cached, err := fn()
+	d := time.Since(start)
+	if err != nil {
+		return fmt.Errorf("node image: %s: %w", name, err)
+	}
+	how := "done"
+	if cached {
+		how = "cached"
+	}
+	b.log.Infof("node image: %s: %s in %s", name, how, d.Round(10*time.Millisecond))
+	b.stages = append(b.stages, Stage{Name: name, Duration: d, Cached: cached})
+	return nil
+}
+
+func lookPath(name string) (string, error) { return exec.LookPath(name) }
+
+// lockFile takes an exclusive flock on path, calling waiting once if another process holds it.
+func lockFile(ctx context.Context, path string, waiting func()) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	said := false
+	for {
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+			return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+		}
+		if !said {
+			waiting()
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func goarch() string { return runtime.GOARCH }
+
+// sourcesHash hashes this package's sources (its tests excepted).
+func sourcesHash() string {
+	var parts []string
+	_ = fs.WalkDir(sources, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasSuffix(p, "_test.go") {
+			b, _ := sources.ReadFile(p)
+			parts = append(parts, p, string(b))
+		}
+		return err
+	})
+	return keyOf(parts...)
+}
+
+// restrictOOM decides containerd's restrict_oom_score_adj.
+func (b *builder) restrictOOM() bool {
+	if b.o.RestrictOOMScoreAdj != nil {
+		return *b.o.RestrictOOMScoreAdj
+	}
+	missing, err := runtimewrap.HostMissing()
+	if err != nil {
+		return false
+	}
+	for _, m := range missing {
+		if m == "CAP_SYS_RESOURCE" {
+			return true
+		}
+	}
+	return false
+}
+
+// Build assembles the node image (or finds it in the cache) and returns it as a tarball.
+func Build(ctx context.Context, o Options) (Result, error) {
+	b, err := newBuilder(o)
+	if err != nil {
+		return Result{}, err
+	}
+	return b.build(ctx)
+}
+
+func (b *builder) build(ctx context.Context) (Result, error) {
+	start := time.Now()
+	comp := local.Companion{Getenv: b.getenv, Log: b.log}
+	var nuvNode, pause string
+	if err := b.stage("nuv-node and nuv-pause (Kubernetes "+b.o.Version+", companion build)", func() (bool, error) {
+		var err error
+		if nuvNode, err = comp.BuildProgram(ctx, local.ProgramNode, b.o.Offline); err != nil {
+			return false, err
+		}
+		pause, err = comp.BuildProgram(ctx, local.ProgramPause, b.o.Offline)
+		return false, err
+	}); err != nil {
+		return Result{}, err
+	}
+	var kubeadmImages []string
+	var etcdVersion string
+	if err := b.stage("images kubeadm asks for", func() (bool, error) {
+		out, err := runner.Output(ctx, runner.Cmd{Path: nuvNode, Args: []string{"kubeadm", "config", "images", "list", "--kubernetes-version", "v" + b.o.Version}})
+		if err != nil {
+			return false, err
+		}
+		kubeadmImages = strings.Fields(string(out))
+		v, err := runner.Output(ctx, runner.Cmd{Path: nuvNode, Args: []string{"etcd", "--version"}})
+		if err != nil {
+			return false, err
+		}
+		for _, l := range strings.Split(string(v), "\n") {
+			if s, ok := strings.CutPrefix(l, "etcd Version: "); ok {
+				etcdVersion = strings.TrimSpace(s)
+			}
+		}
+		return false, nil
+	}); err != nil {
+		return Result{}, err
+	}
+	comps, err := components(kubeadmImages, b.o.Version, etcdVersion)
+	if err != nil {
+		return Result{}, err
+	}
+	corednsVersion := ""
+	for _, c := range comps {
+		if c.Command == "coredns" {
+			corednsVersion = c.Ref[strings.LastIndex(c.Ref, ":")+1:]
+		}
+	}
+	deb, err := HostDebian(b.getenv, "/etc")
+	if err != nil {
+		return Result{}, err
+	}
+	kindDir, kindVersion, err := kindModule(ctx, b.getenv)
+	if err != nil {
+		return Result{}, err
+	}
+	kindHash, err := kindFilesHash(kindDir)
+	if err != nil {
+		return Result{}, err
+	}
+	goVersion, err := goVersion(ctx, b.getenv)
+	if err != nil {
+		return Result{}, err
+	}
+	restrict := b.restrictOOM()
+	// the host's containerd writes the node's image store and its default OCI spec
+	ctrdVersion, err := runner.Output(ctx, runner.Cmd{Path: "containerd", Args: []string{"--version"}})
+	if err != nil {
+		return Result{}, fmt.Errorf("containerd (Debian's containerd package, installed with docker.io) is needed to pre-load the node's images: %w", err)
+	}
+	rootKey := rootfsKey(deb, goarch())
+	dnsKey := keyOf("coredns", corednsVersion, goVersion, goarch())
+	crictlKey := keyOf("crictl", CrictlVersion, crictlLdflags, goVersion, goarch())
+	key := keyOf("node-image", b.o.Version, rootKey, dnsKey, crictlKey, filepath.Base(filepath.Dir(nuvNode)), filepath.Base(filepath.Dir(pause)),
+		kindVersion, kindHash, sourcesHash(), fmt.Sprint(restrict), strings.Join(kubeadmImages, ","), goarch(), strings.TrimSpace(string(ctrdVersion)))
+	ref := fmt.Sprintf("%s:v%s-%s", Repository, b.o.Version, shortKey(key))
+	res := Result{Ref: ref, Key: key}
+	for _, c := range comps {
+		res.Images = append(res.Images, c.Ref)
+	}
+	finalRoot := filepath.Join(b.cache, "image")
+	if dir, ok, _ := cached(finalRoot, key); ok {
+		b.log.Infof("node image: %s from the cache (%s)", ref, dir)
+		res.Tarball, res.Cached = filepath.Join(dir, "image.tar"), true
+		res.Stages = append(b.stages, Stage{Name: "node image (cached)", Duration: time.Since(start), Cached: true})
+		return res, nil
+	}
+	// one assembly at a time on this machine: a second nuv waits, then finds the image cached
+	unlock, err := lockFile(ctx, filepath.Join(b.cache, "build.lock"), func() {
+		b.log.Infof("node image: waiting for another nuv building a node image (%s)", filepath.Join(b.cache, "build.lock"))
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
+	if dir, ok, corrupt := cached(finalRoot, key); ok {
+		b.log.Infof("node image: %s from the cache (%s), built while this nuv waited", ref, dir)
+		res.Tarball, res.Cached = filepath.Join(dir, "image.tar"), true
+		res.Stages = append(b.stages, Stage{Name: "node image (cached)", Duration: time.Since(start), Cached: true})
+		return res, nil
+	} else if corrupt {
+		b.log.Warnf("node image: the cache entry %s is damaged: building it again", filepath.Join(finalRoot, key))
+	}
+
+	var rootDir string
+	if err := b.stage("Debian root file system (debootstrap "+deb.Suite+")", func() (bool, error) {
+		return b.cachedEntry(filepath.Join(b.cache, "rootfs"), rootKey, &rootDir, func(tmp string) ([]string, error) {
+			return b.buildRootfs(ctx, tmp, deb)
+		})
+	}); err != nil {
+		return Result{}, err
+	}
+	var dnsDir string
+	if err := b.stage("CoreDNS "+corednsVersion+" (from its module)", func() (bool, error) {
+		return b.cachedEntry(filepath.Join(b.cache, "coredns"), dnsKey, &dnsDir, func(tmp string) ([]string, error) {
+			return b.buildGoTool(ctx, tmp, corednsModule, corednsVersion, "coredns", "")
+		})
+	}); err != nil {
+		return Result{}, err
+	}
+	var crictlDir string
+	if err := b.stage("crictl "+CrictlVersion+" (from its module)", func() (bool, error) {
+		return b.cachedEntry(filepath.Join(b.cache, "crictl"), crictlKey, &crictlDir, func(tmp string) ([]string, error) {
+			return b.buildGoTool(ctx, tmp, crictlPackage, CrictlVersion, "crictl", crictlLdflags)
+		})
+	}); err != nil {
+		return Result{}, err
+	}
+	work, err := os.MkdirTemp(b.cache, "work-")
+	if err != nil {
+		return Result{}, err
+	}
+	defer os.RemoveAll(work)
+	root := filepath.Join(work, "rootfs")
+	if err := b.stage("unpack the root file system", func() (bool, error) {
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			return false, err
+		}
+		return false, runner.Run(ctx, runner.Cmd{Path: "tar", Args: []string{"--numeric-owner", "-xf", filepath.Join(rootDir, "rootfs.tar"), "-C", root}})
+	}); err != nil {
+		return Result{}, err
+	}
+	imagesTar := filepath.Join(work, "images.tar")
+	if err := b.stage(fmt.Sprintf("component images (%d, go-containerregistry)", len(comps)), func() (bool, error) {
+		layers := filepath.Join(work, "layers")
+		if err := os.MkdirAll(layers, 0o755); err != nil {
+			return false, err
+		}
+		return false, buildComponentImages(layers, imagesTar, imageInputs{root: root, nuvNode: nuvNode, pause: pause, coredns: filepath.Join(dnsDir, "coredns")}, comps, b.o.Version)
+	}); err != nil {
+		return Result{}, err
+	}
+	storeTar := filepath.Join(work, "containerd.tar")
+	if err := b.stage("pre-load the images into the node's containerd", func() (bool, error) {
+		got, err := b.importImages(ctx, filepath.Join(work, "store"), imagesTar, storeTar)
+		if err != nil {
+			return false, err
+		}
+		if missing := missingRefs(res.Images, got); len(missing) > 0 {
+			return false, fmt.Errorf("containerd does not list %s after the import (it has %s)", strings.Join(missing, ", "), strings.Join(got, ", "))
+		}
+		return false, nil
+	}); err != nil {
+		return Result{}, err
+	}
+	var finalDir string
+	if err := b.stage("node layer and image", func() (bool, error) {
+		nodeTar := filepath.Join(work, "node.tar")
+		err := writeNodeLayer(ctx, nodeTar, nodeInputs{
+			root: root, kindDir: kindDir, nuvNode: nuvNode, crictl: filepath.Join(crictlDir, "crictl"), version: b.o.Version, storeTar: storeTar,
+			restrictOOM: restrict, pauseRef: pauseRef(comps), podnetImage: PodnetImage(b.o.Version),
+			info: buildInfo(res, deb, kindVersion, etcdVersion, restrict),
+		})
+		if err != nil {
+			return false, err
+		}
+		finalDir, err = publishEntry(finalRoot, key, func(tmp string) ([]string, error) {
+			return []string{"image.tar"}, writeNodeImage(filepath.Join(tmp, "image.tar"), ref, filepath.Join(rootDir, "rootfs.tar"), nodeTar, b.o.Version, key)
+		})
+		return false, err
+	}); err != nil {
+		return Result{}, err
+	}
+	res.Tarball = filepath.Join(finalDir, "image.tar")
+	res.Stages = b.stages
+	for _, old := range pruneEntries(finalRoot, keepImages) {
+		b.log.Infof("node image: removed the older cache entry %s", old)
+	}
+	// older builds of the node's programs (each nuv-node is ~300 MB; the images hold copies)
+	for _, p := range []local.Program{local.ProgramNode, local.ProgramPause} {
+		for _, old := range pruneEntries(filepath.Join(local.CacheDir(b.getenv), p.Name), keepImages) {
+			b.log.Infof("node image: removed the older %s build %s", p.Name, old)
+		}
+	}
+	took := time.Since(start)
+	b.log.Infof("node image %s built in %s: %s", ref, took.Round(time.Second), res.Tarball)
+	_ = appendRecord(filepath.Join(b.cache, "builds.json"), Record{When: time.Now().UTC(), Ref: ref, Seconds: took.Seconds(), Stages: res.Stages, Cores: runtime.NumCPU()})
+	return res, nil
+}
+
+// Record is one assembled (not cached) node image build, kept in CacheDir/nodeimage/builds.json
+// for the benchmark and for estimates.
+type Record struct {
+	When    time.Time `json:"when"`
+	Ref     string    `json:"ref"`
+	Seconds float64   `json:"seconds"`
+	Cores   int       `json:"cores"`
+	Stages  []Stage   `json:"stages"`
+}
+
+// Records returns the builds recorded in the cache (oldest first).
+func Records(getenv func(string) string) []Record {
+	var rs []Record
+	b, err := os.ReadFile(filepath.Join(local.CacheDir(getenv), "nodeimage", "builds.json"))
+	if err == nil {
+		_ = json.Unmarshal(b, &rs)
+	}
+	return rs
+}
+
+func appendRecord(path string, r Record) error {
+	var rs []Record
+	if b, err := os.ReadFile(path); err == nil {
+		_ = json.Unmarshal(b, &rs)
+	}
+	rs = append(rs, r)
+	if len(rs) > 50 {
+		rs = rs[len(rs)-50:]
+	}
+	b, err := json.MarshalIndent(rs, "", "  ")
+	if err != nil {
+		return err
+	}
+	return fsutil.WriteFileAtomic(path, b, 0o644)
+}
+
+// keepImages is how many assembled images the cache keeps (each is about 1.2 GB); older ones go.
+const keepImages = 3
+
+// pruneEntries removes the entries under root beyond the keep most recent and returns them.
+func pruneEntries(root string, keep int) []string {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil
+	}
+	type aged struct {
+		dir string
+		mod time.Time
+	}
+	var all []aged
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if info, err := e.Info(); err == nil {
+			all = append(all, aged{filepath.Join(root, e.Name()), info.ModTime()})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].mod.After(all[j].mod) })
+	var removed []string
+	for i := keep; i < len(all); i++ {
+		if os.RemoveAll(all[i].dir) == nil {
+			removed = append(removed, all[i].dir)
+		}
+	}
+	return removed
+}
+
+// cachedEntry sets *dir to the valid cache entry of key under root, building it with fill when
+// it is missing or damaged.
+func (b *builder) cachedEntry(root, key string, dir *string, fill func(tmp string) ([]string, error)) (bool, error) {
+	d, ok, corrupt := cached(root, key)
+	if ok {
+		*dir = d
+		return true, nil
+	}
+	if corrupt {
+		b.log.Warnf("node image: the cache entry %s is damaged: building it again", d)
+	}
+	d, err := publishEntry(root, key, fill)
+	*dir = d
+	return false, err
+}
+
+func missingRefs(want, got []string) []string {
+	have := map[string]bool{}
+	for _, g := range got {
+		have[g] = true
+	}
+	var out []string
+	for _, w := range want {
+		if !have[w] {
+			out = append(out, w)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func pauseRef(comps []Component) string {
+	for _, c := range comps {
+		if c.Command == "pause" {
+			return c.Ref
+		}
+	}
+	return ""
+}
+
+func goVersion(ctx context.Context, getenv func(string) string) (string, error) {
+	goBin, err := runner.FindGo(getenv)
+	if err != nil {
+		return "", err
+	}
+	out, err := runner.Output(ctx, runner.Cmd{Path: goBin, Args: []string{"env", "GOVERSION"}})
+	return strings.TrimSpace(string(out)), err
+}
