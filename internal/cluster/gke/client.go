@@ -28,13 +28,15 @@ const EndpointEnv = "CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER"
 // Scopes are the OAuth scopes nuv asks for.
 var Scopes = []string{"https://www.googleapis.com/auth/cloud-platform", "https://www.googleapis.com/auth/userinfo.email"}
 
-// conn is a connected client and where its credentials came from.
-type conn struct {
-	client   *container.ClusterManagerClient
+// Conn is a connected ClusterManager client and where its credentials came from.
+type Conn struct {
+	Client *container.ClusterManagerClient
+	// Source says where the credentials came from; Endpoint is host:port; Loopback is set for a
+	// loopback endpoint without TLS (the emulator).
+	Source   string
+	Endpoint string
+	Loopback bool
 	creds    *auth.Credentials
-	source   string // where the credentials came from
-	endpoint string // host:port
-	loopback bool
 }
 
 // Credentials finds Application Default Credentials as Google's libraries do (the file named by
@@ -144,7 +146,7 @@ func endpoint(getenv func(string) string) (hostport string, plaintext bool, err 
 }
 
 // connect returns the provider's client, connecting on first use.
-func (p *Provider) connect(ctx context.Context) (*conn, error) {
+func (p *Provider) connect(ctx context.Context) (*Conn, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.conn != nil {
@@ -160,7 +162,7 @@ func (p *Provider) connect(ctx context.Context) (*conn, error) {
 
 // Connect makes a ClusterManager client from the environment: the endpoint (EndpointEnv) and
 // Application Default Credentials, checked by getting a token.
-func Connect(ctx context.Context, getenv func(string) string) (*conn, error) {
+func Connect(ctx context.Context, getenv func(string) string) (*Conn, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -186,7 +188,7 @@ func Connect(ctx context.Context, getenv func(string) string) (*conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("GKE API at %s: %w", hostport, err)
 	}
-	return &conn{client: client, creds: creds, source: source, endpoint: hostport, loopback: plaintext}, nil
+	return &Conn{Client: client, creds: creds, Source: source, Endpoint: hostport, Loopback: plaintext}, nil
 }
 
 // retry retries what GKE asks clients to retry: quota throttling and unavailability.
@@ -203,7 +205,7 @@ func (p *Provider) Close() error {
 	if p.conn == nil {
 		return nil
 	}
-	err := p.conn.client.Close()
+	err := p.conn.Client.Close()
 	p.conn = nil
 	return err
 }

@@ -38,7 +38,7 @@ func (p *Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chan
 // executor carries out the changes of one cluster.
 type executor struct {
 	p                 *Provider
-	cn                *conn
+	cn                *Conn
 	c                 *spec.Cluster
 	project, location string
 }
@@ -49,7 +49,7 @@ func (x *executor) poll() time.Duration {
 	switch {
 	case x.p.Poll > 0:
 		return x.p.Poll
-	case x.cn.loopback:
+	case x.cn.Loopback:
 		return 200 * time.Millisecond
 	}
 	return 2 * time.Second
@@ -95,7 +95,7 @@ func (x *executor) wait(ctx context.Context, op *containerpb.Operation) error {
 			return fmt.Errorf("stopped following GKE operation %s (%s of %s; it goes on, and the next run waits for it): %w", op.Name, op.OperationType, target, ctx.Err())
 		case <-time.After(x.poll()):
 		}
-		next, err := x.cn.client.GetOperation(ctx, &containerpb.GetOperationRequest{Name: name}, retry())
+		next, err := x.cn.Client.GetOperation(ctx, &containerpb.GetOperationRequest{Name: name}, retry())
 		if err != nil {
 			return fmt.Errorf("follow GKE operation %s: %w", op.Name, err)
 		}
@@ -106,7 +106,7 @@ func (x *executor) wait(ctx context.Context, op *containerpb.Operation) error {
 // idle waits for the operations running on the cluster (started by a nuv that was interrupted,
 // or by someone else); their failures are reported, not returned: the caller looks at the result.
 func (x *executor) idle(ctx context.Context) error {
-	resp, err := x.cn.client.ListOperations(ctx, &containerpb.ListOperationsRequest{Parent: locPath(x.project, x.location)}, retry())
+	resp, err := x.cn.Client.ListOperations(ctx, &containerpb.ListOperationsRequest{Parent: locPath(x.project, x.location)}, retry())
 	if err != nil {
 		return fmt.Errorf("list GKE operations: %w", err)
 	}
@@ -181,16 +181,16 @@ func (x *executor) cluster(ctx context.Context, ch cluster.Change, save func(clu
 			err = x.idle(ctx)
 		case "version":
 			err = x.call(ctx, "upgrade the control plane to "+f.New, func() (*containerpb.Operation, error) {
-				return x.cn.client.UpdateMaster(ctx, &containerpb.UpdateMasterRequest{Name: x.path(), MasterVersion: f.New}, retry())
+				return x.cn.Client.UpdateMaster(ctx, &containerpb.UpdateMasterRequest{Name: x.path(), MasterVersion: f.New}, retry())
 			})
 		case "releaseChannel":
 			rc := &containerpb.ReleaseChannel{Channel: containerpb.ReleaseChannel_Channel(containerpb.ReleaseChannel_Channel_value[g.ReleaseChannel])}
 			err = x.call(ctx, "set the release channel "+g.ReleaseChannel, func() (*containerpb.Operation, error) {
-				return x.cn.client.UpdateCluster(ctx, &containerpb.UpdateClusterRequest{Name: x.path(), Update: &containerpb.ClusterUpdate{DesiredReleaseChannel: rc}}, retry())
+				return x.cn.Client.UpdateCluster(ctx, &containerpb.UpdateClusterRequest{Name: x.path(), Update: &containerpb.ClusterUpdate{DesiredReleaseChannel: rc}}, retry())
 			})
 		case "zones":
 			err = x.call(ctx, "set the node locations "+f.New, func() (*containerpb.Operation, error) {
-				return x.cn.client.UpdateCluster(ctx, &containerpb.UpdateClusterRequest{Name: x.path(), Update: &containerpb.ClusterUpdate{DesiredLocations: strings.Split(f.New, ",")}}, retry())
+				return x.cn.Client.UpdateCluster(ctx, &containerpb.UpdateClusterRequest{Name: x.path(), Update: &containerpb.ClusterUpdate{DesiredLocations: strings.Split(f.New, ",")}}, retry())
 			})
 		case "labels":
 			err = x.call(ctx, "set the cluster's labels", func() (*containerpb.Operation, error) {
@@ -198,7 +198,7 @@ func (x *executor) cluster(ctx context.Context, ch cluster.Change, save func(clu
 				if err != nil {
 					return nil, err
 				}
-				return x.cn.client.SetLabels(ctx, &containerpb.SetLabelsRequest{Name: x.path(), ResourceLabels: x.labels(), LabelFingerprint: gc.LabelFingerprint}, retry())
+				return x.cn.Client.SetLabels(ctx, &containerpb.SetLabelsRequest{Name: x.path(), ResourceLabels: x.labels(), LabelFingerprint: gc.LabelFingerprint}, retry())
 			})
 		default:
 			err = fmt.Errorf("gke: cannot change %s of a cluster in place", f.Field)
@@ -235,7 +235,7 @@ func (x *executor) createCluster(ctx context.Context, ch cluster.Change, save fu
 	if g.ReleaseChannel != "" {
 		gc.ReleaseChannel = &containerpb.ReleaseChannel{Channel: containerpb.ReleaseChannel_Channel(containerpb.ReleaseChannel_Channel_value[g.ReleaseChannel])}
 	}
-	op, err := x.cn.client.CreateCluster(ctx, &containerpb.CreateClusterRequest{Parent: locPath(x.project, x.location), Cluster: gc}, retry())
+	op, err := x.cn.Client.CreateCluster(ctx, &containerpb.CreateClusterRequest{Parent: locPath(x.project, x.location), Cluster: gc}, retry())
 	switch {
 	case status.Code(err) == codes.AlreadyExists:
 		// Made by a nuv that was interrupted before recording it: Observe found it ours, or the
@@ -265,7 +265,7 @@ func (x *executor) deleteCluster(ctx context.Context) error {
 	if err := x.idle(ctx); err != nil {
 		return err
 	}
-	op, err := x.cn.client.DeleteCluster(ctx, &containerpb.DeleteClusterRequest{Name: x.path()}, retry())
+	op, err := x.cn.Client.DeleteCluster(ctx, &containerpb.DeleteClusterRequest{Name: x.path()}, retry())
 	if status.Code(err) == codes.NotFound {
 		return nil
 	}
@@ -330,15 +330,15 @@ func (x *executor) pool(ctx context.Context, name string, ch cluster.Change, sav
 		case "count":
 			n := ng.Size()
 			err = x.call(ctx, fmt.Sprintf("resize node pool %s to %d", name, n), func() (*containerpb.Operation, error) {
-				return x.cn.client.SetNodePoolSize(ctx, &containerpb.SetNodePoolSizeRequest{Name: ppath, NodeCount: int32(n)}, retry())
+				return x.cn.Client.SetNodePoolSize(ctx, &containerpb.SetNodePoolSizeRequest{Name: ppath, NodeCount: int32(n)}, retry())
 			})
 		case "autoscaling":
 			err = x.call(ctx, "set the autoscaling of node pool "+name, func() (*containerpb.Operation, error) {
-				return x.cn.client.SetNodePoolAutoscaling(ctx, &containerpb.SetNodePoolAutoscalingRequest{Name: ppath, Autoscaling: autoscaling(ng)}, retry())
+				return x.cn.Client.SetNodePoolAutoscaling(ctx, &containerpb.SetNodePoolAutoscalingRequest{Name: ppath, Autoscaling: autoscaling(ng)}, retry())
 			})
 		case "version":
 			err = x.call(ctx, fmt.Sprintf("upgrade node pool %s to %s", name, f.New), func() (*containerpb.Operation, error) {
-				return x.cn.client.UpdateNodePool(ctx, &containerpb.UpdateNodePoolRequest{Name: ppath, NodeVersion: f.New}, retry())
+				return x.cn.Client.UpdateNodePool(ctx, &containerpb.UpdateNodePoolRequest{Name: ppath, NodeVersion: f.New}, retry())
 			})
 		case "labels":
 			upd.Labels, changed = &containerpb.NodeLabels{Labels: ng.Labels}, true
@@ -364,7 +364,7 @@ func (x *executor) pool(ctx context.Context, name string, ch cluster.Change, sav
 	}
 	if changed {
 		if err := x.call(ctx, "update node pool "+name, func() (*containerpb.Operation, error) {
-			return x.cn.client.UpdateNodePool(ctx, upd, retry())
+			return x.cn.Client.UpdateNodePool(ctx, upd, retry())
 		}); err != nil {
 			return nil, groupNote(err, i, name)
 		}
@@ -417,7 +417,7 @@ func (x *executor) createPool(ctx context.Context, name string, ch cluster.Chang
 	if err := x.idle(ctx); err != nil {
 		return nil, err
 	}
-	op, err := x.cn.client.CreateNodePool(ctx, &containerpb.CreateNodePoolRequest{Parent: x.path(), NodePool: np}, retry())
+	op, err := x.cn.Client.CreateNodePool(ctx, &containerpb.CreateNodePoolRequest{Parent: x.path(), NodePool: np}, retry())
 	switch {
 	case status.Code(err) == codes.AlreadyExists:
 		x.p.log().Infof("  node pool %s exists already (an interrupted apply made it): waiting for it", name)
@@ -441,7 +441,7 @@ func (x *executor) deletePool(ctx context.Context, name string) error {
 	if err := x.idle(ctx); err != nil {
 		return err
 	}
-	op, err := x.cn.client.DeleteNodePool(ctx, &containerpb.DeleteNodePoolRequest{Name: x.path() + "/nodePools/" + name}, retry())
+	op, err := x.cn.Client.DeleteNodePool(ctx, &containerpb.DeleteNodePoolRequest{Name: x.path() + "/nodePools/" + name}, retry())
 	if status.Code(err) == codes.NotFound {
 		return nil
 	}

@@ -50,7 +50,7 @@ type Provider struct {
 	Poll time.Duration
 
 	mu   sync.Mutex
-	conn *conn
+	conn *Conn
 }
 
 // Name is "gke".

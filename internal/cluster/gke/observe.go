@@ -31,16 +31,16 @@ func clusterPath(project, location, name string) string {
 // checkServer checks what only the API knows against GetServerConfig: that the location exists
 // and offers the version and release channel the spec asks for. Problems carry the spec's file,
 // line and field path.
-func (p *Provider) checkServer(ctx context.Context, cn *conn, c *spec.Cluster) error {
+func (p *Provider) checkServer(ctx context.Context, cn *Conn, c *spec.Cluster) error {
 	g := c.Spec.GKE
-	sc, err := cn.client.GetServerConfig(ctx, &containerpb.GetServerConfigRequest{Name: locPath(g.Project, g.Location)}, retry())
+	sc, err := cn.Client.GetServerConfig(ctx, &containerpb.GetServerConfigRequest{Name: locPath(g.Project, g.Location)}, retry())
 	if err != nil {
 		if st, ok := status.FromError(err); ok {
 			switch st.Code() {
 			case codes.InvalidArgument, codes.NotFound:
 				return c.Positioned(specFile(c), []spec.FieldError{spec.Errorf("spec.gke.location", "%s: %s", g.Location, st.Message())})
 			case codes.PermissionDenied:
-				return c.Positioned(specFile(c), []spec.FieldError{spec.Errorf("spec.gke.project", "%s: %s (credentials from %s)", g.Project, st.Message(), cn.source)})
+				return c.Positioned(specFile(c), []spec.FieldError{spec.Errorf("spec.gke.project", "%s: %s (credentials from %s)", g.Project, st.Message(), cn.Source)})
 			}
 		}
 		return fmt.Errorf("GKE server config for %s: %w", locPath(g.Project, g.Location), err)
@@ -118,8 +118,8 @@ func asSpecVersion(full, want string) string {
 }
 
 // getCluster reads a cluster; errNoCluster when there is none.
-func getCluster(ctx context.Context, cn *conn, project, location, name string) (*containerpb.Cluster, error) {
-	gc, err := cn.client.GetCluster(ctx, &containerpb.GetClusterRequest{Name: clusterPath(project, location, name)}, retry())
+func getCluster(ctx context.Context, cn *Conn, project, location, name string) (*containerpb.Cluster, error) {
+	gc, err := cn.Client.GetCluster(ctx, &containerpb.GetClusterRequest{Name: clusterPath(project, location, name)}, retry())
 	if status.Code(err) == codes.NotFound {
 		return nil, errNoCluster
 	}
@@ -275,7 +275,7 @@ func (p *Provider) List(ctx context.Context) ([]cluster.Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := cn.client.ListClusters(ctx, &containerpb.ListClustersRequest{Parent: locPath(project, "-")}, retry())
+	resp, err := cn.Client.ListClusters(ctx, &containerpb.ListClustersRequest{Parent: locPath(project, "-")}, retry())
 	if err != nil {
 		return nil, fmt.Errorf("list GKE clusters of project %s: %w", project, err)
 	}

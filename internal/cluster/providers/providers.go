@@ -9,6 +9,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/gke"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/image/load"
 	"github.com/nuv-dev/nuv/internal/paths"
@@ -37,7 +38,8 @@ func New(env *cli.Env) (map[string]cluster.Provider, error) {
 			}
 			return st.Host(), nil
 		}}
-	return map[string]cluster.Provider{lp.Name(): lp}, nil
+	gp := &gke.Provider{Project: project, Log: env.Log, Getenv: env.Getenv, Exe: env.Exe}
+	return map[string]cluster.Provider{lp.Name(): lp, gp.Name(): gp}, nil
 }
 
 // Local returns the local provider of a set made by New.

@@ -29,9 +29,10 @@ import (
 
 const usage = `Usage: nuv emulator up|down|status|env|faults
 
-The AWS emulator nuv runs on loopback for EKS without AWS: EKS, EC2, IAM and STS in AWS's own
-protocols, so the AWS SDKs and the aws CLI work against it. Each EKS cluster it creates is a real
-local control plane. State persists under $NUV_HOME/emulator.
+The cloud emulators nuv runs on loopback, each on its own port: AWS (EKS, EC2, IAM and STS in
+AWS's own protocols, so the AWS SDKs and the aws CLI work against it) and GKE (the ClusterManager
+API in gRPC and REST, for the Go client and gcloud). Each cluster they create is a real local
+control plane. State persists under $NUV_HOME/emulator.
 
   up       start it (detached) unless it runs; prints its endpoint
   down     stop it (state stays; the control planes of EKS clusters keep running)
@@ -39,10 +40,13 @@ local control plane. State persists under $NUV_HOME/emulator.
   env      print the shell lines that point AWS clients at it:  eval "$(nuv emulator env)"
   faults   list injected faults; "faults add JSON" adds one (or a list), "faults clear" removes all
            e.g. nuv emulator faults add '{"operation":"eks:CreateCluster","kind":"throttle","every":3}'
+           "faults gcp ..." does the same for the GKE emulator:
+           e.g. nuv emulator faults gcp add '{"method":"CreateNodePool","kind":"fail-operation"}'
 
 Environment: NUV_EMULATOR_PORT (default 5002; 0 picks a free port), NUV_EMULATOR_DELAY (how long
 resources stay CREATING/DELETING, default 2s), NUV_EMULATOR_REGION (region of a new emulator,
-default us-east-1), NUV_HOME.
+default us-east-1), NUV_EMULATOR_GCP_PORT (default 5004), NUV_EMULATOR_GCP_PROJECT (project of a
+new GKE emulator, default nuv-emulator), NUV_HOME.
 `
 
 // NewCommand is `nuv emulator`.
@@ -60,13 +64,16 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	sub, rest := args[0], args[1:]
 	switch sub {
-	case "up", "down", "status", "env", "faults", "serve":
+	case "up", "down", "status", "env", "faults", "serve", "serve-gcp":
 	default:
 		fmt.Fprint(env.Err, usage)
 		return cli.Usagef("nuv emulator: unknown subcommand %q (up, down, status, env or faults)", sub)
 	}
 	if sub == "serve" {
 		return serveCmd(ctx, env, rest)
+	}
+	if sub == "serve-gcp" {
+		return serveGCP(ctx, env, rest)
 	}
 	if sub == "faults" {
 		return faultsCmd(ctx, env, rest)
@@ -98,8 +105,19 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 			env.Log.Infof("emulator started (pid %d, state %s); `eval \"$(nuv emulator env)\"` points AWS clients at it", p.PID, p.Dir)
 		}
 		fmt.Fprintln(env.Out, p.URL())
+		g, started, err := EnsureGCP(ctx, env, home)
+		if err != nil {
+			return fmt.Errorf("GKE emulator: %w", err)
+		}
+		if started {
+			env.Log.Infof("GKE emulator started (pid %d, state %s); `eval \"$(nuv emulator env)\"` points Google clients at it", g.PID, g.Dir)
+		}
+		fmt.Fprintln(env.Out, g.URL())
 		return nil
 	case "down":
+		if _, err := emulator.Down(ctx, gcpDir(home)); err != nil {
+			return fmt.Errorf("GKE emulator: %w", err)
+		}
 		stopped, err := emulator.Down(ctx, dir)
 		if err != nil {
 			return err
@@ -124,7 +142,8 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 			return err
 		}
 		fmt.Fprintf(env.Out, "emulator: running at %s (pid %d, region %s, account %s, state %s)\n", p.URL(), p.PID, c.Region, c.Account, p.Dir)
-		return nil
+		_, err = gcpStatus(ctx, env.Out, home)
+		return err
 	case "env":
 		p, ok, err := emulator.Status(ctx, dir)
 		if err != nil {
@@ -140,7 +159,7 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 		// This command exists to print the secret: it goes to stdout only, never to the log.
 		fmt.Fprintf(env.Out, "export AWS_ENDPOINT_URL=%s\nexport AWS_ACCESS_KEY_ID=%s\nexport AWS_SECRET_ACCESS_KEY=%s\nexport AWS_REGION=%s\nexport AWS_DEFAULT_REGION=%s\n",
 			p.URL(), c.AccessKeyID, c.SecretAccessKey, c.Region, c.Region)
-		return nil
+		return gcpEnv(ctx, env.Out, home)
 	}
 	fmt.Fprint(env.Err, usage)
 	return cli.Usagef("nuv emulator: unknown subcommand %q (up, down, status, env or faults)", sub)
@@ -252,7 +271,11 @@ func faultsCmd(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, ok, err := emulator.Status(ctx, emulator.Dir(home))
+	dir := emulator.Dir(home)
+	if len(args) > 0 && args[0] == "gcp" {
+		dir, args = gcpDir(home), args[1:]
+	}
+	p, ok, err := emulator.Status(ctx, dir)
 	if err != nil {
 		return err
 	}
