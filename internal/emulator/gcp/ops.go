@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"cloud.google.com/go/container/apiv1/containerpb"
-	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -43,7 +42,7 @@ func (a *api) startOp(ctx context.Context, c *clusterRec, typ containerpb.Operat
 	}
 	if st, ok := ctx.Value(failKey{}).(*status.Status); ok {
 		o.Fail = st.Message()
-		o.Wire.Error = &rpcstatus.Status{Code: int32(st.Code())} // the code; the message is set when it fails
+		o.FailCode = int32(st.Code())
 	}
 	s.st.Operations[name] = o
 	c.Op = name
@@ -75,7 +74,7 @@ func (s *Server) reconcile() {
 		start, _ := time.Parse(time.RFC3339Nano, o.Wire.StartTime)
 		if o.Fail != "" {
 			if now.Sub(start) >= s.delay/2 {
-				s.finish(o, c, status.New(codeOf(o.Wire.Error), o.Fail))
+				s.finish(o, c, status.New(codes.Code(o.FailCode), o.Fail))
 				changed = true
 			}
 			continue
@@ -104,12 +103,6 @@ func (s *Server) reconcile() {
 	}
 }
 
-func codeOf(st *rpcstatus.Status) codes.Code {
-	if st == nil || st.Code == 0 {
-		return codes.Internal
-	}
-	return codes.Code(st.Code)
-}
 
 // spawnEnsure makes sure the control plane of a settled cluster runs; s.mu held.
 func (s *Server) spawnEnsure(k string, c *clusterRec) {

@@ -214,7 +214,7 @@ func TestOperationFailsMidway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if op.OperationType != containerpb.Operation_CREATE_CLUSTER || op.Status != containerpb.Operation_PENDING || !strings.HasPrefix(op.Name, "operation-") {
+	if op.OperationType != containerpb.Operation_CREATE_CLUSTER || op.Error != nil || op.Status != containerpb.Operation_PENDING || !strings.HasPrefix(op.Name, "operation-") {
 		t.Fatalf("operation: %v", op)
 	}
 	got, err := c.GetCluster(ctx, &containerpb.GetClusterRequest{Name: e.loc("us-central1-a") + "/clusters/doomed"})

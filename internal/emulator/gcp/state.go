@@ -92,8 +92,9 @@ type opRec struct {
 	Pool    string
 	// Due is when it may finish (its start plus the emulator's delay).
 	Due time.Time
-	// Fail, if set, makes it fail halfway with this message (an injected fault).
-	Fail string
+	// Fail, if set, makes it fail halfway with this message and FailCode (an injected fault).
+	Fail     string
+	FailCode int32
 	// WorkDone is set once the control plane and nodes are as the operation wants.
 	WorkDone bool
 	// Before is the cluster as it was before an update, restored if the operation fails.
@@ -106,6 +107,7 @@ type opJSON struct {
 	Pool     string          `json:"pool,omitempty"`
 	Due      time.Time       `json:"due"`
 	Fail     string          `json:"fail,omitempty"`
+	FailCode int32           `json:"failCode,omitempty"`
 	WorkDone bool            `json:"workDone,omitempty"`
 	Before   json.RawMessage `json:"before,omitempty"`
 }
@@ -115,7 +117,7 @@ func (o *opRec) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := opJSON{Wire: w, Cluster: o.Cluster, Pool: o.Pool, Due: o.Due, Fail: o.Fail, WorkDone: o.WorkDone}
+	j := opJSON{Wire: w, Cluster: o.Cluster, Pool: o.Pool, Due: o.Due, Fail: o.Fail, FailCode: o.FailCode, WorkDone: o.WorkDone}
 	if o.Before != nil {
 		if j.Before, err = protojson.Marshal(o.Before); err != nil {
 			return nil, err
@@ -139,7 +141,7 @@ func (o *opRec) UnmarshalJSON(b []byte) error {
 			return err
 		}
 	}
-	o.Cluster, o.Pool, o.Due, o.Fail, o.WorkDone = j.Cluster, j.Pool, j.Due, j.Fail, j.WorkDone
+	o.Cluster, o.Pool, o.Due, o.Fail, o.FailCode, o.WorkDone = j.Cluster, j.Pool, j.Due, j.Fail, j.FailCode, j.WorkDone
 	return nil
 }
 
