@@ -187,7 +187,7 @@ func (w *world) ops(cluster string, typ containerpb.Operation_Type) []*container
 	}
 	var out []*containerpb.Operation
 	for _, op := range l.Operations {
-		if op.OperationType == typ && strings.HasSuffix(op.TargetLink, "/clusters/"+cluster) {
+		if op.OperationType == typ && (strings.HasSuffix(op.TargetLink, "/clusters/"+cluster) || strings.Contains(op.TargetLink, "/clusters/"+cluster+"/")) {
 			out = append(out, op)
 		}
 	}
@@ -356,5 +356,73 @@ func TestIntegrationGKELifecycle(t *testing.T) {
 		if !strings.HasPrefix(e.Name(), ".") { // the local provider's lock files stay
 			t.Errorf("control plane %s left in the emulator", e.Name())
 		}
+	}
+}
+
+// TestIntegrationGKEResume: a create killed (SIGKILL) while GKE runs its CREATE_CLUSTER operation,
+// then one killed right after its first recorded step (the failpoint), are finished by the next
+// apply without making anything twice.
+func TestIntegrationGKEResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs local clusters; skipped under -short")
+	}
+	w := newWorld(t)
+	t.Cleanup(func() { w.nuv("cluster", "delete", "g2") })
+	f := w.spec("g2", gkeSpec("g2", w.gcpProject, "1.35", "  - {name: app, count: 1}\n  - {name: jobs, count: 1}\n"))
+
+	// 1. Killed while the cluster is being created.
+	cmd := w.cmd("cluster", "apply", "-f", f)
+	var errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &errb, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for len(w.ops("g2", containerpb.Operation_CREATE_CLUSTER)) == 0 {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no CREATE_CLUSTER operation:\n%s", errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if op := w.ops("g2", containerpb.Operation_CREATE_CLUSTER)[0]; op.Status == containerpb.Operation_DONE {
+		t.Logf("the create operation was already done when nuv was killed")
+	}
+	out, _, _ := w.nuv("cluster", "plan", "-f", f)
+	rx(t, `- delete node-pool/nuv-bootstrap|~ update cluster/g2`, out, "plan after a kill during the create")
+	if strings.Contains(out, "+ create cluster/g2") {
+		t.Fatalf("the plan after the kill creates the cluster again:\n%s", out)
+	}
+
+	// 2. Killed right after the first step of the resumed apply was recorded.
+	cmd = w.cmd("cluster", "apply", "-f", f)
+	cmd.Env = append(cmd.Env, "NUV_FAILPOINT_KILL_AFTER_STEP=1")
+	cmd.Stdout, cmd.Stderr = &errb, &errb
+	if err := cmd.Run(); err == nil {
+		t.Fatalf("the failpoint did not kill nuv:\n%s", errb.String())
+	}
+	out = w.must("cluster", "apply", "-f", f)
+	if strings.Contains(out, "create cluster/g2") {
+		t.Fatalf("the cluster was created again:\n%s", out)
+	}
+	if got := w.nodes("g2"); len(got) != 2 {
+		t.Fatalf("nodes after the resumed create: %v", got)
+	}
+	if n := len(w.ops("g2", containerpb.Operation_CREATE_CLUSTER)); n != 1 {
+		t.Fatalf("%d CREATE_CLUSTER operations for g2, want 1", n)
+	}
+	if n := len(w.ops("g2", containerpb.Operation_CREATE_NODE_POOL)); n != 2 {
+		t.Fatalf("%d CREATE_NODE_POOL operations for g2, want 2", n)
+	}
+	out, _, code := w.nuv("cluster", "plan", "-f", f, "--detailed-exitcode")
+	if code != 0 {
+		t.Fatalf("plan after the resumed create: exit %d\n%s", code, out)
+	}
+	w.must("cluster", "delete", "g2")
+	if n := len(w.ops("g2", containerpb.Operation_DELETE_CLUSTER)); n != 1 {
+		t.Fatalf("%d DELETE_CLUSTER operations", n)
 	}
 }
