@@ -45,11 +45,6 @@ type NodeGroup struct {
 	Spot       bool
 }
 
-// LabelEmulated marks the nodes of clusters an emulator made: its value names the emulator
-// ("gcp"). Type detection reads the distribution's own markers, as on the real service; reports
-// read this label to say that the cluster is emulated.
-const LabelEmulated = "nuv.dev/emulated"
-
 // LocalClusters runs each GKE cluster as a nuv local cluster (flavor gke) whose state lives under
 // the emulator's directory (<dir>/clusters/<name>). The control plane runs the local provider's
 // Kubernetes version whatever GKE version the cluster reports.

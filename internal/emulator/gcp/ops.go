@@ -14,6 +14,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nuv-dev/nuv/internal/kube"
 )
 
 func cloneOp(o *containerpb.Operation) *containerpb.Operation {
@@ -102,7 +104,6 @@ func (s *Server) reconcile() {
 		}
 	}
 }
-
 
 // spawnEnsure makes sure the control plane of a settled cluster runs; s.mu held.
 func (s *Server) spawnEnsure(k string, c *clusterRec) {
@@ -274,17 +275,17 @@ func (s *Server) nodeGroups(c *containerpb.Cluster) []NodeGroup {
 		family, _, _ := strings.Cut(machine, "-")
 		for _, z := range p.Locations {
 			labels := map[string]string{
-				"cloud.google.com/gke-nodepool":         p.Name,
-				"cloud.google.com/gke-os-distribution":  "cos",
-				"cloud.google.com/gke-boot-disk":        "pd-balanced",
+				"cloud.google.com/gke-nodepool":          p.Name,
+				"cloud.google.com/gke-os-distribution":   "cos",
+				"cloud.google.com/gke-boot-disk":         "pd-balanced",
 				"cloud.google.com/gke-container-runtime": "containerd",
-				"cloud.google.com/machine-family":       family,
-				"cloud.google.com/gke-provisioning":     "standard",
-				"node.kubernetes.io/instance-type":      machine,
-				"topology.kubernetes.io/region":         region,
-				"topology.kubernetes.io/zone":           z,
-				"topology.gke.io/zone":                  z,
-				LabelEmulated:                           "gcp",
+				"cloud.google.com/machine-family":        family,
+				"cloud.google.com/gke-provisioning":      "standard",
+				"node.kubernetes.io/instance-type":       machine,
+				"topology.kubernetes.io/region":          region,
+				"topology.kubernetes.io/zone":            z,
+				"topology.gke.io/zone":                   z,
+				kube.LabelEmulated:                       "gcp",
 			}
 			if p.Config.GetSpot() {
 				labels["cloud.google.com/gke-spot"] = "true"
