@@ -33,6 +33,13 @@ if ! $short && ! command -v kubectl >/dev/null; then
   echo "install it, or pass -short to skip the integration tests" >&2
   exit 1
 fi
+if ! $short && ! command -v gcloud >/dev/null; then
+  # Debian has no gcloud package (google-cloud-cli comes from Google's apt repository); nuv's machines
+  # have it preinstalled
+  echo "gcloud is required by the GKE integration tests (internal/cluster/gke drives it against the" >&2
+  echo "GKE emulator's REST API) and is not on PATH; install google-cloud-cli, or pass -short" >&2
+  exit 1
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq

@@ -114,3 +114,14 @@ func TestPlanBadInput(t *testing.T) {
 		t.Errorf("nuv deleted a cluster it did not make")
 	}
 }
+
+// The example spec the repository ships is valid.
+func TestExampleSpec(t *testing.T) {
+	cs, err := spec.ReadFile("../../../clusters/specs/gke.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := (&gke.Provider{}).Validate(cs[0]); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+}
