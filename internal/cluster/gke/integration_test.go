@@ -240,6 +240,10 @@ func TestIntegrationGKELifecycle(t *testing.T) {
 	if got, want := strings.Join(w.nodes("g1"), "|"), "web e2-standard-4 "+zone+" web|web e2-standard-4 "+zone+" web"; got != want {
 		t.Fatalf("nodes: %s, want %s", got, want)
 	}
+	// nuv's own cluster inventory detects it as gke through its kubeconfig (exec credential).
+	if typ := strings.TrimSpace(w.must("kube", "detect", "g1")); typ != "gke" {
+		t.Fatalf("nuv kube detect g1: %q", typ)
+	}
 	state := filepath.Join(w.home, "state", "g1.json")
 	before, _ := os.ReadFile(state)
 	out, errs, code = w.nuv("cluster", "plan", "-f", f, "--detailed-exitcode")
