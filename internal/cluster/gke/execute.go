@@ -487,4 +487,3 @@ func (x *executor) kubeconfig(ctx context.Context, ch cluster.Change) (*cluster.
 	}
 	return &cluster.Resource{Kind: "kubeconfig", Name: name, ID: path, Fields: map[string]string{"file": path, "endpoint": "current"}}, nil
 }
-

@@ -214,7 +214,9 @@ func TestIntegrationGKELifecycle(t *testing.T) {
 	}
 	w := newWorld(t)
 	t.Cleanup(func() { w.nuv("cluster", "delete", "g1") })
-	web := func(n string) string { return "  - {name: web, count: " + n + ", instanceType: e2-standard-4, labels: {tier: web}}\n" }
+	web := func(n string) string {
+		return "  - {name: web, count: " + n + ", instanceType: e2-standard-4, labels: {tier: web}}\n"
+	}
 	f := w.spec("g1", gkeSpec("g1", w.gcpProject, "1.35", web("2")))
 
 	out, errs, code := w.nuv("cluster", "plan", "-f", f, "--detailed-exitcode")

@@ -38,16 +38,16 @@ func isZone(loc string) bool {
 
 // machineShapes are the machine types of each series (GCE's predefined shapes).
 var machineShapes = map[string][]string{
-	"e2":   {"micro", "small", "medium", "standard-2", "standard-4", "standard-8", "standard-16", "standard-32", "highmem-2", "highmem-4", "highmem-8", "highmem-16", "highcpu-2", "highcpu-4", "highcpu-8", "highcpu-16", "highcpu-32"},
-	"n1":   {"standard-1", "standard-2", "standard-4", "standard-8", "standard-16", "standard-32", "standard-64", "standard-96", "highmem-2", "highmem-4", "highmem-8", "highcpu-4", "highcpu-8"},
-	"n2":   {"standard-2", "standard-4", "standard-8", "standard-16", "standard-32", "standard-48", "standard-64", "standard-80", "standard-96", "standard-128", "highmem-2", "highmem-4", "highmem-8", "highcpu-8", "highcpu-16"},
-	"n2d":  {"standard-2", "standard-4", "standard-8", "standard-16", "standard-32", "standard-64", "highmem-2", "highmem-4", "highcpu-8"},
-	"c3":   {"standard-4", "standard-8", "standard-22", "standard-44", "standard-88", "standard-176"},
-	"t2d":  {"standard-1", "standard-2", "standard-4", "standard-8", "standard-16", "standard-32", "standard-48", "standard-60"},
-	"c2d":  {"standard-2", "standard-4", "standard-8", "standard-16", "standard-32"},
-	"n4":   {"standard-2", "standard-4", "standard-8", "standard-16", "standard-32"},
-	"g2":   {"standard-4", "standard-8", "standard-12", "standard-16"},
-	"c4":   {"standard-2", "standard-4", "standard-8", "standard-16"},
+	"e2":  {"micro", "small", "medium", "standard-2", "standard-4", "standard-8", "standard-16", "standard-32", "highmem-2", "highmem-4", "highmem-8", "highmem-16", "highcpu-2", "highcpu-4", "highcpu-8", "highcpu-16", "highcpu-32"},
+	"n1":  {"standard-1", "standard-2", "standard-4", "standard-8", "standard-16", "standard-32", "standard-64", "standard-96", "highmem-2", "highmem-4", "highmem-8", "highcpu-4", "highcpu-8"},
+	"n2":  {"standard-2", "standard-4", "standard-8", "standard-16", "standard-32", "standard-48", "standard-64", "standard-80", "standard-96", "standard-128", "highmem-2", "highmem-4", "highmem-8", "highcpu-8", "highcpu-16"},
+	"n2d": {"standard-2", "standard-4", "standard-8", "standard-16", "standard-32", "standard-64", "highmem-2", "highmem-4", "highcpu-8"},
+	"c3":  {"standard-4", "standard-8", "standard-22", "standard-44", "standard-88", "standard-176"},
+	"t2d": {"standard-1", "standard-2", "standard-4", "standard-8", "standard-16", "standard-32", "standard-48", "standard-60"},
+	"c2d": {"standard-2", "standard-4", "standard-8", "standard-16", "standard-32"},
+	"n4":  {"standard-2", "standard-4", "standard-8", "standard-16", "standard-32"},
+	"g2":  {"standard-4", "standard-8", "standard-12", "standard-16"},
+	"c4":  {"standard-2", "standard-4", "standard-8", "standard-16"},
 }
 
 // seriesNotIn lists series a zone does not offer (as on GCE, not every series is everywhere).

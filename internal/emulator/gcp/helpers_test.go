@@ -3,7 +3,9 @@ package gcp_test
 import (
 	"context"
 	"net"
+	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,4 +118,14 @@ func (e *testEmulator) waitOp(t testing.TB, op *containerpb.Operation, seen map[
 			t.Fatal(err)
 		}
 	}
+}
+
+// fault adds faults through the admin endpoint.
+func (e *testEmulator) fault(t testing.TB, body string) {
+	t.Helper()
+	resp, err := http.Post(e.URL+"/_nuv/faults", "application/json", strings.NewReader(body))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("faults: %v %v", resp, err)
+	}
+	resp.Body.Close()
 }

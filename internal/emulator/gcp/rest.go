@@ -66,7 +66,10 @@ func (a *api) route(method, p string) (*restRoute, error) {
 			return &restRoute{rpc, r, func(ctx context.Context) (proto.Message, error) { r.Name = prefix(8); return a.SetNodePoolSize(ctx, r) }}, nil
 		case rpc == "SetNodePoolAutoscaling" && n == 8 && method == http.MethodPost:
 			r := &containerpb.SetNodePoolAutoscalingRequest{}
-			return &restRoute{rpc, r, func(ctx context.Context) (proto.Message, error) { r.Name = prefix(8); return a.SetNodePoolAutoscaling(ctx, r) }}, nil
+			return &restRoute{rpc, r, func(ctx context.Context) (proto.Message, error) {
+				r.Name = prefix(8)
+				return a.SetNodePoolAutoscaling(ctx, r)
+			}}, nil
 		case rpc == "SetLabels" && n == 6 && method == http.MethodPost:
 			r := &containerpb.SetLabelsRequest{}
 			return &restRoute{rpc, r, func(ctx context.Context) (proto.Message, error) { r.Name = prefix(6); return a.SetLabels(ctx, r) }}, nil
@@ -85,7 +88,10 @@ func (a *api) route(method, p string) (*restRoute, error) {
 		return &restRoute{"CreateCluster", r, func(ctx context.Context) (proto.Message, error) { r.Parent = prefix(4); return a.CreateCluster(ctx, r) }}, nil
 	case n == 5 && seg[4] == "operations" && method == http.MethodGet:
 		r := &containerpb.ListOperationsRequest{}
-		return &restRoute{"ListOperations", r, func(ctx context.Context) (proto.Message, error) { r.Parent = prefix(4); return a.ListOperations(ctx, r) }}, nil
+		return &restRoute{"ListOperations", r, func(ctx context.Context) (proto.Message, error) {
+			r.Parent = prefix(4)
+			return a.ListOperations(ctx, r)
+		}}, nil
 	case n == 5 && seg[4] == "serverConfig" && method == http.MethodGet:
 		r := &containerpb.GetServerConfigRequest{}
 		return &restRoute{"GetServerConfig", r, func(ctx context.Context) (proto.Message, error) { r.Name = prefix(4); return a.GetServerConfig(ctx, r) }}, nil
@@ -106,7 +112,10 @@ func (a *api) route(method, p string) (*restRoute, error) {
 		return &restRoute{"ListNodePools", r, func(ctx context.Context) (proto.Message, error) { r.Parent = prefix(6); return a.ListNodePools(ctx, r) }}, nil
 	case n == 7 && seg[4] == "clusters" && seg[6] == "nodePools" && method == http.MethodPost:
 		r := &containerpb.CreateNodePoolRequest{}
-		return &restRoute{"CreateNodePool", r, func(ctx context.Context) (proto.Message, error) { r.Parent = prefix(6); return a.CreateNodePool(ctx, r) }}, nil
+		return &restRoute{"CreateNodePool", r, func(ctx context.Context) (proto.Message, error) {
+			r.Parent = prefix(6)
+			return a.CreateNodePool(ctx, r)
+		}}, nil
 	case n == 8 && seg[4] == "clusters" && seg[6] == "nodePools" && method == http.MethodGet:
 		r := &containerpb.GetNodePoolRequest{}
 		return &restRoute{"GetNodePool", r, func(ctx context.Context) (proto.Message, error) { r.Name = prefix(8); return a.GetNodePool(ctx, r) }}, nil

@@ -269,3 +269,31 @@ func TestOperationFailsMidway(t *testing.T) {
 		t.Errorf("state.json: %v %v", fi.Mode(), err)
 	}
 }
+
+// TestOperationResumesAfterRestart: an operation running when the emulator stops goes on after
+// its restart, to the same end.
+func TestOperationResumesAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	e := startEmulator(t, dir, gcp.Options{Delay: 2 * time.Second})
+	ctx := context.Background()
+	e.fault(t, `{"method":"CreateCluster","kind":"fail-operation","code":"PERMISSION_DENIED","message":"Required 'compute.networks.get' permission for 'projects/p/global/networks/default'."}`)
+	op, err := e.Conn.Client.CreateCluster(ctx, &containerpb.CreateClusterRequest{Parent: e.loc("europe-west1"), Cluster: &containerpb.Cluster{Name: "r", InitialNodeCount: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	e.stop()
+	e2 := startEmulator(t, dir, gcp.Options{Delay: 2 * time.Second})
+	got, err := e2.Conn.Client.GetOperation(ctx, &containerpb.GetOperationRequest{Name: e2.loc("europe-west1") + "/operations/" + op.Name})
+	if err != nil || got.Status != containerpb.Operation_RUNNING {
+		t.Fatalf("operation after the restart: %v %v", got, err)
+	}
+	done := e2.waitOp(t, got, nil)
+	if done.Error == nil || codes.Code(done.Error.Code) != codes.PermissionDenied || !strings.Contains(done.Error.Message, "compute.networks.get") {
+		t.Fatalf("resumed operation: %v", done)
+	}
+	c, err := e2.Conn.Client.GetCluster(ctx, &containerpb.GetClusterRequest{Name: e2.loc("europe-west1") + "/clusters/r"})
+	if err != nil || c.Status != containerpb.Cluster_ERROR || len(c.Locations) != 3 {
+		t.Fatalf("cluster: %v %v", c, err)
+	}
+}
