@@ -34,10 +34,10 @@ AWS's own protocols, so the AWS SDKs and the aws CLI work against it) and GKE (t
 API in gRPC and REST, for the Go client and gcloud). Each cluster they create is a real local
 control plane. State persists under $NUV_HOME/emulator.
 
-  up       start it (detached) unless it runs; prints its endpoint
-  down     stop it (state stays; the control planes of EKS clusters keep running)
-  status   print its endpoint, region and account (exit 1 when it does not run)
-  env      print the shell lines that point AWS clients at it:  eval "$(nuv emulator env)"
+  up       start them (detached) unless they run; prints the AWS endpoint ("status" shows both)
+  down     stop them (state stays; the control planes of their clusters keep running)
+  status   print their endpoints, the AWS region and account (exit 1 when the AWS one does not run)
+  env      print the shell lines that point AWS and Google clients at them:  eval "$(nuv emulator env)"
   faults   list injected faults; "faults add JSON" adds one (or a list), "faults clear" removes all
            e.g. nuv emulator faults add '{"operation":"eks:CreateCluster","kind":"throttle","every":3}'
            "faults gcp ..." does the same for the GKE emulator:
@@ -45,7 +45,7 @@ control plane. State persists under $NUV_HOME/emulator.
 
 Environment: NUV_EMULATOR_PORT (default 5002; 0 picks a free port), NUV_EMULATOR_DELAY (how long
 resources stay CREATING/DELETING, default 2s), NUV_EMULATOR_REGION (region of a new emulator,
-default us-east-1), NUV_EMULATOR_GCP_PORT (default 5004), NUV_EMULATOR_GCP_PROJECT (project of a
+default us-east-1), NUV_EMULATOR_GCP_PORT (default 5004; any free port when only NUV_EMULATOR_PORT is set), NUV_EMULATOR_GCP_PROJECT (project of a
 new GKE emulator, default nuv-emulator), NUV_HOME.
 `
 
@@ -110,9 +110,8 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 			return fmt.Errorf("GKE emulator: %w", err)
 		}
 		if started {
-			env.Log.Infof("GKE emulator started (pid %d, state %s); `eval \"$(nuv emulator env)\"` points Google clients at it", g.PID, g.Dir)
+			env.Log.Infof("GKE emulator started at %s (pid %d, state %s); `eval \"$(nuv emulator env)\"` points Google clients at it", g.URL(), g.PID, g.Dir)
 		}
-		fmt.Fprintln(env.Out, g.URL())
 		return nil
 	case "down":
 		if _, err := emulator.Down(ctx, gcpDir(home)); err != nil {

@@ -28,12 +28,13 @@ import (
 // gcpDir is the GKE emulator's directory.
 func gcpDir(home string) string { return gcp.Dir(emulator.Dir(home)) }
 
-// GCPPort is NUV_EMULATOR_GCP_PORT, else 0 (any free port) when NUV_EMULATOR_PORT is 0, else
+// GCPPort is NUV_EMULATOR_GCP_PORT, else any free port when NUV_EMULATOR_PORT is set (a chosen
+// AWS port says nothing of which one the GKE emulator may take; set both to keep both fixed), else
 // gcp.DefaultPort.
 func GCPPort(getenv func(string) string) (int, error) {
 	v := getenv("NUV_EMULATOR_GCP_PORT")
 	if v == "" {
-		if getenv("NUV_EMULATOR_PORT") == "0" {
+		if getenv("NUV_EMULATOR_PORT") != "" {
 			return 0, nil
 		}
 		return gcp.DefaultPort, nil
