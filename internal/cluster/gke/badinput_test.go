@@ -2,6 +2,8 @@ package gke_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -9,6 +11,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cluster/gke"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/emulator/gcp"
 )
 
 // TestValidate: the spec's GKE rules, each refusal with its field path (offline: no API call).
@@ -123,5 +126,25 @@ func TestExampleSpec(t *testing.T) {
 	}
 	if errs := (&gke.Provider{}).Validate(cs[0]); len(errs) > 0 {
 		t.Fatal(errs)
+	}
+}
+
+// GKE's quota throttling (RESOURCE_EXHAUSTED) of the first three calls is retried: the plan goes through.
+func TestPlanRetriesThrottling(t *testing.T) {
+	w := newWorld(t)
+	w.fault(`{"method":"*","kind":"throttle","count":3}`)
+	f := w.spec("thr", "apiVersion: nuv.dev/v1alpha1\nkind: Cluster\nmetadata: {name: thr}\nspec:\n  provider: gke\n  nodeGroups: [{name: a}]\n  gke: {project: "+w.gcpProject+", location: us-east1-b}\n")
+	out, errs, code := w.nuv("cluster", "plan", "-f", f, "--detailed-exitcode")
+	if code != 2 || !strings.Contains(out, "+ create cluster/thr") {
+		t.Fatalf("plan under throttling: exit %d\n%s%s", code, out, errs)
+	}
+	resp, err := http.Get(w.url + "/_nuv/faults")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var faults []gcp.Fault
+	if err := json.NewDecoder(resp.Body).Decode(&faults); err != nil || len(faults) != 1 || faults[0].Fired != 3 {
+		t.Fatalf("the throttle did not fire 3 times: %+v %v", faults, err)
 	}
 }

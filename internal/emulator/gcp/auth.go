@@ -135,7 +135,11 @@ func (s *Server) tokenEndpoint(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if f := s.fault("Token", ""); f != nil {
-		oauthError(w, f.httpStatus(), "invalid_grant", f.message("Token"))
+		if f.Kind == "throttle" {
+			oauthError(w, http.StatusTooManyRequests, "rate_limit_exceeded", "Rate limit exceeded (nuv emulator: injected fault on Token)")
+		} else {
+			oauthError(w, f.httpStatus(), "invalid_grant", f.message("Token"))
+		}
 		return
 	}
 	if err := s.verifyAssertion(r.PostForm.Get("assertion"), time.Now()); err != nil {

@@ -17,8 +17,8 @@ import (
 // error reporting. Faults are set through /_nuv/faults (POST adds, PUT replaces, DELETE clears,
 // GET lists) or read from <dir>/faults.json (a JSON list) at start.
 type Fault struct {
-	// Method is a ClusterManager method (CreateCluster, SetNodePoolSize, ...), "Token" (the token
-	// endpoint) or "*".
+	// Method is a ClusterManager method (CreateCluster, SetNodePoolSize, ...), "*" (every one of
+	// them) or "Token" (the token endpoint).
 	Method string `json:"method"`
 	// Kind is "throttle" (RESOURCE_EXHAUSTED, HTTP 429, as GKE's quota errors), "error" (Code and
 	// Message; default INTERNAL) or "fail-operation" (the call is accepted, and its operation fails
@@ -177,7 +177,7 @@ func (s *Server) fault(method, resource string) *Fault {
 	s.calls[method]++
 	n := s.calls[method]
 	for _, f := range s.faults {
-		if f.Method != "*" && f.Method != method {
+		if f.Method != method && (f.Method != "*" || method == "Token") { // "*": every API method, not the token endpoint
 			continue
 		}
 		if f.Count > 0 && f.Fired >= f.Count {
