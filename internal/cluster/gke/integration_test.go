@@ -432,3 +432,31 @@ func TestIntegrationGKEResume(t *testing.T) {
 		t.Fatalf("%d DELETE_CLUSTER operations", n)
 	}
 }
+
+// TestIntegrationGKECreateFailsMidway: GKE's CREATE_CLUSTER operation failing halfway is reported
+// with the operation, the plan shows the cluster GKE left in ERROR, and the next apply makes it
+// again and finishes.
+func TestIntegrationGKECreateFailsMidway(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs local clusters; skipped under -short")
+	}
+	w := newWorld(t)
+	t.Cleanup(func() { w.nuv("cluster", "delete", "g3") })
+	f := w.spec("g3", gkeSpec("g3", w.gcpProject, "1.36", "  - {name: app, count: 1}\n"))
+	w.fault(`{"method":"CreateCluster","kind":"fail-operation","code":"RESOURCE_EXHAUSTED","message":"Insufficient regional quota to satisfy request: resource \"IN_USE_ADDRESSES\"","count":1}`)
+	out, errs, code := w.nuv("cluster", "apply", "-f", f)
+	if code == 0 {
+		t.Fatalf("apply with a failing create succeeded:\n%s%s", out, errs)
+	}
+	rx(t, `create cluster/g3 of cluster g3 failed after \S+: GKE operation operation-\S+ \(CREATE_CLUSTER of g3\) failed after \S+: ResourceExhausted: Insufficient regional quota`, errs, "failed create")
+	out, _, _ = w.nuv("cluster", "plan", "-f", f)
+	rx(t, `~ update cluster/g3 \(\S+\)\n      status: ERROR: Insufficient regional quota to satisfy request: resource "IN_USE_ADDRESSES" -> RUNNING\n`, out, "plan after the failed create")
+	out = w.must("cluster", "apply", "-f", f)
+	rx(t, `cluster g3 is in ERROR: .*: deleting it and creating it again`, out, "resumed apply")
+	if got := w.nodes("g3"); len(got) != 1 {
+		t.Fatalf("nodes: %v", got)
+	}
+	if _, _, code := w.nuv("cluster", "plan", "-f", f, "--detailed-exitcode"); code != 0 {
+		t.Fatalf("plan after the resumed apply: exit %d", code)
+	}
+}
