@@ -296,6 +296,12 @@ func TestIntegrationGKELifecycle(t *testing.T) {
 	if !strings.Contains(nodes, "batch e2-medium "+zone) || len(w.nodes("g1")) != 4 {
 		t.Fatalf("nodes after the resumed apply: %s", nodes)
 	}
+	// Scaling down removes nodes.
+	f = w.spec("g1", gkeSpec("g1", w.gcpProject, "1.36", web("1")+batch))
+	w.must("cluster", "apply", "-f", f)
+	if got, want := strings.Join(w.nodes("g1"), "|"), "batch e2-medium "+zone+" |web e2-standard-4 "+zone+" web"; got != want {
+		t.Fatalf("nodes after scaling web to 1: %s, want %s", got, want)
+	}
 
 	// gcloud, against the REST side, sees what nuv made.
 	gcloud := func(args ...string) string {
@@ -330,7 +336,7 @@ func TestIntegrationGKELifecycle(t *testing.T) {
 		ResourceLabels                   map[string]string
 	}
 	if err := json.Unmarshal([]byte(gcloud("container", "clusters", "list")), &listed); err != nil || len(listed) != 1 ||
-		listed[0].Name != "g1" || listed[0].Status != "RUNNING" || listed[0].CurrentNodeCount != 4 || listed[0].ResourceLabels["nuv-cluster"] != "g1" {
+		listed[0].Name != "g1" || listed[0].Status != "RUNNING" || listed[0].CurrentNodeCount != 2 || listed[0].ResourceLabels["nuv-cluster"] != "g1" {
 		t.Fatalf("gcloud container clusters list: %v %+v", err, listed)
 	}
 	var described struct {
@@ -374,7 +380,10 @@ func TestIntegrationGKEResume(t *testing.T) {
 	}
 	w := newWorld(t)
 	t.Cleanup(func() { w.nuv("cluster", "delete", "g2") })
-	f := w.spec("g2", gkeSpec("g2", w.gcpProject, "1.35", "  - {name: app, count: 1}\n  - {name: jobs, count: 1}\n"))
+	// A regional cluster (the highly available choice) over two zones: nodes per pool and zone.
+	body := strings.Replace(gkeSpec("g2", w.gcpProject, "1.35", "  - {name: app, count: 1}\n  - {name: jobs, count: 1}\n"),
+		"location: us-central1-a}", "location: us-central1}\n  zones: [us-central1-a, us-central1-b]\n  controlPlane: {count: 3}", 1)
+	f := w.spec("g2", body)
 
 	// 1. Killed while the cluster is being created.
 	cmd := w.cmd("cluster", "apply", "-f", f)
@@ -414,8 +423,9 @@ func TestIntegrationGKEResume(t *testing.T) {
 	if strings.Contains(out, "create cluster/g2") {
 		t.Fatalf("the cluster was created again:\n%s", out)
 	}
-	if got := w.nodes("g2"); len(got) != 2 {
-		t.Fatalf("nodes after the resumed create: %v", got)
+	a, b := "gce://"+w.gcpProject+"/us-central1-a/", "gce://"+w.gcpProject+"/us-central1-b/"
+	if got, want := strings.Join(w.nodes("g2"), "|"), "app e2-medium "+a+" |app e2-medium "+b+" |jobs e2-medium "+a+" |jobs e2-medium "+b+" "; got != want {
+		t.Fatalf("nodes after the resumed create: %s, want %s", got, want)
 	}
 	if n := len(w.ops("g2", containerpb.Operation_CREATE_CLUSTER)); n != 1 {
 		t.Fatalf("%d CREATE_CLUSTER operations for g2, want 1", n)
