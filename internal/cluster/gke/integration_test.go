@@ -339,6 +339,11 @@ func TestIntegrationGKELifecycle(t *testing.T) {
 		listed[0].Name != "g1" || listed[0].Status != "RUNNING" || listed[0].CurrentNodeCount != 2 || listed[0].ResourceLabels["nuv-cluster"] != "g1" {
 		t.Fatalf("gcloud container clusters list: %v %+v", err, listed)
 	}
+	var pools []struct{ Name, Status string }
+	if err := json.Unmarshal([]byte(gcloud("container", "node-pools", "list", "--cluster", "g1", "--zone", "us-central1-a")), &pools); err != nil ||
+		len(pools) != 2 || pools[0].Name != "web" || pools[1].Name != "batch" || pools[1].Status != "RUNNING" {
+		t.Fatalf("gcloud container node-pools list: %v %+v", err, pools)
+	}
 	var described struct {
 		Endpoint   string
 		MasterAuth struct{ ClusterCaCertificate string }
