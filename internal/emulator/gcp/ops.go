@@ -48,6 +48,10 @@ func (a *api) startOp(ctx context.Context, c *clusterRec, typ containerpb.Operat
 	}
 	s.st.Operations[name] = o
 	c.Op = name
+	// Saved before the caller hears of it: an operation the client was given survives a crash.
+	if err := s.st.save(s.dir); err != nil {
+		s.log.Warnf("GKE emulator: %v", err)
+	}
 	s.log.Infof("GKE emulator: %s %s started (%s)", typ, o.Cluster+map[bool]string{true: "/" + pool}[pool != ""], name)
 	return cloneOp(o.Wire)
 }
