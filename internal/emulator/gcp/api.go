@@ -253,7 +253,7 @@ func (a *api) CreateCluster(ctx context.Context, req *containerpb.CreateClusterR
 	countNodes(c)
 	rec := &clusterRec{Wire: c}
 	s.st.Clusters[key(l.location, c.Name)] = rec
-	return a.startOp(ctx, rec, containerpb.Operation_CREATE_CLUSTER, "", nil, ""), nil
+	return a.startOp(ctx, rec, containerpb.Operation_CREATE_CLUSTER, "", nil, "")
 }
 
 func channelNote(ch containerpb.ReleaseChannel_Channel) string {
@@ -379,7 +379,7 @@ func (a *api) DeleteCluster(ctx context.Context, req *containerpb.DeleteClusterR
 	}
 	before := cloneCluster(c.Wire)
 	c.Wire.Status = containerpb.Cluster_STOPPING
-	return a.startOp(ctx, c, containerpb.Operation_DELETE_CLUSTER, "", before, ""), nil
+	return a.startOp(ctx, c, containerpb.Operation_DELETE_CLUSTER, "", before, "")
 }
 
 func (a *api) ListNodePools(ctx context.Context, req *containerpb.ListNodePoolsRequest) (*containerpb.ListNodePoolsResponse, error) {
@@ -462,7 +462,7 @@ func (a *api) CreateNodePool(ctx context.Context, req *containerpb.CreateNodePoo
 	p.Status = containerpb.NodePool_PROVISIONING
 	c.Wire.NodePools = append(c.Wire.NodePools, p)
 	c.Wire.Status = containerpb.Cluster_RECONCILING
-	return a.startOp(ctx, c, containerpb.Operation_CREATE_NODE_POOL, p.Name, before, ""), nil
+	return a.startOp(ctx, c, containerpb.Operation_CREATE_NODE_POOL, p.Name, before, "")
 }
 
 func (a *api) DeleteNodePool(ctx context.Context, req *containerpb.DeleteNodePoolRequest) (*containerpb.Operation, error) {
@@ -479,7 +479,7 @@ func (a *api) DeleteNodePool(ctx context.Context, req *containerpb.DeleteNodePoo
 	before := cloneCluster(c.Wire)
 	p.Status = containerpb.NodePool_STOPPING
 	c.Wire.Status = containerpb.Cluster_RECONCILING
-	return a.startOp(ctx, c, containerpb.Operation_DELETE_NODE_POOL, p.Name, before, ""), nil
+	return a.startOp(ctx, c, containerpb.Operation_DELETE_NODE_POOL, p.Name, before, "")
 }
 
 // changePool starts an operation that changes pool p of c (validated by change, under s.mu).
@@ -506,7 +506,7 @@ func (a *api) changePool(ctx context.Context, name, project, zone, clusterID, po
 	p.Etag = randHex(16)
 	c.Wire.Status = containerpb.Cluster_RECONCILING
 	countNodes(c.Wire)
-	return a.startOp(ctx, c, typ, p.Name, before, ""), nil
+	return a.startOp(ctx, c, typ, p.Name, before, "")
 }
 
 func (a *api) SetNodePoolSize(ctx context.Context, req *containerpb.SetNodePoolSizeRequest) (*containerpb.Operation, error) {
@@ -682,7 +682,7 @@ func (a *api) updateCluster(ctx context.Context, name, project, zone, clusterID 
 	}
 	c.Wire.Status = containerpb.Cluster_RECONCILING
 	c.Wire.Etag = randHex(16)
-	return a.startOp(ctx, c, typ, "", before, target), nil
+	return a.startOp(ctx, c, typ, "", before, target)
 }
 
 // onlyFields refuses a request that sets fields the emulator does not act on (rather than
@@ -792,5 +792,5 @@ func (a *api) SetLabels(ctx context.Context, req *containerpb.SetLabelsRequest) 
 	c.Wire.ResourceLabels = maps.Clone(req.ResourceLabels)
 	c.Wire.LabelFingerprint = randHex(8)
 	c.Wire.Status = containerpb.Cluster_RECONCILING
-	return a.startOp(ctx, c, containerpb.Operation_SET_LABELS, "", before, ""), nil
+	return a.startOp(ctx, c, containerpb.Operation_SET_LABELS, "", before, "")
 }

@@ -24,7 +24,7 @@ func cloneOp(o *containerpb.Operation) *containerpb.Operation {
 
 // startOp records a new operation on cluster c (PENDING) and returns it; s.mu held. before is the
 // cluster as it was (restored if the operation fails); target is an UPGRADE_MASTER's version.
-func (a *api) startOp(ctx context.Context, c *clusterRec, typ containerpb.Operation_Type, pool string, before *containerpb.Cluster, target string) *containerpb.Operation {
+func (a *api) startOp(ctx context.Context, c *clusterRec, typ containerpb.Operation_Type, pool string, before *containerpb.Cluster, target string) (*containerpb.Operation, error) {
 	s := a.s
 	now := time.Now().UTC()
 	name := fmt.Sprintf("operation-%d-%s", now.UnixMilli(), randHex(8))
@@ -50,10 +50,10 @@ func (a *api) startOp(ctx context.Context, c *clusterRec, typ containerpb.Operat
 	c.Op = name
 	// Saved before the caller hears of it: an operation the client was given survives a crash.
 	if err := s.st.save(s.dir); err != nil {
-		s.log.Warnf("GKE emulator: %v", err)
+		return nil, status.Errorf(codes.Unavailable, "nuv GKE emulator: %v (the change is kept in memory only)", err)
 	}
 	s.log.Infof("GKE emulator: %s %s started (%s)", typ, o.Cluster+map[bool]string{true: "/" + pool}[pool != ""], name)
-	return cloneOp(o.Wire)
+	return cloneOp(o.Wire), nil
 }
 
 // reconcile moves operations along and saves if anything moved.
