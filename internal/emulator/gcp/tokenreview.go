@@ -34,10 +34,8 @@ func (s *Server) tokenReview(w http.ResponseWriter, r *http.Request, local strin
 	st := authv1.TokenReviewStatus{}
 	s.mu.Lock()
 	known := false
-	for key, c := range s.st.Clusters {
-		if LocalName(c.Wire.Location, c.Wire.Name) == local {
-			known = key != ""
-		}
+	for _, c := range s.st.Clusters {
+		known = known || LocalName(c.Wire.Location, c.Wire.Name) == local
 	}
 	sub, terr := s.checkToken(review.Spec.Token, time.Now())
 	s.mu.Unlock()
