@@ -35,6 +35,18 @@ var restVerbs = map[string]string{
 	"fetchNodePoolUpgradeInfo": "FetchNodePoolUpgradeInfo",
 }
 
+// call makes a restRoute of an RPC: req is decoded from the body, named by set, served by fn.
+func call[T proto.Message, R proto.Message](rpc string, req T, set func(), fn func(context.Context, T) (R, error)) *restRoute {
+	return &restRoute{rpc: rpc, req: req, call: func(ctx context.Context) (proto.Message, error) {
+		set()
+		out, err := fn(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
+	}}
+}
+
 // route finds the REST method of a request: the v1 paths the Go REST client and gcloud use.
 func (a *api) route(method, p string) (*restRoute, error) {
 	rest, ok := strings.CutPrefix(p, "/v1/")
@@ -50,81 +62,76 @@ func (a *api) route(method, p string) (*restRoute, error) {
 	if n < 5 || seg[0] != "projects" || (seg[2] != "locations" && seg[2] != "zones") {
 		return nil, status.Errorf(codes.NotFound, "nuv GKE emulator: no such path %s", p)
 	}
-	prefix := func(k int) string { return strings.Join(seg[:k], "/") }
-	if seg[2] == "zones" {
-		// The deprecated zonal paths name the same resources.
-		seg[2] = "locations"
+	seg[2] = "locations" // the deprecated zonal paths name the same resources
+	name := strings.Join(seg, "/")
+	parent := strings.Join(seg[:n-1], "/")
+	// The resource the path names: clusters, a cluster, node pools, a node pool, operations, ...
+	what := seg[n-1]
+	if n == 6 || n == 8 {
+		what = seg[n-2] + "/*"
 	}
+	post, get, put, del := method == http.MethodPost, method == http.MethodGet, method == http.MethodPut, method == http.MethodDelete
 	if verb != "" {
 		rpc, ok := restVerbs[verb]
 		if !ok {
 			return nil, status.Errorf(codes.NotFound, "nuv GKE emulator: no such method :%s", verb)
 		}
 		switch {
-		case rpc == "SetNodePoolSize" && n == 8 && method == http.MethodPost:
+		case post && what == "nodePools/*" && verb == "setSize":
 			r := &containerpb.SetNodePoolSizeRequest{}
-			return &restRoute{rpc, r, func(ctx context.Context) (proto.Message, error) { r.Name = prefix(8); return a.SetNodePoolSize(ctx, r) }}, nil
-		case rpc == "SetNodePoolAutoscaling" && n == 8 && method == http.MethodPost:
+			return call(rpc, r, func() { r.Name = name }, a.SetNodePoolSize), nil
+		case post && what == "nodePools/*" && verb == "setAutoscaling":
 			r := &containerpb.SetNodePoolAutoscalingRequest{}
-			return &restRoute{rpc, r, func(ctx context.Context) (proto.Message, error) {
-				r.Name = prefix(8)
-				return a.SetNodePoolAutoscaling(ctx, r)
-			}}, nil
-		case rpc == "SetLabels" && n == 6 && method == http.MethodPost:
+			return call(rpc, r, func() { r.Name = name }, a.SetNodePoolAutoscaling), nil
+		case post && what == "clusters/*" && verb == "setResourceLabels":
 			r := &containerpb.SetLabelsRequest{}
-			return &restRoute{rpc, r, func(ctx context.Context) (proto.Message, error) { r.Name = prefix(6); return a.SetLabels(ctx, r) }}, nil
-		case rpc == "UpdateMaster" && n == 6 && method == http.MethodPost:
+			return call(rpc, r, func() { r.Name = name }, a.SetLabels), nil
+		case post && what == "clusters/*" && verb == "updateMaster":
 			r := &containerpb.UpdateMasterRequest{}
-			return &restRoute{rpc, r, func(ctx context.Context) (proto.Message, error) { r.Name = prefix(6); return a.UpdateMaster(ctx, r) }}, nil
+			return call(rpc, r, func() { r.Name = name }, a.UpdateMaster), nil
 		}
 		return nil, status.Errorf(codes.Unimplemented, "nuv emulator does not implement the method %s (%s :%s)", rpc, method, verb)
 	}
 	switch {
-	case n == 5 && seg[4] == "clusters" && method == http.MethodGet:
+	case get && what == "clusters":
 		r := &containerpb.ListClustersRequest{}
-		return &restRoute{"ListClusters", r, func(ctx context.Context) (proto.Message, error) { r.Parent = prefix(4); return a.ListClusters(ctx, r) }}, nil
-	case n == 5 && seg[4] == "clusters" && method == http.MethodPost:
+		return call("ListClusters", r, func() { r.Parent = parent }, a.ListClusters), nil
+	case post && what == "clusters":
 		r := &containerpb.CreateClusterRequest{}
-		return &restRoute{"CreateCluster", r, func(ctx context.Context) (proto.Message, error) { r.Parent = prefix(4); return a.CreateCluster(ctx, r) }}, nil
-	case n == 5 && seg[4] == "operations" && method == http.MethodGet:
+		return call("CreateCluster", r, func() { r.Parent = parent }, a.CreateCluster), nil
+	case get && what == "operations":
 		r := &containerpb.ListOperationsRequest{}
-		return &restRoute{"ListOperations", r, func(ctx context.Context) (proto.Message, error) {
-			r.Parent = prefix(4)
-			return a.ListOperations(ctx, r)
-		}}, nil
-	case n == 5 && seg[4] == "serverConfig" && method == http.MethodGet:
+		return call("ListOperations", r, func() { r.Parent = parent }, a.ListOperations), nil
+	case get && what == "serverConfig":
 		r := &containerpb.GetServerConfigRequest{}
-		return &restRoute{"GetServerConfig", r, func(ctx context.Context) (proto.Message, error) { r.Name = prefix(4); return a.GetServerConfig(ctx, r) }}, nil
-	case n == 6 && seg[4] == "clusters" && method == http.MethodGet:
+		return call("GetServerConfig", r, func() { r.Name = parent }, a.GetServerConfig), nil
+	case get && what == "clusters/*":
 		r := &containerpb.GetClusterRequest{}
-		return &restRoute{"GetCluster", r, func(ctx context.Context) (proto.Message, error) { r.Name = prefix(6); return a.GetCluster(ctx, r) }}, nil
-	case n == 6 && seg[4] == "clusters" && method == http.MethodPut:
+		return call("GetCluster", r, func() { r.Name = name }, a.GetCluster), nil
+	case put && what == "clusters/*":
 		r := &containerpb.UpdateClusterRequest{}
-		return &restRoute{"UpdateCluster", r, func(ctx context.Context) (proto.Message, error) { r.Name = prefix(6); return a.UpdateCluster(ctx, r) }}, nil
-	case n == 6 && seg[4] == "clusters" && method == http.MethodDelete:
+		return call("UpdateCluster", r, func() { r.Name = name }, a.UpdateCluster), nil
+	case del && what == "clusters/*":
 		r := &containerpb.DeleteClusterRequest{}
-		return &restRoute{"DeleteCluster", r, func(ctx context.Context) (proto.Message, error) { r.Name = prefix(6); return a.DeleteCluster(ctx, r) }}, nil
-	case n == 6 && seg[4] == "operations" && method == http.MethodGet:
+		return call("DeleteCluster", r, func() { r.Name = name }, a.DeleteCluster), nil
+	case get && what == "operations/*":
 		r := &containerpb.GetOperationRequest{}
-		return &restRoute{"GetOperation", r, func(ctx context.Context) (proto.Message, error) { r.Name = prefix(6); return a.GetOperation(ctx, r) }}, nil
-	case n == 7 && seg[4] == "clusters" && seg[6] == "nodePools" && method == http.MethodGet:
+		return call("GetOperation", r, func() { r.Name = name }, a.GetOperation), nil
+	case get && what == "nodePools" && n == 7:
 		r := &containerpb.ListNodePoolsRequest{}
-		return &restRoute{"ListNodePools", r, func(ctx context.Context) (proto.Message, error) { r.Parent = prefix(6); return a.ListNodePools(ctx, r) }}, nil
-	case n == 7 && seg[4] == "clusters" && seg[6] == "nodePools" && method == http.MethodPost:
+		return call("ListNodePools", r, func() { r.Parent = parent }, a.ListNodePools), nil
+	case post && what == "nodePools" && n == 7:
 		r := &containerpb.CreateNodePoolRequest{}
-		return &restRoute{"CreateNodePool", r, func(ctx context.Context) (proto.Message, error) {
-			r.Parent = prefix(6)
-			return a.CreateNodePool(ctx, r)
-		}}, nil
-	case n == 8 && seg[4] == "clusters" && seg[6] == "nodePools" && method == http.MethodGet:
+		return call("CreateNodePool", r, func() { r.Parent = parent }, a.CreateNodePool), nil
+	case get && what == "nodePools/*":
 		r := &containerpb.GetNodePoolRequest{}
-		return &restRoute{"GetNodePool", r, func(ctx context.Context) (proto.Message, error) { r.Name = prefix(8); return a.GetNodePool(ctx, r) }}, nil
-	case n == 8 && seg[4] == "clusters" && seg[6] == "nodePools" && method == http.MethodPut:
+		return call("GetNodePool", r, func() { r.Name = name }, a.GetNodePool), nil
+	case put && what == "nodePools/*":
 		r := &containerpb.UpdateNodePoolRequest{}
-		return &restRoute{"UpdateNodePool", r, func(ctx context.Context) (proto.Message, error) { r.Name = prefix(8); return a.UpdateNodePool(ctx, r) }}, nil
-	case n == 8 && seg[4] == "clusters" && seg[6] == "nodePools" && method == http.MethodDelete:
+		return call("UpdateNodePool", r, func() { r.Name = name }, a.UpdateNodePool), nil
+	case del && what == "nodePools/*":
 		r := &containerpb.DeleteNodePoolRequest{}
-		return &restRoute{"DeleteNodePool", r, func(ctx context.Context) (proto.Message, error) { r.Name = prefix(8); return a.DeleteNodePool(ctx, r) }}, nil
+		return call("DeleteNodePool", r, func() { r.Name = name }, a.DeleteNodePool), nil
 	}
 	return nil, status.Errorf(codes.NotFound, "nuv GKE emulator: no method %s %s", method, p)
 }

@@ -13,6 +13,7 @@ import (
 
 	"cloud.google.com/go/container/apiv1/containerpb"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/nuv-dev/nuv/internal/cluster/gke"
 	"github.com/nuv-dev/nuv/internal/emulator/gcp"
@@ -295,5 +296,45 @@ func TestOperationResumesAfterRestart(t *testing.T) {
 	c, err := e2.Conn.Client.GetCluster(ctx, &containerpb.GetClusterRequest{Name: e2.loc("europe-west1") + "/clusters/r"})
 	if err != nil || c.Status != containerpb.Cluster_ERROR || len(c.Locations) != 3 {
 		t.Fatalf("cluster: %v %v", c, err)
+	}
+}
+
+// TestREST: the REST form of the methods gcloud and the REST client call, on a cluster whose
+// creation fails (no control plane needed): create, get, operations, node pools, delete.
+func TestREST(t *testing.T) {
+	e := startEmulator(t, "", gcp.Options{})
+	e.fault(t, `{"method":"CreateCluster","kind":"fail-operation","count":1}`)
+	tok := "Bearer " + token(t, e)
+	base := "/v1/" + e.loc("us-east1-b")
+	var op containerpb.Operation
+	code, body := rest(t, e, "POST", base+"/clusters", tok, `{"cluster":{"name":"r","nodePools":[{"name":"p","initialNodeCount":2,"config":{"machineType":"n2-standard-4"}}]}}`)
+	if code != 200 || protojson.Unmarshal([]byte(body), &op) != nil || op.OperationType != containerpb.Operation_CREATE_CLUSTER {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	for _, tc := range []struct {
+		method, path, body string
+		code               int
+		want               string
+	}{
+		{"GET", base + "/clusters/r", "", 200, `"name":"r"`},
+		{"GET", base + "/operations/" + op.Name, "", 200, `"operationType":"CREATE_CLUSTER"`},
+		{"GET", base + "/operations", "", 200, op.Name},
+		{"GET", base + "/clusters/r/nodePools", "", 200, `"machineType":"n2-standard-4"`},
+		{"GET", base + "/clusters/r/nodePools/p", "", 200, `"initialNodeCount":2`},
+		{"GET", base + "/clusters/r/nodePools/q", "", 404, "Not found: projects/" + e.Project + "/locations/us-east1-b/clusters/r/nodePools/q."},
+		{"POST", base + "/clusters/r/nodePools/p:setSize", `{"nodeCount":3}`, 400, "Cluster is running incompatible operation " + op.Name},
+		{"POST", base + "/clusters", `{"cluster":{"name":"r","initialNodeCount":1}}`, 409, "ALREADY_EXISTS"},
+		{"POST", base + "/clusters", `{"cluster":{"name":"s","initialNodeCount":"many"}}`, 400, "Invalid JSON payload"},
+		{"PATCH", base + "/clusters/r", "", 404, "no method PATCH"},
+	} {
+		code, body := rest(t, e, tc.method, tc.path, tok, tc.body)
+		if code != tc.code || !strings.Contains(body, tc.want) {
+			t.Errorf("%s %s: %d %s, want %d and %q", tc.method, tc.path, code, body, tc.code, tc.want)
+		}
+	}
+	e.waitOp(t, &op, nil)
+	code, body = rest(t, e, "DELETE", base+"/clusters/r", tok, "")
+	if code != 200 || !strings.Contains(body, `"operationType":"DELETE_CLUSTER"`) {
+		t.Fatalf("delete: %d %s", code, body)
 	}
 }
