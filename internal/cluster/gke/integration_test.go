@@ -214,10 +214,14 @@ func TestIntegrationGKELifecycle(t *testing.T) {
 	}
 	w := newWorld(t)
 	t.Cleanup(func() { w.nuv("cluster", "delete", "g1") })
+	team := "ops"
+	g1spec := func(version, groups string) string {
+		return strings.Replace(gkeSpec("g1", w.gcpProject, version, groups), "team: ops", "team: "+team, 1)
+	}
 	web := func(n string) string {
 		return "  - {name: web, count: " + n + ", instanceType: e2-standard-4, labels: {tier: web}}\n"
 	}
-	f := w.spec("g1", gkeSpec("g1", w.gcpProject, "1.35", web("2")))
+	f := w.spec("g1", g1spec("1.35", web("2")))
 
 	out, errs, code := w.nuv("cluster", "plan", "-f", f, "--detailed-exitcode")
 	if code != 2 {
@@ -258,7 +262,7 @@ func TestIntegrationGKELifecycle(t *testing.T) {
 	}
 
 	// Scale: the plan shows just that change.
-	f = w.spec("g1", gkeSpec("g1", w.gcpProject, "1.35", web("3")))
+	f = w.spec("g1", g1spec("1.35", web("3")))
 	out, _, code = w.nuv("cluster", "plan", "-f", f, "--detailed-exitcode")
 	if code != 2 || !strings.Contains(out, "  ~ update node-pool/web (projects/"+w.gcpProject+"/locations/us-central1-a/clusters/g1/nodePools/web)\n      count: 2 -> 3\nPlan: 0 to create, 1 to update, 0 to replace, 0 to delete; 2 unchanged.") {
 		t.Fatalf("plan of a scale: exit %d\n%s", code, out)
@@ -268,8 +272,15 @@ func TestIntegrationGKELifecycle(t *testing.T) {
 		t.Fatalf("%d nodes after scaling to 3", n)
 	}
 
+	// The cluster's labels (spec.tags) change in place, through GKE's fingerprinted SetLabels.
+	team = "dev"
+	f = w.spec("g1", g1spec("1.35", web("3")))
+	out, _, _ = w.nuv("cluster", "plan", "-f", f)
+	rx(t, `~ update cluster/g1 \(\S+\)\n      labels: team=ops -> team=dev\nPlan: 0 to create, 1 to update`, out, "plan of a label change")
+	rx(t, `SET_LABELS g1\): DONE`, w.must("cluster", "apply", "-f", f), "label change")
+
 	// Upgrade: the control plane, then the node pool.
-	f = w.spec("g1", gkeSpec("g1", w.gcpProject, "1.36", web("3")))
+	f = w.spec("g1", g1spec("1.36", web("3")))
 	out, _, _ = w.nuv("cluster", "plan", "-f", f)
 	rx(t, `~ update cluster/g1 \(\S+\)\n      version: 1\.35 -> 1\.36\n  ~ update node-pool/web \(\S+\)\n      version: 1\.35 -> 1\.36\nPlan: 0 to create, 2 to update`, out, "plan of an upgrade")
 	out = w.must("cluster", "apply", "-f", f)
@@ -283,7 +294,7 @@ func TestIntegrationGKELifecycle(t *testing.T) {
 	// replaces the pool GKE left in ERROR.
 	w.fault(`{"method":"CreateNodePool","kind":"fail-operation","message":"Insufficient regional quota to satisfy request: resource \"CPUS\"","count":1}`)
 	batch := "  - {name: batch, count: 1, taints: [\"batch=true:NoSchedule\"]}\n"
-	f = w.spec("g1", gkeSpec("g1", w.gcpProject, "1.36", web("3")+batch))
+	f = w.spec("g1", g1spec("1.36", web("3")+batch))
 	out, errs, code = w.nuv("cluster", "apply", "-f", f)
 	if code == 0 {
 		t.Fatalf("apply with a failing operation succeeded:\n%s%s", out, errs)
@@ -297,7 +308,7 @@ func TestIntegrationGKELifecycle(t *testing.T) {
 		t.Fatalf("nodes after the resumed apply: %s", nodes)
 	}
 	// Scaling down removes nodes.
-	f = w.spec("g1", gkeSpec("g1", w.gcpProject, "1.36", web("1")+batch))
+	f = w.spec("g1", g1spec("1.36", web("1")+batch))
 	w.must("cluster", "apply", "-f", f)
 	if got, want := strings.Join(w.nodes("g1"), "|"), "batch e2-medium "+zone+" |web e2-standard-4 "+zone+" web"; got != want {
 		t.Fatalf("nodes after scaling web to 1: %s, want %s", got, want)
