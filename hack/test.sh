@@ -41,6 +41,13 @@ if ! command -v terraform >/dev/null; then
   echo "terraform is required by the Terraform-output tests (internal/cluster/tfgen and the cloud providers) and is not on PATH; install terraform >= 1.5" >&2
   exit 1
 fi
+if ! $short && ! command -v gcloud >/dev/null; then
+  # Debian has no gcloud package (google-cloud-cli comes from Google's apt repository); nuv's machines
+  # have it preinstalled
+  echo "gcloud is required by the GKE integration tests (internal/cluster/gke drives it against the" >&2
+  echo "GKE emulator's REST API) and is not on PATH; install google-cloud-cli, or pass -short" >&2
+  exit 1
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq

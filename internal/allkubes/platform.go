@@ -53,6 +53,7 @@ func describePlatform(nodes []corev1.Node, override, overrideSource string) (str
 			p.Flavor = n.Labels[kube.LabelFlavor]
 		}
 	}
+	p.Emulated = kube.Emulated(nodes)
 	if override != "" {
 		p.DetectedBy, p.Evidence = "override", overrideSource
 		return override, p

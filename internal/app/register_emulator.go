@@ -2,11 +2,14 @@ package app
 
 import (
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster/gke"
 	"github.com/nuv-dev/nuv/internal/emulator/emulatorcmd"
 )
 
 // emulatorCommands: `nuv emulator ...`, the loopback AWS emulator EKS clusters are tested against.
 func emulatorCommands() []cli.Command { return []cli.Command{emulatorcmd.NewCommand()} }
 
-// emulatorTools: -eks-token, the exec credential plugin of EKS kubeconfigs.
-func emulatorTools() []cli.Command { return []cli.Command{emulatorcmd.NewTokenTool()} }
+// emulatorTools: -eks-token and -gke-token, the exec credential plugins of EKS and GKE kubeconfigs.
+func emulatorTools() []cli.Command {
+	return []cli.Command{emulatorcmd.NewTokenTool(), gke.NewTokenTool()}
+}

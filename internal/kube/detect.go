@@ -16,7 +16,23 @@ const (
 	LabelCluster  = "nuv.dev/cluster"
 	LabelProvider = "nuv.dev/provider"
 	LabelFlavor   = "nuv.dev/flavor"
+	// LabelEmulated marks the nodes of a cluster a nuv cloud emulator made (an emulated GKE
+	// cluster's nodes carry nuv.dev/emulated=gcp): its value names the emulator. Type detection
+	// ignores it (an emulated cluster detects by the distribution's own markers, as a real one
+	// does); reports use it to say which cells ran on an emulated cloud cluster.
+	LabelEmulated = "nuv.dev/emulated"
 )
+
+// Emulated returns the emulator that made the cluster of nodes (the LabelEmulated value of its
+// first node that has one), "" for a real cluster.
+func Emulated(nodes []corev1.Node) string {
+	for i := range nodes {
+		if v := nodes[i].Labels[LabelEmulated]; v != "" {
+			return v
+		}
+	}
+	return ""
+}
 
 // marker recognises one distribution from a node.
 type marker struct {

@@ -97,6 +97,9 @@ func JUnit(r *Report) JUnitSuites {
 				JUnitProperty{"nodes", fmt.Sprint(p.Nodes)},
 				JUnitProperty{"nodes.simulated", fmt.Sprint(p.Simulated)},
 				JUnitProperty{"nodes.kind", p.NodeKind()})
+			if p.Emulated != "" {
+				s.Properties = append(s.Properties, JUnitProperty{"cluster.emulated", p.Emulated})
+			}
 		}
 		if res.Flaky() {
 			s.Properties = append(s.Properties, JUnitProperty{"flaky", "true"})

@@ -76,6 +76,9 @@ type Platform struct {
 	Provider string `json:"provider"`
 	// Flavor is the --flavor of a local cluster (its nodes imitate that distribution), if any.
 	Flavor string `json:"flavor,omitempty"`
+	// Emulated names the nuv cloud emulator that made the cluster ("gcp": an emulated GKE
+	// cluster, whose nodes carry nuv.dev/emulated); empty for a real cloud cluster or a plain one.
+	Emulated string `json:"emulated,omitempty"`
 	// DetectedBy says how Type was found: "override" (clusters/<name>.type or detect.force),
 	// "providerID" or "label" (the node markers of a distribution), or "none" (no marker: generic).
 	DetectedBy string `json:"detectedBy"`
@@ -105,11 +108,20 @@ func (p *Platform) Label() string {
 	if p == nil {
 		return "?"
 	}
+	return fmt.Sprintf("%s, %d %s node%s", p.Source(), p.Nodes, p.NodeKind(), plural(p.Nodes))
+}
+
+// Source says who made the cluster: the provider, its flavor, and the emulator when one made it
+// ("local/gke emulated by gcp", "kubeconfig").
+func (p *Platform) Source() string {
 	prov := p.Provider
 	if p.Flavor != "" {
 		prov += "/" + p.Flavor
 	}
-	return fmt.Sprintf("%s, %d %s node%s", prov, p.Nodes, p.NodeKind(), plural(p.Nodes))
+	if p.Emulated != "" {
+		prov += " emulated by " + p.Emulated
+	}
+	return prov
 }
 
 func plural(n int) string {

@@ -28,10 +28,7 @@ func WriteTable(w io.Writer, r *Report) error {
 		}
 		typ, by, prov, nodes := orQ(res.Type), "?", "?", "?"
 		if p := res.Platform; p != nil {
-			by, prov = p.DetectedBy, p.Provider
-			if p.Flavor != "" {
-				prov += "/" + p.Flavor
-			}
+			by, prov = p.DetectedBy, p.Source()
 			nodes = fmt.Sprintf("%d %s", p.Nodes, p.NodeKind())
 		}
 		st := string(res.Status)

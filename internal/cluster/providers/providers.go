@@ -10,6 +10,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/aks"
+	"github.com/nuv-dev/nuv/internal/cluster/gke"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/image/load"
 	"github.com/nuv-dev/nuv/internal/paths"
@@ -39,7 +40,8 @@ func New(env *cli.Env) (map[string]cluster.Provider, error) {
 			return st.Host(), nil
 		}}
 	ap := &aks.Provider{Project: project, Log: env.Log, Getenv: env.Getenv}
-	return map[string]cluster.Provider{lp.Name(): lp, ap.Name(): ap}, nil
+	gp := &gke.Provider{Project: project, Log: env.Log, Getenv: env.Getenv, Exe: env.Exe}
+	return map[string]cluster.Provider{lp.Name(): lp, ap.Name(): ap, gp.Name(): gp}, nil
 }
 
 // Local returns the local provider of a set made by New.

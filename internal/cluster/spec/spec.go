@@ -61,7 +61,7 @@ type Spec struct {
 	Kind   *KindSpec     `yaml:"kind,omitempty" json:"kind,omitempty"`
 	EKS    *ProviderSpec `yaml:"eks,omitempty" json:"eks,omitempty"`
 	AKS    *ProviderSpec `yaml:"aks,omitempty" json:"aks,omitempty"`
-	GKE    *ProviderSpec `yaml:"gke,omitempty" json:"gke,omitempty"`
+	GKE    *GKESpec      `yaml:"gke,omitempty" json:"gke,omitempty"`
 }
 
 // AddonsSpec selects add-ons of an add-ons index (internal/addons) for a cluster.
@@ -258,6 +258,7 @@ func (c *Cluster) Clone() *Cluster {
 		k := *c.Spec.Kind
 		out.Spec.Kind = &k
 	}
+	out.Spec.GKE = c.Spec.GKE.clone()
 	out.lines = c.lines
 	return &out
 }

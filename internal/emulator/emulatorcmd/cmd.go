@@ -29,24 +29,28 @@ import (
 
 const usage = `Usage: nuv emulator up|down|status|env|faults
 
-The AWS emulator nuv runs on loopback for EKS without AWS: EKS, EC2, IAM and STS in AWS's own
-protocols, so the AWS SDKs and the aws CLI work against it. Each EKS cluster it creates is a real
-local control plane. State persists under $NUV_HOME/emulator. Beside it runs the Azure Resource
-Manager emulator (https, its own CA and Azure AD authority; managed clusters and agent pools are
-local control planes too), state under $NUV_HOME/emulator/azure.
+The cloud emulators nuv runs on loopback, each on its own port: AWS (EKS, EC2, IAM and STS in
+AWS's own protocols, so the AWS SDKs and the aws CLI work against it), Azure Resource Manager
+(https, its own CA and Azure AD authority; managed clusters and agent pools) and GKE (the
+ClusterManager API in gRPC and REST, for the Go client and gcloud). Each cluster they create is a
+real local control plane. State persists under $NUV_HOME/emulator.
 
-  up       start it (detached) unless it runs; prints its endpoint
-  down     stop it (state stays; the control planes of EKS clusters keep running)
-  status   print its endpoint, region and account (exit 1 when it does not run)
-  env      print the shell lines that point AWS clients at it:  eval "$(nuv emulator env)"
+  up       start them (detached) unless they run; prints the AWS endpoint ("status" shows both)
+  down     stop them (state stays; the control planes of their clusters keep running)
+  status   print their endpoints, the AWS region and account (exit 1 when the AWS one does not run)
+  env      print the shell lines that point AWS and Google clients at them:  eval "$(nuv emulator env)"
   faults   list injected faults; "faults add JSON" adds one (or a list), "faults clear" removes all
            e.g. nuv emulator faults add '{"operation":"eks:CreateCluster","kind":"throttle","every":3}'
            "faults --azure ..." the Azure emulator's, e.g. nuv emulator faults --azure add
            '{"operation":"AgentPools_CreateOrUpdate","kind":"lro-failure","count":1}'
+           "faults gcp ..." does the same for the GKE emulator:
+           e.g. nuv emulator faults gcp add '{"method":"CreateNodePool","kind":"fail-operation"}'
 
 Environment: NUV_EMULATOR_PORT (default 5002; 0 picks a free port), NUV_EMULATOR_DELAY (how long
 resources stay CREATING/DELETING, default 2s), NUV_EMULATOR_REGION (region of a new emulator,
-default us-east-1), NUV_AZURE_EMULATOR_PORT (default 5003), NUV_HOME.
+default us-east-1), NUV_AZURE_EMULATOR_PORT (default 5003), NUV_EMULATOR_GCP_PORT (default 5004;
+any free port when only NUV_EMULATOR_PORT is set), NUV_EMULATOR_GCP_PROJECT (project of a new GKE
+emulator, default nuv-emulator), NUV_HOME.
 `
 
 // NewCommand is `nuv emulator`.
@@ -64,7 +68,7 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	sub, rest := args[0], args[1:]
 	switch sub {
-	case "up", "down", "status", "env", "faults", "serve", "serve-azure":
+	case "up", "down", "status", "env", "faults", "serve", "serve-azure", "serve-gcp":
 	default:
 		fmt.Fprint(env.Err, usage)
 		return cli.Usagef("nuv emulator: unknown subcommand %q (up, down, status, env or faults)", sub)
@@ -74,6 +78,9 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	if sub == "serve-azure" {
 		return serveAzureCmd(ctx, env, rest)
+	}
+	if sub == "serve-gcp" {
+		return serveGCP(ctx, env, rest)
 	}
 	if sub == "faults" {
 		return faultsCmd(ctx, env, rest)
@@ -105,8 +112,21 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 			env.Log.Infof("emulator started (pid %d, state %s); `eval \"$(nuv emulator env)\"` points AWS clients at it", p.PID, p.Dir)
 		}
 		fmt.Fprintln(env.Out, p.URL())
-		return azureUp(ctx, env, home)
+		if err := azureUp(ctx, env, home); err != nil {
+			return err
+		}
+		g, started, err := EnsureGCP(ctx, env, home)
+		if err != nil {
+			return fmt.Errorf("GKE emulator: %w", err)
+		}
+		if started {
+			env.Log.Infof("GKE emulator started at %s (pid %d, state %s); `eval \"$(nuv emulator env)\"` points Google clients at it", g.URL(), g.PID, g.Dir)
+		}
+		return nil
 	case "down":
+		if _, err := emulator.Down(ctx, gcpDir(home)); err != nil {
+			return fmt.Errorf("GKE emulator: %w", err)
+		}
 		if err := azureDown(ctx, env, home); err != nil {
 			return err
 		}
@@ -135,10 +155,11 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 			return err
 		}
 		fmt.Fprintf(env.Out, "emulator: running at %s (pid %d, region %s, account %s, state %s)\n", p.URL(), p.PID, c.Region, c.Account, p.Dir)
+		_, gcpErr := gcpStatus(ctx, env.Out, home)
 		if azErr != nil || !azOK {
 			return cli.Exit(1, azErr)
 		}
-		return nil
+		return gcpErr
 	case "env":
 		p, ok, err := emulator.Status(ctx, dir)
 		if err != nil {
@@ -154,8 +175,10 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 		// This command exists to print the secret: it goes to stdout only, never to the log.
 		fmt.Fprintf(env.Out, "export AWS_ENDPOINT_URL=%s\nexport AWS_ACCESS_KEY_ID=%s\nexport AWS_SECRET_ACCESS_KEY=%s\nexport AWS_REGION=%s\nexport AWS_DEFAULT_REGION=%s\n",
 			p.URL(), c.AccessKeyID, c.SecretAccessKey, c.Region, c.Region)
-		_, err = azureEnv(ctx, env, home)
-		return err
+		if _, err := azureEnv(ctx, env, home); err != nil {
+			return err
+		}
+		return gcpEnv(ctx, env.Out, home)
 	}
 	fmt.Fprint(env.Err, usage)
 	return cli.Usagef("nuv emulator: unknown subcommand %q (up, down, status, env or faults)", sub)
@@ -270,7 +293,11 @@ func faultsCmd(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, ok, err := emulator.Status(ctx, emulator.Dir(home))
+	dir := emulator.Dir(home)
+	if len(args) > 0 && args[0] == "gcp" {
+		dir, args = gcpDir(home), args[1:]
+	}
+	p, ok, err := emulator.Status(ctx, dir)
 	if err != nil {
 		return err
 	}

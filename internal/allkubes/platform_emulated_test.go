@@ -1,0 +1,34 @@
+package allkubes
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nuv-dev/nuv/internal/kube"
+)
+
+// An emulated cloud cluster and a real one of the same distribution detect the same way (by the
+// distribution's markers); the report tells them apart by nuv's emulator label.
+func TestDescribePlatformEmulated(t *testing.T) {
+	kwok := map[string]string{kwokNodeAnnotation: "fake"}
+	for _, tc := range []struct {
+		name                     string
+		labels, annotations      map[string]string
+		providerID               string
+		typ, by, evidence, label string
+	}{
+		{"real GKE", map[string]string{"cloud.google.com/gke-nodepool": "web"}, nil, "gce://p/us-central1-a/gke-c-web-1", "gke", "providerID", "gce://", "kubeconfig, 1 real node"},
+		{"emulated GKE", map[string]string{"cloud.google.com/gke-nodepool": "web", kube.LabelProvider: "local", kube.LabelFlavor: "gke", kube.LabelEmulated: "gcp"}, kwok,
+			"gce://p/us-central1-a/c-web-1", "gke", "providerID", "gce://", "local/gke emulated by gcp, 1 simulated node"},
+		{"real AKS by providerID only", nil, nil, "azure:///subscriptions/s/resourceGroups/mc/providers/Microsoft.Compute/virtualMachineScaleSets/aks-np/virtualMachines/0", "aks", "providerID", "azure://", "kubeconfig, 1 real node"},
+		{"flavored local GKE", map[string]string{"cloud.google.com/gke-nodepool": "default-pool", kube.LabelProvider: "local", kube.LabelFlavor: "gke"}, kwok, "gce://project/us-central1-a/x", "gke", "providerID", "gce://", "local/gke, 1 simulated node"},
+	} {
+		n := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: tc.labels, Annotations: tc.annotations}, Spec: corev1.NodeSpec{ProviderID: tc.providerID}}
+		typ, p := describePlatform([]corev1.Node{n}, "", "")
+		if typ != tc.typ || p.DetectedBy != tc.by || p.Evidence != tc.evidence || p.Label() != tc.label {
+			t.Errorf("%s: %s %+v %q", tc.name, typ, p, p.Label())
+		}
+	}
+}

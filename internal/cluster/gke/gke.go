@@ -1,0 +1,327 @@
+// Package gke is nuv's Google Kubernetes Engine provider: it plans and applies GKE clusters and
+// their node pools through the v1 ClusterManager API (cloud.google.com/go/container, gRPC) with
+// Application Default Credentials, and writes a kubeconfig whose exec credential is `nuv
+// -gke-token` (no gcloud or gke-gcloud-auth-plugin). CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER
+// points it (and gcloud) at another endpoint, such as nuv's GKE emulator on loopback.
+//
+// Resources: cluster/NAME (created as Terraform's google_container_cluster with
+// remove_default_node_pool: a bootstrap pool is created with it and deleted), one node-pool/G per
+// node group, and kubeconfig/NAME. Every change is a GKE long-running operation that nuv follows
+// to the end, logging its status and elapsed time. A cluster without nuv's label
+// (nuv-cluster=NAME) is another's: the plan shows it as a conflict and nuv never touches it.
+package gke
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
+)
+
+// LabelCluster is the resource label nuv puts on the GKE clusters it makes (GCP label keys allow
+// no '/' or '.', so not nuv.dev/cluster).
+const LabelCluster = "nuv-cluster"
+
+// bootstrapPool is the node pool a cluster is created with and that nuv deletes right away (GKE
+// creates clusters with a node pool; the spec's node groups are separate resources).
+const bootstrapPool = "nuv-bootstrap"
+
+// Provider is the gke provider.
+type Provider struct {
+	// Project is the project root: kubeconfigs go to Project/clusters/<name>.kubeconfig.
+	Project string
+	// Log receives operation progress; nil is quiet.
+	Log cli.Logger
+	// Getenv reads GOOGLE_APPLICATION_CREDENTIALS, CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER,
+	// HOME, CLOUDSDK_CORE_PROJECT; nil is os.Getenv.
+	Getenv func(string) string
+	// Exe is the nuv binary the kubeconfig's exec credential runs (default: this executable).
+	Exe string
+	// Poll is how often operations are polled (default 1s; 200ms against a loopback endpoint).
+	Poll time.Duration
+
+	mu   sync.Mutex
+	conn *Conn
+}
+
+// Name is "gke".
+func (p *Provider) Name() string { return "gke" }
+
+func (p *Provider) log() cli.Logger {
+	if p.Log == nil {
+		return cli.Quiet()
+	}
+	return p.Log
+}
+
+var (
+	zoneRE   = regexp.MustCompile(`^[a-z]+-[a-z]+[0-9]+-[a-z]$`)
+	regionRE = regexp.MustCompile(`^[a-z]+-[a-z]+[0-9]+$`)
+	projRE   = regexp.MustCompile(`^[a-z][-a-z0-9]{4,28}[a-z0-9]$`)
+	gcpLabel = regexp.MustCompile(`^[a-z][-_a-z0-9]{0,62}$`)
+	gcpValue = regexp.MustCompile(`^[-_a-z0-9]{0,63}$`)
+)
+
+// regionOf is the region of a location (a zone's region, or the region itself).
+func regionOf(location string) string {
+	if zoneRE.MatchString(location) {
+		return location[:strings.LastIndex(location, "-")]
+	}
+	return location
+}
+
+// Validate checks the spec's GKE rules offline; what only the API knows (the versions and
+// locations it offers) is checked by Observe against GetServerConfig, before anything is made.
+func (p *Provider) Validate(c *spec.Cluster) []spec.FieldError {
+	var errs []spec.FieldError
+	add := func(path, f string, a ...any) { errs = append(errs, spec.Errorf(path, f, a...)) }
+	s := c.Spec
+	g := s.GKE
+	if g == nil {
+		return []spec.FieldError{spec.Errorf("spec.gke", "required: the gke provider needs project and location (spec.gke: {project: P, location: us-central1-a})")}
+	}
+	if g.Project == "" {
+		add("spec.gke.project", "required: the Google Cloud project")
+	} else if !projRE.MatchString(g.Project) {
+		add("spec.gke.project", "%q is not a project id (6 to 30 lower-case letters, digits and '-', starting with a letter)", g.Project)
+	}
+	switch {
+	case g.Location == "":
+		add("spec.gke.location", "required: a zone (zonal cluster) or a region (regional, highly available)")
+	case !zoneRE.MatchString(g.Location) && !regionRE.MatchString(g.Location):
+		add("spec.gke.location", "%q is neither a zone (us-central1-a) nor a region (us-central1)", g.Location)
+	}
+	zonal := zoneRE.MatchString(g.Location)
+	if s.ControlPlane.Count > 1 && zonal {
+		add("spec.controlPlane.count", "%d: a zonal cluster (spec.gke.location %s) has one control plane; set spec.gke.location to a region (%s) for a highly available one", s.ControlPlane.Count, g.Location, regionOf(g.Location))
+	}
+	if s.Region != "" && g.Location != "" && s.Region != regionOf(g.Location) {
+		add("spec.region", "%q differs from the region of spec.gke.location %s (leave it out or make them agree)", s.Region, g.Location)
+	}
+	for i, z := range s.Zones {
+		path := fmt.Sprintf("spec.zones[%d]", i)
+		if !zoneRE.MatchString(z) {
+			add(path, "%q is not a zone", z)
+		} else if g.Location != "" && regionOf(z) != regionOf(g.Location) {
+			add(path, "zone %s is not in region %s of spec.gke.location", z, regionOf(g.Location))
+		}
+	}
+	if zonal && len(s.Zones) > 0 && !slices.Contains(s.Zones, g.Location) {
+		add("spec.zones", "must include the cluster's zone %s (spec.gke.location)", g.Location)
+	}
+	switch g.ReleaseChannel {
+	case "", "RAPID", "REGULAR", "STABLE", "EXTENDED":
+	default:
+		add("spec.gke.releaseChannel", "%q: want RAPID, REGULAR, STABLE or EXTENDED", g.ReleaseChannel)
+	}
+	for k, v := range s.Tags {
+		if !gcpLabel.MatchString(k) || !gcpValue.MatchString(v) {
+			add("spec.tags."+k, "GKE resource labels need lower-case keys and values of letters, digits, '-' and '_' (key starting with a letter, at most 63)")
+		}
+		if k == LabelCluster {
+			add("spec.tags."+k, "%s is nuv's own label", LabelCluster)
+		}
+	}
+	groups := map[string]bool{}
+	for i, ng := range s.NodeGroups {
+		path := fmt.Sprintf("spec.nodeGroups[%d]", i)
+		groups[ng.Name] = true
+		if ng.Name == bootstrapPool {
+			add(path+".name", "%s is the pool nuv creates clusters with; choose another name", bootstrapPool)
+		}
+		if ng.Manager == "karpenter" {
+			add(path+".manager", "karpenter runs on EKS only; GKE node pools are managed (or use cluster autoscaling with min/max)")
+		}
+		if ng.InstanceType != "" {
+			if err := checkMachineType(ng.InstanceType); err != nil {
+				add(path+".instanceType", "%v", err)
+			}
+		}
+		if (ng.Min == nil) != (ng.Max == nil) {
+			add(path+".max", "GKE autoscaling needs both min and max")
+		}
+		for k := range ng.Labels {
+			if strings.HasPrefix(k, "cloud.google.com/") || strings.HasPrefix(k, "kubernetes.io/") || strings.HasPrefix(k, "k8s.io/") {
+				add(path+".labels."+k, "label %s is GKE's own (the cloud.google.com/, kubernetes.io/ and k8s.io/ prefixes are reserved)", k)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for i, np := range g.NodePools {
+		path := fmt.Sprintf("spec.gke.nodePools[%d]", i)
+		if !groups[np.Name] {
+			add(path+".name", "%q is not a node group of spec.nodeGroups", np.Name)
+		}
+		if seen[np.Name] {
+			add(path+".name", "%q is listed twice", np.Name)
+		}
+		seen[np.Name] = true
+		for j, z := range np.Zones {
+			zp := fmt.Sprintf("%s.zones[%d]", path, j)
+			if !zoneRE.MatchString(z) {
+				add(zp, "%q is not a zone", z)
+			} else if len(s.Zones) > 0 && !slices.Contains(s.Zones, z) {
+				add(zp, "zone %s is not one of the cluster's zones (spec.zones)", z)
+			} else if len(s.Zones) == 0 && zonal && z != g.Location {
+				add(zp, "zone %s is not one of the cluster's zones (%s; list more in spec.zones)", z, g.Location)
+			} else if g.Location != "" && regionOf(z) != regionOf(g.Location) {
+				add(zp, "zone %s is not in region %s", z, regionOf(g.Location))
+			}
+		}
+		switch np.ImageType {
+		case "", "COS_CONTAINERD", "UBUNTU_CONTAINERD":
+		default:
+			add(path+".imageType", "%q: want COS_CONTAINERD or UBUNTU_CONTAINERD", np.ImageType)
+		}
+	}
+	if s.Local != nil || s.Kind != nil || s.EKS != nil || s.AKS != nil {
+		add("spec", "only the gke section applies to provider gke")
+	}
+	if s.Registry {
+		add("spec.registry", "a GKE cluster cannot reach nuv's loopback registry; push images to a registry it can pull from")
+	}
+	if s.Networking.VPCCIDR != "" {
+		add("spec.networking.vpcCIDR", "not supported by the gke provider (clusters use the project's default network)")
+	}
+	return errs
+}
+
+// poolSettings returns the GKE settings of node group name.
+func poolSettings(g *spec.GKESpec, name string) spec.GKENodePool {
+	for _, np := range g.NodePools {
+		if np.Name == name {
+			return np
+		}
+	}
+	return spec.GKENodePool{Name: name}
+}
+
+// machineType is a group's machine type (GKE's default e2-medium when the spec names none).
+func machineType(ng spec.NodeGroup) string {
+	if ng.InstanceType == "" {
+		return "e2-medium"
+	}
+	return ng.InstanceType
+}
+
+// Desired is the cluster, a node pool per node group, and the kubeconfig.
+func (p *Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
+	s := c.Spec
+	g := s.GKE
+	name := c.Metadata.Name
+	ck := "cluster/" + name
+	cf := map[string]string{
+		"project":  g.Project,
+		"location": g.Location,
+		"zones":    strings.Join(clusterZones(c), ","),
+		"labels":   kv(s.Tags),
+		"status":   "RUNNING",
+	}
+	if s.KubernetesVersion != "" {
+		cf["version"] = strings.TrimPrefix(s.KubernetesVersion, "v")
+	}
+	if g.ReleaseChannel != "" {
+		cf["releaseChannel"] = g.ReleaseChannel
+	}
+	if s.Networking.PodCIDR != "" {
+		cf["podCIDR"] = s.Networking.PodCIDR
+	}
+	if s.Networking.ServiceCIDR != "" {
+		cf["serviceCIDR"] = s.Networking.ServiceCIDR
+	}
+	out := []cluster.Resource{{Kind: "cluster", Name: name, Fields: cf, Replace: []string{"project", "location", "podCIDR", "serviceCIDR"}}}
+	for _, ng := range s.NodeGroups {
+		ps := poolSettings(g, ng.Name)
+		f := map[string]string{
+			"machineType": machineType(ng),
+			"spot":        strconv.FormatBool(ng.Spot),
+			"labels":      kv(ng.Labels),
+			"taints":      strings.Join(sortedTaints(ng.Taints), ","),
+			"zones":       strings.Join(poolZones(c, ps), ","),
+			"imageType":   imageType(ps),
+			"diskSize":    strconv.Itoa(diskSize(ng)),
+			"status":      "RUNNING",
+		}
+		if ng.Min != nil && ng.Max != nil {
+			f["autoscaling"] = fmt.Sprintf("%d..%d", *ng.Min, *ng.Max)
+			if ng.Count != nil {
+				f["count"] = strconv.Itoa(*ng.Count)
+			}
+		} else {
+			f["count"] = strconv.Itoa(ng.Size())
+			f["autoscaling"] = "off"
+		}
+		if s.KubernetesVersion != "" {
+			f["version"] = strings.TrimPrefix(s.KubernetesVersion, "v")
+		}
+		out = append(out, cluster.Resource{Kind: "node-pool", Name: ng.Name, Fields: f, Replace: []string{"spot"}, DependsOn: []string{ck}})
+	}
+	out = append(out, cluster.Resource{Kind: "kubeconfig", Name: name, Fields: map[string]string{"file": p.kubeconfigPath(name), "endpoint": "current"}, DependsOn: []string{ck}})
+	return out, nil
+}
+
+func imageType(ps spec.GKENodePool) string {
+	if ps.ImageType == "" {
+		return "COS_CONTAINERD"
+	}
+	return ps.ImageType
+}
+
+func diskSize(ng spec.NodeGroup) int {
+	if ng.DiskSize == 0 {
+		return 100
+	}
+	return ng.DiskSize
+}
+
+// clusterZones are the cluster's node locations: spec.zones, else its zone, else the region's
+// first three (as GKE picks for a regional cluster).
+func clusterZones(c *spec.Cluster) []string {
+	if len(c.Spec.Zones) > 0 {
+		z := slices.Clone(c.Spec.Zones)
+		sort.Strings(z)
+		return z
+	}
+	loc := c.Spec.GKE.Location
+	if zoneRE.MatchString(loc) {
+		return []string{loc}
+	}
+	return nil // the region's default zones: whatever GKE chooses
+}
+
+func poolZones(c *spec.Cluster, ps spec.GKENodePool) []string {
+	if len(ps.Zones) > 0 {
+		z := slices.Clone(ps.Zones)
+		sort.Strings(z)
+		return z
+	}
+	return clusterZones(c)
+}
+
+// kv renders labels as sorted k=v pairs.
+func kv(m map[string]string) string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, k+"="+m[k])
+	}
+	return strings.Join(out, ",")
+}
+
+func sortedTaints(ts []string) []string {
+	out := slices.Clone(ts)
+	sort.Strings(out)
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
+}

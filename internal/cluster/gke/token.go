@@ -1,0 +1,69 @@
+package gke
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+)
+
+const tokenUsage = `Usage: nuv -gke-token
+
+Prints an ExecCredential (client.authentication.k8s.io/v1beta1) holding a Google access token from
+Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud's application default
+credentials, or the metadata server), as gke-gcloud-auth-plugin does with gcloud's. GKE
+kubeconfigs nuv writes use it as their exec credential; the token is never written to disk.
+`
+
+// NewTokenTool is `nuv -gke-token`, the exec credential plugin of the GKE kubeconfigs nuv writes.
+func NewTokenTool() cli.Command {
+	return cli.Command{Name: "gke-token", Short: "print a GKE access token as an ExecCredential (the exec plugin of GKE kubeconfigs)", Run: runToken}
+}
+
+func runToken(ctx context.Context, env *cli.Env, args []string) error {
+	fs := pflag.NewFlagSet("gke-token", pflag.ContinueOnError)
+	fs.SetOutput(env.Err)
+	fs.Usage = func() { fmt.Fprint(env.Err, tokenUsage) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil
+		}
+		return cli.Usagef("nuv -gke-token: %v", err)
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("nuv -gke-token: unexpected argument %q", fs.Arg(0))
+	}
+	b, err := ExecCredential(ctx, env.Getenv)
+	if err != nil {
+		return fmt.Errorf("gke token: %w", err)
+	}
+	_, err = env.Out.Write(b)
+	return err
+}
+
+// ExecCredential gets an access token from Application Default Credentials and renders it as an
+// ExecCredential.
+func ExecCredential(ctx context.Context, getenv func(string) string) ([]byte, error) {
+	creds, _, err := Credentials(ctx, getenv)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := creds.Token(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st := map[string]any{"token": tok.Value}
+	if !tok.Expiry.IsZero() {
+		st["expirationTimestamp"] = tok.Expiry.UTC().Format(time.RFC3339)
+	}
+	b, err := json.MarshalIndent(map[string]any{"kind": "ExecCredential", "apiVersion": "client.authentication.k8s.io/v1beta1", "spec": map[string]any{}, "status": st}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}

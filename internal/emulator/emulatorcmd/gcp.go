@@ -1,0 +1,152 @@
+package emulatorcmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster/gke"
+	"github.com/nuv-dev/nuv/internal/emulator"
+	"github.com/nuv-dev/nuv/internal/emulator/gcp"
+	"github.com/nuv-dev/nuv/internal/proc"
+)
+
+// The GKE emulator (package gcp) runs as its own process on its own port, beside the AWS one:
+// `nuv emulator up|down|status|env` act on both; `nuv emulator faults gcp ...` on its faults.
+
+// gcpDir is the GKE emulator's directory.
+func gcpDir(home string) string { return gcp.Dir(emulator.Dir(home)) }
+
+// GCPPort is NUV_EMULATOR_GCP_PORT, else any free port when NUV_EMULATOR_PORT is set (a chosen
+// AWS port says nothing of which one the GKE emulator may take; set both to keep both fixed), else
+// gcp.DefaultPort.
+func GCPPort(getenv func(string) string) (int, error) {
+	v := getenv("NUV_EMULATOR_GCP_PORT")
+	if v == "" {
+		if getenv("NUV_EMULATOR_PORT") != "" {
+			return 0, nil
+		}
+		return gcp.DefaultPort, nil
+	}
+	p, err := strconv.Atoi(v)
+	if err != nil || p < 0 || p > 65535 {
+		return 0, cli.Usagef("NUV_EMULATOR_GCP_PORT=%q is not a port number", v)
+	}
+	return p, nil
+}
+
+// EnsureGCP starts the GKE emulator (`<nuv> emulator serve-gcp`) unless it runs.
+func EnsureGCP(ctx context.Context, env *cli.Env, home string) (emulator.Process, bool, error) {
+	port, err := GCPPort(env.Getenv)
+	if err != nil {
+		return emulator.Process{}, false, err
+	}
+	delay, err := Delay(env.Getenv)
+	if err != nil {
+		return emulator.Process{}, false, err
+	}
+	exe := env.Exe
+	if exe == "" {
+		if exe, err = os.Executable(); err != nil {
+			return emulator.Process{}, false, err
+		}
+	}
+	cmd := []string{exe, "emulator", "serve-gcp", "--delay", delay.String()}
+	if p := env.Getenv("NUV_EMULATOR_GCP_PROJECT"); p != "" {
+		cmd = append(cmd, "--project", p)
+	}
+	return emulator.Up(ctx, emulator.UpOptions{Dir: gcpDir(home), Port: port, Command: cmd, Env: childEnv(os.Environ())})
+}
+
+// gcpStatus prints the GKE emulator's status line; false when it does not run.
+func gcpStatus(ctx context.Context, w io.Writer, home string) (bool, error) {
+	p, ok, err := emulator.Status(ctx, gcpDir(home))
+	if err != nil || !ok {
+		fmt.Fprintln(w, "GKE emulator: stopped")
+		return false, err
+	}
+	fmt.Fprintf(w, "GKE emulator: running at %s (pid %d, state %s)\n", p.URL(), p.PID, p.Dir)
+	return true, nil
+}
+
+// gcpEnv prints what points Google clients at the GKE emulator: gcloud's and nuv's endpoint
+// override, the credentials file (ADC) and the project.
+func gcpEnv(ctx context.Context, w io.Writer, home string) error {
+	p, ok, err := emulator.Status(ctx, gcpDir(home))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return nil
+	}
+	project, err := gcpProject(gcpDir(home))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "export %s=%s/\nexport GOOGLE_APPLICATION_CREDENTIALS=%s\nexport CLOUDSDK_CORE_PROJECT=%s\n",
+		gke.EndpointEnv, p.URL(), filepath.Join(p.Dir, gcp.CredentialsFileName), project)
+	return nil
+}
+
+// gcpProject reads the project of the credentials file the emulator wrote.
+func gcpProject(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, gcp.CredentialsFileName))
+	if err != nil {
+		return "", fmt.Errorf("GKE emulator credentials: %w", err)
+	}
+	var f struct {
+		ProjectID string `json:"project_id"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil || f.ProjectID == "" {
+		return "", fmt.Errorf("GKE emulator credentials %s: no project_id", filepath.Join(dir, gcp.CredentialsFileName))
+	}
+	return f.ProjectID, nil
+}
+
+// serveGCP is the detached process: `nuv emulator serve-gcp --dir D --addr A [--delay D] [--project P]`.
+func serveGCP(ctx context.Context, env *cli.Env, args []string) error {
+	fs := pflag.NewFlagSet("emulator serve-gcp", pflag.ContinueOnError)
+	fs.SetOutput(env.Err)
+	dir := fs.String("dir", "", "state directory")
+	addr := fs.String("addr", "127.0.0.1:"+strconv.Itoa(gcp.DefaultPort), "listen address (loopback)")
+	delay := fs.Duration("delay", 2*time.Second, "how long operations run at least")
+	project := fs.String("project", gcp.DefaultProject, "project of a new emulator")
+	if err := fs.Parse(args); err != nil {
+		return cli.Usagef("nuv emulator serve-gcp: %v", err)
+	}
+	if *dir == "" {
+		return cli.Usagef("nuv emulator serve-gcp: --dir is required")
+	}
+	host, _, err := net.SplitHostPort(*addr)
+	if err != nil || (host != "127.0.0.1" && host != "localhost" && host != "::1") {
+		return cli.Usagef("nuv emulator serve-gcp: --addr %q must be a loopback host:port", *addr)
+	}
+	s, err := gcp.New(gcp.Options{Dir: *dir, Project: *project, Delay: *delay, Log: env.Log})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("GKE emulator listen on %s: %w", *addr, err)
+	}
+	_, start, _ := proc.Stat(os.Getpid())
+	if err := emulator.WriteProcess(*dir, emulator.Process{PID: os.Getpid(), Start: start, Addr: ln.Addr().String(), Dir: *dir}); err != nil {
+		ln.Close()
+		return err
+	}
+	env.Log.Infof("GKE emulator listening on %s (state %s, delay %s)", ln.Addr(), *dir, *delay)
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return gcp.Serve(ctx, ln, s)
+}

@@ -1,0 +1,243 @@
+package gcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Fault is a failure the emulator injects on request, to test a client's retries, resumption and
+// error reporting. Faults are set through /_nuv/faults (POST adds, PUT replaces, DELETE clears,
+// GET lists) or read from <dir>/faults.json (a JSON list) at start.
+type Fault struct {
+	// Method is a ClusterManager method (CreateCluster, SetNodePoolSize, ...), "*" (every one of
+	// them) or "Token" (the token endpoint).
+	Method string `json:"method"`
+	// Kind is "throttle" (RESOURCE_EXHAUSTED, HTTP 429, as GKE's quota errors), "error" (Code and
+	// Message; default INTERNAL) or "fail-operation" (the call is accepted, and its operation fails
+	// halfway, finishing DONE with an error, as GKE's long-running operations do).
+	Kind string `json:"kind"`
+	// Every makes the fault hit the Nth, 2Nth, ... call of the method only (0 or 1: every call).
+	Every int `json:"every,omitempty"`
+	// Count is how many times the fault fires before it is spent (0: no limit).
+	Count int `json:"count,omitempty"`
+	// Resource restricts the fault to requests naming it (a cluster or node pool name).
+	Resource string `json:"resource,omitempty"`
+	// Code is the gRPC code of an "error" or "fail-operation" fault (INTERNAL, PERMISSION_DENIED,
+	// ...); Message its message.
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Fired counts the times it fired.
+	Fired int `json:"fired"`
+}
+
+var codeNames = func() map[string]codes.Code {
+	m := map[string]codes.Code{}
+	for c := codes.OK; c <= codes.Unauthenticated; c++ {
+		m[codeName(c)] = c
+	}
+	return m
+}()
+
+// codeName is the google.rpc.Code name of c (NOT_FOUND, ...), as REST errors spell it.
+func codeName(c codes.Code) string {
+	switch c {
+	case codes.OK:
+		return "OK"
+	case codes.Canceled:
+		return "CANCELLED"
+	case codes.Unknown:
+		return "UNKNOWN"
+	case codes.InvalidArgument:
+		return "INVALID_ARGUMENT"
+	case codes.DeadlineExceeded:
+		return "DEADLINE_EXCEEDED"
+	case codes.NotFound:
+		return "NOT_FOUND"
+	case codes.AlreadyExists:
+		return "ALREADY_EXISTS"
+	case codes.PermissionDenied:
+		return "PERMISSION_DENIED"
+	case codes.ResourceExhausted:
+		return "RESOURCE_EXHAUSTED"
+	case codes.FailedPrecondition:
+		return "FAILED_PRECONDITION"
+	case codes.Aborted:
+		return "ABORTED"
+	case codes.OutOfRange:
+		return "OUT_OF_RANGE"
+	case codes.Unimplemented:
+		return "UNIMPLEMENTED"
+	case codes.Internal:
+		return "INTERNAL"
+	case codes.Unavailable:
+		return "UNAVAILABLE"
+	case codes.DataLoss:
+		return "DATA_LOSS"
+	case codes.Unauthenticated:
+		return "UNAUTHENTICATED"
+	}
+	return c.String()
+}
+
+func (f *Fault) validate() error {
+	if f.Method == "" {
+		return errors.New("fault: no method (a ClusterManager method such as CreateCluster, Token or *)")
+	}
+	switch f.Kind {
+	case "throttle", "error", "fail-operation":
+	default:
+		return fmt.Errorf("fault %s: kind %q: want throttle, error or fail-operation", f.Method, f.Kind)
+	}
+	if f.Code != "" {
+		if _, ok := codeNames[f.Code]; !ok {
+			return fmt.Errorf("fault %s: code %q is not a google.rpc.Code name (INTERNAL, PERMISSION_DENIED, ...)", f.Method, f.Code)
+		}
+	}
+	if f.Every < 0 || f.Count < 0 {
+		return fmt.Errorf("fault %s: every and count cannot be negative", f.Method)
+	}
+	return nil
+}
+
+func (f *Fault) code() codes.Code {
+	if c, ok := codeNames[f.Code]; ok && f.Code != "" {
+		return c
+	}
+	return codes.Internal
+}
+
+func (f *Fault) message(method string) string {
+	if f.Message != "" {
+		return f.Message
+	}
+	return fmt.Sprintf("nuv emulator: injected failure on %s", method)
+}
+
+func (f *Fault) httpStatus() int { return httpStatus(f.code()) }
+
+// err is the error a throttle or error fault answers for method.
+func (f *Fault) err(method string) error {
+	if f.Kind == "throttle" {
+		return status.Errorf(codes.ResourceExhausted, "Quota exceeded for quota metric 'Requests' and limit 'Requests per minute' of service 'container.googleapis.com' (nuv emulator: injected fault on %s)", method)
+	}
+	return status.Error(f.code(), f.message(method))
+}
+
+func readFaultsFile(path string) ([]*Fault, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	fs, err := decodeFaults(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return fs, nil
+}
+
+func decodeFaults(b []byte) ([]*Fault, error) {
+	var fs []*Fault
+	if t := strings.TrimSpace(string(b)); strings.HasPrefix(t, "{") {
+		var f Fault
+		dec := json.NewDecoder(strings.NewReader(t))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&f); err != nil {
+			return nil, err
+		}
+		fs = []*Fault{&f}
+	} else {
+		dec := json.NewDecoder(strings.NewReader(t))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&fs); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range fs {
+		if err := f.validate(); err != nil {
+			return nil, err
+		}
+	}
+	return fs, nil
+}
+
+// fault counts the call of method and returns the fault that hits it, if any; resource is the
+// request's resource name. s.mu is held.
+func (s *Server) fault(method, resource string) *Fault {
+	s.calls[method]++
+	n := s.calls[method]
+	for _, f := range s.faults {
+		if f.Method != method && (f.Method != "*" || method == "Token") { // "*": every API method, not the token endpoint
+			continue
+		}
+		if f.Count > 0 && f.Fired >= f.Count {
+			continue
+		}
+		if f.Every > 1 && n%f.Every != 0 {
+			continue
+		}
+		if f.Resource != "" && !namesResource(resource, f.Resource) {
+			continue
+		}
+		f.Fired++
+		return f
+	}
+	return nil
+}
+
+func namesResource(name, res string) bool {
+	for _, seg := range strings.Split(name, "/") {
+		if seg == res {
+			return true
+		}
+	}
+	return false
+}
+
+// faultsEndpoint serves /_nuv/faults.
+func (s *Server) faultsEndpoint(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+	case http.MethodPost, http.MethodPut:
+		b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		fs, err := decodeFaults(b)
+		if err != nil {
+			http.Error(w, "nuv GKE emulator: faults: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		s.mu.Lock()
+		if r.Method == http.MethodPut {
+			s.faults = nil
+		}
+		s.faults = append(s.faults, fs...)
+		s.mu.Unlock()
+	case http.MethodDelete:
+		s.mu.Lock()
+		s.faults = nil
+		s.mu.Unlock()
+	default:
+		http.Error(w, "nuv GKE emulator: /_nuv/faults takes GET, POST, PUT or DELETE", http.StatusMethodNotAllowed)
+		return
+	}
+	s.mu.Lock()
+	out := make([]Fault, len(s.faults))
+	for i, f := range s.faults {
+		out[i] = *f
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+}

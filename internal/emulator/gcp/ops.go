@@ -1,0 +1,332 @@
+package gcp
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+	"time"
+
+	"cloud.google.com/go/container/apiv1/containerpb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nuv-dev/nuv/internal/kube"
+)
+
+func cloneOp(o *containerpb.Operation) *containerpb.Operation {
+	return proto.Clone(o).(*containerpb.Operation)
+}
+
+// startOp records a new operation on cluster c (PENDING) and returns it; s.mu held. before is the
+// cluster as it was (restored if the operation fails); target is an UPGRADE_MASTER's version.
+func (a *api) startOp(ctx context.Context, c *clusterRec, typ containerpb.Operation_Type, pool string, before *containerpb.Cluster, target string) (*containerpb.Operation, error) {
+	s := a.s
+	now := time.Now().UTC()
+	name := fmt.Sprintf("operation-%d-%s", now.UnixMilli(), randHex(8))
+	l := c.Wire.Location
+	target2 := c.Wire.SelfLink
+	if pool != "" {
+		target2 += "/nodePools/" + pool
+	}
+	o := &opRec{
+		Wire: &containerpb.Operation{Name: name, Zone: l, Location: l, OperationType: typ, Status: containerpb.Operation_PENDING,
+			SelfLink:   a.selfLink("projects/" + s.st.ProjectNumber + "/locations/" + l + "/operations/" + name),
+			TargetLink: target2, StartTime: now.Format(time.RFC3339Nano)},
+		Cluster: key(l, c.Wire.Name), Pool: pool, Due: now.Add(s.delay), Before: before,
+	}
+	if target != "" {
+		o.Wire.Detail = target
+	}
+	if st, ok := ctx.Value(failKey{}).(*status.Status); ok {
+		o.Fail = st.Message()
+		o.FailCode = int32(st.Code())
+	}
+	s.st.Operations[name] = o
+	c.Op = name
+	// Saved before the caller hears of it: an operation the client was given survives a crash.
+	if err := s.st.save(s.dir); err != nil {
+		return nil, status.Errorf(codes.Unavailable, "nuv GKE emulator: %v (the change is kept in memory only)", err)
+	}
+	s.log.Infof("GKE emulator: %s %s started (%s)", typ, o.Cluster+map[bool]string{true: "/" + pool}[pool != ""], name)
+	return cloneOp(o.Wire), nil
+}
+
+// reconcile moves operations along and saves if anything moved.
+func (s *Server) reconcile() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	changed := false
+	for _, name := range sortedKeys(s.st.Operations) {
+		o := s.st.Operations[name]
+		if o.Wire.Status == containerpb.Operation_DONE {
+			continue
+		}
+		c := s.st.Clusters[o.Cluster]
+		if c == nil { // cannot happen: the cluster goes when its delete operation is done
+			s.finish(o, nil, status.New(codes.Internal, "the cluster disappeared"))
+			changed = true
+			continue
+		}
+		if o.Wire.Status == containerpb.Operation_PENDING {
+			o.Wire.Status = containerpb.Operation_RUNNING
+			changed = true
+		}
+		start, _ := time.Parse(time.RFC3339Nano, o.Wire.StartTime)
+		if o.Fail != "" {
+			if now.Sub(start) >= s.delay/2 {
+				s.finish(o, c, status.New(codes.Code(o.FailCode), o.Fail))
+				changed = true
+			}
+			continue
+		}
+		if !o.WorkDone {
+			s.spawnWork(o, c)
+			continue
+		}
+		if !now.Before(o.Due) {
+			s.finish(o, c, nil)
+			changed = true
+		}
+	}
+	// Control planes of clusters not in an operation are checked once per run of the emulator
+	// (they do not survive a reboot of the machine).
+	for k, c := range s.st.Clusters {
+		if c.Op == "" && c.Backend && !s.jobs["checked/"+k] && !s.jobs[k] {
+			s.jobs["checked/"+k] = true
+			s.spawnEnsure(k, c)
+		}
+	}
+	if changed {
+		if err := s.st.save(s.dir); err != nil {
+			s.log.Warnf("GKE emulator: %v", err)
+		}
+	}
+}
+
+// spawnEnsure makes sure the control plane of a settled cluster runs; s.mu held.
+func (s *Server) spawnEnsure(k string, c *clusterRec) {
+	localName, webhook := LocalName(c.Wire.Location, c.Wire.Name), c.Webhook
+	s.jobs[k] = true
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		ep, err := s.backend.Ensure(s.ctx, localName, webhook)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.jobs, k)
+		if err != nil {
+			if s.ctx.Err() == nil {
+				s.log.Warnf("GKE emulator: control plane of cluster %s: %v", k, err)
+			}
+			return
+		}
+		if s.st.Clusters[k] == c && c.Op == "" {
+			setEndpoint(c.Wire, ep)
+			_ = s.st.save(s.dir)
+		}
+	}()
+}
+
+// spawnWork makes the control plane and nodes what operation o wants, in the background; s.mu held.
+func (s *Server) spawnWork(o *opRec, c *clusterRec) {
+	if s.jobs[o.Cluster] || s.ctx.Err() != nil {
+		return
+	}
+	localName := LocalName(c.Wire.Location, c.Wire.Name)
+	typ := o.Wire.OperationType
+	if c.Webhook == "" {
+		c.Webhook = s.base + "/_nuv/" + tokenReviewPath + localName
+	}
+	webhook := c.Webhook
+	groups := s.nodeGroups(c.Wire)
+	k := o.Cluster
+	s.jobs[k] = true
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		var ep Endpoint
+		var err error
+		switch typ {
+		case containerpb.Operation_DELETE_CLUSTER:
+			err = s.backend.Delete(s.ctx, localName)
+		case containerpb.Operation_UPGRADE_MASTER:
+			// The control plane keeps running the local provider's Kubernetes version: an upgrade
+			// changes the version the API reports.
+		default:
+			if typ == containerpb.Operation_CREATE_CLUSTER || !c.Backend {
+				if ep, err = s.backend.Ensure(s.ctx, localName, webhook); err != nil {
+					err = fmt.Errorf("the control plane could not be started: %w", err)
+					break
+				}
+			}
+			if err = s.backend.SetNodeGroups(s.ctx, localName, groups); err != nil {
+				err = fmt.Errorf("the nodes could not be provisioned: %w", err)
+			}
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.jobs, k)
+		if s.ctx.Err() != nil {
+			return // the next start of the emulator does the work again
+		}
+		if err != nil {
+			s.log.Warnf("GKE emulator: %s %s: %v", typ, k, err)
+			s.finish(o, c, status.New(codes.Internal, err.Error()))
+		} else {
+			if ep.URL != "" {
+				setEndpoint(c.Wire, ep)
+				c.Backend = true
+			}
+			o.WorkDone = true
+		}
+		_ = s.st.save(s.dir)
+	}()
+}
+
+// setEndpoint records where the control plane answers: GKE reports a host (clients add https://).
+func setEndpoint(c *containerpb.Cluster, ep Endpoint) {
+	c.Endpoint = strings.TrimPrefix(ep.URL, "https://")
+	if c.MasterAuth == nil {
+		c.MasterAuth = &containerpb.MasterAuth{}
+	}
+	c.MasterAuth.ClusterCaCertificate = base64.StdEncoding.EncodeToString(ep.CA)
+}
+
+// finish ends operation o: DONE, with fail as its error when it failed; s.mu held.
+func (s *Server) finish(o *opRec, c *clusterRec, fail *status.Status) {
+	now := time.Now().UTC()
+	o.Wire.Status = containerpb.Operation_DONE
+	o.Wire.EndTime = now.Format(time.RFC3339Nano)
+	o.Wire.Progress = &containerpb.OperationProgress{Status: containerpb.Operation_DONE}
+	o.Wire.Error = nil
+	if c != nil {
+		c.Op = ""
+	}
+	if fail != nil {
+		o.Wire.Error = fail.Proto()
+		o.Wire.StatusMessage = fail.Message()
+		s.log.Infof("GKE emulator: %s %s failed: %s", o.Wire.OperationType, o.Wire.Name, fail.Message())
+		if c == nil {
+			return
+		}
+		switch o.Wire.OperationType {
+		case containerpb.Operation_CREATE_CLUSTER:
+			c.Wire.Status, c.Wire.StatusMessage = containerpb.Cluster_ERROR, fail.Message()
+			for _, p := range c.Wire.NodePools {
+				p.Status, p.StatusMessage = containerpb.NodePool_ERROR, fail.Message()
+			}
+		case containerpb.Operation_CREATE_NODE_POOL:
+			c.Wire.Status = containerpb.Cluster_RUNNING
+			if p := pool(c, o.Pool); p != nil {
+				p.Status, p.StatusMessage = containerpb.NodePool_ERROR, fail.Message()
+			}
+		default:
+			if o.Before != nil {
+				c.Wire = o.Before
+			}
+		}
+		countNodes(c.Wire)
+		o.Before = nil
+		return
+	}
+	o.Before = nil
+	s.log.Infof("GKE emulator: %s %s DONE", o.Wire.OperationType, o.Wire.Name)
+	switch o.Wire.OperationType {
+	case containerpb.Operation_DELETE_CLUSTER:
+		delete(s.st.Clusters, o.Cluster)
+		delete(s.jobs, "checked/"+o.Cluster)
+		return
+	case containerpb.Operation_UPGRADE_MASTER:
+		c.Wire.CurrentMasterVersion = o.Wire.Detail
+	case containerpb.Operation_DELETE_NODE_POOL:
+		c.Wire.NodePools = deletePool(c.Wire.NodePools, o.Pool)
+	}
+	c.Wire.Status, c.Wire.StatusMessage = containerpb.Cluster_RUNNING, ""
+	for _, p := range c.Wire.NodePools {
+		if p.Status == containerpb.NodePool_PROVISIONING || p.Status == containerpb.NodePool_RECONCILING {
+			p.Status = containerpb.NodePool_RUNNING
+		}
+	}
+	countNodes(c.Wire)
+}
+
+func deletePool(ps []*containerpb.NodePool, name string) []*containerpb.NodePool {
+	var out []*containerpb.NodePool
+	for _, p := range ps {
+		if p.Name != name {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// nodeGroups is the nodes the cluster's node pools stand for: one group per pool and zone, with
+// GKE's labels and providerIDs gce://project/zone/name.
+func (s *Server) nodeGroups(c *containerpb.Cluster) []NodeGroup {
+	region, _ := regionOf(c.Location)
+	var out []NodeGroup
+	for _, p := range c.NodePools {
+		if p.Status == containerpb.NodePool_STOPPING || p.Status == containerpb.NodePool_ERROR {
+			continue
+		}
+		machine := p.Config.GetMachineType()
+		family, _, _ := strings.Cut(machine, "-")
+		for _, z := range p.Locations {
+			labels := map[string]string{
+				"cloud.google.com/gke-nodepool":          p.Name,
+				"cloud.google.com/gke-os-distribution":   "cos",
+				"cloud.google.com/gke-boot-disk":         "pd-balanced",
+				"cloud.google.com/gke-container-runtime": "containerd",
+				"cloud.google.com/machine-family":        family,
+				"cloud.google.com/gke-provisioning":      "standard",
+				"node.kubernetes.io/instance-type":       machine,
+				"topology.kubernetes.io/region":          region,
+				"topology.kubernetes.io/zone":            z,
+				"topology.gke.io/zone":                   z,
+				kube.LabelEmulated:                       "gcp",
+			}
+			if p.Config.GetSpot() {
+				labels["cloud.google.com/gke-spot"] = "true"
+				labels["cloud.google.com/gke-provisioning"] = "spot"
+			}
+			maps.Copy(labels, p.Config.GetLabels())
+			var taints []corev1.Taint
+			for _, t := range p.Config.GetTaints() {
+				taints = append(taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: taintEffect(t.Effect)})
+			}
+			sort.Slice(taints, func(i, j int) bool { return taints[i].Key < taints[j].Key })
+			name := p.Name
+			if len(p.Locations) > 1 {
+				name += "-" + z[strings.LastIndex(z, "-")+1:]
+			}
+			out = append(out, NodeGroup{Name: name, Count: int(p.InitialNodeCount), Labels: labels, Taints: taints,
+				ProviderID: "gce://" + s.st.Project + "/" + z + "/", Machine: machine, Spot: p.Config.GetSpot()})
+		}
+	}
+	return out
+}
+
+func taintEffect(e containerpb.NodeTaint_Effect) corev1.TaintEffect {
+	switch e {
+	case containerpb.NodeTaint_PREFER_NO_SCHEDULE:
+		return corev1.TaintEffectPreferNoSchedule
+	case containerpb.NodeTaint_NO_EXECUTE:
+		return corev1.TaintEffectNoExecute
+	}
+	return corev1.TaintEffectNoSchedule
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

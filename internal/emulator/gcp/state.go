@@ -1,0 +1,263 @@
+package gcp
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"time"
+
+	"cloud.google.com/go/container/apiv1/containerpb"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/nuv-dev/nuv/internal/fsutil"
+)
+
+// State is everything the emulator keeps. It is saved whole, atomically and 0600 (it holds the
+// service account's private key and the token secret), to <dir>/state.json after every change,
+// so a restarted emulator finds its clusters, operations and credentials again.
+type State struct {
+	// Project is the one project the emulator serves; ProjectNumber its number.
+	Project       string `json:"project"`
+	ProjectNumber string `json:"projectNumber"`
+	// ServiceAccount is the email of the service account the emulator issued a key for (the
+	// project's owner); KeyID and PrivateKey are that key (PEM, PKCS#8).
+	ServiceAccount string `json:"serviceAccount"`
+	KeyID          string `json:"keyId"`
+	PrivateKey     string `json:"privateKey"`
+	// TokenSecret signs the access tokens the token endpoint issues (base64).
+	TokenSecret string `json:"tokenSecret"`
+	// Addr is the address the emulator last listened on.
+	Addr string `json:"addr,omitempty"`
+
+	// Clusters by location/name.
+	Clusters map[string]*clusterRec `json:"clusters"`
+	// Operations by name (finished ones are kept, as GKE lists them).
+	Operations map[string]*opRec `json:"operations"`
+}
+
+// clusterRec is one cluster: its API form and what the emulator tracks about it.
+type clusterRec struct {
+	Wire *containerpb.Cluster `json:"-"`
+	// Op is the operation running on the cluster ("" when none): GKE runs one at a time.
+	Op string `json:"op,omitempty"`
+	// Webhook is the token webhook URL its control plane was created with.
+	Webhook string `json:"webhook,omitempty"`
+	// Backend is set once its control plane exists.
+	Backend bool `json:"backend,omitempty"`
+}
+
+type clusterJSON struct {
+	Wire    json.RawMessage `json:"cluster"`
+	Op      string          `json:"op,omitempty"`
+	Webhook string          `json:"webhook,omitempty"`
+	Backend bool            `json:"backend,omitempty"`
+}
+
+func (c *clusterRec) MarshalJSON() ([]byte, error) {
+	w, err := protojson.Marshal(c.Wire)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(clusterJSON{Wire: w, Op: c.Op, Webhook: c.Webhook, Backend: c.Backend})
+}
+
+func (c *clusterRec) UnmarshalJSON(b []byte) error {
+	var j clusterJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	c.Wire = &containerpb.Cluster{}
+	if err := protojson.Unmarshal(j.Wire, c.Wire); err != nil {
+		return err
+	}
+	c.Op, c.Webhook, c.Backend = j.Op, j.Webhook, j.Backend
+	return nil
+}
+
+// opRec is one operation and how it progresses.
+type opRec struct {
+	Wire *containerpb.Operation
+	// Cluster is the key (location/name) of the cluster it works on; Pool the node pool, if any.
+	Cluster string
+	Pool    string
+	// Due is when it may finish (its start plus the emulator's delay).
+	Due time.Time
+	// Fail, if set, makes it fail halfway with this message and FailCode (an injected fault).
+	Fail     string
+	FailCode int32
+	// WorkDone is set once the control plane and nodes are as the operation wants.
+	WorkDone bool
+	// Before is the cluster as it was before an update, restored if the operation fails.
+	Before *containerpb.Cluster
+}
+
+type opJSON struct {
+	Wire     json.RawMessage `json:"operation"`
+	Cluster  string          `json:"cluster"`
+	Pool     string          `json:"pool,omitempty"`
+	Due      time.Time       `json:"due"`
+	Fail     string          `json:"fail,omitempty"`
+	FailCode int32           `json:"failCode,omitempty"`
+	WorkDone bool            `json:"workDone,omitempty"`
+	Before   json.RawMessage `json:"before,omitempty"`
+}
+
+func (o *opRec) MarshalJSON() ([]byte, error) {
+	w, err := protojson.Marshal(o.Wire)
+	if err != nil {
+		return nil, err
+	}
+	j := opJSON{Wire: w, Cluster: o.Cluster, Pool: o.Pool, Due: o.Due, Fail: o.Fail, FailCode: o.FailCode, WorkDone: o.WorkDone}
+	if o.Before != nil {
+		if j.Before, err = protojson.Marshal(o.Before); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(j)
+}
+
+func (o *opRec) UnmarshalJSON(b []byte) error {
+	var j opJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	o.Wire = &containerpb.Operation{}
+	if err := protojson.Unmarshal(j.Wire, o.Wire); err != nil {
+		return err
+	}
+	if len(j.Before) > 0 {
+		o.Before = &containerpb.Cluster{}
+		if err := protojson.Unmarshal(j.Before, o.Before); err != nil {
+			return err
+		}
+	}
+	o.Cluster, o.Pool, o.Due, o.Fail, o.FailCode, o.WorkDone = j.Cluster, j.Pool, j.Due, j.Fail, j.FailCode, j.WorkDone
+	return nil
+}
+
+const stateFileName = "state.json"
+
+// DefaultProject is the project of a new emulator unless Options say otherwise.
+const DefaultProject = "nuv-emulator"
+
+// newState makes the state of a fresh emulator: a service account key and a token secret.
+func newState(project string) (*State, error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, fmt.Errorf("service account key: %w", err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	return &State{
+		Project:        project,
+		ProjectNumber:  randDigits(12),
+		ServiceAccount: "nuv-owner@" + project + ".iam.gserviceaccount.com",
+		KeyID:          randHex(40),
+		PrivateKey:     string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
+		TokenSecret:    base64.StdEncoding.EncodeToString(secret),
+		Clusters:       map[string]*clusterRec{},
+		Operations:     map[string]*opRec{},
+	}, nil
+}
+
+// loadState reads dir/state.json; os.ErrNotExist when there is none.
+func loadState(dir string) (*State, error) {
+	path := filepath.Join(dir, stateFileName)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s State
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("GKE emulator state %s is corrupt: %w", path, err)
+	}
+	if s.Project == "" || s.PrivateKey == "" || s.TokenSecret == "" || s.ServiceAccount == "" {
+		return nil, fmt.Errorf("GKE emulator state %s is incomplete (no project, service account key or token secret)", path)
+	}
+	if s.Clusters == nil {
+		s.Clusters = map[string]*clusterRec{}
+	}
+	if s.Operations == nil {
+		s.Operations = map[string]*opRec{}
+	}
+	return &s, nil
+}
+
+// save writes the state atomically, 0600.
+func (s *State) save(dir string) error {
+	b, err := json.MarshalIndent(s, "", " ")
+	if err != nil {
+		return fmt.Errorf("encode GKE emulator state: %w", err)
+	}
+	if err := fsutil.WriteFileAtomic(filepath.Join(dir, stateFileName), append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("save GKE emulator state: %w", err)
+	}
+	return nil
+}
+
+// openState loads the state in dir or creates and saves a new one.
+func openState(dir, project string) (*State, error) {
+	s, err := loadState(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		if s, err = newState(project); err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("GKE emulator directory %s: %w", dir, err)
+		}
+		return s, s.save(dir)
+	}
+	return s, err
+}
+
+func (s *State) privateKey() (*rsa.PrivateKey, error) {
+	blk, _ := pem.Decode([]byte(s.PrivateKey))
+	if blk == nil {
+		return nil, errors.New("GKE emulator state: the service account key is not PEM")
+	}
+	k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("GKE emulator state: service account key: %w", err)
+	}
+	rk, ok := k.(*rsa.PrivateKey)
+	if !ok {
+		return nil, errors.New("GKE emulator state: the service account key is not RSA")
+	}
+	return rk, nil
+}
+
+func cloneCluster(c *containerpb.Cluster) *containerpb.Cluster {
+	return proto.Clone(c).(*containerpb.Cluster)
+}
+
+func randHex(n int) string {
+	b := make([]byte, (n+1)/2)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)[:n]
+}
+
+func randDigits(n int) string {
+	out := make([]byte, n)
+	for i := range out {
+		k, _ := rand.Int(rand.Reader, big.NewInt(10))
+		out[i] = byte('0' + k.Int64())
+	}
+	if out[0] == '0' {
+		out[0] = '1'
+	}
+	return string(out)
+}
