@@ -6,9 +6,11 @@ package providers
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/image/load"
 	"github.com/nuv-dev/nuv/internal/paths"
@@ -23,21 +25,28 @@ func New(env *cli.Env) (map[string]cluster.Provider, error) {
 		return nil, err
 	}
 	project := paths.Project(env.Getenv, env.Dir)
-	lp := local.Provider{Home: home, Project: project, Log: env.Log, Getenv: env.Getenv,
-		Registry: func(ctx context.Context, cfg *rest.Config) (string, error) {
-			st, started, err := registry.Ensure(ctx, env, home)
-			if err != nil {
-				return "", fmt.Errorf("loopback registry: %w", err)
-			}
-			if started {
-				env.Log.Infof("started nuv's loopback registry on %s", st.Addr)
-			}
-			if err := load.AdvertiseRegistry(ctx, cfg, st.Host()); err != nil {
-				return "", err
-			}
-			return st.Host(), nil
-		}}
-	return map[string]cluster.Provider{lp.Name(): lp}, nil
+	// advertise starts nuv's loopback registry if needed and advertises it in a cluster (KEP-1755).
+	advertise := func(ctx context.Context, cfg *rest.Config) (string, error) {
+		st, started, err := registry.Ensure(ctx, env, home)
+		if err != nil {
+			return "", fmt.Errorf("loopback registry: %w", err)
+		}
+		if started {
+			env.Log.Infof("started nuv's loopback registry on %s", st.Addr)
+		}
+		if err := load.AdvertiseRegistry(ctx, cfg, st.Host()); err != nil {
+			return "", err
+		}
+		return st.Host(), nil
+	}
+	lp := local.Provider{Home: home, Project: project, Log: env.Log, Getenv: env.Getenv, Registry: advertise}
+	port, err := registry.Port(env.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	kp := &kind.Provider{Home: home, Project: project, Log: env.Log, Getenv: env.Getenv,
+		RegistryHost: "localhost:" + strconv.Itoa(port), Registry: advertise}
+	return map[string]cluster.Provider{lp.Name(): lp, kp.Name(): kp}, nil
 }
 
 // Local returns the local provider of a set made by New.
