@@ -1,9 +1,11 @@
 package kind
 
 import (
+	"archive/tar"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"slices"
@@ -547,18 +549,35 @@ func fullVersion(v string) string {
 	return v
 }
 
-// imageVersion reads the Kubernetes version a node image carries (/kind/version, as kind does).
+// imageVersion reads the Kubernetes version a node image carries (/kind/version, where kind
+// reads it), copying the file out of a container that is created but never started: it works for
+// any image, whatever programs it has.
 func imageVersion(ctx context.Context, rt Runtime, image string) (string, error) {
-	out, err := rt.output(ctx, "run", "--rm", "--network", "none", "--entrypoint", "cat", image, "/kind/version")
+	id, err := rt.output(ctx, "create", "--network", "none", image, "/kind/version")
 	if err != nil {
 		return "", fmt.Errorf("read the Kubernetes version of node image %s: %w", image, err)
 	}
-	v := strings.TrimPrefix(strings.TrimSpace(out), "v")
+	id = strings.TrimSpace(id)
+	defer func() { _, _ = rt.output(context.WithoutCancel(ctx), "rm", "-f", id) }()
+	archive, err := rt.output(ctx, "cp", id+":/kind/version", "-")
+	if err != nil {
+		return "", fmt.Errorf("node image %s has no /kind/version (is it a kind node image?): %w", image, err)
+	}
+	tr := tar.NewReader(strings.NewReader(archive))
+	if _, err := tr.Next(); err != nil {
+		return "", fmt.Errorf("node image %s: read /kind/version: %w", image, err)
+	}
+	b, err := io.ReadAll(io.LimitReader(tr, 1024))
+	if err != nil {
+		return "", fmt.Errorf("node image %s: read /kind/version: %w", image, err)
+	}
+	raw := strings.TrimSpace(string(b))
+	v := strings.TrimPrefix(raw, "v")
 	if i := strings.IndexAny(v, "-+"); i > 0 {
 		v = v[:i]
 	}
 	if _, ok := spec.NormalVersion(v); !ok {
-		return "", fmt.Errorf("node image %s: /kind/version says %q, not a Kubernetes version", image, strings.TrimSpace(out))
+		return "", fmt.Errorf("node image %s: /kind/version says %q, not a Kubernetes version", image, raw)
 	}
 	return v, nil
 }
