@@ -232,4 +232,3 @@ func tail(s string, n int) string {
 	}
 	return s
 }
-
