@@ -162,7 +162,8 @@ func run(runs int) error {
 }
 
 // peerCreate creates a cluster the way the kind CLI does (kind's library, --wait), with the node
-// image and the host patches nuv uses, and deletes it; it returns the create time.
+// image and the host patches nuv uses, and deletes it; it returns the create time. kind waits for
+// the control-plane nodes only; nuv waits for every node and the default ServiceAccount.
 func peerCreate(name, image string, workers int, tmp string) (time.Duration, error) {
 	n := workers
 	c := &spec.Cluster{Metadata: spec.Metadata{Name: name}, Spec: spec.Spec{Provider: "kind"}}
