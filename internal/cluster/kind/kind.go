@@ -329,9 +329,9 @@ func (p *Provider) LogFiles(ctx context.Context, name string) (map[string]string
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	if err := p.kind(rt).CollectLogs(name, dir); err != nil {
-		return nil, fmt.Errorf("export the logs of kind cluster %s: %w", name, err)
-	}
+	// kind's export runs several collectors per node and fails if any does (a node image without
+	// crictl, say); what the others exported is still worth showing.
+	exportErr := p.kind(rt).CollectLogs(name, dir)
 	out := map[string]string{}
 	for _, c := range cs {
 		entries, _ := os.ReadDir(filepath.Join(dir, c.Name))
@@ -340,6 +340,12 @@ func (p *Provider) LogFiles(ctx context.Context, name string) (map[string]string
 				out[c.Name+"/"+n] = filepath.Join(dir, c.Name, e.Name())
 			}
 		}
+	}
+	if exportErr != nil {
+		if len(out) == 0 {
+			return nil, fmt.Errorf("export the logs of kind cluster %s: %w", name, exportErr)
+		}
+		p.log().Warnf("kind's log export of %s was partial: %s", name, firstLine(exportErr))
 	}
 	return out, nil
 }
