@@ -70,7 +70,13 @@ func NetcheckImage(t testing.TB) v1.ImageIndex {
 		t.Fatal(err)
 	}
 	p := publish.HostPlatform()
-	img, err = mutate.ConfigFile(img, &v1.ConfigFile{OS: p.OS, Architecture: p.Architecture, Config: v1.Config{Entrypoint: []string{"/netcheck"}}})
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf = cf.DeepCopy()
+	cf.OS, cf.Architecture, cf.Config.Entrypoint = p.OS, p.Architecture, []string{"/netcheck"}
+	img, err = mutate.ConfigFile(img, cf) // keeps rootfs.diff_ids: containerd checks them
 	if err != nil {
 		t.Fatal(err)
 	}
