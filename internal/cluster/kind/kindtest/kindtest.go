@@ -113,11 +113,14 @@ func CheckPodNetwork(t testing.TB, ctx context.Context, cs kubernetes.Interface,
 	}
 	sort.Strings(names)
 	ns := "default"
+	var clusterIPs []string
 	for i, n := range names {
 		svc := fmt.Sprintf("netcheck-%d", i)
 		peer := fmt.Sprintf("netcheck-%d", (i+1)%len(names))
+		// The pod is not named like its Service: a pod's own name is in its /etc/hosts, and the
+		// check is about the cluster's DNS.
 		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: svc, Labels: map[string]string{"app": svc}},
+			ObjectMeta: metav1.ObjectMeta{Name: svc + "-pod", Labels: map[string]string{"app": svc}},
 			Spec: corev1.PodSpec{
 				NodeName:    n,
 				Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
@@ -134,9 +137,11 @@ func CheckPodNetwork(t testing.TB, ctx context.Context, cs kubernetes.Interface,
 		}
 		s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: svc},
 			Spec: corev1.ServiceSpec{Selector: map[string]string{"app": svc}, Ports: []corev1.ServicePort{{Port: 8080, TargetPort: intstr.FromInt32(8080)}}}}
-		if _, err := cs.CoreV1().Services(ns).Create(ctx, s, metav1.CreateOptions{}); err != nil {
+		created, err := cs.CoreV1().Services(ns).Create(ctx, s, metav1.CreateOptions{})
+		if err != nil {
 			t.Fatal(err)
 		}
+		clusterIPs = append(clusterIPs, created.Spec.ClusterIP)
 	}
 	deadline := time.Now().Add(timeout)
 	lines := make([]string, len(names))
@@ -147,7 +152,7 @@ func CheckPodNetwork(t testing.TB, ctx context.Context, cs kubernetes.Interface,
 				done++
 				continue
 			}
-			logs, err := cs.CoreV1().Pods(ns).GetLogs(fmt.Sprintf("netcheck-%d", i), &corev1.PodLogOptions{}).DoRaw(ctx)
+			logs, err := cs.CoreV1().Pods(ns).GetLogs(fmt.Sprintf("netcheck-%d-pod", i), &corev1.PodLogOptions{}).DoRaw(ctx)
 			if err != nil {
 				continue
 			}
@@ -163,7 +168,7 @@ func CheckPodNetwork(t testing.TB, ctx context.Context, cs kubernetes.Interface,
 		if time.Now().After(deadline) {
 			var state []string
 			for i := range names {
-				p, err := cs.CoreV1().Pods(ns).Get(ctx, fmt.Sprintf("netcheck-%d", i), metav1.GetOptions{})
+				p, err := cs.CoreV1().Pods(ns).Get(ctx, fmt.Sprintf("netcheck-%d-pod", i), metav1.GetOptions{})
 				if err != nil {
 					state = append(state, err.Error())
 					continue
@@ -176,9 +181,10 @@ func CheckPodNetwork(t testing.TB, ctx context.Context, cs kubernetes.Interface,
 		time.Sleep(2 * time.Second)
 	}
 	for i, l := range lines {
-		want := names[(i+1)%len(names)]
-		if !strings.HasSuffix(l, "-> "+want) {
-			t.Errorf("the pod on %s asked netcheck-%d and got %q, want the answer of the pod on %s", names[i], (i+1)%len(names), l, want)
+		j := (i + 1) % len(names)
+		want := fmt.Sprintf("REACHED netcheck-%d %s -> %s", j, clusterIPs[j], names[j])
+		if l != want {
+			t.Errorf("the pod on %s: got %q, want %q (the Service's address from DNS, the answer of the pod on %s)", names[i], l, want, names[j])
 		}
 	}
 	return lines
