@@ -148,6 +148,22 @@ func TestIntegrationKind(t *testing.T) {
 			if code != 0 || !strings.Contains(out, "no changes") {
 				t.Fatalf("plan after apply: exit %d\n%s%s", code, out, errs)
 			}
+			if tc.workers == 0 {
+				// stopped node containers are an update of "running", which start (or apply) makes
+				if out, errs, code = c.run("stop", tc.name); code != 0 {
+					t.Fatalf("stop: exit %d\n%s%s", code, out, errs)
+				}
+				out, errs, code = c.run("plan", "-f", file, "--detailed-exitcode")
+				if code != 2 || !strings.Contains(out, "~ update kind-cluster/"+tc.name) || !strings.Contains(out, "running: stopped -> true") {
+					t.Fatalf("plan of a stopped cluster: exit %d\n%s%s", code, out, errs)
+				}
+				if out, errs, code = c.run("apply", "-f", file); code != 0 {
+					t.Fatalf("apply of a stopped cluster: exit %d\n%s%s", code, out, errs)
+				}
+				if out, errs, code = c.run("plan", "-f", file, "--detailed-exitcode"); code != 0 {
+					t.Fatalf("plan after the restart: exit %d\n%s%s", code, out, errs)
+				}
+			}
 			out, _, _ = c.run("list")
 			if !regexpMatch(`(?m)^`+tc.name+`\s+kind\s+running\s+https://127\.0\.0\.1:\d+\s+`+itoa(tc.workers+1)+`/`+itoa(tc.workers+1), out) {
 				t.Errorf("list:\n%s", out)

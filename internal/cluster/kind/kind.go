@@ -23,7 +23,6 @@ package kind
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -368,6 +367,10 @@ func (p *Provider) Start(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	// the runtime may publish the API server on another host port after a restart
+	if _, err := p.writeKubeconfig(rt, name); err != nil {
+		return err
+	}
 	return p.waitReady(ctx, rt, name, len(cs), 5*time.Minute)
 }
 
@@ -383,7 +386,7 @@ func (p *Provider) startStop(ctx context.Context, verb, name string) error {
 	if len(cs) == 0 {
 		return fmt.Errorf("%s %q: %w", verb, name, cluster.ErrNotFound)
 	}
-	if owned, _ := p.owned(ctx, rt, name, nil); !owned {
+	if owned, _ := p.owned(ctx, rt, name); !owned {
 		return fmt.Errorf("%s %s: the kind cluster was not made by nuv; nuv leaves it alone", verb, name)
 	}
 	args := []string{verb}
@@ -474,8 +477,6 @@ func (k kindInfo) Infof(f string, a ...any) {
 	k.l.Infof("  %s", strings.TrimSpace(fmt.Sprintf(f, a...)))
 }
 func (k kindInfo) Enabled() bool { return k.l.Enabled() }
-
-var errNotOwned = errors.New("not made by nuv")
 
 func sortedKeys[M ~map[string]V, V any](m M) []string {
 	ks := make([]string, 0, len(m))

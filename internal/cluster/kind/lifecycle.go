@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/fsutil"
 )
 
 // kind's default networks (the values a spec without networking gets).
@@ -280,7 +282,7 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 		liveErr = err
 	}
 	live := allRunning && liveErr == nil
-	owned := rec != nil
+	owned := rec != nil || p.marked(ctx, rt, name)
 	if !owned && live {
 		owned = ownedNodes(nodes, name)
 	}
@@ -487,6 +489,9 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 	if err != nil {
 		return nil, fmt.Errorf("kind create cluster %s: %w", name, err)
 	}
+	if err := p.mark(ctx, rt, name); err != nil {
+		return nil, err
+	}
 	kc, err := p.writeKubeconfig(rt, name)
 	if err != nil {
 		return nil, err
@@ -602,6 +607,9 @@ func (p *Provider) deleteCluster(ctx context.Context, name string) error {
 	if err := os.Remove(p.KubeconfigPath(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove kubeconfig: %w", err)
 	}
+	if err := os.RemoveAll(filepath.Join(p.Home, "kind", name)); err != nil {
+		return fmt.Errorf("remove nuv's files of kind cluster %s: %w", name, err)
+	}
 	p.removeIdleNetwork(ctx, rt)
 	return nil
 }
@@ -634,7 +642,7 @@ func (p *Provider) Adopt(ctx context.Context, name string) (*spec.Cluster, error
 	if len(cs) == 0 {
 		return nil, fmt.Errorf("%q: %w", name, cluster.ErrNotFound)
 	}
-	owned, nodes := p.owned(ctx, rt, name, nil)
+	owned, nodes := p.owned(ctx, rt, name)
 	if !owned {
 		return nil, fmt.Errorf("kind cluster %s was not made by nuv (its nodes lack the %s label, or its API does not answer): nuv leaves it alone; `kind delete cluster --name %s` removes it", name, LabelCluster, name)
 	}
@@ -655,15 +663,50 @@ func (p *Provider) Adopt(ctx context.Context, name string) (*spec.Cluster, error
 	return c, nil
 }
 
-// owned reports whether nuv made kind cluster name (its nodes carry nuv's labels), with its nodes.
-func (p *Provider) owned(ctx context.Context, rt Runtime, name string, _ error) (bool, []corev1.Node) {
+// owned reports whether nuv made kind cluster name: the ownership mark this machine's nuv wrote
+// when it created it names the cluster's control-plane container, or its nodes carry nuv's labels.
+// It also returns the nodes when the API server answered.
+func (p *Provider) owned(ctx context.Context, rt Runtime, name string) (bool, []corev1.Node) {
+	marked := p.marked(ctx, rt, name)
 	cfg, err := p.restConfig(rt, name)
 	if err != nil {
-		return false, nil
+		return marked, nil
 	}
 	nodes, err := nodesOf(ctx, cfg)
 	if err != nil {
-		return false, nil
+		return marked, nil
 	}
-	return ownedNodes(nodes, name), nodes
+	return marked || ownedNodes(nodes, name), nodes
+}
+
+// markPath is the ownership mark of cluster name: the ID of the control-plane container nuv made.
+func (p *Provider) markPath(name string) string {
+	return filepath.Join(p.Home, "kind", name, "control-plane.id")
+}
+
+func (p *Provider) controlPlaneID(ctx context.Context, rt Runtime, name string) (string, error) {
+	id, err := rt.output(ctx, "inspect", "--format", "{{.Id}}", name+"-control-plane")
+	return strings.TrimSpace(id), err
+}
+
+// mark records that nuv made cluster name (0600; removed with the cluster).
+func (p *Provider) mark(ctx context.Context, rt Runtime, name string) error {
+	id, err := p.controlPlaneID(ctx, rt, name)
+	if err != nil {
+		return fmt.Errorf("kind cluster %s: %w", name, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(p.markPath(name)), 0o700); err != nil {
+		return err
+	}
+	return fsutil.WriteFileAtomic(p.markPath(name), []byte(id+"\n"), 0o600)
+}
+
+// marked reports whether the ownership mark names the current control-plane container.
+func (p *Provider) marked(ctx context.Context, rt Runtime, name string) bool {
+	b, err := os.ReadFile(p.markPath(name))
+	if err != nil {
+		return false
+	}
+	id, err := p.controlPlaneID(ctx, rt, name)
+	return err == nil && id != "" && strings.TrimSpace(string(b)) == id
 }
