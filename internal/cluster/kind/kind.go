@@ -221,7 +221,8 @@ func ready(n *corev1.Node) bool {
 	return false
 }
 
-// List reports every kind cluster the runtime has (none when no runtime is usable).
+// List reports the kind clusters this nuv made (marked under its NUV_HOME; none when no runtime
+// is usable). Other kind clusters of the runtime are still found by name (Status).
 func (p *Provider) List(ctx context.Context) ([]cluster.Info, error) {
 	rt, err := p.runtime(ctx)
 	if err != nil {
@@ -233,6 +234,9 @@ func (p *Provider) List(ctx context.Context) ([]cluster.Info, error) {
 	}
 	var out []cluster.Info
 	for _, n := range names {
+		if !p.marked(ctx, rt, n) {
+			continue // another nuv's or kind's own: not this nuv's to list (or to delete --all)
+		}
 		info, err := p.status(ctx, rt, n)
 		if err != nil {
 			info = cluster.Info{Name: n, Provider: p.Name(), Status: cluster.Corrupt, NodesReady: -1, Err: err}
@@ -386,8 +390,8 @@ func (p *Provider) startStop(ctx context.Context, verb, name string) error {
 	if len(cs) == 0 {
 		return fmt.Errorf("%s %q: %w", verb, name, cluster.ErrNotFound)
 	}
-	if owned, _ := p.owned(ctx, rt, name); !owned {
-		return fmt.Errorf("%s %s: the kind cluster was not made by nuv; nuv leaves it alone", verb, name)
+	if owned, nodes := p.owned(ctx, rt, name); !owned {
+		return fmt.Errorf("%s %s: %w", verb, name, p.notOwned(name, nodes))
 	}
 	args := []string{verb}
 	for _, c := range cs {

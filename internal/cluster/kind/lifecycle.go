@@ -282,11 +282,9 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 		liveErr = err
 	}
 	live := allRunning && liveErr == nil
-	owned := rec != nil || p.marked(ctx, rt, name)
-	if !owned && live {
-		owned = ownedNodes(nodes, name)
-	}
-	if !owned {
+	// nuv's clusters are those this nuv (its NUV_HOME) recorded or marked: a kind cluster made by
+	// a nuv of another home, though labelled, is as foreign as one made with kind itself.
+	if owned := rec != nil || p.marked(ctx, rt, name); !owned {
 		return []cluster.Resource{{Kind: kindCluster, Name: name, ID: id, Foreign: true, Fields: map[string]string{"containers": strconv.Itoa(len(cs))}}}, nil
 	}
 	f := map[string]string{}
@@ -644,7 +642,7 @@ func (p *Provider) Adopt(ctx context.Context, name string) (*spec.Cluster, error
 	}
 	owned, nodes := p.owned(ctx, rt, name)
 	if !owned {
-		return nil, fmt.Errorf("kind cluster %s was not made by nuv (its nodes lack the %s label, or its API does not answer): nuv leaves it alone; `kind delete cluster --name %s` removes it", name, LabelCluster, name)
+		return nil, p.notOwned(name, nodes)
 	}
 	c := &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: name}, Spec: spec.Spec{Provider: "kind"}}
 	f := observedNodeFields(nodes, "")
@@ -663,20 +661,25 @@ func (p *Provider) Adopt(ctx context.Context, name string) (*spec.Cluster, error
 	return c, nil
 }
 
-// owned reports whether nuv made kind cluster name: the ownership mark this machine's nuv wrote
-// when it created it names the cluster's control-plane container, or its nodes carry nuv's labels.
-// It also returns the nodes when the API server answered.
+// owned reports whether this nuv made kind cluster name: the ownership mark it wrote under its
+// NUV_HOME when it created the cluster names the cluster's control-plane container. It also
+// returns the nodes when the API server answers.
 func (p *Provider) owned(ctx context.Context, rt Runtime, name string) (bool, []corev1.Node) {
 	marked := p.marked(ctx, rt, name)
 	cfg, err := p.restConfig(rt, name)
 	if err != nil {
 		return marked, nil
 	}
-	nodes, err := nodesOf(ctx, cfg)
-	if err != nil {
-		return marked, nil
+	nodes, _ := nodesOf(ctx, cfg)
+	return marked, nodes
+}
+
+// notOwned says why nuv leaves kind cluster name alone.
+func (p *Provider) notOwned(name string, nodes []corev1.Node) error {
+	if ownedNodes(nodes, name) {
+		return fmt.Errorf("kind cluster %s was made by a nuv with another NUV_HOME (this one, %s, has no record or mark of it): nuv leaves it alone; that nuv deletes it, or `kind delete cluster --name %s`", name, p.Home, name)
 	}
-	return marked || ownedNodes(nodes, name), nodes
+	return fmt.Errorf("kind cluster %s was not made by nuv: nuv leaves it alone; `kind delete cluster --name %s` removes it", name, name)
 }
 
 // markPath is the ownership mark of cluster name: the ID of the control-plane container nuv made.
