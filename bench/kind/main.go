@@ -180,8 +180,15 @@ func peerCreate(name, image string, workers int, tmp string) (time.Duration, err
 	err = kp.Create(name, kindcluster.CreateWithV1Alpha4Config(cfg), kindcluster.CreateWithKubeconfigPath(kc),
 		kindcluster.CreateWithWaitForReady(5*time.Minute), kindcluster.CreateWithDisplayUsage(false), kindcluster.CreateWithDisplaySalutation(false))
 	d := time.Since(t0)
-	if derr := kp.Delete(name, kc); derr != nil && err == nil {
-		err = derr
+	for attempt := 1; attempt <= 4; attempt++ { // as nuv does: a busy node may need another kill
+		derr := kp.Delete(name, kc)
+		if derr == nil {
+			break
+		}
+		if attempt == 4 && err == nil {
+			err = derr
+		}
+		time.Sleep(time.Duration(attempt) * 5 * time.Second)
 	}
 	return d, err
 }

@@ -599,8 +599,22 @@ func (p *Provider) deleteCluster(ctx context.Context, name string) error {
 	defer os.RemoveAll(tmp)
 	// kind removes its entries from the kubeconfig it is given: give it a scratch one, never
 	// ~/.kube/config (nuv's own kubeconfig is removed whole below).
-	if err := p.kind(rt).Delete(name, tmp+"/kubeconfig"); err != nil {
-		return fmt.Errorf("kind delete cluster %s: %w", name, err)
+	// A runtime under load can fail to kill a node whose processes are busy (docker: "did not
+	// receive an exit event"): try again a few times before giving up.
+	for attempt := 1; ; attempt++ {
+		err := p.kind(rt).Delete(name, tmp+"/kubeconfig")
+		if err == nil {
+			break
+		}
+		if attempt == 4 || ctx.Err() != nil {
+			return fmt.Errorf("kind delete cluster %s (%d attempts): %w", name, attempt, err)
+		}
+		p.log().Infof("deleting kind cluster %s failed (%s); trying again", name, firstLine(err))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(attempt) * 5 * time.Second):
+		}
 	}
 	if err := os.Remove(p.KubeconfigPath(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove kubeconfig: %w", err)
