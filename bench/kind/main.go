@@ -15,6 +15,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -180,7 +181,11 @@ func peerCreate(name, image string, workers int, tmp string) (time.Duration, err
 	err = kp.Create(name, kindcluster.CreateWithV1Alpha4Config(cfg), kindcluster.CreateWithKubeconfigPath(kc),
 		kindcluster.CreateWithWaitForReady(5*time.Minute), kindcluster.CreateWithDisplayUsage(false), kindcluster.CreateWithDisplaySalutation(false))
 	d := time.Since(t0)
+	rt, rerr := kind.DetectRuntime(context.Background(), os.Getenv)
 	for attempt := 1; attempt <= 4; attempt++ { // as nuv does: a busy node may need another kill
+		if rerr == nil { // and a node whose pods runc left frozen (cgroup v1) cannot be killed at all
+			(&kind.Provider{}).ThawNodes(context.Background(), rt, name)
+		}
 		derr := kp.Delete(name, kc)
 		if derr == nil {
 			break

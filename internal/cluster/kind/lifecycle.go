@@ -602,7 +602,7 @@ func (p *Provider) deleteCluster(ctx context.Context, name string) error {
 	// A runtime under load can fail to kill a node whose processes are busy (docker: "did not
 	// receive an exit event"): try again a few times before giving up.
 	for attempt := 1; ; attempt++ {
-		if n := p.thawNodes(ctx, rt, name); n > 0 {
+		if n := p.ThawNodes(ctx, rt, name); n > 0 {
 			p.log().Infof("thawed %d frozen cgroup(s) of kind cluster %s's pods (a frozen group cannot be killed)", n, name)
 		}
 		err := p.kind(rt).Delete(name, tmp+"/kubeconfig")

@@ -10,12 +10,12 @@ import (
 	"strings"
 )
 
-// thawNodes thaws the frozen cgroup v1 freezer groups under the node containers of cluster name.
+// ThawNodes thaws the frozen cgroup v1 freezer groups under the node containers of cluster name.
 // runc freezes a container's cgroup while it changes its devices or resources on a cgroup v1 host;
 // a node killed meanwhile leaves the group FROZEN, its processes stay in uninterruptible sleep, and
 // the runtime can never kill the node ("did not receive an exit event"). It returns how many groups
 // it thawed; on a cgroup v2 host, or without the right to write them, it does nothing.
-func (p *Provider) thawNodes(ctx context.Context, rt Runtime, name string) int {
+func (p *Provider) ThawNodes(ctx context.Context, rt Runtime, name string) int {
 	cs, err := p.containers(ctx, rt, name)
 	if err != nil {
 		return 0
