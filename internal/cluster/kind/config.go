@@ -38,8 +38,6 @@ type ConfigInput struct {
 	// RegistryHost is nuv's loopback registry ("localhost:5001") when the spec asks for it: the
 	// nodes' containerd gets a mirror for it.
 	RegistryHost string
-	// OwnCNI disables kind's default CNI: nuv applies the node image's cross-node CNI itself.
-	OwnCNI bool
 }
 
 // Config turns a spec into kind's v1alpha4 cluster configuration: the control-plane nodes, one
@@ -80,7 +78,6 @@ func Config(in ConfigInput) (*v1alpha4.Cluster, error) {
 	cfg.Networking.PodSubnet = s.Networking.PodCIDR
 	cfg.Networking.ServiceSubnet = s.Networking.ServiceCIDR
 	cfg.Networking.KubeProxyMode = v1alpha4.ProxyMode(kubeProxyMode(c))
-	cfg.Networking.DisableDefaultCNI = in.OwnCNI
 	if in.Host.CgroupV1 {
 		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches,
 			"kind: KubeletConfiguration\napiVersion: kubelet.config.k8s.io/v1beta1\nfailCgroupV1: false\n")
