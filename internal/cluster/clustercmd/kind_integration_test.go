@@ -96,6 +96,7 @@ func kindSpec(name string, workers int) string {
 func TestIntegrationKind(t *testing.T) {
 	rt := kindRuntime(t)
 	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
+	nodeImage := "" // the node image nuv chose, for the cluster made without nuv
 	for _, tc := range []struct {
 		name    string
 		workers int
@@ -179,6 +180,9 @@ func TestIntegrationKind(t *testing.T) {
 					t.Errorf("logs: exit %d\n%s%s", code, tail(out, 2000), errs)
 				}
 			}
+			if nodeImage == "" {
+				nodeImage = rtOut(t, rt, "inspect", "--format", "{{.Config.Image}}", tc.name+"-control-plane")
+			}
 			vols := nodeVolumes(t, rt, tc.name)
 			out, errs, code = c.run("delete", tc.name)
 			if code != 0 {
@@ -197,7 +201,10 @@ func TestIntegrationKind(t *testing.T) {
 		const name = "nuv-kind-foreign"
 		kp := kindcluster.NewProvider(kindcluster.ProviderWithDocker())
 		t.Cleanup(func() { _ = kp.Delete(name, filepath.Join(t.TempDir(), "kubeconfig")) })
-		raw := "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nnodes:\n- role: control-plane\n  image: " + kindNodeImage(t) + "\n"
+		if nodeImage == "" {
+			t.Fatal("no node image: the clusters nuv made failed")
+		}
+		raw := "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nnodes:\n- role: control-plane\n  image: " + nodeImage + "\n"
 		if h := kind.DetectHost(); h.CgroupV1 {
 			raw += "kubeadmConfigPatches:\n- |\n  kind: KubeletConfiguration\n  apiVersion: kubelet.config.k8s.io/v1beta1\n  failCgroupV1: false\n"
 		}
@@ -221,16 +228,6 @@ func TestIntegrationKind(t *testing.T) {
 			t.Fatalf("the foreign cluster's node was touched: running containers %q", got)
 		}
 	})
-}
-
-// kindNodeImage is the offline node image the tests run (hack/test.sh builds it).
-func kindNodeImage(t *testing.T) string {
-	t.Helper()
-	if img := os.Getenv("NUV_KIND_NODE_IMAGE"); img != "" {
-		return img
-	}
-	t.Fatal("NUV_KIND_NODE_IMAGE is not set: hack/test.sh builds the offline node image and sets it")
-	return ""
 }
 
 func nodeReady(n *corev1.Node) bool {
