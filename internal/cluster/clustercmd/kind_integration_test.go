@@ -115,6 +115,9 @@ func TestIntegrationKind(t *testing.T) {
 				t.Fatalf("apply: exit %d\n%s%s", code, out, errs)
 			}
 			t.Logf("apply of %d node(s): %.1fs", tc.workers+1, time.Since(t0).Seconds())
+			if nodeImage == "" {
+				nodeImage = rtOut(t, rt, "inspect", "--format", "{{.Config.Image}}", tc.name+"-control-plane")
+			}
 			kc := filepath.Join(c.project, "clusters", tc.name+".kubeconfig")
 			st, err := os.Stat(kc)
 			if err != nil || st.Mode().Perm() != 0o600 {
@@ -179,9 +182,6 @@ func TestIntegrationKind(t *testing.T) {
 				if code != 0 || !strings.Contains(out, "==> "+tc.name+"-worker/kubelet <==") {
 					t.Errorf("logs: exit %d\n%s%s", code, tail(out, 2000), errs)
 				}
-			}
-			if nodeImage == "" {
-				nodeImage = rtOut(t, rt, "inspect", "--format", "{{.Config.Image}}", tc.name+"-control-plane")
 			}
 			vols := nodeVolumes(t, rt, tc.name)
 			out, errs, code = c.run("delete", tc.name)
