@@ -26,6 +26,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 
 	"github.com/nuv-dev/nuv/internal/image/publish"
 	"github.com/nuv-dev/nuv/internal/runner"
@@ -84,7 +86,7 @@ func NetcheckImage(t testing.TB) v1.ImageIndex {
 }
 
 // LoadNetcheck loads the netcheck image into every node of kind cluster name through nuv's kind
-// publisher (what `nuv image` build-and-load uses).
+// publisher (what `nuv image` build-and-load uses) and checks that every node's containerd has it.
 func LoadNetcheck(t testing.TB, ctx context.Context, cluster string) {
 	t.Helper()
 	ref, err := name.NewTag(NetcheckRef)
@@ -93,6 +95,19 @@ func LoadNetcheck(t testing.TB, ctx context.Context, cluster string) {
 	}
 	if _, err := (&publish.Kind{Cluster: cluster}).Publish(ctx, NetcheckImage(t), ref); err != nil {
 		t.Fatal(err)
+	}
+	opt, err := kindcluster.DetectNodeProvider()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := kindcluster.NewProvider(opt).ListInternalNodes(cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if id, err := nodeutils.ImageID(n, NetcheckRef); err != nil || id == "" {
+			t.Errorf("node %s lacks %s after the load: %v", n, NetcheckRef, err)
+		}
 	}
 }
 
