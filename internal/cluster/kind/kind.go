@@ -442,7 +442,7 @@ func (p *Provider) waitReady(ctx context.Context, rt Runtime, name string, want 
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(2 * time.Second):
+		case <-time.After(500 * time.Millisecond):
 		}
 	}
 }
