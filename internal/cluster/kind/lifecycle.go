@@ -310,8 +310,9 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 	default:
 		f["running"] = "unreachable"
 	}
-	if rec != nil && rec.Fields["running"] == "creating" && !live {
-		// A create that did not finish: only a replacement mends it.
+	if rec != nil && rec.Fields["running"] == "creating" {
+		// A create that did not finish (killed before nuv wrote the kubeconfig, its mark, or saw the
+		// nodes Ready): only a replacement mends it.
 		f = map[string]string{"running": "incomplete"}
 	}
 	out := []cluster.Resource{{Kind: kindCluster, Name: name, ID: id, Fields: f}}
