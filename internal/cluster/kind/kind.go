@@ -84,8 +84,6 @@ type Provider struct {
 	RegistryHost string
 	// Registry starts and advertises the loopback registry (a spec's `registry: true`); nil: refused.
 	Registry RegistryFunc
-	// Host overrides the detected host facts (tests); nil: DetectHost.
-	Host *Host
 
 	mu sync.Mutex
 	rt *Runtime
@@ -136,13 +134,6 @@ func (p *Provider) runtime(ctx context.Context) (Runtime, error) {
 
 func (p *Provider) kind(rt Runtime) *kindcluster.Provider {
 	return kindcluster.NewProvider(rt.option(), kindcluster.ProviderWithLogger(kindLogger{p.log()}))
-}
-
-func (p *Provider) host() Host {
-	if p.Host != nil {
-		return *p.Host
-	}
-	return DetectHost()
 }
 
 // KubeconfigPath is where the kubeconfig of cluster name is written.

@@ -455,7 +455,7 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 	if c.Spec.Registry {
 		regHost = p.RegistryHost
 	}
-	cfg, err := Config(ConfigInput{Spec: c, Image: image, Host: p.host(), RegistryHost: regHost})
+	cfg, err := Config(ConfigInput{Spec: c, Image: image, Host: DetectHost(), RegistryHost: regHost})
 	if err != nil {
 		return nil, err
 	}
