@@ -32,7 +32,7 @@ func runCreate(ctx context.Context, c *cmdCtx, args []string) error {
 	)
 	file := fs.StringP("file", "f", "", "create the clusters of a spec file instead (each must not exist yet)")
 	fs.StringVar(&name, "name", "", "cluster name (default: the provider's name)")
-	fs.IntVar(&nodes, "nodes", 1, "number of nodes (one node group, \"default\")")
+	fs.IntVar(&nodes, "nodes", 1, "number of nodes (local: one node group, \"default\"; kind: the control plane and nodes-1 workers)")
 	fs.StringVar(&version, "version", local.KubeVersion, "Kubernetes version (local: "+strings.Join(local.SupportedVersions(), ", ")+")")
 	fs.StringVar(&flavor, "flavor", "", "local: make nodes look like a distribution: "+strings.Join(cluster.FlavorNames(), ", "))
 	fs.BoolVar(&ha, "ha", false, "a highly available control plane (local: three etcd members, two apiservers behind a balancer)")
@@ -142,6 +142,20 @@ func (c *cmdCtx) shorthand(rest []string, name, version, flavor string, nodes, p
 		Source: "nuv cluster create",
 		Spec: spec.Spec{Provider: rest[0], KubernetesVersion: version,
 			NodeGroups: []spec.NodeGroup{{Name: local.DefaultNodeGroup, Count: &nodes}}}}
+	if rest[0] == "kind" {
+		// kind nodes are all real: --nodes counts the control plane, the rest are workers.
+		if flavor != "" || portBase != 0 {
+			return nil, cli.Usagef("nuv cluster create kind: --flavor and --port-base are for local clusters")
+		}
+		s.Spec.NodeGroups = nil
+		if workers := nodes - 1; workers > 0 {
+			s.Spec.NodeGroups = []spec.NodeGroup{{Name: "workers", Count: &workers}}
+		}
+		if ha {
+			s.Spec.ControlPlane.Count = 3
+		}
+		return s, nil
+	}
 	if ha {
 		s.Spec.ControlPlane.Count = 3
 	}

@@ -6,12 +6,15 @@ package providers
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/aks"
 	"github.com/nuv-dev/nuv/internal/cluster/gke"
+	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
 	"github.com/nuv-dev/nuv/internal/image/load"
 	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/internal/registry"
@@ -25,23 +28,34 @@ func New(env *cli.Env) (map[string]cluster.Provider, error) {
 		return nil, err
 	}
 	project := paths.Project(env.Getenv, env.Dir)
-	lp := local.Provider{Home: home, Project: project, Log: env.Log, Getenv: env.Getenv,
-		Registry: func(ctx context.Context, cfg *rest.Config) (string, error) {
-			st, started, err := registry.Ensure(ctx, env, home)
-			if err != nil {
-				return "", fmt.Errorf("loopback registry: %w", err)
-			}
-			if started {
-				env.Log.Infof("started nuv's loopback registry on %s", st.Addr)
-			}
-			if err := load.AdvertiseRegistry(ctx, cfg, st.Host()); err != nil {
-				return "", err
-			}
-			return st.Host(), nil
+	// advertise starts nuv's loopback registry if needed and advertises it in a cluster (KEP-1755).
+	advertise := func(ctx context.Context, cfg *rest.Config) (string, error) {
+		st, started, err := registry.Ensure(ctx, env, home)
+		if err != nil {
+			return "", fmt.Errorf("loopback registry: %w", err)
+		}
+		if started {
+			env.Log.Infof("started nuv's loopback registry on %s", st.Addr)
+		}
+		if err := load.AdvertiseRegistry(ctx, cfg, st.Host()); err != nil {
+			return "", err
+		}
+		return st.Host(), nil
+	}
+	lp := local.Provider{Home: home, Project: project, Log: env.Log, Getenv: env.Getenv, Registry: advertise}
+	port, err := registry.Port(env.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	kp := &kind.Provider{Home: home, Project: project, Log: env.Log, Getenv: env.Getenv,
+		RegistryHost: "localhost:" + strconv.Itoa(port), Registry: advertise,
+		// Where kindest/node cannot be pulled, nuv assembles the node image offline (cached).
+		NodeImage: func(ctx context.Context, version string) (string, error) {
+			return nodeimage.Ensure(ctx, nodeimage.Options{Version: version, Log: env.Log, Getenv: env.Getenv})
 		}}
 	ap := &aks.Provider{Project: project, Log: env.Log, Getenv: env.Getenv}
 	gp := &gke.Provider{Project: project, Log: env.Log, Getenv: env.Getenv, Exe: env.Exe}
-	return map[string]cluster.Provider{lp.Name(): lp, ap.Name(): ap, gp.Name(): gp}, nil
+	return map[string]cluster.Provider{lp.Name(): lp, kp.Name(): kp, ap.Name(): ap, gp.Name(): gp}, nil
 }
 
 // Local returns the local provider of a set made by New.

@@ -126,7 +126,22 @@ type LocalSpec struct {
 
 // KindSpec is the kind provider's section.
 type KindSpec struct {
+	// Image is the node image (default: nuv's node image for kubernetesVersion).
 	Image string `yaml:"image,omitempty" json:"image,omitempty"`
+	// KubeProxyMode is kube-proxy's mode: nftables (nuv's default), iptables, ipvs or none.
+	KubeProxyMode string `yaml:"kubeProxyMode,omitempty" json:"kubeProxyMode,omitempty"`
+	// Ports are extra port mappings from the host to the first control-plane node.
+	Ports []PortMapping `yaml:"ports,omitempty" json:"ports,omitempty"`
+}
+
+// PortMapping publishes a node container's port on the host.
+type PortMapping struct {
+	ContainerPort int `yaml:"containerPort" json:"containerPort"`
+	HostPort      int `yaml:"hostPort,omitempty" json:"hostPort,omitempty"`
+	// ListenAddress is the host address (default 127.0.0.1: nuv publishes on loopback only).
+	ListenAddress string `yaml:"listenAddress,omitempty" json:"listenAddress,omitempty"`
+	// Protocol is TCP (default), UDP or SCTP.
+	Protocol string `yaml:"protocol,omitempty" json:"protocol,omitempty"`
 }
 
 // ProviderSpec is the free-form section of a provider whose typed section has not been defined yet;
@@ -256,6 +271,7 @@ func (c *Cluster) Clone() *Cluster {
 	}
 	if c.Spec.Kind != nil {
 		k := *c.Spec.Kind
+		k.Ports = slices.Clone(k.Ports)
 		out.Spec.Kind = &k
 	}
 	out.Spec.GKE = c.Spec.GKE.clone()

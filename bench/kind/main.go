@@ -1,0 +1,199 @@
+// Command kind is the benchmark of nuv's kind provider on this machine's container runtime
+// (DOCKER_HOST; hack/dockerd.sh starts nuv's own). It prints, for a 1-node and a 2-node cluster:
+//
+//   - `nuv cluster apply -f spec` of a new kind cluster to nodes Ready (kubeconfig written, default
+//     ServiceAccount present), and its `nuv cluster delete`;
+//   - the peer: the kind library creating the same cluster with the same node image and host patches
+//     and waiting for Ready (what `kind create cluster --wait` does), and the ratio nuv/peer;
+//
+// and, on the 1-node cluster, `nuv image load` (task build-and-load: the operator image built and
+// loaded into the node) and `nuv operator` to the operator's Deployment Available in a real pod.
+// Published anchor: 12-17 s for kind's one-node create with a pulled image on a laptop.
+//
+// Run from the repository root: go run ./bench/kind [-runs 1]. The node image is nuv's offline one
+// (NUV_KIND_NODE_IMAGE names it, else nuv builds or finds it).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+
+	"github.com/nuv-dev/nuv/bench/internal/benchutil"
+	"github.com/nuv-dev/nuv/internal/cluster/kind"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
+)
+
+func main() {
+	runs := flag.Int("runs", 1, "creates of each size (nuv and the peer)")
+	flag.Parse()
+	if err := run(*runs); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/kind:", err)
+		os.Exit(1)
+	}
+}
+
+func specDoc(name string, workers int) string {
+	s := "apiVersion: nuv.dev/v1alpha1\nkind: Cluster\nmetadata: {name: " + name + "}\nspec:\n  provider: kind\n  kubernetesVersion: \"1.36\"\n"
+	if workers > 0 {
+		s += fmt.Sprintf("  nodeGroups:\n  - {name: workers, count: %d}\n", workers)
+	}
+	return s
+}
+
+type row struct {
+	what      string
+	nuv, peer []time.Duration
+	note      string
+}
+
+func run(runs int) error {
+	root, err := benchutil.ModuleRoot()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "nuv-bench-kind-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	nuv := filepath.Join(tmp, "nuv")
+	fmt.Println("building nuv ...")
+	if err := benchutil.BuildNuv(nuv); err != nil {
+		return err
+	}
+	project := filepath.Join(tmp, "project")
+	if err := os.MkdirAll(filepath.Join(project, "clusters"), 0o755); err != nil {
+		return err
+	}
+	for _, f := range []string{"go.mod", "go.sum", "operator", "tests"} {
+		if err := os.Symlink(filepath.Join(root, f), filepath.Join(project, f)); err != nil {
+			return err
+		}
+	}
+	env := append(os.Environ(), "NUV_HOME="+filepath.Join(tmp, "home"), "NUV_PROJECT="+project)
+	nuvRun := func(extra []string, args ...string) (time.Duration, string, error) {
+		cmd := exec.Command(nuv, args...)
+		cmd.Env = append(env, extra...)
+		cmd.Dir = project
+		t0 := time.Now()
+		out, err := cmd.CombinedOutput()
+		d := time.Since(t0)
+		if err != nil {
+			return d, string(out), fmt.Errorf("nuv %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return d, string(out), nil
+	}
+	var rows []row
+	var image string
+	var loadT, operatorT time.Duration
+	for _, workers := range []int{0, 1} {
+		name := fmt.Sprintf("bench-kind-%d", workers+1)
+		file := filepath.Join(tmp, name+".yaml")
+		if err := os.WriteFile(file, []byte(specDoc(name, workers)), 0o644); err != nil {
+			return err
+		}
+		create := row{what: fmt.Sprintf("%d node(s): create to Ready", workers+1)}
+		del := row{what: fmt.Sprintf("%d node(s): delete", workers+1)}
+		for i := 0; i < runs; i++ {
+			fmt.Printf("nuv cluster apply: %s ...\n", name)
+			d, _, err := nuvRun(nil, "cluster", "apply", "-f", file)
+			if err != nil {
+				nuvRun(nil, "cluster", "delete", name)
+				return err
+			}
+			create.nuv = append(create.nuv, d)
+			if image == "" {
+				out, err := exec.Command("docker", "inspect", "--format", "{{.Config.Image}}", name+"-control-plane").Output()
+				if err != nil {
+					return fmt.Errorf("node image of %s: %v", name, err)
+				}
+				image = strings.TrimSpace(string(out))
+			}
+			if workers == 0 && i == 0 {
+				fmt.Println("nuv image load (build-and-load) and nuv operator ...")
+				extra := []string{"NUV_CLUSTER=" + name}
+				if loadT, _, err = nuvRun(extra, "image", "load"); err != nil {
+					nuvRun(nil, "cluster", "delete", name)
+					return err
+				}
+				if operatorT, _, err = nuvRun(extra, "operator"); err != nil {
+					nuvRun(nil, "cluster", "delete", name)
+					return err
+				}
+			}
+			d, _, err = nuvRun(nil, "cluster", "delete", name)
+			if err != nil {
+				return err
+			}
+			del.nuv = append(del.nuv, d)
+
+			fmt.Printf("peer (kind library, --wait): %s ...\n", name)
+			pd, err := peerCreate(name+"-peer", image, workers, tmp)
+			if err != nil {
+				return err
+			}
+			create.peer = append(create.peer, pd)
+		}
+		rows = append(rows, create, del)
+	}
+	fmt.Println()
+	fmt.Printf("node image: %s\n\n", image)
+	fmt.Printf("| figure | nuv (median) | peer: kind library --wait (median) | nuv/peer |\n|---|---|---|---|\n")
+	for _, r := range rows {
+		n := benchutil.Median(r.nuv)
+		if len(r.peer) == 0 {
+			fmt.Printf("| %s | %.1f s | - | - |\n", r.what, n.Seconds())
+			continue
+		}
+		p := benchutil.Median(r.peer)
+		fmt.Printf("| %s | %.1f s | %.1f s | %.2f |\n", r.what, n.Seconds(), p.Seconds(), n.Seconds()/p.Seconds())
+	}
+	fmt.Printf("| build-and-load (operator image built, loaded into the node) | %.1f s | - | - |\n", loadT.Seconds())
+	fmt.Printf("| nuv operator to Available (a real pod) | %.1f s | - | - |\n", operatorT.Seconds())
+	fmt.Printf("(%d run(s) each; nuv figures are whole nuv processes; published anchor for kind's 1-node create: 12-17 s with a pulled image)\n", runs)
+	return nil
+}
+
+// peerCreate creates a cluster the way the kind CLI does (kind's library, --wait), with the node
+// image and the host patches nuv uses, and deletes it; it returns the create time. kind waits for
+// the control-plane nodes only; nuv waits for every node and the default ServiceAccount.
+func peerCreate(name, image string, workers int, tmp string) (time.Duration, error) {
+	n := workers
+	c := &spec.Cluster{Metadata: spec.Metadata{Name: name}, Spec: spec.Spec{Provider: "kind"}}
+	if n > 0 {
+		c.Spec.NodeGroups = []spec.NodeGroup{{Name: "workers", Count: &n}}
+	}
+	cfg, err := kind.Config(kind.ConfigInput{Spec: c, Image: image, Host: kind.DetectHost()})
+	if err != nil {
+		return 0, err
+	}
+	kp := kindcluster.NewProvider(kindcluster.ProviderWithDocker())
+	kc := filepath.Join(tmp, name+".kubeconfig")
+	t0 := time.Now()
+	err = kp.Create(name, kindcluster.CreateWithV1Alpha4Config(cfg), kindcluster.CreateWithKubeconfigPath(kc),
+		kindcluster.CreateWithWaitForReady(5*time.Minute), kindcluster.CreateWithDisplayUsage(false), kindcluster.CreateWithDisplaySalutation(false))
+	d := time.Since(t0)
+	rt, rerr := kind.DetectRuntime(context.Background(), os.Getenv)
+	for attempt := 1; attempt <= 4; attempt++ { // as nuv does: a busy node may need another kill
+		if rerr == nil { // and a node whose pods runc left frozen (cgroup v1) cannot be killed at all
+			(&kind.Provider{}).ThawNodes(context.Background(), rt, name)
+		}
+		derr := kp.Delete(name, kc)
+		if derr == nil {
+			break
+		}
+		if attempt == 4 && err == nil {
+			err = derr
+		}
+		time.Sleep(time.Duration(attempt) * 5 * time.Second)
+	}
+	return d, err
+}

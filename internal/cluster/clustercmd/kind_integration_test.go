@@ -1,0 +1,247 @@
+package clustercmd
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+
+	"github.com/nuv-dev/nuv/internal/cluster/kind"
+	"github.com/nuv-dev/nuv/internal/cluster/kind/kindtest"
+	"github.com/nuv-dev/nuv/internal/kube"
+	"github.com/nuv-dev/nuv/internal/runner"
+)
+
+// kindRuntime is the container runtime of the kind tests: the project's dockerd (hack/dockerd.sh,
+// started by hack/test.sh and named by DOCKER_HOST).
+func kindRuntime(t *testing.T) kind.Runtime {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a container runtime and a kind node image; skipped under -short")
+	}
+	rt, err := kind.DetectRuntime(context.Background(), os.Getenv)
+	if err != nil {
+		t.Fatalf("%v\n(hack/test.sh starts nuv's own dockerd: `eval \"$(hack/dockerd.sh env)\"`)", err)
+	}
+	return rt
+}
+
+func rtOut(t *testing.T, rt kind.Runtime, args ...string) string {
+	t.Helper()
+	out, err := runner.Output(context.Background(), runner.Cmd{Path: rt.Path, Args: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// kindLeftovers asks the runtime what is left of kind cluster name: its containers, the volumes
+// they had (vols), and kind's network if it has no other cluster on it.
+func kindLeftovers(t *testing.T, rt kind.Runtime, name string, vols []string) []string {
+	t.Helper()
+	var left []string
+	if c := rtOut(t, rt, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+name, "--format", "{{.Names}}"); c != "" {
+		left = append(left, "containers: "+c)
+	}
+	have := map[string]bool{}
+	for _, v := range strings.Fields(rtOut(t, rt, "volume", "ls", "--format", "{{.Name}}")) {
+		have[v] = true
+	}
+	for _, v := range vols {
+		if have[v] {
+			left = append(left, "volume "+v)
+		}
+	}
+	for _, n := range strings.Fields(rtOut(t, rt, "network", "ls", "--format", "{{.Name}}")) {
+		if n == "kind" && rtOut(t, rt, "ps", "-a", "--filter", "network=kind", "--format", "{{.Names}}") == "" {
+			left = append(left, "network kind (no container on it)")
+		}
+	}
+	return left
+}
+
+// nodeVolumes lists the volumes of kind cluster name's node containers.
+func nodeVolumes(t *testing.T, rt kind.Runtime, name string) []string {
+	t.Helper()
+	var vols []string
+	for _, c := range strings.Fields(rtOut(t, rt, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+name, "--format", "{{.Names}}")) {
+		out := rtOut(t, rt, "inspect", "--format", `{{range .Mounts}}{{if eq .Type "volume"}}{{.Name}} {{end}}{{end}}`, c)
+		vols = append(vols, strings.Fields(out)...)
+	}
+	return vols
+}
+
+func kindSpec(name string, workers int) string {
+	s := "apiVersion: nuv.dev/v1alpha1\nkind: Cluster\nmetadata: {name: " + name + "}\nspec:\n  provider: kind\n  kubernetesVersion: \"1.36\"\n"
+	if workers > 0 {
+		s += "  nodeGroups:\n  - {name: workers, count: " + itoa(workers) + ", labels: {tier: app}}\n"
+	}
+	return s
+}
+
+// TestIntegrationKind runs the kind provider through `nuv cluster` on the project's dockerd with
+// the offline node image: a 1-node and a 2-node cluster made by `apply -f` (nodes Ready and typed
+// kind, a pod on each node resolving a Service name and reaching a pod on the other node), a plan
+// after apply with no changes, a node-count change planned as a replacement, kind's log export, and
+// a delete that leaves no container, volume or network; then a kind cluster of the same name made
+// without nuv is a conflict nuv leaves alone.
+func TestIntegrationKind(t *testing.T) {
+	rt := kindRuntime(t)
+	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
+	nodeImage := "" // the node image nuv chose, for the cluster made without nuv
+	for _, tc := range []struct {
+		name    string
+		workers int
+	}{{"nuv-kind-1", 0}, {"nuv-kind-2", 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := cliRun{t: t, home: c.home, project: c.project}
+			t.Cleanup(func() { c.run("delete", tc.name) })
+			file := c.specFile(kindSpec(tc.name, tc.workers))
+			out, errs, code := c.run("plan", "-f", file, "--detailed-exitcode")
+			if code != 2 || !strings.Contains(out, "+ create kind-cluster/"+tc.name) {
+				t.Fatalf("plan of a new cluster: exit %d\n%s%s", code, out, errs)
+			}
+			t0 := time.Now()
+			out, errs, code = c.run("apply", "-f", file)
+			if code != 0 {
+				t.Fatalf("apply: exit %d\n%s%s", code, out, errs)
+			}
+			t.Logf("apply of %d node(s): %.1fs", tc.workers+1, time.Since(t0).Seconds())
+			if nodeImage == "" {
+				nodeImage = rtOut(t, rt, "inspect", "--format", "{{.Config.Image}}", tc.name+"-control-plane")
+			}
+			kc := filepath.Join(c.project, "clusters", tc.name+".kubeconfig")
+			st, err := os.Stat(kc)
+			if err != nil || st.Mode().Perm() != 0o600 {
+				t.Fatalf("kubeconfig %s: %v %v", kc, st, err)
+			}
+			cfg, err := clientcmd.BuildConfigFromFlags("", kc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs := kubernetes.NewForConfigOrDie(cfg)
+			ctx := context.Background()
+			nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(nodes.Items) != tc.workers+1 {
+				t.Fatalf("%d nodes, want %d", len(nodes.Items), tc.workers+1)
+			}
+			for _, n := range nodes.Items {
+				if !nodeReady(&n) {
+					t.Errorf("node %s is not Ready", n.Name)
+				}
+			}
+			if typ := kube.DetectNodes(nodes.Items); typ != kube.TypeKind {
+				t.Errorf("nuv detects the cluster as %q, want kind", typ)
+			}
+			kindtest.LoadNetcheck(t, ctx, tc.name)
+			for _, l := range kindtest.CheckPodNetwork(t, ctx, cs, 3*time.Minute) {
+				t.Log(l)
+			}
+			out, errs, code = c.run("plan", "-f", file, "--detailed-exitcode")
+			if code != 0 || !strings.Contains(out, "no changes") {
+				t.Fatalf("plan after apply: exit %d\n%s%s", code, out, errs)
+			}
+			if tc.workers == 0 {
+				// stopped node containers are an update of "running", which start (or apply) makes
+				if out, errs, code = c.run("stop", tc.name); code != 0 {
+					t.Fatalf("stop: exit %d\n%s%s", code, out, errs)
+				}
+				out, errs, code = c.run("plan", "-f", file, "--detailed-exitcode")
+				if code != 2 || !strings.Contains(out, "~ update kind-cluster/"+tc.name) || !strings.Contains(out, "running: stopped -> true") {
+					t.Fatalf("plan of a stopped cluster: exit %d\n%s%s", code, out, errs)
+				}
+				if out, errs, code = c.run("apply", "-f", file); code != 0 {
+					t.Fatalf("apply of a stopped cluster: exit %d\n%s%s", code, out, errs)
+				}
+				if out, errs, code = c.run("plan", "-f", file, "--detailed-exitcode"); code != 0 {
+					t.Fatalf("plan after the restart: exit %d\n%s%s", code, out, errs)
+				}
+			}
+			out, _, _ = c.run("list")
+			if !regexpMatch(`(?m)^`+tc.name+`\s+kind\s+running\s+https://127\.0\.0\.1:\d+\s+`+itoa(tc.workers+1)+`/`+itoa(tc.workers+1), out) {
+				t.Errorf("list:\n%s", out)
+			}
+			if tc.workers > 0 {
+				out, errs, code = c.run("plan", "-f", c.specFile(kindSpec(tc.name, tc.workers+1)), "--detailed-exitcode")
+				want := "workers: workers=" + itoa(tc.workers) + " -> workers=" + itoa(tc.workers+1) + "  (forces replacement)"
+				if code != 2 || !strings.Contains(out, "-/+ replace kind-cluster/"+tc.name) || !strings.Contains(out, want) {
+					t.Errorf("plan of one more worker: exit %d, want a replacement with %q\n%s%s", code, want, out, errs)
+				}
+				out, errs, code = c.run("logs", tc.name, "--tail", "3")
+				if code != 0 || !strings.Contains(out, "==> "+tc.name+"-worker/kubelet <==") {
+					t.Errorf("logs: exit %d\n%s%s", code, tail(out, 2000), errs)
+				}
+			}
+			vols := nodeVolumes(t, rt, tc.name)
+			out, errs, code = c.run("delete", tc.name)
+			if code != 0 {
+				t.Fatalf("delete: exit %d\n%s%s", code, out, errs)
+			}
+			if left := kindLeftovers(t, rt, tc.name, vols); len(left) > 0 {
+				t.Errorf("left after delete: %s", strings.Join(left, "; "))
+			}
+			if _, err := os.Stat(kc); !os.IsNotExist(err) {
+				t.Errorf("kubeconfig still there: %v", err)
+			}
+		})
+	}
+	t.Run("foreign", func(t *testing.T) {
+		c := cliRun{t: t, home: c.home, project: c.project}
+		const name = "nuv-kind-foreign"
+		kp := kindcluster.NewProvider(kindcluster.ProviderWithDocker())
+		t.Cleanup(func() { _ = kp.Delete(name, filepath.Join(t.TempDir(), "kubeconfig")) })
+		if nodeImage == "" {
+			t.Fatal("no node image: the clusters nuv made failed")
+		}
+		raw := "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nnodes:\n- role: control-plane\n  image: " + nodeImage + "\n"
+		if h := kind.DetectHost(); h.CgroupV1 {
+			raw += "kubeadmConfigPatches:\n- |\n  kind: KubeletConfiguration\n  apiVersion: kubelet.config.k8s.io/v1beta1\n  failCgroupV1: false\n"
+		}
+		if err := kp.Create(name, kindcluster.CreateWithRawConfig([]byte(raw)), kindcluster.CreateWithKubeconfigPath(filepath.Join(t.TempDir(), "kubeconfig"))); err != nil {
+			t.Fatalf("kind create (without nuv): %v", err)
+		}
+		file := c.specFile(kindSpec(name, 0))
+		out, errs, code := c.run("plan", "-f", file, "--detailed-exitcode")
+		if code != 2 || !strings.Contains(out, "! conflict kind-cluster/"+name) || !strings.Contains(out, "was not made by nuv; left alone") {
+			t.Fatalf("plan over a foreign kind cluster: exit %d\n%s%s", code, out, errs)
+		}
+		out, errs, code = c.run("apply", "-f", file)
+		if code == 0 || !strings.Contains(errs, "nuv did not make them; nuv leaves them alone") {
+			t.Fatalf("apply over a foreign kind cluster: exit %d\n%s%s", code, out, errs)
+		}
+		out, errs, code = c.run("delete", name)
+		if code == 0 || !strings.Contains(errs, "was not made by nuv") {
+			t.Fatalf("delete of a foreign kind cluster: exit %d\n%s%s", code, out, errs)
+		}
+		if got := rtOut(t, rt, "ps", "--filter", "label=io.x-k8s.kind.cluster="+name, "--format", "{{.Names}}"); got != name+"-control-plane" {
+			t.Fatalf("the foreign cluster's node was touched: running containers %q", got)
+		}
+	})
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}

@@ -1,0 +1,151 @@
+package kind
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+	"sigs.k8s.io/yaml"
+
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
+)
+
+// Node labels nuv puts on every node of a kind cluster it makes: the cluster, the provider and the
+// node group (control-plane for control-plane nodes). They tell nuv's clusters from foreign ones
+// and let Observe count each group's nodes.
+const (
+	LabelCluster   = "nuv.dev/cluster"
+	LabelProvider  = "nuv.dev/provider"
+	LabelNodeGroup = "nuv.dev/node-group"
+)
+
+// ControlPlaneGroup is the node-group label of control-plane nodes.
+const ControlPlaneGroup = "control-plane"
+
+// DefaultKubeProxyMode is nftables: on hosts whose iptables front-ends disagree (legacy and nft)
+// kube-proxy's iptables mode breaks Service routing; nftables has one front-end.
+const DefaultKubeProxyMode = "nftables"
+
+// ConfigInput is what a kind cluster configuration is made from.
+type ConfigInput struct {
+	Spec *spec.Cluster
+	// Image is the node image every node runs.
+	Image string
+	// Host is what the nodes must adapt to (cgroup v1, missing capabilities).
+	Host Host
+	// RegistryHost is nuv's loopback registry ("localhost:5001") when the spec asks for it: the
+	// nodes' containerd gets a mirror for it.
+	RegistryHost string
+}
+
+// Config turns a spec into kind's v1alpha4 cluster configuration: the control-plane nodes, one
+// worker per node of each node group (with the group's labels and taints), the node image,
+// networks, port mappings, and the kubeadm, kubelet and containerd patches the host needs.
+func Config(in ConfigInput) (*v1alpha4.Cluster, error) {
+	c := in.Spec
+	s := &c.Spec
+	cfg := &v1alpha4.Cluster{TypeMeta: v1alpha4.TypeMeta{Kind: "Cluster", APIVersion: "kind.x-k8s.io/v1alpha4"}, Name: c.Metadata.Name}
+	cps := s.ControlPlane.Count
+	if cps == 0 {
+		cps = 1
+	}
+	base := map[string]string{LabelCluster: c.Metadata.Name, LabelProvider: "kind"}
+	for i := 0; i < cps; i++ {
+		n := v1alpha4.Node{Role: v1alpha4.ControlPlaneRole, Image: in.Image, Labels: withGroup(base, ControlPlaneGroup, nil)}
+		if i == 0 && s.Kind != nil {
+			for _, p := range s.Kind.Ports {
+				n.ExtraPortMappings = append(n.ExtraPortMappings, portMapping(p))
+			}
+		}
+		cfg.Nodes = append(cfg.Nodes, n)
+	}
+	for _, g := range s.NodeGroups {
+		var patches []string
+		if len(g.Taints) > 0 {
+			p, err := taintPatch(g.Taints)
+			if err != nil {
+				return nil, fmt.Errorf("node group %s: %w", g.Name, err)
+			}
+			patches = append(patches, p)
+		}
+		for i := 0; i < g.Size(); i++ {
+			cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{Role: v1alpha4.WorkerRole, Image: in.Image,
+				Labels: withGroup(base, g.Name, g.Labels), KubeadmConfigPatches: slices.Clone(patches)})
+		}
+	}
+	cfg.Networking.PodSubnet = s.Networking.PodCIDR
+	cfg.Networking.ServiceSubnet = s.Networking.ServiceCIDR
+	cfg.Networking.KubeProxyMode = v1alpha4.ProxyMode(kubeProxyMode(c))
+	if in.Host.CgroupV1 {
+		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches,
+			"kind: KubeletConfiguration\napiVersion: kubelet.config.k8s.io/v1beta1\nfailCgroupV1: false\n")
+	}
+	if in.Host.NoSysResource {
+		cfg.ContainerdConfigPatches = append(cfg.ContainerdConfigPatches,
+			"[plugins.\"io.containerd.grpc.v1.cri\"]\n  restrict_oom_score_adj = true\n")
+	}
+	if in.RegistryHost != "" {
+		cfg.ContainerdConfigPatches = append(cfg.ContainerdConfigPatches, fmt.Sprintf(
+			"[plugins.\"io.containerd.grpc.v1.cri\".registry.mirrors.%q]\n  endpoint = [%q]\n", in.RegistryHost, "http://"+in.RegistryHost))
+	}
+	return cfg, nil
+}
+
+func kubeProxyMode(c *spec.Cluster) string {
+	if c.Spec.Kind != nil && c.Spec.Kind.KubeProxyMode != "" {
+		return c.Spec.Kind.KubeProxyMode
+	}
+	return DefaultKubeProxyMode
+}
+
+func withGroup(base map[string]string, group string, extra map[string]string) map[string]string {
+	out := maps.Clone(base)
+	maps.Copy(out, extra)
+	out[LabelNodeGroup] = group
+	return out
+}
+
+func portMapping(p spec.PortMapping) v1alpha4.PortMapping {
+	addr := p.ListenAddress
+	if addr == "" {
+		addr = "127.0.0.1"
+	}
+	host := p.HostPort
+	if host == 0 {
+		host = p.ContainerPort
+	}
+	proto := strings.ToUpper(p.Protocol)
+	if proto == "" {
+		proto = "TCP"
+	}
+	return v1alpha4.PortMapping{ContainerPort: int32(p.ContainerPort), HostPort: int32(host), ListenAddress: addr, Protocol: v1alpha4.PortMappingProtocol(proto)}
+}
+
+// taintPatch is the kubeadm JoinConfiguration patch that registers a worker with taints.
+func taintPatch(taints []string) (string, error) {
+	var b strings.Builder
+	b.WriteString("kind: JoinConfiguration\nnodeRegistration:\n  taints:\n")
+	for _, t := range taints {
+		pt, err := spec.ParseTaint(t)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "  - key: %q\n", pt.Key)
+		if pt.Value != "" {
+			fmt.Fprintf(&b, "    value: %q\n", pt.Value)
+		}
+		fmt.Fprintf(&b, "    effect: %s\n", pt.Effect)
+	}
+	return b.String(), nil
+}
+
+// Render writes cfg as the YAML `kind create cluster --config` reads.
+func Render(cfg *v1alpha4.Cluster) ([]byte, error) {
+	b, err := yaml.Marshal(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("render kind config: %w", err)
+	}
+	return b, nil
+}

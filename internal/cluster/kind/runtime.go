@@ -1,0 +1,140 @@
+package kind
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+
+	"github.com/nuv-dev/nuv/internal/runner"
+)
+
+// Runtime is the container runtime kind nodes run in, as found on this machine.
+type Runtime struct {
+	// Name is docker, podman or nerdctl.
+	Name string
+	// Path is the runtime's command-line program.
+	Path string
+	// Endpoint is where its daemon was reached (DOCKER_HOST, CONTAINER_HOST or the default).
+	Endpoint string
+	// Version is the daemon's (server's) version.
+	Version string
+}
+
+// runtimeNames are the runtimes kind supports, in the order kind's own detection tries them.
+var runtimeNames = []string{"docker", "nerdctl", "podman"}
+
+// ErrNoRuntime is wrapped by DetectRuntime's errors: no usable container runtime.
+var ErrNoRuntime = errors.New("no container runtime for kind clusters")
+
+// option returns the kind library's provider option for r.
+func (r Runtime) option() kindcluster.ProviderOption {
+	switch r.Name {
+	case "podman":
+		return kindcluster.ProviderWithPodman()
+	case "nerdctl":
+		return kindcluster.ProviderWithNerdctl(r.Path)
+	}
+	return kindcluster.ProviderWithDocker()
+}
+
+// endpointVar is the environment variable that points the runtime's client at its daemon.
+func endpointVar(name string) string {
+	switch name {
+	case "podman":
+		return "CONTAINER_HOST"
+	case "nerdctl":
+		return "CONTAINERD_ADDRESS"
+	}
+	return "DOCKER_HOST"
+}
+
+// DetectRuntime finds the container runtime kind clusters use: the one KIND_EXPERIMENTAL_PROVIDER
+// names (as the kind CLI honours it), else the first of docker, nerdctl and podman whose program is
+// on PATH and whose daemon answers. The runtime's own client settings apply (DOCKER_HOST,
+// CONTAINER_HOST, ...): the kind library runs the same programs with nuv's environment.
+// The error wraps ErrNoRuntime and names what was looked for and how to install a runtime.
+func DetectRuntime(ctx context.Context, getenv func(string) string) (Runtime, error) {
+	names := runtimeNames
+	forced := getenv("KIND_EXPERIMENTAL_PROVIDER")
+	if forced != "" {
+		ok := false
+		for _, n := range runtimeNames {
+			ok = ok || n == forced
+		}
+		if !ok {
+			return Runtime{}, fmt.Errorf("%w: KIND_EXPERIMENTAL_PROVIDER=%q is not one of %s", ErrNoRuntime, forced, strings.Join(runtimeNames, ", "))
+		}
+		names = []string{forced}
+	}
+	var problems []string
+	for _, n := range names {
+		path, err := exec.LookPath(n)
+		if err != nil {
+			continue
+		}
+		rt := Runtime{Name: n, Path: path, Endpoint: getenv(endpointVar(n))}
+		v, err := probe(ctx, rt)
+		if err != nil {
+			where := "its default socket"
+			if rt.Endpoint != "" {
+				where = endpointVar(n) + "=" + rt.Endpoint
+			}
+			problems = append(problems, fmt.Sprintf("%s (%s) is installed but its daemon does not answer at %s: %s", n, path, where, firstLine(err)))
+			continue
+		}
+		rt.Version = v
+		return rt, nil
+	}
+	looked := strings.Join(names, ", ")
+	if forced != "" {
+		looked += " (KIND_EXPERIMENTAL_PROVIDER=" + forced + ")"
+	}
+	if len(problems) > 0 {
+		return Runtime{}, fmt.Errorf("%w: %s; start it (`systemctl start docker` or `dockerd`) or point %s at a running daemon",
+			ErrNoRuntime, strings.Join(problems, "; "), endpointVar(names[0]))
+	}
+	return Runtime{}, fmt.Errorf("%w: looked for %s on PATH and found none; install one, e.g. `apt-get install docker.io` (Debian, Ubuntu), then start it (`systemctl start docker`)",
+		ErrNoRuntime, looked)
+}
+
+// probe asks the runtime's daemon for its version (bounded: a daemon that hangs is not usable).
+func probe(ctx context.Context, rt Runtime) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	format := "{{.ServerVersion}}"
+	if rt.Name == "podman" {
+		format = "{{.Version.Version}}"
+	}
+	out, err := runner.Output(ctx, runner.Cmd{Path: rt.Path, Args: []string{"info", "--format", format}})
+	if err != nil {
+		var re *runner.RunError
+		if errors.As(err, &re) && len(strings.TrimSpace(string(re.Stderr))) > 0 {
+			return "", errors.New(strings.TrimSpace(string(re.Stderr)))
+		}
+		return "", err
+	}
+	v := strings.TrimSpace(string(out))
+	if v == "" || v == "<no value>" {
+		return "", fmt.Errorf("`%s info` reported no server version", rt.Name)
+	}
+	return v, nil
+}
+
+func firstLine(err error) string {
+	s := strings.TrimSpace(err.Error())
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// output runs the runtime's program with args and returns its standard output.
+func (r Runtime) output(ctx context.Context, args ...string) (string, error) {
+	out, err := runner.Output(ctx, runner.Cmd{Path: r.Path, Args: args})
+	return string(out), err
+}

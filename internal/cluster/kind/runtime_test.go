@@ -1,0 +1,117 @@
+package kind
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDetectRuntimeNone: with no runtime on PATH the error names what was looked for and how to
+// install one.
+func TestDetectRuntimeNone(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want []string
+	}{
+		{"nothing on PATH", nil, []string{"looked for docker, nerdctl, podman on PATH", "apt-get install docker.io"}},
+		{"forced podman", map[string]string{"KIND_EXPERIMENTAL_PROVIDER": "podman"}, []string{"looked for podman (KIND_EXPERIMENTAL_PROVIDER=podman)", "apt-get install docker.io"}},
+		{"unknown provider", map[string]string{"KIND_EXPERIMENTAL_PROVIDER": "lxc"}, []string{`KIND_EXPERIMENTAL_PROVIDER="lxc" is not one of docker, nerdctl, podman`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DetectRuntime(context.Background(), func(k string) string { return tc.env[k] })
+			if !errors.Is(err, ErrNoRuntime) {
+				t.Fatalf("want ErrNoRuntime, got %v", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestDetectRuntimeDaemonDown: the real docker client pointed (DOCKER_HOST) at a socket where no
+// daemon listens is found but refused, with the endpoint named.
+func TestDetectRuntimeDaemonDown(t *testing.T) {
+	docker, err := lookDocker()
+	if err != nil {
+		t.Fatalf("the docker client is needed (hack/test.sh installs docker.io): %v", err)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(docker, filepath.Join(dir, "docker")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	host := "unix://" + filepath.Join(dir, "nothing.sock")
+	// docker runs with nuv's environment, as the kind library runs it.
+	t.Setenv("DOCKER_HOST", host)
+	_, err = DetectRuntime(context.Background(), os.Getenv)
+	if !errors.Is(err, ErrNoRuntime) {
+		t.Fatalf("want ErrNoRuntime, got %v", err)
+	}
+	for _, w := range []string{"docker (" + filepath.Join(dir, "docker") + ") is installed but its daemon does not answer at DOCKER_HOST=" + host, "point DOCKER_HOST at a running daemon"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q lacks %q", err, w)
+		}
+	}
+}
+
+func lookDocker() (string, error) { return exec.LookPath("docker") }
+
+// TestCapBounding reads the bounding set the way DetectHost does.
+func TestCapBounding(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		status string
+		noRes  bool
+		ok     bool
+	}{
+		{"Name:\tx\nCapBnd:\t000001fffeffffff\n", true, true},
+		{"Name:\tx\nCapBnd:\t000001ffffffffff\n", false, true},
+		{"Name:\tx\n", false, false},
+	} {
+		f := filepath.Join(dir, "status")
+		if err := os.WriteFile(f, []byte(tc.status), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		bnd, ok := capBounding(f)
+		if ok != tc.ok || (ok && (bnd&(1<<capSysResource) == 0) != tc.noRes) {
+			t.Errorf("%q: got %x %v", tc.status, bnd, ok)
+		}
+	}
+}
+
+// TestThawTree thaws the frozen freezer states of a tree and leaves the others.
+func TestThawTree(t *testing.T) {
+	root := t.TempDir()
+	for p, st := range map[string]string{"a": "FROZEN\n", "a/b": "THAWED\n", "a/b/c": "FROZEN\n", "d": "FREEZING\n"} {
+		dir := filepath.Join(root, p)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "freezer.state"), []byte(st), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := thawTree(root); n != 2 {
+		t.Errorf("thawed %d, want 2", n)
+	}
+	for p, want := range map[string]string{"a": "THAWED", "a/b/c": "THAWED", "d": "FREEZING\n"} {
+		b, _ := os.ReadFile(filepath.Join(root, p, "freezer.state"))
+		if string(b) != want {
+			t.Errorf("%s: %q, want %q", p, b, want)
+		}
+	}
+	f := filepath.Join(root, "cgroup")
+	os.WriteFile(f, []byte("12:pids:/docker/x\n6:freezer:/docker/abc/kubelet.slice\n1:name=systemd:/docker/abc\n"), 0o644)
+	if p, ok := freezerPath(f); !ok || p != "/docker/abc/kubelet.slice" {
+		t.Errorf("freezerPath = %q %v", p, ok)
+	}
+}
