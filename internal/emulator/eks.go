@@ -849,7 +849,6 @@ func releaseVersion(v string) string {
 	return fmt.Sprintf("%s.%d-20261115", v, 3+minorOf(v)%5)
 }
 
-
 func (s *Server) eksCreateNodegroup(r *eksRequest) (any, error) {
 	c, err := s.activeCluster(r.segs[1])
 	if err != nil {
