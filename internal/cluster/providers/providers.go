@@ -9,6 +9,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/eks"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/image/load"
 	"github.com/nuv-dev/nuv/internal/paths"
@@ -37,7 +38,8 @@ func New(env *cli.Env) (map[string]cluster.Provider, error) {
 			}
 			return st.Host(), nil
 		}}
-	return map[string]cluster.Provider{lp.Name(): lp}, nil
+	ep := eks.New(project, env.Exe, env.Getenv, env.Log)
+	return map[string]cluster.Provider{lp.Name(): lp, ep.Name(): ep}, nil
 }
 
 // Local returns the local provider of a set made by New.

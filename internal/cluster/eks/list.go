@@ -1,0 +1,110 @@
+package eks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
+)
+
+// configured reports whether this environment names an AWS account to look in (credentials, a
+// profile or an endpoint): without one, List and Status find nothing instead of probing the
+// SDK's whole chain (instance metadata included) on every `nuv cluster list`.
+func (p *Provider) configured() bool {
+	for _, k := range []string{"AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_FULL_URI"} {
+		if p.getenv(k) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// List reports the EKS clusters nuv made (tagged nuv.dev/cluster) in the environment's account
+// and region.
+func (p *Provider) List(ctx context.Context) ([]cluster.Info, error) {
+	if !p.configured() {
+		return nil, nil
+	}
+	s, err := p.session(ctx, &spec.Cluster{}, Section{})
+	if err != nil {
+		return nil, err
+	}
+	var out []cluster.Info
+	pg := eks.NewListClustersPaginator(s.eks, &eks.ListClustersInput{})
+	for pg.HasMorePages() {
+		page, err := pg.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("eks:ListClusters: %s", apiMessage(err))
+		}
+		for _, n := range page.Clusters {
+			info, err := p.status(ctx, s, n)
+			if errors.Is(err, cluster.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, info)
+		}
+	}
+	return out, nil
+}
+
+// Status reports one EKS cluster nuv made.
+func (p *Provider) Status(ctx context.Context, name string) (cluster.Info, error) {
+	if !p.configured() {
+		return cluster.Info{}, fmt.Errorf("%q: %w", name, cluster.ErrNotFound)
+	}
+	s, err := p.session(ctx, &spec.Cluster{}, Section{})
+	if err != nil {
+		return cluster.Info{}, err
+	}
+	return p.status(ctx, s, name)
+}
+
+func (p *Provider) status(ctx context.Context, s *session, name string) (cluster.Info, error) {
+	out, err := s.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(name)})
+	if apiCode(err) == "ResourceNotFoundException" {
+		return cluster.Info{}, fmt.Errorf("%q: %w", name, cluster.ErrNotFound)
+	}
+	if err != nil {
+		return cluster.Info{}, fmt.Errorf("eks:DescribeCluster %s: %s", name, apiMessage(err))
+	}
+	cl := out.Cluster
+	if cl.Tags[TagCluster] != name {
+		return cluster.Info{}, fmt.Errorf("%q (an EKS cluster nuv did not make): %w", name, cluster.ErrNotFound)
+	}
+	info := cluster.Info{Name: name, Provider: Name, APIURL: aws.ToString(cl.Endpoint), Version: aws.ToString(cl.Version), Flavor: "eks", HA: true, NodesReady: -1}
+	if cl.CreatedAt != nil {
+		info.Created = *cl.CreatedAt
+	}
+	switch cl.Status {
+	case ekstypes.ClusterStatusActive, ekstypes.ClusterStatusUpdating:
+		info.Status = cluster.Running
+	case ekstypes.ClusterStatusCreating:
+		info.Status = cluster.Creating
+	default:
+		info.Status = cluster.Degraded
+	}
+	if _, err := os.Stat(p.KubeconfigPath(name)); err == nil {
+		info.Kubeconfig = p.KubeconfigPath(name)
+	}
+	ngs, err := s.eks.ListNodegroups(ctx, &eks.ListNodegroupsInput{ClusterName: aws.String(name)})
+	if err == nil {
+		for _, ng := range ngs.Nodegroups {
+			d, err := s.eks.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: aws.String(name), NodegroupName: aws.String(ng)})
+			if err == nil && d.Nodegroup.ScalingConfig != nil {
+				info.Nodes += int(aws.ToInt32(d.Nodegroup.ScalingConfig.DesiredSize))
+			}
+		}
+	}
+	info.Components = []cluster.Component{{Name: "control-plane (" + string(cl.Status) + ")", Running: cl.Status == ekstypes.ClusterStatusActive}}
+	return info, nil
+}
