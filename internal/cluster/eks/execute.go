@@ -139,10 +139,7 @@ func (x *exec) tags() map[string]string {
 func (x *exec) ec2Tags(rt ec2types.ResourceType, extra ...string) []ec2types.TagSpecification {
 	t := x.tags()
 	t[TagResource] = x.res.Key()
-	t["Name"] = x.name
-	if x.res.Kind != kindVPC {
-		t["Name"] = x.name + "-" + x.res.Name
-	}
+	t["Name"] = nameTag(x.name, *x.res)
 	for i := 0; i+1 < len(extra); i += 2 {
 		t[extra[i]] = extra[i+1]
 	}
@@ -151,6 +148,18 @@ func (x *exec) ec2Tags(rt ec2types.ResourceType, extra ...string) []ec2types.Tag
 		out = append(out, ec2types.Tag{Key: aws.String(k), Value: aws.String(t[k])})
 	}
 	return []ec2types.TagSpecification{{ResourceType: rt, Tags: out}}
+}
+
+// nameTag is an EC2 resource's Name: the cluster's for its VPC, CLUSTER-KIND for the others named
+// after the cluster, CLUSTER-NAME for the rest ("shop-private-us-east-1a").
+func nameTag(clusterName string, r cluster.Resource) string {
+	switch {
+	case r.Kind == kindVPC:
+		return clusterName
+	case r.Name == clusterName:
+		return clusterName + "-" + r.Kind
+	}
+	return clusterName + "-" + r.Name
 }
 
 func (x *exec) vpc(ctx context.Context) error {

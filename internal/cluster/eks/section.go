@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -68,7 +69,7 @@ func DecodeSection(raw spec.ProviderSpec) (Section, []spec.FieldError) {
 	fail := func(path, f string, a ...any) { errs = append(errs, spec.Errorf(path, f, a...)) }
 	const base = "spec.eks"
 	for _, k := range slices.Sorted(maps.Keys(raw)) {
-		v, p := raw[k], base+"."+k
+		v, p := normalize(raw[k]), base+"."+k
 		switch k {
 		case "endpoint":
 			s.Endpoint = str(v, p, fail)
@@ -187,6 +188,27 @@ func (s Section) AddonVersions() map[string]string {
 		}
 	}
 	return out
+}
+
+// normalize turns the maps and lists a decoder made (of whatever Go type) into map[string]any and
+// []any, so the section reads the same from YAML, JSON or a record.
+func normalize(v any) any {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Map:
+		m := make(map[string]any, rv.Len())
+		for it := rv.MapRange(); it.Next(); {
+			m[fmt.Sprint(it.Key().Interface())] = normalize(it.Value().Interface())
+		}
+		return m
+	case reflect.Slice:
+		l := make([]any, rv.Len())
+		for i := range l {
+			l[i] = normalize(rv.Index(i).Interface())
+		}
+		return l
+	}
+	return v
 }
 
 func kindOf(v any) string {

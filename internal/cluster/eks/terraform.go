@@ -135,10 +135,7 @@ func (w *tfWriter) addrs(keys ...string) hclwrite.Tokens {
 }
 
 func (w *tfWriter) nameTags(r cluster.Resource, extra ...string) cty.Value {
-	t := map[string]string{"Name": w.c.Metadata.Name + "-" + r.Name, TagResource: r.Key()}
-	if r.Kind == kindVPC {
-		t["Name"] = w.c.Metadata.Name
-	}
+	t := map[string]string{"Name": nameTag(w.c.Metadata.Name, r), TagResource: r.Key()}
 	for i := 0; i+1 < len(extra); i += 2 {
 		t[extra[i]] = extra[i+1]
 	}
