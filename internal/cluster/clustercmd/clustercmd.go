@@ -89,7 +89,8 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Providers: local (etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok as")
-	fmt.Fprintln(w, "processes on loopback). Specs: YAML `kind: Cluster` documents, by convention in clusters/specs/.")
+	fmt.Fprintln(w, "processes on loopback), eks (Amazon EKS through the AWS SDK: AWS, or nuv's emulator with")
+	fmt.Fprintln(w, "`eval \"$(nuv emulator env)\"`). Specs: YAML `kind: Cluster` documents, by convention in clusters/specs/.")
 	fmt.Fprintln(w, "State: records and locks in $NUV_HOME/state, or a shared store: NUV_STATE=kube:NAMESPACE@KUBECONFIG.")
 	fmt.Fprintln(w, "`nuv cluster <command> -h` for flags.")
 }
