@@ -82,6 +82,19 @@ func (w *tfWriter) header() {
 	pb := w.body.AppendNewBlock("provider", []string{"aws"}).Body()
 	pb.SetAttributeRaw("region", tfgen.Ref("var", "region"))
 	pb.AppendNewBlock("default_tags", nil).Body().SetAttributeRaw("tags", tfgen.Ref("var", "tags"))
+	if w.hasKarpenter() {
+		// The Karpenter objects go to the cluster itself, authenticated as nuv's kubeconfigs are.
+		name := w.c.Metadata.Name
+		cl := "aws_eks_cluster." + tfgen.Name(name)
+		w.body.AppendNewline()
+		kb := w.body.AppendNewBlock("provider", []string{"kubernetes"}).Body()
+		kb.SetAttributeRaw("host", tfgen.Ident(cl+".endpoint"))
+		kb.SetAttributeRaw("cluster_ca_certificate", tfgen.Ident("base64decode("+cl+".certificate_authority[0].data)"))
+		eb := kb.AppendNewBlock("exec", nil).Body()
+		eb.SetAttributeValue("api_version", cty.StringVal("client.authentication.k8s.io/v1"))
+		eb.SetAttributeValue("command", cty.StringVal("nuv"))
+		eb.SetAttributeValue("args", tfgen.Strings("-eks-token", "--cluster", name))
+	}
 }
 
 func (w *tfWriter) hasKarpenter() bool {
