@@ -17,7 +17,6 @@ package eks
 import (
 	"context"
 	"fmt"
-	"io"
 	"maps"
 	"net/url"
 	"slices"
@@ -331,7 +330,6 @@ func loopback(endpoint string) bool {
 
 // progress prints a wait's status changes with the elapsed time, and the status every 15s.
 type progress struct {
-	w     io.Writer
 	log   cli.Logger
 	what  string
 	start time.Time
