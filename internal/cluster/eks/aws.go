@@ -101,11 +101,20 @@ func (p *Provider) session(ctx context.Context, c *spec.Cluster, sec Section) (*
 	if err != nil {
 		return nil, fmt.Errorf("no AWS credentials: tried %s: %v", chainDescription(profile), err)
 	}
-	id, err := sts.NewFromConfig(cfg).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+	// Two attempts only: an endpoint that does not answer is said at once, not after every retry.
+	id, err := sts.NewFromConfig(cfg).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{}, func(o *sts.Options) { o.RetryMaxAttempts = 2 })
 	if err != nil {
 		where := "AWS"
 		if endpoint != "" {
 			where = endpoint
+		}
+		var ae smithy.APIError
+		if !errors.As(err, &ae) {
+			hint := ""
+			if loopback(endpoint) {
+				hint = " (is nuv's emulator up? `nuv emulator status`)"
+			}
+			return nil, fmt.Errorf("cannot reach %s to check the AWS credentials (sts:GetCallerIdentity in %s): %v%s", where, cfg.Region, err, hint)
 		}
 		return nil, fmt.Errorf("the AWS credentials from %s were refused by %s (sts:GetCallerIdentity): %s (the SDK's chain tried %s)",
 			creds.Source, where, apiMessage(err), chainDescription(profile))

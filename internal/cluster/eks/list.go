@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
@@ -26,12 +27,18 @@ func (p *Provider) configured() bool {
 	return false
 }
 
+// listTimeout bounds List and Status: an unreachable endpoint (an emulator that is down) makes a
+// row of `nuv cluster list` say so instead of holding the listing through every retry.
+const listTimeout = 15 * time.Second
+
 // List reports the EKS clusters nuv made (tagged nuv.dev/cluster) in the environment's account
 // and region.
 func (p *Provider) List(ctx context.Context) ([]cluster.Info, error) {
 	if !p.configured() {
 		return nil, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
 	s, err := p.session(ctx, &spec.Cluster{}, Section{})
 	if err != nil {
 		return nil, err
@@ -62,6 +69,8 @@ func (p *Provider) Status(ctx context.Context, name string) (cluster.Info, error
 	if !p.configured() {
 		return cluster.Info{}, fmt.Errorf("%q: %w", name, cluster.ErrNotFound)
 	}
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
 	s, err := p.session(ctx, &spec.Cluster{}, Section{})
 	if err != nil {
 		return cluster.Info{}, err
