@@ -341,11 +341,19 @@ func (p *Provider) progress(what string) *progress {
 	return &progress{log: p.log(), what: what, start: time.Now()}
 }
 
+// doneStatuses end a wait; a wait that finds one at its first look prints nothing (the resource
+// was ready already).
+var doneStatuses = map[string]bool{"ACTIVE": true, "available": true, "Successful": true, "deleted": true}
+
 func (g *progress) status(s string) {
 	now := time.Now()
+	first := g.at.IsZero()
 	if s == g.last && now.Sub(g.at) < 15*time.Second {
 		return
 	}
 	g.last, g.at = s, now
+	if first && doneStatuses[s] {
+		return
+	}
 	g.log.Infof("  waiting for %s: %s (%s)", g.what, s, now.Sub(g.start).Round(100*time.Millisecond))
 }
