@@ -46,8 +46,8 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"no command", nil, 2, ""},
 		{"unknown command", []string{"frob"}, 2, `unknown cluster command "frob"`},
-		{"no provider", []string{"create"}, 2, "name a provider (valid: local)"},
-		{"unknown provider", []string{"create", "kind2"}, 2, `unknown provider "kind2" (valid: local)`},
+		{"no provider", []string{"create"}, 2, "name a provider (valid: eks, local)"},
+		{"unknown provider", []string{"create", "kind2"}, 2, `unknown provider "kind2" (valid: eks, local)`},
 		{"unknown flavor", []string{"create", "local", "--flavor", "foo"}, 2, `unknown flavor "foo" (valid: aks, eks, generic, gke, k3s, kind, lks, m8s, osh)`},
 		{"unknown version", []string{"create", "local", "--version", "1.30.0"}, 2, `unsupported --version "1.30.0" (valid: 1.36.3)`},
 		{"bad name", []string{"create", "local", "Bad_Name"}, 2, `invalid cluster name "Bad_Name"`},
@@ -247,7 +247,7 @@ spec:
 	}
 	f = writeSpec(t, env.Dir, "apiVersion: nuv.dev/v1alpha1\nkind: Cluster\nmetadata: {name: x}\nspec: {provider: ekz}\n")
 	err = Run(context.Background(), env, []string{"plan", "-f", f})
-	if err == nil || !strings.Contains(err.Error(), f+":4: spec.provider: unknown provider \"ekz\" (valid: local)") {
+	if err == nil || !strings.Contains(err.Error(), f+":4: spec.provider: unknown provider \"ekz\" (valid: eks, local)") {
 		t.Fatalf("unknown provider: %v", err)
 	}
 }
