@@ -167,3 +167,22 @@ func TestValidateAgainstAWS(t *testing.T) {
 		}
 	})
 }
+
+// TestExampleSpec: the example the README points at (clusters/specs/eks.yaml) plans against the
+// emulator.
+func TestExampleSpec(t *testing.T) {
+	e := startEmulator(t, 0)
+	cs, err := spec.ReadFile(filepath.Join("..", "..", "..", "clusters", "specs", "eks.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := newEngine(t, New(t.TempDir(), "nuv", e.getenv, nil)).Plan(context.Background(), cs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	engine.WritePlan(&b, plan)
+	if !strings.Contains(b.String(), "+ create node-group/apps") || plan.Count("create") != 20 {
+		t.Fatalf("plan of the example:\n%s", b.String())
+	}
+}
