@@ -34,10 +34,11 @@ func sectionOf(c *spec.Cluster) Section {
 // observation collects what exists, with the EC2 ids mapped to resource keys so references
 // (a NAT gateway's subnet, a route's target) read as keys like the desired resources' fields.
 type observation struct {
-	name string
-	out  []cluster.Resource
-	keys map[string]string // EC2 id -> resource key
-	seen map[string]bool   // EC2 ids observed
+	name     string
+	recorded map[string]string // id -> key, from the state record
+	out      []cluster.Resource
+	keys     map[string]string // EC2 id -> resource key
+	seen     map[string]bool   // EC2 ids observed
 }
 
 func (o *observation) add(r cluster.Resource) {
@@ -73,9 +74,15 @@ func tagsOf(tags []ec2types.Tag) map[string]string {
 	return m
 }
 
-// resourceKey is an EC2 resource's key: its nuv.dev/resource tag, else kind/id.
-func resourceKey(tags map[string]string, kind, id string) (string, string) {
+// resourceKey is an EC2 resource's key: its nuv.dev/resource tag, else the key the state record
+// gives its id (a resource whose tags were edited by hand), else kind/id.
+func (o *observation) resourceKey(tags map[string]string, kind, id string) (string, string) {
 	if k, ok := tags[TagResource]; ok {
+		if kd, n, ok := strings.Cut(k, "/"); ok && kd == kind {
+			return kd, n
+		}
+	}
+	if k, ok := o.recorded[id]; ok {
 		if kd, n, ok := strings.Cut(k, "/"); ok && kd == kind {
 			return kd, n
 		}
@@ -94,11 +101,12 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 		return nil, err
 	}
 	name := c.Metadata.Name
-	o := &observation{name: name, keys: map[string]string{}, seen: map[string]bool{}}
+	o := &observation{name: name, keys: map[string]string{}, seen: map[string]bool{}, recorded: map[string]string{}}
 	rec := map[string][]string{}
 	for _, r := range recorded {
 		if r.ID != "" {
 			rec[r.Kind] = append(rec[r.Kind], r.ID)
+			o.recorded[r.ID] = r.Key()
 		}
 	}
 	if err := s.observeNetwork(ctx, o, rec); err != nil {
@@ -199,7 +207,7 @@ func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[st
 	}
 	for _, v := range vpcs {
 		t := tagsOf(v.Tags)
-		k, n := resourceKey(t, kindVPC, aws.ToString(v.VpcId))
+		k, n := o.resourceKey(t, kindVPC, aws.ToString(v.VpcId))
 		o.add(cluster.Resource{Kind: k, Name: n, ID: aws.ToString(v.VpcId), Fields: map[string]string{"cidr": aws.ToString(v.CidrBlock)}})
 	}
 	// A VPC named like the cluster's that nuv did not make: a conflict, never touched.
@@ -230,7 +238,7 @@ func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[st
 		return wrap("DescribeSubnets", err)
 	}
 	for _, sn := range subnets {
-		k, n := resourceKey(tagsOf(sn.Tags), kindSubnet, aws.ToString(sn.SubnetId))
+		k, n := o.resourceKey(tagsOf(sn.Tags), kindSubnet, aws.ToString(sn.SubnetId))
 		o.add(cluster.Resource{Kind: k, Name: n, ID: aws.ToString(sn.SubnetId), Fields: map[string]string{
 			"cidr": aws.ToString(sn.CidrBlock), "zone": aws.ToString(sn.AvailabilityZone), "public": strconv.FormatBool(aws.ToBool(sn.MapPublicIpOnLaunch))},
 			DependsOn: vpcKey(aws.ToString(sn.VpcId))})
@@ -247,7 +255,7 @@ func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[st
 		return wrap("DescribeInternetGateways", err)
 	}
 	for _, g := range igws {
-		k, n := resourceKey(tagsOf(g.Tags), kindIGW, aws.ToString(g.InternetGatewayId))
+		k, n := o.resourceKey(tagsOf(g.Tags), kindIGW, aws.ToString(g.InternetGatewayId))
 		vpc, attachment := "", ""
 		for _, a := range g.Attachments {
 			vpc, attachment = o.ref(aws.ToString(a.VpcId)), aws.ToString(a.VpcId)
@@ -267,7 +275,7 @@ func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[st
 		return wrap("DescribeAddresses", err)
 	}
 	for _, a := range eips {
-		k, n := resourceKey(tagsOf(a.Tags), kindEIP, aws.ToString(a.AllocationId))
+		k, n := o.resourceKey(tagsOf(a.Tags), kindEIP, aws.ToString(a.AllocationId))
 		o.add(cluster.Resource{Kind: k, Name: n, ID: aws.ToString(a.AllocationId), Fields: map[string]string{"domain": string(a.Domain)}, DependsOn: igwKeys})
 	}
 
@@ -285,7 +293,7 @@ func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[st
 		if g.State == ec2types.NatGatewayStateDeleted {
 			continue
 		}
-		k, n := resourceKey(tagsOf(g.Tags), kindNAT, aws.ToString(g.NatGatewayId))
+		k, n := o.resourceKey(tagsOf(g.Tags), kindNAT, aws.ToString(g.NatGatewayId))
 		eip := ""
 		for _, a := range g.NatGatewayAddresses {
 			eip = o.ref(aws.ToString(a.AllocationId))
@@ -309,7 +317,7 @@ func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[st
 		return wrap("DescribeRouteTables", err)
 	}
 	for _, rt := range rts {
-		k, n := resourceKey(tagsOf(rt.Tags), kindRouteTable, aws.ToString(rt.RouteTableId))
+		k, n := o.resourceKey(tagsOf(rt.Tags), kindRouteTable, aws.ToString(rt.RouteTableId))
 		def := ""
 		deps := vpcKey(aws.ToString(rt.VpcId))
 		for _, r := range rt.Routes {
@@ -348,7 +356,7 @@ func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[st
 		return wrap("DescribeSecurityGroups", err)
 	}
 	for _, g := range sgs {
-		k, n := resourceKey(tagsOf(g.Tags), kindSG, aws.ToString(g.GroupId))
+		k, n := o.resourceKey(tagsOf(g.Tags), kindSG, aws.ToString(g.GroupId))
 		ingress := ""
 		for _, perm := range g.IpPermissions {
 			for _, pair := range perm.UserIdGroupPairs {

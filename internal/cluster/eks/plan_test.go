@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -184,5 +186,34 @@ func TestExampleSpec(t *testing.T) {
 	engine.WritePlan(&b, plan)
 	if !strings.Contains(b.String(), "+ create node-group/apps") || plan.Count("create") != 20 {
 		t.Fatalf("plan of the example:\n%s", b.String())
+	}
+}
+
+// TestObserveByRecordedID: a VPC whose tags were removed by hand is still found through the ID
+// the state record holds (and keeps its key); without the record it is not nuv's.
+func TestObserveByRecordedID(t *testing.T) {
+	e := startEmulator(t, 0)
+	c := parse(t, strings.ReplaceAll(existingVPC, "vpcId: vpc-0123456789abcdef0\n    subnetIds: [subnet-0aaa, subnet-0bbb]\n", ""))
+	c.Spec.EKS = nil
+	p := New(t.TempDir(), "nuv", e.getenv, nil)
+	ctx := context.Background()
+	ss, err := p.session(ctx, c, sectionOf(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := ss.ec2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.0.0.0/16")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := aws.ToString(out.Vpc.VpcId)
+	rs, err := p.Observe(ctx, c, []cluster.Resource{{Kind: kindVPC, Name: "lab", ID: id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 || rs[0].Key() != "vpc/lab" || rs[0].ID != id || rs[0].Fields["cidr"] != "10.0.0.0/16" {
+		t.Fatalf("observed with the record: %+v", rs)
+	}
+	if rs, err = p.Observe(ctx, c, nil); err != nil || len(rs) != 0 {
+		t.Fatalf("observed without the record: %+v %v", rs, err)
 	}
 }
