@@ -241,3 +241,35 @@ func (s *session) addonVersion(ctx context.Context, name, want, k string) (strin
 	}
 	return want, nil
 }
+
+// existingNetwork checks the VPC and subnets a spec names: they exist, the subnets are in the VPC,
+// and they span at least two zones (EKS's rule).
+func (s *session) existingNetwork(ctx context.Context, sec Section) []spec.FieldError {
+	var errs []spec.FieldError
+	_, err := s.ec2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{VpcIds: []string{sec.VPCID}})
+	if err != nil {
+		if strings.Contains(apiCode(err), "NotFound") {
+			return []spec.FieldError{spec.Errorf("spec.eks.vpcId", "%s does not exist in %s", sec.VPCID, s.cfg.Region)}
+		}
+		return []spec.FieldError{spec.Errorf("spec.eks.vpcId", "ec2:DescribeVpcs: %s", apiMessage(err))}
+	}
+	zones := map[string]bool{}
+	for i, id := range sec.SubnetIDs {
+		out, err := s.ec2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{SubnetIds: []string{id}})
+		path := fmt.Sprintf("spec.eks.subnetIds[%d]", i)
+		switch {
+		case err != nil && strings.Contains(apiCode(err), "NotFound"):
+			errs = append(errs, spec.Errorf(path, "%s does not exist in %s", id, s.cfg.Region))
+		case err != nil:
+			errs = append(errs, spec.Errorf(path, "ec2:DescribeSubnets: %s", apiMessage(err)))
+		case len(out.Subnets) == 1 && aws.ToString(out.Subnets[0].VpcId) != sec.VPCID:
+			errs = append(errs, spec.Errorf(path, "%s is in %s, not in the spec's VPC %s", id, aws.ToString(out.Subnets[0].VpcId), sec.VPCID))
+		case len(out.Subnets) == 1:
+			zones[aws.ToString(out.Subnets[0].AvailabilityZone)] = true
+		}
+	}
+	if len(errs) == 0 && len(zones) < 2 {
+		errs = append(errs, spec.Errorf("spec.eks.subnetIds", "the subnets are all in one zone; EKS needs two"))
+	}
+	return errs
+}

@@ -271,6 +271,8 @@ func (p *Provider) resolve(ctx context.Context, c *spec.Cluster) (*resolved, []s
 		var cerrs []spec.FieldError
 		r.subnets, cerrs = CarveSubnets(c.Spec.Networking.VPCCIDR, r.zones, sec.PublicSubnetCIDRs, sec.PrivateSubnetCIDRs)
 		errs = append(errs, cerrs...)
+	} else {
+		errs = append(errs, ss.existingNetwork(ctx, sec)...)
 	}
 	checked := map[string]error{}
 	for i, g := range c.Spec.NodeGroups {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,11 +109,19 @@ func TestTerraformGolden(t *testing.T) {
 	e := startEmulator(t, 0)
 	p := New(t.TempDir(), "/usr/local/bin/nuv", e.getenv, nil)
 	eng := newEngine(t, p)
-	for name, doc := range map[string]string{"three-groups": threeGroups, "existing-vpc": existingVPC} {
+	// The existing network of the second spec, made in the emulator; its ids are random, so the
+	// module is compared with them replaced by the spec's placeholders.
+	vpc, subnets := existingNetwork(t, p)
+	ids := strings.NewReplacer("vpc-0123456789abcdef0", vpc, "subnet-0aaa", subnets[0], "subnet-0bbb", subnets[1])
+	back := strings.NewReplacer(vpc, "vpc-0123456789abcdef0", subnets[0], "subnet-0aaa", subnets[1], "subnet-0bbb")
+	for name, doc := range map[string]string{"three-groups": threeGroups, "existing-vpc": ids.Replace(existingVPC)} {
 		t.Run(name, func(t *testing.T) {
 			files, err := eng.Terraform(parse(t, doc))
 			if err != nil {
 				t.Fatal(err)
+			}
+			for n, b := range files {
+				files[n] = []byte(back.Replace(string(b)))
 			}
 			tfgentest.Check(t, filepath.Join("testdata", "terraform", name), files)
 		})
@@ -216,5 +225,49 @@ func TestObserveByRecordedID(t *testing.T) {
 	}
 	if rs, err = p.Observe(ctx, c, nil); err != nil || len(rs) != 0 {
 		t.Fatalf("observed without the record: %+v %v", rs, err)
+	}
+}
+
+// existingNetwork makes a VPC with two subnets in two zones in the emulator.
+func existingNetwork(t *testing.T, p *Provider) (string, []string) {
+	t.Helper()
+	ctx := context.Background()
+	ss, err := p.session(ctx, parse(t, existingVPC), Section{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := ss.ec2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.1.0.0/16")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var subnets []string
+	for i, z := range []string{"us-east-1a", "us-east-1b"} {
+		sn, err := ss.ec2.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: v.Vpc.VpcId, CidrBlock: aws.String(fmt.Sprintf("10.1.%d.0/24", i)), AvailabilityZone: aws.String(z)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		subnets = append(subnets, aws.ToString(sn.Subnet.SubnetId))
+	}
+	return aws.ToString(v.Vpc.VpcId), subnets
+}
+
+// TestExistingNetworkRefusals: a VPC or subnet that does not exist, or a subnet of another VPC, is
+// refused at plan time with its path.
+func TestExistingNetworkRefusals(t *testing.T) {
+	e := startEmulator(t, 0)
+	p := New(t.TempDir(), "nuv", e.getenv, nil)
+	vpc, subnets := existingNetwork(t, p)
+	other, others := existingNetwork(t, p)
+	for _, tc := range []struct{ vpc, s0, s1, want string }{
+		{"vpc-0000000000000000f", subnets[0], subnets[1], "spec.eks.vpcId: vpc-0000000000000000f does not exist in us-east-1"},
+		{vpc, subnets[0], "subnet-00000000000000001", "spec.eks.subnetIds[1]: subnet-00000000000000001 does not exist in us-east-1"},
+		{vpc, others[0], subnets[1], "spec.eks.subnetIds[0]: " + others[0] + " is in " + other + ", not in the spec's VPC " + vpc},
+		{vpc, subnets[0], subnets[0], "spec.eks.subnetIds: the subnets are all in one zone; EKS needs two"},
+	} {
+		doc := strings.NewReplacer("vpc-0123456789abcdef0", tc.vpc, "subnet-0aaa", tc.s0, "subnet-0bbb", tc.s1).Replace(existingVPC)
+		_, err := newEngine(t, New(t.TempDir(), "nuv", e.getenv, nil)).Plan(context.Background(), parse(t, doc))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v\nwant %q", err, tc.want)
+		}
 	}
 }
