@@ -494,3 +494,56 @@ func TestIntegrationEKSRefusals(t *testing.T) {
 		t.Fatalf("apply made something despite the conflict: %v", got)
 	}
 }
+
+// TestIntegrationEKSExistingVPC: a cluster in a VPC and subnets nuv did not make uses them, and
+// its delete removes what nuv made (roles, cluster, node group, add-ons) and leaves the network.
+func TestIntegrationEKSExistingVPC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("makes an emulated EKS cluster (a local control plane); skipped under -short")
+	}
+	w := newWorld(t)
+	ctx := context.Background()
+	vpc, err := w.ec2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.7.0.0/16")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var subnets []string
+	for i, z := range []string{"us-east-1a", "us-east-1b"} {
+		sn, err := w.ec2.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: vpc.Vpc.VpcId, CidrBlock: aws.String(fmt.Sprintf("10.7.%d.0/24", i)), AvailabilityZone: aws.String(z)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		subnets = append(subnets, aws.ToString(sn.Subnet.SubnetId))
+	}
+	t.Cleanup(func() { w.nuv(nil, "cluster", "delete", "lab") })
+	f := w.spec("lab", fmt.Sprintf(`apiVersion: nuv.dev/v1alpha1
+kind: Cluster
+metadata: {name: lab}
+spec:
+  provider: eks
+  nodeGroups:
+  - {name: workers, count: 1}
+  eks: {vpcId: %s, subnetIds: [%s, %s], addons: {kube-proxy: none, coredns: none}}
+`, aws.ToString(vpc.Vpc.VpcId), subnets[0], subnets[1]))
+	out, errs, code := w.nuv(nil, "cluster", "apply", "-f", f)
+	if code != 0 || !strings.Contains(out, "cluster lab: 6 created") {
+		t.Fatalf("apply in an existing VPC: exit %d\n%s%s", code, out, errs)
+	}
+	d, err := w.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String("lab")})
+	if err != nil || strings.Join(d.Cluster.ResourcesVpcConfig.SubnetIds, ",") != strings.Join(subnets, ",") {
+		t.Fatalf("cluster subnets: %v %v", d, err)
+	}
+	if _, _, code := w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode"); code != 0 {
+		t.Fatalf("plan after apply: exit %d", code)
+	}
+	if out, errs, code := w.nuv(nil, "cluster", "delete", "lab"); code != 0 {
+		t.Fatalf("delete: exit %d\n%s%s", code, out, errs)
+	}
+	if got := w.tagged("lab"); len(got) != 0 {
+		t.Fatalf("left after delete: %v", got)
+	}
+	left, err := w.ec2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{SubnetIds: subnets})
+	if err != nil || len(left.Subnets) != 2 {
+		t.Fatalf("the existing subnets after delete: %v %v", left, err)
+	}
+}
