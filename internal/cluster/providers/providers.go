@@ -38,6 +38,8 @@ func New(env *cli.Env) (map[string]cluster.Provider, error) {
 			}
 			return st.Host(), nil
 		}}
+	// ep.Karpenter (eks.Karpenter) maps `manager: karpenter` groups; without it such groups are
+	// refused at plan time naming the field.
 	ep := eks.New(project, env.Exe, env.Getenv, env.Log)
 	return map[string]cluster.Provider{lp.Name(): lp, ep.Name(): ep}, nil
 }
