@@ -192,6 +192,9 @@ func (p *Provider) staticChecks(c *spec.Cluster) []spec.FieldError {
 			add("spec."+name, "is for provider %s; this spec's provider is eks", name)
 		}
 	}
+	if p.Karpenter != nil {
+		errs = append(errs, p.Karpenter.Validate(c)...)
+	}
 	for i, g := range s.NodeGroups {
 		path := "spec.nodeGroups[" + strconv.Itoa(i) + "]"
 		if g.Manager == "karpenter" {

@@ -191,12 +191,8 @@ func (x *exec) subnet(ctx context.Context, ch cluster.Change) error {
 		if err != nil {
 			return err
 		}
-		role := "kubernetes.io/role/internal-elb"
-		if public {
-			role = "kubernetes.io/role/elb"
-		}
 		out, err := x.s.ec2.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: aws.String(vpc), CidrBlock: aws.String(f["cidr"]), AvailabilityZone: aws.String(f["zone"]),
-			TagSpecifications: x.ec2Tags(ec2types.ResourceTypeSubnet, role, "1", "karpenter.sh/discovery", x.name)})
+			TagSpecifications: x.ec2Tags(ec2types.ResourceTypeSubnet, subnetTags(x.name, public)...)})
 		if err != nil {
 			return x.fail("ec2:CreateSubnet", x.res.Key(), err)
 		}
@@ -211,6 +207,15 @@ func (x *exec) subnet(ctx context.Context, ch cluster.Change) error {
 		}
 	}
 	return x.p.waitSubnet(ctx, x.s, x.res.ID)
+}
+
+// subnetTags are the tags of a subnet besides nuv's: the load balancer role Kubernetes' cloud
+// controllers look for, and on private subnets Karpenter's discovery tag (its nodes go there).
+func subnetTags(clusterName string, public bool) []string {
+	if public {
+		return []string{"kubernetes.io/role/elb", "1"}
+	}
+	return []string{"kubernetes.io/role/internal-elb", "1", "karpenter.sh/discovery", clusterName}
 }
 
 func (x *exec) igw(ctx context.Context) error {
@@ -789,27 +794,18 @@ func (x *exec) addon(ctx context.Context, ch cluster.Change, name string) error 
 	return x.p.waitUpdate(ctx, x.s, x.res.Key()+" to "+v, x.name, aws.ToString(out.Update.Id), "", name)
 }
 
-// groupFromFields rebuilds a karpenter group from its recorded fields (to delete a group the spec
-// no longer lists).
-func groupFromFields(name string, f map[string]string) spec.NodeGroup {
-	g := spec.NodeGroup{Name: name, Manager: "karpenter", InstanceType: f["instanceTypes"], Labels: labelsOf(f["labels"]), Taints: parseList(f["taints"]), Spot: f["capacity"] == "SPOT"}
-	for _, p := range []struct {
-		k string
-		v **int
-	}{{"min", &g.Min}, {"max", &g.Max}, {"desired", &g.Count}} {
-		if n, err := strconv.Atoi(f[p.k]); err == nil {
-			*p.v = &n
+// karpenterCluster is what the Karpenter mapping knows of the cluster: the nodes' role, the spec's
+// tags and, in an existing VPC (whose subnets nuv does not tag), the subnets and security group
+// by id.
+func karpenterCluster(c *spec.Cluster, sec Section, clusterSG string) KarpenterCluster {
+	k := KarpenterCluster{Name: c.Metadata.Name, NodeRole: nodeRoleName(c.Metadata.Name), Tags: map[string]string(c.Spec.Tags)}
+	if sec.VPCID != "" {
+		k.SubnetIDs = sec.SubnetIDs
+		if clusterSG != "" {
+			k.SecurityGroupIDs = []string{clusterSG}
 		}
 	}
-	return g
-}
-
-func (x *exec) karpenterTarget() KarpenterCluster {
-	v := ""
-	if x.r != nil {
-		v = x.r.version
-	}
-	return KarpenterCluster{Name: x.name, Role: nodeRoleName(x.name), Version: v, Region: x.s.cfg.Region}
+	return k
 }
 
 func (x *exec) karpenter(ctx context.Context, group string) error {
@@ -822,16 +818,24 @@ func (x *exec) karpenter(ctx context.Context, group string) error {
 			g = sg
 		}
 	}
-	objs, err := x.p.Karpenter.Objects(x.karpenterTarget(), g)
+	out, err := x.p.waitCluster(ctx, x.s, x.name, true)
+	if err != nil {
+		return err
+	}
+	sg := ""
+	if vc := out.Cluster.ResourcesVpcConfig; vc != nil {
+		sg = aws.ToString(vc.ClusterSecurityGroupId)
+	}
+	objs, err := x.p.Karpenter.Objects(karpenterCluster(x.c, x.sec, sg), g)
 	if err != nil {
 		return fmt.Errorf("karpenter/%s: %w", group, err)
-	}
-	if _, err := x.p.waitCluster(ctx, x.s, x.name, true); err != nil {
-		return err
 	}
 	cfg, err := x.p.restConfig(x.name)
 	if err != nil {
 		return err
+	}
+	if err := x.p.Karpenter.Install(ctx, cfg); err != nil {
+		return fmt.Errorf("karpenter/%s: install Karpenter's CRDs: %w", group, err)
 	}
 	if err := x.p.Karpenter.Apply(ctx, cfg, objs); err != nil {
 		return fmt.Errorf("karpenter/%s: %w", group, err)
@@ -889,15 +893,7 @@ func (x *exec) delete(ctx context.Context, kind, rname string, actual *cluster.R
 		if err != nil {
 			return nil // no kubeconfig: the cluster (and its objects) went first
 		}
-		f := map[string]string{}
-		if actual != nil {
-			f = actual.Fields
-		}
-		objs, err := x.p.Karpenter.Objects(x.karpenterTarget(), groupFromFields(rname, f))
-		if err != nil {
-			return fmt.Errorf("%s: %w", k, err)
-		}
-		return x.p.Karpenter.Delete(ctx, cfg, objs)
+		return x.p.Karpenter.Delete(ctx, cfg, x.p.Karpenter.Named(x.name, rname))
 	case kindKubeconfig:
 		if err := os.Remove(x.p.KubeconfigPath(x.name)); err != nil && !os.IsNotExist(err) {
 			return err

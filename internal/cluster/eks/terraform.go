@@ -175,11 +175,7 @@ func (w *tfWriter) resource(r cluster.Resource) error {
 		b.SetAttributeValue("cidr_block", cty.StringVal(f["cidr"]))
 		b.SetAttributeValue("availability_zone", cty.StringVal(f["zone"]))
 		b.SetAttributeValue("map_public_ip_on_launch", cty.BoolVal(f["public"] == "true"))
-		role := "kubernetes.io/role/internal-elb"
-		if f["public"] == "true" {
-			role = "kubernetes.io/role/elb"
-		}
-		b.SetAttributeValue("tags", w.nameTags(r, role, "1", "karpenter.sh/discovery", name))
+		b.SetAttributeValue("tags", w.nameTags(r, subnetTags(name, f["public"] == "true")...))
 	case kindIGW:
 		b := w.block("aws_internet_gateway", r.Key())
 		vpc, err := w.ref(key(kindVPC, name), "id")
@@ -381,7 +377,7 @@ func (w *tfWriter) resource(r cluster.Resource) error {
 				g = sg
 			}
 		}
-		objs, err := w.p.Karpenter.Objects(KarpenterCluster{Name: name, Role: nodeRoleName(name), Version: w.byKey[key(kindCluster, name)].Fields["version"], Region: w.c.Spec.Region}, g)
+		objs, err := w.p.Karpenter.Objects(karpenterCluster(w.c, w.sec, ""), g)
 		if err != nil {
 			return fmt.Errorf("terraform: %s: %w", r.Key(), err)
 		}

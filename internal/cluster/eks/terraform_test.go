@@ -12,18 +12,24 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// givenObjects is a Karpenter whose objects are given by the test: it checks how the provider
-// renders whatever package karpenter maps a group to (the mapping itself is that package's).
-type givenObjects struct{ objs []*unstructured.Unstructured }
+// pkgCluster has the shape of package karpenter's Cluster: KarpenterPackage adapts functions
+// taking it, as it adapts that package's.
+type pkgCluster struct {
+	Name, NodeRole, AMIAlias      string
+	Tags                          map[string]string
+	SubnetIDs, SecurityGroupIDs   []string
+	SubnetTags, SecurityGroupTags map[string]string
+}
 
-func (g givenObjects) Objects(KarpenterCluster, spec.NodeGroup) ([]*unstructured.Unstructured, error) {
-	return g.objs, nil
-}
-func (givenObjects) Apply(context.Context, *rest.Config, []*unstructured.Unstructured) error {
-	panic("not called: Terraform only renders")
-}
-func (givenObjects) Delete(context.Context, *rest.Config, []*unstructured.Unstructured) error {
-	panic("not called: Terraform only renders")
+// givenObjects is a Karpenter whose objects are given by the test: it checks how the provider
+// renders whatever package karpenter maps a group to (the mapping itself is that package's), and
+// records the cluster it was asked about.
+func givenObjects(objs []*unstructured.Unstructured, asked *pkgCluster) Karpenter {
+	notCalled := func(context.Context, *rest.Config, []*unstructured.Unstructured) error { panic("not called: Terraform only renders") }
+	return KarpenterPackage(func(*spec.Cluster) []spec.FieldError { return nil },
+		func(c pkgCluster, g spec.NodeGroup) ([]*unstructured.Unstructured, error) { *asked = c; return objs, nil },
+		func(string, string) []*unstructured.Unstructured { panic("not called") },
+		func(context.Context, *rest.Config) error { panic("not called") }, notCalled, notCalled)
 }
 
 // TestTerraformKarpenterManifests: a karpenter group's objects become kubernetes_manifest
@@ -43,7 +49,8 @@ func TestTerraformKarpenterManifests(t *testing.T) {
 			"subnetSelectorTerms": []any{map[string]any{"tags": map[string]any{"karpenter.sh/discovery": "kp"}}}, "detailedMonitoring": false},
 	}}
 	p := New(t.TempDir(), "nuv", e.getenv, nil)
-	p.Karpenter = givenObjects{[]*unstructured.Unstructured{pool, class}}
+	var asked pkgCluster
+	p.Karpenter = givenObjects([]*unstructured.Unstructured{pool, class}, &asked)
 	c := parse(t, `apiVersion: nuv.dev/v1alpha1
 kind: Cluster
 metadata: {name: kp}
@@ -71,6 +78,9 @@ spec:
 		if !strings.Contains(main, want) {
 			t.Errorf("main.tf lacks %q", want)
 		}
+	}
+	if asked.Name != "kp" || asked.NodeRole != "nuv-kp-nodes" || asked.SubnetIDs != nil {
+		t.Errorf("the mapping was asked about %+v", asked)
 	}
 	if strings.Contains(main, `aws_eks_node_group" "burst"`) {
 		t.Error("a karpenter group was also written as a managed node group")

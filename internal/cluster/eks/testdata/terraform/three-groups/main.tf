@@ -72,7 +72,6 @@ resource "aws_subnet" "public-us-east-1a" {
   map_public_ip_on_launch = true
   tags = {
     Name                     = "shop-public-us-east-1a"
-    "karpenter.sh/discovery" = "shop"
     "kubernetes.io/role/elb" = "1"
     "nuv.dev/resource"       = "subnet/public-us-east-1a"
   }
@@ -85,7 +84,6 @@ resource "aws_subnet" "public-us-east-1b" {
   map_public_ip_on_launch = true
   tags = {
     Name                     = "shop-public-us-east-1b"
-    "karpenter.sh/discovery" = "shop"
     "kubernetes.io/role/elb" = "1"
     "nuv.dev/resource"       = "subnet/public-us-east-1b"
   }
@@ -98,7 +96,6 @@ resource "aws_subnet" "public-us-east-1c" {
   map_public_ip_on_launch = true
   tags = {
     Name                     = "shop-public-us-east-1c"
-    "karpenter.sh/discovery" = "shop"
     "kubernetes.io/role/elb" = "1"
     "nuv.dev/resource"       = "subnet/public-us-east-1c"
   }
