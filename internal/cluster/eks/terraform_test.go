@@ -25,9 +25,14 @@ type pkgCluster struct {
 // renders whatever package karpenter maps a group to (the mapping itself is that package's), and
 // records the cluster it was asked about.
 func givenObjects(objs []*unstructured.Unstructured, asked *pkgCluster) Karpenter {
-	notCalled := func(context.Context, *rest.Config, []*unstructured.Unstructured) error { panic("not called: Terraform only renders") }
+	notCalled := func(context.Context, *rest.Config, []*unstructured.Unstructured) error {
+		panic("not called: Terraform only renders")
+	}
 	return KarpenterPackage(func(*spec.Cluster) []spec.FieldError { return nil },
-		func(c pkgCluster, g spec.NodeGroup) ([]*unstructured.Unstructured, error) { *asked = c; return objs, nil },
+		func(c pkgCluster, g spec.NodeGroup) ([]*unstructured.Unstructured, error) {
+			*asked = c
+			return objs, nil
+		},
 		func(string, string) []*unstructured.Unstructured { panic("not called") },
 		func(context.Context, *rest.Config) error { panic("not called") }, notCalled, notCalled)
 }
