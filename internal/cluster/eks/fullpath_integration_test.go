@@ -58,8 +58,8 @@ func TestIntegrationEKSFullPath(t *testing.T) {
 		t.Fatalf("create eks printed %q, want NAME<TAB>KUBECONFIG", out)
 	}
 	must("cluster", "create", "local", "loc", "--nodes", "1")
-	if out := must("cluster", "list"); !regexp.MustCompile(`(?m)^demo\s+eks\s+running`).MatchString(out) {
-		t.Fatalf("cluster list does not show demo as a running eks cluster:\n%s", out)
+	if out := must("cluster", "list"); !regexp.MustCompile(`(?m)^demo\s+eks\s+running\s+https://127\.0\.0\.1:\d+\s+2/2\s`).MatchString(out) {
+		t.Fatalf("cluster list does not show demo as a running eks cluster with 2 of 2 nodes Ready:\n%s", out)
 	}
 
 	list := must("kube", "list")

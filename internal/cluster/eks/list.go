@@ -10,6 +10,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
@@ -104,6 +107,9 @@ func (p *Provider) status(ctx context.Context, s *session, name string) (cluster
 	}
 	if _, err := os.Stat(p.KubeconfigPath(name)); err == nil {
 		info.Kubeconfig = p.KubeconfigPath(name)
+		if cl.Status == ekstypes.ClusterStatusActive {
+			info.NodesReady = p.readyNodes(ctx, name)
+		}
 	}
 	ngs, err := s.eks.ListNodegroups(ctx, &eks.ListNodegroupsInput{ClusterName: aws.String(name)})
 	if err == nil {
@@ -116,4 +122,33 @@ func (p *Provider) status(ctx context.Context, s *session, name string) (cluster
 	}
 	info.Components = []cluster.Component{{Name: "control-plane (" + string(cl.Status) + ")", Running: cl.Status == ekstypes.ClusterStatusActive}}
 	return info, nil
+}
+
+// readyNodes counts the Ready nodes through the cluster's kubeconfig (its exec credential
+// included); -1 when the API does not answer within a few seconds.
+func (p *Provider) readyNodes(ctx context.Context, name string) int {
+	cfg, err := p.restConfig(name)
+	if err != nil {
+		return -1
+	}
+	cfg.Timeout = 5 * time.Second
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return -1
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, node := range nodes.Items {
+		for _, c := range node.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				n++
+			}
+		}
+	}
+	return n
 }
