@@ -94,6 +94,7 @@ func (p *Provider) id(clusterName, key string) (string, error) {
 var (
 	_ cluster.Provider        = (*Provider)(nil)
 	_ cluster.TerraformWriter = (*Provider)(nil)
+	_ cluster.Adopter         = (*Provider)(nil)
 )
 
 // New returns a provider.

@@ -464,8 +464,15 @@ func TestIntegrationEKSRefusals(t *testing.T) {
 		t.Fatalf("record: %s %q", rec.Phase, rec.Error)
 	}
 	w.clearFaults()
+	// The record lost too (a store that went away): delete finds what is tagged with the name.
+	if out, errs, code := w.nuv(nil, "cluster", "state", "rm", "denied"); code != 0 {
+		t.Fatalf("state rm: exit %d\n%s%s", code, out, errs)
+	}
+	if out, _, code := w.nuv(nil, "cluster", "delete", "denied", "--dry-run"); code != 0 || !strings.Contains(out, "- delete vpc/denied") || !strings.Contains(out, "- delete nat-gateway/us-east-1a") {
+		t.Fatalf("delete --dry-run without a record: exit %d\n%s", code, out)
+	}
 	if out, errs, code := w.nuv(nil, "cluster", "delete", "denied"); code != 0 {
-		t.Fatalf("delete of the failed create: exit %d\n%s%s", code, out, errs)
+		t.Fatalf("delete of the failed create without its record: exit %d\n%s%s", code, out, errs)
 	}
 	if got := w.tagged("denied"); len(got) != 0 {
 		t.Fatalf("left after delete: %v", got)

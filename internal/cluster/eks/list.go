@@ -152,3 +152,31 @@ func (p *Provider) readyNodes(ctx context.Context, name string) int {
 	}
 	return n
 }
+
+// Adopt describes, as a spec, an EKS cluster nuv made whose state record is gone (removed, or a
+// store that was lost): anything tagged nuv.dev/cluster=NAME in the environment's account and
+// region (the EKS cluster, IAM roles, EC2 resources). Delete then finds it all by the tag.
+func (p *Provider) Adopt(ctx context.Context, name string) (*spec.Cluster, error) {
+	if !p.configured() {
+		return nil, fmt.Errorf("%q: %w", name, cluster.ErrNotFound)
+	}
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	c := &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: name}, Spec: spec.Spec{Provider: Name}}
+	// An AWS that cannot be asked is not a reason to stop another provider from adopting the name.
+	s, err := p.session(ctx, c, Section{})
+	if err != nil {
+		return nil, fmt.Errorf("%q: %w (the eks provider could not look: %v)", name, cluster.ErrNotFound, err)
+	}
+	c.Spec.Region = s.cfg.Region
+	rs, err := p.Observe(ctx, c, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %w (the eks provider could not look: %v)", name, cluster.ErrNotFound, err)
+	}
+	for _, r := range rs {
+		if !r.Foreign {
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("%q: %w", name, cluster.ErrNotFound)
+}
