@@ -10,7 +10,7 @@
 //   - `nuv cluster delete` of it, every resource waited for and nothing tagged left (target <= 5 s).
 //
 // Each figure is a whole nuv process, start-up included. The emulator's status delay is 0, so the
-// figures are nuv's, the SDK's and the control plane's own time; the waiters poll every 250 ms
+// figures are nuv's, the SDK's and the control plane's own time; the waiters poll every 100 ms
 // (nuv's interval against a loopback endpoint). No peer can run here (eksctl and Terraform need
 // the real AWS; LocalStack's EKS needs Docker and a paid tier), so the figures stand alone.
 //

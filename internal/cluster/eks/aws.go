@@ -122,7 +122,7 @@ func (p *Provider) session(ctx context.Context, c *spec.Cluster, sec Section) (*
 	s := &session{cfg: cfg, endpoint: endpoint, ec2: ec2.NewFromConfig(cfg), eks: eks.NewFromConfig(cfg), iam: iam.NewFromConfig(cfg),
 		account: aws.ToString(id.Account), arn: aws.ToString(id.Arn), poll: p.Poll}
 	if s.poll == 0 && endpoint != "" && loopback(endpoint) {
-		s.poll = 250 * time.Millisecond
+		s.poll = 100 * time.Millisecond
 	}
 	p.mu.Lock()
 	if p.sessions == nil {

@@ -53,7 +53,7 @@ type Provider struct {
 	// Karpenter maps and installs the Karpenter objects of `manager: karpenter` node groups; nil
 	// refuses such groups at plan time.
 	Karpenter Karpenter
-	// Poll is the waiters' polling interval; 0 is 250ms against a loopback endpoint (the emulator)
+	// Poll is the waiters' polling interval; 0 is 100ms against a loopback endpoint (the emulator)
 	// and the SDK waiters' own defaults against AWS.
 	Poll time.Duration
 
