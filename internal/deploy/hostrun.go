@@ -20,6 +20,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/emulator"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/proc"
 	"github.com/nuv-dev/nuv/internal/runner"
@@ -40,8 +41,20 @@ type hostRun struct {
 	stateDir string // the local cluster's state directory
 }
 
+// newHostRun is the host operator of local cluster cluster: one of home's, else the control plane
+// of an EKS cluster of nuv's AWS emulator (whose local clusters live under emulator.Dir(home)).
 func newHostRun(home, cluster string) hostRun {
+	if _, err := os.Stat(local.StateDir(home, cluster)); err != nil {
+		if emu := emulator.Dir(home); dirExists(local.StateDir(emu, cluster)) {
+			home = emu
+		}
+	}
 	return hostRun{home: home, cluster: cluster, stateDir: local.StateDir(home, cluster)}
+}
+
+func dirExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
 
 func (h hostRun) dir() string        { return filepath.Join(h.stateDir, "operator") }

@@ -116,7 +116,7 @@ func Operator(ctx context.Context, o Options) error {
 func ensureHostOperator(ctx context.Context, o Options, t *target, objs []*unstructured.Unstructured) error {
 	h := newHostRun(o.Home, t.localName)
 	if _, err := os.Stat(h.stateDir); err != nil {
-		return fmt.Errorf("cluster %s is a nuv local cluster but its state is not under %s (set NUV_HOME to the home it was created with): %w", t.localName, o.Home, err)
+		return fmt.Errorf("cluster %s is a nuv local cluster but its state is not under %s nor under its emulator (set NUV_HOME to the home it was created with): %w", t.localName, o.Home, err)
 	}
 	bin, err := buildBinary(ctx, o)
 	if err != nil {

@@ -223,6 +223,7 @@ var ec2Actions = map[string]queryHandler{
 	"CreateTags":                    (*Server).ec2CreateTags,
 	"DeleteTags":                    (*Server).ec2DeleteTags,
 	"DescribeTags":                  (*Server).ec2DescribeTags,
+	"DescribeInstanceTypes":         (*Server).ec2DescribeInstanceTypes,
 }
 
 func (s *Server) ec2() *ec2State {

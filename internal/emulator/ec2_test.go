@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"sort"
 	"strings"
@@ -231,4 +232,47 @@ func TestWildcard(t *testing.T) {
 			t.Errorf("wildcard(%q, %q) = %v", tc.pattern, tc.s, got)
 		}
 	}
+}
+
+func TestEC2InstanceTypes(t *testing.T) {
+	defer catch(t)
+	e := startEmulator(t, "", 0)
+	c := ec2.NewFromConfig(e.Cfg)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		names []string
+		code  string
+		want  []string
+	}{
+		{names: []string{"m6i.large", "t3.medium"}, want: []string{"m6i.large:2:8192:x86_64", "t3.medium:2:4096:x86_64"}},
+		{names: []string{"m7g.xlarge"}, want: []string{"m7g.xlarge:4:16384:arm64"}},
+		{names: []string{"m6i.large", "x9.huge", "m6i.tiny"}, code: "InvalidInstanceType"},
+	} {
+		out, err := c.DescribeInstanceTypes(ctx, &ec2.DescribeInstanceTypesInput{InstanceTypes: ec2InstanceTypes(tc.names)})
+		if tc.code != "" {
+			if msg := wantCode(t, err, tc.code); !strings.Contains(msg, "[x9.huge, m6i.tiny]") {
+				t.Errorf("%v: message %q does not name the unknown types", tc.names, msg)
+			}
+			continue
+		}
+		var got []string
+		for _, it := range must(out, err).InstanceTypes {
+			got = append(got, fmt.Sprintf("%s:%d:%d:%s", it.InstanceType, aws.ToInt32(it.VCpuInfo.DefaultVCpus), aws.ToInt64(it.MemoryInfo.SizeInMiB), it.ProcessorInfo.SupportedArchitectures[0]))
+		}
+		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("%v: got %v, want %v", tc.names, got, tc.want)
+		}
+	}
+	all := must(c.DescribeInstanceTypes(ctx, &ec2.DescribeInstanceTypesInput{Filters: []ec2types.Filter{{Name: aws.String("instance-type"), Values: []string{"c7g.*"}}}}))
+	if len(all.InstanceTypes) != 8 {
+		t.Errorf("filter c7g.*: %d types, want 8", len(all.InstanceTypes))
+	}
+}
+
+func ec2InstanceTypes(names []string) []ec2types.InstanceType {
+	out := make([]ec2types.InstanceType, len(names))
+	for i, n := range names {
+		out[i] = ec2types.InstanceType(n)
+	}
+	return out
 }

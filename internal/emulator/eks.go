@@ -849,8 +849,6 @@ func releaseVersion(v string) string {
 	return fmt.Sprintf("%s.%d-20261115", v, 3+minorOf(v)%5)
 }
 
-var instanceTypeRE = regexp.MustCompile(`^[a-z][a-z0-9-]*\.[0-9]*[a-z0-9]+$`)
-
 func (s *Server) eksCreateNodegroup(r *eksRequest) (any, error) {
 	c, err := s.activeCluster(r.segs[1])
 	if err != nil {
@@ -905,7 +903,7 @@ func (s *Server) eksCreateNodegroup(r *eksRequest) (any, error) {
 		in.InstanceTypes = []string{"t3.medium"}
 	}
 	for _, t := range in.InstanceTypes {
-		if !instanceTypeRE.MatchString(t) {
+		if _, _, _, ok := lookupInstanceType(t); !ok {
 			return nil, inval("Instance type %q is not a valid EC2 instance type", t)
 		}
 	}

@@ -91,8 +91,9 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Providers: local (etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok as")
-	fmt.Fprintln(w, "processes on loopback), kind (real nodes: containers of docker, nerdctl or podman).")
-	fmt.Fprintln(w, "Specs: YAML `kind: Cluster` documents, by convention in clusters/specs/.")
+	fmt.Fprintln(w, "processes on loopback), kind (real nodes: containers of docker, nerdctl or podman), and the")
+	fmt.Fprintln(w, "clouds through their SDKs: eks, aks, gke (the real services, or nuv's emulators after")
+	fmt.Fprintln(w, "`eval \"$(nuv emulator env)\"`). Specs: YAML `kind: Cluster` documents, by convention in clusters/specs/.")
 	fmt.Fprintln(w, "State: records and locks in $NUV_HOME/state, or a shared store: NUV_STATE=kube:NAMESPACE@KUBECONFIG.")
 	fmt.Fprintln(w, "`nuv cluster <command> -h` for flags.")
 }

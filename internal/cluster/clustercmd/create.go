@@ -53,6 +53,9 @@ func runCreate(ctx context.Context, c *cmdCtx, args []string) error {
 		}
 		specs = cs
 	} else {
+		if !fs.Changed("version") && fs.NArg() > 0 && fs.Arg(0) != "local" {
+			version = "" // a cloud provider's default version (eks: the one EKS reports as default)
+		}
 		cs, err := c.shorthand(fs.Args(), name, version, flavor, nodes, portBase, ha)
 		if err != nil {
 			return err
@@ -122,7 +125,7 @@ func (c *cmdCtx) shorthand(rest []string, name, version, flavor string, nodes, p
 	if nodes < 1 || nodes > 100 {
 		return nil, cli.Usagef("nuv cluster create: --nodes %d: must be between 1 and 100", nodes)
 	}
-	if _, ok := spec.NormalVersion(version); !ok {
+	if _, ok := spec.NormalVersion(version); !ok && version != "" {
 		return nil, cli.Usagef("nuv cluster create: unsupported --version %q (valid: %s)", version, strings.Join(local.SupportedVersions(), ", "))
 	}
 	if rest[0] == "local" {

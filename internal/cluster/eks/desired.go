@@ -1,0 +1,260 @@
+package eks
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
+)
+
+// The provider's resources, in dependency order (each kind's Name is in the plan):
+//
+//	vpc/NAME                       the network (not made when spec.eks.vpcId names one)
+//	subnet/private-ZONE            nodes' subnets, one per zone
+//	subnet/public-ZONE             NAT gateways' and load balancers' subnets
+//	internet-gateway/NAME          the VPC's way out
+//	elastic-ip/nat-ZONE            the NAT gateway's public address
+//	nat-gateway/ZONE               one (nat: single) or one per zone (nat: perAZ)
+//	route-table/public             0.0.0.0/0 to the internet gateway, associated with the public subnets
+//	route-table/private[-ZONE]     0.0.0.0/0 to a NAT gateway (none with nat: none)
+//	security-group/NAME            the cluster's additional security group
+//	iam-role/nuv-NAME-cluster      the cluster's role with its managed policies
+//	iam-role/nuv-NAME-nodes        the nodes' role with theirs
+//	eks-cluster/NAME               the control plane
+//	kubeconfig/NAME                clusters/NAME.kubeconfig with the `nuv -eks-token` credential
+//	node-group/GROUP               a managed node group
+//	karpenter/GROUP                a Karpenter NodePool and EC2NodeClass (manager: karpenter)
+//	addon/ADDON                    an EKS add-on (vpc-cni, coredns, kube-proxy, ...)
+const (
+	kindVPC        = "vpc"
+	kindSubnet     = "subnet"
+	kindIGW        = "internet-gateway"
+	kindEIP        = "elastic-ip"
+	kindNAT        = "nat-gateway"
+	kindRouteTable = "route-table"
+	kindSG         = "security-group"
+	kindRole       = "iam-role"
+	kindCluster    = "eks-cluster"
+	kindKubeconfig = "kubeconfig"
+	kindNodeGroup  = "node-group"
+	kindKarpenter  = "karpenter"
+	kindAddon      = "addon"
+)
+
+// Managed policies of the roles nuv makes.
+var (
+	clusterPolicies = []string{"AmazonEKSClusterPolicy"}
+	nodePolicies    = []string{"AmazonEC2ContainerRegistryReadOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy"}
+)
+
+func clusterRoleName(c string) string { return "nuv-" + c + "-cluster" }
+func nodeRoleName(c string) string    { return "nuv-" + c + "-nodes" }
+
+func key(kind, name string) string { return kind + "/" + name }
+
+// Desired lists the resources the spec asks for (Validate has resolved it against AWS).
+func (p *Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r, errs := p.resolve(ctx, c)
+	if len(errs) > 0 {
+		var all []error
+		for _, e := range errs {
+			all = append(all, e)
+		}
+		return nil, errors.Join(all...)
+	}
+	return desired(c, r), nil
+}
+
+// desired is Desired once the spec is resolved (a pure function: the plan golden tests it).
+func desired(c *spec.Cluster, r *resolved) []cluster.Resource {
+	name := c.Metadata.Name
+	sec := r.sec
+	var out []cluster.Resource
+	add := func(res cluster.Resource) { out = append(out, res) }
+	var clusterDeps, privateKeys, nodeDeps []string
+	if sec.VPCID == "" {
+		vpc := key(kindVPC, name)
+		add(cluster.Resource{Kind: kindVPC, Name: name, Fields: map[string]string{"cidr": orDefault(c.Spec.Networking.VPCCIDR, DefaultVPCCIDR)}, Replace: []string{"cidr"}})
+		var publicKeys []string
+		for _, s := range r.subnets {
+			add(cluster.Resource{Kind: kindSubnet, Name: s.Name(), Fields: map[string]string{"cidr": s.CIDR, "zone": s.Zone, "public": strconv.FormatBool(s.Public)},
+				Replace: []string{"cidr", "zone"}, DependsOn: []string{vpc}})
+			if s.Public {
+				publicKeys = append(publicKeys, key(kindSubnet, s.Name()))
+			} else {
+				privateKeys = append(privateKeys, key(kindSubnet, s.Name()))
+			}
+		}
+		igw := key(kindIGW, name)
+		add(cluster.Resource{Kind: kindIGW, Name: name, Fields: map[string]string{"vpc": vpc}, DependsOn: []string{vpc}})
+		var natZones []string
+		switch sec.NAT {
+		case NATSingle:
+			natZones = r.zones[:1]
+		case NATPerAZ:
+			natZones = r.zones
+		}
+		for _, z := range natZones {
+			eip := key(kindEIP, "nat-"+z)
+			add(cluster.Resource{Kind: kindEIP, Name: "nat-" + z, Fields: map[string]string{"domain": "vpc"}, DependsOn: []string{igw}})
+			add(cluster.Resource{Kind: kindNAT, Name: z, Fields: map[string]string{"subnet": key(kindSubnet, "public-"+z), "eip": eip},
+				Replace: []string{"subnet", "eip"}, DependsOn: []string{key(kindSubnet, "public-"+z), eip, igw}})
+		}
+		add(cluster.Resource{Kind: kindRouteTable, Name: "public", Fields: map[string]string{"default": igw, "subnets": strings.Join(names(publicKeys), ",")},
+			DependsOn: append([]string{vpc, igw}, publicKeys...)})
+		nodeDeps = append(nodeDeps, key(kindRouteTable, "public"))
+		// Private route tables: one per NAT gateway's zone (perAZ), else one for all private subnets.
+		if sec.NAT == NATPerAZ {
+			for _, z := range r.zones {
+				sn := key(kindSubnet, "private-"+z)
+				add(cluster.Resource{Kind: kindRouteTable, Name: "private-" + z, Fields: map[string]string{"default": key(kindNAT, z), "subnets": "private-" + z},
+					DependsOn: []string{vpc, sn, key(kindNAT, z)}})
+				nodeDeps = append(nodeDeps, key(kindRouteTable, "private-"+z))
+			}
+		} else {
+			f := map[string]string{"default": "", "subnets": strings.Join(names(privateKeys), ",")}
+			deps := append([]string{vpc}, privateKeys...)
+			if sec.NAT == NATSingle {
+				f["default"] = key(kindNAT, r.zones[0])
+				deps = append(deps, key(kindNAT, r.zones[0]))
+			}
+			add(cluster.Resource{Kind: kindRouteTable, Name: "private", Fields: f, DependsOn: deps})
+			nodeDeps = append(nodeDeps, key(kindRouteTable, "private"))
+		}
+		add(cluster.Resource{Kind: kindSG, Name: name, Fields: map[string]string{"vpc": vpc, "ingress": "self"}, Replace: []string{"vpc"}, DependsOn: []string{vpc}})
+		clusterDeps = append(clusterDeps, key(kindSG, name))
+		clusterDeps = append(clusterDeps, privateKeys...)
+		clusterDeps = append(clusterDeps, publicKeys...)
+	}
+	cr, nr := clusterRoleName(name), nodeRoleName(name)
+	add(cluster.Resource{Kind: kindRole, Name: cr, Fields: map[string]string{"service": "eks.amazonaws.com", "policies": strings.Join(clusterPolicies, ",")}, Replace: []string{"service"}})
+	add(cluster.Resource{Kind: kindRole, Name: nr, Fields: map[string]string{"service": "ec2.amazonaws.com", "policies": strings.Join(nodePolicies, ",")}, Replace: []string{"service"}})
+	clusterDeps = append(clusterDeps, key(kindRole, cr))
+	cf := map[string]string{
+		"version":         r.version,
+		"endpointPublic":  strconv.FormatBool(sec.EndpointPublic),
+		"endpointPrivate": strconv.FormatBool(sec.EndpointPrivate),
+		"publicCIDRs":     strings.Join(orList(sec.PublicAccessCIDRs, "0.0.0.0/0"), ","),
+		"logging":         strings.Join(sec.Logging, ","),
+		"serviceCIDR":     c.Spec.Networking.ServiceCIDR,
+		"tags":            tagString(c.Spec.Tags),
+	}
+	if sec.VPCID != "" {
+		cf["subnets"] = strings.Join(sec.SubnetIDs, ",")
+	}
+	ck := key(kindCluster, name)
+	add(cluster.Resource{Kind: kindCluster, Name: name, Fields: cf, Replace: []string{"serviceCIDR", "subnets"}, DependsOn: clusterDeps})
+	add(cluster.Resource{Kind: kindKubeconfig, Name: name, Fields: map[string]string{"path": "clusters/" + name + ".kubeconfig"}, DependsOn: []string{ck}})
+	groupDeps := append([]string{ck, key(kindRole, nr)}, privateKeys...)
+	groupDeps = append(groupDeps, nodeDeps...)
+	for _, g := range c.Spec.NodeGroups {
+		if g.Manager == "karpenter" {
+			add(cluster.Resource{Kind: kindKarpenter, Name: g.Name, Fields: karpenterFields(g), DependsOn: []string{ck, key(kindRole, nr)}})
+			continue
+		}
+		add(cluster.Resource{Kind: kindNodeGroup, Name: g.Name, Fields: groupFields(g, r.version, sec.AMIType),
+			Replace: []string{"instanceTypes", "capacity", "diskSize", "amiType"}, DependsOn: slices.Clone(groupDeps)})
+	}
+	for _, n := range slices.Sorted(maps.Keys(r.addons)) {
+		add(cluster.Resource{Kind: kindAddon, Name: n, Fields: map[string]string{"version": r.addons[n]}, DependsOn: []string{ck}})
+	}
+	return out
+}
+
+func names(keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		_, out[i], _ = strings.Cut(k, "/")
+	}
+	return out
+}
+
+func orDefault(v, d string) string {
+	if v == "" {
+		return d
+	}
+	return v
+}
+
+func orList(v []string, d ...string) []string {
+	if len(v) == 0 {
+		return d
+	}
+	return v
+}
+
+func tagString(t spec.Tags) string {
+	var kv []string
+	for _, k := range slices.Sorted(maps.Keys(t)) {
+		kv = append(kv, k+"="+t[k])
+	}
+	return strings.Join(kv, ",")
+}
+
+// scaling returns a group's EKS scaling: min, max and desired size.
+func scaling(g spec.NodeGroup) (minSize, maxSize, desiredSize int) {
+	desiredSize = g.Size()
+	minSize = desiredSize
+	if g.Min != nil {
+		minSize = *g.Min
+	}
+	maxSize = max(desiredSize, minSize, 1)
+	if g.Max != nil {
+		maxSize = *g.Max
+	}
+	return minSize, maxSize, desiredSize
+}
+
+func instanceTypeOf(g spec.NodeGroup) string { return orDefault(g.InstanceType, "m6i.large") }
+
+func capacityOf(g spec.NodeGroup) string {
+	if g.Spot {
+		return "SPOT"
+	}
+	return "ON_DEMAND"
+}
+
+func groupFields(g spec.NodeGroup, version, ami string) map[string]string {
+	lo, hi, want := scaling(g)
+	disk := g.DiskSize
+	if disk == 0 {
+		disk = 20
+	}
+	var labels []string
+	for _, k := range slices.Sorted(maps.Keys(g.Labels)) {
+		labels = append(labels, k+"="+g.Labels[k])
+	}
+	taints := slices.Clone(g.Taints)
+	slices.Sort(taints)
+	return map[string]string{
+		"instanceTypes": instanceTypeOf(g),
+		"capacity":      capacityOf(g),
+		"min":           strconv.Itoa(lo),
+		"max":           strconv.Itoa(hi),
+		"desired":       strconv.Itoa(want),
+		"labels":        strings.Join(labels, ","),
+		"taints":        strings.Join(taints, ","),
+		"diskSize":      strconv.Itoa(disk),
+		"version":       version,
+		"amiType":       ami,
+	}
+}
+
+func karpenterFields(g spec.NodeGroup) map[string]string {
+	f := groupFields(g, "", "")
+	delete(f, "version")
+	delete(f, "amiType")
+	delete(f, "diskSize")
+	if g.InstanceType == "" {
+		f["instanceTypes"] = ""
+	}
+	return f
+}

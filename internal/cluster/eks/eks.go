@@ -1,0 +1,365 @@
+// Package eks is nuv's Amazon EKS provider on the lifecycle engine (package engine), built on the
+// official AWS SDK for Go v2 (EKS, EC2, IAM, STS). From a Cluster spec with `provider: eks` it
+// plans and creates, each resource recorded as soon as it exists: a VPC with a public and a private
+// subnet per zone (or an existing VPC and subnets), an internet gateway, NAT gateways as the spec
+// says, route tables, a security group, IAM roles for the cluster and its nodes with their managed
+// policies, the EKS cluster, managed node groups, EKS add-ons, Karpenter node pools for groups with
+// `manager: karpenter`, and the kubeconfig (clusters/NAME.kubeconfig, whose exec credential is
+// `nuv -eks-token`: no aws CLI, no token on disk).
+//
+// Every resource carries the tag nuv.dev/cluster=NAME; Observe finds resources by the IDs the
+// state record holds and by that tag, and marks a same-named resource without it Foreign (never
+// touched). Credentials come from the SDK's default chain, the region from the spec, AWS_REGION or
+// the profile, and the endpoint from spec.eks.endpoint or AWS_ENDPOINT_URL, so the whole provider
+// runs against nuv's AWS emulator (package emulator) as it runs against AWS.
+package eks
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
+)
+
+// Name is the provider's name in specs.
+const Name = "eks"
+
+// TagCluster marks every resource nuv makes for a cluster; TagResource names the resource (its
+// key in the plan) on EC2 resources, whose names are only tags.
+const (
+	TagCluster  = "nuv.dev/cluster"
+	TagResource = "nuv.dev/resource"
+)
+
+// Provider makes EKS clusters. Build it with New; it is safe for concurrent use.
+type Provider struct {
+	// Project is the project root: kubeconfigs go to Project/clusters/NAME.kubeconfig.
+	Project string
+	// Exe is nuv's executable, the kubeconfig's exec credential plugin (`nuv -eks-token`).
+	Exe string
+	// Getenv reads the environment (AWS_ENDPOINT_URL, AWS_REGION, AWS_PROFILE); nil is os.Getenv.
+	Getenv func(string) string
+	// Log receives progress (waits with their elapsed time and status); nil is quiet.
+	Log cli.Logger
+	// Karpenter maps and installs the Karpenter objects of `manager: karpenter` node groups; nil
+	// refuses such groups at plan time.
+	Karpenter Karpenter
+	// Poll is the waiters' polling interval; 0 is 100ms against a loopback endpoint (the emulator)
+	// and the SDK waiters' own defaults against AWS.
+	Poll time.Duration
+
+	mu       sync.Mutex
+	sessions map[string]*session // by region, endpoint and profile
+	resolved map[string]*resolved
+	ids      map[string]map[string]string // cluster -> resource key -> id, from Observe and creates
+}
+
+// remember records a resource's id for the changes that refer to it.
+func (p *Provider) remember(clusterName, key, id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ids == nil {
+		p.ids = map[string]map[string]string{}
+	}
+	if p.ids[clusterName] == nil {
+		p.ids[clusterName] = map[string]string{}
+	}
+	if id == "" {
+		delete(p.ids[clusterName], key)
+		return
+	}
+	p.ids[clusterName][key] = id
+}
+
+// id returns the id of a resource this provider observed or made (an error naming it otherwise:
+// a plan always observes first, so a missing id is a dependency that does not exist).
+func (p *Provider) id(clusterName, key string) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if id, ok := p.ids[clusterName][key]; ok {
+		return id, nil
+	}
+	return "", fmt.Errorf("%s of cluster %s does not exist (it is made earlier in the plan)", key, clusterName)
+}
+
+var (
+	_ cluster.Provider        = (*Provider)(nil)
+	_ cluster.TerraformWriter = (*Provider)(nil)
+	_ cluster.Adopter         = (*Provider)(nil)
+)
+
+// New returns a provider.
+func New(project, exe string, getenv func(string) string, log cli.Logger) *Provider {
+	return &Provider{Project: project, Exe: exe, Getenv: getenv, Log: log}
+}
+
+// Name is "eks".
+func (p *Provider) Name() string { return Name }
+
+func (p *Provider) getenv(k string) string {
+	if p.Getenv == nil {
+		return ""
+	}
+	return p.Getenv(k)
+}
+
+func (p *Provider) log() cli.Logger {
+	if p.Log == nil {
+		return cli.Quiet()
+	}
+	return p.Log
+}
+
+// resolved is what a spec means once the AWS API has answered: the Kubernetes version, the zones,
+// the subnets and the add-on versions. Validate computes it; Desired and Terraform use it.
+type resolved struct {
+	sec     Section
+	region  string
+	version string
+	zones   []string
+	subnets []Subnet
+	addons  map[string]string // name -> concrete version
+	account string
+}
+
+// Validate checks an EKS spec: its own section and rules, then what only AWS can answer (the
+// credentials, before anything else; the versions EKS offers; the zones; the instance types; the
+// add-on versions). Every problem has its field path.
+func (p *Provider) Validate(c *spec.Cluster) []spec.FieldError {
+	errs := p.staticChecks(c)
+	if len(errs) > 0 {
+		return errs
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, errs = p.resolve(ctx, c)
+	return errs
+}
+
+// staticChecks are the rules that need no API call.
+func (p *Provider) staticChecks(c *spec.Cluster) []spec.FieldError {
+	var errs []spec.FieldError
+	add := func(path, f string, a ...any) { errs = append(errs, spec.Errorf(path, f, a...)) }
+	s := &c.Spec
+	var sec Section
+	if s.EKS != nil {
+		var serrs []spec.FieldError
+		sec, serrs = DecodeSection(*s.EKS)
+		errs = append(errs, serrs...)
+	} else {
+		sec, _ = DecodeSection(nil)
+	}
+	if s.KubernetesVersion != "" {
+		v, _ := spec.NormalVersion(s.KubernetesVersion)
+		if strings.Count(v, ".") != 1 {
+			add("spec.kubernetesVersion", "%q: EKS versions are MAJOR.MINOR (EKS picks the patch)", s.KubernetesVersion)
+		}
+	}
+	if s.ControlPlane.Count > 1 {
+		add("spec.controlPlane.count", "EKS runs its own highly available control plane; leave count out")
+	}
+	if s.Networking.PodCIDR != "" {
+		add("spec.networking.podCIDR", "EKS pods take VPC addresses (the vpc-cni add-on); leave podCIDR out")
+	}
+	if s.Registry {
+		add("spec.registry", "nuv's loopback registry is not reachable from EKS nodes; push to a registry they can pull from")
+	}
+	if n := len(s.Zones); n != 0 && (n < 2 || n > 3) {
+		add("spec.zones", "%d zones: EKS clusters nuv makes span 2 or 3 zones", n)
+	}
+	if s.Networking.ServiceCIDR != "" && sec.VPCID == "" {
+		vpc := s.Networking.VPCCIDR
+		if vpc == "" {
+			vpc = DefaultVPCCIDR
+		}
+		if o, err := spec.Overlaps(vpc, s.Networking.ServiceCIDR); err == nil && o {
+			add("spec.networking.serviceCIDR", "%s overlaps the VPC network %s", s.Networking.ServiceCIDR, vpc)
+		}
+	}
+	if s.Local != nil {
+		add("spec.local", "is for provider local; this spec's provider is eks")
+	}
+	for name, set := range map[string]bool{"kind": s.Kind != nil, "aks": s.AKS != nil, "gke": s.GKE != nil} {
+		if set {
+			add("spec."+name, "is for provider %s; this spec's provider is eks", name)
+		}
+	}
+	if p.Karpenter != nil {
+		errs = append(errs, p.Karpenter.Validate(c)...)
+	}
+	for i, g := range s.NodeGroups {
+		path := "spec.nodeGroups[" + strconv.Itoa(i) + "]"
+		if g.Manager == "karpenter" {
+			if p.Karpenter == nil {
+				add(path+".manager", "this nuv has no Karpenter support built in; use a managed node group (leave manager out)")
+			}
+			continue
+		}
+		if g.Max != nil && *g.Max == 0 {
+			add(path+".max", "an EKS managed node group's maxSize is at least 1")
+		}
+	}
+	if sec.VPCID == "" {
+		zones := s.Zones
+		if len(zones) == 0 {
+			zones = []string{"a", "b"} // the real zones come from the API; the carving is the same
+		}
+		_, cerrs := CarveSubnets(s.Networking.VPCCIDR, zones, sec.PublicSubnetCIDRs, sec.PrivateSubnetCIDRs)
+		errs = append(errs, cerrs...)
+	}
+	slices.SortFunc(errs, func(a, b spec.FieldError) int { return strings.Compare(a.Path, b.Path) })
+	return errs
+}
+
+// resolve asks AWS what the spec means (cached per cluster until the spec changes).
+func (p *Provider) resolve(ctx context.Context, c *spec.Cluster) (*resolved, []spec.FieldError) {
+	key := cacheKey(c)
+	p.mu.Lock()
+	if r, ok := p.resolved[key]; ok {
+		p.mu.Unlock()
+		return r, nil
+	}
+	p.mu.Unlock()
+	var sec Section
+	if c.Spec.EKS != nil {
+		sec, _ = DecodeSection(*c.Spec.EKS)
+	} else {
+		sec, _ = DecodeSection(nil)
+	}
+	ss, err := p.session(ctx, c, sec)
+	if err != nil {
+		return nil, []spec.FieldError{{Path: "", Msg: err.Error()}}
+	}
+	r := &resolved{sec: sec, region: ss.cfg.Region, account: ss.account}
+	var errs []spec.FieldError
+	add := func(path, f string, a ...any) { errs = append(errs, spec.Errorf(path, f, a...)) }
+
+	versions, def, err := ss.clusterVersions(ctx)
+	if err != nil {
+		return nil, []spec.FieldError{{Path: "spec.kubernetesVersion", Msg: err.Error()}}
+	}
+	r.version = def
+	if v := c.Spec.KubernetesVersion; v != "" {
+		r.version, _ = spec.NormalVersion(v)
+		if !slices.Contains(versions, r.version) {
+			add("spec.kubernetesVersion", "%q is not offered by EKS in %s (offered: %s)", v, r.region, strings.Join(versions, ", "))
+		}
+	}
+	zones, err := ss.zones(ctx)
+	if err != nil {
+		return nil, []spec.FieldError{{Path: "spec.zones", Msg: err.Error()}}
+	}
+	r.zones = c.Spec.Zones
+	for i, z := range c.Spec.Zones {
+		if !slices.Contains(zones, z) {
+			add(fmt.Sprintf("spec.zones[%d]", i), "%q is not a zone of %s (zones: %s)", z, r.region, strings.Join(zones, ", "))
+		}
+	}
+	if len(r.zones) == 0 {
+		if len(zones) < 2 {
+			add("spec.zones", "region %s has %d zone(s); EKS needs two", r.region, len(zones))
+		} else {
+			r.zones = zones[:2]
+		}
+	}
+	if sec.VPCID == "" {
+		var cerrs []spec.FieldError
+		r.subnets, cerrs = CarveSubnets(c.Spec.Networking.VPCCIDR, r.zones, sec.PublicSubnetCIDRs, sec.PrivateSubnetCIDRs)
+		errs = append(errs, cerrs...)
+	} else {
+		errs = append(errs, ss.existingNetwork(ctx, sec)...)
+	}
+	checked := map[string]error{}
+	for i, g := range c.Spec.NodeGroups {
+		t := g.InstanceType
+		if t == "" || g.Manager == "karpenter" && t == "" {
+			continue
+		}
+		if _, done := checked[t]; !done {
+			checked[t] = ss.instanceType(ctx, t)
+		}
+		if err := checked[t]; err != nil {
+			add(fmt.Sprintf("spec.nodeGroups[%d].instanceType", i), "%v", err)
+		}
+	}
+	if slices.Contains(versions, r.version) {
+		r.addons = map[string]string{}
+		for _, n := range slices.Sorted(maps.Keys(sec.AddonVersions())) {
+			want := sec.AddonVersions()[n]
+			got, err := ss.addonVersion(ctx, n, want, r.version)
+			if err != nil {
+				add("spec.eks.addons."+n, "%v", err)
+				continue
+			}
+			r.addons[n] = got
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	p.mu.Lock()
+	if p.resolved == nil {
+		p.resolved = map[string]*resolved{}
+	}
+	p.resolved[key] = r
+	p.mu.Unlock()
+	return r, nil
+}
+
+func cacheKey(c *spec.Cluster) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%s|%s|%v|%s|%v", c.Metadata.Name, c.Spec.Region, c.Spec.KubernetesVersion, c.Spec.Zones, c.Spec.Networking.VPCCIDR, c.Spec.EKS)
+	for _, g := range c.Spec.NodeGroups {
+		b.WriteString("|" + g.InstanceType)
+	}
+	return b.String()
+}
+
+// loopback reports whether an endpoint URL is on this machine (the emulator).
+func loopback(endpoint string) bool {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	return h == "localhost" || strings.HasPrefix(h, "127.") || h == "::1"
+}
+
+// progress prints a wait's status changes with the elapsed time, and the status every 15s.
+type progress struct {
+	log   cli.Logger
+	what  string
+	start time.Time
+	last  string
+	at    time.Time
+}
+
+func (p *Provider) progress(what string) *progress {
+	return &progress{log: p.log(), what: what, start: time.Now()}
+}
+
+// doneStatuses end a wait; a wait that finds one at its first look prints nothing (the resource
+// was ready already).
+var doneStatuses = map[string]bool{"ACTIVE": true, "available": true, "Successful": true, "deleted": true}
+
+func (g *progress) status(s string) {
+	now := time.Now()
+	first := g.at.IsZero()
+	if s == g.last && now.Sub(g.at) < 15*time.Second {
+		return
+	}
+	g.last, g.at = s, now
+	if first && doneStatuses[s] {
+		return
+	}
+	g.log.Infof("  waiting for %s: %s (%s)", g.what, s, now.Sub(g.start).Round(100*time.Millisecond))
+}
