@@ -258,8 +258,8 @@ func (c Companion) build(ctx context.Context, prog Program, goBin, dir, bin stri
 	cores := runtime.NumCPU()
 	log.Infof("building %s %s (%s) from source once", prog.Name, KubeVersion, prog.What)
 	records := filepath.Join(CacheDir(c.getenv()), prog.Name, "builds.json")
-	if recs := kubebin.LoadBuildRecords(records); len(recs) > 0 || prog.Name != ProgramKwok.Name {
-		// The default estimate is the whole nuv-kube's; kwok alone says nothing until measured.
+	if recs := kubebin.LoadBuildRecords(records); len(recs) > 0 || prog.Name == ProgramKube.Name {
+		// The default estimate is nuv-kube's; another program says nothing until it was measured.
 		est, basis := kubebin.ColdEstimate(recs, cores)
 		log.Infof("  on a cold cache that takes about %s on %d cores (%s); packages compiled before are not compiled again", est.Round(time.Minute), cores, basis)
 	}
