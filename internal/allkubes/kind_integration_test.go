@@ -7,6 +7,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/kind"
+	"github.com/nuv-dev/nuv/internal/cluster/kind/kindtest"
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/report"
@@ -30,7 +31,7 @@ func TestIntegrationAllKubesKindAndLocal(t *testing.T) {
 	localtest.Start(t, localtest.Options{Name: "local1", Project: project, Home: home})
 
 	const name = "nuv-kind-ak"
-	p := &kind.Provider{Home: home, Project: project, Log: localtest.Logger(t), Getenv: os.Getenv}
+	p := kindtest.Provider(t, home, project, localtest.Logger(t))
 	c := &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: name},
 		Spec: spec.Spec{Provider: "kind", KubernetesVersion: "1.36"}}
 	d, err := p.Desired(c)

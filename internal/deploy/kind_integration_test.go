@@ -21,6 +21,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
 	"github.com/nuv-dev/nuv/internal/cluster/kind"
+	"github.com/nuv-dev/nuv/internal/cluster/kind/kindtest"
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
@@ -44,7 +45,7 @@ func TestIntegrationKindOperator(t *testing.T) {
 	project := testProject(t)
 	home := t.TempDir()
 	const name = "nuv-kind-op"
-	p := &kind.Provider{Home: home, Project: project, Log: localtest.Logger(t), Getenv: os.Getenv}
+	p := kindtest.Provider(t, home, project, localtest.Logger(t))
 	store, err := state.Open("", home, "")
 	if err != nil {
 		t.Fatal(err)

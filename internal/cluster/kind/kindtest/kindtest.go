@@ -1,4 +1,5 @@
-// Package kindtest helps tests that run real kind clusters (package kind's provider): an image of
+// Package kindtest helps tests that run real kind clusters (package kind's provider): the provider
+// with nuv's offline node image, an image of
 // the netcheck workload (./netcheck) loaded into the nodes through nuv's kind publisher, and a
 // check that a pod on each node resolves a Service name and reaches a pod on another node.
 package kindtest
@@ -29,6 +30,9 @@ import (
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster/kind"
+	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
 	"github.com/nuv-dev/nuv/internal/image/publish"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
@@ -210,4 +214,13 @@ func tail(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
+}
+
+// Provider is a kind provider for tests: state under home, kubeconfigs under project, and the node
+// image nuv assembles offline (cached by content; hack/test.sh builds it), as providers.New sets it.
+func Provider(t testing.TB, home, project string, log cli.Logger) *kind.Provider {
+	return &kind.Provider{Home: home, Project: project, Log: log, Getenv: os.Getenv,
+		NodeImage: func(ctx context.Context, version string) (string, error) {
+			return nodeimage.Ensure(ctx, nodeimage.Options{Version: version, Log: log, Getenv: os.Getenv})
+		}}
 }
