@@ -278,7 +278,7 @@ func (c *clouds) leftovers() []string {
 			c.t.Fatalf("Azure emulator: list resource groups: %v", err)
 		}
 		for _, g := range page.Value {
-			out = append(out, "azure resource-group "+aws.ToString(g.Name))
+			out = append(out, "azure resource-group "+*g.Name)
 		}
 	}
 	mcs, err := acs.NewManagedClustersClient(sub, cred, &arm.ClientOptions{ClientOptions: co})
@@ -291,7 +291,7 @@ func (c *clouds) leftovers() []string {
 			c.t.Fatalf("Azure emulator: list managed clusters: %v", err)
 		}
 		for _, m := range page.Value {
-			out = append(out, "azure managed-cluster "+aws.ToString(m.Name))
+			out = append(out, "azure managed-cluster "+*m.Name)
 		}
 	}
 	// GKE, through the Go client with the emulator's ADC
@@ -362,8 +362,11 @@ func TestIntegrationAllKubesFourClouds(t *testing.T) {
 	}
 	c := startClouds(t, buildNuv(t))
 	f := c.writeSpecs()
-	if out := c.must("cluster", "plan", "-f", f); strings.Count(out, "create") < 4 {
-		t.Fatalf("plan of four new clusters:\n%s", out)
+	plan := c.must("cluster", "plan", "-f", f)
+	for _, k := range fourCloudTypes {
+		if !strings.Contains(plan, k.name) {
+			t.Fatalf("the plan of the four new clusters does not name %s:\n%s", k.name, plan)
+		}
 	}
 	c.applyAll(f)
 
