@@ -38,7 +38,8 @@ var markerEvidence = map[string]struct {
 }
 
 // describePlatform says truthfully what the nodes are: who made the cluster (the nuv.dev/provider
-// node label of nuv's own clusters, else "kubeconfig"), its flavor, how many nodes and how many of
+// node label of nuv's own clusters, else "kubeconfig"; for a cluster a nuv cloud emulator made, the
+// cloud's provider, eks, aks or gke, and the emulator), its flavor, how many nodes and how many of
 // them kwok simulates, its type (override when given, else detected from the nodes) and the
 // evidence the type rests on.
 func describePlatform(nodes []corev1.Node, override, overrideSource string) (string, *report.Platform) {
@@ -53,7 +54,12 @@ func describePlatform(nodes []corev1.Node, override, overrideSource string) (str
 			p.Flavor = n.Labels[kube.LabelFlavor]
 		}
 	}
-	p.Emulated = kube.Emulated(nodes)
+	if p.Emulated = kube.Emulated(nodes); p.Emulated != "" && p.Provider == "local" && p.Flavor != "" {
+		// A cloud emulator's cluster: its nodes are a local cluster's (nuv.dev/provider=local, which
+		// is what makes the deploy verbs run the operator on the host for it), but to the user it is
+		// the cloud cluster they created: "eks emulated by aws", not "local/eks".
+		p.Provider, p.Flavor = p.Flavor, ""
+	}
 	if override != "" {
 		p.DetectedBy, p.Evidence = "override", overrideSource
 		return override, p

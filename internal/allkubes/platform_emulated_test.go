@@ -13,6 +13,8 @@ import (
 // distribution's markers); the report tells them apart by nuv's emulator label.
 func TestDescribePlatformEmulated(t *testing.T) {
 	kwok := map[string]string{kwokNodeAnnotation: "fake"}
+	// An emulated cluster's nodes are a local cluster's (nuv.dev/provider=local, so the operator runs
+	// on the host for it) but its cell names the cloud: provider eks, aks or gke, and the emulator.
 	for _, tc := range []struct {
 		name                     string
 		labels, annotations      map[string]string
@@ -21,7 +23,12 @@ func TestDescribePlatformEmulated(t *testing.T) {
 	}{
 		{"real GKE", map[string]string{"cloud.google.com/gke-nodepool": "web"}, nil, "gce://p/us-central1-a/gke-c-web-1", "gke", "providerID", "gce://", "kubeconfig, 1 real node"},
 		{"emulated GKE", map[string]string{"cloud.google.com/gke-nodepool": "web", kube.LabelProvider: "local", kube.LabelFlavor: "gke", kube.LabelEmulated: "gcp"}, kwok,
-			"gce://p/us-central1-a/c-web-1", "gke", "providerID", "gce://", "local/gke emulated by gcp, 1 simulated node"},
+			"gce://p/us-central1-a/c-web-1", "gke", "providerID", "gce://", "gke emulated by gcp, 1 simulated node"},
+		{"emulated EKS", map[string]string{"eks.amazonaws.com/nodegroup": "ng", kube.LabelProvider: "local", kube.LabelFlavor: "eks", kube.LabelEmulated: "aws"}, kwok,
+			"aws:///us-east-1a/i-c-ng-1", "eks", "providerID", "aws://", "eks emulated by aws, 1 simulated node"},
+		{"emulated AKS", map[string]string{"kubernetes.azure.com/agentpool": "system", kube.LabelProvider: "local", kube.LabelFlavor: "aks", kube.LabelEmulated: "azure"}, kwok,
+			"azure:///subscriptions/s/resourceGroups/mc/providers/Microsoft.Compute/virtualMachineScaleSets/aks-system-vmss/virtualMachines/0", "aks", "providerID", "azure://", "aks emulated by azure, 1 simulated node"},
+		{"real EKS", map[string]string{"eks.amazonaws.com/nodegroup": "ng"}, nil, "aws:///us-east-1a/i-0abc", "eks", "providerID", "aws://", "kubeconfig, 1 real node"},
 		{"real AKS by providerID only", nil, nil, "azure:///subscriptions/s/resourceGroups/mc/providers/Microsoft.Compute/virtualMachineScaleSets/aks-np/virtualMachines/0", "aks", "providerID", "azure://", "kubeconfig, 1 real node"},
 		{"flavored local GKE", map[string]string{"cloud.google.com/gke-nodepool": "default-pool", kube.LabelProvider: "local", kube.LabelFlavor: "gke"}, kwok, "gce://project/us-central1-a/x", "gke", "providerID", "gce://", "local/gke, 1 simulated node"},
 	} {

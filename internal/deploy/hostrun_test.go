@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/proc"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -116,5 +117,30 @@ func TestSplitRef(t *testing.T) {
 		if j := joinRef(n, tg, d); tc.digest == "" && j != tc.ref {
 			t.Errorf("%s: joined %s", tc.ref, j)
 		}
+	}
+}
+
+// The host operator of a cloud emulator's cluster lives with that cluster's control plane: under
+// the AWS, Azure or GKE emulator's directory, whichever made it; a cluster of home's own comes first.
+func TestNewHostRunFindsEmulatorControlPlanes(t *testing.T) {
+	home := t.TempDir()
+	aws := filepath.Join(home, "emulator")
+	for _, tc := range []struct{ cluster, stateHome string }{
+		{"own", home},
+		{"eks-c", aws},
+		{"aks-rg-c-1a2b3c", filepath.Join(aws, "azure")},
+		{"c-4d5e6f", filepath.Join(aws, "gcp", "clusters")},
+	} {
+		if err := os.MkdirAll(local.StateDir(tc.stateHome, tc.cluster), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		h := newHostRun(home, tc.cluster)
+		if h.home != tc.stateHome || h.stateDir != local.StateDir(tc.stateHome, tc.cluster) {
+			t.Errorf("%s: host run under %s (state %s), want %s", tc.cluster, h.home, h.stateDir, tc.stateHome)
+		}
+	}
+	// Unknown everywhere: home's (so the error names home).
+	if h := newHostRun(home, "nowhere"); h.home != home {
+		t.Errorf("unknown cluster: host run under %s, want %s", h.home, home)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/nuv-dev/nuv/internal/kube"
 )
 
 // Clusters runs the control planes behind EKS clusters (LocalClusters: nuv local clusters).
@@ -220,6 +222,9 @@ func (s *Server) nodeGroupOf(c *eksCluster, ng *eksNodegroup) NodeGroup {
 	for k, v := range w.Labels {
 		labels[k] = v
 	}
+	// Not an EKS label: it says the node was made by this emulator (reports show "emulated by aws";
+	// type detection ignores it), and it is set last so a node group's own labels cannot hide it.
+	labels[kube.LabelEmulated] = "aws"
 	var taints []Taint
 	for _, t := range w.Taints {
 		taints = append(taints, Taint{Key: t.Key, Value: t.Value, Effect: taintEffects[t.Effect]})

@@ -73,11 +73,14 @@ type Result struct {
 type Platform struct {
 	// Provider made the cluster: "local" (nuv's own, nodes labelled nuv.dev/provider=local) or
 	// another nuv provider named by that label, or "kubeconfig" (an existing cluster nuv did not make).
+	// For a cluster a nuv cloud emulator made it is the cloud's provider (eks, aks, gke), as the user
+	// created it, even though its nodes are a local cluster's.
 	Provider string `json:"provider"`
 	// Flavor is the --flavor of a local cluster (its nodes imitate that distribution), if any.
 	Flavor string `json:"flavor,omitempty"`
-	// Emulated names the nuv cloud emulator that made the cluster ("gcp": an emulated GKE
-	// cluster, whose nodes carry nuv.dev/emulated); empty for a real cloud cluster or a plain one.
+	// Emulated names the nuv cloud emulator that made the cluster (aws, azure or gcp: an emulated
+	// EKS, AKS or GKE cluster, whose nodes carry nuv.dev/emulated); empty for a real cloud cluster or
+	// a plain one.
 	Emulated string `json:"emulated,omitempty"`
 	// DetectedBy says how Type was found: "override" (clusters/<name>.type or detect.force),
 	// "providerID" or "label" (the node markers of a distribution), or "none" (no marker: generic).
@@ -112,7 +115,7 @@ func (p *Platform) Label() string {
 }
 
 // Source says who made the cluster: the provider, its flavor, and the emulator when one made it
-// ("local/gke emulated by gcp", "kubeconfig").
+// ("gke emulated by gcp", "local/eks", "kubeconfig").
 func (p *Platform) Source() string {
 	prov := p.Provider
 	if p.Flavor != "" {

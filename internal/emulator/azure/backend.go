@@ -17,6 +17,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/kube"
 	"github.com/nuv-dev/nuv/internal/paths"
 )
 
@@ -126,6 +127,9 @@ func nodeGroup(spec ClusterSpec, p Pool) local.NodeGroup {
 	for k, v := range p.Labels {
 		labels[k] = v
 	}
+	// Not an AKS label: it says the node was made by this emulator (reports show "emulated by
+	// azure"; type detection ignores it), set last so a pool's own labels cannot hide it.
+	labels[kube.LabelEmulated] = "azure"
 	for _, t := range p.Taints {
 		kv, eff, _ := strings.Cut(t, ":")
 		k, v, _ := strings.Cut(kv, "=")
