@@ -73,11 +73,12 @@ func karpenterDesired(c *spec.Cluster, sec Section, g spec.NodeGroup) (cluster.R
 
 // observeKarpenter adds the cluster's Karpenter groups as the cluster's API server has them
 // (karpenter.Observe): one karpenter/GROUP per name among the NodePools and EC2NodeClasses
-// labelled as this cluster's, so a hand edit or deletion shows in the plan; a name also taken by
-// objects that are not this cluster's is Foreign. When the API server cannot be asked (no
+// labelled as this cluster's, so a hand edit or deletion shows in the plan (a group of the spec
+// whose NodePool is gone is absent: the plan creates it again); a name also taken by objects that
+// are not this cluster's is Foreign. When the API server cannot be asked (no
 // kubeconfig of this cluster, or it does not answer) the state record's groups stand in, with a
 // warning.
-func (p *Provider) observeKarpenter(ctx context.Context, o *observation, server string, recorded []cluster.Resource) error {
+func (p *Provider) observeKarpenter(ctx context.Context, o *observation, c *spec.Cluster, server string, recorded []cluster.Resource) error {
 	name := o.name
 	fromRecord := func(why string) {
 		var groups []string
@@ -121,15 +122,32 @@ func (p *Provider) observeKarpenter(ctx context.Context, o *observation, server 
 	slices.Sort(names)
 	for _, g := range names {
 		r := cluster.Resource{Kind: kindKarpenter, Name: g, DependsOn: karpenterDeps(name)}
-		if len(obs.ForeignNamed(g)) > 0 {
+		objs := obs.Group(g)
+		switch {
+		case len(obs.ForeignNamed(g)) > 0:
 			r.Foreign = true
-		} else {
+		case !hasKind(objs, karpenter.KindNodePool) && wantsKarpenter(c, g):
+			// The NodePool is what the group is: without it the group is made again (the
+			// plan shows a create; applying it updates the EC2NodeClass that is left).
+			continue
+		default:
 			r.ID = name + "/" + g
-			r.Fields = karpenter.Fields(obs.Group(g))
+			r.Fields = karpenter.Fields(objs)
 		}
 		o.add(r)
 	}
 	return nil
+}
+
+// hasKind reports whether objs has an object of kind.
+func hasKind(objs []*unstructured.Unstructured, kind string) bool {
+	return slices.ContainsFunc(objs, func(o *unstructured.Unstructured) bool { return o.GetKind() == kind })
+}
+
+// wantsKarpenter reports whether the spec has a Karpenter group called name.
+func wantsKarpenter(c *spec.Cluster, name string) bool {
+	g, err := groupNamed(c, name)
+	return err == nil && g.Manager == "karpenter"
 }
 
 // karpenter installs Karpenter's CRDs and applies group's objects; a replace (a pool that turns

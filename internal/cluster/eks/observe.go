@@ -128,7 +128,7 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 		if err := s.observeGroups(ctx, o, name); err != nil {
 			return nil, err
 		}
-		if err := p.observeKarpenter(ctx, o, aws.ToString(cl.Endpoint), recorded); err != nil {
+		if err := p.observeKarpenter(ctx, o, c, aws.ToString(cl.Endpoint), recorded); err != nil {
 			return nil, err
 		}
 	}
