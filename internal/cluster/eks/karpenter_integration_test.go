@@ -19,8 +19,8 @@ import (
 // TestIntegrationEKSKarpenter: a manager: karpenter group becomes a NodePool and an EC2NodeClass
 // accepted by the emulated cluster's real API server with Karpenter's CRDs. Plans compare what
 // the cluster has: a new max is exactly one NodePool field change; a hand edit of the NodePool
-// shows up and is put back; a NodePool deleted by hand is created again; removing the group from
-// the spec deletes both objects.
+// shows up and is put back; a NodePool deleted by hand is created again; adding count replaces the
+// pool (static); removing the group from the spec deletes both objects.
 func TestIntegrationEKSKarpenter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("makes an emulated EKS cluster; skipped under -short")
@@ -109,6 +109,22 @@ spec:
 	}
 	if out, errs, code := w.nuv(nil, "cluster", "apply", "-f", f); code != 0 || limit() != 8 {
 		t.Fatalf("apply after the NodePool was deleted: exit %d\n%s%s", code, out, errs)
+	}
+	plan(f, 0)
+
+	// count added: the pool turns static, which Karpenter refuses in place, so it is replaced.
+	static := strings.Replace(doc, "max: 5", "count: 2, max: 8", 1)
+	f = w.spec("kp", static)
+	if out := plan(f, 2); !strings.Contains(out, "-/+ replace karpenter/burst") || !strings.Contains(out, "nodepool.mode: dynamic -> static  (forces replacement)") ||
+		!strings.Contains(out, "nodepool.replicas: (none) -> 2") {
+		t.Fatalf("plan with count:\n%s", out)
+	}
+	if out, errs, code := w.nuv(nil, "cluster", "apply", "-f", f); code != 0 {
+		t.Fatalf("apply with count: exit %d\n%s%s", code, out, errs)
+	}
+	p, err := dc.Resource(pools).Get(ctx, "burst", metav1.GetOptions{})
+	if n, _, _ := unstructured.NestedInt64(p.Object, "spec", "replicas"); err != nil || n != 2 {
+		t.Fatalf("NodePool replicas = %d (%v) after the replace, want 2", n, err)
 	}
 	plan(f, 0)
 
