@@ -2,6 +2,7 @@ package eks_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -20,7 +21,8 @@ import (
 // accepted by the emulated cluster's real API server with Karpenter's CRDs. Plans compare what
 // the cluster has: a new max is exactly one NodePool field change; a hand edit of the NodePool
 // shows up and is put back; a NodePool deleted by hand is created again; adding count replaces the
-// pool (static); removing the group from the spec deletes both objects.
+// pool (static); removing the group from the spec deletes both objects. Without the cluster's
+// kubeconfig the state record stands in, with a warning.
 func TestIntegrationEKSKarpenter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("makes an emulated EKS cluster; skipped under -short")
@@ -74,6 +76,20 @@ spec:
 		return out
 	}
 	plan(f, 0)
+
+	// Without the kubeconfig the objects cannot be read: the state record stands in, with a warning.
+	kc := filepath.Join(w.project, "clusters", "kp.kubeconfig")
+	if err := os.Rename(kc, kc+".away"); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code = w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
+	if code != 2 || strings.Contains(out, "karpenter/burst") || !strings.Contains(out, "+ create kubeconfig/kp") ||
+		!strings.Contains(errs, "the Karpenter objects of [burst] were not read from the cluster") || !strings.Contains(errs, "the plan uses the state record") {
+		t.Fatalf("plan without the kubeconfig: exit %d\n%s%s", code, out, errs)
+	}
+	if err := os.Rename(kc+".away", kc); err != nil {
+		t.Fatal(err)
+	}
 
 	// A new max: one field of one resource.
 	f = w.spec("kp", strings.Replace(doc, "max: 5", "max: 8", 1))
