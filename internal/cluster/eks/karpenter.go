@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/zclconf/go-cty/cty"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
@@ -201,7 +202,8 @@ func (x *exec) deleteKarpenter(ctx context.Context, group string) error {
 // karpenter writes the objects of every Karpenter group of the plan, at the first karpenter/GROUP
 // resource, as kubernetes_manifest resources (karpenter.Terraform, under one note on the CRDs)
 // that depend on the cluster and the nodes' role; the other karpenter/GROUP resources are then
-// written already.
+// written already. In an existing VPC the module also tags the cluster's security group with the
+// discovery tag the node classes select security groups by.
 func (w *tfWriter) karpenter(r cluster.Resource) error {
 	if w.karpenterDone {
 		return nil
@@ -230,6 +232,18 @@ func (w *tfWriter) karpenter(r cluster.Resource) error {
 		}
 		typ, name, _ := strings.Cut(a, ".")
 		deps = append(deps, tfgen.Ref(typ, name))
+	}
+	if w.sec.VPCID != "" {
+		// In an existing VPC nuv makes no security group for the discovery tag to mark: the
+		// module tags the one EKS makes for the cluster, which the node classes then select.
+		name := w.c.Metadata.Name
+		label := tfgen.Name("karpenter_discovery_" + name)
+		w.body.AppendNewline()
+		b := w.body.AppendNewBlock("resource", []string{"aws_ec2_tag", label}).Body()
+		b.SetAttributeRaw("resource_id", tfgen.Ident("aws_eks_cluster."+tfgen.Name(name)+".vpc_config[0].cluster_security_group_id"))
+		b.SetAttributeValue("key", cty.StringVal(karpenter.DiscoveryTag))
+		b.SetAttributeValue("value", cty.StringVal(name))
+		deps = append(deps, tfgen.Ref("aws_ec2_tag", label))
 	}
 	w.body.AppendNewline()
 	if err := karpenter.Terraform(w.body, objs, deps...); err != nil {

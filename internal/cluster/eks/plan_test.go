@@ -61,7 +61,8 @@ spec:
   eks: {nat: single}
 `
 
-// existingVPC puts the cluster in a VPC and subnets that exist already.
+// existingVPC puts the cluster in a VPC and subnets that exist already, with a Karpenter group
+// (whose node class names the subnets by id).
 const existingVPC = `apiVersion: nuv.dev/v1alpha1
 kind: Cluster
 metadata: {name: lab}
@@ -70,6 +71,7 @@ spec:
   region: us-east-1
   nodeGroups:
   - {name: workers, count: 2}
+  - {name: burst, manager: karpenter, max: 4}
   eks:
     vpcId: vpc-0123456789abcdef0
     subnetIds: [subnet-0aaa, subnet-0bbb]

@@ -37,3 +37,34 @@ func TestTerraformKarpenterManifests(t *testing.T) {
 		t.Error("a karpenter group was also written as a managed node group")
 	}
 }
+
+// TestKarpenterExistingVPC: in an existing VPC a Karpenter group's node class names the spec's
+// subnets by id, and its security-group selector (the cluster's own group, known only once the
+// cluster exists) is left out of what a plan compares.
+func TestKarpenterExistingVPC(t *testing.T) {
+	e := startEmulator(t, 0)
+	p := New(t.TempDir(), "nuv", e.getenv, nil)
+	vpc, subnets := existingNetwork(t, p)
+	doc := strings.NewReplacer("vpc-0123456789abcdef0", vpc, "subnet-0aaa", subnets[0], "subnet-0bbb", subnets[1]).Replace(existingVPC)
+	c := parse(t, doc)
+	if errs := p.Validate(c); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	rs, err := p.Desired(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if r.Key() != "karpenter/burst" {
+			continue
+		}
+		if got, want := r.Fields["nodeclass.subnetSelectorTerms"], "id="+subnets[0]+"; id="+subnets[1]; got != want {
+			t.Errorf("subnet selector %q, want %q", got, want)
+		}
+		if _, ok := r.Fields["nodeclass.securityGroupTerms"]; ok {
+			t.Errorf("the security-group selector is compared: %q", r.Fields["nodeclass.securityGroupTerms"])
+		}
+		return
+	}
+	t.Fatal("no karpenter/burst resource")
+}
