@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/karpenter"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,7 +23,8 @@ import (
 // accepted by the emulated cluster's real API server with Karpenter's CRDs. Plans compare what
 // the cluster has: a new max is exactly one NodePool field change; a hand edit of the NodePool
 // shows up and is put back; a NodePool deleted by hand is created again; adding count replaces the
-// pool (static); removing the group from the spec deletes both objects. Without the cluster's
+// pool (static); objects of the same name that are another cluster's are a conflict and left
+// alone; removing the group from the spec deletes both objects. Without the cluster's
 // kubeconfig the state record stands in, with a warning.
 func TestIntegrationEKSKarpenter(t *testing.T) {
 	if testing.Short() {
@@ -144,6 +147,21 @@ spec:
 	}
 	plan(f, 0)
 
+	// Objects of the same name that are another cluster's: a conflict, left alone.
+	foreign, err := karpenter.Objects(karpenter.Cluster{Name: "someone-else", NodeRole: "other-nodes"}, spec.NodeGroup{Name: "other", Manager: "karpenter", Max: ptrTo(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := karpenter.Apply(ctx, cfg, foreign); err != nil {
+		t.Fatal(err)
+	}
+	plan(f, 0) // not in the spec: not this cluster's business
+	withOther := w.spec("kp", strings.Replace(static, "  eks:", "  - {name: other, manager: karpenter, max: 1}\n  eks:", 1))
+	out, errs, _ = w.nuv(nil, "cluster", "plan", "-f", withOther)
+	if !strings.Contains(out+errs, "! conflict karpenter/other") {
+		t.Fatalf("plan with a group named like another cluster's objects:\n%s%s", out, errs)
+	}
+
 	// The group removed from the spec: both objects are deleted.
 	f = w.spec("kp", strings.Replace(doc, burst, "", 1))
 	if out := plan(f, 2); !strings.Contains(out, "- delete karpenter/burst") {
@@ -158,7 +176,14 @@ spec:
 		}
 	}
 	plan(f, 0)
+	for _, gvr := range []schema.GroupVersionResource{pools, classes} {
+		if _, err := dc.Resource(gvr).Get(ctx, "other", metav1.GetOptions{}); err != nil {
+			t.Fatalf("another cluster's %s: %v", gvr.Resource, err)
+		}
+	}
 	if out, errs, code := w.nuv(nil, "cluster", "delete", "kp"); code != 0 {
 		t.Fatalf("delete: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+func ptrTo[T any](v T) *T { return &v }
