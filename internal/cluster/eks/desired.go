@@ -70,11 +70,11 @@ func (p *Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
 		}
 		return nil, errors.Join(all...)
 	}
-	return desired(c, r), nil
+	return desired(c, r)
 }
 
 // desired is Desired once the spec is resolved (a pure function: the plan golden tests it).
-func desired(c *spec.Cluster, r *resolved) []cluster.Resource {
+func desired(c *spec.Cluster, r *resolved) ([]cluster.Resource, error) {
 	name := c.Metadata.Name
 	sec := r.sec
 	var out []cluster.Resource
@@ -157,7 +157,11 @@ func desired(c *spec.Cluster, r *resolved) []cluster.Resource {
 	groupDeps = append(groupDeps, nodeDeps...)
 	for _, g := range c.Spec.NodeGroups {
 		if g.Manager == "karpenter" {
-			add(cluster.Resource{Kind: kindKarpenter, Name: g.Name, Fields: karpenterFields(g), DependsOn: []string{ck, key(kindRole, nr)}})
+			kr, err := karpenterDesired(c, sec, g)
+			if err != nil {
+				return nil, err
+			}
+			add(kr)
 			continue
 		}
 		add(cluster.Resource{Kind: kindNodeGroup, Name: g.Name, Fields: groupFields(g, r.version, sec.AMIType),
@@ -166,7 +170,7 @@ func desired(c *spec.Cluster, r *resolved) []cluster.Resource {
 	for _, n := range slices.Sorted(maps.Keys(r.addons)) {
 		add(cluster.Resource{Kind: kindAddon, Name: n, Fields: map[string]string{"version": r.addons[n]}, DependsOn: []string{ck}})
 	}
-	return out
+	return out, nil
 }
 
 func names(keys []string) []string {
@@ -246,15 +250,4 @@ func groupFields(g spec.NodeGroup, version, ami string) map[string]string {
 		"version":       version,
 		"amiType":       ami,
 	}
-}
-
-func karpenterFields(g spec.NodeGroup) map[string]string {
-	f := groupFields(g, "", "")
-	delete(f, "version")
-	delete(f, "amiType")
-	delete(f, "diskSize")
-	if g.InstanceType == "" {
-		f["instanceTypes"] = ""
-	}
-	return f
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/karpenter"
 )
 
 // Name is the provider's name in specs.
@@ -50,9 +51,6 @@ type Provider struct {
 	Getenv func(string) string
 	// Log receives progress (waits with their elapsed time and status); nil is quiet.
 	Log cli.Logger
-	// Karpenter maps and installs the Karpenter objects of `manager: karpenter` node groups; nil
-	// refuses such groups at plan time.
-	Karpenter Karpenter
 	// Poll is the waiters' polling interval; 0 is 100ms against a loopback endpoint (the emulator)
 	// and the SDK waiters' own defaults against AWS.
 	Poll time.Duration
@@ -193,15 +191,10 @@ func (p *Provider) staticChecks(c *spec.Cluster) []spec.FieldError {
 			add("spec."+name, "is for provider %s; this spec's provider is eks", name)
 		}
 	}
-	if p.Karpenter != nil {
-		errs = append(errs, p.Karpenter.Validate(c)...)
-	}
+	errs = append(errs, karpenter.Validate(c)...)
 	for i, g := range s.NodeGroups {
 		path := "spec.nodeGroups[" + strconv.Itoa(i) + "]"
 		if g.Manager == "karpenter" {
-			if p.Karpenter == nil {
-				add(path+".manager", "this nuv has no Karpenter support built in; use a managed node group (leave manager out)")
-			}
 			continue
 		}
 		if g.Max != nil && *g.Max == 0 {
@@ -280,15 +273,21 @@ func (p *Provider) resolve(ctx context.Context, c *spec.Cluster) (*resolved, []s
 	}
 	checked := map[string]error{}
 	for i, g := range c.Spec.NodeGroups {
-		t := g.InstanceType
-		if t == "" || g.Manager == "karpenter" && t == "" {
-			continue
+		types := []string{g.InstanceType}
+		if g.Manager == "karpenter" {
+			// A Karpenter pool may choose among several types: each is checked.
+			types = strings.Split(g.InstanceType, ",")
 		}
-		if _, done := checked[t]; !done {
-			checked[t] = ss.instanceType(ctx, t)
-		}
-		if err := checked[t]; err != nil {
-			add(fmt.Sprintf("spec.nodeGroups[%d].instanceType", i), "%v", err)
+		for _, t := range types {
+			if t = strings.TrimSpace(t); t == "" {
+				continue
+			}
+			if _, done := checked[t]; !done {
+				checked[t] = ss.instanceType(ctx, t)
+			}
+			if err := checked[t]; err != nil {
+				add(fmt.Sprintf("spec.nodeGroups[%d].instanceType", i), "%v", err)
+			}
 		}
 	}
 	if slices.Contains(versions, r.version) {

@@ -2,7 +2,6 @@ package eks
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -40,7 +39,7 @@ func (p *Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chan
 		}
 		return nil, err
 	}
-	if ch.Action == cluster.Replace && kind != kindNodeGroup {
+	if ch.Action == cluster.Replace && kind != kindNodeGroup && kind != kindKarpenter {
 		var fs []string
 		for _, f := range ch.Fields {
 			if f.ForcesReplace {
@@ -86,7 +85,7 @@ func (p *Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chan
 	case kindAddon:
 		err = x.addon(ctx, ch, rname)
 	case kindKarpenter:
-		err = x.karpenter(ctx, rname)
+		err = x.karpenter(ctx, ch, rname)
 	default:
 		err = fmt.Errorf("eks provider: cannot %s %s", ch.Action, ch.Key)
 	}
@@ -794,56 +793,6 @@ func (x *exec) addon(ctx context.Context, ch cluster.Change, name string) error 
 	return x.p.waitUpdate(ctx, x.s, x.res.Key()+" to "+v, x.name, aws.ToString(out.Update.Id), "", name)
 }
 
-// karpenterCluster is what the Karpenter mapping knows of the cluster: the nodes' role, the spec's
-// tags and, in an existing VPC (whose subnets nuv does not tag), the subnets and security group
-// by id.
-func karpenterCluster(c *spec.Cluster, sec Section, clusterSG string) KarpenterCluster {
-	k := KarpenterCluster{Name: c.Metadata.Name, NodeRole: nodeRoleName(c.Metadata.Name), Tags: map[string]string(c.Spec.Tags)}
-	if sec.VPCID != "" {
-		k.SubnetIDs = sec.SubnetIDs
-		if clusterSG != "" {
-			k.SecurityGroupIDs = []string{clusterSG}
-		}
-	}
-	return k
-}
-
-func (x *exec) karpenter(ctx context.Context, group string) error {
-	if x.p.Karpenter == nil {
-		return errors.New("this nuv has no Karpenter support built in")
-	}
-	var g spec.NodeGroup
-	for _, sg := range x.c.Spec.NodeGroups {
-		if sg.Name == group {
-			g = sg
-		}
-	}
-	out, err := x.p.waitCluster(ctx, x.s, x.name, true)
-	if err != nil {
-		return err
-	}
-	sg := ""
-	if vc := out.Cluster.ResourcesVpcConfig; vc != nil {
-		sg = aws.ToString(vc.ClusterSecurityGroupId)
-	}
-	objs, err := x.p.Karpenter.Objects(karpenterCluster(x.c, x.sec, sg), g)
-	if err != nil {
-		return fmt.Errorf("karpenter/%s: %w", group, err)
-	}
-	cfg, err := x.p.restConfig(x.name)
-	if err != nil {
-		return err
-	}
-	if err := x.p.Karpenter.Install(ctx, cfg); err != nil {
-		return fmt.Errorf("karpenter/%s: install Karpenter's CRDs: %w", group, err)
-	}
-	if err := x.p.Karpenter.Apply(ctx, cfg, objs); err != nil {
-		return fmt.Errorf("karpenter/%s: %w", group, err)
-	}
-	x.res.ID = x.name + "/" + group
-	return nil
-}
-
 // delete removes one resource and waits until it is gone; one already gone is done.
 func (x *exec) delete(ctx context.Context, kind, rname string, actual *cluster.Resource) error {
 	id := ""
@@ -886,14 +835,7 @@ func (x *exec) delete(ctx context.Context, kind, rname string, actual *cluster.R
 		}
 		return x.p.waitNodegroup(ctx, x.s, x.name, rname, false)
 	case kindKarpenter:
-		if x.p.Karpenter == nil {
-			return errors.New("this nuv has no Karpenter support built in: it cannot remove the Karpenter objects of " + k)
-		}
-		cfg, err := x.p.restConfig(x.name)
-		if err != nil {
-			return nil // no kubeconfig: the cluster (and its objects) went first
-		}
-		return x.p.Karpenter.Delete(ctx, cfg, x.p.Karpenter.Named(x.name, rname))
+		return x.deleteKarpenter(ctx, rname)
 	case kindKubeconfig:
 		if err := os.Remove(x.p.KubeconfigPath(x.name)); err != nil && !os.IsNotExist(err) {
 			return err

@@ -128,11 +128,8 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 		if err := s.observeGroups(ctx, o, name); err != nil {
 			return nil, err
 		}
-		for _, r := range recorded {
-			if r.Kind == kindKarpenter {
-				r.DependsOn = []string{key(kindCluster, name), key(kindRole, nodeRoleName(name))}
-				o.add(r)
-			}
+		if err := p.observeKarpenter(ctx, o, c, aws.ToString(cl.Endpoint), recorded); err != nil {
+			return nil, err
 		}
 	}
 	server := ""

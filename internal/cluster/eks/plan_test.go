@@ -44,7 +44,25 @@ spec:
     addons: {coredns: v1.12.3-eksbuild.1, aws-ebs-csi-driver: default}
 `
 
-// existingVPC puts the cluster in a VPC and subnets that exist already.
+// withKarpenter has a managed node group and two Karpenter groups: a dynamic spot pool over two
+// instance types with a label, a taint and a disk size, and a static pool of two nodes.
+const withKarpenter = `apiVersion: nuv.dev/v1alpha1
+kind: Cluster
+metadata: {name: kp}
+spec:
+  provider: eks
+  kubernetesVersion: "1.35"
+  zones: [us-east-1a, us-east-1b]
+  tags: {team: platform}
+  nodeGroups:
+  - {name: system, count: 2, instanceType: m6i.large}
+  - {name: burst, manager: karpenter, max: 20, spot: true, instanceType: "m6i.large,c6i.xlarge", labels: {tier: burst}, taints: ["burst=true:NoSchedule"], diskSize: 80}
+  - {name: batch, manager: karpenter, count: 2, max: 2, instanceType: r6i.2xlarge}
+  eks: {nat: single}
+`
+
+// existingVPC puts the cluster in a VPC and subnets that exist already, with a Karpenter group
+// (whose node class names the subnets by id).
 const existingVPC = `apiVersion: nuv.dev/v1alpha1
 kind: Cluster
 metadata: {name: lab}
@@ -53,6 +71,7 @@ spec:
   region: us-east-1
   nodeGroups:
   - {name: workers, count: 2}
+  - {name: burst, manager: karpenter, max: 4}
   eks:
     vpcId: vpc-0123456789abcdef0
     subnetIds: [subnet-0aaa, subnet-0bbb]
@@ -103,6 +122,21 @@ func TestPlanGolden(t *testing.T) {
 	golden(t, "plan-3-groups.txt", b.Bytes())
 }
 
+// TestPlanGoldenKarpenter plans a new cluster with Karpenter groups: each is one karpenter/GROUP
+// resource whose fields are its NodePool's and EC2NodeClass's (requirements, limits, replicas,
+// labels, taints, the node class), not a managed node group's sizes.
+func TestPlanGoldenKarpenter(t *testing.T) {
+	e := startEmulator(t, 0)
+	p := New(t.TempDir(), "/usr/local/bin/nuv", e.getenv, nil)
+	plan, err := newEngine(t, p).Plan(context.Background(), parse(t, withKarpenter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	engine.WritePlan(&b, plan)
+	golden(t, "plan-karpenter.txt", b.Bytes())
+}
+
 // TestTerraformGolden writes the Terraform module of two specs (a new network with a NAT
 // gateway per zone; an existing VPC) and checks them against golden files and terraform fmt.
 func TestTerraformGolden(t *testing.T) {
@@ -114,7 +148,7 @@ func TestTerraformGolden(t *testing.T) {
 	vpc, subnets := existingNetwork(t, p)
 	ids := strings.NewReplacer("vpc-0123456789abcdef0", vpc, "subnet-0aaa", subnets[0], "subnet-0bbb", subnets[1])
 	back := strings.NewReplacer(vpc, "vpc-0123456789abcdef0", subnets[0], "subnet-0aaa", subnets[1], "subnet-0bbb")
-	for name, doc := range map[string]string{"three-groups": threeGroups, "existing-vpc": ids.Replace(existingVPC)} {
+	for name, doc := range map[string]string{"three-groups": threeGroups, "existing-vpc": ids.Replace(existingVPC), "karpenter": withKarpenter} {
 		t.Run(name, func(t *testing.T) {
 			files, err := eng.Terraform(parse(t, doc))
 			if err != nil {
@@ -269,5 +303,57 @@ func TestExistingNetworkRefusals(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("error %v\nwant %q", err, tc.want)
 		}
+	}
+}
+
+// TestValidateKarpenter: `nuv cluster plan` refuses what a Karpenter group cannot be (through
+// package karpenter's Validate, with field paths and spec lines) and checks each of a group's
+// comma-separated instance types against EC2; a valid edit of the withKarpenter spec plans.
+func TestValidateKarpenter(t *testing.T) {
+	e := startEmulator(t, 0)
+	const burst = `max: 20, spot: true, instanceType: "m6i.large,c6i.xlarge"`
+	for _, tc := range []struct {
+		name, edit string
+		want       []string // empty: the plan succeeds
+	}{
+		{"no max", burst + "=>spot: true", []string{`spec.yaml:11: spec.nodeGroups[1].max: required for a Karpenter group: it becomes the NodePool's limits.nodes`}},
+		{"min without count", burst + "=>min: 2, " + burst, []string{`spec.nodeGroups[1].min: a Karpenter NodePool (karpenter.sh/v1) has no minimum size`}},
+		{"unknown type in a list", `"m6i.large,c6i.xlarge"=>"m6i.large,c6i.huge"`, []string{`spec.yaml:11: spec.nodeGroups[1].instanceType: "c6i.huge" is not an EC2 instance type in us-east-1`}},
+		{"malformed type", `"m6i.large,c6i.xlarge"=>"m6i.large,large"`, []string{`spec.nodeGroups[1].instanceType: "large" is not an EC2 instance type (family.size`}},
+		{"type twice", `"m6i.large,c6i.xlarge"=>"m6i.large, m6i.large"`, []string{`spec.nodeGroups[1].instanceType: "m6i.large" is listed twice`}},
+		{"karpenter label", `labels: {tier: burst}=>labels: {karpenter.sh/capacity-type: spot}`, []string{`spec.nodeGroups[1].labels.karpenter.sh/capacity-type: label domain "karpenter.sh" is Karpenter's`}},
+		{"reserved tag", `tags: {team: platform}=>tags: {team: platform, "karpenter.sh/nodepool": x}`, []string{`spec.tags.karpenter.sh/nodepool: tag "karpenter.sh/nodepool" is reserved by Karpenter`}},
+		{"three types", `"m6i.large,c6i.xlarge"=>"m6i.large,c6i.xlarge,r6i.large"`, nil},
+		{"managed group keeps one type", `{name: system, count: 2, instanceType: m6i.large}=>{name: system, count: 2, instanceType: "m6i.large,c6i.large"}`, []string{`spec.nodeGroups[0].instanceType: "m6i.large,c6i.large" is not an EC2 instance type`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old, repl, _ := strings.Cut(tc.edit, "=>")
+			doc := strings.Replace(withKarpenter, old, repl, 1)
+			if doc == withKarpenter {
+				t.Fatalf("edit %q changed nothing", tc.edit)
+			}
+			p := New(t.TempDir(), "nuv", e.getenv, nil)
+			plan, err := newEngine(t, p).Plan(context.Background(), parse(t, doc))
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range plan.Changes {
+					if c.Key == "karpenter/burst" && strings.Contains(c.Desired.Fields["nodepool.requirements"], "values=[m6i.large c6i.xlarge r6i.large]") {
+						return
+					}
+				}
+				t.Fatalf("no karpenter/burst over three types in the plan: %+v", plan.Changes)
+				return
+			}
+			if err == nil {
+				t.Fatal("plan accepted the spec")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error:\n%v\nlacks %q", err, w)
+				}
+			}
+		})
 	}
 }

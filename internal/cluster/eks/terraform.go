@@ -35,7 +35,7 @@ func (p *Provider) Terraform(c *spec.Cluster, desired []cluster.Resource) (map[s
 		}
 	}
 	m.Variables(region, tags)
-	w := &tfWriter{p: p, c: c, sec: sec, body: m.File("main.tf"), addr: map[string]string{}, byKey: map[string]cluster.Resource{}}
+	w := &tfWriter{p: p, c: c, sec: sec, body: m.File("main.tf"), addr: map[string]string{}, byKey: map[string]cluster.Resource{}, desired: desired}
 	w.header()
 	for _, r := range desired {
 		w.byKey[r.Key()] = r
@@ -69,6 +69,10 @@ type tfWriter struct {
 	// policyAttachments are the attachment addresses of each role, for depends_on.
 	policyAttachments map[string][]string
 	nodeGroups        []string
+	// desired are all the plan's resources; karpenterDone is set once the Karpenter objects are
+	// written (all groups at once).
+	desired       []cluster.Resource
+	karpenterDone bool
 }
 
 func (w *tfWriter) header() {
@@ -368,30 +372,7 @@ func (w *tfWriter) resource(r cluster.Resource) error {
 			b.SetAttributeRaw("depends_on", rawList(w.nodeGroups))
 		}
 	case kindKarpenter:
-		if w.p.Karpenter == nil {
-			return fmt.Errorf("terraform: %s: this nuv has no Karpenter support built in", r.Key())
-		}
-		var g spec.NodeGroup
-		for _, sg := range w.c.Spec.NodeGroups {
-			if sg.Name == r.Name {
-				g = sg
-			}
-		}
-		objs, err := w.p.Karpenter.Objects(karpenterCluster(w.c, w.sec, ""), g)
-		if err != nil {
-			return fmt.Errorf("terraform: %s: %w", r.Key(), err)
-		}
-		for _, o := range objs {
-			label := tfgen.Name(r.Name + "-" + strings.ToLower(o.GetKind()))
-			w.body.AppendNewline()
-			mb := w.body.AppendNewBlock("resource", []string{"kubernetes_manifest", label}).Body()
-			v, err := ctyOf(o.Object)
-			if err != nil {
-				return fmt.Errorf("terraform: %s %s: %w", o.GetKind(), o.GetName(), err)
-			}
-			mb.SetAttributeValue("manifest", v)
-			mb.SetAttributeRaw("depends_on", w.addrs(key(kindCluster, name)))
-		}
+		return w.karpenter(r)
 	default:
 		return fmt.Errorf("terraform: no Terraform form for %s", r.Key())
 	}
@@ -455,51 +436,4 @@ func jsonencode(service string) hclwrite.Tokens {
 	t := tfgen.Ident("jsonencode(")
 	t = append(t, hclwrite.TokensForValue(doc)...)
 	return append(t, tfgen.Ident(")")...)
-}
-
-// ctyOf turns a Kubernetes object (unstructured JSON values) into an HCL value.
-func ctyOf(v any) (cty.Value, error) {
-	switch x := v.(type) {
-	case nil:
-		return cty.NullVal(cty.DynamicPseudoType), nil
-	case string:
-		return cty.StringVal(x), nil
-	case bool:
-		return cty.BoolVal(x), nil
-	case int64:
-		return cty.NumberIntVal(x), nil
-	case int:
-		return cty.NumberIntVal(int64(x)), nil
-	case int32:
-		return cty.NumberIntVal(int64(x)), nil
-	case float64:
-		return cty.NumberFloatVal(x), nil
-	case map[string]any:
-		if len(x) == 0 {
-			return cty.EmptyObjectVal, nil
-		}
-		m := map[string]cty.Value{}
-		for k, e := range x {
-			c, err := ctyOf(e)
-			if err != nil {
-				return cty.NilVal, fmt.Errorf("%s: %w", k, err)
-			}
-			m[k] = c
-		}
-		return cty.ObjectVal(m), nil
-	case []any:
-		if len(x) == 0 {
-			return cty.EmptyTupleVal, nil
-		}
-		var l []cty.Value
-		for i, e := range x {
-			c, err := ctyOf(e)
-			if err != nil {
-				return cty.NilVal, fmt.Errorf("[%d]: %w", i, err)
-			}
-			l = append(l, c)
-		}
-		return cty.TupleVal(l), nil
-	}
-	return cty.NilVal, fmt.Errorf("value %v of type %T has no HCL form", v, v)
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
 	"github.com/nuv-dev/nuv/internal/image/load"
-	"github.com/nuv-dev/nuv/internal/karpenter"
 	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/internal/registry"
 	"k8s.io/client-go/rest"
@@ -58,8 +57,6 @@ func New(env *cli.Env) (map[string]cluster.Provider, error) {
 	ap := &aks.Provider{Project: project, Log: env.Log, Getenv: env.Getenv}
 	gp := &gke.Provider{Project: project, Log: env.Log, Getenv: env.Getenv, Exe: env.Exe}
 	ep := eks.New(project, env.Exe, env.Getenv, env.Log)
-	// `manager: karpenter` node groups become Karpenter NodePools and EC2NodeClasses.
-	ep.Karpenter = eks.KarpenterPackage(karpenter.Validate, karpenter.Objects, karpenter.Named, karpenter.Install, karpenter.Apply, karpenter.Delete)
 	return map[string]cluster.Provider{lp.Name(): lp, kp.Name(): kp, ap.Name(): ap, gp.Name(): gp, ep.Name(): ep}, nil
 }
 

@@ -6,6 +6,10 @@ terraform {
       source  = "hashicorp/aws"
       version = ">= 5.40"
     }
+    kubernetes = {
+      source  = "hashicorp/kubernetes"
+      version = ">= 2.25"
+    }
   }
 }
 
@@ -13,6 +17,16 @@ provider "aws" {
   region = var.region
   default_tags {
     tags = var.tags
+  }
+}
+
+provider "kubernetes" {
+  host                   = aws_eks_cluster.lab.endpoint
+  cluster_ca_certificate = base64decode(aws_eks_cluster.lab.certificate_authority[0].data)
+  exec {
+    api_version = "client.authentication.k8s.io/v1"
+    command     = "nuv"
+    args        = ["-eks-token", "--cluster", "lab"]
   }
 }
 
@@ -93,6 +107,109 @@ resource "aws_eks_node_group" "workers" {
     min_size     = 2
   }
   depends_on = [aws_iam_role_policy_attachment.nuv-lab-nodes-AmazonEC2ContainerRegistryReadOnly, aws_iam_role_policy_attachment.nuv-lab-nodes-AmazonEKSWorkerNodePolicy, aws_iam_role_policy_attachment.nuv-lab-nodes-AmazonEKS_CNI_Policy]
+}
+
+resource "aws_ec2_tag" "karpenter_discovery_lab" {
+  resource_id = aws_eks_cluster.lab.vpc_config[0].cluster_security_group_id
+  key         = "karpenter.sh/discovery"
+  value       = "lab"
+}
+
+# Karpenter node groups: one EC2NodeClass and one NodePool per group, applied by the
+# hashicorp/kubernetes provider (configure it for the cluster). kubernetes_manifest reads each
+# kind's schema at plan time, so Karpenter's CRDs (NodePool, NodeClaim, EC2NodeClass) must be on
+# the cluster first: Karpenter's chart installs them, and so does "nuv cluster apply".
+
+resource "kubernetes_manifest" "karpenter_ec2nodeclass_burst" {
+  manifest = {
+    apiVersion = "karpenter.k8s.aws/v1"
+    kind       = "EC2NodeClass"
+    metadata = {
+      labels = {
+        "app.kubernetes.io/managed-by" = "nuv"
+        "nuv.dev/cluster"              = "lab"
+        "nuv.dev/nodegroup"            = "burst"
+      }
+      name = "burst"
+    }
+    spec = {
+      amiSelectorTerms = [{
+        alias = "al2023@latest"
+      }]
+      role = "nuv-lab-nodes"
+      securityGroupSelectorTerms = [{
+        tags = {
+          "karpenter.sh/discovery" = "lab"
+        }
+      }]
+      subnetSelectorTerms = [{
+        id = "subnet-0aaa"
+        }, {
+        id = "subnet-0bbb"
+      }]
+      tags = {
+        "nuv.dev/cluster"   = "lab"
+        "nuv.dev/nodegroup" = "burst"
+      }
+    }
+  }
+
+  field_manager {
+    name            = "nuv"
+    force_conflicts = true
+  }
+
+  depends_on = [aws_eks_cluster.lab, aws_iam_role.nuv-lab-nodes, aws_ec2_tag.karpenter_discovery_lab]
+}
+
+resource "kubernetes_manifest" "karpenter_nodepool_burst" {
+  manifest = {
+    apiVersion = "karpenter.sh/v1"
+    kind       = "NodePool"
+    metadata = {
+      labels = {
+        "app.kubernetes.io/managed-by" = "nuv"
+        "nuv.dev/cluster"              = "lab"
+        "nuv.dev/nodegroup"            = "burst"
+      }
+      name = "burst"
+    }
+    spec = {
+      limits = {
+        nodes = 4
+      }
+      template = {
+        metadata = {
+          labels = {
+            "nuv.dev/nodegroup" = "burst"
+          }
+        }
+        spec = {
+          nodeClassRef = {
+            group = "karpenter.k8s.aws"
+            kind  = "EC2NodeClass"
+            name  = "burst"
+          }
+          requirements = [{
+            key      = "kubernetes.io/os"
+            operator = "In"
+            values   = ["linux"]
+            }, {
+            key      = "karpenter.sh/capacity-type"
+            operator = "In"
+            values   = ["on-demand"]
+          }]
+        }
+      }
+    }
+  }
+
+  field_manager {
+    name            = "nuv"
+    force_conflicts = true
+  }
+
+  depends_on = [aws_eks_cluster.lab, aws_iam_role.nuv-lab-nodes, aws_ec2_tag.karpenter_discovery_lab, kubernetes_manifest.karpenter_ec2nodeclass_burst]
 }
 
 resource "aws_eks_addon" "coredns" {

@@ -1,0 +1,16 @@
+# Written by `nuv cluster plan --terraform` from the cluster spec; changes here are overwritten.
+
+variable "region" {
+  type        = string
+  description = "Region the cluster's resources are created in."
+  default     = "us-east-1"
+}
+
+variable "tags" {
+  type        = map(string)
+  description = "Tags put on every resource (nuv.dev/cluster marks what nuv owns)."
+  default = {
+    "nuv.dev/cluster" = "kp"
+    team              = "platform"
+  }
+}
