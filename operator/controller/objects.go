@@ -23,6 +23,9 @@ type workload struct {
 	replicas  int32
 	port      int32
 	mountPath string // non-empty for stateful components: the PVC "data" is mounted here
+	// env is the container's environment (static: PORT, the port its server must listen on, which
+	// nuv's whisk-static image reads; images that ignore it listen where they always do)
+	env []corev1.EnvVar
 }
 
 func (r *WhiskReconciler) workloadOf(w *whiskv1.Whisk, c Component) workload {
@@ -38,7 +41,8 @@ func (r *WhiskReconciler) workloadOf(w *whiskv1.Whisk, c Component) workload {
 		if port == 0 {
 			port = DefaultStaticPort
 		}
-		return workload{image: image(w.Spec.Static.Image, DefaultStaticImage), replicas: replicas(w.Spec.Static.Replicas, 1), port: port}
+		return workload{image: image(w.Spec.Static.Image, DefaultStaticImage), replicas: replicas(w.Spec.Static.Replicas, 1), port: port,
+			env: []corev1.EnvVar{{Name: "PORT", Value: fmt.Sprint(port)}}}
 	}
 }
 
@@ -71,12 +75,27 @@ func setContainer(ps *corev1.PodSpec, name string, wl workload) {
 	if len(ct.Ports) != 1 || ct.Ports[0] != want {
 		ct.Ports = []corev1.ContainerPort{want}
 	}
+	if !envEqual(ct.Env, wl.env) {
+		ct.Env = wl.env
+	}
 	if wl.mountPath != "" {
 		want := corev1.VolumeMount{Name: "data", MountPath: wl.mountPath}
 		if len(ct.VolumeMounts) != 1 || ct.VolumeMounts[0] != want {
 			ct.VolumeMounts = []corev1.VolumeMount{want}
 		}
 	}
+}
+
+func envEqual(a, b []corev1.EnvVar) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Value != b[i].Value || a[i].ValueFrom != nil || b[i].ValueFrom != nil {
+			return false
+		}
+	}
+	return true
 }
 
 func mutateDeployment(d *appsv1.Deployment, w *whiskv1.Whisk, c Component, wl workload) {

@@ -181,6 +181,11 @@ func TestReconcileCreatesEveryEnabledComponent(t *testing.T) {
 	if svc.Spec.Ports[0].Port != 8080 {
 		t.Errorf("static port = %d", svc.Spec.Ports[0].Port)
 	}
+	static := &appsv1.Deployment{}
+	h.exists(static, "w-static")
+	if env := static.Spec.Template.Spec.Containers[0].Env; len(env) != 1 || env[0].Name != "PORT" || env[0].Value != "8080" {
+		t.Errorf("static container env = %+v, want PORT=8080 (its server's port)", env)
+	}
 	for _, typ := range []string{whiskv1.ConditionReady, whiskv1.ConditionControllerReady, whiskv1.ConditionRedisReady, whiskv1.ConditionCouchDBReady, whiskv1.ConditionStaticReady} {
 		c := condition(w, typ)
 		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonProgressing {
