@@ -106,6 +106,11 @@ if ! $short; then
   # Assembled offline (debootstrap, Kubernetes built from source, images with go-containerregistry)
   # and cached by content under ~/.cache/nuv/nodeimage; the kind tests use it.
   nuv cluster node-image build --load
+
+  step "reference workload images (nuv image workload: debootstrap + go-containerregistry; cold minutes, warm seconds)"
+  # redis and nginx from Debian's packages, cached by content under ~/.cache/nuv/debimage; the
+  # kind workload test loads them into its cluster's nodes.
+  nuv image workload
 fi
 
 step "tests"

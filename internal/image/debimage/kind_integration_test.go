@@ -22,6 +22,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
 	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
+	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/deploy"
@@ -64,7 +65,11 @@ func TestIntegrationKindWorkload(t *testing.T) {
 	project := testProject(t)
 	home := t.TempDir()
 	const name = "nuv-kind-wl"
-	p := &kind.Provider{Home: home, Project: project, Log: localtest.Logger(t), Getenv: os.Getenv}
+	p := &kind.Provider{Home: home, Project: project, Log: localtest.Logger(t), Getenv: os.Getenv,
+		// nuv's offline node image (cached; NUV_KIND_NODE_IMAGE names another)
+		NodeImage: func(ctx context.Context, version string) (string, error) {
+			return nodeimage.Ensure(ctx, nodeimage.Options{Version: version, Log: localtest.Logger(t), Getenv: os.Getenv})
+		}}
 	store, err := state.Open("", home, "")
 	if err != nil {
 		t.Fatal(err)

@@ -76,7 +76,7 @@ case "$port" in
 esac
 sed "s/@PORT@/$port/" /etc/nginx/whisk.conf.in > /tmp/nginx.conf
 echo "whisk-static: nginx on port $port"
-exec nginx -c /tmp/nginx.conf -g 'daemon off;'
+exec nginx -e stderr -c /tmp/nginx.conf -g 'daemon off;'
 `
 
 const staticIndex = `<!doctype html>
