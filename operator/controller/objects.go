@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -146,10 +147,31 @@ func mutateService(svc *corev1.Service, w *whiskv1.Whisk, c Component, wl worklo
 	}
 }
 
-// initJob is CouchDB's init Job: it waits for the database and creates the system databases.
+// InitDatabases are the databases CouchDB's init Job makes: CouchDB's system databases and the
+// Whisk's own.
+var InitDatabases = []string{"_users", "_replicator", "whisks", "activations", "subjects"}
+
+// initScript waits until the server at URL answers (GET /, which CouchDB and CouchDB-compatible
+// servers serve; /_up is CouchDB's alone), creates each database (201 or 202 created, 412 there
+// already: anything else fails the Job) and lists them.
+const initScript = `set -eu
+url=URL
+until curl -sf "$url/" >/dev/null; do echo "waiting for $url"; sleep 2; done
+for db in DBS; do
+  code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT "$url/$db")
+  case "$code" in
+  201|202|412) echo "database $db: HTTP $code" ;;
+  *) echo "create database $db: HTTP $code" >&2; exit 1 ;;
+  esac
+done
+curl -sf "$url/_all_dbs"
+`
+
+// initJob is CouchDB's init Job: it waits for the database and creates the system databases and
+// the Whisk's.
 func initJob(w *whiskv1.Whisk, wl workload) *batchv1.Job {
 	url := fmt.Sprintf("http://%s:%d", CouchDB.ObjectName(w), wl.port)
-	script := fmt.Sprintf("until curl -sf %[1]s/_up; do sleep 2; done; for db in _users _replicator; do curl -sf -X PUT %[1]s/$db || true; done", url)
+	script := strings.NewReplacer("URL", url, "DBS", strings.Join(InitDatabases, " ")).Replace(initScript)
 	sum := sha256.Sum256([]byte(wl.image + "\n" + script))
 	backoff := int32(6)
 	j := &batchv1.Job{

@@ -155,6 +155,12 @@ func TestReconcileCreatesEveryEnabledComponent(t *testing.T) {
 			t.Errorf("%T %s labels = %v", tc.obj, tc.name, tc.obj.GetLabels())
 		}
 	}
+	initJob := &batchv1.Job{}
+	h.exists(initJob, "w-couchdb-init")
+	if cmd := initJob.Spec.Template.Spec.Containers[0].Command; len(cmd) != 3 || cmd[0] != "sh" ||
+		!strings.Contains(cmd[2], "url=http://w-couchdb:5984\n") || !strings.Contains(cmd[2], "for db in _users _replicator whisks activations subjects;") {
+		t.Errorf("init job command = %q", cmd)
+	}
 	redis := &appsv1.StatefulSet{}
 	h.exists(redis, "w-redis")
 	claim := redis.Spec.VolumeClaimTemplates[0]

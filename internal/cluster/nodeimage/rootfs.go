@@ -246,6 +246,12 @@ func (b *builder) runProgress(ctx context.Context, label string, cmd runner.Cmd)
 	return runProgress(ctx, b.log, label, cmd)
 }
 
+// RunProgress runs a long program, printing to log every 15 s how long it has run and its last
+// line of output; an error carries that last line.
+func RunProgress(ctx context.Context, log cli.Logger, label string, cmd runner.Cmd) error {
+	return runProgress(ctx, log, label, cmd)
+}
+
 func runProgress(ctx context.Context, log cli.Logger, label string, cmd runner.Cmd) error {
 	r, w, err := os.Pipe()
 	if err != nil {

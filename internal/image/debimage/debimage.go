@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -65,6 +66,10 @@ type Spec struct {
 	Tag        string `json:"tag"`
 	// Packages are the Debian packages installed (with their dependencies) on a minbase system.
 	Packages []string `json:"packages"`
+	// NPM are npm packages, each pinned (name@version), installed with the host's npm into
+	// /opt/nuv-npm of the image (node_modules there) with install scripts off: what they run must
+	// be plain JavaScript or carry its native builds (prebuilds). The image needs Debian's nodejs.
+	NPM []string `json:"npm,omitempty"`
 	// Files are written after the packages are installed (they may replace packaged files).
 	Files []File `json:"files,omitempty"`
 	// Remove are paths (globs, relative to the root) deleted before packing: documentation and the
@@ -93,6 +98,11 @@ func (s Spec) validate() error {
 	for _, f := range s.Files {
 		if !filepath.IsAbs(f.Path) || filepath.Clean(f.Path) != f.Path {
 			return fmt.Errorf("image %s: file path %q is not a clean absolute path", s.Ref(), f.Path)
+		}
+	}
+	for _, p := range s.NPM {
+		if i := strings.LastIndex(p, "@"); i <= 0 || i == len(p)-1 {
+			return fmt.Errorf("image %s: npm package %q is not pinned (name@version)", s.Ref(), p)
 		}
 	}
 	if len(s.Entrypoint) == 0 && len(s.Cmd) == 0 {
@@ -257,6 +267,11 @@ func Build(ctx context.Context, s Spec, o Options) (Result, error) {
 	}); err != nil {
 		return Result{}, err
 	}
+	if len(s.NPM) > 0 {
+		if err := stage("npm install "+strings.Join(s.NPM, " "), func() error { return npmInstall(ctx, log, rootfs, s.NPM) }); err != nil {
+			return Result{}, err
+		}
+	}
 	if err := stage("nuv's files", func() error { return finishRoot(rootfs, s) }); err != nil {
 		return Result{}, err
 	}
@@ -283,6 +298,25 @@ func Build(ctx context.Context, s Spec, o Options) (Result, error) {
 	res.Tarball = filepath.Join(entry, "image.tar")
 	log.Infof("image %s built in %s (key %s): %s", s.Ref(), time.Since(start).Round(time.Second), key[:12], res.Tarball)
 	return res, nil
+}
+
+// NPMPrefix is where npm packages go in an image (their code is in NPMPrefix/node_modules).
+const NPMPrefix = "/opt/nuv-npm"
+
+// npmInstall installs pkgs with the host's npm (its cache in ~/.npm makes the next build local)
+// under root's NPMPrefix. Install scripts are off: they would run on the host, and would download
+// or compile native code for it.
+func npmInstall(ctx context.Context, log cli.Logger, root string, pkgs []string) error {
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return fmt.Errorf("npm is not installed (apt-get install npm): %w", err)
+	}
+	prefix := filepath.Join(root, NPMPrefix)
+	if err := os.MkdirAll(prefix, 0o755); err != nil {
+		return err
+	}
+	args := append([]string{"install", "--prefix", prefix, "--ignore-scripts", "--omit=dev", "--no-audit", "--no-fund", "--no-update-notifier", "--no-package-lock"}, pkgs...)
+	return nodeimage.RunProgress(ctx, log, "npm", runner.Cmd{Path: npm, Args: args, Dir: prefix})
 }
 
 // finishRoot removes what s says, writes s's files and creates its volume directories.

@@ -29,6 +29,9 @@ func TestSpecValidate(t *testing.T) {
 		{"relative file", func(s *Spec) { s.Files = []File{{Path: "etc/x"}} }, `file path "etc/x"`},
 		{"unclean file", func(s *Spec) { s.Files = []File{{Path: "/etc/../x"}} }, `file path "/etc/../x"`},
 		{"nothing to run", func(s *Spec) { s.Entrypoint = nil }, "neither an entrypoint nor a command"},
+		{"npm pinned", func(s *Spec) { s.NPM = []string{"pouchdb-server@4.2.0", "@scope/pkg@1.0.0"} }, ""},
+		{"npm unpinned", func(s *Spec) { s.NPM = []string{"pouchdb-server"} }, `npm package "pouchdb-server" is not pinned`},
+		{"npm scoped unpinned", func(s *Spec) { s.NPM = []string{"@scope/pkg"} }, `npm package "@scope/pkg" is not pinned`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := ok

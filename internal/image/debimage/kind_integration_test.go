@@ -52,7 +52,8 @@ func testProject(t *testing.T) string {
 // dockerd, the offline node image), the operator image loaded (`nuv image load`) and the workload's
 // images built from Debian's packages and loaded (`nuv image workload --load`), `nuv operator` and
 // `nuv instance` with tests/kind/whisk.yaml, every pod of the instance Running and Ready with its
-// volume bound, redis storing and returning a value for a client pod, nginx serving the Whisk's page
+// volume bound, redis storing and returning a value for a client pod, the CouchDB-compatible server
+// holding the databases its init Job made and storing a document, nginx serving the Whisk's page
 // through its Service, and then `nuv dtest` passing on the cluster.
 func TestIntegrationKindWorkload(t *testing.T) {
 	if testing.Short() {
@@ -160,6 +161,12 @@ func TestIntegrationKindWorkload(t *testing.T) {
 	// redis stores and returns a value for a client in another pod, through its Service's DNS name
 	runJob(t, ctx, cs, "redis-client", debimage.Redis().Ref(), []string{"sh", "-c",
 		`set -e; redis-cli -h whisk-redis SET nuv-check "$(hostname)" | grep -qx OK; test "$(redis-cli -h whisk-redis GET nuv-check)" = "$(hostname)"; redis-cli -h whisk-redis CONFIG GET dir`})
+	// the CouchDB-compatible server: the init Job made the Whisk's databases; a client stores a
+	// document in one and reads it back
+	runJob(t, ctx, cs, "couchdb-client", debimage.CouchDB().Ref(), []string{"sh", "-c",
+		`set -e; u=http://whisk-couchdb:5984; curl -sf $u/_all_dbs | tee /dev/stderr | grep -q '"whisks"'; ` +
+			`curl -sf -X PUT -H 'Content-Type: application/json' -d '{"kind":"action","by":"nuv"}' $u/whisks/nuv-check; ` +
+			`curl -sf $u/whisks/nuv-check | tee /dev/stderr | grep -q '"by":"nuv"'`})
 	// nginx serves the Whisk's page through its Service (the API server's service proxy)
 	page, err := cs.CoreV1().Services("default").ProxyGet("http", "whisk-static", "80", "/", nil).DoRaw(ctx)
 	if err != nil || !strings.Contains(string(page), "<h1>whisk</h1>") {

@@ -11,11 +11,13 @@ const WorkloadTag = "v1"
 var docs = []string{"usr/share/doc/*", "usr/share/man/*", "usr/share/info/*", "usr/share/lintian/*"}
 
 // Workload is the reference workload's images (the Whisk's components, operator/controller), by
-// component name: redis from Debian's redis-server, static from Debian's nginx-light.
+// component name: redis from Debian's redis-server, static from Debian's nginx-light, couchdb
+// from pouchdb-server (npm) on Debian's nodejs.
 func Workload() map[string]Spec {
 	return map[string]Spec{
-		"redis":  Redis(),
-		"static": Static(),
+		"redis":   Redis(),
+		"static":  Static(),
+		"couchdb": CouchDB(),
 	}
 }
 
@@ -99,5 +101,31 @@ func Static() Spec {
 		Entrypoint: []string{"/usr/local/bin/whisk-static"},
 		Env:        []string{"PORT=80"},
 		Ports:      []int{80},
+	}
+}
+
+// couchdbEntrypoint runs pouchdb-server on 5984 with its databases (LevelDB) in the Whisk's volume,
+// which is also its working directory (pouchdb-server keeps its config.json and log.txt there).
+const couchdbEntrypoint = `#!/bin/sh
+set -eu
+cd /opt/couchdb/data
+exec node ` + NPMPrefix + `/node_modules/pouchdb-server/bin/pouchdb-server --host 0.0.0.0 --port 5984 --dir /opt/couchdb/data
+`
+
+// CouchDB is a CouchDB-compatible server: Debian 12 has no CouchDB, so this is pouchdb-server
+// 4.2.0 (express-pouchdb: CouchDB's HTTP API for databases, documents, views, replication) on
+// Debian's nodejs, storing its databases with LevelDB (leveldown's bundled linux prebuild) in
+// /opt/couchdb/data, where the operator mounts the volume. curl is there for the init Job.
+func CouchDB() Spec {
+	return Spec{
+		Repository: "nuv.dev/whisk-couchdb",
+		Tag:        WorkloadTag,
+		Packages:   []string{"nodejs", "curl"},
+		NPM:        []string{"pouchdb-server@4.2.0"},
+		Remove:     docs,
+		Files:      []File{{Path: "/usr/local/bin/whisk-couchdb", Mode: 0o755, Data: couchdbEntrypoint}},
+		Entrypoint: []string{"/usr/local/bin/whisk-couchdb"},
+		Ports:      []int{5984},
+		Volumes:    []string{"/opt/couchdb/data"},
 	}
 }
