@@ -290,12 +290,15 @@ func Build(ctx context.Context, s Spec, o Options) (Result, error) {
 			if err := writeImage(filepath.Join(tmp, "image.tar"), layerTar, s, d, key); err != nil {
 				return err
 			}
-			return writeManifest(tmp, key, "image.tar")
+			return writeManifest(tmp, key, s.Ref(), "image.tar")
 		}, func(dir string) bool { return entryValid(dir, key) })
 	}); err != nil {
 		return Result{}, err
 	}
 	res.Tarball = filepath.Join(entry, "image.tar")
+	for _, old := range pruneOlder(filepath.Join(root, "images"), s.Ref(), key, keepBuilds) {
+		log.Infof("image %s: removed the older build %s", s.Ref(), old)
+	}
 	log.Infof("image %s built in %s (key %s): %s", s.Ref(), time.Since(start).Round(time.Second), key[:12], res.Tarball)
 	return res, nil
 }
@@ -409,17 +412,58 @@ func writeImage(path, layerTar string, s Spec, d nodeimage.Debian, key string) e
 	return nil
 }
 
+// keepBuilds is how many builds of one reference the cache keeps (the newest; each image is
+// 50 to 100 MB); older ones go when a new one is made.
+const keepBuilds = 2
+
+// pruneOlder removes the entries under root holding builds of ref other than key, beyond the
+// keep-1 newest, and returns them.
+func pruneOlder(root, ref, key string, keep int) []string {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil
+	}
+	type aged struct {
+		dir string
+		mod time.Time
+	}
+	var same []aged
+	for _, e := range entries {
+		if !e.IsDir() || e.Name() == key || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		b, err := os.ReadFile(filepath.Join(dir, manifestFile))
+		var m cacheManifest
+		if err != nil || json.Unmarshal(b, &m) != nil || m.Ref != ref {
+			continue
+		}
+		if info, err := e.Info(); err == nil {
+			same = append(same, aged{dir, info.ModTime()})
+		}
+	}
+	sort.Slice(same, func(i, j int) bool { return same[i].mod.After(same[j].mod) })
+	var removed []string
+	for i := keep - 1; i < len(same); i++ {
+		if i >= 0 && os.RemoveAll(same[i].dir) == nil {
+			removed = append(removed, same[i].dir)
+		}
+	}
+	return removed
+}
+
 // manifestFile lists, in a cache entry, each file and its SHA-256.
 const manifestFile = "nuv-cache.json"
 
 type cacheManifest struct {
 	Key     string            `json:"key"`
+	Ref     string            `json:"ref,omitempty"`
 	Files   map[string]string `json:"files"`
 	Created time.Time         `json:"created"`
 }
 
-func writeManifest(dir, key string, files ...string) error {
-	m := cacheManifest{Key: key, Files: map[string]string{}, Created: time.Now().UTC()}
+func writeManifest(dir, key, ref string, files ...string) error {
+	m := cacheManifest{Key: key, Ref: ref, Files: map[string]string{}, Created: time.Now().UTC()}
 	sort.Strings(files)
 	for _, f := range files {
 		sum, err := fileSHA256(filepath.Join(dir, f))

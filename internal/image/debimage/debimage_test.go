@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
 	"github.com/nuv-dev/nuv/internal/runner"
@@ -175,7 +176,7 @@ func TestBuildCache(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(entry, "image.tar"), []byte("an image"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeManifest(entry, key, "image.tar"); err != nil {
+	if err := writeManifest(entry, key, s.Ref(), "image.tar"); err != nil {
 		t.Fatal(err)
 	}
 	r, err := Build(context.Background(), s, Options{Getenv: getenv, Debian: &deb})
@@ -194,5 +195,38 @@ func TestBuildCache(t *testing.T) {
 	}
 	if _, serr := os.Stat(entry); !os.IsNotExist(serr) {
 		t.Errorf("the damaged entry is still there (%v)", serr)
+	}
+}
+
+func TestPruneOlderKeepsTheNewestOfEachRef(t *testing.T) {
+	root := t.TempDir()
+	mk := func(key, ref string, age time.Duration) {
+		dir := filepath.Join(root, key)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "image.tar"), []byte(key), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeManifest(dir, key, ref, "image.tar"); err != nil {
+			t.Fatal(err)
+		}
+		when := time.Now().Add(-age)
+		if err := os.Chtimes(dir, when, when); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("new", "nuv.dev/a:v1", 0)
+	mk("older", "nuv.dev/a:v1", time.Hour)
+	mk("oldest", "nuv.dev/a:v1", 2*time.Hour)
+	mk("other", "nuv.dev/b:v1", 3*time.Hour)
+	removed := pruneOlder(root, "nuv.dev/a:v1", "new", 2)
+	if len(removed) != 1 || filepath.Base(removed[0]) != "oldest" {
+		t.Errorf("removed %v, want only oldest", removed)
+	}
+	for _, k := range []string{"new", "older", "other"} {
+		if !entryValid(filepath.Join(root, k), k) {
+			t.Errorf("entry %s is gone or damaged", k)
+		}
 	}
 }
