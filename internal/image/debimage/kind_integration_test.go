@@ -53,7 +53,8 @@ func testProject(t *testing.T) string {
 // images built from Debian's packages and loaded (`nuv image workload --load`), `nuv operator` and
 // `nuv instance` with tests/kind/whisk.yaml, every pod of the instance Running and Ready with its
 // volume bound, redis storing and returning a value for a client pod, the CouchDB-compatible server
-// holding the databases its init Job made and storing a document, nginx serving the Whisk's page
+// holding the databases its init Job made and storing a document that outlives its pod (the volume),
+// nginx serving the Whisk's page
 // through its Service, and then `nuv dtest` passing on the cluster.
 func TestIntegrationKindWorkload(t *testing.T) {
 	if testing.Short() {
@@ -167,6 +168,13 @@ func TestIntegrationKindWorkload(t *testing.T) {
 		`set -e; u=http://whisk-couchdb:5984; curl -sf $u/_all_dbs | tee /dev/stderr | grep -q '"whisks"'; ` +
 			`curl -sf -X PUT -H 'Content-Type: application/json' -d '{"kind":"action","by":"nuv"}' $u/whisks/nuv-check; ` +
 			`curl -sf $u/whisks/nuv-check | tee /dev/stderr | grep -q '"by":"nuv"'`})
+	// the document is on the volume: it outlives the pod
+	if err := cs.CoreV1().Pods("default").Delete(ctx, "whisk-couchdb-0", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, ctx, cs, "whisk-couchdb-0")
+	runJob(t, ctx, cs, "couchdb-after-restart", debimage.CouchDB().Ref(), []string{"sh", "-c",
+		`set -e; until curl -sf http://whisk-couchdb:5984/ >/dev/null; do sleep 1; done; curl -sf http://whisk-couchdb:5984/whisks/nuv-check | tee /dev/stderr | grep -q '"by":"nuv"'`})
 	// nginx serves the Whisk's page through its Service (the API server's service proxy)
 	page, err := cs.CoreV1().Services("default").ProxyGet("http", "whisk-static", "80", "/", nil).DoRaw(ctx)
 	if err != nil || !strings.Contains(string(page), "<h1>whisk</h1>") {
@@ -181,6 +189,23 @@ func TestIntegrationKindWorkload(t *testing.T) {
 	out := run("nuv dtest", func(env *cli.Env) error { return testverbs.DtestCommand().Run(ctx, env, nil) })
 	if !strings.Contains(out, "dtest: passed") {
 		t.Errorf("dtest did not pass:\n%s", out)
+	}
+}
+
+// waitReady waits until pod name in default is a new pod, Running and Ready.
+func waitReady(t *testing.T, ctx context.Context, cs kubernetes.Interface, name string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		p, err := cs.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		if err == nil && p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning &&
+			len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].Ready {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pod %s not Running and Ready again after 2m (%v)", name, err)
+		}
+		time.Sleep(time.Second)
 	}
 }
 
