@@ -27,6 +27,7 @@ command -v bzip2 >/dev/null || missing+=(bzip2)
 command -v chromium >/dev/null || missing+=(chromium) # the HTML report is checked in headless Chromium
 command -v fish >/dev/null || missing+=(fish) # the completion scripts are tested in real shells
 command -v zsh >/dev/null || missing+=(zsh)
+command -v npm >/dev/null || missing+=(npm) # the workload's couchdb image installs pouchdb-server with it
 short=false
 for a in "$@"; do case "$a" in -short|-short=true|-test.short|-test.short=true) short=true ;; esac; done
 if ! $short && ! command -v kubectl >/dev/null; then
@@ -106,6 +107,11 @@ if ! $short; then
   # Assembled offline (debootstrap, Kubernetes built from source, images with go-containerregistry)
   # and cached by content under ~/.cache/nuv/nodeimage; the kind tests use it.
   nuv cluster node-image build --load
+
+  step "reference workload images (nuv image workload: debootstrap + go-containerregistry; cold minutes, warm seconds)"
+  # redis, nginx and pouchdb-server (couchdb) on Debian's packages, cached by content under
+  # ~/.cache/nuv/debimage; the kind workload test loads them into its cluster's nodes.
+  nuv image workload
 fi
 
 step "tests"

@@ -32,8 +32,8 @@ import (
 // dockerd, the offline node image), `nuv image load` (task build-and-load) building the operator
 // image and loading it into the node, `nuv operator` deploying it from that image until its
 // Deployment is Available, and the operator reconciling a Whisk (its component objects created,
-// its status written). The component images of the Whisk (redis, couchdb, nginx, the OpenWhisk
-// controller) cannot be pulled on nuv's test machines, so their pods are not waited for.
+// its status written). The Whisk's component images are not loaded here, so their pods are not
+// waited for: TestIntegrationKindWorkload (internal/image/debimage) builds, loads and runs them.
 func TestIntegrationKindOperator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs a container runtime and a kind node image; skipped under -short")

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -23,6 +24,9 @@ type workload struct {
 	replicas  int32
 	port      int32
 	mountPath string // non-empty for stateful components: the PVC "data" is mounted here
+	// env is the container's environment (static: PORT, the port its server must listen on, which
+	// nuv's whisk-static image reads; images that ignore it listen where they always do)
+	env []corev1.EnvVar
 }
 
 func (r *WhiskReconciler) workloadOf(w *whiskv1.Whisk, c Component) workload {
@@ -38,7 +42,8 @@ func (r *WhiskReconciler) workloadOf(w *whiskv1.Whisk, c Component) workload {
 		if port == 0 {
 			port = DefaultStaticPort
 		}
-		return workload{image: image(w.Spec.Static.Image, DefaultStaticImage), replicas: replicas(w.Spec.Static.Replicas, 1), port: port}
+		return workload{image: image(w.Spec.Static.Image, DefaultStaticImage), replicas: replicas(w.Spec.Static.Replicas, 1), port: port,
+			env: []corev1.EnvVar{{Name: "PORT", Value: fmt.Sprint(port)}}}
 	}
 }
 
@@ -71,12 +76,27 @@ func setContainer(ps *corev1.PodSpec, name string, wl workload) {
 	if len(ct.Ports) != 1 || ct.Ports[0] != want {
 		ct.Ports = []corev1.ContainerPort{want}
 	}
+	if !envEqual(ct.Env, wl.env) {
+		ct.Env = wl.env
+	}
 	if wl.mountPath != "" {
 		want := corev1.VolumeMount{Name: "data", MountPath: wl.mountPath}
 		if len(ct.VolumeMounts) != 1 || ct.VolumeMounts[0] != want {
 			ct.VolumeMounts = []corev1.VolumeMount{want}
 		}
 	}
+}
+
+func envEqual(a, b []corev1.EnvVar) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Value != b[i].Value || a[i].ValueFrom != nil || b[i].ValueFrom != nil {
+			return false
+		}
+	}
+	return true
 }
 
 func mutateDeployment(d *appsv1.Deployment, w *whiskv1.Whisk, c Component, wl workload) {
@@ -127,10 +147,31 @@ func mutateService(svc *corev1.Service, w *whiskv1.Whisk, c Component, wl worklo
 	}
 }
 
-// initJob is CouchDB's init Job: it waits for the database and creates the system databases.
+// InitDatabases are the databases CouchDB's init Job makes: CouchDB's system databases and the
+// Whisk's own.
+var InitDatabases = []string{"_users", "_replicator", "whisks", "activations", "subjects"}
+
+// initScript waits until the server at URL answers (GET /, which CouchDB and CouchDB-compatible
+// servers serve; /_up is CouchDB's alone), creates each database (201 or 202 created, 412 there
+// already: anything else fails the Job) and lists them.
+const initScript = `set -eu
+url=URL
+until curl -sf "$url/" >/dev/null; do echo "waiting for $url"; sleep 2; done
+for db in DBS; do
+  code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT "$url/$db")
+  case "$code" in
+  201|202|412) echo "database $db: HTTP $code" ;;
+  *) echo "create database $db: HTTP $code" >&2; exit 1 ;;
+  esac
+done
+curl -sf "$url/_all_dbs"
+`
+
+// initJob is CouchDB's init Job: it waits for the database and creates the system databases and
+// the Whisk's.
 func initJob(w *whiskv1.Whisk, wl workload) *batchv1.Job {
 	url := fmt.Sprintf("http://%s:%d", CouchDB.ObjectName(w), wl.port)
-	script := fmt.Sprintf("until curl -sf %[1]s/_up; do sleep 2; done; for db in _users _replicator; do curl -sf -X PUT %[1]s/$db || true; done", url)
+	script := strings.NewReplacer("URL", url, "DBS", strings.Join(InitDatabases, " ")).Replace(initScript)
 	sum := sha256.Sum256([]byte(wl.image + "\n" + script))
 	backoff := int32(6)
 	j := &batchv1.Job{

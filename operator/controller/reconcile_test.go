@@ -155,6 +155,12 @@ func TestReconcileCreatesEveryEnabledComponent(t *testing.T) {
 			t.Errorf("%T %s labels = %v", tc.obj, tc.name, tc.obj.GetLabels())
 		}
 	}
+	initJob := &batchv1.Job{}
+	h.exists(initJob, "w-couchdb-init")
+	if cmd := initJob.Spec.Template.Spec.Containers[0].Command; len(cmd) != 3 || cmd[0] != "sh" ||
+		!strings.Contains(cmd[2], "url=http://w-couchdb:5984\n") || !strings.Contains(cmd[2], "for db in _users _replicator whisks activations subjects;") {
+		t.Errorf("init job command = %q", cmd)
+	}
 	redis := &appsv1.StatefulSet{}
 	h.exists(redis, "w-redis")
 	claim := redis.Spec.VolumeClaimTemplates[0]
@@ -180,6 +186,11 @@ func TestReconcileCreatesEveryEnabledComponent(t *testing.T) {
 	h.exists(svc, "w-static")
 	if svc.Spec.Ports[0].Port != 8080 {
 		t.Errorf("static port = %d", svc.Spec.Ports[0].Port)
+	}
+	static := &appsv1.Deployment{}
+	h.exists(static, "w-static")
+	if env := static.Spec.Template.Spec.Containers[0].Env; len(env) != 1 || env[0].Name != "PORT" || env[0].Value != "8080" {
+		t.Errorf("static container env = %+v, want PORT=8080 (its server's port)", env)
 	}
 	for _, typ := range []string{whiskv1.ConditionReady, whiskv1.ConditionControllerReady, whiskv1.ConditionRedisReady, whiskv1.ConditionCouchDBReady, whiskv1.ConditionStaticReady} {
 		c := condition(w, typ)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
@@ -137,14 +138,12 @@ func (b *builder) buildRootfs(ctx context.Context, dir string, d Debian) ([]stri
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("debootstrap needs root: run the node-image build as root")
 	}
-	deboot, err := lookPath("debootstrap")
+	deboot, err := debootstrapPath()
 	if err != nil {
-		return nil, fmt.Errorf("debootstrap is not installed (apt-get install debootstrap): %w", err)
+		return nil, err
 	}
 	root := filepath.Join(dir, "root")
-	args := []string{"--variant=minbase", "--include=" + strings.Join(Packages, ","), "--components=main", d.Suite, root, d.Mirror}
-	b.log.Infof("  debootstrap %s from %s (%d packages and their dependencies)", d.Suite, d.Mirror, len(Packages))
-	if err := b.runProgress(ctx, "debootstrap", runner.Cmd{Path: deboot, Args: args, Env: append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")}); err != nil {
+	if err := debootstrap(ctx, b.log, deboot, root, d, Packages, nil); err != nil {
 		return nil, err
 	}
 	if err := kindBaseCleanup(root); err != nil {
@@ -162,6 +161,38 @@ func (b *builder) buildRootfs(ctx context.Context, dir string, d Debian) ([]stri
 		return nil, err
 	}
 	return []string{"rootfs.tar"}, nil
+}
+
+func debootstrapPath() (string, error) {
+	deboot, err := lookPath("debootstrap")
+	if err != nil {
+		return "", fmt.Errorf("debootstrap is not installed (apt-get install debootstrap): %w", err)
+	}
+	return deboot, nil
+}
+
+// Debootstrap makes a minimal (minbase) Debian root file system of d in root, with packages and
+// their dependencies, printing progress to log every 15 s. extra are further debootstrap options
+// (e.g. --cache-dir=DIR, where debootstrap keeps the .debs it downloads). It needs root.
+func Debootstrap(ctx context.Context, log cli.Logger, root string, d Debian, packages []string, extra []string) error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("debootstrap needs root: run the image build as root")
+	}
+	deboot, err := debootstrapPath()
+	if err != nil {
+		return err
+	}
+	if log == nil {
+		log = cli.Quiet()
+	}
+	return debootstrap(ctx, log, deboot, root, d, packages, extra)
+}
+
+func debootstrap(ctx context.Context, log cli.Logger, deboot, root string, d Debian, packages, extra []string) error {
+	args := append([]string{"--variant=minbase", "--include=" + strings.Join(packages, ","), "--components=main"}, extra...)
+	args = append(args, d.Suite, root, d.Mirror)
+	log.Infof("  debootstrap %s from %s (%d packages and their dependencies)", d.Suite, d.Mirror, len(packages))
+	return runProgress(ctx, log, "debootstrap", runner.Cmd{Path: deboot, Args: args, Env: append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")})
 }
 
 // kindBaseCleanup makes the edits of kind's base image that remove files (so that they need no
@@ -212,6 +243,16 @@ func kindBaseCleanup(root string) error {
 
 // runProgress runs a long program, printing every 15 s how long it has run and its last line.
 func (b *builder) runProgress(ctx context.Context, label string, cmd runner.Cmd) error {
+	return runProgress(ctx, b.log, label, cmd)
+}
+
+// RunProgress runs a long program, printing to log every 15 s how long it has run and its last
+// line of output; an error carries that last line.
+func RunProgress(ctx context.Context, log cli.Logger, label string, cmd runner.Cmd) error {
+	return runProgress(ctx, log, label, cmd)
+}
+
+func runProgress(ctx context.Context, log cli.Logger, label string, cmd runner.Cmd) error {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return err
@@ -237,7 +278,7 @@ func (b *builder) runProgress(ctx context.Context, label string, cmd runner.Cmd)
 	for {
 		select {
 		case <-tick.C:
-			b.log.Infof("  %s: %s, %s", label, time.Since(start).Round(time.Second), last.Load())
+			log.Infof("  %s: %s, %s", label, time.Since(start).Round(time.Second), last.Load())
 		case err := <-errc:
 			<-done
 			r.Close()

@@ -22,11 +22,12 @@ const usage = `Usage: nuv image <command> [flags]
 Release engineering without a Docker daemon.
 
 Commands:
-  tag     create (or reuse) the release tag <P><BASETAG>.<YYMMDDhh> as an annotated git tag
-  build   build the multi-arch operator image into an OCI layout or archive
-  push    build and push the multi-arch image to MY_OPERATOR_IMAGE (build-and-push)
-  load    build and deliver the image to the selected cluster (build-and-load)
-  login   store registry credentials from the environment in ~/.docker/config.json (docker-login)
+  tag       create (or reuse) the release tag <P><BASETAG>.<YYMMDDhh> as an annotated git tag
+  build     build the multi-arch operator image into an OCI layout or archive
+  push      build and push the multi-arch image to MY_OPERATOR_IMAGE (build-and-push)
+  load      build and deliver the image to the selected cluster (build-and-load)
+  login     store registry credentials from the environment in ~/.docker/config.json (docker-login)
+  workload  build the reference workload's images from Debian packages (--load: into a kind cluster)
 
 Run 'nuv image <command> -h' for its flags.
 `
@@ -48,6 +49,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	return cli.Group{Name: "nuv image", Usage: usage, Subs: map[string]func(context.Context, *cli.Env, []string) error{
 		"tag": runTag, "build": build(modeBuild), "push": build(modePush), "load": build(modeLoad), "login": runLogin,
+		"workload": runWorkload,
 	}}.Run(ctx, env, args)
 }
 

@@ -17,7 +17,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 // TestHelpGolden pins the help of every `nuv image` command (testdata/*.golden; go test -update).
 func TestHelpGolden(t *testing.T) {
-	for _, args := range [][]string{{"--help"}, {"tag", "-h"}, {"build", "-h"}, {"push", "-h"}, {"load", "-h"}, {"login", "-h"}} {
+	for _, args := range [][]string{{"--help"}, {"tag", "-h"}, {"build", "-h"}, {"push", "-h"}, {"load", "-h"}, {"login", "-h"}, {"workload", "-h"}} {
 		t.Run(strings.Join(args, "_"), func(t *testing.T) {
 			var out bytes.Buffer
 			vars := map[string]string{"NUV_PROJECT": t.TempDir()} // defaults only: no BASETAG, PLATFORMS, ...
