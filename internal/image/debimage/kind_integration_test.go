@@ -21,8 +21,8 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
 	"github.com/nuv-dev/nuv/internal/cluster/kind"
+	"github.com/nuv-dev/nuv/internal/cluster/kind/kindtest"
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
-	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/deploy"
@@ -67,11 +67,7 @@ func TestIntegrationKindWorkload(t *testing.T) {
 	project := testProject(t)
 	home := t.TempDir()
 	const name = "nuv-kind-wl"
-	p := &kind.Provider{Home: home, Project: project, Log: localtest.Logger(t), Getenv: os.Getenv,
-		// nuv's offline node image (cached; NUV_KIND_NODE_IMAGE names another)
-		NodeImage: func(ctx context.Context, version string) (string, error) {
-			return nodeimage.Ensure(ctx, nodeimage.Options{Version: version, Log: localtest.Logger(t), Getenv: os.Getenv})
-		}}
+	p := kindtest.Provider(t, home, project, localtest.Logger(t))
 	store, err := state.Open("", home, "")
 	if err != nil {
 		t.Fatal(err)
