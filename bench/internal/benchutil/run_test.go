@@ -181,3 +181,39 @@ func TestWorkspace(t *testing.T) {
 		t.Errorf("Close left %s: %v", ws.Dir, err)
 	}
 }
+
+// TestExit runs itself as a benchmark program whose run failed (or did not).
+func TestExit(t *testing.T) {
+	switch os.Getenv("BENCHUTIL_TEST_EXIT") {
+	case "fail":
+		Exit("bench/x", errors.New("boom"))
+		os.Exit(0) // not reached
+	case "ok":
+		Exit("bench/x", nil)
+		os.Stdout.WriteString("continued")
+		os.Exit(0)
+	}
+	for _, tc := range []struct {
+		mode, stdout, stderr string
+		code                 int
+	}{
+		{"fail", "", "bench/x: boom\n", 1},
+		{"ok", "continued", "", 0},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestExit$")
+		cmd.Env = append(os.Environ(), "BENCHUTIL_TEST_EXIT="+tc.mode)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tc.code || stdout.String() != tc.stdout || stderr.String() != tc.stderr {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %d, %q, %q", tc.mode, code, stdout.String(), stderr.String(), tc.code, tc.stdout, tc.stderr)
+		}
+	}
+}
