@@ -31,15 +31,12 @@ func main() {
 }
 
 func run(runs int, cold bool) error {
-	tmp, err := os.MkdirTemp("", "nuv-bench-nodeimage-")
+	ws, err := benchutil.NewWorkspace("nuv-bench-nodeimage-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	nuv := filepath.Join(tmp, "nuv")
-	if err := benchutil.BuildNuv(nuv); err != nil {
-		return err
-	}
+	defer ws.Close()
+	nuv := ws.Nuv
 	if cold {
 		cache := filepath.Join(os.Getenv("HOME"), ".cache", "nuv")
 		if d := os.Getenv("NUV_CACHE_DIR"); d != "" {
