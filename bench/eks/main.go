@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -41,10 +40,7 @@ import (
 func main() {
 	runs := flag.Int("runs", 10, "runs of the plan")
 	flag.Parse()
-	if err := run(*runs); err != nil {
-		fmt.Fprintln(os.Stderr, "bench/eks:", err)
-		os.Exit(1)
-	}
+	benchutil.Exit("bench/eks", run(*runs))
 }
 
 const threeGroups = `apiVersion: nuv.dev/v1alpha1
@@ -74,32 +70,24 @@ spec:
 
 func run(runs int) error {
 	ctx := context.Background()
-	tmp, err := os.MkdirTemp("", "nuv-bench-eks-")
+	ws, err := benchutil.NewWorkspace("nuv-bench-eks-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	nuv := filepath.Join(tmp, "nuv")
-	fmt.Println("building nuv ...")
-	if err := benchutil.BuildNuv(nuv); err != nil {
-		return err
-	}
+	defer ws.Close()
+	tmp := ws.Dir
 	home, project := filepath.Join(tmp, "home"), filepath.Join(tmp, "project")
 	emuDir := filepath.Join(tmp, "emulator")
 	s, err := emulator.New(emulator.Options{Dir: emuDir})
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, stop, err := benchutil.ServeLoopback(func(ctx context.Context, ln net.Listener) error { return emulator.Serve(ctx, ln, s) })
 	if err != nil {
 		return err
 	}
-	sctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- emulator.Serve(sctx, ln, s) }()
 	defer func() {
 		stop()
-		<-done
 		p := local.Provider{Home: emuDir, Project: emuDir}
 		names, _ := p.Names()
 		for _, n := range names {
@@ -107,7 +95,7 @@ func run(runs int) error {
 		}
 	}()
 	key, secret, _, region := s.Credentials()
-	vars := map[string]string{"AWS_ENDPOINT_URL": "http://" + ln.Addr().String(), "AWS_ACCESS_KEY_ID": key, "AWS_SECRET_ACCESS_KEY": secret,
+	vars := map[string]string{"AWS_ENDPOINT_URL": "http://" + addr, "AWS_ACCESS_KEY_ID": key, "AWS_SECRET_ACCESS_KEY": secret,
 		"AWS_REGION": region, "AWS_CONFIG_FILE": filepath.Join(tmp, "none"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(tmp, "none"),
 		"AWS_EC2_METADATA_DISABLED": "true", "AWS_PROFILE": "", "NUV_HOME": home, "NUV_PROJECT": project}
 	for k, v := range vars {
@@ -125,31 +113,19 @@ func run(runs int) error {
 	if err != nil {
 		return err
 	}
-	nuvRun := func(args ...string) (time.Duration, string, error) {
-		cmd := exec.Command(nuv, args...)
-		cmd.Env = os.Environ()
-		cmd.Dir = tmp
-		t0 := time.Now()
-		out, err := cmd.CombinedOutput()
-		d := time.Since(t0)
-		if err != nil {
-			return d, string(out), fmt.Errorf("nuv %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return d, string(out), nil
-	}
+	nuvRun := benchutil.Nuv{Bin: ws.Nuv, Env: os.Environ(), Dir: tmp}.Run
 	if _, _, err := nuvRun("cluster", "prepare"); err != nil {
 		return err
 	}
-	var plans []time.Duration
-	for i := 0; i < runs; i++ {
+	plans, err := benchutil.Repeat(runs, func() (time.Duration, error) {
 		d, out, err := nuvRun("cluster", "plan", "-f", three)
-		if err != nil {
-			return err
+		if err == nil && !strings.Contains(out, "Plan: 29 to create") {
+			err = fmt.Errorf("unexpected plan:\n%s", out)
 		}
-		if !strings.Contains(out, "Plan: 29 to create") {
-			return fmt.Errorf("unexpected plan:\n%s", out)
-		}
-		plans = append(plans, d)
+		return d, err
+	})
+	if err != nil {
+		return err
 	}
 
 	fmt.Println("creating bench (emulated EKS, one node group of 2) with `nuv cluster apply` ...")
@@ -172,10 +148,9 @@ func run(runs int) error {
 	if err != nil {
 		return err
 	}
-	pm, plo, phi := benchutil.Stats(plans)
 	fmt.Println()
-	fmt.Printf("| figure | median | min | max | target |\n|---|---|---|---|---|\n")
-	fmt.Printf("| plan, new 3-node-group EKS spec (29 resources) | %.1f ms | %.1f | %.1f | <= 300 ms |\n", benchutil.MS(pm), benchutil.MS(plo), benchutil.MS(phi))
+	fmt.Print(benchutil.StatsHeader)
+	fmt.Print(benchutil.StatsRow("plan, new 3-node-group EKS spec (29 resources)", plans, "<= 300 ms"))
 	fmt.Printf("| emulated create to a usable kubeconfig (apply %.2f s + first node list, %d nodes) | %.2f s | | | <= 15 s |\n", create.Seconds(), len(nodes.Items), usable.Seconds())
 	fmt.Printf("| delete, nothing tagged left | %.2f s | | | <= 5 s |\n", del.Seconds())
 	fmt.Printf("(%d plans; every figure is a whole nuv process)\n", runs)

@@ -43,10 +43,7 @@ import (
 func main() {
 	runs := flag.Int("runs", 200, "calls per API latency figure")
 	flag.Parse()
-	if err := run(*runs); err != nil {
-		fmt.Fprintln(os.Stderr, "bench/emulator:", err)
-		os.Exit(1)
-	}
+	benchutil.Exit("bench/emulator", run(*runs))
 }
 
 func run(runs int) error {
@@ -60,16 +57,13 @@ func run(runs int) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, stop, err := benchutil.ServeLoopback(func(ctx context.Context, ln net.Listener) error { return emulator.Serve(ctx, ln, s) })
 	if err != nil {
 		return err
 	}
-	sctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- emulator.Serve(sctx, ln, s) }()
-	defer func() { stop(); <-done }()
+	defer stop()
 	key, secret, _, region := s.Credentials()
-	cfg := aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider(key, secret, ""), BaseEndpoint: aws.String("http://" + ln.Addr().String())}
+	cfg := aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider(key, secret, ""), BaseEndpoint: aws.String("http://" + addr)}
 	ec, ic, kc, sc := ec2.NewFromConfig(cfg), iam.NewFromConfig(cfg), eks.NewFromConfig(cfg), sts.NewFromConfig(cfg)
 
 	role, err := ic.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("bench"), AssumeRolePolicyDocument: aws.String(
@@ -118,17 +112,7 @@ func run(runs int) error {
 	}
 	usable := time.Since(t0)
 
-	lat := func(call func() error) (time.Duration, error) {
-		ds := make([]time.Duration, 0, runs)
-		for i := 0; i < runs; i++ {
-			t := time.Now()
-			if err := call(); err != nil {
-				return 0, err
-			}
-			ds = append(ds, time.Since(t))
-		}
-		return benchutil.Median(ds), nil
-	}
+	lat := func(call func() error) (time.Duration, error) { return benchutil.MedianOf(runs, call) }
 	describe, err := lat(func() error {
 		_, err := kc.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String("bench")})
 		return err

@@ -15,8 +15,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -38,10 +38,7 @@ import (
 func main() {
 	runs := flag.Int("runs", 10, "runs of plan (and 20x as many GetCluster calls)")
 	flag.Parse()
-	if err := run(*runs); err != nil {
-		fmt.Fprintln(os.Stderr, "bench/gke:", err)
-		os.Exit(1)
-	}
+	benchutil.Exit("bench/gke", run(*runs))
 }
 
 const specDoc = `apiVersion: nuv.dev/v1alpha1
@@ -59,71 +56,55 @@ spec:
 
 func run(runs int) error {
 	ctx := context.Background()
-	tmp, err := os.MkdirTemp("", "nuv-bench-gke-")
+	ws, err := benchutil.NewWorkspace("nuv-bench-gke-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	nuv := filepath.Join(tmp, "nuv")
-	fmt.Println("building nuv ...")
-	if err := benchutil.BuildNuv(nuv); err != nil {
-		return err
-	}
+	defer ws.Close()
+	tmp := ws.Dir
 	emuDir := filepath.Join(tmp, "emulator")
 	s, err := gcp.New(gcp.Options{Dir: emuDir})
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, stop, err := benchutil.ServeLoopback(func(ctx context.Context, ln net.Listener) error { return gcp.Serve(ctx, ln, s) })
 	if err != nil {
 		return err
 	}
-	sctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- gcp.Serve(sctx, ln, s) }()
-	defer func() { stop(); <-done }()
-	for i := 0; i < 100 && gcp.Ping(ctx, ln.Addr().String()) != nil; i++ {
+	defer stop()
+	for i := 0; i < 100 && gcp.Ping(ctx, addr) != nil; i++ {
 		time.Sleep(20 * time.Millisecond)
 	}
 	project, _ := s.Project()
 	vars := map[string]string{
-		gke.EndpointEnv:                  "http://" + ln.Addr().String() + "/",
+		gke.EndpointEnv:                  "http://" + addr + "/",
 		"GOOGLE_APPLICATION_CREDENTIALS": filepath.Join(emuDir, gcp.CredentialsFileName),
 		"NUV_HOME":                       filepath.Join(tmp, "home"),
 		"NUV_PROJECT":                    filepath.Join(tmp, "project"),
 	}
-	env := os.Environ()
+	var env []string
 	for k, v := range vars {
 		env = append(env, k+"="+v)
 	}
+	nuv := benchutil.Nuv{Bin: ws.Nuv}.With(env...)
 	spec := filepath.Join(tmp, "gke.yaml")
 	if err := os.WriteFile(spec, []byte(fmt.Sprintf(specDoc, project)), 0o644); err != nil {
 		return err
 	}
 	nuvRun := func(args ...string) (time.Duration, error) {
-		cmd := exec.Command(nuv, args...)
-		cmd.Env = env
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		t0 := time.Now()
-		err := cmd.Run()
-		d := time.Since(t0)
-		if err != nil {
-			if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 2 && args[1] == "plan" {
-				return d, nil // --detailed-exitcode: changes
-			}
-			return d, fmt.Errorf("nuv %v: %v\n%s", args, err, out.String())
+		d, _, err := nuv.Run(args...)
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == 2 && args[1] == "plan" {
+			return d, nil // --detailed-exitcode: changes
 		}
-		return d, nil
+		return d, err
 	}
 
-	var plans []time.Duration
-	for i := 0; i < runs; i++ {
-		d, err := nuvRun("cluster", "plan", "-f", spec, "--detailed-exitcode")
-		if err != nil {
-			return err
-		}
-		plans = append(plans, d)
+	plans, err := benchutil.Repeat(runs, func() (time.Duration, error) {
+		return nuvRun("cluster", "plan", "-f", spec, "--detailed-exitcode")
+	})
+	if err != nil {
+		return err
 	}
 	med, lo, hi := benchutil.Stats(plans)
 	fmt.Printf("plan of a new GKE cluster, 3 node pools (nuv process): median %.1f ms (min %.1f, max %.1f, %d runs)\n", benchutil.MS(med), benchutil.MS(lo), benchutil.MS(hi), runs)

@@ -34,10 +34,7 @@ import (
 func main() {
 	runs := flag.Int("runs", 1, "creates of each size (nuv and the peer)")
 	flag.Parse()
-	if err := run(*runs); err != nil {
-		fmt.Fprintln(os.Stderr, "bench/kind:", err)
-		os.Exit(1)
-	}
+	benchutil.Exit("bench/kind", run(*runs))
 }
 
 func specDoc(name string, workers int) string {
@@ -59,16 +56,12 @@ func run(runs int) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp("", "nuv-bench-kind-")
+	ws, err := benchutil.NewWorkspace("nuv-bench-kind-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	nuv := filepath.Join(tmp, "nuv")
-	fmt.Println("building nuv ...")
-	if err := benchutil.BuildNuv(nuv); err != nil {
-		return err
-	}
+	defer ws.Close()
+	tmp := ws.Dir
 	project := filepath.Join(tmp, "project")
 	if err := os.MkdirAll(filepath.Join(project, "clusters"), 0o755); err != nil {
 		return err
@@ -78,18 +71,9 @@ func run(runs int) error {
 			return err
 		}
 	}
-	env := append(os.Environ(), "NUV_HOME="+filepath.Join(tmp, "home"), "NUV_PROJECT="+project)
+	nuv := benchutil.Nuv{Bin: ws.Nuv, Dir: project}.With("NUV_HOME="+filepath.Join(tmp, "home"), "NUV_PROJECT="+project)
 	nuvRun := func(extra []string, args ...string) (time.Duration, string, error) {
-		cmd := exec.Command(nuv, args...)
-		cmd.Env = append(env, extra...)
-		cmd.Dir = project
-		t0 := time.Now()
-		out, err := cmd.CombinedOutput()
-		d := time.Since(t0)
-		if err != nil {
-			return d, string(out), fmt.Errorf("nuv %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return d, string(out), nil
+		return nuv.With(extra...).Run(args...)
 	}
 	var rows []row
 	var image string

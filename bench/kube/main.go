@@ -37,23 +37,16 @@ func main() {
 	kc := flag.String("kubeconfig", "", "kubeconfig of an existing cluster (default: create a local cluster)")
 	runs := flag.Int("runs", 20, "runs of `use` (list runs a quarter as many, at least 3)")
 	flag.Parse()
-	if err := run(*kc, *runs); err != nil {
-		fmt.Fprintln(os.Stderr, "bench/kube:", err)
-		os.Exit(1)
-	}
+	benchutil.Exit("bench/kube", run(*kc, *runs))
 }
 
 func run(kc string, runs int) error {
-	tmp, err := os.MkdirTemp("", "nuv-bench-kube-")
+	ws, err := benchutil.NewWorkspace("nuv-bench-kube-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	nuv := filepath.Join(tmp, "nuv")
-	fmt.Println("building nuv ...")
-	if err := benchutil.BuildNuv(nuv); err != nil {
-		return err
-	}
+	defer ws.Close()
+	tmp, nuv := ws.Dir, ws.Nuv
 	project := filepath.Join(tmp, "project")
 	home := filepath.Join(tmp, "home")
 	clusters := filepath.Join(project, "clusters")
@@ -109,7 +102,7 @@ func run(kc string, runs int) error {
 	if out, err := cmd(env, nuv, "kube", "use", "3"); err != nil {
 		return fmt.Errorf("nuv kube use 3: %v\n%s", err, out)
 	}
-	useMed, err := median(runs, func() error { _, err := cmd(env, nuv, "kube", "use", "3", "--offline"); return err })
+	useMed, err := benchutil.MedianOf(runs, func() error { _, err := cmd(env, nuv, "kube", "use", "3", "--offline"); return err })
 	if err != nil {
 		return err
 	}
@@ -117,7 +110,7 @@ func run(kc string, runs int) error {
 	if err != nil {
 		return fmt.Errorf("kubectl config current-context: %v\n%s", err, ctxName)
 	}
-	peerUse, err := median(runs, func() error {
+	peerUse, err := benchutil.MedianOf(runs, func() error {
 		out, err := kubectlOut(env, "--kubeconfig", filepath.Join(clusters, "up-3.kubeconfig"), "config", "use-context", strings.TrimSpace(ctxName))
 		if err != nil {
 			return fmt.Errorf("kubectl config use-context: %v\n%s", err, out)
@@ -128,7 +121,7 @@ func run(kc string, runs int) error {
 		return err
 	}
 	// nuv's start-up alone (every linked package's init), to tell it apart from the command's work.
-	startMed, err := median(runs, func() error { _, err := cmd(env, nuv, "-version"); return err })
+	startMed, err := benchutil.MedianOf(runs, func() error { _, err := cmd(env, nuv, "-version"); return err })
 	if err != nil {
 		return err
 	}
@@ -141,7 +134,7 @@ func run(kc string, runs int) error {
 		listRuns = 3
 	}
 	var last string
-	listMed, err := median(listRuns, func() error {
+	listMed, err := benchutil.MedianOf(listRuns, func() error {
 		out, err := cmd(env, nuv, "kube", "list")
 		last = out
 		return err
@@ -156,7 +149,7 @@ func run(kc string, runs int) error {
 		return fmt.Errorf("nuv kube list saw %d reachable and %d unreachable clusters, want 8 and 2", up, down)
 	}
 	names, _ := filepath.Glob(filepath.Join(clusters, "*.kubeconfig"))
-	peerList, err := median(listRuns, func() error { return parallelKubectl(env, names) })
+	peerList, err := benchutil.MedianOf(listRuns, func() error { return parallelKubectl(env, names) })
 	if err != nil {
 		return err
 	}
@@ -193,19 +186,6 @@ func parallelKubectl(env []string, kubeconfigs []string) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
-}
-
-// median runs f n times and returns the median duration.
-func median(n int, f func() error) (time.Duration, error) {
-	ds := make([]time.Duration, 0, n)
-	for i := 0; i < n; i++ {
-		start := time.Now()
-		if err := f(); err != nil {
-			return 0, err
-		}
-		ds = append(ds, time.Since(start))
-	}
-	return benchutil.Median(ds), nil
 }
 
 func cmd(env []string, name string, args ...string) (string, error) {

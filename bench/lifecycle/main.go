@@ -14,7 +14,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -25,10 +24,7 @@ import (
 func main() {
 	runs := flag.Int("runs", 10, "runs of plan and of the no-change apply")
 	flag.Parse()
-	if err := run(*runs); err != nil {
-		fmt.Fprintln(os.Stderr, "bench/lifecycle:", err)
-		os.Exit(1)
-	}
+	benchutil.Exit("bench/lifecycle", run(*runs))
 }
 
 const clusterDoc = `apiVersion: nuv.dev/v1alpha1
@@ -47,17 +43,13 @@ spec:
 `
 
 func run(runs int) error {
-	tmp, err := os.MkdirTemp("", "nuv-bench-lifecycle-")
+	ws, err := benchutil.NewWorkspace("nuv-bench-lifecycle-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	nuv := filepath.Join(tmp, "nuv")
-	fmt.Println("building nuv ...")
-	if err := benchutil.BuildNuv(nuv); err != nil {
-		return err
-	}
-	env := append(os.Environ(), "NUV_HOME="+filepath.Join(tmp, "home"), "NUV_PROJECT="+filepath.Join(tmp, "project"))
+	defer ws.Close()
+	tmp := ws.Dir
+	nuvRun := benchutil.Nuv{Bin: ws.Nuv}.With("NUV_HOME="+filepath.Join(tmp, "home"), "NUV_PROJECT="+filepath.Join(tmp, "project")).Run
 	one := filepath.Join(tmp, "one.yaml")
 	five := filepath.Join(tmp, "five.yaml")
 	var docs []string
@@ -69,17 +61,6 @@ func run(runs int) error {
 	}
 	if err := os.WriteFile(five, []byte(strings.Join(docs, "---\n")), 0o644); err != nil {
 		return err
-	}
-	nuvRun := func(args ...string) (time.Duration, string, error) {
-		cmd := exec.Command(nuv, args...)
-		cmd.Env = env
-		t0 := time.Now()
-		out, err := cmd.CombinedOutput()
-		d := time.Since(t0)
-		if err != nil {
-			return d, string(out), fmt.Errorf("nuv %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return d, string(out), nil
 	}
 	if _, _, err := nuvRun("cluster", "prepare"); err != nil {
 		return err
@@ -114,12 +95,10 @@ func run(runs int) error {
 	if err != nil {
 		return err
 	}
-	pm, plo, phi := benchutil.Stats(plans)
-	am, alo, ahi := benchutil.Stats(applies)
 	fmt.Println()
-	fmt.Printf("| figure | median | min | max | target |\n|---|---|---|---|---|\n")
-	fmt.Printf("| plan, 5 clusters (1 running, 4 new) | %.1f ms | %.1f | %.1f | <= 200 ms |\n", benchutil.MS(pm), benchutil.MS(plo), benchutil.MS(phi))
-	fmt.Printf("| apply with no change | %.1f ms | %.1f | %.1f | <= 1000 ms |\n", benchutil.MS(am), benchutil.MS(alo), benchutil.MS(ahi))
+	fmt.Print(benchutil.StatsHeader)
+	fmt.Print(benchutil.StatsRow("plan, 5 clusters (1 running, 4 new)", plans, "<= 200 ms"))
+	fmt.Print(benchutil.StatsRow("apply with no change", applies, "<= 1000 ms"))
 	fmt.Printf("| local: apply of a new spec to nodes Ready | %.2f s | | | - |\n", create.Seconds())
 	fmt.Printf("| local: delete | %.2f s | | | - |\n", del.Seconds())
 	fmt.Printf("(%d runs each; every figure is a whole nuv process)\n", runs)

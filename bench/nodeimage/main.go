@@ -17,9 +17,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"time"
 
+	"github.com/nuv-dev/nuv/bench/internal/benchutil"
 	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
 )
 
@@ -27,22 +27,16 @@ func main() {
 	runs := flag.Int("runs", 5, "warm builds to time")
 	cold := flag.Bool("cold", false, "make a cold build first (fresh node-image cache)")
 	flag.Parse()
-	if err := run(*runs, *cold); err != nil {
-		fmt.Fprintln(os.Stderr, "bench/nodeimage:", err)
-		os.Exit(1)
-	}
+	benchutil.Exit("bench/nodeimage", run(*runs, *cold))
 }
 
 func run(runs int, cold bool) error {
-	tmp, err := os.MkdirTemp("", "nuv-bench-nodeimage-")
+	ws, err := benchutil.NewWorkspace("nuv-bench-nodeimage-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	nuv := filepath.Join(tmp, "nuv")
-	if out, err := exec.Command("go", "build", "-o", nuv, "./nuv").CombinedOutput(); err != nil {
-		return fmt.Errorf("build nuv: %v\n%s", err, out)
-	}
+	defer ws.Close()
+	nuv := ws.Nuv
 	if cold {
 		cache := filepath.Join(os.Getenv("HOME"), ".cache", "nuv")
 		if d := os.Getenv("NUV_CACHE_DIR"); d != "" {
@@ -78,17 +72,18 @@ func run(runs int, cold bool) error {
 		}
 		fmt.Printf("  %-70s %7.1f s%s\n", s.Name, s.Duration.Seconds(), how)
 	}
-	var warm []float64
-	for i := 0; i < runs; i++ {
-		start := time.Now()
-		if out, err := exec.Command(nuv, "cluster", "node-image", "build").CombinedOutput(); err != nil {
-			return fmt.Errorf("warm build: %v\n%s", err, out)
+	warm, err := benchutil.Repeat(runs, func() (time.Duration, error) {
+		d, _, err := benchutil.Nuv{Bin: nuv}.Run("cluster", "node-image", "build")
+		if err != nil {
+			err = fmt.Errorf("warm build: %w", err)
 		}
-		warm = append(warm, time.Since(start).Seconds())
+		return d, err
+	})
+	if err != nil {
+		return err
 	}
-	sort.Float64s(warm)
-	med := warm[len(warm)/2]
-	fmt.Printf("warm build (everything cached), median of %d: %.2f s (min %.2f, max %.2f)\n", runs, med, warm[0], warm[len(warm)-1])
-	fmt.Printf("cold / warm: %.0fx\n", last.Seconds/med)
+	med, lo, hi := benchutil.Stats(warm)
+	fmt.Printf("warm build (everything cached), median of %d: %.2f s (min %.2f, max %.2f)\n", runs, med.Seconds(), lo.Seconds(), hi.Seconds())
+	fmt.Printf("cold / warm: %.0fx\n", last.Seconds/med.Seconds())
 	return nil
 }

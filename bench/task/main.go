@@ -26,10 +26,7 @@ func main() {
 	runs := flag.Int("n", 40, "timed runs per program (after 3 warm-up runs)")
 	keep := flag.Bool("keep", false, "keep the temporary directory")
 	flag.Parse()
-	if err := run(*runs, *keep); err != nil {
-		fmt.Fprintln(os.Stderr, "task-bench:", err)
-		os.Exit(1)
-	}
+	benchutil.Exit("task-bench", run(*runs, *keep))
 }
 
 func run(n int, keep bool) error {

@@ -1,5 +1,6 @@
-// Package benchutil holds what nuv's benchmark programs (bench/kube, bench/task, bench/image) share:
-// finding the module root, building nuv, and summarising timings.
+// Package benchutil holds what nuv's benchmark programs (bench/*) share: their exit, a workspace
+// with nuv built from the checkout, running nuv as a timed whole process, an emulator served on
+// loopback, repeated timings and their summary (median, min, max) as printed rows.
 package benchutil
 
 import (

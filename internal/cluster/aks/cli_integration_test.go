@@ -1,66 +1,33 @@
 package aks_test
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
-	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/cluster/clustercmd"
+	"github.com/nuv-dev/nuv/internal/cluster/clustertest"
 	"github.com/nuv-dev/nuv/internal/emulator/azure"
 )
 
-// TestMain lets the test binary act as `nuv cluster` (NUV_AKS_CLUSTERCMD_MAIN=1), so a test can
-// kill nuv with SIGKILL in the middle of an apply (NUV_FAILPOINT_KILL_AFTER_STEP).
-func TestMain(m *testing.M) {
-	if os.Getenv("NUV_AKS_CLUSTERCMD_MAIN") == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		streams := cli.OSStreams()
-		wd, _ := os.Getwd()
-		env := &cli.Env{Streams: streams, Log: cli.NewLogger(streams.Err, 0), Getenv: os.Getenv, Dir: wd}
-		err := clustercmd.Run(ctx, env, os.Args[1:])
-		stop()
-		if err != nil {
-			var ee *cli.ExitError
-			if !(errors.As(err, &ee) && ee.Err == nil) {
-				os.Stderr.WriteString("nuv: " + err.Error() + "\n")
-			}
-		}
-		os.Exit(cli.ExitCode(err))
-	}
-	os.Exit(m.Run())
-}
+// asNuv makes the test binary act as nuv, so a test can kill `nuv cluster apply` with SIGKILL in
+// the middle of an apply (NUV_FAILPOINT_KILL_AFTER_STEP).
+const asNuv = "NUV_AKS_TEST_AS_NUV"
+
+func TestMain(m *testing.M) { clustertest.ActAsNuv(m, asNuv) }
 
 // TestIntegrationKilledCreate kills `nuv cluster apply` with SIGKILL right after the managed
 // cluster is recorded (step 2); the next apply finishes the create without making anything twice.
 func TestIntegrationKilledCreate(t *testing.T) {
 	env, srv, _ := azureEnv(t)
 	home, project := t.TempDir(), t.TempDir()
+	vars := []string{"NUV_HOME=" + home, "NUV_PROJECT=" + project}
+	for k, v := range env {
+		vars = append(vars, k+"="+v)
+	}
 	run := func(extra []string, args ...string) (string, string, int) {
-		cmd := exec.Command(os.Args[0], args...)
-		cmd.Env = append(os.Environ(), "NUV_AKS_CLUSTERCMD_MAIN=1", "NUV_HOME="+home, "NUV_PROJECT="+project)
-		for k, v := range env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-		cmd.Env = append(cmd.Env, extra...)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		var ee *exec.ExitError
-		code := 0
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return out.String(), errb.String(), code
+		t.Helper()
+		return clustertest.Output(t, clustertest.Command(asNuv, append(vars, extra...), append([]string{"cluster"}, args...)...))
 	}
 	f := filepath.Join(project, "clusters", "specs", "aks.yaml")
 	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/aks"
+	"github.com/nuv-dev/nuv/internal/cluster/clustertest"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
@@ -50,27 +51,16 @@ func serveEmulator(t testing.TB) (map[string]string, *azure.Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- azure.Serve(ctx, ln, s) }()
-	t.Cleanup(func() {
-		// Whatever a failed test left: the control planes behind the emulator's clusters.
+	addr := clustertest.Serve(t, func(ctx context.Context, ln net.Listener) error { return azure.Serve(ctx, ln, s) })
+	t.Cleanup(func() { // before the emulator stops: whatever a failed test left behind its clusters
 		b := azure.NewLocalBackend(dir, nil)
 		if names, err := b.Provider.Names(); err == nil {
 			for _, n := range names {
 				_ = b.Delete(context.Background(), n)
 			}
 		}
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("emulator: %v", err)
-		}
 	})
-	p := azure.Process{Addr: ln.Addr().String(), Dir: dir}
+	p := azure.Process{Addr: addr, Dir: dir}
 	env := map[string]string{}
 	for _, kv := range azure.Env(p, s.Credentials()) {
 		k, v, _ := strings.Cut(kv, "=")

@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/nuv-dev/nuv/internal/app"
+	"github.com/nuv-dev/nuv/internal/cluster/clustertest"
 	"github.com/nuv-dev/nuv/internal/cluster/gke"
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
 	"github.com/nuv-dev/nuv/internal/emulator/gcp"
@@ -32,12 +32,7 @@ import (
 // SIGKILL by the failpoint), and the kubeconfig's exec credential runs it with -gke-token.
 const asNuv = "NUV_GKE_TEST_AS_NUV"
 
-func TestMain(m *testing.M) {
-	if os.Getenv(asNuv) == "1" {
-		os.Exit(app.Main(context.Background(), append([]string{"nuv"}, os.Args[1:]...)))
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { clustertest.ActAsNuv(m, asNuv) }
 
 // world is a GKE emulator on loopback, a project directory and a nuv home.
 type world struct {
@@ -57,18 +52,12 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- gcp.Serve(ctx, ln, s) }()
-	t.Cleanup(func() { cancel(); <-done })
-	for i := 0; i < 100 && gcp.Ping(ctx, ln.Addr().String()) != nil; i++ {
+	addr := clustertest.Serve(t, func(ctx context.Context, ln net.Listener) error { return gcp.Serve(ctx, ln, s) })
+	ctx := context.Background()
+	for i := 0; i < 100 && gcp.Ping(ctx, addr) != nil; i++ {
 		time.Sleep(20 * time.Millisecond)
 	}
-	w := &world{t: t, emu: s, url: "http://" + ln.Addr().String(), dir: dir, home: t.TempDir(), project: t.TempDir()}
+	w := &world{t: t, emu: s, url: "http://" + addr, dir: dir, home: t.TempDir(), project: t.TempDir()}
 	w.gcpProject, _ = s.Project()
 	w.env = map[string]string{
 		gke.EndpointEnv:                  w.url + "/",
@@ -88,27 +77,13 @@ func newWorld(t *testing.T) *world {
 	return w
 }
 
-func (w *world) cmd(args ...string) *exec.Cmd {
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), asNuv+"=1")
-	return cmd
-}
+// cmd is `nuv ARGS` in the test's environment (newWorld set the world's variables in it).
+func (w *world) cmd(args ...string) *exec.Cmd { return clustertest.Command(asNuv, nil, args...) }
 
 // nuv runs nuv ARGS and returns stdout, stderr and the exit code.
 func (w *world) nuv(args ...string) (string, string, int) {
 	w.t.Helper()
-	cmd := w.cmd(args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		w.t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	return clustertest.Output(w.t, w.cmd(args...))
 }
 
 func (w *world) must(args ...string) string {
