@@ -18,6 +18,62 @@ func (s *session) delays(minDelay, maxDelay *time.Duration) {
 	}
 }
 
+// reporting wraps an SDK waiter's Retryable so each poll reports the status read from its output
+// (status returns "" when the output names no resource).
+func reporting[I, O any](prev func(context.Context, *I, *O, error) (bool, error), g *progress, status func(*O) string) func(context.Context, *I, *O, error) (bool, error) {
+	return func(ctx context.Context, in *I, out *O, err error) (bool, error) {
+		if out != nil {
+			if st := status(out); st != "" {
+				g.status(st)
+			}
+		}
+		return prev(ctx, in, out, err)
+	}
+}
+
+// The status each wait reports.
+func clusterStatus(o *eks.DescribeClusterOutput) string {
+	if o.Cluster == nil {
+		return ""
+	}
+	return string(o.Cluster.Status)
+}
+
+func nodegroupStatus(o *eks.DescribeNodegroupOutput) string {
+	if o.Nodegroup == nil {
+		return ""
+	}
+	return string(o.Nodegroup.Status)
+}
+
+func addonStatus(o *eks.DescribeAddonOutput) string {
+	if o.Addon == nil {
+		return ""
+	}
+	return string(o.Addon.Status)
+}
+
+func natStatus(o *ec2.DescribeNatGatewaysOutput) string {
+	if len(o.NatGateways) == 0 {
+		return ""
+	}
+	return string(o.NatGateways[0].State)
+}
+
+func vpcStatus(o *ec2.DescribeVpcsOutput) string {
+	if len(o.Vpcs) == 0 {
+		return ""
+	}
+	return string(o.Vpcs[0].State)
+}
+
+func subnetStatus(o *ec2.DescribeSubnetsOutput) string {
+	if len(o.Subnets) == 0 {
+		return ""
+	}
+	return string(o.Subnets[0].State)
+}
+
 func waitErr(what string, g *progress, err error) error {
 	if err == nil {
 		return nil
@@ -32,25 +88,13 @@ func (p *Provider) waitCluster(ctx context.Context, s *session, name string, act
 	if !active {
 		err := eks.NewClusterDeletedWaiter(s.eks, func(o *eks.ClusterDeletedWaiterOptions) {
 			s.delays(&o.MinDelay, &o.MaxDelay)
-			prev := o.Retryable
-			o.Retryable = func(ctx context.Context, in *eks.DescribeClusterInput, out *eks.DescribeClusterOutput, err error) (bool, error) {
-				if out != nil && out.Cluster != nil {
-					g.status(string(out.Cluster.Status))
-				}
-				return prev(ctx, in, out, err)
-			}
+			o.Retryable = reporting(o.Retryable, g, clusterStatus)
 		}).Wait(ctx, in, 40*time.Minute)
 		return nil, waitErr(what+" to be deleted", g, err)
 	}
 	out, err := eks.NewClusterActiveWaiter(s.eks, func(o *eks.ClusterActiveWaiterOptions) {
 		s.delays(&o.MinDelay, &o.MaxDelay)
-		prev := o.Retryable
-		o.Retryable = func(ctx context.Context, in *eks.DescribeClusterInput, out *eks.DescribeClusterOutput, err error) (bool, error) {
-			if out != nil && out.Cluster != nil {
-				g.status(string(out.Cluster.Status))
-			}
-			return prev(ctx, in, out, err)
-		}
+		o.Retryable = reporting(o.Retryable, g, clusterStatus)
 	}).WaitForOutput(ctx, in, 40*time.Minute)
 	return out, waitErr(what+" to be ACTIVE", g, err)
 }
@@ -62,25 +106,13 @@ func (p *Provider) waitNodegroup(ctx context.Context, s *session, cl, ng string,
 	if !active {
 		err := eks.NewNodegroupDeletedWaiter(s.eks, func(o *eks.NodegroupDeletedWaiterOptions) {
 			s.delays(&o.MinDelay, &o.MaxDelay)
-			prev := o.Retryable
-			o.Retryable = func(ctx context.Context, in *eks.DescribeNodegroupInput, out *eks.DescribeNodegroupOutput, err error) (bool, error) {
-				if out != nil && out.Nodegroup != nil {
-					g.status(string(out.Nodegroup.Status))
-				}
-				return prev(ctx, in, out, err)
-			}
+			o.Retryable = reporting(o.Retryable, g, nodegroupStatus)
 		}).Wait(ctx, in, 40*time.Minute)
 		return waitErr(what+" to be deleted", g, err)
 	}
 	err := eks.NewNodegroupActiveWaiter(s.eks, func(o *eks.NodegroupActiveWaiterOptions) {
 		s.delays(&o.MinDelay, &o.MaxDelay)
-		prev := o.Retryable
-		o.Retryable = func(ctx context.Context, in *eks.DescribeNodegroupInput, out *eks.DescribeNodegroupOutput, err error) (bool, error) {
-			if out != nil && out.Nodegroup != nil {
-				g.status(string(out.Nodegroup.Status))
-			}
-			return prev(ctx, in, out, err)
-		}
+		o.Retryable = reporting(o.Retryable, g, nodegroupStatus)
 	}).Wait(ctx, in, 40*time.Minute)
 	return waitErr(what+" to be ACTIVE", g, err)
 }
@@ -92,25 +124,13 @@ func (p *Provider) waitAddon(ctx context.Context, s *session, cl, addon string, 
 	if !active {
 		err := eks.NewAddonDeletedWaiter(s.eks, func(o *eks.AddonDeletedWaiterOptions) {
 			s.delays(&o.MinDelay, &o.MaxDelay)
-			prev := o.Retryable
-			o.Retryable = func(ctx context.Context, in *eks.DescribeAddonInput, out *eks.DescribeAddonOutput, err error) (bool, error) {
-				if out != nil && out.Addon != nil {
-					g.status(string(out.Addon.Status))
-				}
-				return prev(ctx, in, out, err)
-			}
+			o.Retryable = reporting(o.Retryable, g, addonStatus)
 		}).Wait(ctx, in, 20*time.Minute)
 		return waitErr(what+" to be deleted", g, err)
 	}
 	err := eks.NewAddonActiveWaiter(s.eks, func(o *eks.AddonActiveWaiterOptions) {
 		s.delays(&o.MinDelay, &o.MaxDelay)
-		prev := o.Retryable
-		o.Retryable = func(ctx context.Context, in *eks.DescribeAddonInput, out *eks.DescribeAddonOutput, err error) (bool, error) {
-			if out != nil && out.Addon != nil {
-				g.status(string(out.Addon.Status))
-			}
-			return prev(ctx, in, out, err)
-		}
+		o.Retryable = reporting(o.Retryable, g, addonStatus)
 	}).Wait(ctx, in, 20*time.Minute)
 	return waitErr(what+" to be ACTIVE", g, err)
 }
@@ -150,25 +170,13 @@ func (p *Provider) waitNAT(ctx context.Context, s *session, id string, available
 	if !available {
 		err := ec2.NewNatGatewayDeletedWaiter(s.ec2, func(o *ec2.NatGatewayDeletedWaiterOptions) {
 			s.delays(&o.MinDelay, &o.MaxDelay)
-			prev := o.Retryable
-			o.Retryable = func(ctx context.Context, in *ec2.DescribeNatGatewaysInput, out *ec2.DescribeNatGatewaysOutput, err error) (bool, error) {
-				if out != nil && len(out.NatGateways) > 0 {
-					g.status(string(out.NatGateways[0].State))
-				}
-				return prev(ctx, in, out, err)
-			}
+			o.Retryable = reporting(o.Retryable, g, natStatus)
 		}).Wait(ctx, in, 20*time.Minute)
 		return waitErr(what+" to be deleted", g, err)
 	}
 	err := ec2.NewNatGatewayAvailableWaiter(s.ec2, func(o *ec2.NatGatewayAvailableWaiterOptions) {
 		s.delays(&o.MinDelay, &o.MaxDelay)
-		prev := o.Retryable
-		o.Retryable = func(ctx context.Context, in *ec2.DescribeNatGatewaysInput, out *ec2.DescribeNatGatewaysOutput, err error) (bool, error) {
-			if out != nil && len(out.NatGateways) > 0 {
-				g.status(string(out.NatGateways[0].State))
-			}
-			return prev(ctx, in, out, err)
-		}
+		o.Retryable = reporting(o.Retryable, g, natStatus)
 	}).Wait(ctx, in, 20*time.Minute)
 	return waitErr(what+" to be available", g, err)
 }
@@ -177,13 +185,7 @@ func (p *Provider) waitVPC(ctx context.Context, s *session, id string) error {
 	g := p.progress("vpc " + id)
 	err := ec2.NewVpcAvailableWaiter(s.ec2, func(o *ec2.VpcAvailableWaiterOptions) {
 		s.delays(&o.MinDelay, &o.MaxDelay)
-		prev := o.Retryable
-		o.Retryable = func(ctx context.Context, in *ec2.DescribeVpcsInput, out *ec2.DescribeVpcsOutput, err error) (bool, error) {
-			if out != nil && len(out.Vpcs) > 0 {
-				g.status(string(out.Vpcs[0].State))
-			}
-			return prev(ctx, in, out, err)
-		}
+		o.Retryable = reporting(o.Retryable, g, vpcStatus)
 	}).Wait(ctx, &ec2.DescribeVpcsInput{VpcIds: []string{id}}, 10*time.Minute)
 	return waitErr("vpc "+id+" to be available", g, err)
 }
@@ -192,13 +194,7 @@ func (p *Provider) waitSubnet(ctx context.Context, s *session, id string) error 
 	g := p.progress("subnet " + id)
 	err := ec2.NewSubnetAvailableWaiter(s.ec2, func(o *ec2.SubnetAvailableWaiterOptions) {
 		s.delays(&o.MinDelay, &o.MaxDelay)
-		prev := o.Retryable
-		o.Retryable = func(ctx context.Context, in *ec2.DescribeSubnetsInput, out *ec2.DescribeSubnetsOutput, err error) (bool, error) {
-			if out != nil && len(out.Subnets) > 0 {
-				g.status(string(out.Subnets[0].State))
-			}
-			return prev(ctx, in, out, err)
-		}
+		o.Retryable = reporting(o.Retryable, g, subnetStatus)
 	}).Wait(ctx, &ec2.DescribeSubnetsInput{SubnetIds: []string{id}}, 10*time.Minute)
 	return waitErr("subnet "+id+" to be available", g, err)
 }
