@@ -18,13 +18,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/cluster"
-	"github.com/nuv-dev/nuv/internal/cluster/engine"
-	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/cluster/kind/kindtest"
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
-	"github.com/nuv-dev/nuv/internal/cluster/spec"
-	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/image/imagecmd"
 )
 
@@ -39,31 +34,10 @@ func TestIntegrationKindOperator(t *testing.T) {
 		t.Skip("needs a container runtime and a kind node image; skipped under -short")
 	}
 	ctx := context.Background()
-	if _, err := kind.DetectRuntime(ctx, os.Getenv); err != nil {
-		t.Fatalf("%v\n(hack/test.sh starts nuv's own dockerd: `eval \"$(hack/dockerd.sh env)\"`)", err)
-	}
 	project := testProject(t)
 	home := t.TempDir()
 	const name = "nuv-kind-op"
-	p := kindtest.Provider(t, home, project, localtest.Logger(t))
-	store, err := state.Open("", home, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var progress bytes.Buffer
-	e := &engine.Engine{Providers: map[string]cluster.Provider{"kind": p}, Store: store, Out: &progress}
-	c := &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: name},
-		Spec: spec.Spec{Provider: "kind", KubernetesVersion: "1.36"}}
-	t.Cleanup(func() {
-		if _, err := e.Delete(context.Background(), name); err != nil {
-			t.Errorf("delete: %v", err)
-		}
-	})
-	t0 := time.Now()
-	if _, err := e.Apply(ctx, c, engine.ApplyOptions{}); err != nil {
-		t.Fatalf("apply: %v\n%s", err, progress.String())
-	}
-	t.Logf("kind cluster up in %.1fs", time.Since(t0).Seconds())
+	kindtest.Cluster(t, home, project, name, localtest.Logger(t))
 
 	vars := map[string]string{"NUV_PROJECT": project, "NUV_CLUSTER": name, "NUV_HOME": home, "HOME": os.Getenv("HOME"),
 		"PATH": os.Getenv("PATH"), "DOCKER_HOST": os.Getenv("DOCKER_HOST"), "GOFLAGS": os.Getenv("GOFLAGS"),

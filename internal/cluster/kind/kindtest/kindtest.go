@@ -31,8 +31,12 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/engine"
 	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/image/publish"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
@@ -223,4 +227,33 @@ func Provider(t testing.TB, home, project string, log cli.Logger) *kind.Provider
 		NodeImage: func(ctx context.Context, version string) (string, error) {
 			return nodeimage.Ensure(ctx, nodeimage.Options{Version: version, Log: log, Getenv: os.Getenv})
 		}}
+}
+
+// Cluster makes a one-node kind cluster called name through the lifecycle engine (state under
+// home, kubeconfig in project's clusters/), deleted when the test ends. It fails the test at once
+// when no container runtime answers, saying how the test command starts one.
+func Cluster(t testing.TB, home, project, name string, log cli.Logger) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := kind.DetectRuntime(ctx, os.Getenv); err != nil {
+		t.Fatalf("%v\n(hack/test.sh starts nuv's own dockerd: `eval \"$(hack/dockerd.sh env)\"`)", err)
+	}
+	store, err := state.Open("", home, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress bytes.Buffer
+	e := &engine.Engine{Providers: map[string]cluster.Provider{"kind": Provider(t, home, project, log)}, Store: store, Out: &progress}
+	c := &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: name},
+		Spec: spec.Spec{Provider: "kind", KubernetesVersion: "1.36"}}
+	t.Cleanup(func() {
+		if _, err := e.Delete(context.Background(), name); err != nil {
+			t.Errorf("delete kind cluster %s: %v", name, err)
+		}
+	})
+	t0 := time.Now()
+	if _, err := e.Apply(ctx, c, engine.ApplyOptions{}); err != nil {
+		t.Fatalf("apply kind cluster %s: %v\n%s", name, err, progress.String())
+	}
+	t.Logf("kind cluster %s up in %.1fs", name, time.Since(t0).Seconds())
 }
