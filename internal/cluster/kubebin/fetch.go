@@ -15,7 +15,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
@@ -143,7 +142,7 @@ func (f Fetcher) Fetch(ctx context.Context, version string) (string, error) {
 	if err := os.MkdirAll(downloads, 0o755); err != nil {
 		return "", fmt.Errorf("kubebin cache: %w", err)
 	}
-	unlock, err := flock(ctx, filepath.Join(f.CacheDir, "kubebin", "fetch.lock"), func() {
+	unlock, err := fsutil.Lock(ctx, filepath.Join(f.CacheDir, "kubebin", "fetch.lock"), func() {
 		f.log().Infof("waiting for another nuv downloading Kubernetes binaries")
 	})
 	if err != nil {
@@ -401,31 +400,6 @@ func extract(archive string, isZip bool, member, dst string) error {
 		}
 		if strings.TrimPrefix(h.Name, "./") == member && h.Typeflag == tar.TypeReg {
 			return writeFrom(tr, dst)
-		}
-	}
-}
-
-// flock takes an exclusive lock on path, waiting (and calling waiting once) while another process
-// holds it.
-func flock(ctx context.Context, path string, waiting func()) (func(), error) {
-	fh, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	said := false
-	for {
-		if err := syscall.Flock(int(fh.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
-			return func() { _ = syscall.Flock(int(fh.Fd()), syscall.LOCK_UN); fh.Close() }, nil
-		}
-		if !said {
-			waiting()
-			said = true
-		}
-		select {
-		case <-ctx.Done():
-			fh.Close()
-			return nil, ctx.Err()
-		case <-time.After(300 * time.Millisecond):
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/nuv-dev/nuv/internal/fsutil"
 	"io"
 	"io/fs"
 	"os"
@@ -15,7 +16,6 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	nuvsrc "github.com/nuv-dev/nuv"
@@ -156,7 +156,7 @@ func (c Companion) buildProgram(ctx context.Context, p Program, offline bool) (s
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("companion cache %s: %w", dir, err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(dir, "build.lock"), func() {
+	unlock, err := fsutil.Lock(ctx, filepath.Join(dir, "build.lock"), func() {
 		c.log().Infof("waiting for another nuv building %s (%s)", p.Name, dir)
 	})
 	if err != nil {
@@ -362,32 +362,6 @@ func (c Companion) build(ctx context.Context, prog Program, goBin, dir, bin stri
 func isExecutable(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
-}
-
-// lockFile takes an exclusive flock on path, waiting (and calling waiting once) while another nuv
-// holds it.
-func lockFile(ctx context.Context, path string, waiting func()) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	said := false
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
-		}
-		if !said {
-			waiting()
-			said = true
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
 }
 
 // Prune removes the companion builds other than keep (a path Binary returned) that no running

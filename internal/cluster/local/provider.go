@@ -418,7 +418,7 @@ func (p Provider) lock(ctx context.Context, name string) (func(), error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, fmt.Errorf("nuv home: %w", err)
 	}
-	return lockFile(ctx, filepath.Join(root, "."+name+".lock"), func() {
+	return fsutil.Lock(ctx, filepath.Join(root, "."+name+".lock"), func() {
 		p.log().Infof("waiting for another nuv working on cluster %s", name)
 	})
 }

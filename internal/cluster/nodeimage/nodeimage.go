@@ -38,7 +38,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
@@ -144,33 +143,6 @@ func (b *builder) stage(name string, fn func() (cached bool, err error)) error {
 }
 
 func lookPath(name string) (string, error) { return exec.LookPath(name) }
-
-// lockFile takes an exclusive flock on path, calling waiting once if another process holds it.
-func lockFile(ctx context.Context, path string, waiting func()) (func(), error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	said := false
-	for {
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
-			return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
-		}
-		if !said {
-			waiting()
-			said = true
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(time.Second):
-		}
-	}
-}
 
 func goarch() string { return runtime.GOARCH }
 
@@ -298,7 +270,7 @@ func (b *builder) build(ctx context.Context) (Result, error) {
 		return res, nil
 	}
 	// one assembly at a time on this machine: a second nuv waits, then finds the image cached
-	unlock, err := lockFile(ctx, filepath.Join(b.cache, "build.lock"), func() {
+	unlock, err := fsutil.Lock(ctx, filepath.Join(b.cache, "build.lock"), func() {
 		b.log.Infof("node image: waiting for another nuv building a node image (%s)", filepath.Join(b.cache, "build.lock"))
 	})
 	if err != nil {

@@ -27,7 +27,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -220,7 +219,7 @@ func Build(ctx context.Context, s Spec, o Options) (Result, error) {
 		log.Infof("image %s: from the cache (key %s) in %s", s.Ref(), key[:12], time.Since(start).Round(time.Millisecond))
 		return res, nil
 	}
-	unlock, err := lockFile(ctx, filepath.Join(root, "build.lock"), func() {
+	unlock, err := fsutil.Lock(ctx, filepath.Join(root, "build.lock"), func() {
 		log.Infof("image %s: waiting for another nuv building an image (%s)", s.Ref(), filepath.Join(root, "build.lock"))
 	})
 	if err != nil {
@@ -520,30 +519,3 @@ func keyOf(parts ...string) string {
 
 // sourcesHash hashes the builder's source.
 func sourcesHash() string { return keyOf(builderSource) }
-
-// lockFile takes an exclusive flock on path, calling waiting once if another process holds it.
-func lockFile(ctx context.Context, path string, waiting func()) (func(), error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	said := false
-	for {
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
-			return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
-		}
-		if !said {
-			waiting()
-			said = true
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(time.Second):
-		}
-	}
-}
