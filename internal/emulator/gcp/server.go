@@ -43,6 +43,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
 
 // DefaultPort is where `nuv emulator up` starts the GKE emulator unless NUV_EMULATOR_GCP_PORT says
@@ -323,19 +324,5 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // Ping asks the emulator at addr for its health.
 func Ping(ctx context.Context, addr string) error {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/_nuv/health", nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GKE emulator at %s answered HTTP %d", addr, resp.StatusCode)
-	}
-	return nil
+	return emucore.Ping(ctx, http.DefaultClient, "http", addr, "GKE emulator")
 }
