@@ -86,9 +86,7 @@ type Server struct {
 	jobs   map[string]bool // background work running, by cluster key
 	base   string          // http://127.0.0.1:port once listening
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	bg *emucore.Background // the reconcile loop and jobs
 }
 
 // New opens (or initialises) the state in o.Dir and reads <dir>/faults.json if present.
@@ -119,7 +117,7 @@ func New(o Options) (*Server, error) {
 	}
 	s.grpc = grpc.NewServer(grpc.UnaryInterceptor(s.unary))
 	containerpb.RegisterClusterManagerServer(s.grpc, &api{s: s})
-	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.bg = emucore.NewBackground()
 	return s, nil
 }
 
@@ -151,27 +149,13 @@ func (s *Server) Start(addr string) error {
 	if err != nil {
 		return err
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-s.ctx.Done():
-				return
-			case <-t.C:
-				s.reconcile()
-			}
-		}
-	}()
+	s.bg.Every(100*time.Millisecond, s.reconcile)
 	return nil
 }
 
 // Close stops the background work (operations running are resumed by the next start) and saves.
 func (s *Server) Close() error {
-	s.cancel()
-	s.wg.Wait()
+	s.bg.Stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.st.save(s.dir)
@@ -183,18 +167,7 @@ func Serve(ctx context.Context, ln net.Listener, s *Server) error {
 		return err
 	}
 	srv := NewHTTPServer(s)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		return s.Close()
-	case err := <-errc:
-		_ = s.Close()
-		return err
-	}
+	return emucore.ServeUntil(ctx, srv, func() error { return srv.Serve(ln) }, s.Close)
 }
 
 // NewHTTPServer is the http.Server for s: HTTP/1.1 for REST and unencrypted HTTP/2 (prior
