@@ -29,9 +29,17 @@ type cloud interface {
 	Running(ctx context.Context, dir string) (url string, ok bool, err error)
 	// Client is the HTTP client that reaches the emulator of dir.
 	Client(dir string) (*http.Client, error)
+	// Up starts it unless it runs (`nuv emulator up`), Down stops it (`nuv emulator down`), each
+	// saying so in the log; only the AWS one prints its endpoint on stdout, for scripts.
+	Up(ctx context.Context, env *cli.Env, home string) error
+	Down(ctx context.Context, env *cli.Env, home string) error
+	// Env prints the export lines that point clients at it (`nuv emulator env`); the AWS one is
+	// required (exit 1 when it does not run), the others print nothing when stopped.
+	Env(ctx context.Context, env *cli.Env, home string) error
 }
 
-// clouds are the emulators, in the order `nuv emulator up` starts them.
+// clouds are the emulators, in the order `nuv emulator up` starts them and `env` prints them
+// (`down` stops them in the reverse order).
 var clouds = []cloud{awsCloud{}, azureCloud{}, gcpCloud{}}
 
 // cloudNamed is the emulator called name (aws, azure or gcp).
@@ -132,4 +140,81 @@ func listenAndServe(ctx context.Context, env *cli.Env, label, dir, addr string, 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	return serve(ctx, ln)
+}
+
+func (awsCloud) Up(ctx context.Context, env *cli.Env, home string) error {
+	p, started, err := Ensure(ctx, env, home)
+	if err != nil {
+		return err
+	}
+	if started {
+		env.Log.Infof("emulator started (pid %d, state %s); `eval \"$(nuv emulator env)\"` points AWS clients at it", p.PID, p.Dir)
+	}
+	fmt.Fprintln(env.Out, p.URL())
+	return nil
+}
+
+func (awsCloud) Down(ctx context.Context, env *cli.Env, home string) error {
+	stopped, err := emulator.Down(ctx, emulator.Dir(home))
+	if err != nil {
+		return err
+	}
+	if stopped {
+		env.Log.Infof("emulator stopped")
+	} else {
+		env.Log.Infof("emulator was not running")
+	}
+	return nil
+}
+
+func (awsCloud) Env(ctx context.Context, env *cli.Env, home string) error {
+	dir := emulator.Dir(home)
+	p, ok, err := emulator.Status(ctx, dir)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return cli.Exit(1, fmt.Errorf("the emulator is not running: start it with `nuv emulator up`"))
+	}
+	c, err := emulator.ReadCredentials(dir)
+	if err != nil {
+		return err
+	}
+	// This command exists to print the secret: it goes to stdout only, never to the log.
+	fmt.Fprintf(env.Out, "export AWS_ENDPOINT_URL=%s\nexport AWS_ACCESS_KEY_ID=%s\nexport AWS_SECRET_ACCESS_KEY=%s\nexport AWS_REGION=%s\nexport AWS_DEFAULT_REGION=%s\n",
+		p.URL(), c.AccessKeyID, c.SecretAccessKey, c.Region, c.Region)
+	return nil
+}
+
+func (azureCloud) Up(ctx context.Context, env *cli.Env, home string) error {
+	return azureUp(ctx, env, home)
+}
+func (azureCloud) Down(ctx context.Context, env *cli.Env, home string) error {
+	return azureDown(ctx, env, home)
+}
+func (azureCloud) Env(ctx context.Context, env *cli.Env, home string) error {
+	_, err := azureEnv(ctx, env, home)
+	return err
+}
+
+func (gcpCloud) Up(ctx context.Context, env *cli.Env, home string) error {
+	g, started, err := EnsureGCP(ctx, env, home)
+	if err != nil {
+		return fmt.Errorf("GKE emulator: %w", err)
+	}
+	if started {
+		env.Log.Infof("GKE emulator started at %s (pid %d, state %s); `eval \"$(nuv emulator env)\"` points Google clients at it", g.URL(), g.PID, g.Dir)
+	}
+	return nil
+}
+
+func (gcpCloud) Down(ctx context.Context, env *cli.Env, home string) error {
+	if _, err := emulator.Down(ctx, gcpDir(home)); err != nil {
+		return fmt.Errorf("GKE emulator: %w", err)
+	}
+	return nil
+}
+
+func (gcpCloud) Env(ctx context.Context, env *cli.Env, home string) error {
+	return gcpEnv(ctx, env.Out, home)
 }

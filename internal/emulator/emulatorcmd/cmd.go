@@ -102,40 +102,17 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 	dir := emulator.Dir(home)
 	switch sub {
 	case "up":
-		p, started, err := Ensure(ctx, env, home)
-		if err != nil {
-			return err
-		}
-		if started {
-			env.Log.Infof("emulator started (pid %d, state %s); `eval \"$(nuv emulator env)\"` points AWS clients at it", p.PID, p.Dir)
-		}
-		fmt.Fprintln(env.Out, p.URL())
-		if err := azureUp(ctx, env, home); err != nil {
-			return err
-		}
-		g, started, err := EnsureGCP(ctx, env, home)
-		if err != nil {
-			return fmt.Errorf("GKE emulator: %w", err)
-		}
-		if started {
-			env.Log.Infof("GKE emulator started at %s (pid %d, state %s); `eval \"$(nuv emulator env)\"` points Google clients at it", g.URL(), g.PID, g.Dir)
+		for _, c := range clouds {
+			if err := c.Up(ctx, env, home); err != nil {
+				return err
+			}
 		}
 		return nil
 	case "down":
-		if _, err := emulator.Down(ctx, gcpDir(home)); err != nil {
-			return fmt.Errorf("GKE emulator: %w", err)
-		}
-		if err := azureDown(ctx, env, home); err != nil {
-			return err
-		}
-		stopped, err := emulator.Down(ctx, dir)
-		if err != nil {
-			return err
-		}
-		if stopped {
-			env.Log.Infof("emulator stopped")
-		} else {
-			env.Log.Infof("emulator was not running")
+		for i := len(clouds) - 1; i >= 0; i-- {
+			if err := clouds[i].Down(ctx, env, home); err != nil {
+				return err
+			}
 		}
 		return nil
 	case "status":
@@ -159,24 +136,12 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 		}
 		return gcpErr
 	case "env":
-		p, ok, err := emulator.Status(ctx, dir)
-		if err != nil {
-			return err
+		for _, c := range clouds {
+			if err := c.Env(ctx, env, home); err != nil {
+				return err
+			}
 		}
-		if !ok {
-			return cli.Exit(1, fmt.Errorf("the emulator is not running: start it with `nuv emulator up`"))
-		}
-		c, err := emulator.ReadCredentials(dir)
-		if err != nil {
-			return err
-		}
-		// This command exists to print the secret: it goes to stdout only, never to the log.
-		fmt.Fprintf(env.Out, "export AWS_ENDPOINT_URL=%s\nexport AWS_ACCESS_KEY_ID=%s\nexport AWS_SECRET_ACCESS_KEY=%s\nexport AWS_REGION=%s\nexport AWS_DEFAULT_REGION=%s\n",
-			p.URL(), c.AccessKeyID, c.SecretAccessKey, c.Region, c.Region)
-		if _, err := azureEnv(ctx, env, home); err != nil {
-			return err
-		}
-		return gcpEnv(ctx, env.Out, home)
+		return nil
 	}
 	fmt.Fprint(env.Err, usage)
 	return cli.Usagef("nuv emulator: unknown subcommand %q (up, down, status, env or faults)", sub)
