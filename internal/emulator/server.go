@@ -136,19 +136,12 @@ func (s *Server) Start(addr string) error {
 // Close stops the background work (a cluster being created is left for the next start to finish)
 // and saves the state.
 func (s *Server) Close() error {
-	s.bg.Stop()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.st.save(s.dir)
+	return s.bg.StopAndSave(&s.mu, func() error { return s.st.save(s.dir) })
 }
 
 // Serve serves on ln until ctx ends, then shuts down and closes s.
 func Serve(ctx context.Context, ln net.Listener, s *Server) error {
-	if err := s.Start(ln.Addr().String()); err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	return emucore.ServeUntil(ctx, srv, func() error { return srv.Serve(ln) }, s.Close)
+	return emucore.Serve(ctx, ln, s, &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second})
 }
 
 // reconcile moves every resource whose time has come to its next status, and saves if anything moved.

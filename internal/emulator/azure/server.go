@@ -151,19 +151,12 @@ func (s *Server) Start(addr string) error {
 // Close stops the background work (an operation in progress is finished after the next start)
 // and saves the state.
 func (s *Server) Close() error {
-	s.bg.Stop()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.st.save(s.dir)
+	return s.bg.StopAndSave(&s.mu, func() error { return s.st.save(s.dir) })
 }
 
 // Serve serves TLS on ln until ctx ends, then shuts down and closes s.
 func Serve(ctx context.Context, ln net.Listener, s *Server) error {
-	if err := s.Start(ln.Addr().String()); err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, TLSConfig: s.tls}
-	return emucore.ServeUntil(ctx, srv, func() error { return srv.ServeTLS(ln, "", "") }, s.Close)
+	return emucore.Serve(ctx, ln, s, &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, TLSConfig: s.tls})
 }
 
 // spawn runs work in the background unless work of the same key runs; the function it returns

@@ -2,6 +2,7 @@ package emucore
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -71,20 +72,45 @@ func (b *Background) Stop() {
 	b.wg.Wait()
 }
 
-// ServeUntil runs serve (srv's Serve or ServeTLS on a listener) until ctx ends, then shuts srv
-// down (5s at most) and closes the emulator with closeFn; when serve fails first it closes the
-// emulator and returns serve's error.
-func ServeUntil(ctx context.Context, srv *http.Server, serve func() error, closeFn func() error) error {
+// StopAndSave ends the work, waits for it, then calls save with mu held: what an emulator's Close
+// does (work still running is left for its next start).
+func (b *Background) StopAndSave(mu *sync.Mutex, save func() error) error {
+	b.Stop()
+	mu.Lock()
+	defer mu.Unlock()
+	return save()
+}
+
+// Emulator is a server Serve runs: Start records the address it listens on and starts its
+// background work; Close stops that work and saves its state.
+type Emulator interface {
+	Start(addr string) error
+	Close() error
+}
+
+// Serve starts e on ln's address and serves srv on ln (TLS when srv has a TLSConfig) until ctx
+// ends, then shuts srv down (5s at most) and closes e; when serving fails first it closes e and
+// returns that error.
+func Serve(ctx context.Context, ln net.Listener, e Emulator, srv *http.Server) error {
+	if err := e.Start(ln.Addr().String()); err != nil {
+		return err
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- serve() }()
+	go func() {
+		if srv.TLSConfig != nil {
+			errc <- srv.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
 	select {
 	case <-ctx.Done():
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
-		return closeFn()
+		return e.Close()
 	case err := <-errc:
-		_ = closeFn()
+		_ = e.Close()
 		return err
 	}
 }

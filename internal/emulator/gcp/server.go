@@ -155,19 +155,12 @@ func (s *Server) Start(addr string) error {
 
 // Close stops the background work (operations running are resumed by the next start) and saves.
 func (s *Server) Close() error {
-	s.bg.Stop()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.st.save(s.dir)
+	return s.bg.StopAndSave(&s.mu, func() error { return s.st.save(s.dir) })
 }
 
 // Serve serves gRPC (h2c) and REST on ln until ctx ends, then shuts down and closes s.
 func Serve(ctx context.Context, ln net.Listener, s *Server) error {
-	if err := s.Start(ln.Addr().String()); err != nil {
-		return err
-	}
-	srv := NewHTTPServer(s)
-	return emucore.ServeUntil(ctx, srv, func() error { return srv.Serve(ln) }, s.Close)
+	return emucore.Serve(ctx, ln, s, NewHTTPServer(s))
 }
 
 // NewHTTPServer is the http.Server for s: HTTP/1.1 for REST and unencrypted HTTP/2 (prior
