@@ -70,22 +70,14 @@ func (s *Server) fault(rq *request, op string) *Fault {
 	defer s.mu.Unlock()
 	s.calls[full]++
 	n := s.calls[full]
-	for _, f := range s.faults {
+	return emucore.Hit(s.faults, n, func(f *Fault) bool {
 		svc, fop, _ := strings.Cut(f.Operation, ":")
-		if (svc != "*" && svc != rq.service) || (fop != "*" && fop != op) {
-			continue
-		}
-		if !emucore.Fires(f.Every, f.Count, f.Fired, n) {
-			continue
-		}
-		if f.Resource != "" && !namesResource(rq, f.Resource) {
-			continue
-		}
-		f.Fired++
-		return f
-	}
-	return nil
+		return (svc == "*" || svc == rq.service) && (fop == "*" || fop == op) && (f.Resource == "" || namesResource(rq, f.Resource))
+	})
 }
+
+// Limits are the fault's every, count and fired count (emucore.Limited).
+func (f *Fault) Limits() (every, count int, fired *int) { return f.Every, f.Count, &f.Fired }
 
 // namesResource reports whether the request names res in its path, its parameters or its JSON body.
 func namesResource(rq *request, res string) bool {

@@ -95,21 +95,13 @@ func (s *Server) fault(op, path string) *Fault {
 	defer s.mu.Unlock()
 	s.calls[op]++
 	n := s.calls[op]
-	for _, f := range s.faults {
-		if f.Operation != "*" && !strings.EqualFold(f.Operation, op) {
-			continue
-		}
-		if !emucore.Fires(f.Every, f.Count, f.Fired, n) {
-			continue
-		}
-		if f.Resource != "" && !pathNames(path, f.Resource) {
-			continue
-		}
-		f.Fired++
-		return f
-	}
-	return nil
+	return emucore.Hit(s.faults, n, func(f *Fault) bool {
+		return (f.Operation == "*" || strings.EqualFold(f.Operation, op)) && (f.Resource == "" || pathNames(path, f.Resource))
+	})
 }
+
+// Limits are the fault's every, count and fired count (emucore.Limited).
+func (f *Fault) Limits() (every, count int, fired *int) { return f.Every, f.Count, &f.Fired }
 
 func pathNames(path, res string) bool { return emucore.NamesSegment(path, res, strings.EqualFold) }
 

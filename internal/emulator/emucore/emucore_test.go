@@ -349,3 +349,32 @@ func TestServeTokenReview(t *testing.T) {
 		t.Fatalf("not a review: %d, want 400", resp.StatusCode)
 	}
 }
+
+type limitedFault struct {
+	op                  string
+	every, count, fired int
+}
+
+func (f *limitedFault) Limits() (every, count int, fired *int) { return f.every, f.count, &f.fired }
+
+func TestHit(t *testing.T) {
+	once := &limitedFault{op: "a", count: 1}
+	third := &limitedFault{op: "b", every: 3}
+	fs := []*limitedFault{once, third}
+	on := func(op string) func(*limitedFault) bool { return func(f *limitedFault) bool { return f.op == op } }
+	var got []string
+	for n := 1; n <= 3; n++ {
+		if f := Hit(fs, n, on("a")); f != nil {
+			got = append(got, "a")
+		}
+		if f := Hit(fs, n, on("b")); f != nil {
+			got = append(got, "b")
+		}
+	}
+	if strings.Join(got, ",") != "a,b" || once.fired != 1 || third.fired != 1 {
+		t.Fatalf("hits %v, fired %d %d; want a once (count 1), b on the third call", got, once.fired, third.fired)
+	}
+	if f := Hit(fs, 6, on("c")); f != nil {
+		t.Fatalf("a fault for another operation hit: %+v", f)
+	}
+}

@@ -131,3 +131,28 @@ func DecodeFaults[F any](b []byte, strict bool, validate func(*F) error) ([]*F, 
 	}
 	return fs, nil
 }
+
+// Limited is an injected fault with its limits: every Nth call, at most count firings, and the
+// number of times it fired (which Hit increments).
+type Limited interface {
+	Limits() (every, count int, fired *int)
+}
+
+// Hit returns the first of fs that applies to call number n of an operation (applies says whether
+// a fault names the operation and the resource) and Fires by its limits, counting the firing;
+// nil (the zero F) when none does.
+func Hit[F Limited](fs []F, n int, applies func(F) bool) F {
+	for _, f := range fs {
+		if !applies(f) {
+			continue
+		}
+		every, count, fired := f.Limits()
+		if !Fires(every, count, *fired, n) {
+			continue
+		}
+		*fired++
+		return f
+	}
+	var none F
+	return none
+}

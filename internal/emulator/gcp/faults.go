@@ -141,21 +141,14 @@ func decodeFaults(b []byte) ([]*Fault, error) {
 func (s *Server) fault(method, resource string) *Fault {
 	s.calls[method]++
 	n := s.calls[method]
-	for _, f := range s.faults {
-		if f.Method != method && (f.Method != "*" || method == "Token") { // "*": every API method, not the token endpoint
-			continue
-		}
-		if !emucore.Fires(f.Every, f.Count, f.Fired, n) {
-			continue
-		}
-		if f.Resource != "" && !namesResource(resource, f.Resource) {
-			continue
-		}
-		f.Fired++
-		return f
-	}
-	return nil
+	return emucore.Hit(s.faults, n, func(f *Fault) bool {
+		// "*": every API method, not the token endpoint.
+		return (f.Method == method || (f.Method == "*" && method != "Token")) && (f.Resource == "" || namesResource(resource, f.Resource))
+	})
 }
+
+// Limits are the fault's every, count and fired count (emucore.Limited).
+func (f *Fault) Limits() (every, count int, fired *int) { return f.Every, f.Count, &f.Fired }
 
 func namesResource(name, res string) bool {
 	return emucore.NamesSegment(name, res, func(a, b string) bool { return a == b })
