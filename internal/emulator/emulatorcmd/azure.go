@@ -35,8 +35,8 @@ func EnsureAzure(ctx context.Context, env *cli.Env, home string) (azure.Process,
 	return azure.Up(ctx, azure.UpOptions{Dir: azure.Dir(home), Port: port, Command: cmd, Env: childEnv(os.Environ())})
 }
 
-// azureUp, azureDown, azureStatus and azureEnv are the Azure halves of the subcommands.
-func azureUp(ctx context.Context, env *cli.Env, home string) error {
+// Up, Down and Env are the Azure emulator's part of the subcommands (see cloud).
+func (azureCloud) Up(ctx context.Context, env *cli.Env, home string) error {
 	p, started, err := EnsureAzure(ctx, env, home)
 	if err != nil {
 		return err
@@ -48,7 +48,7 @@ func azureUp(ctx context.Context, env *cli.Env, home string) error {
 	return nil
 }
 
-func azureDown(ctx context.Context, env *cli.Env, home string) error {
+func (azureCloud) Down(ctx context.Context, env *cli.Env, home string) error {
 	stopped, err := azure.Down(ctx, azure.Dir(home))
 	if err != nil {
 		return err
@@ -73,21 +73,21 @@ func azureStatus(ctx context.Context, env *cli.Env, home string) (bool, error) {
 	return true, nil
 }
 
-// azureEnv prints the export lines of the running Azure emulator (nothing when it does not run).
-func azureEnv(ctx context.Context, env *cli.Env, home string) (bool, error) {
+// Env prints the export lines of the running Azure emulator (nothing when it does not run).
+func (azureCloud) Env(ctx context.Context, env *cli.Env, home string) error {
 	p, ok, err := azure.Status(ctx, azure.Dir(home))
 	if err != nil || !ok {
-		return false, err
+		return err
 	}
 	c, err := azure.ReadCredentials(p.Dir)
 	if err != nil {
-		return false, err
+		return err
 	}
 	// This command exists to print the secret: it goes to stdout only, never to the log.
 	for _, kv := range azure.Env(p, c) {
 		fmt.Fprintf(env.Out, "export %s\n", kv)
 	}
-	return true, nil
+	return nil
 }
 
 // serveAzureCmd is the detached process: `nuv emulator serve-azure --dir D --addr A [--delay D]`.

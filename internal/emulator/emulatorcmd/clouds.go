@@ -186,17 +186,6 @@ func (awsCloud) Env(ctx context.Context, env *cli.Env, home string) error {
 	return nil
 }
 
-func (azureCloud) Up(ctx context.Context, env *cli.Env, home string) error {
-	return azureUp(ctx, env, home)
-}
-func (azureCloud) Down(ctx context.Context, env *cli.Env, home string) error {
-	return azureDown(ctx, env, home)
-}
-func (azureCloud) Env(ctx context.Context, env *cli.Env, home string) error {
-	_, err := azureEnv(ctx, env, home)
-	return err
-}
-
 func (gcpCloud) Up(ctx context.Context, env *cli.Env, home string) error {
 	g, started, err := EnsureGCP(ctx, env, home)
 	if err != nil {
