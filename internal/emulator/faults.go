@@ -2,12 +2,11 @@ package emulator
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"strings"
+
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
 
 // Fault is a failure the emulator injects on request, to test a client's retries, resumption and
@@ -57,39 +56,11 @@ func (f *Fault) validate() error {
 }
 
 // readFaultsFile reads a JSON list of faults; a missing file is no faults.
-func readFaultsFile(path string) ([]*Fault, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	fs, err := decodeFaults(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return fs, nil
-}
+func readFaultsFile(path string) ([]*Fault, error) { return emucore.ReadFaultsFile(path, decodeFaults) }
 
 // decodeFaults reads one fault object or a list of them.
 func decodeFaults(b []byte) ([]*Fault, error) {
-	var fs []*Fault
-	if t := strings.TrimSpace(string(b)); strings.HasPrefix(t, "{") {
-		var f Fault
-		if err := json.Unmarshal(b, &f); err != nil {
-			return nil, err
-		}
-		fs = []*Fault{&f}
-	} else if err := json.Unmarshal(b, &fs); err != nil {
-		return nil, err
-	}
-	for _, f := range fs {
-		if err := f.validate(); err != nil {
-			return nil, err
-		}
-	}
-	return fs, nil
+	return emucore.DecodeFaults(b, false, (*Fault).validate)
 }
 
 // fault counts the call of op and returns the fault that hits it, if any.
@@ -99,32 +70,19 @@ func (s *Server) fault(rq *request, op string) *Fault {
 	defer s.mu.Unlock()
 	s.calls[full]++
 	n := s.calls[full]
-	for _, f := range s.faults {
+	return emucore.Hit(s.faults, n, func(f *Fault) bool {
 		svc, fop, _ := strings.Cut(f.Operation, ":")
-		if (svc != "*" && svc != rq.service) || (fop != "*" && fop != op) {
-			continue
-		}
-		if f.Count > 0 && f.Fired >= f.Count {
-			continue
-		}
-		if f.Every > 1 && n%f.Every != 0 {
-			continue
-		}
-		if f.Resource != "" && !namesResource(rq, f.Resource) {
-			continue
-		}
-		f.Fired++
-		return f
-	}
-	return nil
+		return (svc == "*" || svc == rq.service) && (fop == "*" || fop == op) && (f.Resource == "" || namesResource(rq, f.Resource))
+	})
 }
+
+// Limits are the fault's every, count and fired count (emucore.Limited).
+func (f *Fault) Limits() (every, count int, fired *int) { return f.Every, f.Count, &f.Fired }
 
 // namesResource reports whether the request names res in its path, its parameters or its JSON body.
 func namesResource(rq *request, res string) bool {
-	for _, seg := range strings.Split(rq.http.URL.Path, "/") {
-		if seg == res {
-			return true
-		}
+	if emucore.NamesSegment(rq.http.URL.Path, res, func(a, b string) bool { return a == b }) {
+		return true
 	}
 	for _, vs := range rq.form {
 		for _, v := range vs {
@@ -185,46 +143,15 @@ func (f *Fault) apiError(service, op, caller string) *apiError {
 	return &apiError{Status: status, Code: code, Msg: msg}
 }
 
-// faultList copies the faults (with their counts) for an answer.
-func (s *Server) faultList() []Fault {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Fault, len(s.faults))
-	for i, f := range s.faults {
-		out[i] = *f
-	}
-	return out
+// faultsAPI is the /_nuv/faults endpoint over s.faults.
+func (s *Server) faultsAPI() emucore.FaultsEndpoint[Fault] {
+	return emucore.FaultsEndpoint[Fault]{Name: "nuv emulator", Mu: &s.mu, List: &s.faults, Decode: decodeFaults, WriteJSON: writeJSON}
 }
+
+// faultList copies the faults (with their counts).
+func (s *Server) faultList() []Fault { return s.faultsAPI().Snapshot() }
 
 // faultsEndpoint serves /_nuv/faults.
 func (s *Server) faultsEndpoint(w http.ResponseWriter, r *http.Request) {
-	switch r.Method {
-	case http.MethodGet:
-		writeJSON(w, 200, s.faultList())
-	case http.MethodPost, http.MethodPut:
-		b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-		if err != nil {
-			http.Error(w, err.Error(), 400)
-			return
-		}
-		fs, err := decodeFaults(b)
-		if err != nil {
-			http.Error(w, "nuv emulator: faults: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		s.mu.Lock()
-		if r.Method == http.MethodPut {
-			s.faults = nil
-		}
-		s.faults = append(s.faults, fs...)
-		s.mu.Unlock()
-		writeJSON(w, 200, s.faultList())
-	case http.MethodDelete:
-		s.mu.Lock()
-		s.faults = nil
-		s.mu.Unlock()
-		writeJSON(w, 200, []Fault{})
-	default:
-		http.Error(w, "nuv emulator: /_nuv/faults takes GET, POST, PUT or DELETE", http.StatusMethodNotAllowed)
-	}
+	s.faultsAPI().ServeHTTP(w, r)
 }

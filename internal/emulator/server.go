@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
 
 // DefaultRegion is the region of a new emulator unless Options say otherwise.
@@ -67,9 +68,7 @@ type Server struct {
 	jobs   map[string]bool // background work running, by key
 	base   string          // http://127.0.0.1:port once listening
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	bg *emucore.Background // the reconcile loop and jobs
 }
 
 // New opens (or initialises) the emulator state in o.Dir and reads <dir>/faults.json if present.
@@ -94,7 +93,7 @@ func New(o Options) (*Server, error) {
 	if s.faults, err = readFaultsFile(filepath.Join(o.Dir, "faults.json")); err != nil {
 		return nil, err
 	}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.bg = emucore.NewBackground()
 	return s, nil
 }
 
@@ -130,51 +129,19 @@ func (s *Server) Start(addr string) error {
 	if err != nil {
 		return err
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-s.ctx.Done():
-				return
-			case <-t.C:
-				s.reconcile()
-			}
-		}
-	}()
+	s.bg.Every(100*time.Millisecond, s.reconcile)
 	return nil
 }
 
 // Close stops the background work (a cluster being created is left for the next start to finish)
 // and saves the state.
 func (s *Server) Close() error {
-	s.cancel()
-	s.wg.Wait()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.st.save(s.dir)
+	return s.bg.StopAndSave(&s.mu, func() error { return s.st.save(s.dir) })
 }
 
 // Serve serves on ln until ctx ends, then shuts down and closes s.
 func Serve(ctx context.Context, ln net.Listener, s *Server) error {
-	if err := s.Start(ln.Addr().String()); err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		return s.Close()
-	case err := <-errc:
-		_ = s.Close()
-		return err
-	}
+	return emucore.Serve(ctx, ln, s, &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second})
 }
 
 // reconcile moves every resource whose time has come to its next status, and saves if anything moved.
@@ -194,24 +161,18 @@ func (s *Server) reconcile() {
 // spawn runs work in the background unless work of the same key runs; work returns a function
 // applied to the state under the lock (then saved). Called with s.mu held.
 func (s *Server) spawn(key string, work func(ctx context.Context) func()) {
-	if s.jobs[key] || s.ctx.Err() != nil {
-		return
-	}
-	s.jobs[key] = true
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		apply := work(s.ctx)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		delete(s.jobs, key)
-		if apply != nil && s.ctx.Err() == nil {
+	s.bg.Spawn(&s.mu, s.jobs, key, func(ctx context.Context) func() {
+		apply := work(ctx)
+		if apply == nil {
+			return nil
+		}
+		return func() {
 			apply()
 			if err := s.st.save(s.dir); err != nil {
 				s.log.Warnf("emulator: %v", err)
 			}
 		}
-	}()
+	})
 }
 
 // request is one AWS API call being served.

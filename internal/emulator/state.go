@@ -3,7 +3,6 @@ package emulator
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -12,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
 
 // State is everything the emulator keeps. It is saved whole, atomically and 0600 (it holds the
@@ -56,13 +55,9 @@ func newState(region string) *State {
 // loadState reads dir/state.json; os.ErrNotExist when there is none.
 func loadState(dir string) (*State, error) {
 	path := filepath.Join(dir, stateFileName)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
 	var s State
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("emulator state %s is corrupt: %w", path, err)
+	if err := emucore.LoadJSON(path, "emulator", &s); err != nil {
+		return nil, err
 	}
 	if s.AccessKeyID == "" || s.SecretAccessKey == "" || s.Account == "" || s.Region == "" {
 		return nil, fmt.Errorf("emulator state %s is incomplete (no credentials, account or region)", path)
@@ -72,14 +67,7 @@ func loadState(dir string) (*State, error) {
 
 // save writes the state atomically, 0600.
 func (s *State) save(dir string) error {
-	b, err := json.MarshalIndent(s, "", " ")
-	if err != nil {
-		return fmt.Errorf("encode emulator state: %w", err)
-	}
-	if err := fsutil.WriteFileAtomic(filepath.Join(dir, stateFileName), append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("save emulator state: %w", err)
-	}
-	return nil
+	return emucore.SaveJSON(filepath.Join(dir, stateFileName), "emulator", s)
 }
 
 // openState loads the state in dir or creates and saves a new one.

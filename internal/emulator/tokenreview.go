@@ -1,17 +1,15 @@
 package emulator
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
 
 	authv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nuv-dev/nuv/internal/eksauth"
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
 
 // tokenReview is the TokenReview webhook (authentication.k8s.io/v1) the control plane of EKS
@@ -19,26 +17,14 @@ import (
 // made by eksauth.NewToken with the emulator's credentials for this cluster, signed less than 15
 // minutes ago, and maps the caller to a user in system:masters (the cluster creator's access).
 func (s *Server) tokenReview(w http.ResponseWriter, r *http.Request, cluster string) {
-	if r.Method != http.MethodPost {
-		http.Error(w, "nuv emulator: the token webhook takes POST", http.StatusMethodNotAllowed)
-		return
-	}
-	var review authv1.TokenReview
-	b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	if err == nil {
-		err = json.Unmarshal(b, &review)
-	}
-	if err != nil {
-		http.Error(w, "nuv emulator: token webhook: not a TokenReview: "+fmt.Sprint(err), http.StatusBadRequest)
-		return
-	}
-	status, err := s.review(review.Spec.Token, cluster, r.Host)
-	if err != nil {
-		s.log.V(1).Infof("emulator: token for EKS cluster %s refused: %v", cluster, err)
-		status = authv1.TokenReviewStatus{Authenticated: false, Error: err.Error()}
-	}
-	out := authv1.TokenReview{TypeMeta: metav1.TypeMeta{APIVersion: "authentication.k8s.io/v1", Kind: "TokenReview"}, Status: status}
-	writeJSON(w, http.StatusOK, out)
+	emucore.ServeTokenReview(w, r, "nuv emulator", func(token string) authv1.TokenReviewStatus {
+		status, err := s.review(token, cluster, r.Host)
+		if err != nil {
+			s.log.V(1).Infof("emulator: token for EKS cluster %s refused: %v", cluster, err)
+			status = authv1.TokenReviewStatus{Authenticated: false, Error: err.Error()}
+		}
+		return status
+	}, writeJSON)
 }
 
 // review validates an EKS token for cluster.

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
 
 // armError is an error in ARM's shape: {"error":{"code","message","target"}} with an HTTP status.
@@ -84,38 +84,10 @@ func (f *Fault) validate() error {
 }
 
 func decodeFaults(b []byte) ([]*Fault, error) {
-	var fs []*Fault
-	if t := strings.TrimSpace(string(b)); strings.HasPrefix(t, "{") {
-		var f Fault
-		if err := json.Unmarshal(b, &f); err != nil {
-			return nil, err
-		}
-		fs = []*Fault{&f}
-	} else if err := json.Unmarshal(b, &fs); err != nil {
-		return nil, err
-	}
-	for _, f := range fs {
-		if err := f.validate(); err != nil {
-			return nil, err
-		}
-	}
-	return fs, nil
+	return emucore.DecodeFaults(b, false, (*Fault).validate)
 }
 
-func readFaultsFile(path string) ([]*Fault, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	fs, err := decodeFaults(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return fs, nil
-}
+func readFaultsFile(path string) ([]*Fault, error) { return emucore.ReadFaultsFile(path, decodeFaults) }
 
 // fault counts a call of op (on a request whose path is path) and returns the fault that hits it.
 func (s *Server) fault(op, path string) *Fault {
@@ -123,33 +95,15 @@ func (s *Server) fault(op, path string) *Fault {
 	defer s.mu.Unlock()
 	s.calls[op]++
 	n := s.calls[op]
-	for _, f := range s.faults {
-		if f.Operation != "*" && !strings.EqualFold(f.Operation, op) {
-			continue
-		}
-		if f.Count > 0 && f.Fired >= f.Count {
-			continue
-		}
-		if f.Every > 1 && n%f.Every != 0 {
-			continue
-		}
-		if f.Resource != "" && !pathNames(path, f.Resource) {
-			continue
-		}
-		f.Fired++
-		return f
-	}
-	return nil
+	return emucore.Hit(s.faults, n, func(f *Fault) bool {
+		return (f.Operation == "*" || strings.EqualFold(f.Operation, op)) && (f.Resource == "" || pathNames(path, f.Resource))
+	})
 }
 
-func pathNames(path, res string) bool {
-	for _, seg := range strings.Split(path, "/") {
-		if strings.EqualFold(seg, res) {
-			return true
-		}
-	}
-	return false
-}
+// Limits are the fault's every, count and fired count (emucore.Limited).
+func (f *Fault) Limits() (every, count int, fired *int) { return f.Every, f.Count, &f.Fired }
+
+func pathNames(path, res string) bool { return emucore.NamesSegment(path, res, strings.EqualFold) }
 
 // failure is the error a fault answers (or, for lro-failure, ends the operation with).
 func (f *Fault) failure(op string) *armError {
@@ -183,44 +137,15 @@ func writeFault(w http.ResponseWriter, f *Fault, op string) {
 	writeARMError(w, e)
 }
 
-func (s *Server) faultList() []Fault {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Fault, len(s.faults))
-	for i, f := range s.faults {
-		out[i] = *f
-	}
-	return out
+// faultsAPI is the /_nuv/faults endpoint over s.faults.
+func (s *Server) faultsAPI() emucore.FaultsEndpoint[Fault] {
+	return emucore.FaultsEndpoint[Fault]{Name: "nuv azure emulator", Mu: &s.mu, List: &s.faults, Decode: decodeFaults, WriteJSON: writeJSON}
 }
 
+// faultList copies the faults (with their counts).
+func (s *Server) faultList() []Fault { return s.faultsAPI().Snapshot() }
+
+// faultsEndpoint serves /_nuv/faults.
 func (s *Server) faultsEndpoint(w http.ResponseWriter, r *http.Request) {
-	switch r.Method {
-	case http.MethodGet:
-		writeJSON(w, 200, s.faultList())
-	case http.MethodPost, http.MethodPut:
-		b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-		if err != nil {
-			http.Error(w, err.Error(), 400)
-			return
-		}
-		fs, err := decodeFaults(b)
-		if err != nil {
-			http.Error(w, "nuv azure emulator: faults: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		s.mu.Lock()
-		if r.Method == http.MethodPut {
-			s.faults = nil
-		}
-		s.faults = append(s.faults, fs...)
-		s.mu.Unlock()
-		writeJSON(w, 200, s.faultList())
-	case http.MethodDelete:
-		s.mu.Lock()
-		s.faults = nil
-		s.mu.Unlock()
-		writeJSON(w, 200, []Fault{})
-	default:
-		http.Error(w, "nuv azure emulator: /_nuv/faults takes GET, POST, PUT or DELETE", http.StatusMethodNotAllowed)
-	}
+	s.faultsAPI().ServeHTTP(w, r)
 }

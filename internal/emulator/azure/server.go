@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
 
 // Options configure a Server.
@@ -72,9 +73,7 @@ type Server struct {
 	retryAt map[string]time.Time // control planes whose last start failed: when to try again
 	base    string               // https://127.0.0.1:port
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	bg *emucore.Background // the reconcile loop and jobs
 }
 
 // New opens (or initialises) the state in o.Dir, makes its CA if needed and reads faults.json.
@@ -101,7 +100,7 @@ func New(o Options) (*Server, error) {
 	if s.faults, err = readFaultsFile(filepath.Join(o.Dir, "faults.json")); err != nil {
 		return nil, err
 	}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.bg = emucore.NewBackground()
 	return s, nil
 }
 
@@ -145,74 +144,36 @@ func (s *Server) Start(addr string) error {
 	if err != nil {
 		return err
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-s.ctx.Done():
-				return
-			case <-t.C:
-				s.reconcile()
-			}
-		}
-	}()
+	s.bg.Every(100*time.Millisecond, s.reconcile)
 	return nil
 }
 
 // Close stops the background work (an operation in progress is finished after the next start)
 // and saves the state.
 func (s *Server) Close() error {
-	s.cancel()
-	s.wg.Wait()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.st.save(s.dir)
+	return s.bg.StopAndSave(&s.mu, func() error { return s.st.save(s.dir) })
 }
 
 // Serve serves TLS on ln until ctx ends, then shuts down and closes s.
 func Serve(ctx context.Context, ln net.Listener, s *Server) error {
-	if err := s.Start(ln.Addr().String()); err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, TLSConfig: s.tls}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ServeTLS(ln, "", "") }()
-	select {
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		return s.Close()
-	case err := <-errc:
-		_ = s.Close()
-		return err
-	}
+	return emucore.Serve(ctx, ln, s, &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, TLSConfig: s.tls})
 }
 
 // spawn runs work in the background unless work of the same key runs; the function it returns
 // is applied to the state under the lock, then the state is saved. Called with s.mu held.
 func (s *Server) spawn(key string, work func(ctx context.Context) func()) {
-	if s.jobs[key] || s.ctx.Err() != nil {
-		return
-	}
-	s.jobs[key] = true
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		apply := work(s.ctx)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		delete(s.jobs, key)
-		if apply != nil && s.ctx.Err() == nil {
+	s.bg.Spawn(&s.mu, s.jobs, key, func(ctx context.Context) func() {
+		apply := work(ctx)
+		if apply == nil {
+			return nil
+		}
+		return func() {
 			apply()
 			if err := s.st.save(s.dir); err != nil {
 				s.log.Warnf("azure emulator: %v", err)
 			}
 		}
-	}()
+	})
 }
 
 // health is what /_nuv/health answers (never a secret).

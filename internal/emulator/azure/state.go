@@ -3,7 +3,6 @@ package azure
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,7 +12,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
 
-	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
 
 // State is everything the emulator keeps, saved whole (atomically, 0600: it holds the client
@@ -100,13 +99,9 @@ func newState() *State {
 // loadState reads dir/state.json; os.ErrNotExist when there is none.
 func loadState(dir string) (*State, error) {
 	path := filepath.Join(dir, stateFileName)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
 	var s State
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("azure emulator state %s is corrupt: %w", path, err)
+	if err := emucore.LoadJSON(path, "azure emulator", &s); err != nil {
+		return nil, err
 	}
 	if s.TenantID == "" || s.ClientID == "" || s.ClientSecret == "" || s.SubscriptionID == "" || s.SigningKey == "" {
 		return nil, fmt.Errorf("azure emulator state %s is incomplete (no tenant, client, subscription or signing key)", path)
@@ -124,14 +119,7 @@ func loadState(dir string) (*State, error) {
 }
 
 func (s *State) save(dir string) error {
-	b, err := json.MarshalIndent(s, "", " ")
-	if err != nil {
-		return fmt.Errorf("encode azure emulator state: %w", err)
-	}
-	if err := fsutil.WriteFileAtomic(filepath.Join(dir, stateFileName), append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("save azure emulator state: %w", err)
-	}
-	return nil
+	return emucore.SaveJSON(filepath.Join(dir, stateFileName), "azure emulator", s)
 }
 
 func openState(dir string) (*State, error) {

@@ -78,6 +78,9 @@ func TestIntegrationEmulatorAzure(t *testing.T) {
 	if l := ok[string](t)(nuv(t, "emulator", "faults", "--azure")); !strings.Contains(l, `"fired"`) {
 		t.Fatalf("faults: %s", l)
 	}
+	if l := ok[string](t)(nuv(t, "emulator", "faults", "--cloud", "azure")); !strings.Contains(l, `"ResourceGroups_Get"`) {
+		t.Fatalf("faults --cloud azure: %s", l)
+	}
 	ok[string](t)(nuv(t, "emulator", "faults", "--azure", "clear"))
 
 	// Down, up: the state (and the credentials) are kept.

@@ -11,10 +11,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -24,7 +22,6 @@ import (
 	"github.com/nuv-dev/nuv/internal/eksauth"
 	"github.com/nuv-dev/nuv/internal/emulator"
 	"github.com/nuv-dev/nuv/internal/paths"
-	"github.com/nuv-dev/nuv/internal/proc"
 )
 
 const usage = `Usage: nuv emulator up|down|status|env|faults
@@ -45,6 +42,7 @@ real local control plane. State persists under $NUV_HOME/emulator.
            '{"operation":"AgentPools_CreateOrUpdate","kind":"lro-failure","count":1}'
            "faults gcp ..." does the same for the GKE emulator:
            e.g. nuv emulator faults gcp add '{"method":"CreateNodePool","kind":"fail-operation"}'
+           "faults --cloud aws|azure|gcp ..." names any of them the same way
 
 Environment: NUV_EMULATOR_PORT (default 5002; 0 picks a free port), NUV_EMULATOR_DELAY (how long
 resources stay CREATING/DELETING, default 2s), NUV_EMULATOR_REGION (region of a new emulator,
@@ -104,40 +102,17 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 	dir := emulator.Dir(home)
 	switch sub {
 	case "up":
-		p, started, err := Ensure(ctx, env, home)
-		if err != nil {
-			return err
-		}
-		if started {
-			env.Log.Infof("emulator started (pid %d, state %s); `eval \"$(nuv emulator env)\"` points AWS clients at it", p.PID, p.Dir)
-		}
-		fmt.Fprintln(env.Out, p.URL())
-		if err := azureUp(ctx, env, home); err != nil {
-			return err
-		}
-		g, started, err := EnsureGCP(ctx, env, home)
-		if err != nil {
-			return fmt.Errorf("GKE emulator: %w", err)
-		}
-		if started {
-			env.Log.Infof("GKE emulator started at %s (pid %d, state %s); `eval \"$(nuv emulator env)\"` points Google clients at it", g.URL(), g.PID, g.Dir)
+		for _, c := range clouds {
+			if err := c.Up(ctx, env, home); err != nil {
+				return err
+			}
 		}
 		return nil
 	case "down":
-		if _, err := emulator.Down(ctx, gcpDir(home)); err != nil {
-			return fmt.Errorf("GKE emulator: %w", err)
-		}
-		if err := azureDown(ctx, env, home); err != nil {
-			return err
-		}
-		stopped, err := emulator.Down(ctx, dir)
-		if err != nil {
-			return err
-		}
-		if stopped {
-			env.Log.Infof("emulator stopped")
-		} else {
-			env.Log.Infof("emulator was not running")
+		for i := len(clouds) - 1; i >= 0; i-- {
+			if err := clouds[i].Down(ctx, env, home); err != nil {
+				return err
+			}
 		}
 		return nil
 	case "status":
@@ -161,24 +136,12 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 		}
 		return gcpErr
 	case "env":
-		p, ok, err := emulator.Status(ctx, dir)
-		if err != nil {
-			return err
+		for _, c := range clouds {
+			if err := c.Env(ctx, env, home); err != nil {
+				return err
+			}
 		}
-		if !ok {
-			return cli.Exit(1, fmt.Errorf("the emulator is not running: start it with `nuv emulator up`"))
-		}
-		c, err := emulator.ReadCredentials(dir)
-		if err != nil {
-			return err
-		}
-		// This command exists to print the secret: it goes to stdout only, never to the log.
-		fmt.Fprintf(env.Out, "export AWS_ENDPOINT_URL=%s\nexport AWS_ACCESS_KEY_ID=%s\nexport AWS_SECRET_ACCESS_KEY=%s\nexport AWS_REGION=%s\nexport AWS_DEFAULT_REGION=%s\n",
-			p.URL(), c.AccessKeyID, c.SecretAccessKey, c.Region, c.Region)
-		if _, err := azureEnv(ctx, env, home); err != nil {
-			return err
-		}
-		return gcpEnv(ctx, env.Out, home)
+		return nil
 	}
 	fmt.Fprint(env.Err, usage)
 	return cli.Usagef("nuv emulator: unknown subcommand %q (up, down, status, env or faults)", sub)
@@ -186,15 +149,7 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 
 // Port is NUV_EMULATOR_PORT or emulator.DefaultPort.
 func Port(getenv func(string) string) (int, error) {
-	v := getenv("NUV_EMULATOR_PORT")
-	if v == "" {
-		return emulator.DefaultPort, nil
-	}
-	p, err := strconv.Atoi(v)
-	if err != nil || p < 0 || p > 65535 {
-		return 0, cli.Usagef("NUV_EMULATOR_PORT=%q is not a port number", v)
-	}
-	return p, nil
+	return portEnv(getenv, "NUV_EMULATOR_PORT", emulator.DefaultPort)
 }
 
 // Delay is NUV_EMULATOR_DELAY or 2s.
@@ -216,19 +171,13 @@ func Ensure(ctx context.Context, env *cli.Env, home string) (emulator.Process, b
 	if err != nil {
 		return emulator.Process{}, false, err
 	}
-	delay, err := Delay(env.Getenv)
+	var extra []string
+	if r := env.Getenv("NUV_EMULATOR_REGION"); r != "" {
+		extra = []string{"--region", r}
+	}
+	cmd, err := serveCommand(env, "serve", extra...)
 	if err != nil {
 		return emulator.Process{}, false, err
-	}
-	exe := env.Exe
-	if exe == "" {
-		if exe, err = os.Executable(); err != nil {
-			return emulator.Process{}, false, err
-		}
-	}
-	cmd := []string{exe, "emulator", "serve", "--delay", delay.String()}
-	if r := env.Getenv("NUV_EMULATOR_REGION"); r != "" {
-		cmd = append(cmd, "--region", r)
 	}
 	return emulator.Up(ctx, emulator.UpOptions{Dir: emulator.Dir(home), Port: port, Command: cmd, Env: childEnv(os.Environ())})
 }
@@ -261,48 +210,44 @@ func serveCmd(ctx context.Context, env *cli.Env, args []string) error {
 	if *dir == "" {
 		return cli.Usagef("nuv emulator serve: --dir is required")
 	}
-	host, _, err := net.SplitHostPort(*addr)
-	if err != nil || (host != "127.0.0.1" && host != "localhost" && host != "::1") {
-		return cli.Usagef("nuv emulator serve: --addr %q must be a loopback host:port", *addr)
+	if err := loopbackAddr("serve", *addr); err != nil {
+		return err
 	}
 	s, err := emulator.New(emulator.Options{Dir: *dir, Region: *region, Delay: *delay, Log: env.Log})
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return fmt.Errorf("emulator listen on %s: %w", *addr, err)
-	}
-	_, start, _ := proc.Stat(os.Getpid())
-	if err := emulator.WriteProcess(*dir, emulator.Process{PID: os.Getpid(), Start: start, Addr: ln.Addr().String(), Dir: *dir}); err != nil {
-		ln.Close()
-		return err
-	}
-	env.Log.Infof("emulator listening on %s (state %s, delay %s)", ln.Addr(), *dir, *delay)
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	return emulator.Serve(ctx, ln, s)
+	return listenAndServe(ctx, env, "emulator", *dir, *addr, func(a net.Addr) {
+		env.Log.Infof("emulator listening on %s (state %s, delay %s)", a, *dir, *delay)
+	}, func(ctx context.Context, ln net.Listener) error { return emulator.Serve(ctx, ln, s) })
 }
 
-// faultsCmd lists, adds or clears the faults of the running emulator.
+// faultsCmd lists, adds or clears the faults of a running emulator: AWS's by default, another's
+// with --cloud aws|azure|gcp (or the older spellings --azure and gcp).
 func faultsCmd(ctx context.Context, env *cli.Env, args []string) error {
-	if len(args) > 0 && args[0] == "--azure" {
-		return azureFaultsCmd(ctx, env, args[1:])
-	}
-	home, err := paths.EnsureHome(env.Getenv)
-	if err != nil {
-		return err
-	}
-	dir := emulator.Dir(home)
-	if len(args) > 0 && args[0] == "gcp" {
-		dir, args = gcpDir(home), args[1:]
-	}
-	p, ok, err := emulator.Status(ctx, dir)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return cli.Exit(1, fmt.Errorf("the emulator is not running: start it with `nuv emulator up`"))
+	var c cloud = awsCloud{}
+	spelled := ""
+	switch {
+	case len(args) > 0 && args[0] == "--azure":
+		c, spelled, args = azureCloud{}, " --azure", args[1:]
+	case len(args) > 0 && args[0] == "gcp":
+		c, spelled, args = gcpCloud{}, " gcp", args[1:]
+	case len(args) > 0 && strings.HasPrefix(args[0], "--cloud="):
+		name := strings.TrimPrefix(args[0], "--cloud=")
+		var err error
+		if c, err = cloudNamed(name); err != nil {
+			return err
+		}
+		spelled, args = " --cloud "+name, args[1:]
+	case len(args) > 0 && args[0] == "--cloud":
+		if len(args) < 2 {
+			return cli.Usagef("nuv emulator faults: --cloud needs aws, azure or gcp")
+		}
+		var err error
+		if c, err = cloudNamed(args[1]); err != nil {
+			return err
+		}
+		spelled, args = " --cloud "+args[1], args[2:]
 	}
 	method, body := http.MethodGet, ""
 	switch {
@@ -312,15 +257,31 @@ func faultsCmd(ctx context.Context, env *cli.Env, args []string) error {
 	case len(args) == 1 && args[0] == "clear":
 		method = http.MethodDelete
 	default:
-		return cli.Usagef("nuv emulator faults: want no argument, list, add JSON or clear")
+		return cli.Usagef("nuv emulator faults%s: want no argument, list, add JSON or clear", spelled)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, p.URL()+"/_nuv/faults", bytes.NewBufferString(body))
+	home, err := paths.EnsureHome(env.Getenv)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	dir := c.Dir(home)
+	url, ok, err := c.Running(ctx, dir)
 	if err != nil {
-		return fmt.Errorf("emulator faults: %w", err)
+		return err
+	}
+	if !ok {
+		return cli.Exit(1, fmt.Errorf("the %s is not running: start it with `nuv emulator up`", c.Label()))
+	}
+	hc, err := c.Client(dir)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url+"/_nuv/faults", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s faults: %w", c.Label(), err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)

@@ -88,6 +88,20 @@ func TestEmulatorCommand(t *testing.T) {
 	if list := ok[string](t)(nuv(t, "emulator", "faults")); strings.TrimSpace(list) != "[]" {
 		t.Fatalf("faults after clear: %s", list)
 	}
+	// The uniform spelling reaches the same emulator; a cloud nuv does not emulate is a usage error.
+	if l := ok[string](t)(nuv(t, "emulator", "faults", "--cloud", "aws", "add", `{"operation":"ec2:*","kind":"throttle"}`)); !strings.Contains(l, `"ec2:*"`) {
+		t.Fatalf("faults --cloud aws add: %s", l)
+	}
+	if l := ok[string](t)(nuv(t, "emulator", "faults")); !strings.Contains(l, `"ec2:*"`) {
+		t.Fatalf("faults after --cloud aws add: %s", l)
+	}
+	ok[string](t)(nuv(t, "emulator", "faults", "--cloud=aws", "clear"))
+	if _, err := nuv(t, "emulator", "faults", "--cloud", "ibm"); cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), `--cloud "ibm": want aws, azure or gcp`) {
+		t.Fatalf("faults --cloud ibm: %v", err)
+	}
+	if _, err := nuv(t, "emulator", "faults", "--cloud", "aws", "drop"); cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "nuv emulator faults --cloud aws: want no argument") {
+		t.Fatalf("faults --cloud aws drop: %v", err)
+	}
 
 	// The token command, with the emulator's credentials from the environment.
 	for k, v := range vars {

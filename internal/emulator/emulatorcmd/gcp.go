@@ -7,10 +7,8 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -19,7 +17,6 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/gke"
 	"github.com/nuv-dev/nuv/internal/emulator"
 	"github.com/nuv-dev/nuv/internal/emulator/gcp"
-	"github.com/nuv-dev/nuv/internal/proc"
 )
 
 // The GKE emulator (package gcp) runs as its own process on its own port, beside the AWS one:
@@ -32,18 +29,10 @@ func gcpDir(home string) string { return gcp.Dir(emulator.Dir(home)) }
 // AWS port says nothing of which one the GKE emulator may take; set both to keep both fixed), else
 // gcp.DefaultPort.
 func GCPPort(getenv func(string) string) (int, error) {
-	v := getenv("NUV_EMULATOR_GCP_PORT")
-	if v == "" {
-		if getenv("NUV_EMULATOR_PORT") != "" {
-			return 0, nil
-		}
-		return gcp.DefaultPort, nil
+	if getenv("NUV_EMULATOR_GCP_PORT") == "" && getenv("NUV_EMULATOR_PORT") != "" {
+		return 0, nil
 	}
-	p, err := strconv.Atoi(v)
-	if err != nil || p < 0 || p > 65535 {
-		return 0, cli.Usagef("NUV_EMULATOR_GCP_PORT=%q is not a port number", v)
-	}
-	return p, nil
+	return portEnv(getenv, "NUV_EMULATOR_GCP_PORT", gcp.DefaultPort)
 }
 
 // EnsureGCP starts the GKE emulator (`<nuv> emulator serve-gcp`) unless it runs.
@@ -52,19 +41,13 @@ func EnsureGCP(ctx context.Context, env *cli.Env, home string) (emulator.Process
 	if err != nil {
 		return emulator.Process{}, false, err
 	}
-	delay, err := Delay(env.Getenv)
+	var extra []string
+	if p := env.Getenv("NUV_EMULATOR_GCP_PROJECT"); p != "" {
+		extra = []string{"--project", p}
+	}
+	cmd, err := serveCommand(env, "serve-gcp", extra...)
 	if err != nil {
 		return emulator.Process{}, false, err
-	}
-	exe := env.Exe
-	if exe == "" {
-		if exe, err = os.Executable(); err != nil {
-			return emulator.Process{}, false, err
-		}
-	}
-	cmd := []string{exe, "emulator", "serve-gcp", "--delay", delay.String()}
-	if p := env.Getenv("NUV_EMULATOR_GCP_PROJECT"); p != "" {
-		cmd = append(cmd, "--project", p)
 	}
 	return emulator.Up(ctx, emulator.UpOptions{Dir: gcpDir(home), Port: port, Command: cmd, Env: childEnv(os.Environ())})
 }
@@ -128,25 +111,14 @@ func serveGCP(ctx context.Context, env *cli.Env, args []string) error {
 	if *dir == "" {
 		return cli.Usagef("nuv emulator serve-gcp: --dir is required")
 	}
-	host, _, err := net.SplitHostPort(*addr)
-	if err != nil || (host != "127.0.0.1" && host != "localhost" && host != "::1") {
-		return cli.Usagef("nuv emulator serve-gcp: --addr %q must be a loopback host:port", *addr)
+	if err := loopbackAddr("serve-gcp", *addr); err != nil {
+		return err
 	}
 	s, err := gcp.New(gcp.Options{Dir: *dir, Project: *project, Delay: *delay, Log: env.Log})
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return fmt.Errorf("GKE emulator listen on %s: %w", *addr, err)
-	}
-	_, start, _ := proc.Stat(os.Getpid())
-	if err := emulator.WriteProcess(*dir, emulator.Process{PID: os.Getpid(), Start: start, Addr: ln.Addr().String(), Dir: *dir}); err != nil {
-		ln.Close()
-		return err
-	}
-	env.Log.Infof("GKE emulator listening on %s (state %s, delay %s)", ln.Addr(), *dir, *delay)
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	return gcp.Serve(ctx, ln, s)
+	return listenAndServe(ctx, env, "GKE emulator", *dir, *addr, func(a net.Addr) {
+		env.Log.Infof("GKE emulator listening on %s (state %s, delay %s)", a, *dir, *delay)
+	}, func(ctx context.Context, ln net.Listener) error { return gcp.Serve(ctx, ln, s) })
 }

@@ -48,6 +48,13 @@ func TestEmulatorCommandGCP(t *testing.T) {
 	if list := ok[string](t)(nuv(t, "emulator", "faults", "gcp", "clear")); strings.TrimSpace(list) != "[]" {
 		t.Fatalf("faults gcp clear: %s", list)
 	}
+	if l := ok[string](t)(nuv(t, "emulator", "faults", "--cloud", "gcp", "add", `{"method":"DeleteCluster","kind":"throttle"}`)); !strings.Contains(l, `"DeleteCluster"`) {
+		t.Fatalf("faults --cloud gcp add: %s", l)
+	}
+	if l := ok[string](t)(nuv(t, "emulator", "faults", "gcp")); !strings.Contains(l, `"DeleteCluster"`) {
+		t.Fatalf("faults gcp after --cloud gcp add: %s", l)
+	}
+	ok[string](t)(nuv(t, "emulator", "faults", "--cloud", "gcp", "clear"))
 
 	for k, v := range vars {
 		t.Setenv(k, v)

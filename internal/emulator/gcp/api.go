@@ -118,14 +118,11 @@ func (a *api) selfLink(path string) string {
 }
 
 func (a *api) ListClusters(ctx context.Context, req *containerpb.ListClustersRequest) (*containerpb.ListClustersResponse, error) {
-	l, err := parseParent(req.GetParent(), req.GetProjectId(), req.GetZone())
-	if err != nil {
-		return nil, err
-	}
 	s := a.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := a.checkLoc(l, "container.clusters.list", true); err != nil {
+	l, err := a.locOf(req.GetParent(), req.GetProjectId(), req.GetZone(), "container.clusters.list", true)
+	if err != nil {
 		return nil, err
 	}
 	out := &containerpb.ListClustersResponse{}
@@ -139,17 +136,10 @@ func (a *api) ListClusters(ctx context.Context, req *containerpb.ListClustersReq
 }
 
 func (a *api) GetCluster(ctx context.Context, req *containerpb.GetClusterRequest) (*containerpb.Cluster, error) {
-	l, name, _, err := parseName(req.GetName(), 6, req.GetProjectId(), req.GetZone(), req.GetClusterId(), "")
-	if err != nil {
-		return nil, err
-	}
 	s := a.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := a.checkLoc(l, "container.clusters.get", false); err != nil {
-		return nil, err
-	}
-	c, err := a.cluster(l, name)
+	c, _, _, err := a.clusterOf(req.GetName(), req.GetProjectId(), req.GetZone(), req.GetClusterId(), "container.clusters.get")
 	if err != nil {
 		return nil, err
 	}
@@ -157,14 +147,11 @@ func (a *api) GetCluster(ctx context.Context, req *containerpb.GetClusterRequest
 }
 
 func (a *api) CreateCluster(ctx context.Context, req *containerpb.CreateClusterRequest) (*containerpb.Operation, error) {
-	l, err := parseParent(req.GetParent(), req.GetProjectId(), req.GetZone())
-	if err != nil {
-		return nil, err
-	}
 	s := a.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := a.checkLoc(l, "container.clusters.create", false); err != nil {
+	l, err := a.locOf(req.GetParent(), req.GetProjectId(), req.GetZone(), "container.clusters.create", false)
+	if err != nil {
 		return nil, err
 	}
 	in := req.GetCluster()
@@ -360,17 +347,10 @@ func countNodes(c *containerpb.Cluster) {
 }
 
 func (a *api) DeleteCluster(ctx context.Context, req *containerpb.DeleteClusterRequest) (*containerpb.Operation, error) {
-	l, name, _, err := parseName(req.GetName(), 6, req.GetProjectId(), req.GetZone(), req.GetClusterId(), "")
-	if err != nil {
-		return nil, err
-	}
 	s := a.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := a.checkLoc(l, "container.clusters.delete", false); err != nil {
-		return nil, err
-	}
-	c, err := a.cluster(l, name)
+	c, _, _, err := a.clusterOf(req.GetName(), req.GetProjectId(), req.GetZone(), req.GetClusterId(), "container.clusters.delete")
 	if err != nil {
 		return nil, err
 	}
@@ -383,21 +363,38 @@ func (a *api) DeleteCluster(ctx context.Context, req *containerpb.DeleteClusterR
 }
 
 func (a *api) ListNodePools(ctx context.Context, req *containerpb.ListNodePoolsRequest) (*containerpb.ListNodePoolsResponse, error) {
-	l, name, _, err := parseName(req.GetParent(), 6, req.GetProjectId(), req.GetZone(), req.GetClusterId(), "")
-	if err != nil {
-		return nil, err
-	}
 	s := a.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := a.checkLoc(l, "container.clusters.get", false); err != nil {
-		return nil, err
-	}
-	c, err := a.cluster(l, name)
+	c, _, _, err := a.clusterOf(req.GetParent(), req.GetProjectId(), req.GetZone(), req.GetClusterId(), "container.clusters.get")
 	if err != nil {
 		return nil, err
 	}
 	return &containerpb.ListNodePoolsResponse{NodePools: cloneCluster(c.Wire).NodePools}, nil
+}
+
+// locOf parses a parent location (or the deprecated project and zone fields) and checks perm on
+// it (allowAll: "-" stands for every location); s.mu held.
+func (a *api) locOf(parent, project, zone, perm string, allowAll bool) (loc, error) {
+	l, err := parseParent(parent, project, zone)
+	if err != nil {
+		return l, err
+	}
+	return l, a.checkLoc(l, perm, allowAll)
+}
+
+// clusterOf parses a cluster's name (or the deprecated project, zone and cluster fields), checks
+// perm on its location and finds it; s.mu held.
+func (a *api) clusterOf(name, project, zone, clusterID, perm string) (*clusterRec, loc, string, error) {
+	l, cname, _, err := parseName(name, 6, project, zone, clusterID, "")
+	if err != nil {
+		return nil, l, cname, err
+	}
+	if err := a.checkLoc(l, perm, false); err != nil {
+		return nil, l, cname, err
+	}
+	c, err := a.cluster(l, cname)
+	return c, l, cname, err
 }
 
 func (a *api) poolOf(name string, project, zone, clusterID, poolID, perm string) (*clusterRec, *containerpb.NodePool, loc, error) {
@@ -430,17 +427,10 @@ func (a *api) GetNodePool(ctx context.Context, req *containerpb.GetNodePoolReque
 }
 
 func (a *api) CreateNodePool(ctx context.Context, req *containerpb.CreateNodePoolRequest) (*containerpb.Operation, error) {
-	l, name, _, err := parseName(req.GetParent(), 6, req.GetProjectId(), req.GetZone(), req.GetClusterId(), "")
-	if err != nil {
-		return nil, err
-	}
 	s := a.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := a.checkLoc(l, "container.clusters.update", false); err != nil {
-		return nil, err
-	}
-	c, err := a.cluster(l, name)
+	c, l, name, err := a.clusterOf(req.GetParent(), req.GetProjectId(), req.GetZone(), req.GetClusterId(), "container.clusters.update")
 	if err != nil {
 		return nil, err
 	}
@@ -730,14 +720,11 @@ func (a *api) GetOperation(ctx context.Context, req *containerpb.GetOperationReq
 }
 
 func (a *api) ListOperations(ctx context.Context, req *containerpb.ListOperationsRequest) (*containerpb.ListOperationsResponse, error) {
-	l, err := parseParent(req.GetParent(), req.GetProjectId(), req.GetZone())
-	if err != nil {
-		return nil, err
-	}
 	s := a.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := a.checkLoc(l, "container.operations.list", true); err != nil {
+	l, err := a.locOf(req.GetParent(), req.GetProjectId(), req.GetZone(), "container.operations.list", true)
+	if err != nil {
 		return nil, err
 	}
 	out := &containerpb.ListOperationsResponse{}
@@ -750,14 +737,11 @@ func (a *api) ListOperations(ctx context.Context, req *containerpb.ListOperation
 }
 
 func (a *api) GetServerConfig(ctx context.Context, req *containerpb.GetServerConfigRequest) (*containerpb.ServerConfig, error) {
-	l, err := parseParent(req.GetName(), req.GetProjectId(), req.GetZone())
-	if err != nil {
-		return nil, err
-	}
 	s := a.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := a.checkLoc(l, "container.clusters.list", false); err != nil {
+	_, err := a.locOf(req.GetName(), req.GetProjectId(), req.GetZone(), "container.clusters.list", false)
+	if err != nil {
 		return nil, err
 	}
 	return serverConfig(), nil
@@ -768,17 +752,10 @@ func (a *api) CancelOperation(ctx context.Context, req *containerpb.CancelOperat
 }
 
 func (a *api) SetLabels(ctx context.Context, req *containerpb.SetLabelsRequest) (*containerpb.Operation, error) {
-	l, cname, _, err := parseName(req.GetName(), 6, req.GetProjectId(), req.GetZone(), req.GetClusterId(), "")
-	if err != nil {
-		return nil, err
-	}
 	s := a.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := a.checkLoc(l, "container.clusters.update", false); err != nil {
-		return nil, err
-	}
-	c, err := a.cluster(l, cname)
+	c, _, _, err := a.clusterOf(req.GetName(), req.GetProjectId(), req.GetZone(), req.GetClusterId(), "container.clusters.update")
 	if err != nil {
 		return nil, err
 	}

@@ -1,16 +1,14 @@
 package gcp
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
 
 // Fault is a failure the emulator injects on request, to test a client's retries, resumption and
@@ -131,44 +129,11 @@ func (f *Fault) err(method string) error {
 	return status.Error(f.code(), f.message(method))
 }
 
-func readFaultsFile(path string) ([]*Fault, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	fs, err := decodeFaults(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return fs, nil
-}
+func readFaultsFile(path string) ([]*Fault, error) { return emucore.ReadFaultsFile(path, decodeFaults) }
 
+// decodeFaults reads one fault or a list, refusing fields a Fault does not have.
 func decodeFaults(b []byte) ([]*Fault, error) {
-	var fs []*Fault
-	if t := strings.TrimSpace(string(b)); strings.HasPrefix(t, "{") {
-		var f Fault
-		dec := json.NewDecoder(strings.NewReader(t))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&f); err != nil {
-			return nil, err
-		}
-		fs = []*Fault{&f}
-	} else {
-		dec := json.NewDecoder(strings.NewReader(t))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&fs); err != nil {
-			return nil, err
-		}
-	}
-	for _, f := range fs {
-		if err := f.validate(); err != nil {
-			return nil, err
-		}
-	}
-	return fs, nil
+	return emucore.DecodeFaults(b, true, (*Fault).validate)
 }
 
 // fault counts the call of method and returns the fault that hits it, if any; resource is the
@@ -176,68 +141,20 @@ func decodeFaults(b []byte) ([]*Fault, error) {
 func (s *Server) fault(method, resource string) *Fault {
 	s.calls[method]++
 	n := s.calls[method]
-	for _, f := range s.faults {
-		if f.Method != method && (f.Method != "*" || method == "Token") { // "*": every API method, not the token endpoint
-			continue
-		}
-		if f.Count > 0 && f.Fired >= f.Count {
-			continue
-		}
-		if f.Every > 1 && n%f.Every != 0 {
-			continue
-		}
-		if f.Resource != "" && !namesResource(resource, f.Resource) {
-			continue
-		}
-		f.Fired++
-		return f
-	}
-	return nil
+	return emucore.Hit(s.faults, n, func(f *Fault) bool {
+		// "*": every API method, not the token endpoint.
+		return (f.Method == method || (f.Method == "*" && method != "Token")) && (f.Resource == "" || namesResource(resource, f.Resource))
+	})
 }
 
+// Limits are the fault's every, count and fired count (emucore.Limited).
+func (f *Fault) Limits() (every, count int, fired *int) { return f.Every, f.Count, &f.Fired }
+
 func namesResource(name, res string) bool {
-	for _, seg := range strings.Split(name, "/") {
-		if seg == res {
-			return true
-		}
-	}
-	return false
+	return emucore.NamesSegment(name, res, func(a, b string) bool { return a == b })
 }
 
 // faultsEndpoint serves /_nuv/faults.
 func (s *Server) faultsEndpoint(w http.ResponseWriter, r *http.Request) {
-	switch r.Method {
-	case http.MethodGet:
-	case http.MethodPost, http.MethodPut:
-		b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		fs, err := decodeFaults(b)
-		if err != nil {
-			http.Error(w, "nuv GKE emulator: faults: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		s.mu.Lock()
-		if r.Method == http.MethodPut {
-			s.faults = nil
-		}
-		s.faults = append(s.faults, fs...)
-		s.mu.Unlock()
-	case http.MethodDelete:
-		s.mu.Lock()
-		s.faults = nil
-		s.mu.Unlock()
-	default:
-		http.Error(w, "nuv GKE emulator: /_nuv/faults takes GET, POST, PUT or DELETE", http.StatusMethodNotAllowed)
-		return
-	}
-	s.mu.Lock()
-	out := make([]Fault, len(s.faults))
-	for i, f := range s.faults {
-		out[i] = *f
-	}
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, out)
+	emucore.FaultsEndpoint[Fault]{Name: "nuv GKE emulator", Mu: &s.mu, List: &s.faults, Decode: decodeFaults, WriteJSON: writeJSON}.ServeHTTP(w, r)
 }

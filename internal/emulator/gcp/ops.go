@@ -112,30 +112,24 @@ func (s *Server) reconcile() {
 // spawnEnsure makes sure the control plane of a settled cluster runs; s.mu held.
 func (s *Server) spawnEnsure(k string, c *clusterRec) {
 	localName, webhook := LocalName(c.Wire.Location, c.Wire.Name), c.Webhook
-	s.jobs[k] = true
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		ep, err := s.backend.Ensure(s.ctx, localName, webhook)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		delete(s.jobs, k)
-		if err != nil {
-			if s.ctx.Err() == nil {
+	s.bg.Spawn(&s.mu, s.jobs, k, func(ctx context.Context) func() {
+		ep, err := s.backend.Ensure(ctx, localName, webhook)
+		return func() {
+			if err != nil {
 				s.log.Warnf("GKE emulator: control plane of cluster %s: %v", k, err)
+				return
 			}
-			return
+			if s.st.Clusters[k] == c && c.Op == "" {
+				setEndpoint(c.Wire, ep)
+				_ = s.st.save(s.dir)
+			}
 		}
-		if s.st.Clusters[k] == c && c.Op == "" {
-			setEndpoint(c.Wire, ep)
-			_ = s.st.save(s.dir)
-		}
-	}()
+	})
 }
 
 // spawnWork makes the control plane and nodes what operation o wants, in the background; s.mu held.
 func (s *Server) spawnWork(o *opRec, c *clusterRec) {
-	if s.jobs[o.Cluster] || s.ctx.Err() != nil {
+	if s.jobs[o.Cluster] || s.bg.Ctx().Err() != nil {
 		return
 	}
 	localName := LocalName(c.Wire.Location, c.Wire.Name)
@@ -146,47 +140,41 @@ func (s *Server) spawnWork(o *opRec, c *clusterRec) {
 	webhook := c.Webhook
 	groups := s.nodeGroups(c.Wire)
 	k := o.Cluster
-	s.jobs[k] = true
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.bg.Spawn(&s.mu, s.jobs, k, func(ctx context.Context) func() {
 		var ep Endpoint
 		var err error
 		switch typ {
 		case containerpb.Operation_DELETE_CLUSTER:
-			err = s.backend.Delete(s.ctx, localName)
+			err = s.backend.Delete(ctx, localName)
 		case containerpb.Operation_UPGRADE_MASTER:
 			// The control plane keeps running the local provider's Kubernetes version: an upgrade
 			// changes the version the API reports.
 		default:
 			if typ == containerpb.Operation_CREATE_CLUSTER || !c.Backend {
-				if ep, err = s.backend.Ensure(s.ctx, localName, webhook); err != nil {
+				if ep, err = s.backend.Ensure(ctx, localName, webhook); err != nil {
 					err = fmt.Errorf("the control plane could not be started: %w", err)
 					break
 				}
 			}
-			if err = s.backend.SetNodeGroups(s.ctx, localName, groups); err != nil {
+			if err = s.backend.SetNodeGroups(ctx, localName, groups); err != nil {
 				err = fmt.Errorf("the nodes could not be provisioned: %w", err)
 			}
 		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		delete(s.jobs, k)
-		if s.ctx.Err() != nil {
-			return // the next start of the emulator does the work again
-		}
-		if err != nil {
-			s.log.Warnf("GKE emulator: %s %s: %v", typ, k, err)
-			s.finish(o, c, status.New(codes.Internal, err.Error()))
-		} else {
-			if ep.URL != "" {
-				setEndpoint(c.Wire, ep)
-				c.Backend = true
+		// Applied unless the emulator closes meanwhile (its next start does the work again).
+		return func() {
+			if err != nil {
+				s.log.Warnf("GKE emulator: %s %s: %v", typ, k, err)
+				s.finish(o, c, status.New(codes.Internal, err.Error()))
+			} else {
+				if ep.URL != "" {
+					setEndpoint(c.Wire, ep)
+					c.Backend = true
+				}
+				o.WorkDone = true
 			}
-			o.WorkDone = true
+			_ = s.st.save(s.dir)
 		}
-		_ = s.st.save(s.dir)
-	}()
+	})
 }
 
 // setEndpoint records where the control plane answers: GKE reports a host (clients add https://).

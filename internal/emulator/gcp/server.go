@@ -43,6 +43,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
 
 // DefaultPort is where `nuv emulator up` starts the GKE emulator unless NUV_EMULATOR_GCP_PORT says
@@ -85,9 +86,7 @@ type Server struct {
 	jobs   map[string]bool // background work running, by cluster key
 	base   string          // http://127.0.0.1:port once listening
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	bg *emucore.Background // the reconcile loop and jobs
 }
 
 // New opens (or initialises) the state in o.Dir and reads <dir>/faults.json if present.
@@ -118,7 +117,7 @@ func New(o Options) (*Server, error) {
 	}
 	s.grpc = grpc.NewServer(grpc.UnaryInterceptor(s.unary))
 	containerpb.RegisterClusterManagerServer(s.grpc, &api{s: s})
-	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.bg = emucore.NewBackground()
 	return s, nil
 }
 
@@ -150,50 +149,18 @@ func (s *Server) Start(addr string) error {
 	if err != nil {
 		return err
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-s.ctx.Done():
-				return
-			case <-t.C:
-				s.reconcile()
-			}
-		}
-	}()
+	s.bg.Every(100*time.Millisecond, s.reconcile)
 	return nil
 }
 
 // Close stops the background work (operations running are resumed by the next start) and saves.
 func (s *Server) Close() error {
-	s.cancel()
-	s.wg.Wait()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.st.save(s.dir)
+	return s.bg.StopAndSave(&s.mu, func() error { return s.st.save(s.dir) })
 }
 
 // Serve serves gRPC (h2c) and REST on ln until ctx ends, then shuts down and closes s.
 func Serve(ctx context.Context, ln net.Listener, s *Server) error {
-	if err := s.Start(ln.Addr().String()); err != nil {
-		return err
-	}
-	srv := NewHTTPServer(s)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		return s.Close()
-	case err := <-errc:
-		_ = s.Close()
-		return err
-	}
+	return emucore.Serve(ctx, ln, s, NewHTTPServer(s))
 }
 
 // NewHTTPServer is the http.Server for s: HTTP/1.1 for REST and unencrypted HTTP/2 (prior
@@ -323,19 +290,5 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // Ping asks the emulator at addr for its health.
 func Ping(ctx context.Context, addr string) error {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/_nuv/health", nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GKE emulator at %s answered HTTP %d", addr, resp.StatusCode)
-	}
-	return nil
+	return emucore.Ping(ctx, http.DefaultClient, "http", addr, "GKE emulator")
 }

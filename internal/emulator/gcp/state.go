@@ -19,7 +19,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
 
 // State is everything the emulator keeps. It is saved whole, atomically and 0600 (it holds the
@@ -177,13 +177,9 @@ func newState(project string) (*State, error) {
 // loadState reads dir/state.json; os.ErrNotExist when there is none.
 func loadState(dir string) (*State, error) {
 	path := filepath.Join(dir, stateFileName)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
 	var s State
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("GKE emulator state %s is corrupt: %w", path, err)
+	if err := emucore.LoadJSON(path, "GKE emulator", &s); err != nil {
+		return nil, err
 	}
 	if s.Project == "" || s.PrivateKey == "" || s.TokenSecret == "" || s.ServiceAccount == "" {
 		return nil, fmt.Errorf("GKE emulator state %s is incomplete (no project, service account key or token secret)", path)
@@ -199,14 +195,7 @@ func loadState(dir string) (*State, error) {
 
 // save writes the state atomically, 0600.
 func (s *State) save(dir string) error {
-	b, err := json.MarshalIndent(s, "", " ")
-	if err != nil {
-		return fmt.Errorf("encode GKE emulator state: %w", err)
-	}
-	if err := fsutil.WriteFileAtomic(filepath.Join(dir, stateFileName), append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("save GKE emulator state: %w", err)
-	}
-	return nil
+	return emucore.SaveJSON(filepath.Join(dir, stateFileName), "GKE emulator", s)
 }
 
 // openState loads the state in dir or creates and saves a new one.

@@ -1,14 +1,12 @@
 package gcp
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"time"
 
 	authv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
 
 const tokenReviewPath = "gke/token-review/"
@@ -18,38 +16,27 @@ const tokenReviewPath = "gke/token-review/"
 // issued and not yet expired (what `nuv -gke-token` gets through ADC, as gke-gcloud-auth-plugin
 // does), and maps their service account to a user in system:masters (the project owner's access).
 func (s *Server) tokenReview(w http.ResponseWriter, r *http.Request, local string) {
-	if r.Method != http.MethodPost {
-		http.Error(w, "nuv GKE emulator: the token webhook takes POST", http.StatusMethodNotAllowed)
-		return
-	}
-	var review authv1.TokenReview
-	b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	if err == nil {
-		err = json.Unmarshal(b, &review)
-	}
-	if err != nil {
-		http.Error(w, "nuv GKE emulator: token webhook: not a TokenReview: "+fmt.Sprint(err), http.StatusBadRequest)
-		return
-	}
-	st := authv1.TokenReviewStatus{}
-	s.mu.Lock()
-	known := false
-	for _, c := range s.st.Clusters {
-		known = known || LocalName(c.Wire.Location, c.Wire.Name) == local
-	}
-	sub, terr := s.checkToken(review.Spec.Token, time.Now())
-	s.mu.Unlock()
-	switch {
-	case !known:
-		st.Error = "no GKE cluster behind control plane " + local + " in the emulator"
-	case terr != nil:
-		st.Error = terr.Error()
-	default:
-		st = authv1.TokenReviewStatus{Authenticated: true, User: authv1.UserInfo{Username: sub, UID: sub,
-			Groups: []string{"system:masters", "system:authenticated"}}}
-	}
-	if st.Error != "" {
-		s.log.V(1).Infof("GKE emulator: token for control plane %s refused: %s", local, st.Error)
-	}
-	writeJSON(w, http.StatusOK, authv1.TokenReview{TypeMeta: metav1.TypeMeta{APIVersion: "authentication.k8s.io/v1", Kind: "TokenReview"}, Status: st})
+	emucore.ServeTokenReview(w, r, "nuv GKE emulator", func(token string) authv1.TokenReviewStatus {
+		st := authv1.TokenReviewStatus{}
+		s.mu.Lock()
+		known := false
+		for _, c := range s.st.Clusters {
+			known = known || LocalName(c.Wire.Location, c.Wire.Name) == local
+		}
+		sub, terr := s.checkToken(token, time.Now())
+		s.mu.Unlock()
+		switch {
+		case !known:
+			st.Error = "no GKE cluster behind control plane " + local + " in the emulator"
+		case terr != nil:
+			st.Error = terr.Error()
+		default:
+			st = authv1.TokenReviewStatus{Authenticated: true, User: authv1.UserInfo{Username: sub, UID: sub,
+				Groups: []string{"system:masters", "system:authenticated"}}}
+		}
+		if st.Error != "" {
+			s.log.V(1).Infof("GKE emulator: token for control plane %s refused: %s", local, st.Error)
+		}
+		return st
+	}, writeJSON)
 }
