@@ -414,6 +414,27 @@ func parseCIDR(c string) (netip.Prefix, error) {
 
 func overlaps(a, b netip.Prefix) bool { return a.Overlaps(b) }
 
+// selectEC2 is what every Describe call does: the resources of m that ids names (all of them when
+// ids is empty; the first unknown id is notFound's error), in ID order, that also pass keep (nil:
+// all) and whose tags and fields (filter name -> values) match the request's filters.
+func selectEC2[V any](m map[string]*V, ids []string, notFound func(id string) error, filters map[string][]string,
+	keep func(*V) bool, tags func(*V) []ec2Tag, fields func(*V) map[string][]string) ([]*V, error) {
+	if err := idsExist(m, ids, notFound); err != nil {
+		return nil, err
+	}
+	var out []*V
+	for _, id := range sortedKeys(m) {
+		v := m[id]
+		if (len(ids) > 0 && !contains(ids, id)) || (keep != nil && !keep(v)) {
+			continue
+		}
+		if matchFilters(filters, tags(v), func(n string) []string { return fields(v)[n] }) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
 // ids checks requested ids exist, answering code for the first that does not.
 func idsExist[V any](m map[string]*V, ids []string, notFound func(id string) error) error {
 	for _, id := range ids {
@@ -464,29 +485,16 @@ func (s *Server) vpc(id string) (*ec2Vpc, error) {
 }
 
 func (s *Server) ec2DescribeVpcs(p params) (any, error) {
-	e := s.ec2()
-	ids := p.list("VpcId")
-	if err := idsExist(e.Vpcs, ids, func(id string) error { _, err := s.vpc(id); return err }); err != nil {
-		return nil, err
-	}
-	filters := p.filters()
-	out := &struct {
+	vpcs, err := selectEC2(s.ec2().Vpcs, p.list("VpcId"), func(id string) error { _, err := s.vpc(id); return err }, p.filters(), nil,
+		func(v *ec2Vpc) []ec2Tag { return v.Tags },
+		func(v *ec2Vpc) map[string][]string {
+			return map[string][]string{"vpc-id": {v.VpcID}, "cidr": {v.CidrBlock}, "cidr-block-association.cidr-block": {v.CidrBlock}, "state": {v.State},
+				"owner-id": {v.OwnerID}, "is-default": {strconv.FormatBool(v.IsDefault)}, "dhcp-options-id": {v.DhcpOptionsID}}
+		})
+	return &struct {
 		ec2Meta
 		Vpcs []*ec2Vpc `xml:"vpcSet>item"`
-	}{}
-	for _, id := range sortedKeys(e.Vpcs) {
-		v := e.Vpcs[id]
-		if len(ids) > 0 && !contains(ids, id) {
-			continue
-		}
-		if matchFilters(filters, v.Tags, func(n string) []string {
-			return map[string][]string{"vpc-id": {v.VpcID}, "cidr": {v.CidrBlock}, "cidr-block-association.cidr-block": {v.CidrBlock}, "state": {v.State},
-				"owner-id": {v.OwnerID}, "is-default": {strconv.FormatBool(v.IsDefault)}, "dhcp-options-id": {v.DhcpOptionsID}}[n]
-		}) {
-			out.Vpcs = append(out.Vpcs, v)
-		}
-	}
-	return out, nil
+	}{Vpcs: vpcs}, err
 }
 
 func (s *Server) ec2DeleteVpc(p params) (any, error) {
@@ -655,32 +663,19 @@ func (s *Server) ec2CreateSubnet(p params) (any, error) {
 }
 
 func (s *Server) ec2DescribeSubnets(p params) (any, error) {
-	e := s.ec2()
-	ids := p.list("SubnetId")
-	if err := idsExist(e.Subnets, ids, func(id string) error {
+	subnets, err := selectEC2(s.ec2().Subnets, p.list("SubnetId"), func(id string) error {
 		return errf(400, "InvalidSubnetID.NotFound", "The subnet ID '%s' does not exist", id)
-	}); err != nil {
-		return nil, err
-	}
-	filters := p.filters()
-	out := &struct {
-		ec2Meta
-		Subnets []*ec2Subnet `xml:"subnetSet>item"`
-	}{}
-	for _, id := range sortedKeys(e.Subnets) {
-		sn := e.Subnets[id]
-		if len(ids) > 0 && !contains(ids, id) {
-			continue
-		}
-		if matchFilters(filters, sn.Tags, func(n string) []string {
+	}, p.filters(), nil,
+		func(sn *ec2Subnet) []ec2Tag { return sn.Tags },
+		func(sn *ec2Subnet) map[string][]string {
 			return map[string][]string{"subnet-id": {sn.SubnetID}, "vpc-id": {sn.VpcID}, "cidr-block": {sn.CidrBlock}, "cidr": {sn.CidrBlock},
 				"availability-zone": {sn.AvailabilityZone}, "availability-zone-id": {sn.AvailabilityZoneID}, "state": {sn.State},
-				"map-public-ip-on-launch": {strconv.FormatBool(sn.MapPublicIPOnLaunch)}, "owner-id": {sn.OwnerID}, "default-for-az": {strconv.FormatBool(sn.DefaultForAz)}}[n]
-		}) {
-			out.Subnets = append(out.Subnets, sn)
-		}
-	}
-	return out, nil
+				"map-public-ip-on-launch": {strconv.FormatBool(sn.MapPublicIPOnLaunch)}, "owner-id": {sn.OwnerID}, "default-for-az": {strconv.FormatBool(sn.DefaultForAz)}}
+		})
+	return &struct {
+		ec2Meta
+		Subnets []*ec2Subnet `xml:"subnetSet>item"`
+	}{Subnets: subnets}, err
 }
 
 func (s *Server) ec2DeleteSubnet(p params) (any, error) {
@@ -764,32 +759,19 @@ func (s *Server) ec2CreateIGW(p params) (any, error) {
 }
 
 func (s *Server) ec2DescribeIGWs(p params) (any, error) {
-	e := s.ec2()
-	ids := p.list("InternetGatewayId")
-	if err := idsExist(e.InternetGateways, ids, func(id string) error { _, err := s.igw(id); return err }); err != nil {
-		return nil, err
-	}
-	filters := p.filters()
-	out := &struct {
-		ec2Meta
-		IGWs []*ec2IGW `xml:"internetGatewaySet>item"`
-	}{}
-	for _, id := range sortedKeys(e.InternetGateways) {
-		g := e.InternetGateways[id]
-		if len(ids) > 0 && !contains(ids, id) {
-			continue
-		}
-		if matchFilters(filters, g.Tags, func(n string) []string {
+	igws, err := selectEC2(s.ec2().InternetGateways, p.list("InternetGatewayId"), func(id string) error { _, err := s.igw(id); return err }, p.filters(), nil,
+		func(g *ec2IGW) []ec2Tag { return g.Tags },
+		func(g *ec2IGW) map[string][]string {
 			var vpcs, states []string
 			for _, a := range g.Attachments {
 				vpcs, states = append(vpcs, a.VpcID), append(states, a.State)
 			}
-			return map[string][]string{"internet-gateway-id": {g.InternetGatewayID}, "attachment.vpc-id": vpcs, "attachment.state": states, "owner-id": {g.OwnerID}}[n]
-		}) {
-			out.IGWs = append(out.IGWs, g)
-		}
-	}
-	return out, nil
+			return map[string][]string{"internet-gateway-id": {g.InternetGatewayID}, "attachment.vpc-id": vpcs, "attachment.state": states, "owner-id": {g.OwnerID}}
+		})
+	return &struct {
+		ec2Meta
+		IGWs []*ec2IGW `xml:"internetGatewaySet>item"`
+	}{IGWs: igws}, err
 }
 
 func (s *Server) ec2AttachIGW(p params) (any, error) {
@@ -872,30 +854,19 @@ func (s *Server) ec2AllocateAddress(p params) (any, error) {
 }
 
 func (s *Server) ec2DescribeAddresses(p params) (any, error) {
-	e := s.ec2()
-	ids, ips := p.list("AllocationId"), p.list("PublicIp")
-	if err := idsExist(e.Addresses, ids, func(id string) error {
+	ips := p.list("PublicIp")
+	addrs, err := selectEC2(s.ec2().Addresses, p.list("AllocationId"), func(id string) error {
 		return errf(400, "InvalidAllocationID.NotFound", "The allocation ID '%s' does not exist", id)
-	}); err != nil {
-		return nil, err
-	}
-	filters := p.filters()
-	out := &struct {
+	}, p.filters(),
+		func(a *ec2Address) bool { return len(ips) == 0 || contains(ips, a.PublicIP) },
+		func(a *ec2Address) []ec2Tag { return a.Tags },
+		func(a *ec2Address) map[string][]string {
+			return map[string][]string{"allocation-id": {a.AllocationID}, "public-ip": {a.PublicIP}, "domain": {a.Domain}, "association-id": {a.AssociationID}, "network-interface-id": {a.NetworkInterfaceID}}
+		})
+	return &struct {
 		ec2Meta
 		Addresses []*ec2Address `xml:"addressesSet>item"`
-	}{}
-	for _, id := range sortedKeys(e.Addresses) {
-		a := e.Addresses[id]
-		if (len(ids) > 0 && !contains(ids, id)) || (len(ips) > 0 && !contains(ips, a.PublicIP)) {
-			continue
-		}
-		if matchFilters(filters, a.Tags, func(n string) []string {
-			return map[string][]string{"allocation-id": {a.AllocationID}, "public-ip": {a.PublicIP}, "domain": {a.Domain}, "association-id": {a.AssociationID}, "network-interface-id": {a.NetworkInterfaceID}}[n]
-		}) {
-			out.Addresses = append(out.Addresses, a)
-		}
-	}
-	return out, nil
+	}{Addresses: addrs}, err
 }
 
 func (s *Server) ec2ReleaseAddress(p params) (any, error) {
@@ -968,28 +939,15 @@ func (s *Server) ec2CreateNat(p params) (any, error) {
 }
 
 func (s *Server) ec2DescribeNats(p params) (any, error) {
-	e := s.ec2()
-	ids := p.list("NatGatewayId")
-	if err := idsExist(e.NatGateways, ids, func(id string) error { _, err := s.nat(id); return err }); err != nil {
-		return nil, err
-	}
-	filters := p.filters()
-	out := &struct {
+	nats, err := selectEC2(s.ec2().NatGateways, p.list("NatGatewayId"), func(id string) error { _, err := s.nat(id); return err }, p.filters(), nil,
+		func(n *ec2Nat) []ec2Tag { return n.Tags },
+		func(n *ec2Nat) map[string][]string {
+			return map[string][]string{"nat-gateway-id": {n.NatGatewayID}, "state": {n.State}, "subnet-id": {n.SubnetID}, "vpc-id": {n.VpcID}}
+		})
+	return &struct {
 		ec2Meta
 		Nats []*ec2Nat `xml:"natGatewaySet>item"`
-	}{}
-	for _, id := range sortedKeys(e.NatGateways) {
-		n := e.NatGateways[id]
-		if len(ids) > 0 && !contains(ids, id) {
-			continue
-		}
-		if matchFilters(filters, n.Tags, func(f string) []string {
-			return map[string][]string{"nat-gateway-id": {n.NatGatewayID}, "state": {n.State}, "subnet-id": {n.SubnetID}, "vpc-id": {n.VpcID}}[f]
-		}) {
-			out.Nats = append(out.Nats, n)
-		}
-	}
-	return out, nil
+	}{Nats: nats}, err
 }
 
 func (s *Server) ec2DeleteNat(p params) (any, error) {
@@ -1330,29 +1288,25 @@ func (s *Server) xmlPerms(rules []sgRule) []xmlPermission {
 }
 
 func (s *Server) ec2DescribeSGs(p params) (any, error) {
-	e := s.ec2()
-	ids, names := p.list("GroupId"), p.list("GroupName")
-	if err := idsExist(e.SecurityGroups, ids, func(id string) error {
+	names := p.list("GroupName")
+	sgs, err := selectEC2(s.ec2().SecurityGroups, p.list("GroupId"), func(id string) error {
 		return errf(400, "InvalidGroup.NotFound", "The security group '%s' does not exist", id)
-	}); err != nil {
+	}, p.filters(),
+		func(g *ec2SG) bool { return len(names) == 0 || contains(names, g.GroupName) },
+		func(g *ec2SG) []ec2Tag { return g.Tags },
+		func(g *ec2SG) map[string][]string {
+			return map[string][]string{"group-id": {g.GroupID}, "group-name": {g.GroupName}, "vpc-id": {g.VpcID}, "description": {g.Description}, "owner-id": {g.OwnerID}}
+		})
+	if err != nil {
 		return nil, err
 	}
-	filters := p.filters()
 	out := &struct {
 		ec2Meta
 		SGs []xmlSG `xml:"securityGroupInfo>item"`
 	}{}
-	for _, id := range sortedKeys(e.SecurityGroups) {
-		g := e.SecurityGroups[id]
-		if (len(ids) > 0 && !contains(ids, id)) || (len(names) > 0 && !contains(names, g.GroupName)) {
-			continue
-		}
-		if matchFilters(filters, g.Tags, func(n string) []string {
-			return map[string][]string{"group-id": {g.GroupID}, "group-name": {g.GroupName}, "vpc-id": {g.VpcID}, "description": {g.Description}, "owner-id": {g.OwnerID}}[n]
-		}) {
-			out.SGs = append(out.SGs, xmlSG{OwnerID: g.OwnerID, GroupID: g.GroupID, GroupName: g.GroupName, Description: g.Description, VpcID: g.VpcID,
-				SecurityGroup: s.sgArn(g), Ingress: s.xmlPerms(g.Ingress), Egress: s.xmlPerms(g.Egress), Tags: g.Tags})
-		}
+	for _, g := range sgs {
+		out.SGs = append(out.SGs, xmlSG{OwnerID: g.OwnerID, GroupID: g.GroupID, GroupName: g.GroupName, Description: g.Description, VpcID: g.VpcID,
+			SecurityGroup: s.sgArn(g), Ingress: s.xmlPerms(g.Ingress), Egress: s.xmlPerms(g.Egress), Tags: g.Tags})
 	}
 	return out, nil
 }
