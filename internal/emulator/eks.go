@@ -547,14 +547,20 @@ func (s *Server) checkRole(arn, principal, field string) error {
 
 func (s *Server) eksListClusters(r *eksRequest) (any, error) {
 	names := sortedKeys(s.st.EKS.Clusters)
+	return r.page(names, "clusters")
+}
+
+// paginate cuts a sorted list of names into a page; the token is the index to resume from.
+// page answers a List call: the page of names the request's maxResults and nextToken select,
+// under field, with the next token.
+func (r *eksRequest) page(names []string, field string) (any, error) {
 	page, next, err := paginate(names, r.query("maxResults"), r.query("nextToken"))
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"clusters": page, "nextToken": next}, nil
+	return map[string]any{field: page, "nextToken": next}, nil
 }
 
-// paginate cuts a sorted list of names into a page; the token is the index to resume from.
 func paginate(names []string, maxResults, token string) ([]string, *string, error) {
 	max := 100
 	if maxResults != "" {
@@ -737,11 +743,7 @@ func (s *Server) eksListUpdates(r *eksRequest) (any, error) {
 			ids = append(ids, u.Wire.ID)
 		}
 	}
-	page, next, err := paginate(ids, r.query("maxResults"), r.query("nextToken"))
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"updateIds": page, "nextToken": next}, nil
+	return r.page(ids, "updateIds")
 }
 
 func (s *Server) eksDescribeUpdate(r *eksRequest) (any, error) {
@@ -1002,11 +1004,7 @@ func (s *Server) eksListNodegroups(r *eksRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	page, next, err := paginate(sortedKeys(c.NodeGroups), r.query("maxResults"), r.query("nextToken"))
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"nodegroups": page, "nextToken": next}, nil
+	return r.page(sortedKeys(c.NodeGroups), "nodegroups")
 }
 
 func (s *Server) eksDescribeNodegroup(r *eksRequest) (any, error) {
@@ -1230,11 +1228,7 @@ func (s *Server) eksListAddons(r *eksRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	page, next, err := paginate(sortedKeys(c.Addons), r.query("maxResults"), r.query("nextToken"))
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"addons": page, "nextToken": next}, nil
+	return r.page(sortedKeys(c.Addons), "addons")
 }
 
 func (s *Server) eksDescribeAddon(r *eksRequest) (any, error) {
