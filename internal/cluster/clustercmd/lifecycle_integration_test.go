@@ -39,7 +39,10 @@ spec:
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
-// nodesOf returns "name:group:tier" for every node of the cluster behind kubeconfig, sorted.
+// nodesOf returns "name:group:tier[:taint]" for every node of the cluster behind kubeconfig, sorted.
+// The taint is the first one the spec put there: the node.kubernetes.io/* taints that the node
+// lifecycle controller adds and removes on its own (not-ready, for a node a moment old) are not the
+// spec's and come and go with timing.
 func nodesOf(t *testing.T, kubeconfig string) []string {
 	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
@@ -54,8 +57,11 @@ func nodesOf(t *testing.T, kubeconfig string) []string {
 	var out []string
 	for _, n := range l.Items {
 		taint := ""
-		if len(n.Spec.Taints) > 0 {
-			taint = ":" + n.Spec.Taints[0].Key
+		for _, tn := range n.Spec.Taints {
+			if !strings.HasPrefix(tn.Key, "node.kubernetes.io/") {
+				taint = ":" + tn.Key
+				break
+			}
 		}
 		out = append(out, n.Name+":"+n.Labels["nuv.dev/nodegroup"]+":"+n.Labels["tier"]+taint)
 	}
