@@ -6,7 +6,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/emulator/emulatorcmd"
 )
 
-// emulatorCommands: `nuv emulator ...`, the loopback AWS emulator EKS clusters are tested against.
+// emulatorCommands: `nuv emulator ...`, the loopback AWS, Azure and GKE emulators the cloud providers are tested against.
 func emulatorCommands() []cli.Command { return []cli.Command{emulatorcmd.NewCommand()} }
 
 // emulatorTools: -eks-token and -gke-token, the exec credential plugins of EKS and GKE kubeconfigs.

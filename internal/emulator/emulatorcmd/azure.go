@@ -3,6 +3,7 @@ package emulatorcmd
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -59,17 +60,17 @@ func (azureCloud) Down(ctx context.Context, env *cli.Env, home string) error {
 	return nil
 }
 
-func azureStatus(ctx context.Context, env *cli.Env, home string) (bool, error) {
+func (azureCloud) Status(ctx context.Context, w io.Writer, home string) (bool, error) {
 	p, ok, err := azure.Status(ctx, azure.Dir(home))
 	if err != nil || !ok {
-		fmt.Fprintln(env.Out, "azure emulator: stopped")
+		fmt.Fprintln(w, "azure emulator: stopped")
 		return false, err
 	}
 	c, err := azure.ReadCredentials(p.Dir)
 	if err != nil {
 		return false, err
 	}
-	fmt.Fprintf(env.Out, "azure emulator: running at %s (pid %d, subscription %s, tenant %s, CA %s)\n", p.URL(), p.PID, c.SubscriptionID, c.TenantID, azure.CAFile(p.Dir))
+	fmt.Fprintf(w, "azure emulator: running at %s (pid %d, subscription %s, tenant %s, CA %s)\n", p.URL(), p.PID, c.SubscriptionID, c.TenantID, azure.CAFile(p.Dir))
 	return true, nil
 }
 

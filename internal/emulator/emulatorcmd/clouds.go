@@ -3,6 +3,7 @@ package emulatorcmd
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -36,6 +37,9 @@ type cloud interface {
 	// Env prints the export lines that point clients at it (`nuv emulator env`); the AWS one is
 	// required (exit 1 when it does not run), the others print nothing when stopped.
 	Env(ctx context.Context, env *cli.Env, home string) error
+	// Status prints its status line (`nuv emulator status`): where it runs and what it emulates,
+	// or "stopped"; ok is false when it does not run.
+	Status(ctx context.Context, w io.Writer, home string) (ok bool, err error)
 }
 
 // clouds are the emulators, in the order `nuv emulator up` starts them and `env` prints them
@@ -206,4 +210,19 @@ func (gcpCloud) Down(ctx context.Context, env *cli.Env, home string) error {
 
 func (gcpCloud) Env(ctx context.Context, env *cli.Env, home string) error {
 	return gcpEnv(ctx, env.Out, home)
+}
+
+func (awsCloud) Status(ctx context.Context, w io.Writer, home string) (bool, error) {
+	dir := emulator.Dir(home)
+	p, ok, err := emulator.Status(ctx, dir)
+	if err != nil || !ok {
+		fmt.Fprintln(w, "emulator: stopped")
+		return false, err
+	}
+	c, err := emulator.ReadCredentials(dir)
+	if err != nil {
+		return false, err
+	}
+	fmt.Fprintf(w, "emulator: running at %s (pid %d, region %s, account %s, state %s)\n", p.URL(), p.PID, c.Region, c.Account, p.Dir)
+	return true, nil
 }

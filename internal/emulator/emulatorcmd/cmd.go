@@ -1,4 +1,4 @@
-// Package emulatorcmd is `nuv emulator` (the loopback AWS and Azure emulators: up, down, status, env, faults)
+// Package emulatorcmd is `nuv emulator` (the loopback AWS, Azure and GKE emulators: up, down, status, env, faults)
 // and `nuv -eks-token` (the exec credential plugin of EKS kubeconfigs).
 package emulatorcmd
 
@@ -32,9 +32,9 @@ AWS's own protocols, so the AWS SDKs and the aws CLI work against it), Azure Res
 ClusterManager API in gRPC and REST, for the Go client and gcloud). Each cluster they create is a
 real local control plane. State persists under $NUV_HOME/emulator.
 
-  up       start them (detached) unless they run; prints the AWS endpoint ("status" shows both)
+  up       start them (detached) unless they run; prints the AWS endpoint ("status" shows all three)
   down     stop them (state stays; the control planes of their clusters keep running)
-  status   print their endpoints, the AWS region and account (exit 1 when the AWS one does not run)
+  status   print each one's endpoint and what it emulates (exit 1 when any of them does not run)
   env      print the shell lines that point AWS and Google clients at them:  eval "$(nuv emulator env)"
   faults   list injected faults; "faults add JSON" adds one (or a list), "faults clear" removes all
            e.g. nuv emulator faults add '{"operation":"eks:CreateCluster","kind":"throttle","every":3}'
@@ -53,7 +53,7 @@ emulator, default nuv-emulator), NUV_HOME.
 
 // NewCommand is `nuv emulator`.
 func NewCommand() cli.Command {
-	return cli.Command{Name: "emulator", Short: "the loopback AWS emulator for EKS (up|down|status|env|faults)", Run: run}
+	return cli.Command{Name: "emulator", Short: "the loopback cloud emulators: AWS, Azure, GKE (up|down|status|env|faults)", Run: run}
 }
 
 func run(ctx context.Context, env *cli.Env, args []string) error {
@@ -99,7 +99,6 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	dir := emulator.Dir(home)
 	switch sub {
 	case "up":
 		for _, c := range clouds {
@@ -116,25 +115,21 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 		}
 		return nil
 	case "status":
-		p, ok, err := emulator.Status(ctx, dir)
-		if err != nil {
-			return err
+		// Every emulator's line, in the order up starts them; exit 1 when any of them does not run.
+		var down []string
+		for _, c := range clouds {
+			ok, err := c.Status(ctx, env.Out, home)
+			if err != nil {
+				return fmt.Errorf("%s: %w", c.Label(), err)
+			}
+			if !ok {
+				down = append(down, c.Name())
+			}
 		}
-		azOK, azErr := azureStatus(ctx, env, home)
-		if !ok {
-			fmt.Fprintln(env.Out, "emulator: stopped")
+		if len(down) > 0 {
 			return cli.Exit(1, nil)
 		}
-		c, err := emulator.ReadCredentials(dir)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(env.Out, "emulator: running at %s (pid %d, region %s, account %s, state %s)\n", p.URL(), p.PID, c.Region, c.Account, p.Dir)
-		_, gcpErr := gcpStatus(ctx, env.Out, home)
-		if azErr != nil || !azOK {
-			return cli.Exit(1, azErr)
-		}
-		return gcpErr
+		return nil
 	case "env":
 		for _, c := range clouds {
 			if err := c.Env(ctx, env, home); err != nil {

@@ -52,8 +52,8 @@ func EnsureGCP(ctx context.Context, env *cli.Env, home string) (emulator.Process
 	return emulator.Up(ctx, emulator.UpOptions{Dir: gcpDir(home), Port: port, Command: cmd, Env: childEnv(os.Environ())})
 }
 
-// gcpStatus prints the GKE emulator's status line; false when it does not run.
-func gcpStatus(ctx context.Context, w io.Writer, home string) (bool, error) {
+// Status prints the GKE emulator's status line; false when it does not run.
+func (gcpCloud) Status(ctx context.Context, w io.Writer, home string) (bool, error) {
 	p, ok, err := emulator.Status(ctx, gcpDir(home))
 	if err != nil || !ok {
 		fmt.Fprintln(w, "GKE emulator: stopped")
