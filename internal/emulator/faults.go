@@ -20,10 +20,7 @@ type Fault struct {
 	// Message, Status) or "access-denied" (the service's authorization error, naming the IAM
 	// permission and the resource).
 	Kind string `json:"kind"`
-	// Every makes the fault hit the Nth, 2Nth, ... call of the operation only (0 or 1: every call).
-	Every int `json:"every,omitempty"`
-	// Count is how many times the fault fires before it is spent (0: no limit).
-	Count int `json:"count,omitempty"`
+	emucore.FaultLimits
 	// Resource restricts the fault to requests naming it (a path segment or a parameter value:
 	// a cluster name, a role name, a VPC id).
 	Resource string `json:"resource,omitempty"`
@@ -31,8 +28,6 @@ type Fault struct {
 	Code    string `json:"code,omitempty"`
 	Message string `json:"message,omitempty"`
 	Status  int    `json:"status,omitempty"`
-	// Fired counts the times it fired.
-	Fired int `json:"fired"`
 }
 
 func (f *Fault) validate() error {
@@ -49,10 +44,7 @@ func (f *Fault) validate() error {
 	default:
 		return fmt.Errorf("fault %s: kind %q: want throttle, error or access-denied", f.Operation, f.Kind)
 	}
-	if f.Every < 0 || f.Count < 0 {
-		return fmt.Errorf("fault %s: every and count cannot be negative", f.Operation)
-	}
-	return nil
+	return f.Check(f.Operation)
 }
 
 // readFaultsFile reads a JSON list of faults; a missing file is no faults.
@@ -75,9 +67,6 @@ func (s *Server) fault(rq *request, op string) *Fault {
 		return (svc == "*" || svc == rq.service) && (fop == "*" || fop == op) && (f.Resource == "" || namesResource(rq, f.Resource))
 	})
 }
-
-// Limits are the fault's every, count and fired count (emucore.Limited).
-func (f *Fault) Limits() (every, count int, fired *int) { return f.Every, f.Count, &f.Fired }
 
 // namesResource reports whether the request names res in its path, its parameters or its JSON body.
 func namesResource(rq *request, res string) bool {

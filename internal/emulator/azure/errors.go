@@ -51,17 +51,12 @@ type Fault struct {
 	// the middle of its long-running operation, with Code and Message) or "expired-secret" (the
 	// token endpoint refuses the client secret as expired).
 	Kind string `json:"kind"`
-	// Every makes the fault hit every Nth call only (0 or 1: every call).
-	Every int `json:"every,omitempty"`
-	// Count is how many times it fires before it is spent (0: no limit).
-	Count int `json:"count,omitempty"`
+	emucore.FaultLimits
 	// Resource restricts the fault to requests whose path names it (a cluster, pool or group).
 	Resource string `json:"resource,omitempty"`
 	Code     string `json:"code,omitempty"`
 	Message  string `json:"message,omitempty"`
 	Status   int    `json:"status,omitempty"`
-	// Fired counts the times it fired.
-	Fired int `json:"fired"`
 }
 
 func (f *Fault) validate() error {
@@ -77,10 +72,7 @@ func (f *Fault) validate() error {
 	default:
 		return fmt.Errorf("fault %s: kind %q: want throttle, error, lro-failure or expired-secret", f.Operation, f.Kind)
 	}
-	if f.Every < 0 || f.Count < 0 {
-		return fmt.Errorf("fault %s: every and count cannot be negative", f.Operation)
-	}
-	return nil
+	return f.Check(f.Operation)
 }
 
 func decodeFaults(b []byte) ([]*Fault, error) {
@@ -99,9 +91,6 @@ func (s *Server) fault(op, path string) *Fault {
 		return (f.Operation == "*" || strings.EqualFold(f.Operation, op)) && (f.Resource == "" || pathNames(path, f.Resource))
 	})
 }
-
-// Limits are the fault's every, count and fired count (emucore.Limited).
-func (f *Fault) Limits() (every, count int, fired *int) { return f.Every, f.Count, &f.Fired }
 
 func pathNames(path, res string) bool { return emucore.NamesSegment(path, res, strings.EqualFold) }
 

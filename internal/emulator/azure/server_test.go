@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	acs "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources"
+
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
 
 func TestResourceGroupsThroughSDK(t *testing.T) {
@@ -152,7 +153,7 @@ func TestThrottlingRetriedAndStateKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.mu.Lock()
-	e.faults = []*Fault{{Operation: "ResourceGroups_Get", Kind: "throttle", Count: 2}}
+	e.faults = []*Fault{{Operation: "ResourceGroups_Get", Kind: "throttle", FaultLimits: emucore.FaultLimits{Count: 2}}}
 	e.mu.Unlock()
 	if _, err := e.Groups.Get(ctx, "kept", nil); err != nil {
 		t.Fatalf("a throttled call is retried by the SDK (Retry-After): %v", err)

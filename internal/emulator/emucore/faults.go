@@ -11,6 +11,28 @@ import (
 	"sync"
 )
 
+// FaultLimits are how often a fault fires; every emulator's fault embeds them, so in JSON they are
+// the fault's own fields (every, count, fired).
+type FaultLimits struct {
+	// Every makes the fault hit the Nth, 2Nth, ... call of its operation only (0 or 1: every call).
+	Every int `json:"every,omitempty"`
+	// Count is how many times the fault fires before it is spent (0: no limit).
+	Count int `json:"count,omitempty"`
+	// Fired counts the times it fired.
+	Fired int `json:"fired"`
+}
+
+// Limits are the fault's every, count and fired count (Limited).
+func (l *FaultLimits) Limits() (every, count int, fired *int) { return l.Every, l.Count, &l.Fired }
+
+// Check refuses negative limits of the fault of operation op.
+func (l FaultLimits) Check(op string) error {
+	if l.Every < 0 || l.Count < 0 {
+		return fmt.Errorf("fault %s: every and count cannot be negative", op)
+	}
+	return nil
+}
+
 // Fires reports whether a fault limited to every Nth call (every <= 1: each call) and to count
 // firings (0: no limit), which fired `fired` times, hits call number n of its operation.
 func Fires(every, count, fired, n int) bool {

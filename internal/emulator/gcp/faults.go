@@ -22,18 +22,13 @@ type Fault struct {
 	// Message; default INTERNAL) or "fail-operation" (the call is accepted, and its operation fails
 	// halfway, finishing DONE with an error, as GKE's long-running operations do).
 	Kind string `json:"kind"`
-	// Every makes the fault hit the Nth, 2Nth, ... call of the method only (0 or 1: every call).
-	Every int `json:"every,omitempty"`
-	// Count is how many times the fault fires before it is spent (0: no limit).
-	Count int `json:"count,omitempty"`
+	emucore.FaultLimits
 	// Resource restricts the fault to requests naming it (a cluster or node pool name).
 	Resource string `json:"resource,omitempty"`
 	// Code is the gRPC code of an "error" or "fail-operation" fault (INTERNAL, PERMISSION_DENIED,
 	// ...); Message its message.
 	Code    string `json:"code,omitempty"`
 	Message string `json:"message,omitempty"`
-	// Fired counts the times it fired.
-	Fired int `json:"fired"`
 }
 
 var codeNames = func() map[string]codes.Code {
@@ -99,10 +94,7 @@ func (f *Fault) validate() error {
 			return fmt.Errorf("fault %s: code %q is not a google.rpc.Code name (INTERNAL, PERMISSION_DENIED, ...)", f.Method, f.Code)
 		}
 	}
-	if f.Every < 0 || f.Count < 0 {
-		return fmt.Errorf("fault %s: every and count cannot be negative", f.Method)
-	}
-	return nil
+	return f.Check(f.Method)
 }
 
 func (f *Fault) code() codes.Code {
@@ -146,9 +138,6 @@ func (s *Server) fault(method, resource string) *Fault {
 		return (f.Method == method || (f.Method == "*" && method != "Token")) && (f.Resource == "" || namesResource(resource, f.Resource))
 	})
 }
-
-// Limits are the fault's every, count and fired count (emucore.Limited).
-func (f *Fault) Limits() (every, count int, fired *int) { return f.Every, f.Count, &f.Fired }
 
 func namesResource(name, res string) bool {
 	return emucore.NamesSegment(name, res, func(a, b string) bool { return a == b })
