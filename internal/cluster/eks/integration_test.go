@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -28,7 +26,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/nuv-dev/nuv/internal/app"
+	"github.com/nuv-dev/nuv/internal/cluster/clustertest"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/emulator"
@@ -38,12 +36,7 @@ import (
 // failpoint can kill it with SIGKILL) and the kubeconfigs' exec credential is this binary too.
 const asNuv = "NUV_EKS_TEST_AS_NUV"
 
-func TestMain(m *testing.M) {
-	if os.Getenv(asNuv) == "1" {
-		os.Exit(app.Main(context.Background(), append([]string{"nuv"}, os.Args[1:]...)))
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { clustertest.ActAsNuv(m, asNuv) }
 
 // world is one emulator on loopback (its EKS clusters real local control planes), a NUV_HOME and
 // a project, and the SDK clients a test checks the emulator's state with.
@@ -67,19 +60,9 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- emulator.Serve(ctx, ln, s) }()
+	addr := clustertest.Serve(t, func(ctx context.Context, ln net.Listener) error { return emulator.Serve(ctx, ln, s) })
 	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("emulator: %v", err)
-		}
-		// Control planes an unfinished test left behind.
+		// Control planes an unfinished test left behind (before the emulator stops).
 		p := local.Provider{Home: dir, Project: dir}
 		names, _ := p.Names()
 		for _, n := range names {
@@ -88,7 +71,7 @@ func newWorld(t *testing.T) *world {
 		}
 	})
 	key, secret, _, region := s.Credentials()
-	url := "http://" + ln.Addr().String()
+	url := "http://" + addr
 	w := &world{t: t, emu: s, url: url, home: home, project: project}
 	vars := map[string]string{
 		"AWS_ENDPOINT_URL": url, "AWS_ACCESS_KEY_ID": key, "AWS_SECRET_ACCESS_KEY": secret, "AWS_REGION": region,
@@ -108,20 +91,9 @@ func newWorld(t *testing.T) *world {
 // nuv runs one nuv command line as its own process; extra are more environment variables.
 func (w *world) nuv(extra []string, args ...string) (stdout, stderr string, code int) {
 	w.t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(append(os.Environ(), w.env...), extra...)
+	cmd := clustertest.Command(asNuv, append(w.env, extra...), args...)
 	cmd.Dir = w.project
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		w.t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	return clustertest.Output(w.t, cmd)
 }
 
 func (w *world) spec(name, body string) string {
