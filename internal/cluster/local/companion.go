@@ -6,13 +6,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/nuv-dev/nuv/internal/fsutil"
 	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -21,6 +21,7 @@ import (
 	nuvsrc "github.com/nuv-dev/nuv"
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/kubebin"
+	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
@@ -62,13 +63,15 @@ func CacheDir(getenv func(string) string) string {
 }
 
 // Program is one of the programs nuv builds from its embedded sources (nuvsrc.KubeSources) in the
-// companion's cached build: each is keyed by the Go version, the Kubernetes version, go.mod, go.sum
-// and the files of its own source directories, and cached under CacheDir/<Name>/<key>/<Name>.
+// companion's cached build: each is keyed by the Go version, the Kubernetes version, the files of
+// its own source directories and the modules its packages come from (not by the whole go.mod, so a
+// dependency only nuv itself uses does not make it build again), and cached under
+// CacheDir/<Name>/<key>/<Name>.
 type Program struct {
 	// Name is the binary's name and its cache directory's.
 	Name string
 	// Dirs are the source directories (slash-separated, the main package first) whose files key
-	// the build besides go.mod and go.sum.
+	// the build; every package of nuv's module the program imports must be in one of them.
 	Dirs []string
 	// What the program holds, for the progress lines.
 	What string
@@ -128,7 +131,11 @@ func (c Companion) cachedProgram(ctx context.Context, p Program) (bin, goBin, di
 	if err != nil {
 		return "", "", "", err
 	}
-	key, err := programKey(strings.TrimSpace(string(goVersion)), p)
+	modules, err := c.moduleSet(ctx, goBin, p)
+	if err != nil {
+		return "", "", "", err
+	}
+	key, err := programKey(strings.TrimSpace(string(goVersion)), p, modules)
 	if err != nil {
 		return "", "", "", err
 	}
@@ -186,44 +193,57 @@ func (c Companion) log() cli.Logger {
 	return c.Log
 }
 
-// sourceKey is nuv-kube's programKey.
-func sourceKey(goVersion string) (string, error) { return programKey(goVersion, ProgramKube) }
-
-// programKey hashes the Go version, the Kubernetes version, go.mod, go.sum and the files of the
-// program's source directories: the cache key of its build.
-func programKey(goVersion string, prog Program) (string, error) {
+// programKey hashes the Go version, the Kubernetes version, the build tags, go.mod's go, toolchain
+// and godebug lines, the files of the program's source directories and its module set (moduleSet):
+// the cache key of its build.
+func programKey(goVersion string, prog Program, modules string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n%s\n", goVersion, KubeVersion)
 	if prog.Tags != "" {
 		fmt.Fprintf(h, "tags %s\n", prog.Tags)
 	}
+	gomod, err := nuvsrc.KubeSources.ReadFile("go.mod")
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(gomod), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && (f[0] == "go" || f[0] == "toolchain" || f[0] == "godebug") {
+			fmt.Fprintf(h, "go.mod %s\n", strings.TrimSpace(line))
+		}
+	}
+	if err := hashProgramFiles(h, prog, false); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(h, "modules\n%s", modules)
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// hashProgramFiles writes the program's source files (and go.mod and go.sum when withModFiles) into h.
+func hashProgramFiles(h io.Writer, prog Program, withModFiles bool) error {
 	var files []string
 	err := fs.WalkDir(nuvsrc.KubeSources, ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && programFile(prog, p) {
+		if err == nil && !d.IsDir() && (programFile(prog, p) || withModFiles && (p == "go.mod" || p == "go.sum")) {
 			files = append(files, p)
 		}
 		return err
 	})
 	if err != nil {
-		return "", err
+		return err
 	}
 	sort.Strings(files)
 	for _, f := range files {
 		b, err := nuvsrc.KubeSources.ReadFile(f)
 		if err != nil {
-			return "", err
+			return err
 		}
 		fmt.Fprintf(h, "%s %d\n", f, len(b))
 		h.Write(b)
 	}
-	return hex.EncodeToString(h.Sum(nil))[:16], nil
+	return nil
 }
 
-// programFile says whether the embedded file p keys prog's build.
+// programFile says whether the embedded file p is one of prog's sources.
 func programFile(prog Program, p string) bool {
-	if p == "go.mod" || p == "go.sum" {
-		return true
-	}
 	for _, d := range prog.Dirs {
 		if path.Dir(p) == d {
 			return true
@@ -232,11 +252,131 @@ func programFile(prog Program, p string) bool {
 	return false
 }
 
+// moduleSetPath is where the module set of prog built from the embedded go.mod, go.sum and its
+// sources is cached: the set changes only when they do.
+func (c Companion) moduleSetPath(prog Program) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "module set v1\ntags %s\nstatic %v\n", prog.Tags, prog.Static)
+	if err := hashProgramFiles(h, prog, true); err != nil {
+		return "", err
+	}
+	return filepath.Join(CacheDir(c.getenv()), prog.Name, "modules", hex.EncodeToString(h.Sum(nil))[:16]), nil
+}
+
+// moduleSet returns the modules the packages of prog come from, one "path version[ => path
+// version]" a line, sorted: with its own files, what decides what its build makes. `go list` over the
+// embedded sources works it out once per go.mod, go.sum and sources (a few seconds; on a fresh
+// machine it downloads the modules the build needs anyway); it is cached beside the builds.
+func (c Companion) moduleSet(ctx context.Context, goBin string, prog Program) (string, error) {
+	file, err := c.moduleSetPath(prog)
+	if err != nil {
+		return "", err
+	}
+	if b, err := os.ReadFile(file); err == nil && len(b) > 0 {
+		return string(b), nil
+	}
+	tmp, err := os.MkdirTemp("", "nuv-modules-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	if err := writeSources(tmp); err != nil {
+		return "", err
+	}
+	c.log().Infof("working out the modules %s is built from (go list, once per nuv version)", prog.Name)
+	format := `{{with .Module}}{{if .Main}}main {{$.ImportPath}}{{else}}{{.Path}} {{.Version}}{{with .Replace}} => {{.Path}} {{.Version}}{{end}}{{end}}{{end}}`
+	out, err := runner.Output(ctx, runner.Cmd{Path: goBin, Args: []string{"list", "-deps", "-tags", prog.Tags, "-f", format, "./" + prog.Dirs[0]},
+		Dir: tmp, Env: buildEnv(prog, false)})
+	if err != nil {
+		return "", fmt.Errorf("list the modules of %s: %w", prog.Name, err)
+	}
+	set := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if imp, ok := strings.CutPrefix(line, "main "); ok {
+			// A package of nuv's own module: its files must key the build.
+			rel := strings.TrimPrefix(strings.TrimPrefix(imp, nuvModulePath(tmp)), "/")
+			if !slices.Contains(prog.Dirs, rel) {
+				return "", fmt.Errorf("%s imports %s, which is not among its source directories %v: add it to the Program's Dirs (and to the go:embed of kubesrc.go)", prog.Name, imp, prog.Dirs)
+			}
+			continue
+		}
+		if line != "" {
+			set[line] = true
+		}
+	}
+	lines := make([]string, 0, len(set))
+	for l := range set {
+		lines = append(lines, l)
+	}
+	sort.Strings(lines)
+	modules := strings.Join(lines, "\n") + "\n"
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return "", err
+	}
+	if err := fsutil.WriteFileAtomic(file, []byte(modules), 0o644); err != nil {
+		return "", err
+	}
+	return modules, nil
+}
+
+// nuvModulePath is the module path of go.mod in dir.
+func nuvModulePath(dir string) string {
+	b, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+			return f[1]
+		}
+	}
+	return ""
+}
+
+// writeSources writes the embedded sources (go.mod, go.sum and the programs' directories) under dir.
+func writeSources(dir string) error {
+	err := fs.WalkDir(nuvsrc.KubeSources, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := nuvsrc.KubeSources.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+	if err != nil {
+		return fmt.Errorf("write companion sources: %w", err)
+	}
+	return nil
+}
+
+// buildEnv is the environment of go build and go list over the written-out sources.
+func buildEnv(prog Program, offline bool) []string {
+	env := append(os.Environ(), "GOFLAGS=-mod=mod -buildvcs=false", "GOWORK=off")
+	if prog.Static {
+		env = append(env, "CGO_ENABLED=0")
+	}
+	if offline {
+		env = append(env, "GOPROXY=off")
+	}
+	return env
+}
+
 // anyBuild returns a cached nuv-kube built from the embedded sources by any Go version, or "".
 func (c Companion) anyBuild() string { return c.anyProgram(ProgramKube) }
 
 func (c Companion) anyProgram(p Program) string {
-	key, err := programKey("", p)
+	file, err := c.moduleSetPath(p)
+	if err != nil {
+		return ""
+	}
+	modules, err := os.ReadFile(file) // no Go to work it out: only a set worked out before will do
+	if err != nil {
+		return ""
+	}
+	key, err := programKey("", p, string(modules))
 	if err != nil {
 		return ""
 	}
@@ -267,30 +407,12 @@ func (c Companion) build(ctx context.Context, prog Program, goBin, dir, bin stri
 	if err := os.RemoveAll(src); err != nil {
 		return err
 	}
-	err := fs.WalkDir(nuvsrc.KubeSources, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := nuvsrc.KubeSources.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(src, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	})
-	if err != nil {
-		return fmt.Errorf("write companion sources: %w", err)
+	if err := writeSources(src); err != nil {
+		return err
 	}
-	env := append(os.Environ(), "GOFLAGS=-mod=mod -buildvcs=false", "GOWORK=off")
-	if prog.Static {
-		env = append(env, "CGO_ENABLED=0")
-	}
+	env := buildEnv(prog, offline)
 	pkgDir := "./" + prog.Dirs[0]
 	if offline {
-		env = append(env, "GOPROXY=off")
 		log.Infof("  step 2/2: go build %s (offline: modules from the module cache only)", pkgDir)
 	} else {
 		log.Infof("  step 2/2: go build %s (modules from the Go module proxy)", pkgDir)
@@ -348,7 +470,9 @@ func (c Companion) build(ctx context.Context, prog Program, goBin, dir, bin stri
 			if err := os.Rename(tmp, bin); err != nil {
 				return err
 			}
-			if key, err := programKey("", prog); err == nil {
+			if modules, err := c.moduleSet(ctx, goBin, prog); err != nil {
+				log.Warnf("%s: %v (a nuv without Go will not find this build)", prog.Name, err)
+			} else if key, err := programKey("", prog, modules); err == nil {
 				_ = os.WriteFile(filepath.Join(dir, "sources"), []byte(key+"\n"), 0o644)
 			}
 			took := time.Since(start)

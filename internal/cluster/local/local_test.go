@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/proc"
+	"github.com/nuv-dev/nuv/internal/runner"
 )
 
 func TestValidName(t *testing.T) {
@@ -59,31 +60,30 @@ func TestLoadStateCorrupt(t *testing.T) {
 	}
 }
 
-func TestSourceKeyStable(t *testing.T) {
-	a, err := sourceKey("go1.26.8")
+// TestProgramKeys: a program's key follows the Go version, its own source directories and its
+// module set, and nothing else (nuv-kube's does not change when nuv-node's sources do).
+func TestProgramKeys(t *testing.T) {
+	const mods = "k8s.io/kubernetes v1.36.3\n"
+	a, err := programKey("go1.26.8", ProgramKube, mods)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := sourceKey("go1.26.8")
-	c, _ := sourceKey("go1.27.0")
-	if a != b || a == c || len(a) != 16 {
-		t.Fatalf("keys %q %q %q", a, b, c)
+	b, _ := programKey("go1.26.8", ProgramKube, mods)
+	c, _ := programKey("go1.27.0", ProgramKube, mods)
+	d, _ := programKey("go1.26.8", ProgramKube, mods+"sigs.k8s.io/kwok v0.8.0\n")
+	if a != b || a == c || a == d || len(a) != 16 {
+		t.Fatalf("keys %q %q %q %q", a, b, c, d)
 	}
-}
-
-// TestProgramKeys: each program of the companion's build has its own key, made of go.mod, go.sum
-// and its own source directories only (nuv-kube's does not change when nuv-node's sources do).
-func TestProgramKeys(t *testing.T) {
 	for _, tc := range []struct {
 		prog  Program
 		file  string
 		keyed bool
 	}{
-		{ProgramKube, "go.mod", true},
+		{ProgramKube, "go.mod", false}, // the module set stands for it
+		{ProgramKube, "go.sum", false},
 		{ProgramKube, "cmd/nuv-kube/main.go", true},
 		{ProgramKube, "cmd/nuv-node/main.go", false},
 		{ProgramKube, "internal/cluster/nodeimage/podnet/podnet.go", false},
-		{ProgramNode, "go.sum", true},
 		{ProgramNode, "cmd/nuv-node/main.go", true},
 		{ProgramNode, "internal/cluster/nodeimage/podnet/run.go", true},
 		{ProgramNode, "cmd/nuv-kube/main.go", false},
@@ -95,8 +95,8 @@ func TestProgramKeys(t *testing.T) {
 		}
 	}
 	keys := map[string]string{}
-	for _, p := range []Program{ProgramKube, ProgramNode, ProgramPause} {
-		k, err := programKey("go1.26.8", p)
+	for _, p := range []Program{ProgramKube, ProgramNode, ProgramPause, ProgramKwok} {
+		k, err := programKey("go1.26.8", p, mods)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,8 +105,52 @@ func TestProgramKeys(t *testing.T) {
 		}
 		keys[k] = p.Name
 	}
-	if k, _ := sourceKey("go1.26.8"); keys[k] != "nuv-kube" {
-		t.Fatal("sourceKey is not nuv-kube's programKey")
+}
+
+// TestModuleSet works out real module sets with go list over the embedded sources: nuv-kube's
+// holds Kubernetes and kwok but none of the modules only nuv itself uses (so adding one does not
+// rebuild it), nuv-pause's is empty (standard library only), the second call reads the cache, and
+// a program whose Dirs miss a package of nuv it imports is refused, naming it.
+func TestModuleSet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list over the Kubernetes module graph; skipped under -short")
+	}
+	cache := t.TempDir()
+	env := map[string]string{"NUV_CACHE_DIR": cache, "PATH": os.Getenv("PATH"), "HOME": os.Getenv("HOME")}
+	c := Companion{Getenv: func(k string) string { return env[k] }}
+	goBin, err := runner.FindGo(c.getenv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	kube, err := c.moduleSet(ctx, goBin, ProgramKube)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"k8s.io/kubernetes v1.36.3\n", "sigs.k8s.io/kwok v"} {
+		if !strings.Contains(kube, want) {
+			t.Errorf("nuv-kube's module set lacks %q:\n%s", want, kube)
+		}
+	}
+	for _, only := range []string{"github.com/go-task/task/v3", "github.com/aws/aws-sdk-go-v2/service/eks", "mvdan.cc/sh/v3"} {
+		if strings.Contains(kube, only+" ") {
+			t.Errorf("nuv-kube's module set holds %s, which only nuv itself uses", only)
+		}
+	}
+	file, _ := c.moduleSetPath(ProgramKube)
+	if err := os.WriteFile(file, []byte("cached\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := c.moduleSet(ctx, goBin, ProgramKube); again != "cached\n" {
+		t.Errorf("second call did not read the cache: %q", again)
+	}
+	if pause, err := c.moduleSet(ctx, goBin, ProgramPause); err != nil || pause != "\n" {
+		t.Errorf("nuv-pause's module set %q %v, want empty", pause, err)
+	}
+	short := ProgramNode
+	short.Dirs = []string{"cmd/nuv-node"}
+	if _, err := c.moduleSet(ctx, goBin, short); err == nil || !strings.Contains(err.Error(), "internal/cluster/nodeimage/podnet") {
+		t.Errorf("a program missing podnet in its Dirs: %v", err)
 	}
 }
 
@@ -201,7 +245,13 @@ func TestAnyBuildWithoutGo(t *testing.T) {
 	if got := c.anyBuild(); got != "" {
 		t.Fatalf("build of other sources accepted: %q", got)
 	}
-	key, _ := sourceKey("")
+	setFile, _ := c.moduleSetPath(ProgramKube)
+	if got := c.anyBuild(); got != "" { // no module set worked out yet: no Go to do it
+		t.Fatalf("build found without a module set: %q", got)
+	}
+	os.MkdirAll(filepath.Dir(setFile), 0o755)
+	os.WriteFile(setFile, []byte("k8s.io/kubernetes v1.36.3\n"), 0o644)
+	key, _ := programKey("", ProgramKube, "k8s.io/kubernetes v1.36.3\n")
 	os.WriteFile(filepath.Join(dir, "sources"), []byte(key+"\n"), 0o644)
 	if got := c.anyBuild(); got != bin {
 		t.Fatalf("anyBuild = %q, want %s", got, bin)
