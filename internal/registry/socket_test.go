@@ -2,6 +2,8 @@ package registry
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -77,32 +79,7 @@ func TestIntegrationRegistrySocketAndRelay(t *testing.T) {
 	}
 
 	// the relay, built from RelaySource alone (a module of its own, standard library only)
-	src := t.TempDir()
-	os.WriteFile(filepath.Join(src, "go.mod"), []byte("module nuv.dev/registry-relay\n\ngo 1.22\n"), 0o644)
-	os.WriteFile(filepath.Join(src, "main.go"), RelaySource, 0o644)
-	goBin, err := runner.FindGo(os.Getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "nuv-registry-relay")
-	build := exec.Command(goBin, "build", "-o", bin, ".")
-	build.Dir = src
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the relay: %v\n%s", err, out)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	relayAddr := ln.Addr().String()
-	ln.Close()
-	relay := exec.Command(bin, "serve", "--listen", relayAddr, "--socket", s.Socket)
-	relay.Stderr = os.Stderr
-	if err := relay.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { relay.Process.Kill(); relay.Wait() })
+	bin, relayAddr := startRelay(t, s.Socket)
 	probe := func() error {
 		out, err := exec.Command(bin, "probe", "http://"+relayAddr+"/v2/").CombinedOutput()
 		if err != nil {
@@ -172,7 +149,7 @@ func TestUpPortTaken(t *testing.T) {
 }
 
 // mustRef parses s as a plain-HTTP reference (the registry serves no TLS).
-func mustRef(t *testing.T, s string) name.Reference {
+func mustRef(t testing.TB, s string) name.Reference {
 	t.Helper()
 	r, err := name.ParseReference(s, name.Insecure)
 	if err != nil {
@@ -181,7 +158,7 @@ func mustRef(t *testing.T, s string) name.Reference {
 	return r
 }
 
-func waitFor(t *testing.T, f func() error) {
+func waitFor(t testing.TB, f func() error) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -193,5 +170,104 @@ func waitFor(t *testing.T, f func() error) {
 			t.Fatalf("not ready: %v", err)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// startRelay builds nuv-registry-relay from RelaySource alone (a module of its own, standard
+// library only) and runs it on a free loopback port in front of socket until the test ends.
+func startRelay(t testing.TB, socket string) (bin, addr string) {
+	t.Helper()
+	src := t.TempDir()
+	os.WriteFile(filepath.Join(src, "go.mod"), []byte("module nuv.dev/registry-relay\n\ngo 1.22\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "main.go"), RelaySource, 0o644)
+	goBin, err := runner.FindGo(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin = filepath.Join(t.TempDir(), "nuv-registry-relay")
+	build := exec.Command(goBin, "build", "-o", bin, ".")
+	build.Dir = src
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the relay: %v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = ln.Addr().String()
+	ln.Close()
+	relay := exec.Command(bin, "serve", "--listen", addr, "--socket", socket)
+	relay.Stderr = os.Stderr
+	if err := relay.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { relay.Process.Kill(); relay.Wait() })
+	return bin, addr
+}
+
+// BenchmarkPullThroughRelay pulls the same image (4 layers of 8 MiB) from the registry's loopback
+// port and through nuv-registry-relay (TCP to the registry's unix socket: the path kind nodes
+// take), and prints each one's throughput and the relay's cost as a ratio.
+func BenchmarkPullThroughRelay(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "registry")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ServeDir(ctx, dir, "127.0.0.1:0", nil) }()
+	b.Cleanup(func() { cancel(); <-done })
+	var s State
+	waitFor(b, func() error {
+		st, ok, err := Status(context.Background(), dir)
+		if err != nil || !ok {
+			return fmt.Errorf("registry not up: %v", err)
+		}
+		s = st
+		return nil
+	})
+	_, relayAddr := startRelay(b, s.Socket)
+	img, err := random.Image(8<<20, 4)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := remote.Write(mustRef(b, s.Host()+"/nuv/bench:1"), img); err != nil {
+		b.Fatal(err)
+	}
+	pull := func(b *testing.B, host string) {
+		img, err := remote.Image(mustRef(b, host+"/nuv/bench:1"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		layers, _ := img.Layers()
+		for _, l := range layers {
+			rc, err := l.Compressed()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := io.Copy(io.Discard, rc); err != nil {
+				b.Fatal(err)
+			}
+			rc.Close()
+		}
+	}
+	size := int64(0)
+	layers, _ := img.Layers()
+	for _, l := range layers {
+		n, _ := l.Size()
+		size += n
+	}
+	perOp := map[string]float64{}
+	for _, c := range []struct{ name, host string }{{"port", s.Host()}, {"relay", relayAddr}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(size)
+			start := time.Now()
+			for i := 0; i < b.N; i++ {
+				pull(b, c.host)
+			}
+			perOp[c.name] = float64(time.Since(start)) / float64(b.N)
+		})
+	}
+	if perOp["port"] > 0 && perOp["relay"] > 0 {
+		fmt.Printf("pull of %d MiB: port %.1f ms, relay %.1f ms: the relay takes %.2fx the direct pull\n",
+			size>>20, perOp["port"]/1e6, perOp["relay"]/1e6, perOp["relay"]/perOp["port"])
 	}
 }

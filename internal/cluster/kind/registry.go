@@ -266,22 +266,23 @@ func (p *Provider) executeRegistry(ctx context.Context, c *spec.Cluster, ch clus
 	if err != nil {
 		return nil, err
 	}
+	host := st.Host()
+	// marked first: a delete of another cluster removing the relay at the same time counts this one
+	if err := os.MkdirAll(filepath.Dir(p.registryMark(name)), 0o700); err != nil {
+		return nil, err
+	}
+	if err := fsutil.WriteFileAtomic(p.registryMark(name), []byte(host+" "+relay+"\n"), 0o600); err != nil {
+		return nil, err
+	}
 	if _, err := p.ensureRelay(ctx, rt, dir, network); err != nil {
 		return nil, err
 	}
-	host := st.Host()
 	for _, n := range nodes {
 		if err := writeMirror(ctx, rt, n.Name, host, relay); err != nil {
 			return nil, err
 		}
 	}
 	if err := load.Advertise(ctx, cfg, hosting(host, relay)); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(p.registryMark(name)), 0o700); err != nil {
-		return nil, err
-	}
-	if err := fsutil.WriteFileAtomic(p.registryMark(name), []byte(host+" "+relay+"\n"), 0o600); err != nil {
 		return nil, err
 	}
 	p.log().Infof("kind cluster %s pulls %s/... through %s on network %s", name, host, relay, network)
@@ -336,6 +337,13 @@ func (p *Provider) unwireRegistry(ctx context.Context, rt Runtime, name string, 
 	if err := os.Remove(p.registryMark(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
+	// under the relay's lock: a cluster being applied at the same time has marked itself before it
+	// ensures the relay, so it is counted here, or its ensure comes after this removal
+	unlock, err := lockRelay(ctx, dir, p.log())
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	users, err := p.registryUsers(ctx, rt, name)
 	if err != nil {
 		return err

@@ -236,6 +236,11 @@ func (p *Provider) ensureRelay(ctx context.Context, rt Runtime, dir, network str
 	if err != nil {
 		return "", err
 	}
+	unlock, err := lockRelay(ctx, dir, p.log())
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
 	info, err := inspectRelay(ctx, rt, name)
 	if err != nil {
 		return "", err
@@ -303,7 +308,16 @@ func probeRelay(ctx context.Context, rt Runtime, name string) error {
 	return fmt.Errorf("the registry relay %s does not reach nuv's registry: %w (its log: %s)", name, last, strings.TrimSpace(logs))
 }
 
+// lockRelay serializes the nuvs that make, change or remove the relay of the registry in dir
+// (two kind clusters applied at once share it).
+func lockRelay(ctx context.Context, dir string, log cli.Logger) (func(), error) {
+	return fsutil.Lock(ctx, filepath.Join(dir, "relay.lock"), func() {
+		log.Infof("waiting for another nuv working on the registry relay (%s)", filepath.Join(dir, "relay.lock"))
+	})
+}
+
 // removeRelay removes the relay container of the registry in dir (the registry keeps running).
+// The caller holds lockRelay.
 func removeRelay(ctx context.Context, rt Runtime, dir string) (bool, error) {
 	name := RelayName(dir)
 	info, err := inspectRelay(ctx, rt, name)
