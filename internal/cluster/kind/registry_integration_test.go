@@ -107,11 +107,25 @@ func TestIntegrationKindRegistry(t *testing.T) {
 		}
 		docker(t, "rm", "-f", relay)
 	})
+	// made without the registry, then asked for it: an update in place, not a replacement
+	c.Spec.Registry = false
 	t0 := time.Now()
 	if _, err := e.Apply(ctx, c, engine.ApplyOptions{}); err != nil {
 		t.Fatalf("apply: %v\n%s", err, progress.String())
 	}
-	t.Logf("kind cluster with the registry up in %.1fs", time.Since(t0).Seconds())
+	t.Logf("kind cluster up in %.1fs", time.Since(t0).Seconds())
+	c.Spec.Registry = true
+	t0 = time.Now()
+	plan, err := e.Apply(ctx, c, engine.ApplyOptions{})
+	if err != nil {
+		t.Fatalf("apply with registry: true: %v\n%s", err, progress.String())
+	}
+	if len(plan.Changes) != 1 || plan.Changes[0].Action != cluster.Create || plan.Changes[0].Key != "registry/loopback" {
+		var b bytes.Buffer
+		engine.WritePlan(&b, plan)
+		t.Errorf("turning registry: true on: want one create of registry/loopback, got:\n%s", b.String())
+	}
+	t.Logf("registry wired into the running cluster in %.1fs", time.Since(t0).Seconds())
 
 	// the relay runs on the cluster's network, named as the ConfigMap says
 	if out, err := docker(t, "inspect", "--format", `{{.State.Running}} {{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}{{.HostConfig.PortBindings}}`, relay); err != nil ||
@@ -171,7 +185,7 @@ func TestIntegrationKindRegistry(t *testing.T) {
 	}
 
 	// nothing to change after apply
-	plan, err := e.Plan(ctx, c)
+	plan, err = e.Plan(ctx, c)
 	if err != nil {
 		t.Fatal(err)
 	}
