@@ -346,6 +346,33 @@ func StartRelay(ctx context.Context, getenv func(string) string, home string) (b
 	return relayVerb(ctx, getenv, home, "start", false)
 }
 
+// RelayStatus describes the relay container of nuv's registry under home ("" when no runtime
+// has one): its name, whether it runs and the networks it is on.
+func RelayStatus(ctx context.Context, getenv func(string) string, home string) (string, error) {
+	rt, err := DetectRuntime(ctx, getenv)
+	if err != nil {
+		return "", nil
+	}
+	dir := registry.Dir(home)
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	name := RelayName(dir)
+	info, err := inspectRelay(ctx, rt, name)
+	if err != nil || !info.Exists || info.Dir != dir {
+		return "", err
+	}
+	state := "stopped"
+	if info.Running {
+		state = "running"
+	}
+	nets := strings.Join(info.Networks, ", ")
+	if nets == "" {
+		nets = "none"
+	}
+	return fmt.Sprintf("relay %s for kind clusters: %s (%s, networks: %s)", name, state, rt.Name, nets), nil
+}
+
 func relayVerb(ctx context.Context, getenv func(string) string, home, verb string, running bool) (bool, error) {
 	rt, err := DetectRuntime(ctx, getenv)
 	if err != nil {

@@ -20,7 +20,8 @@ $NUV_HOME/registry). build-and-load pushes there and starts it when needed.
   up       start it (detached) unless it runs, and its stopped relay for kind clusters;
            prints its address
   down     stop it, and its relay container for kind clusters (the images stay on disk)
-  status   print its address and whether it runs (exit 1 when it does not)
+  status   print its address and whether it runs (exit 1 when it does not), and its
+           relay for kind clusters when a container runtime has one
 
 Environment: NUV_REGISTRY_PORT (default 5001; 0 picks a free port), NUV_HOME.
 `
@@ -109,11 +110,21 @@ func runStatus(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	relay, err := kind.RelayStatus(ctx, env.Getenv, home)
+	if err != nil {
+		return err
+	}
 	if !ok {
 		fmt.Fprintln(env.Out, "registry: stopped")
+		if relay != "" {
+			fmt.Fprintln(env.Out, relay)
+		}
 		return cli.Exit(cli.ExitFailure, nil)
 	}
 	fmt.Fprintf(env.Out, "registry: running at %s (pid %d, storage %s)\n", s.Host(), s.PID, s.Dir)
+	if relay != "" {
+		fmt.Fprintln(env.Out, relay)
+	}
 	return nil
 }
 
