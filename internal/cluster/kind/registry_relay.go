@@ -248,10 +248,16 @@ func (p *Provider) ensureRelay(ctx context.Context, rt Runtime, dir, network str
 	if info.Exists && info.Dir != dir {
 		return "", fmt.Errorf("a container called %s exists and is not the registry relay of %s (its %s label says %q): nuv leaves it alone; remove it or use another NUV_HOME", name, dir, labelRelayDir, info.Dir)
 	}
+	var others []string // networks of other clusters the replaced relay served
 	if info.Exists && info.Image != img {
 		p.log().Infof("replacing registry relay %s (image %s -> %s)", name, info.Image, img)
 		if _, err := rt.output(ctx, "rm", "-f", name); err != nil {
 			return "", fmt.Errorf("remove the old registry relay %s: %w", name, err)
+		}
+		for _, n := range info.Networks {
+			if n != network {
+				others = append(others, n)
+			}
 		}
 		info = relayInfo{}
 	}
@@ -267,6 +273,11 @@ func (p *Provider) ensureRelay(ctx context.Context, rt Runtime, dir, network str
 			return "", fmt.Errorf("start the registry relay %s on network %s: %w", name, network, err)
 		}
 		p.log().Infof("started the registry relay %s on network %s (kind nodes pull from nuv's registry through it)", name, network)
+		for _, n := range others {
+			if _, err := rt.output(ctx, "network", "connect", n, name); err != nil {
+				return "", fmt.Errorf("connect the registry relay %s to network %s: %w", name, n, err)
+			}
+		}
 	} else {
 		if !info.Running {
 			if _, err := rt.output(ctx, "start", name); err != nil {
