@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -42,7 +43,10 @@ func Ensure(ctx context.Context, env *cli.Env, home string) (State, bool, error)
 	return Up(ctx, UpOptions{Dir: Dir(home), Port: port, Command: []string{exe, "registry", "serve"}})
 }
 
-// ServeDir listens on addr, records the state in dir and serves until SIGTERM/SIGINT or ctx ends.
+// ServeDir listens on addr and on the unix socket SocketPath(dir), records the state in dir and
+// serves both until SIGTERM/SIGINT or ctx ends. One handler serves both listeners: a client of the
+// socket (the relay container kind nodes pull through) and a client of the port see the same
+// registry, with no second process holding its own view of the storage.
 func ServeDir(ctx context.Context, dir, addr string, logw io.Writer) error {
 	h, err := NewHandler(dir, logw)
 	if err != nil {
@@ -52,12 +56,61 @@ func ServeDir(ctx context.Context, dir, addr string, logw io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("registry listen on %s: %w", addr, err)
 	}
-	_, start, _ := proc.Stat(os.Getpid())
-	if err := WriteState(dir, State{PID: os.Getpid(), Start: start, Addr: ln.Addr().String(), Dir: dir}); err != nil {
+	sock, sockPath, err := listenSocket(dir)
+	if err != nil {
 		ln.Close()
+		return err
+	}
+	if sock == nil && logw != nil {
+		fmt.Fprintf(logw, "registry: no unix socket: %s is longer than a unix socket address (%d bytes); kind clusters cannot reach this registry (a shorter NUV_HOME fixes it)\n", SocketPath(dir), maxSocketPath)
+	}
+	_, start, _ := proc.Stat(os.Getpid())
+	if err := WriteState(dir, State{PID: os.Getpid(), Start: start, Addr: ln.Addr().String(), Dir: dir, Socket: sockPath}); err != nil {
+		ln.Close()
+		if sock != nil {
+			sock.Close()
+		}
 		return err
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	return Serve(ctx, ln, h)
+	if sock == nil {
+		return Serve(ctx, ln, h)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, 2)
+	go func() { errs <- Serve(ctx, ln, h) }()
+	go func() { errs <- Serve(ctx, sock, h) }()
+	err = <-errs
+	cancel() // one listener failed or ctx ended: stop the other
+	if err2 := <-errs; err == nil {
+		err = err2
+	}
+	return err
+}
+
+// listenSocket opens the registry's unix socket in a directory only its owner may enter (the
+// registry has no authentication; the relay container runs as the same user). A socket file left
+// by a registry that died is replaced: ServeDir runs only when no registry of dir answers. It
+// returns a nil listener when the path is too long for a unix socket.
+func listenSocket(dir string) (net.Listener, string, error) {
+	path := SocketPath(dir)
+	if len(path) > maxSocketPath {
+		return nil, "", nil
+	}
+	if err := os.MkdirAll(SocketDir(dir), 0o700); err != nil {
+		return nil, "", fmt.Errorf("registry socket directory: %w", err)
+	}
+	if err := os.Chmod(SocketDir(dir), 0o700); err != nil {
+		return nil, "", fmt.Errorf("registry socket directory: %w", err)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, "", fmt.Errorf("registry socket %s: %w", path, err)
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, "", fmt.Errorf("registry listen on %s: %w", path, err)
+	}
+	return ln, path, nil
 }

@@ -27,6 +27,11 @@ type State struct {
 	Start uint64 `json:"start,omitempty"`
 	Addr  string `json:"addr"` // 127.0.0.1:port
 	Dir   string `json:"dir"`
+	// Socket is the unix socket the same registry also serves (SocketPath(Dir)): how containers
+	// reach it without a port on any address but loopback (a relay container bind-mounts its
+	// directory). Empty in state of a registry started by a nuv that did not open it, or where the
+	// path is too long for a unix socket.
+	Socket string `json:"socket,omitempty"`
 }
 
 // process is the recorded registry process.
@@ -42,6 +47,21 @@ func (s State) Host() string {
 func Dir(home string) string { return filepath.Join(home, "registry") }
 
 func stateFile(dir string) string { return filepath.Join(dir, "state.json") }
+
+// SocketDir is the directory of the registry's unix socket: a directory of its own, so that a
+// container bind-mounting it sees the socket a restarted registry makes (a bind mount of the
+// socket file would keep the old one).
+func SocketDir(dir string) string { return filepath.Join(dir, "sock") }
+
+// SocketName is the socket's file name in SocketDir.
+const SocketName = "registry.sock"
+
+// SocketPath is the registry's unix socket.
+func SocketPath(dir string) string { return filepath.Join(SocketDir(dir), SocketName) }
+
+// maxSocketPath is the longest path a unix socket address holds on Linux (sun_path is 108 bytes
+// with the terminating NUL).
+const maxSocketPath = 107
 
 // WriteState records s atomically in dir.
 func WriteState(dir string, s State) error {

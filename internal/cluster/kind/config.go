@@ -35,14 +35,12 @@ type ConfigInput struct {
 	Image string
 	// Host is what the nodes must adapt to (cgroup v1, missing capabilities).
 	Host Host
-	// RegistryHost is nuv's loopback registry ("localhost:5001") when the spec asks for it: the
-	// nodes' containerd gets a mirror for it.
-	RegistryHost string
 }
 
 // Config turns a spec into kind's v1alpha4 cluster configuration: the control-plane nodes, one
 // worker per node of each node group (with the group's labels and taints), the node image,
-// networks, port mappings, and the kubeadm, kubelet and containerd patches the host needs.
+// networks, port mappings, the kubeadm, kubelet and containerd patches the host needs, and
+// containerd's config_path for registry hosts (the mirror of nuv's registry, see registry.go).
 func Config(in ConfigInput) (*v1alpha4.Cluster, error) {
 	c := in.Spec
 	s := &c.Spec
@@ -86,10 +84,9 @@ func Config(in ConfigInput) (*v1alpha4.Cluster, error) {
 		cfg.ContainerdConfigPatches = append(cfg.ContainerdConfigPatches,
 			"[plugins.\"io.containerd.grpc.v1.cri\"]\n  restrict_oom_score_adj = true\n")
 	}
-	if in.RegistryHost != "" {
-		cfg.ContainerdConfigPatches = append(cfg.ContainerdConfigPatches, fmt.Sprintf(
-			"[plugins.\"io.containerd.grpc.v1.cri\".registry.mirrors.%q]\n  endpoint = [%q]\n", in.RegistryHost, "http://"+in.RegistryHost))
-	}
+	// registry hosts from hosts.toml files (registry.go writes the mirror of nuv's registry there
+	// when the spec asks for it; any cluster may ask later, without a replacement)
+	cfg.ContainerdConfigPatches = append(cfg.ContainerdConfigPatches, containerdCertsPatch)
 	return cfg, nil
 }
 

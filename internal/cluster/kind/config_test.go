@@ -57,16 +57,15 @@ func TestConfigGolden(t *testing.T) {
 		spec, golden string
 		host         Host
 		image        string
-		registry     string
 	}{
 		{spec: "one-node.yaml", golden: "one-node.kind.yaml", image: "nuv.local/kind-node:v1.36.3"},
 		{spec: "two-node.yaml", golden: "two-node-cgroupv1.kind.yaml", image: "nuv.local/kind-node:v1.36.3", host: Host{CgroupV1: true, NoSysResource: true}},
-		{spec: "ha-groups.yaml", golden: "ha-groups.kind.yaml", image: "nuv.local/kind-node:v1.36.3", host: Host{CgroupV1: true}, registry: "localhost:5001"},
+		{spec: "ha-groups.yaml", golden: "ha-groups.kind.yaml", image: "nuv.local/kind-node:v1.36.3", host: Host{CgroupV1: true}},
 		{spec: "image.yaml", golden: "image.kind.yaml", image: "registry.example.com/nuv/node:v1.36.3", host: Host{NoSysResource: true}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			c := readSpec(t, tc.spec)
-			cfg, err := Config(ConfigInput{Spec: c, Image: tc.image, Host: tc.host, RegistryHost: tc.registry})
+			cfg, err := Config(ConfigInput{Spec: c, Image: tc.image, Host: tc.host})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,8 +5,8 @@
 // A spec becomes a kind v1alpha4 configuration (Config): controlPlane.count control-plane nodes,
 // one worker per node of each node group with the group's labels and taints, the node image for
 // the version, networks, port mappings, and the patches the host needs (kubelet failCgroupV1 on a
-// cgroup v1 host, containerd restrict_oom_score_adj where CAP_SYS_RESOURCE is missing, a mirror for
-// nuv's loopback registry). Every node carries nuv.dev/cluster, nuv.dev/provider=kind and
+// cgroup v1 host, containerd restrict_oom_score_adj where CAP_SYS_RESOURCE is missing, containerd's
+// config_path for registry hosts). Every node carries nuv.dev/cluster, nuv.dev/provider=kind and
 // nuv.dev/node-group labels: a kind cluster of the same name without them was not made by nuv and
 // is left alone (a conflict in the plan).
 //
@@ -15,7 +15,9 @@
 //	kind-cluster/<name>  the node containers; nodes, version, image, networks and ports can only
 //	                     change by replacing the cluster (kind cannot add or remove nodes); a
 //	                     cluster whose containers were stopped is started by an update of "running"
-//	registry/loopback    the KEP-1755 local-registry-hosting ConfigMap advertising nuv's registry
+//	registry/loopback    nuv's registry reached from the nodes (registry.go): the registry process,
+//	                     its relay container on the cluster's network, the nodes' containerd
+//	                     mirror, the KEP-1755 local-registry-hosting ConfigMap
 //
 // The kubeconfig goes to <project>/clusters/<name>.kubeconfig (0600, written atomically; kind's
 // own default, ~/.kube/config, is never touched). Logs come from kind's log export.
@@ -61,8 +63,8 @@ const DefaultVersion = local.KubeVersion
 // needed (nuv's offline node-image builder). It is asked only when a cluster is created.
 type NodeImageFunc func(ctx context.Context, version string) (string, error)
 
-// RegistryFunc starts nuv's loopback registry if needed and advertises it in the cluster cfg
-// points at (KEP-1755); it returns the registry's host. The command layer provides it.
+// RegistryFunc starts nuv's loopback registry (of the provider's Home) if needed and returns its
+// host; the provider wires the cluster cfg points at to it. The command layer provides it.
 type RegistryFunc func(ctx context.Context, cfg *rest.Config) (host string, err error)
 
 // Provider makes kind clusters. Use a pointer: it remembers the runtime it detected.
@@ -79,10 +81,10 @@ type Provider struct {
 	// NodeImage makes the node image for a version when the spec names none; nil: kind's default
 	// image, which is pulled (only for its own version).
 	NodeImage NodeImageFunc
-	// RegistryHost is nuv's loopback registry host (localhost:PORT) the nodes' containerd mirrors
-	// when a spec asks for the registry.
+	// RegistryHost is nuv's loopback registry host (localhost:PORT) as configured: what the plan
+	// compares with while the registry does not run.
 	RegistryHost string
-	// Registry starts and advertises the loopback registry (a spec's `registry: true`); nil: refused.
+	// Registry starts the loopback registry (a spec's `registry: true`); nil: refused.
 	Registry RegistryFunc
 
 	mu sync.Mutex

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/kind/pkg/apis/config/defaults"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 
@@ -141,7 +142,7 @@ func (p *Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
 	kc := cluster.Resource{Kind: kindCluster, Name: c.Metadata.Name, Fields: desiredFields(c), Replace: replaceFields}
 	out := []cluster.Resource{kc}
 	if c.Spec.Registry {
-		out = append(out, cluster.Resource{Kind: kindRegistry, Name: "loopback", Fields: map[string]string{"advertised": "true"}, DependsOn: []string{kc.Key()}})
+		out = append(out, registryDesired(kc.Key()))
 	}
 	return out, nil
 }
@@ -316,14 +317,14 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 		f = map[string]string{"running": "incomplete"}
 	}
 	out := []cluster.Resource{{Kind: kindCluster, Name: name, ID: id, Fields: f}}
+	var cfg *rest.Config
 	if live {
-		cfg, _ := p.restConfig(rt, name)
-		if ok, err := advertised(ctx, cfg); err != nil {
-			return nil, err
-		} else if ok {
-			out = append(out, cluster.Resource{Kind: kindRegistry, Name: "loopback", ID: "kube-public/local-registry-hosting",
-				Fields: map[string]string{"advertised": "true"}, DependsOn: []string{key}})
-		}
+		cfg, _ = p.restConfig(rt, name)
+	}
+	if r, err := p.observeRegistry(ctx, rt, name, cs, cfg, key); err != nil {
+		return nil, err
+	} else if r != nil {
+		out = append(out, *r)
 	}
 	return out, nil
 }
@@ -451,11 +452,7 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 	if err != nil {
 		return nil, err
 	}
-	regHost := ""
-	if c.Spec.Registry {
-		regHost = p.RegistryHost
-	}
-	cfg, err := Config(ConfigInput{Spec: c, Image: image, Host: DetectHost(), RegistryHost: regHost})
+	cfg, err := Config(ConfigInput{Spec: c, Image: image, Host: DetectHost()})
 	if err != nil {
 		return nil, err
 	}

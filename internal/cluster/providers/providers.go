@@ -48,8 +48,19 @@ func New(env *cli.Env) (map[string]cluster.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
+	// kind clusters advertise the registry themselves (with the relay their nodes reach it by).
+	ensureRegistry := func(ctx context.Context, _ *rest.Config) (string, error) {
+		st, started, err := registry.Ensure(ctx, env, home)
+		if err != nil {
+			return "", fmt.Errorf("loopback registry: %w", err)
+		}
+		if started {
+			env.Log.Infof("started nuv's loopback registry on %s", st.Addr)
+		}
+		return st.Host(), nil
+	}
 	kp := &kind.Provider{Home: home, Project: project, Log: env.Log, Getenv: env.Getenv,
-		RegistryHost: "localhost:" + strconv.Itoa(port), Registry: advertise,
+		RegistryHost: "localhost:" + strconv.Itoa(port), Registry: ensureRegistry,
 		// Where kindest/node cannot be pulled, nuv assembles the node image offline (cached).
 		NodeImage: func(ctx context.Context, version string) (string, error) {
 			return nodeimage.Ensure(ctx, nodeimage.Options{Version: version, Log: env.Log, Getenv: env.Getenv})

@@ -116,14 +116,48 @@ const (
 	ConfigMapKey       = "localRegistryHosting.v1"
 )
 
-// HostingDoc is the localRegistryHosting.v1 document for host.
-func HostingDoc(host string) string {
-	return fmt.Sprintf("host: %q\nhostFromContainerRuntime: %q\nhelp: %q\n", host, host,
-		"https://github.com/nuv-dev/nuv#the-loopback-registry (nuv registry up|down|status)")
+// Hosting is KEP-1755's localRegistryHosting.v1: where the local registry is, as seen from the
+// host (Host: push there), from the nodes' container runtime (FromContainerRuntime: name images
+// so in pod specs) and from pods on the cluster network (FromClusterNetwork). Empty fields are
+// left out (KEP-1755: the runtime's default is Host).
+type Hosting struct {
+	Host                 string
+	FromContainerRuntime string
+	FromClusterNetwork   string
 }
 
-// AdvertiseRegistry creates or updates the local-registry-hosting ConfigMap in kube-public.
+// Help is the document's help link.
+const Help = "https://github.com/nuv-dev/nuv#the-loopback-registry (nuv registry up|down|status)"
+
+// Doc renders h as the localRegistryHosting.v1 YAML document (fields in the KEP's order).
+func (h Hosting) Doc() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "host: %q\n", h.Host)
+	if h.FromContainerRuntime != "" {
+		fmt.Fprintf(&b, "hostFromContainerRuntime: %q\n", h.FromContainerRuntime)
+	}
+	if h.FromClusterNetwork != "" {
+		fmt.Fprintf(&b, "hostFromClusterNetwork: %q\n", h.FromClusterNetwork)
+	}
+	fmt.Fprintf(&b, "help: %q\n", Help)
+	return b.String()
+}
+
+// HostingDoc is the localRegistryHosting.v1 document for a registry the nodes reach at host itself
+// (nuv's local clusters, whose nodes share the host's loopback).
+func HostingDoc(host string) string {
+	return Hosting{Host: host, FromContainerRuntime: host}.Doc()
+}
+
+// AdvertiseRegistry creates or updates the local-registry-hosting ConfigMap in kube-public for a
+// registry the nodes reach at host.
 func AdvertiseRegistry(ctx context.Context, cfg *rest.Config, host string) error {
+	return Advertise(ctx, cfg, Hosting{Host: host, FromContainerRuntime: host})
+}
+
+// Advertise creates or updates the local-registry-hosting ConfigMap in kube-public (labelled as
+// nuv's) with h's document; it writes nothing when the ConfigMap says so already.
+func Advertise(ctx context.Context, cfg *rest.Config, h Hosting) error {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("advertise the registry: %w", err)
@@ -132,7 +166,7 @@ func AdvertiseRegistry(ctx context.Context, cfg *rest.Config, host string) error
 	want := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName, Namespace: ConfigMapNamespace,
 			Labels: map[string]string{"app.kubernetes.io/managed-by": "nuv"}},
-		Data: map[string]string{ConfigMapKey: HostingDoc(host)},
+		Data: map[string]string{ConfigMapKey: h.Doc()},
 	}
 	cur, err := cms.Get(ctx, ConfigMapName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -144,10 +178,14 @@ func AdvertiseRegistry(ctx context.Context, cfg *rest.Config, host string) error
 	if err != nil {
 		return fmt.Errorf("read ConfigMap %s/%s: %w", ConfigMapNamespace, ConfigMapName, err)
 	}
-	if cur.Data[ConfigMapKey] == want.Data[ConfigMapKey] {
+	if cur.Data[ConfigMapKey] == want.Data[ConfigMapKey] && cur.Labels["app.kubernetes.io/managed-by"] == "nuv" {
 		return nil
 	}
 	cur.Data = want.Data
+	if cur.Labels == nil {
+		cur.Labels = map[string]string{}
+	}
+	cur.Labels["app.kubernetes.io/managed-by"] = "nuv"
 	if _, err := cms.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("update ConfigMap %s/%s: %w", ConfigMapNamespace, ConfigMapName, err)
 	}

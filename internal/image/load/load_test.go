@@ -104,3 +104,18 @@ func TestHostingDoc(t *testing.T) {
 		}
 	}
 }
+
+func TestHostingFields(t *testing.T) {
+	for _, tc := range []struct {
+		h    Hosting
+		want string
+	}{
+		{Hosting{Host: "localhost:5001"}, "host: \"localhost:5001\"\nhelp: \"" + Help + "\"\n"},
+		{Hosting{Host: "localhost:5001", FromContainerRuntime: "localhost:5001", FromClusterNetwork: "nuv-registry-0a1b2c3d:5000"},
+			"host: \"localhost:5001\"\nhostFromContainerRuntime: \"localhost:5001\"\nhostFromClusterNetwork: \"nuv-registry-0a1b2c3d:5000\"\nhelp: \"" + Help + "\"\n"},
+	} {
+		if got := tc.h.Doc(); got != tc.want {
+			t.Errorf("%+v:\n got %q\nwant %q", tc.h, got, tc.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/internal/registry"
 )
@@ -16,9 +17,11 @@ const usage = `Usage: nuv registry up|down|status
 The OCI registry nuv runs on loopback for local clusters (images persist under
 $NUV_HOME/registry). build-and-load pushes there and starts it when needed.
 
-  up       start it (detached) unless it runs; prints its address
-  down     stop it (the images stay on disk)
-  status   print its address and whether it runs (exit 1 when it does not)
+  up       start it (detached) unless it runs, and its stopped relay for kind clusters;
+           prints its address
+  down     stop it, and its relay container for kind clusters (the images stay on disk)
+  status   print its address and whether it runs (exit 1 when it does not), and its
+           relay for kind clusters when a container runtime has one
 
 Environment: NUV_REGISTRY_PORT (default 5001; 0 picks a free port), NUV_HOME.
 `
@@ -56,6 +59,13 @@ func runUp(ctx context.Context, env *cli.Env, args []string) error {
 	if started {
 		env.Log.Infof("registry started (pid %d, storage %s)", s.PID, s.Dir)
 	}
+	relay, err := kind.StartRelay(ctx, env.Getenv, home)
+	if err != nil {
+		return err
+	}
+	if relay {
+		env.Log.Infof("registry relay %s started (kind clusters pull through it)", kind.RelayName(registry.Dir(home)))
+	}
 	fmt.Fprintln(env.Out, s.Host())
 	return nil
 }
@@ -77,6 +87,14 @@ func runDown(ctx context.Context, env *cli.Env, args []string) error {
 	} else {
 		env.Log.Infof("registry was not running")
 	}
+	// the relay kind clusters reach it by (an apply of such a cluster starts both again)
+	relay, err := kind.StopRelay(ctx, env.Getenv, home)
+	if err != nil {
+		return err
+	}
+	if relay {
+		env.Log.Infof("registry relay %s stopped (kind clusters cannot pull from the registry until `nuv registry up` or an apply)", kind.RelayName(registry.Dir(home)))
+	}
 	return nil
 }
 
@@ -92,11 +110,21 @@ func runStatus(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	relay, err := kind.RelayStatus(ctx, env.Getenv, home)
+	if err != nil {
+		return err
+	}
 	if !ok {
 		fmt.Fprintln(env.Out, "registry: stopped")
+		if relay != "" {
+			fmt.Fprintln(env.Out, relay)
+		}
 		return cli.Exit(cli.ExitFailure, nil)
 	}
 	fmt.Fprintf(env.Out, "registry: running at %s (pid %d, storage %s)\n", s.Host(), s.PID, s.Dir)
+	if relay != "" {
+		fmt.Fprintln(env.Out, relay)
+	}
 	return nil
 }
 
