@@ -28,6 +28,7 @@ command -v chromium >/dev/null || missing+=(chromium) # the HTML report is check
 command -v fish >/dev/null || missing+=(fish) # the completion scripts are tested in real shells
 command -v zsh >/dev/null || missing+=(zsh)
 command -v npm >/dev/null || missing+=(npm) # the workload's couchdb image installs pouchdb-server with it
+command -v redis-server >/dev/null || missing+=(redis-server) # operator/whiskapi's tests run a real Redis
 short=false
 for a in "$@"; do case "$a" in -short|-short=true|-test.short|-test.short=true) short=true ;; esac; done
 if ! $short && ! command -v kubectl >/dev/null; then
