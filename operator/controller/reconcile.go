@@ -166,7 +166,7 @@ func (r *WhiskReconciler) ensure(ctx context.Context, w *whiskv1.Whisk, c Compon
 		if err := r.apply(ctx, w, d, func() error { mutateDeployment(d, w, c, wl); return nil }); err != nil {
 			return componentState{}, err
 		}
-		if c == Static {
+		{ // the controller's API and the static files are reached through a Service
 			svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.Namespace}}
 			if err := r.apply(ctx, w, svc, func() error { mutateService(svc, w, c, wl, false); return nil }); err != nil {
 				return componentState{}, err
@@ -259,7 +259,7 @@ func (r *WhiskReconciler) remove(ctx context.Context, w *whiskv1.Whisk, c Compon
 	var objs []client.Object
 	switch c {
 	case Controller:
-		objs = []client.Object{&appsv1.Deployment{}, &corev1.Secret{}}
+		objs = []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.Secret{}}
 	case Static:
 		objs = []client.Object{&appsv1.Deployment{}, &corev1.Service{}}
 	case Redis:

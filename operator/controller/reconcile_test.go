@@ -136,6 +136,8 @@ func TestReconcileCreatesEveryEnabledComponent(t *testing.T) {
 		name string
 	}{
 		{&appsv1.Deployment{}, "w-controller"},
+		{&corev1.Service{}, "w-controller"},
+		{&corev1.Secret{}, "w-controller-auth"},
 		{&appsv1.Deployment{}, "w-static"},
 		{&corev1.Service{}, "w-static"},
 		{&appsv1.StatefulSet{}, "w-redis"},
@@ -352,7 +354,8 @@ func TestReconcileFinalizerCleansUp(t *testing.T) {
 			t.Errorf("statefulset %s left behind", name)
 		}
 	}
-	if h.exists(&appsv1.Deployment{}, "w-controller") || h.exists(&batchv1.Job{}, "w-couchdb-init") || h.exists(&corev1.Service{}, "w-static") {
+	if h.exists(&appsv1.Deployment{}, "w-controller") || h.exists(&batchv1.Job{}, "w-couchdb-init") || h.exists(&corev1.Service{}, "w-static") ||
+		h.exists(&corev1.Service{}, "w-controller") || h.exists(&corev1.Secret{}, "w-controller-auth") {
 		t.Error("objects left behind after delete")
 	}
 	if h.exists(&corev1.PersistentVolumeClaim{}, "data-w-couchdb-0") {
@@ -502,7 +505,7 @@ func TestReconcileWiresTheController(t *testing.T) {
 	if _, err := h.reconcile(); err != nil {
 		t.Fatal(err)
 	}
-	if h.exists(&corev1.Secret{}, "w-controller-auth") || h.exists(&appsv1.Deployment{}, "w-controller") {
+	if h.exists(&corev1.Secret{}, "w-controller-auth") || h.exists(&appsv1.Deployment{}, "w-controller") || h.exists(&corev1.Service{}, "w-controller") {
 		t.Error("controller objects left behind after it was turned off")
 	}
 }
