@@ -110,8 +110,9 @@ if ! $short; then
   nuv cluster node-image build --load
 
   step "reference workload images (nuv image workload: debootstrap + go-containerregistry; cold minutes, warm seconds)"
-  # redis, nginx and pouchdb-server (couchdb) on Debian's packages, cached by content under
-  # ~/.cache/nuv/debimage; the kind workload test loads them into its cluster's nodes.
+  # redis, nginx and pouchdb-server (couchdb) on Debian's packages, and nuv's whisk-controller
+  # compiled from operator/cmd/whisk-controller, cached by content under ~/.cache/nuv/debimage;
+  # the kind workload test loads them into its cluster's nodes.
   nuv image workload
 fi
 
