@@ -148,6 +148,16 @@ func TestIntegrationKindWorkload(t *testing.T) {
 	runJob(t, ctx, cs, "couchdb-after-restart", debimage.CouchDB().Ref(), []string{"sh", "-c",
 		`set -e; until curl -sf http://whisk-couchdb:5984/ >/dev/null; do sleep 1; done; curl -sf http://whisk-couchdb:5984/whisks/nuv-check | tee /dev/stderr | grep -q '"by":"nuv"'`})
 	checkController(t, ctx, cs)
+	// the Deployments were written once: a real API server's defaults (probes, environment from a
+	// Secret, pull policy, ...) made the operator's reconciles update nothing
+	for _, name := range []string{"whisk-controller", "whisk-static"} {
+		d, err := cs.AppsV1().Deployments("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("deployment %s: %v", name, err)
+		} else if d.Generation != 1 {
+			t.Errorf("deployment %s: generation %d, want 1 (updated after its creation)", name, d.Generation)
+		}
+	}
 	// nginx serves the Whisk's page through its Service (the API server's service proxy)
 	page, err := cs.CoreV1().Services("default").ProxyGet("http", "whisk-static", "80", "/", nil).DoRaw(ctx)
 	if err != nil || !strings.Contains(string(page), "<h1>whisk</h1>") {

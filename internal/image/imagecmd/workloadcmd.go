@@ -3,6 +3,8 @@ package imagecmd
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -46,16 +48,26 @@ func runWorkload(ctx context.Context, env *cli.Env, args []string) error {
 		return cli.Usagef("nuv image workload: %v", err)
 	}
 	specs := debimage.Workload()
+	project := paths.Project(env.Getenv, env.Dir)
 	names := fs.Args()
 	if len(names) == 0 {
-		names = debimage.WorkloadNames()
+		for _, n := range debimage.WorkloadNames() {
+			// a project laid out differently (an operator of its own) has no whisk-controller
+			// source: all means all the images this project can build
+			if g := specs[n].Go; g != nil {
+				if st, err := os.Stat(filepath.Join(project, filepath.FromSlash(g.Main))); err != nil || !st.IsDir() {
+					env.Log.Infof("%s: skipped, the project %s has no %s to compile it from", n, project, g.Main)
+					continue
+				}
+			}
+			names = append(names, n)
+		}
 	}
 	for _, n := range names {
 		if _, ok := specs[n]; !ok {
 			return cli.Usagef("nuv image workload: no image for component %q (there are: %s)", n, strings.Join(debimage.WorkloadNames(), ", "))
 		}
 	}
-	project := paths.Project(env.Getenv, env.Dir)
 	var kindCluster string
 	if *loadIt {
 		t, err := selectedTarget(ctx, env, project)
