@@ -23,7 +23,7 @@ import (
 // pouchdbVersion is the version nuv's whisk-couchdb image runs (internal/image/debimage).
 const pouchdbVersion = "4.2.0"
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -35,7 +35,7 @@ func freePort(t *testing.T) int {
 
 // startProcess starts cmd with its output in a buffer the test prints when it fails, and stops it
 // at the end of the test.
-func startProcess(t *testing.T, cmd *exec.Cmd) *bytes.Buffer {
+func startProcess(t testing.TB, cmd *exec.Cmd) *bytes.Buffer {
 	t.Helper()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -53,7 +53,7 @@ func startProcess(t *testing.T, cmd *exec.Cmd) *bytes.Buffer {
 }
 
 // startRedis runs redis-server on a free loopback port without persistence and returns its address.
-func startRedis(t *testing.T) string {
+func startRedis(t testing.TB) string {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -78,7 +78,7 @@ func startRedis(t *testing.T) string {
 }
 
 // pouchdbServer is the path of pouchdb-server's script, installed with npm when missing.
-func pouchdbServer(t *testing.T) string {
+func pouchdbServer(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("NUV_POUCHDB_SERVER"); p != "" {
 		return p
@@ -121,7 +121,7 @@ func pouchdbServer(t *testing.T) string {
 
 // startCouch runs pouchdb-server in memory on a free loopback port, creates the database db and
 // returns the server's URL.
-func startCouch(t *testing.T, db string) *url.URL {
+func startCouch(t testing.TB, db string) *url.URL {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -160,7 +160,7 @@ func startCouch(t *testing.T, db string) *url.URL {
 }
 
 // closedAddr is a loopback address nothing listens on.
-func closedAddr(t *testing.T) string { return fmt.Sprintf("127.0.0.1:%d", freePort(t)) }
+func closedAddr(t testing.TB) string { return fmt.Sprintf("127.0.0.1:%d", freePort(t)) }
 
 func TestRedisClientAgainstRedis(t *testing.T) {
 	addr := startRedis(t)
