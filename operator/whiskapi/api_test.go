@@ -300,6 +300,8 @@ func TestInvocationAndUnsupportedCollectionsAreRefused(t *testing.T) {
 		{"GET", "/api/v1/namespaces/_/things", 404, msgNotFound},
 		{"GET", "/nothing/here", 404, msgNotFound},
 		{"PATCH", "/api/v1/namespaces/_/actions/a", 405, "HTTP method not allowed, supported methods: GET, PUT, DELETE, POST"},
+		{"POST", "/api/v1/namespaces/_/actions", 405, "HTTP method not allowed, supported methods: GET"},
+		{"DELETE", "/api/v1/namespaces", 405, "HTTP method not allowed, supported methods: GET"},
 		{"GET", "/api/v1/namespaces/_/actions/bad%21name", 400, "The name of the entity contains illegal characters."},
 	} {
 		r := h.call(tc.method, tc.path, "", nil)

@@ -59,7 +59,9 @@ func New(cfg Config, log *slog.Logger) *Server {
 	s.mux.HandleFunc("GET /api/v1/namespaces", s.api(func(w http.ResponseWriter, r *http.Request, _ string) {
 		writeJSON(w, http.StatusOK, []string{s.cfg.Namespace})
 	}))
+	s.mux.HandleFunc("/api/v1/namespaces", methodNotAllowed("GET"))
 	s.mux.HandleFunc("GET /api/v1/namespaces/{ns}/actions", s.api(s.listActions))
+	s.mux.HandleFunc("/api/v1/namespaces/{ns}/actions", methodNotAllowed("GET"))
 	s.mux.HandleFunc("/api/v1/namespaces/{ns}/actions/{name...}", s.api(s.action))
 	s.mux.HandleFunc("/api/v1/namespaces/{ns}/{collection}", s.api(s.unsupported))
 	s.mux.HandleFunc("/api/v1/namespaces/{ns}/{collection}/{rest...}", s.api(s.unsupported))
@@ -95,6 +97,14 @@ type statusWriter struct {
 func (w *statusWriter) WriteHeader(code int) {
 	w.once.Do(func() { w.status = code })
 	w.ResponseWriter.WriteHeader(code)
+}
+
+// methodNotAllowed answers 405 naming the methods a path supports.
+func methodNotAllowed(methods string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", methods)
+		writeError(w, r, http.StatusMethodNotAllowed, "HTTP method not allowed, supported methods: "+methods)
+	}
 }
 
 // transactionID is a request's id, OpenWhisk's "code" in error bodies.
@@ -300,8 +310,7 @@ func (s *Server) action(w http.ResponseWriter, r *http.Request, ns string) {
 		writeError(w, r, http.StatusNotImplemented, msgNoInvoker)
 		return
 	default:
-		w.Header().Set("Allow", "GET, PUT, DELETE, POST")
-		writeError(w, r, http.StatusMethodNotAllowed, "HTTP method not allowed, supported methods: GET, PUT, DELETE, POST")
+		methodNotAllowed("GET, PUT, DELETE, POST")(w, r)
 		return
 	}
 	db := s.store(w, r)
