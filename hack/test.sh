@@ -28,6 +28,7 @@ command -v chromium >/dev/null || missing+=(chromium) # the HTML report is check
 command -v fish >/dev/null || missing+=(fish) # the completion scripts are tested in real shells
 command -v zsh >/dev/null || missing+=(zsh)
 command -v npm >/dev/null || missing+=(npm) # the workload's couchdb image installs pouchdb-server with it
+command -v redis-server >/dev/null || missing+=(redis-server) # operator/whiskapi's tests run a real Redis
 short=false
 for a in "$@"; do case "$a" in -short|-short=true|-test.short|-test.short=true) short=true ;; esac; done
 if ! $short && ! command -v kubectl >/dev/null; then
@@ -109,8 +110,9 @@ if ! $short; then
   nuv cluster node-image build --load
 
   step "reference workload images (nuv image workload: debootstrap + go-containerregistry; cold minutes, warm seconds)"
-  # redis, nginx and pouchdb-server (couchdb) on Debian's packages, cached by content under
-  # ~/.cache/nuv/debimage; the kind workload test loads them into its cluster's nodes.
+  # redis, nginx and pouchdb-server (couchdb) on Debian's packages, and nuv's whisk-controller
+  # compiled from operator/cmd/whisk-controller, cached by content under ~/.cache/nuv/debimage;
+  # the kind workload test loads them into its cluster's nodes.
   nuv image workload
 fi
 

@@ -102,6 +102,11 @@ func sourceHash(o Options) (string, error) {
 		files = append(files, filepath.Join(o.Project, f))
 	}
 	root := operatorDir(o)
+	// WalkDir does not enter a root that is a symbolic link (a project linking the operator
+	// directory): walk what it points to, so the sources really key the binary
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err

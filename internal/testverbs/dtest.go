@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
 	"github.com/nuv-dev/nuv/internal/cli"
@@ -173,7 +174,7 @@ var (
 )
 
 var components = []component{
-	{"controller", "ControllerReady", []schema.GroupVersionResource{deployments}},
+	{"controller", "ControllerReady", []schema.GroupVersionResource{deployments, services}},
 	{"redis", "RedisReady", []schema.GroupVersionResource{statefulsets}},
 	{"couchdb", "CouchDBReady", []schema.GroupVersionResource{statefulsets}},
 	{"static", "StaticReady", []schema.GroupVersionResource{deployments, services}},
@@ -237,6 +238,12 @@ func assertInstance(ctx context.Context, env *cli.Env, t *target, dyn dynamic.In
 					problems = append(problems, fmt.Sprintf("%s %s/%s: %v", gvr.Resource, ns, obj, err))
 				}
 			}
+			if c.field == "controller" && t.Type == kube.TypeKind && len(problems) == had {
+				// pods really run on kind: the controller's API answers through its Service
+				if err := controllerAnswers(ctx, t, ns, u.GetName()+"-controller"); err != nil {
+					problems = append(problems, fmt.Sprintf("Whisk %s/%s: %v", ns, u.GetName(), err))
+				}
+			}
 			if len(problems) == had {
 				fmt.Fprintf(env.Out, "    %s/%s %s: ready\n", ns, u.GetName(), c.field)
 			}
@@ -265,3 +272,22 @@ func conditions(u *unstructured.Unstructured) map[string]string {
 }
 
 var dtestUsage = cli.Usage{Line: "nuv dtest [--timeout D] [--keep]", Long: "Deploys the operator and the instance on the selected cluster, checks every enabled component,\ndestroys both and checks that nothing labelled as the operator's is left."}
+
+// controllerAnswers checks nuv's whisk-controller behind Service svc through the API server's
+// service proxy: /ping answers pong and /ready 200 (its CouchDB and Redis answer).
+func controllerAnswers(ctx context.Context, t *target, ns, svc string) error {
+	cs, err := kubernetes.NewForConfig(t.Config)
+	if err != nil {
+		return err
+	}
+	services := cs.CoreV1().Services(ns)
+	pong, err := services.ProxyGet("http", svc, "8080", "/ping", nil).DoRaw(ctx)
+	if err != nil || string(pong) != "pong" {
+		return fmt.Errorf("controller API %s/%s: GET /ping = %q, %v", ns, svc, pong, err)
+	}
+	ready, err := services.ProxyGet("http", svc, "8080", "/ready", nil).DoRaw(ctx)
+	if err != nil {
+		return fmt.Errorf("controller API %s/%s: GET /ready = %s, %v", ns, svc, ready, err)
+	}
+	return nil
+}

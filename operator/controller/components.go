@@ -18,9 +18,11 @@ const (
 	ManagedByValue = "whisk-operator"
 )
 
-// Default images: plausible ones; local clusters run no containers, so nothing pulls them there.
+// Default images. The controller's is nuv's whisk-controller (operator/cmd/whisk-controller, built
+// by `nuv image workload`), the component the operator configures (environment, probes); the
+// others are plausible public images. Local clusters run no containers, so nothing pulls them there.
 const (
-	DefaultControllerImage = "openwhisk/controller:nightly"
+	DefaultControllerImage = "nuv.dev/whisk-controller:v1"
 	DefaultRedisImage      = "redis:7"
 	DefaultCouchDBImage    = "couchdb:3"
 	DefaultStaticImage     = "nginx:1.27"
@@ -72,6 +74,18 @@ func (c Component) Enabled(w *whiskv1.Whisk) bool {
 
 // ObjectName is the name of c's main object (and of its Service) for Whisk w.
 func (c Component) ObjectName(w *whiskv1.Whisk) string { return w.Name + "-" + string(c) }
+
+// AuthSecretName is the name of the Secret holding the controller's API key: the spec's, or the
+// one the operator creates.
+func AuthSecretName(w *whiskv1.Whisk) string {
+	if w.Spec.Controller.AuthSecret != "" {
+		return w.Spec.Controller.AuthSecret
+	}
+	return w.Name + "-controller-auth"
+}
+
+// AuthSecretKey is the key of the API key "<uuid>:<key>" in the auth Secret.
+const AuthSecretKey = "auth"
 
 // InitJobName is the name of CouchDB's init Job.
 func InitJobName(w *whiskv1.Whisk) string { return w.Name + "-couchdb-init" }

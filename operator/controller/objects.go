@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -25,18 +26,62 @@ type workload struct {
 	port      int32
 	mountPath string // non-empty for stateful components: the PVC "data" is mounted here
 	// env is the container's environment (static: PORT, the port its server must listen on, which
-	// nuv's whisk-static image reads; images that ignore it listen where they always do)
+	// nuv's whisk-static image reads; images that ignore it listen where they always do; the
+	// controller: its configuration, see controllerEnv)
 	env []corev1.EnvVar
+	// readiness and liveness are the container's probes (nil: none)
+	readiness, liveness *corev1.Probe
 }
+
+// controllerPort is the port of the controller's API.
+const controllerPort = 8080
+
+// controllerEnv is the environment of nuv's whisk-controller (whiskapi.ConfigFromEnv): its API key
+// from the auth Secret, the CouchDB and Redis of the sibling components when they are enabled
+// (their headless Services), the limit when the spec sets one.
+func controllerEnv(w *whiskv1.Whisk) []corev1.EnvVar {
+	env := []corev1.EnvVar{
+		{Name: "PORT", Value: fmt.Sprint(controllerPort)},
+		{Name: "WHISK_AUTH", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: AuthSecretName(w)}, Key: AuthSecretKey}}},
+	}
+	if w.Spec.CouchDB.Enabled {
+		env = append(env, corev1.EnvVar{Name: "WHISK_COUCHDB_URL", Value: fmt.Sprintf("http://%s:%d", CouchDB.ObjectName(w), couchDBPort)},
+			corev1.EnvVar{Name: "WHISK_DB", Value: "whisks"})
+	}
+	if w.Spec.Redis.Enabled {
+		env = append(env, corev1.EnvVar{Name: "WHISK_REDIS_ADDR", Value: fmt.Sprintf("%s:%d", Redis.ObjectName(w), redisPort)})
+	}
+	if n := w.Spec.Controller.RequestsPerMinute; n > 0 {
+		env = append(env, corev1.EnvVar{Name: "WHISK_REQUESTS_PER_MINUTE", Value: fmt.Sprint(n)})
+	}
+	return env
+}
+
+// httpProbe probes path on the container's port "main", every field set (the API server's
+// defaults included) so that what the server returns equals what the operator wants.
+func httpProbe(path string, period, timeout int32) *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString("main"), Scheme: corev1.URISchemeHTTP}},
+		PeriodSeconds: period, TimeoutSeconds: timeout, SuccessThreshold: 1, FailureThreshold: 3,
+	}
+}
+
+const (
+	redisPort   = 6379
+	couchDBPort = 5984
+)
 
 func (r *WhiskReconciler) workloadOf(w *whiskv1.Whisk, c Component) workload {
 	switch c {
 	case Controller:
-		return workload{image: image(w.Spec.Controller.Image, DefaultControllerImage), replicas: replicas(w.Spec.Controller.Replicas, 1), port: 8080}
+		// ready: CouchDB and Redis answer (/ready); alive: the server answers (/ping)
+		return workload{image: image(w.Spec.Controller.Image, DefaultControllerImage), replicas: replicas(w.Spec.Controller.Replicas, 1),
+			port: controllerPort, env: controllerEnv(w), readiness: httpProbe("/ready", 5, 4), liveness: httpProbe("/ping", 10, 2)}
 	case Redis:
-		return workload{image: image(w.Spec.Redis.Image, DefaultRedisImage), replicas: 1, port: 6379, mountPath: "/data"}
+		return workload{image: image(w.Spec.Redis.Image, DefaultRedisImage), replicas: 1, port: redisPort, mountPath: "/data"}
 	case CouchDB:
-		return workload{image: image(w.Spec.CouchDB.Image, DefaultCouchDBImage), replicas: 1, port: 5984, mountPath: "/opt/couchdb/data"}
+		return workload{image: image(w.Spec.CouchDB.Image, DefaultCouchDBImage), replicas: 1, port: couchDBPort, mountPath: "/opt/couchdb/data"}
 	default:
 		port := w.Spec.Static.Port
 		if port == 0 {
@@ -79,6 +124,12 @@ func setContainer(ps *corev1.PodSpec, name string, wl workload) {
 	if !envEqual(ct.Env, wl.env) {
 		ct.Env = wl.env
 	}
+	if !apiequality.Semantic.DeepEqual(ct.ReadinessProbe, wl.readiness) {
+		ct.ReadinessProbe = wl.readiness
+	}
+	if !apiequality.Semantic.DeepEqual(ct.LivenessProbe, wl.liveness) {
+		ct.LivenessProbe = wl.liveness
+	}
 	if wl.mountPath != "" {
 		want := corev1.VolumeMount{Name: "data", MountPath: wl.mountPath}
 		if len(ct.VolumeMounts) != 1 || ct.VolumeMounts[0] != want {
@@ -87,12 +138,13 @@ func setContainer(ps *corev1.PodSpec, name string, wl workload) {
 	}
 }
 
+// envEqual compares environments (a variable from a Secret key included; nil and empty are equal).
 func envEqual(a, b []corev1.EnvVar) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
-		if a[i].Name != b[i].Name || a[i].Value != b[i].Value || a[i].ValueFrom != nil || b[i].ValueFrom != nil {
+		if a[i].Name != b[i].Name || a[i].Value != b[i].Value || !apiequality.Semantic.DeepEqual(a[i].ValueFrom, b[i].ValueFrom) {
 			return false
 		}
 	}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
@@ -156,11 +157,16 @@ func (r *WhiskReconciler) ensure(ctx context.Context, w *whiskv1.Whisk, c Compon
 	name := c.ObjectName(w)
 	switch c {
 	case Controller, Static:
+		if c == Controller {
+			if err := r.ensureAuthSecret(ctx, w); err != nil {
+				return componentState{}, err
+			}
+		}
 		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.Namespace}}
 		if err := r.apply(ctx, w, d, func() error { mutateDeployment(d, w, c, wl); return nil }); err != nil {
 			return componentState{}, err
 		}
-		if c == Static {
+		{ // the controller's API and the static files are reached through a Service
 			svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.Namespace}}
 			if err := r.apply(ctx, w, svc, func() error { mutateService(svc, w, c, wl, false); return nil }); err != nil {
 				return componentState{}, err
@@ -253,7 +259,7 @@ func (r *WhiskReconciler) remove(ctx context.Context, w *whiskv1.Whisk, c Compon
 	var objs []client.Object
 	switch c {
 	case Controller:
-		objs = []client.Object{&appsv1.Deployment{}}
+		objs = []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.Secret{}}
 	case Static:
 		objs = []client.Object{&appsv1.Deployment{}, &corev1.Service{}}
 	case Redis:
@@ -263,8 +269,11 @@ func (r *WhiskReconciler) remove(ctx context.Context, w *whiskv1.Whisk, c Compon
 	}
 	for _, o := range objs {
 		n := name
-		if _, ok := o.(*batchv1.Job); ok {
+		switch o.(type) {
+		case *batchv1.Job:
 			n = InitJobName(w)
+		case *corev1.Secret:
+			n = AuthSecretName(w) // deleted only when the operator made it (controlled by w)
 		}
 		err := r.Client.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: n}, o)
 		if apierrors.IsNotFound(err) {
@@ -310,4 +319,57 @@ func (r *WhiskReconciler) finalize(ctx context.Context, w *whiskv1.Whisk) error 
 		return fmt.Errorf("remove finalizer: %w", err)
 	}
 	return nil
+}
+
+// ensureAuthSecret makes sure the controller's API key exists: the Secret the spec names must be
+// there with the key "auth"; without one the operator creates <name>-controller-auth with a random
+// key once and never changes it (its data is never read into events, status or logs).
+func (r *WhiskReconciler) ensureAuthSecret(ctx context.Context, w *whiskv1.Whisk) error {
+	name := AuthSecretName(w)
+	got := &corev1.Secret{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: name}, got)
+	switch {
+	case err == nil:
+		if len(got.Data[AuthSecretKey]) == 0 && got.StringData[AuthSecretKey] == "" {
+			return fmt.Errorf("secret %s has no key %q (the API key \"<uuid>:<key>\")", name, AuthSecretKey)
+		}
+		return nil
+	case !apierrors.IsNotFound(err):
+		return fmt.Errorf("secret %s: %w", name, err)
+	case w.Spec.Controller.AuthSecret != "":
+		return fmt.Errorf("secret %s (spec.controller.authSecret) not found in namespace %s", name, w.Namespace)
+	}
+	key, err := newAPIKey()
+	if err != nil {
+		return err
+	}
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.Namespace, Labels: labels(w, Controller)},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{AuthSecretKey: []byte(key)},
+	}
+	if err := controllerutil.SetControllerReference(w, sec, r.Scheme); err != nil {
+		return err
+	}
+	if err := r.Client.Create(ctx, sec); err != nil {
+		return fmt.Errorf("secret %s: %w", name, err)
+	}
+	r.event(w, corev1.EventTypeNormal, "Created", "Apply", "secret %s created (the controller's API key)", name)
+	return nil
+}
+
+// newAPIKey is a random OpenWhisk-style key: a version-4 UUID, a colon, 64 letters and digits.
+func newAPIKey() (string, error) {
+	var b [16 + 64]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("random API key: %w", err)
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	key := make([]byte, 64)
+	for i := range key {
+		key[i] = alnum[int(b[16+i])%len(alnum)]
+	}
+	return fmt.Sprintf("%x-%x-%x-%x-%x:%s", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16], key), nil
 }

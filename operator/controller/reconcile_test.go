@@ -136,6 +136,8 @@ func TestReconcileCreatesEveryEnabledComponent(t *testing.T) {
 		name string
 	}{
 		{&appsv1.Deployment{}, "w-controller"},
+		{&corev1.Service{}, "w-controller"},
+		{&corev1.Secret{}, "w-controller-auth"},
 		{&appsv1.Deployment{}, "w-static"},
 		{&corev1.Service{}, "w-static"},
 		{&appsv1.StatefulSet{}, "w-redis"},
@@ -352,7 +354,8 @@ func TestReconcileFinalizerCleansUp(t *testing.T) {
 			t.Errorf("statefulset %s left behind", name)
 		}
 	}
-	if h.exists(&appsv1.Deployment{}, "w-controller") || h.exists(&batchv1.Job{}, "w-couchdb-init") || h.exists(&corev1.Service{}, "w-static") {
+	if h.exists(&appsv1.Deployment{}, "w-controller") || h.exists(&batchv1.Job{}, "w-couchdb-init") || h.exists(&corev1.Service{}, "w-static") ||
+		h.exists(&corev1.Service{}, "w-controller") || h.exists(&corev1.Secret{}, "w-controller-auth") {
 		t.Error("objects left behind after delete")
 	}
 	if h.exists(&corev1.PersistentVolumeClaim{}, "data-w-couchdb-0") {
@@ -416,5 +419,175 @@ func TestReconcileIgnoresMissingWhisk(t *testing.T) {
 	h := newHarness(t, nil)
 	if res, err := h.reconcile(); err != nil || res.RequeueAfter != 0 {
 		t.Fatalf("got %v %v", res, err)
+	}
+}
+
+func envOf(ct corev1.Container) map[string]corev1.EnvVar {
+	m := map[string]corev1.EnvVar{}
+	for _, e := range ct.Env {
+		m[e.Name] = e
+	}
+	return m
+}
+
+func TestReconcileWiresTheController(t *testing.T) {
+	w := allOn()
+	w.Spec.Controller.RequestsPerMinute = 30
+	h := newHarness(t, nil, w)
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	d := &appsv1.Deployment{}
+	h.exists(d, "w-controller")
+	ct := d.Spec.Template.Spec.Containers[0]
+	if ct.Image != DefaultControllerImage || DefaultControllerImage != "nuv.dev/whisk-controller:v1" {
+		t.Errorf("controller image = %s, want nuv's whisk-controller", ct.Image)
+	}
+	env := envOf(ct)
+	for k, v := range map[string]string{"PORT": "8080", "WHISK_COUCHDB_URL": "http://w-couchdb:5984", "WHISK_DB": "whisks",
+		"WHISK_REDIS_ADDR": "w-redis:6379", "WHISK_REQUESTS_PER_MINUTE": "30"} {
+		if env[k].Value != v {
+			t.Errorf("env %s = %q, want %q", k, env[k].Value, v)
+		}
+	}
+	if ref := env["WHISK_AUTH"].ValueFrom; ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Name != "w-controller-auth" || ref.SecretKeyRef.Key != "auth" || env["WHISK_AUTH"].Value != "" {
+		t.Errorf("WHISK_AUTH = %+v, want a reference to secret w-controller-auth key auth", env["WHISK_AUTH"])
+	}
+	for _, tc := range []struct {
+		probe *corev1.Probe
+		path  string
+	}{{ct.ReadinessProbe, "/ready"}, {ct.LivenessProbe, "/ping"}} {
+		if tc.probe == nil || tc.probe.HTTPGet == nil || tc.probe.HTTPGet.Path != tc.path || tc.probe.HTTPGet.Port.String() != "main" {
+			t.Errorf("probe %s = %+v", tc.path, tc.probe)
+		}
+	}
+	sec := &corev1.Secret{}
+	if !h.exists(sec, "w-controller-auth") || !metav1.IsControlledBy(sec, h.whisk()) {
+		t.Fatal("auth secret not created, or not owned by the Whisk")
+	}
+	key := string(sec.Data["auth"])
+	user, pass, ok := strings.Cut(key, ":")
+	if !ok || len(user) != 36 || user[14] != '4' || len(pass) != 64 {
+		t.Errorf("API key %q is not <uuid v4>:<64 characters>", key)
+	}
+	// the key is made once: a second reconcile keeps it
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	h.exists(sec, "w-controller-auth")
+	if string(sec.Data["auth"]) != key {
+		t.Error("the API key changed on a second reconcile")
+	}
+
+	// without redis and couchdb the controller is told of neither
+	w = h.whisk()
+	w.Spec.Redis.Enabled, w.Spec.CouchDB.Enabled, w.Spec.Controller.RequestsPerMinute = false, false, 0
+	if err := h.c.Update(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	h.exists(d, "w-controller")
+	env = envOf(d.Spec.Template.Spec.Containers[0])
+	for _, k := range []string{"WHISK_COUCHDB_URL", "WHISK_REDIS_ADDR", "WHISK_REQUESTS_PER_MINUTE"} {
+		if _, ok := env[k]; ok {
+			t.Errorf("%s set with its component off: %+v", k, env[k])
+		}
+	}
+
+	// the controller turned off: its Deployment and the Secret the operator made go
+	w = h.whisk()
+	w.Spec.Controller.Enabled = false
+	if err := h.c.Update(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if h.exists(&corev1.Secret{}, "w-controller-auth") || h.exists(&appsv1.Deployment{}, "w-controller") || h.exists(&corev1.Service{}, "w-controller") {
+		t.Error("controller objects left behind after it was turned off")
+	}
+}
+
+func TestReconcileUsesTheNamedAuthSecret(t *testing.T) {
+	w := allOn()
+	w.Spec.Controller.AuthSecret = "my-key"
+	h := newHarness(t, nil, w)
+	if _, err := h.reconcile(); err == nil {
+		t.Fatal("a missing spec.controller.authSecret was accepted")
+	}
+	c := condition(h.whisk(), whiskv1.ConditionControllerReady)
+	if c == nil || c.Reason != ReasonReconcileError || !strings.Contains(c.Message, "secret my-key (spec.controller.authSecret) not found in namespace demo") {
+		t.Errorf("ControllerReady = %+v", c)
+	}
+	mine := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "my-key", Namespace: ns}, Data: map[string][]byte{"other": []byte("x")}}
+	if err := h.c.Create(context.Background(), mine); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.reconcile(); err == nil || !strings.Contains(err.Error(), `secret my-key has no key "auth"`) {
+		t.Fatalf("a secret without the key: %v", err)
+	}
+	mine.Data = map[string][]byte{"auth": []byte("23bc46b1-71f6-4ed5-8c54-816aa4f8c502:" + strings.Repeat("k", 64))}
+	if err := h.c.Update(context.Background(), mine); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	d := &appsv1.Deployment{}
+	h.exists(d, "w-controller")
+	if ref := envOf(d.Spec.Template.Spec.Containers[0])["WHISK_AUTH"].ValueFrom.SecretKeyRef; ref.Name != "my-key" {
+		t.Errorf("WHISK_AUTH from %s, want my-key", ref.Name)
+	}
+	if h.exists(&corev1.Secret{}, "w-controller-auth") {
+		t.Error("a key was generated although the spec names one")
+	}
+	// the user's Secret survives the Whisk
+	if err := h.c.Delete(context.Background(), h.whisk()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if !h.exists(&corev1.Secret{}, "my-key") {
+		t.Error("the finalizer deleted a Secret the operator did not make")
+	}
+}
+
+// TestReconcileIgnoresServerDefaults: what the API server adds to a pod template (pull policy,
+// termination message, DNS policy, ...) makes no update.
+func TestReconcileIgnoresServerDefaults(t *testing.T) {
+	h := newHarness(t, nil, allOn())
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"w-controller", "w-static"} {
+		d := &appsv1.Deployment{}
+		h.exists(d, name)
+		ps := &d.Spec.Template.Spec
+		ps.RestartPolicy, ps.DNSPolicy, ps.SchedulerName = corev1.RestartPolicyAlways, corev1.DNSClusterFirst, "default-scheduler"
+		ps.SecurityContext = &corev1.PodSecurityContext{}
+		ct := &ps.Containers[0]
+		ct.ImagePullPolicy, ct.TerminationMessagePath, ct.TerminationMessagePolicy = corev1.PullIfNotPresent, "/dev/termination-log", corev1.TerminationMessageReadFile
+		if err := h.c.Update(context.Background(), d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := map[string]string{}
+	for _, name := range []string{"w-controller", "w-static"} {
+		d := &appsv1.Deployment{}
+		h.exists(d, name)
+		before[name] = d.ResourceVersion
+	}
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	for name, rv := range before {
+		d := &appsv1.Deployment{}
+		h.exists(d, name)
+		if d.ResourceVersion != rv {
+			t.Errorf("deployment %s updated by a reconcile after only server defaults were added", name)
+		}
 	}
 }

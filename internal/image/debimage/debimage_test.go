@@ -68,8 +68,14 @@ func TestKeyFollowsEveryInput(t *testing.T) {
 func TestWorkloadSpecsAreValid(t *testing.T) {
 	for _, n := range WorkloadNames() {
 		s := Workload()[n]
-		if err := s.validate(); err != nil {
-			t.Errorf("%s: %v", n, err)
+		if (s.Deb == nil) == (s.Go == nil) {
+			t.Errorf("%s: want exactly one of a Debian and a Go image", n)
+			continue
+		}
+		if s.Deb != nil {
+			if err := s.Deb.validate(); err != nil {
+				t.Errorf("%s: %v", n, err)
+			}
 		}
 		if !strings.HasSuffix(s.Ref(), ":"+WorkloadTag) {
 			t.Errorf("%s: ref %s is not tagged %s", n, s.Ref(), WorkloadTag)

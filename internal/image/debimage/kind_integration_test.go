@@ -50,7 +50,9 @@ func testProject(t *testing.T) string {
 // volume bound, redis storing and returning a value for a client pod, the CouchDB-compatible server
 // holding the databases its init Job made and storing a document that outlives its pod (the volume),
 // nginx serving the Whisk's page
-// through its Service, and then `nuv dtest` passing on the cluster.
+// through its Service, the controller's API (nuv's whisk-controller) answering, keeping actions in
+// CouchDB across a restart of its pod and throttling in Redis (checkController), and then `nuv
+// dtest` passing on the cluster.
 func TestIntegrationKindWorkload(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs a container runtime, debootstrap and a kind node image; skipped under -short")
@@ -145,6 +147,17 @@ func TestIntegrationKindWorkload(t *testing.T) {
 	waitReady(t, ctx, cs, "whisk-couchdb-0")
 	runJob(t, ctx, cs, "couchdb-after-restart", debimage.CouchDB().Ref(), []string{"sh", "-c",
 		`set -e; until curl -sf http://whisk-couchdb:5984/ >/dev/null; do sleep 1; done; curl -sf http://whisk-couchdb:5984/whisks/nuv-check | tee /dev/stderr | grep -q '"by":"nuv"'`})
+	checkController(t, ctx, cs)
+	// the Deployments were written once: a real API server's defaults (probes, environment from a
+	// Secret, pull policy, ...) made the operator's reconciles update nothing
+	for _, name := range []string{"whisk-controller", "whisk-static"} {
+		d, err := cs.AppsV1().Deployments("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("deployment %s: %v", name, err)
+		} else if d.Generation != 1 {
+			t.Errorf("deployment %s: generation %d, want 1 (updated after its creation)", name, d.Generation)
+		}
+	}
 	// nginx serves the Whisk's page through its Service (the API server's service proxy)
 	page, err := cs.CoreV1().Services("default").ProxyGet("http", "whisk-static", "80", "/", nil).DoRaw(ctx)
 	if err != nil || !strings.Contains(string(page), "<h1>whisk</h1>") {
@@ -179,15 +192,15 @@ func waitReady(t *testing.T, ctx context.Context, cs kubernetes.Interface, name 
 	}
 }
 
-// runJob runs command in image as a Job in default and waits for it to succeed.
-func runJob(t *testing.T, ctx context.Context, cs kubernetes.Interface, name, image string, command []string) {
+// runJob runs command in image as a Job in default, with env, and waits for it to succeed.
+func runJob(t *testing.T, ctx context.Context, cs kubernetes.Interface, name, image string, command []string, env ...corev1.EnvVar) {
 	t.Helper()
 	backoff := int32(0)
 	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 		Spec: batchv1.JobSpec{BackoffLimit: &backoff, Template: corev1.PodTemplateSpec{
 			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"nuv.dev/test": name}},
 			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
-				Containers: []corev1.Container{{Name: "c", Image: image, Command: command, ImagePullPolicy: corev1.PullNever}}}}}}
+				Containers: []corev1.Container{{Name: "c", Image: image, Command: command, Env: env, ImagePullPolicy: corev1.PullNever}}}}}}
 	if _, err := cs.BatchV1().Jobs("default").Create(ctx, j, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -223,4 +236,104 @@ func jobLogs(ctx context.Context, cs kubernetes.Interface, job string) string {
 		fmt.Fprintf(&b, "pod %s (%s): %s %v\n", p.Name, p.Status.Phase, raw, err)
 	}
 	return b.String()
+}
+
+// apiClientScript defines call METHOD PATH WANT [BODY]: a request to the controller's actions
+// collection with the namespace's key, its status checked, its body in /tmp/body.
+const apiClientScript = `set -eu
+u=http://whisk-controller:8080/api/v1/namespaces/_/actions
+call() {
+  if [ $# -ge 4 ]; then
+    code=$(curl -s -o /tmp/body -w '%{http_code}' -u "$WHISK_AUTH" -X "$1" -H 'Content-Type: application/json' -d "$4" "$u$2")
+  else
+    code=$(curl -s -o /tmp/body -w '%{http_code}' -u "$WHISK_AUTH" -X "$1" "$u$2")
+  fi
+  echo "$1 $2 -> HTTP $code $(head -c 300 /tmp/body)"
+  if [ "$code" != "$3" ]; then echo "want HTTP $3" >&2; exit 1; fi
+}
+body() { grep -q "$1" /tmp/body || { echo "body lacks $1" >&2; exit 1; }; }
+until curl -sf http://whisk-controller:8080/ping >/dev/null; do sleep 1; done
+`
+
+// checkController exercises nuv's whisk-controller on the cluster: /ping and /ready through the
+// API server's service proxy; then, from a pod with the key of the Secret the operator made, the
+// API through the controller's Service (the API server's proxy drops the Authorization header
+// once it has authenticated the caller, so basic auth cannot go through it): an action put, read
+// back, refused without overwrite (409), updated with it, its invocation refused (501), listed,
+// deleted (404 after); an action that outlives the deletion of the controller's pod (it lives in
+// CouchDB); the namespace's limit reached (429, counted in Redis).
+func checkController(t *testing.T, ctx context.Context, cs kubernetes.Interface) {
+	t.Helper()
+	svc := cs.CoreV1().Services("default")
+	if pong, err := svc.ProxyGet("http", "whisk-controller", "8080", "/ping", nil).DoRaw(ctx); err != nil || string(pong) != "pong" {
+		t.Errorf("GET whisk-controller:8080/ping = %q, %v", pong, err)
+	}
+	ready, err := svc.ProxyGet("http", "whisk-controller", "8080", "/ready", nil).DoRaw(ctx)
+	if err != nil || !strings.Contains(string(ready), `"couchdb":"ok"`) || !strings.Contains(string(ready), `"redis":"ok"`) {
+		t.Errorf("GET whisk-controller:8080/ready = %s, %v (want couchdb and redis ok)", ready, err)
+	}
+	sec, err := cs.CoreV1().Secrets("default").Get(ctx, "whisk-controller-auth", metav1.GetOptions{})
+	if err != nil || len(sec.Data["auth"]) == 0 {
+		t.Fatalf("the controller's auth secret: %v", err)
+	}
+	auth := corev1.EnvVar{Name: "WHISK_AUTH", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "whisk-controller-auth"}, Key: "auth"}}}
+	code := func(c string) string { return fmt.Sprintf(`{"exec":{"kind":"nodejs:20","code":"%s"}}`, c) }
+	image := debimage.CouchDB().Ref() // it has sh and curl
+	runJob(t, ctx, cs, "controller-api", image, []string{"sh", "-c", apiClientScript + strings.Join([]string{
+		`call PUT /hello 200 '` + code("function main() { return {v: 1} }") + `'; body '"version":"0.0.1"'`,
+		`call GET /hello 200; body 'return {v: 1}'`,
+		`call PUT /hello 409 '` + code("other") + `'; body '"error":"resource already exists"'`,
+		`call PUT '/hello?overwrite=true' 200 '` + code("function main() { return {v: 2} }") + `'; body '"version":"0.0.2"'`,
+		`call POST /hello 501; body 'has no invoker'`,
+		`call GET '' 200; body '"name":"hello"'`,
+		`call DELETE /hello 200`,
+		`call DELETE /hello 404; body 'The requested resource does not exist.'`,
+		`call GET /hello 404`,
+		`call PUT /survivor 200 '` + code("kept in couchdb") + `'`,
+	}, "\n")}, auth)
+	if t.Failed() {
+		return
+	}
+
+	// the action lives in CouchDB: it outlives the controller's pod
+	pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=whisk,app.kubernetes.io/component=controller"})
+	if err != nil || len(pods.Items) == 0 {
+		t.Fatalf("controller pods: %d, %v", len(pods.Items), err)
+	}
+	old := map[string]bool{}
+	for _, p := range pods.Items {
+		old[p.Name] = true
+		if err := cs.CoreV1().Pods("default").Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=whisk,app.kubernetes.io/component=controller"})
+		fresh := 0
+		if err == nil {
+			for _, p := range pods.Items {
+				if !old[p.Name] && p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning &&
+					len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].Ready {
+					fresh++
+				}
+			}
+		}
+		if fresh > 0 && err == nil && len(pods.Items) == fresh {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no new controller pod Running and Ready 2m after the old one was deleted (%v)", err)
+		}
+		time.Sleep(time.Second)
+	}
+	runJob(t, ctx, cs, "controller-api-after-restart", image, []string{"sh", "-c", apiClientScript + strings.Join([]string{
+		`call GET /survivor 200; body 'kept in couchdb'`,
+		`call DELETE /survivor 200`,
+		// tests/kind/whisk.yaml allows 40 requests a minute: at most 81 reach the limit even
+		// when a minute ends in between
+		`i=0; while [ $i -lt 81 ]; do i=$((i+1)); c=$(curl -s -o /tmp/body -w '%{http_code}' -u "$WHISK_AUTH" "$u"); [ "$c" = 429 ] && break; done`,
+		`echo "request $i: HTTP $c $(cat /tmp/body)"; [ "$c" = 429 ]; body '"error":"Too many requests in the last minute (count: 41, allowed: 40)."'; body '"code":"'`,
+	}, "\n")}, auth)
 }

@@ -1,6 +1,9 @@
 package debimage
 
-import "sort"
+import (
+	"context"
+	"sort"
+)
 
 // WorkloadTag is the tag of the reference workload's images. It is stable (tests/kind/whisk.yaml
 // names the images by it); what a build holds is in the image's dev.nuv.key label, and loading a
@@ -10,14 +13,40 @@ const WorkloadTag = "v1"
 // docs are the files of Debian packages an image does not need.
 var docs = []string{"usr/share/doc/*", "usr/share/man/*", "usr/share/info/*", "usr/share/lintian/*"}
 
+// WorkloadImage is one image of the reference workload: built from Debian's packages (Deb) or
+// from the project's Go source (Go); exactly one is set.
+type WorkloadImage struct {
+	Deb *Spec
+	Go  *GoSpec
+}
+
+// Ref is the image's reference.
+func (w WorkloadImage) Ref() string {
+	if w.Go != nil {
+		return w.Go.Ref()
+	}
+	return w.Deb.Ref()
+}
+
+// Build makes the image (project is the module the Go images are compiled from).
+func (w WorkloadImage) Build(ctx context.Context, project string, o Options) (Result, error) {
+	if w.Go != nil {
+		return BuildGo(ctx, *w.Go, project, o)
+	}
+	return Build(ctx, *w.Deb, o)
+}
+
 // Workload is the reference workload's images (the Whisk's components, operator/controller), by
-// component name: redis from Debian's redis-server, static from Debian's nginx-light, couchdb
-// from pouchdb-server (npm) on Debian's nodejs.
-func Workload() map[string]Spec {
-	return map[string]Spec{
-		"redis":   Redis(),
-		"static":  Static(),
-		"couchdb": CouchDB(),
+// component name: controller is nuv's whisk-controller compiled from operator/cmd/whisk-controller,
+// redis is Debian's redis-server, static Debian's nginx-light, couchdb pouchdb-server (npm) on
+// Debian's nodejs.
+func Workload() map[string]WorkloadImage {
+	redis, static, couch, ctl := Redis(), Static(), CouchDB(), Controller()
+	return map[string]WorkloadImage{
+		"controller": {Go: &ctl},
+		"redis":      {Deb: &redis},
+		"static":     {Deb: &static},
+		"couchdb":    {Deb: &couch},
 	}
 }
 
@@ -29,6 +58,12 @@ func WorkloadNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// Controller is nuv's whisk-controller (the Whisk's API: a subset of OpenWhisk's REST API, package
+// operator/whiskapi), the operator's default controller image.
+func Controller() GoSpec {
+	return GoSpec{Repository: "nuv.dev/whisk-controller", Tag: WorkloadTag, Main: "./operator/cmd/whisk-controller"}
 }
 
 // Redis is Debian's redis-server listening on 6379 on every address, keeping its data (an

@@ -3,6 +3,8 @@ package imagecmd
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -17,10 +19,13 @@ import (
 
 const workloadUsage = `Usage: nuv image workload [--load] [COMPONENT...]
 
-Build the reference workload's images (the Whisk's components) from Debian's packages, offline
-from any container registry: debootstrap from the host's apt sources, nuv's entrypoints and
-configuration, one layer, assembled with go-containerregistry. Cached by content under
-~/.cache/nuv/debimage (a warm build takes well under a second). Prints each image's reference.
+Build the reference workload's images (the Whisk's components), offline from any container
+registry: controller is nuv's whisk-controller compiled from the project's
+operator/cmd/whisk-controller by the daemonless builder of the operator image; the others come
+from Debian's packages (debootstrap from the host's apt sources, nuv's entrypoints and
+configuration, one layer), assembled with go-containerregistry. Cached by content under
+~/.cache/nuv/debimage (the Go image by the content of its sources; a warm build takes about a
+second). Prints each image's reference.
 Components: ` + "%s" + ` (default: all).
 
 --load loads them into every node of the selected cluster, which must be a kind cluster
@@ -43,9 +48,20 @@ func runWorkload(ctx context.Context, env *cli.Env, args []string) error {
 		return cli.Usagef("nuv image workload: %v", err)
 	}
 	specs := debimage.Workload()
+	project := paths.Project(env.Getenv, env.Dir)
 	names := fs.Args()
 	if len(names) == 0 {
-		names = debimage.WorkloadNames()
+		for _, n := range debimage.WorkloadNames() {
+			// a project laid out differently (an operator of its own) has no whisk-controller
+			// source: all means all the images this project can build
+			if g := specs[n].Go; g != nil {
+				if st, err := os.Stat(filepath.Join(project, filepath.FromSlash(g.Main))); err != nil || !st.IsDir() {
+					env.Log.Infof("%s: skipped, the project %s has no %s to compile it from", n, project, g.Main)
+					continue
+				}
+			}
+			names = append(names, n)
+		}
 	}
 	for _, n := range names {
 		if _, ok := specs[n]; !ok {
@@ -54,7 +70,6 @@ func runWorkload(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	var kindCluster string
 	if *loadIt {
-		project := paths.Project(env.Getenv, env.Dir)
 		t, err := selectedTarget(ctx, env, project)
 		if err != nil {
 			return err
@@ -69,7 +84,7 @@ func runWorkload(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	o := debimage.Options{Log: env.Log, Getenv: env.Getenv}
 	for _, n := range names {
-		r, err := debimage.Build(ctx, specs[n], o)
+		r, err := specs[n].Build(ctx, project, o)
 		if err != nil {
 			return err
 		}

@@ -48,11 +48,17 @@ type WhiskSpec struct {
 	Static StaticSpec `json:"static,omitempty"`
 }
 
-// ControllerSpec configures the controller Deployment.
+// ControllerSpec configures the controller Deployment (nuv's whisk-controller: the Whisk's API).
 type ControllerSpec struct {
 	Enabled  bool   `json:"enabled,omitempty"`
 	Image    string `json:"image,omitempty"`
 	Replicas *int32 `json:"replicas,omitempty"`
+	// AuthSecret names a Secret in the Whisk's namespace whose key "auth" is the API key
+	// "<uuid>:<key>"; empty: the operator creates <name>-controller-auth with a random key.
+	AuthSecret string `json:"authSecret,omitempty"`
+	// RequestsPerMinute is the API's limit per namespace (counted in Redis); 0: the controller's
+	// default.
+	RequestsPerMinute int32 `json:"requestsPerMinute,omitempty"`
 }
 
 // StoreSpec configures a stateful component.
