@@ -28,6 +28,7 @@ var labelledKinds = []schema.GroupVersionResource{
 	{Group: "batch", Version: "v1", Resource: "jobs"},
 	{Version: "v1", Resource: "services"},
 	{Version: "v1", Resource: "pods"},
+	{Version: "v1", Resource: "secrets"}, // the controller's generated API key
 	{Version: "v1", Resource: "persistentvolumeclaims"},
 }
 
