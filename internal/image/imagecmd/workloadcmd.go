@@ -12,12 +12,13 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/image/debimage"
+	"github.com/nuv-dev/nuv/internal/image/login"
 	"github.com/nuv-dev/nuv/internal/image/publish"
 	"github.com/nuv-dev/nuv/internal/kube"
 	"github.com/nuv-dev/nuv/internal/paths"
 )
 
-const workloadUsage = `Usage: nuv image workload [--load] [COMPONENT...]
+const workloadUsage = `Usage: nuv image workload [--load] [--push REPO] [COMPONENT...]
 
 Build the reference workload's images (the Whisk's components), offline from any container
 registry: controller is nuv's whisk-controller compiled from the project's
@@ -30,11 +31,16 @@ Components: ` + "%s" + ` (default: all).
 
 --load loads them into every node of the selected cluster, which must be a kind cluster
 (tests/kind/whisk.yaml names these images).
+--push REPO pushes each to REPO/<name>:<tag> (REPO/whisk-controller:v1, ...) for clusters that pull
+from a registry, e.g. --push localhost:5001/nuv for nuv's loopback registry (which kind clusters
+with registry: true reach too), with the credentials of nuv image login / docker login; it prints
+the pushed references with their digests, for the Whisk's image fields.
 `
 
 func runWorkload(ctx context.Context, env *cli.Env, args []string) error {
 	fs := pflag.NewFlagSet("nuv image workload", pflag.ContinueOnError)
 	loadIt := fs.Bool("load", false, "load the images into the selected kind cluster's nodes")
+	pushTo := fs.String("push", "", "push the images under this repository prefix (REGISTRY[/PATH])")
 	fs.SetOutput(env.Err)
 	u := fmt.Sprintf(workloadUsage, strings.Join(debimage.WorkloadNames(), ", "))
 	fs.Usage = func() {
@@ -67,6 +73,17 @@ func runWorkload(ctx context.Context, env *cli.Env, args []string) error {
 		if _, ok := specs[n]; !ok {
 			return cli.Usagef("nuv image workload: no image for component %q (there are: %s)", n, strings.Join(debimage.WorkloadNames(), ", "))
 		}
+	}
+	var pusher *publish.Remote
+	if *pushTo != "" {
+		if _, err := name.NewRepository(*pushTo+"/x", name.StrictValidation); err != nil {
+			return cli.Usagef("nuv image workload --push %q: not a repository prefix (REGISTRY[/PATH], e.g. localhost:5001/nuv): %v", *pushTo, err)
+		}
+		kc, err := login.NewKeychain(env.Getenv)
+		if err != nil {
+			return err
+		}
+		pusher = &publish.Remote{Keychain: kc, Log: env.Log}
 	}
 	var kindCluster string
 	if *loadIt {
@@ -101,7 +118,37 @@ func runWorkload(ctx context.Context, env *cli.Env, args []string) error {
 				return fmt.Errorf("load %s: %w", r.Ref, err)
 			}
 		}
-		fmt.Fprintln(env.Out, r.Ref)
+		if pusher == nil {
+			fmt.Fprintln(env.Out, r.Ref)
+			continue
+		}
+		pushed, err := pushWorkload(ctx, pusher, r, *pushTo)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(env.Out, pushed)
 	}
 	return nil
+}
+
+// pushWorkload pushes the image r under prefix (prefix/<last element of its repository>:<tag>)
+// and returns the pushed reference with its digest.
+func pushWorkload(ctx context.Context, p *publish.Remote, r debimage.Result, prefix string) (string, error) {
+	src, err := name.NewTag(r.Ref)
+	if err != nil {
+		return "", err
+	}
+	repo := src.Context().RepositoryStr()
+	dst, err := name.NewTag(prefix+"/"+repo[strings.LastIndex(repo, "/")+1:]+":"+src.TagStr(), name.StrictValidation)
+	if err != nil {
+		return "", fmt.Errorf("push %s under %s: %w", r.Ref, prefix, err)
+	}
+	if err := publish.Reachable(ctx, dst, nil); err != nil {
+		return "", err
+	}
+	idx, err := r.Index()
+	if err != nil {
+		return "", err
+	}
+	return p.Publish(ctx, idx, dst)
 }

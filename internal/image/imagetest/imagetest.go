@@ -32,12 +32,15 @@ const RegistryBinary = "docker-registry"
 
 // StartRegistry starts docker-registry on a free loopback port with htpasswd auth for user and
 // password (bcrypt, written with htpasswd when apache2-utils is installed), storage in a temp dir,
-// stopped in t.Cleanup. The test is skipped when the binary is missing.
+// stopped in t.Cleanup. A missing binary fails the test (it is skipped only under -short).
 func StartRegistry(t testing.TB, user, password string) *Registry {
 	t.Helper()
 	bin, err := exec.LookPath(RegistryBinary)
 	if err != nil {
-		t.Skipf("%s not installed (apt-get install docker-registry apache2-utils): %v", RegistryBinary, err)
+		if testing.Short() {
+			t.Skipf("%s not installed; skipped under -short: %v", RegistryBinary, err)
+		}
+		t.Fatalf("%s not installed (apt-get install docker-registry apache2-utils; hack/test.sh does): %v", RegistryBinary, err)
 	}
 	dir := t.TempDir()
 	htpasswd := filepath.Join(dir, "htpasswd")
