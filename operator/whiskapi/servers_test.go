@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nuv-dev/nuv/internal/image/imagetest"
 )
 
 // The tests run against a real Redis (Debian's redis-server, which hack/test.sh installs) and a
@@ -22,16 +24,6 @@ import (
 
 // pouchdbVersion is the version nuv's whisk-couchdb image runs (internal/image/debimage).
 const pouchdbVersion = "4.2.0"
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // startProcess starts cmd with its output in a buffer the test prints when it fails, and stops it
 // at the end of the test.
@@ -59,7 +51,7 @@ func startRedis(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("redis-server is not installed (apt-get install redis-server; hack/test.sh does): %v", err)
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", imagetest.FreePort(t))
 	_, port, _ := net.SplitHostPort(addr)
 	startProcess(t, exec.Command(bin, "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no",
 		"--daemonize", "no", "--dir", t.TempDir()))
@@ -128,7 +120,7 @@ func startCouch(t testing.TB, db string) *url.URL {
 		t.Fatalf("node is not installed (apt-get install nodejs npm): %v", err)
 	}
 	script := pouchdbServer(t)
-	port := freePort(t)
+	port := imagetest.FreePort(t)
 	cmd := exec.Command(node, script, "--host", "127.0.0.1", "--port", fmt.Sprint(port), "--in-memory")
 	cmd.Dir = t.TempDir() // it writes config.json and log.txt there
 	startProcess(t, cmd)
@@ -160,7 +152,7 @@ func startCouch(t testing.TB, db string) *url.URL {
 }
 
 // closedAddr is a loopback address nothing listens on.
-func closedAddr(t testing.TB) string { return fmt.Sprintf("127.0.0.1:%d", freePort(t)) }
+func closedAddr(t testing.TB) string { return fmt.Sprintf("127.0.0.1:%d", imagetest.FreePort(t)) }
 
 func TestRedisClientAgainstRedis(t *testing.T) {
 	addr := startRedis(t)

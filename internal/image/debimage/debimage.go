@@ -122,6 +122,17 @@ type Options struct {
 	Etc string
 }
 
+// withDefaults fills Log and Getenv when they are nil (a quiet log, the process environment).
+func (o Options) withDefaults() Options {
+	if o.Log == nil {
+		o.Log = cli.Quiet()
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	return o
+}
+
 // Stage is one step of a build and its duration.
 type Stage struct {
 	Name     string        `json:"name"`
@@ -185,14 +196,8 @@ func CacheDir(getenv func(string) string) string {
 // Build makes the image of s, or finds it in the cache.
 func Build(ctx context.Context, s Spec, o Options) (Result, error) {
 	start := time.Now()
-	log := o.Log
-	if log == nil {
-		log = cli.Quiet()
-	}
-	getenv := o.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
+	o = o.withDefaults()
+	log, getenv := o.Log, o.Getenv
 	if err := s.validate(); err != nil {
 		return Result{}, err
 	}

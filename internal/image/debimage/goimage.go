@@ -15,7 +15,6 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
-	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/image"
 	"github.com/nuv-dev/nuv/internal/image/gobuild"
@@ -81,14 +80,8 @@ func GoKey(ctx context.Context, s GoSpec, project, arch string) (string, error) 
 // in the cache (CacheDir/images/<key>, like the Debian images: a damaged entry is rebuilt).
 func BuildGo(ctx context.Context, s GoSpec, project string, o Options) (Result, error) {
 	start := time.Now()
-	log := o.Log
-	if log == nil {
-		log = cli.Quiet()
-	}
-	getenv := o.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
+	o = o.withDefaults()
+	log, getenv := o.Log, o.Getenv
 	tag, err := name.NewTag(s.Ref(), name.StrictValidation)
 	if err != nil {
 		return Result{}, fmt.Errorf("image %q: %w", s.Ref(), err)
