@@ -87,6 +87,9 @@ type Provider struct {
 
 	mu sync.Mutex
 	rt *Runtime
+	// lbImage replaces LoadBalancerImage in the check of an HA spec (tests of the branch where the
+	// runtime has the image, which cannot be pulled here).
+	lbImage string
 }
 
 var (
@@ -146,6 +149,21 @@ type nodeContainer struct {
 	Name    string
 	Running bool
 	Role    string
+}
+
+// loadBalancerRole is kind's role label of the load balancer container it puts in front of several
+// control planes (a container of the cluster, not a Kubernetes node).
+const loadBalancerRole = "external-load-balancer"
+
+// kubeNodes counts the containers that are Kubernetes nodes (all but kind's load balancer).
+func kubeNodes(cs []nodeContainer) int {
+	n := 0
+	for _, c := range cs {
+		if c.Role != loadBalancerRole {
+			n++
+		}
+	}
+	return n
 }
 
 // containers lists the node containers of cluster name through the runtime (kind's cluster label).
@@ -254,7 +272,7 @@ func (p *Provider) status(ctx context.Context, rt Runtime, name string) (cluster
 	if len(cs) == 0 {
 		return cluster.Info{}, fmt.Errorf("%q: %w", name, cluster.ErrNotFound)
 	}
-	info := cluster.Info{Name: name, Provider: p.Name(), Nodes: len(cs), NodesReady: -1, Binaries: "node image (" + rt.Name + " " + rt.Version + ")"}
+	info := cluster.Info{Name: name, Provider: p.Name(), Nodes: kubeNodes(cs), NodesReady: -1, Binaries: "node image (" + rt.Name + " " + rt.Version + ")"}
 	if _, err := os.Stat(p.KubeconfigPath(name)); err == nil {
 		info.Kubeconfig = p.KubeconfigPath(name)
 	}
@@ -366,7 +384,7 @@ func (p *Provider) Start(ctx context.Context, name string) error {
 	if _, err := p.writeKubeconfig(rt, name); err != nil {
 		return err
 	}
-	return p.waitReady(ctx, rt, name, len(cs), 5*time.Minute)
+	return p.waitReady(ctx, rt, name, kubeNodes(cs), 5*time.Minute)
 }
 
 func (p *Provider) startStop(ctx context.Context, verb, name string) error {

@@ -264,10 +264,19 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 	if err != nil {
 		return nil, err
 	}
+	id := "kind://" + rt.Name + "/" + name
 	if len(cs) == 0 {
+		if rec != nil {
+			if left := p.leftovers(name); len(left) > 0 {
+				// nuv's own files of a cluster whose containers are gone: a delete killed after kind
+				// removed the nodes (or containers removed by hand). Delete finishes the job; apply
+				// replaces it (removing them, then creating).
+				return []cluster.Resource{{Kind: kindCluster, Name: name, ID: id, Fields: map[string]string{"running": "gone"},
+					Broken: "its node containers are gone (a delete that did not finish, or removed outside nuv) but nuv's " + strings.Join(left, " and ") + " remain: they are removed and the cluster made again"}}, nil
+			}
+		}
 		return nil, nil
 	}
-	id := "kind://" + rt.Name + "/" + name
 	allRunning := true
 	for _, n := range cs {
 		allRunning = allRunning && n.Running
@@ -310,12 +319,20 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 	default:
 		f["running"] = "unreachable"
 	}
+	broken := ""
 	if rec != nil && rec.Fields["running"] == "creating" {
-		// A create that did not finish (killed before nuv wrote the kubeconfig, its mark, or saw the
-		// nodes Ready): only a replacement mends it.
-		f = map[string]string{"running": "incomplete"}
+		// A create that did not finish (nuv killed while kind made the nodes or ran kubeadm, or
+		// before it saw the nodes Ready): what kind did not do (kubeadm's phases, the CNI, the
+		// storage class, joining the workers) cannot be told from outside, so only a replacement
+		// mends it.
+		f["running"] = "incomplete"
+		var names []string
+		for _, n := range cs {
+			names = append(names, n.Name)
+		}
+		broken = fmt.Sprintf("its create did not finish (nuv was interrupted before the cluster was Ready; node container(s) %s exist, kubeadm and kind's later steps may not have run): they are deleted and the cluster made again", strings.Join(names, ", "))
 	}
-	out := []cluster.Resource{{Kind: kindCluster, Name: name, ID: id, Fields: f}}
+	out := []cluster.Resource{{Kind: kindCluster, Name: name, ID: id, Fields: f, Broken: broken}}
 	if live {
 		cfg, _ := p.restConfig(rt, name)
 		if ok, err := advertised(ctx, cfg); err != nil {
@@ -446,6 +463,9 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 		return nil, err
 	} else if len(cs) > 0 {
 		return nil, fmt.Errorf("create kind cluster %s: %w (its containers exist; `nuv cluster delete %s` removes them if nuv made them)", name, cluster.ErrExists, name)
+	}
+	if err := p.checkLoadBalancerImage(ctx, rt, c); err != nil {
+		return nil, err
 	}
 	image, err := p.nodeImage(ctx, rt, c)
 	if err != nil {
@@ -620,14 +640,34 @@ func (p *Provider) deleteCluster(ctx context.Context, name string) error {
 		case <-time.After(time.Duration(attempt) * 5 * time.Second):
 		}
 	}
+	// The network first, nuv's own files last: a delete interrupted before the end leaves files
+	// that Observe sees (leftovers), so the next delete finishes it.
+	p.removeIdleNetwork(ctx, rt)
 	if err := os.Remove(p.KubeconfigPath(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove kubeconfig: %w", err)
 	}
 	if err := os.RemoveAll(filepath.Join(p.Home, "kind", name)); err != nil {
 		return fmt.Errorf("remove nuv's files of kind cluster %s: %w", name, err)
 	}
-	p.removeIdleNetwork(ctx, rt)
 	return nil
+}
+
+// leftovers names nuv's own files of kind cluster name that exist (its kubeconfig, its directory
+// under NUV_HOME with the ownership mark and exported logs).
+func (p *Provider) leftovers(name string) []string {
+	var out []string
+	if _, err := os.Stat(p.KubeconfigPath(name)); err == nil {
+		out = append(out, "kubeconfig "+p.KubeconfigPath(name))
+	}
+	if dir := filepath.Join(p.Home, "kind", name); dirExists(dir) {
+		out = append(out, "directory "+dir)
+	}
+	return out
+}
+
+func dirExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
 
 // removeIdleNetwork removes kind's network when no container uses it any more (kind leaves it).
