@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -332,6 +333,9 @@ func TestIntegrationKindResume(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("apply after a killed create: exit %d\n%s%s", code, out, errs)
 	}
+	if m := regexp.MustCompile(`create phases: .*`).FindString(errs); m != "" {
+		t.Log(m)
+	}
 	if !strings.Contains(errs, "taking it over") {
 		t.Errorf("the lock of the killed nuv was not reported as taken over:\n%s", errs)
 	}
@@ -384,11 +388,15 @@ func TestIntegrationKindResume(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitOutput(t, cmd, &errb, "deleting kind-cluster/"+name, time.Minute)
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		st, err := runner.Output(context.Background(), runner.Cmd{Path: rt.Path, Args: []string{"inspect", "--format", "{{.State.Status}}", node}})
-		if err != nil || strings.TrimSpace(string(st)) != "running" || time.Now().After(deadline) {
+		if err != nil || strings.TrimSpace(string(st)) != "running" {
 			break // kind's `rm -f` has begun (or is done)
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("delete did not stop the node within a minute:\n%s", errb.String())
 		}
 	}
 	cmd.Process.Kill()

@@ -455,6 +455,7 @@ func (p *Provider) observed(ctx context.Context, c *spec.Cluster, key string, re
 func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluster.Resource) error) (*cluster.Resource, error) {
 	name := c.Metadata.Name
 	start := time.Now()
+	clock := &phaseClock{}
 	rt, err := p.runtime(ctx)
 	if err != nil {
 		return nil, err
@@ -471,6 +472,7 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 	if err != nil {
 		return nil, err
 	}
+	t := clock.since("node image", start)
 	regHost := ""
 	if c.Spec.Registry {
 		regHost = p.RegistryHost
@@ -494,7 +496,7 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 	p.log().Infof("creating kind cluster %s (%d node(s), image %s, %s %s)", name, len(cfg.Nodes), image, rt.Name, rt.Version)
 	done := make(chan error, 1)
 	go func() {
-		done <- p.kind(rt).Create(name, kindcluster.CreateWithV1Alpha4Config(cfg),
+		done <- p.kindTimed(rt, clock).Create(name, kindcluster.CreateWithV1Alpha4Config(cfg),
 			kindcluster.CreateWithKubeconfigPath(tmp+"/kubeconfig"),
 			kindcluster.CreateWithDisplayUsage(false), kindcluster.CreateWithDisplaySalutation(false))
 	}()
@@ -508,6 +510,15 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 	if err != nil {
 		return nil, fmt.Errorf("kind create cluster %s: %w", name, err)
 	}
+	var steps time.Duration
+	for _, ph := range clock.Phases() {
+		if strings.HasPrefix(ph.Name, "kind: ") {
+			steps += ph.Duration
+		}
+	}
+	now := time.Now()
+	clock.record(Phase{Name: "kind: the rest (checks, network, kubeconfig)", Duration: now.Sub(t) - steps})
+	t = now
 	if err := p.mark(ctx, rt, name); err != nil {
 		return nil, err
 	}
@@ -515,15 +526,22 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 	if err != nil {
 		return nil, err
 	}
-	if err := p.waitReady(ctx, rt, name, len(cfg.Nodes), 5*time.Minute); err != nil {
+	t = clock.since("mark and kubeconfig", t)
+	nodesReady, err := p.waitReadyTimed(ctx, rt, name, len(cfg.Nodes), 5*time.Minute)
+	if err != nil {
 		return nil, err
 	}
+	clock.add("nodes Ready", nodesReady.Sub(t))
+	t = clock.since("default ServiceAccount", nodesReady)
 	res.Fields["running"] = "true"
 	r, err := p.observed(ctx, c, res.Key(), res)
 	if err != nil {
 		return nil, err
 	}
+	clock.since("observe", t)
+	p.Phases = clock.Phases()
 	p.log().Infof("kind cluster %s ready in %.1fs: %d node(s) Ready, kubeconfig %s", name, time.Since(start).Seconds(), len(cfg.Nodes), kc)
+	p.log().Infof("kind cluster %s create phases: %s", name, FormatPhases(p.Phases))
 	return r, nil
 }
 
