@@ -539,6 +539,12 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 		return nil, err
 	}
 	clock.since("observe", t)
+	// how long the control-plane node took to boot (from its log; it overlaps kind's steps)
+	if logs, err := rt.output(ctx, "logs", "-t", name+"-control-plane"); err == nil {
+		for _, ph := range entrypointPhases(name+"-control-plane", logs) {
+			clock.record(ph)
+		}
+	}
 	p.Phases = clock.Phases()
 	p.log().Infof("kind cluster %s ready in %.1fs: %d node(s) Ready, kubeconfig %s", name, time.Since(start).Seconds(), len(cfg.Nodes), kc)
 	p.log().Infof("kind cluster %s create phases: %s", name, FormatPhases(p.Phases))
@@ -563,13 +569,18 @@ func (p *Provider) nodeImage(ctx context.Context, rt Runtime, c *spec.Cluster) (
 	if image == "" {
 		image, source = defaults.Image, "kind's default node image"
 	}
-	if _, err := rt.output(ctx, "image", "inspect", "--format", "{{.Id}}", image); err != nil {
+	labels, err := rt.output(ctx, "image", "inspect", "--format", nodeImageLabels, image)
+	if err != nil {
 		p.log().Infof("pulling node image %s (%s)", image, source)
 		if _, err := rt.output(ctx, "pull", image); err != nil {
 			return "", fmt.Errorf("node image %s (%s) is not on this machine and cannot be pulled: %w", image, source, err)
 		}
+		labels, _ = rt.output(ctx, "image", "inspect", "--format", nodeImageLabels, image)
 	}
-	have, err := imageVersion(ctx, rt, image)
+	have, err := labelVersion(labels)
+	if have == "" {
+		have, err = imageVersion(ctx, rt, image)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -589,6 +600,24 @@ func fullVersion(v string) string {
 		return DefaultVersion
 	}
 	return v
+}
+
+// nodeImageLabels formats the labels of a node image nuv built (`nuv cluster node-image build`):
+// the build that writes /kind/version labels the image with the same version.
+const nodeImageLabels = `{{index .Config.Labels "dev.nuv.built-by"}}|{{index .Config.Labels "dev.nuv.kubernetes-version"}}`
+
+// labelVersion is the Kubernetes version of a node image nuv built, from its labels ("" for any
+// other image, whose /kind/version is read instead).
+func labelVersion(labels string) (string, error) {
+	by, v, _ := strings.Cut(strings.TrimSpace(labels), "|")
+	if by != "nuv cluster node-image build" || v == "" || v == "<no value>" {
+		return "", nil
+	}
+	v = strings.TrimPrefix(v, "v")
+	if _, ok := spec.NormalVersion(v); !ok {
+		return "", fmt.Errorf("node image label dev.nuv.kubernetes-version=%q is not a Kubernetes version", v)
+	}
+	return v, nil
 }
 
 // imageVersion reads the Kubernetes version a node image carries (/kind/version, where kind

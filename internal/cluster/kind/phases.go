@@ -177,3 +177,41 @@ func PhaseLogger(l cli.Logger) (kindlog.Logger, func() []Phase) {
 	c := &phaseClock{}
 	return kindLogger{l, c}, c.Phases
 }
+
+// entrypointPhases times the boot of a node container from its log (`logs -t`: each line with
+// the runtime's timestamp): kind's entrypoint up to "starting init" (systemd), and within it the
+// network detection, whose DNS lookup of host.docker.internal waits up to 5 s where the runtime's
+// embedded DNS cannot reach an upstream server. kind goes on with the node while it boots, so
+// these overlap kind's steps.
+func entrypointPhases(node, logs string) []Phase {
+	var first, iptables, detected, initAt time.Time
+	for _, l := range strings.Split(logs, "\n") {
+		ts, msg, ok := strings.Cut(l, " ")
+		if !ok {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, ts)
+		if err != nil {
+			continue
+		}
+		if first.IsZero() {
+			first = t
+		}
+		switch {
+		case strings.HasPrefix(msg, "INFO: setting iptables to detected mode"):
+			iptables = t
+		case strings.HasPrefix(msg, "INFO: detected IPv4 address") && detected.IsZero():
+			detected = t
+		case strings.HasPrefix(msg, "INFO: starting init"):
+			initAt = t
+		}
+	}
+	var out []Phase
+	if !first.IsZero() && !initAt.IsZero() {
+		out = append(out, Phase{Name: "node " + node + ": entrypoint before systemd", Duration: initAt.Sub(first)})
+	}
+	if !iptables.IsZero() && !detected.IsZero() {
+		out = append(out, Phase{Name: "  node " + node + ": entrypoint's network detection (DNS lookup of host.docker.internal)", Duration: detected.Sub(iptables)})
+	}
+	return out
+}

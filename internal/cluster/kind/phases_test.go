@@ -74,3 +74,36 @@ func TestPhaseClock(t *testing.T) {
 		t.Errorf("the first step took %s, want at least the 2ms slept", d)
 	}
 }
+
+func TestEntrypointPhases(t *testing.T) {
+	logs := "2026-11-30T19:33:54.901632201Z INFO: ensuring we can execute mount/umount even with userns-remap\n" +
+		"2026-11-30T19:33:54.937431419Z INFO: detected cgroup v1\n" +
+		"2026-11-30T19:33:55.056758638Z INFO: setting iptables to detected mode: nft\n" +
+		"2026-11-30T19:34:00.169244726Z INFO: detected IPv4 address: 172.28.0.3\n" +
+		"2026-11-30T19:34:00.177091726Z INFO: detected IPv6 address: fc00:f853:ccd:e793::3\n" +
+		"2026-11-30T19:34:00.178380728Z INFO: starting init\n" +
+		"2026-11-30T19:34:00.253377344Z systemd 252.39-1~deb12u2 running in system mode\n"
+	got := FormatPhases(entrypointPhases("n-control-plane", logs))
+	want := "node n-control-plane: entrypoint before systemd 5.3s, node n-control-plane: entrypoint's network detection (DNS lookup of host.docker.internal) 5.1s"
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	if ps := entrypointPhases("n", "not a log\n"); len(ps) != 0 {
+		t.Fatalf("phases of a log without timestamps: %v", ps)
+	}
+}
+
+func TestLabelVersion(t *testing.T) {
+	for _, tc := range []struct{ labels, want, err string }{
+		{"nuv cluster node-image build|v1.36.3\n", "1.36.3", ""},
+		{"|\n", "", ""},
+		{"<no value>|<no value>", "", ""},
+		{"someone else|v1.36.3", "", ""},
+		{"nuv cluster node-image build|banana", "", "not a Kubernetes version"},
+	} {
+		got, err := labelVersion(tc.labels)
+		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("labelVersion(%q) = %q, %v; want %q, %q", tc.labels, got, err, tc.want, tc.err)
+		}
+	}
+}
