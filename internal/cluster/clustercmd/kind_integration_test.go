@@ -291,8 +291,9 @@ func kindNetworks(t *testing.T, rt kind.Runtime) int {
 // kind's create runs kubeadm init in the node container it made: the plan then names the
 // half-made cluster and replaces it, saying why; the next apply takes over the dead nuv's lock
 // and finishes with every node Ready, leaving only the cluster's own container, one kind network
-// and none of the killed create's volumes. A delete killed while kind removes the node is then
-// finished by the next delete.
+// and none of the killed create's volumes. A node container removed behind nuv's back is
+// replaced the same way. A delete killed while kind removes the node is then finished by the
+// next delete.
 func TestIntegrationKindResume(t *testing.T) {
 	rt := kindRuntime(t)
 	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
@@ -378,6 +379,22 @@ func TestIntegrationKindResume(t *testing.T) {
 	}
 	if out, errs, code = c.run("plan", "-f", file, "--detailed-exitcode"); code != 0 {
 		t.Fatalf("plan after the resumed apply: exit %d\n%s%s", code, out, errs)
+	}
+
+	// 2b. The node container removed behind nuv's back (what a delete killed right after kind
+	// removed the nodes leaves): the plan replaces the cluster, naming what nuv still has of it,
+	// and apply makes it again.
+	rtOut(t, rt, "rm", "-f", "-v", node)
+	out, errs, code = c.run("plan", "-f", file, "--detailed-exitcode")
+	if code != 2 || !strings.Contains(out, "-/+ replace kind-cluster/"+name) ||
+		!strings.Contains(out, "why: its node containers are gone") || !strings.Contains(out, "kubeconfig "+kc) {
+		t.Fatalf("plan after the node container was removed: exit %d\n%s%s", code, out, errs)
+	}
+	if out, errs, code = c.run("apply", "-f", file); code != 0 {
+		t.Fatalf("apply after the node container was removed: exit %d\n%s%s", code, out, errs)
+	}
+	if got := nodesOf(t, kc); len(got) != 1 {
+		t.Fatalf("nodes after the apply: %v", got)
 	}
 
 	// 3. A delete killed while kind removes the node is finished by the next delete.

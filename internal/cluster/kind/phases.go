@@ -117,6 +117,9 @@ var klogTime = regexp.MustCompile(`^[IWEF](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s`)
 // kubeadmPhase matches a line kubeadm prints as it works through its phases: "[certs] ...".
 var kubeadmPhase = regexp.MustCompile(`^\[([a-z][a-z-]*)\] `)
 
+// apiServerWait names the part of kubeadm init spent waiting for the control plane to come up.
+const apiServerWait = "waiting for the API server (the kubelet starting the static pods)"
+
 // kubeadmPhases times kubeadm init's phases from its output: a phase runs from the time of the
 // klog line before its first "[phase]" line to that of the next phase's (kubeadm's own lines carry
 // no time; its --v=6 klog lines come between them). Consecutive lines of one phase are merged.
@@ -129,6 +132,12 @@ func kubeadmPhases(out string) []Phase {
 		if m := klogTime.FindStringSubmatch(l); m != nil {
 			if t, err := time.Parse("0102 15:04:05.000000", m[1]); err == nil {
 				last = t
+			}
+			// kubeadm's first request to the API server, which it repeats until the kubelet has
+			// started the static pods and the API server answers
+			if strings.Contains(l, "kubeadm:cluster-admins Group exists") && !last.IsZero() {
+				names = append(names, apiServerWait)
+				at = append(at, last)
 			}
 			continue
 		}

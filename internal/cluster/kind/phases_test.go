@@ -18,10 +18,12 @@ I1130 19:30:01.500000     210 kubeconfig.go:111] creating kubeconfig file for ad
 [kubeconfig] Writing "admin.conf" kubeconfig file
 I1130 19:30:02.000000     210 kubelet.go:67] Stopping the kubelet
 [kubelet-start] Starting the kubelet
-I1130 19:30:02.250000     210 waitcontrolplane.go:64] [wait-control-plane] Waiting for the API server to be healthy
+I1130 19:30:02.100000     210 kubeconfig.go:667] ensuring that the ClusterRoleBinding for the kubeadm:cluster-admins Group exists
+I1130 19:30:02.600000     210 round_trippers.go:632] "Response" verb="POST" url="https://node:6443/apis/rbac.authorization.k8s.io/v1/clusterrolebindings?timeout=10s" status="" milliseconds=0
+I1130 19:30:09.200000     210 round_trippers.go:632] "Response" verb="POST" url="https://node:6443/apis/rbac.authorization.k8s.io/v1/clusterrolebindings?timeout=10s" status="201 Created" milliseconds=396
 [wait-control-plane] Waiting for the kubelet to boot up the control plane as static Pods from directory "/etc/kubernetes/manifests"
 [kubelet-check] The kubelet is healthy after 1.0s
-I1130 19:30:09.250000     210 round_trippers.go:632] "Response" verb="GET" url="https://node:6443/livez" status="200 OK"
+I1130 19:30:09.300000     210 round_trippers.go:632] "Response" verb="GET" url="https://node:6443/livez" status="200 OK"
 [control-plane-check] kube-apiserver is healthy after 7.0s
 I1130 19:30:10.000000     210 uploadconfig.go:112] [upload-config] Uploading the kubeadm ClusterConfiguration
 [upload-config] Storing the configuration used in ConfigMap "kubeadm-config" in the "kube-system" Namespace
@@ -34,7 +36,7 @@ Your Kubernetes control-plane has initialized successfully!`
 
 func TestKubeadmPhases(t *testing.T) {
 	got := FormatPhases(kubeadmPhases(kubeadmSample))
-	want := "init 0.0s, certs 1.5s, kubeconfig 0.5s, kubelet-start 0.2s, wait-control-plane 0.0s, kubelet-check 7.0s, control-plane-check 0.8s, upload-config 1.0s, addons 0.6s"
+	want := "init 0.0s, certs 1.5s, kubeconfig 0.5s, kubelet-start 0.1s, " + apiServerWait + " 7.1s, wait-control-plane 0.0s, kubelet-check 0.1s, control-plane-check 0.7s, upload-config 1.0s, addons 0.6s"
 	if got != want {
 		t.Fatalf("kubeadm phases:\n got %s\nwant %s", got, want)
 	}
@@ -65,7 +67,7 @@ func TestPhaseClock(t *testing.T) {
 		}
 	}
 	want := "kind: ensuring node image (nuv.dev/kind-node:v1.36.3-abc)|kind: preparing nodes|kind: writing configuration|kind: starting control-plane|" +
-		"  kubeadm: init|  kubeadm: certs|  kubeadm: kubeconfig|  kubeadm: kubelet-start|  kubeadm: wait-control-plane|  kubeadm: kubelet-check|  kubeadm: control-plane-check|  kubeadm: upload-config|  kubeadm: addons|" +
+		"  kubeadm: init|  kubeadm: certs|  kubeadm: kubeconfig|  kubeadm: kubelet-start|  kubeadm: " + apiServerWait + "|  kubeadm: wait-control-plane|  kubeadm: kubelet-check|  kubeadm: control-plane-check|  kubeadm: upload-config|  kubeadm: addons|" +
 		"kind: installing cni"
 	if got := strings.Join(names, "|"); got != want {
 		t.Fatalf("phases:\n got %s\nwant %s", got, want)
