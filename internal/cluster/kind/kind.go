@@ -17,6 +17,14 @@
 //	                     cluster whose containers were stopped is started by an update of "running"
 //	registry/loopback    the KEP-1755 local-registry-hosting ConfigMap advertising nuv's registry
 //
+// A create interrupted before the cluster was Ready (its record still says "creating") is Broken
+// for the engine: the next plan replaces it and says why. A delete interrupted after kind removed
+// the nodes leaves nuv's own files, which Observe still reports, so the next delete finishes it.
+// Several control planes need kind's load balancer image in the runtime (Preflight refuses the
+// plan otherwise, before anything is made); one control plane runs its controller-manager without
+// leader election. Every create logs its timed phases (nuv's, kind's, kubeadm init's, the node's
+// boot).
+//
 // The kubeconfig goes to <project>/clusters/<name>.kubeconfig (0600, written atomically; kind's
 // own default, ~/.kube/config, is never touched). Logs come from kind's log export.
 package kind
