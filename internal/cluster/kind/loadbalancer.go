@@ -21,6 +21,9 @@ var _ cluster.Preflighter = (*Provider)(nil)
 // plane while the container runtime lacks kind's load balancer image: kind would fail half-way
 // through creating (the image cannot be pulled on an air-gapped machine), so nothing is made.
 func (p *Provider) Preflight(ctx context.Context, c *spec.Cluster, plan *cluster.Plan) error {
+	if c.Spec.ControlPlane.Count <= 1 {
+		return nil // no load balancer (and a plan needs no runtime)
+	}
 	for _, ch := range plan.Changes {
 		if ch.Key != kindCluster+"/"+c.Metadata.Name || (ch.Action != cluster.Create && ch.Action != cluster.Replace) {
 			continue

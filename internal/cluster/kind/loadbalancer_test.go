@@ -96,3 +96,20 @@ func TestIntegrationKindHARefused(t *testing.T) {
 		t.Fatalf("plan of one control plane: %v", err)
 	}
 }
+
+// TestPreflightOneControlPlaneNeedsNoRuntime: the plan of a one-control-plane cluster is not
+// refused, whatever the machine has (no runtime here: an empty PATH).
+func TestPreflightOneControlPlaneNeedsNoRuntime(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	p := &Provider{Home: t.TempDir(), Project: t.TempDir(), Getenv: func(string) string { return "" }}
+	c := &spec.Cluster{Metadata: spec.Metadata{Name: "one"}, Spec: spec.Spec{Provider: "kind"}}
+	d, _ := p.Desired(c)
+	plan := &cluster.Plan{Cluster: "one", Provider: "kind", Changes: []cluster.Change{{Action: cluster.Create, Key: d[0].Key(), Desired: &d[0]}}}
+	if err := p.Preflight(context.Background(), c, plan); err != nil {
+		t.Fatalf("one control plane: %v", err)
+	}
+	c.Spec.ControlPlane.Count = 3
+	if err := p.Preflight(context.Background(), c, plan); !errors.Is(err, ErrNoRuntime) {
+		t.Fatalf("three control planes without a runtime: %v, want ErrNoRuntime", err)
+	}
+}
