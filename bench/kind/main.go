@@ -5,6 +5,7 @@
 //     ServiceAccount present), and its `nuv cluster delete`;
 //   - the peer: the kind library creating the same cluster with the same node image and host patches
 //     and waiting for Ready (what `kind create cluster --wait` does), and the ratio nuv/peer;
+//   - where each create's time went: nuv's own steps, kind's steps and kubeadm init's phases;
 //
 // and, on the 1-node cluster, `nuv image load` (task build-and-load: the operator image built and
 // loaded into the node) and `nuv operator` to the operator's Deployment Available in a real pod.
@@ -21,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -46,10 +48,14 @@ func specDoc(name string, workers int) string {
 }
 
 type row struct {
-	what      string
-	nuv, peer []time.Duration
-	note      string
+	what               string
+	nuv, peer          []time.Duration
+	phases, peerPhases []string
+	note               string
 }
+
+// phasesLine is the line where nuv's kind provider prints the timed steps of a create.
+var phasesLine = regexp.MustCompile(`create phases: (.*)`)
 
 func run(runs int) error {
 	root, err := benchutil.ModuleRoot()
@@ -88,12 +94,16 @@ func run(runs int) error {
 		del := row{what: fmt.Sprintf("%d node(s): delete", workers+1)}
 		for i := 0; i < runs; i++ {
 			fmt.Printf("nuv cluster apply: %s ...\n", name)
-			d, _, err := nuvRun(nil, "cluster", "apply", "-f", file)
+			d, out, err := nuvRun(nil, "cluster", "apply", "-f", file)
 			if err != nil {
 				nuvRun(nil, "cluster", "delete", name)
 				return err
 			}
 			create.nuv = append(create.nuv, d)
+			if m := phasesLine.FindStringSubmatch(out); m != nil {
+				create.phases = append(create.phases, m[1])
+				fmt.Printf("  nuv %.1f s: %s\n", d.Seconds(), m[1])
+			}
 			if image == "" {
 				out, err := exec.Command("docker", "inspect", "--format", "{{.Config.Image}}", name+"-control-plane").Output()
 				if err != nil {
@@ -120,11 +130,13 @@ func run(runs int) error {
 			del.nuv = append(del.nuv, d)
 
 			fmt.Printf("peer (kind library, --wait): %s ...\n", name)
-			pd, err := peerCreate(name+"-peer", image, workers, tmp)
+			pd, phases, err := peerCreate(name+"-peer", image, workers, tmp)
 			if err != nil {
 				return err
 			}
 			create.peer = append(create.peer, pd)
+			create.peerPhases = append(create.peerPhases, phases)
+			fmt.Printf("  peer %.1f s: %s\n", pd.Seconds(), phases)
 		}
 		rows = append(rows, create, del)
 	}
@@ -143,13 +155,22 @@ func run(runs int) error {
 	fmt.Printf("| build-and-load (operator image built, loaded into the node) | %.1f s | - | - |\n", loadT.Seconds())
 	fmt.Printf("| nuv operator to Available (a real pod) | %.1f s | - | - |\n", operatorT.Seconds())
 	fmt.Printf("(%d run(s) each; nuv figures are whole nuv processes; published anchor for kind's 1-node create: 12-17 s with a pulled image)\n", runs)
+	fmt.Println("\nWhere the time goes (the last run of each; kind's steps from its status lines, kubeadm's phases from its klog timestamps):")
+	for _, r := range rows {
+		if len(r.phases) > 0 {
+			fmt.Printf("- %s, nuv: %s\n", r.what, r.phases[len(r.phases)-1])
+		}
+		if len(r.peerPhases) > 0 {
+			fmt.Printf("- %s, peer: %s\n", r.what, r.peerPhases[len(r.peerPhases)-1])
+		}
+	}
 	return nil
 }
 
 // peerCreate creates a cluster the way the kind CLI does (kind's library, --wait), with the node
 // image and the host patches nuv uses, and deletes it; it returns the create time. kind waits for
 // the control-plane nodes only; nuv waits for every node and the default ServiceAccount.
-func peerCreate(name, image string, workers int, tmp string) (time.Duration, error) {
+func peerCreate(name, image string, workers int, tmp string) (time.Duration, string, error) {
 	n := workers
 	c := &spec.Cluster{Metadata: spec.Metadata{Name: name}, Spec: spec.Spec{Provider: "kind"}}
 	if n > 0 {
@@ -157,14 +178,16 @@ func peerCreate(name, image string, workers int, tmp string) (time.Duration, err
 	}
 	cfg, err := kind.Config(kind.ConfigInput{Spec: c, Image: image, Host: kind.DetectHost()})
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	kp := kindcluster.NewProvider(kindcluster.ProviderWithDocker())
+	logger, phases := kind.PhaseLogger(nil)
+	kp := kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(logger))
 	kc := filepath.Join(tmp, name+".kubeconfig")
 	t0 := time.Now()
 	err = kp.Create(name, kindcluster.CreateWithV1Alpha4Config(cfg), kindcluster.CreateWithKubeconfigPath(kc),
 		kindcluster.CreateWithWaitForReady(5*time.Minute), kindcluster.CreateWithDisplayUsage(false), kindcluster.CreateWithDisplaySalutation(false))
 	d := time.Since(t0)
+	timed := kind.FormatPhases(phases())
 	rt, rerr := kind.DetectRuntime(context.Background(), os.Getenv)
 	for attempt := 1; attempt <= 4; attempt++ { // as nuv does: a busy node may need another kill
 		if rerr == nil { // and a node whose pods runc left frozen (cgroup v1) cannot be killed at all
@@ -179,5 +202,5 @@ func peerCreate(name, image string, workers int, tmp string) (time.Duration, err
 		}
 		time.Sleep(time.Duration(attempt) * 5 * time.Second)
 	}
-	return d, err
+	return d, timed, err
 }

@@ -17,7 +17,7 @@ import (
 // change at a time (Execute). The engine computes plans from these, so a plan and an apply can never
 // disagree, and records each resource in the state store as soon as it exists.
 //
-// Optional capabilities are separate interfaces (Starter, LogSource, Adopter); a verb whose
+// Optional capabilities are separate interfaces (Starter, LogSource, Adopter, Preflighter); a verb whose
 // capability a provider lacks fails with ErrUnsupported naming the provider.
 type Provider interface {
 	// Name is the provider's name in specs and on the command line ("local", "eks").
@@ -39,6 +39,14 @@ type Provider interface {
 	List(ctx context.Context) ([]Info, error)
 	// Status reports one cluster; ErrNotFound if unknown.
 	Status(ctx context.Context, name string) (Info, error)
+}
+
+// Preflighter is a provider that checks, before an apply changes anything, that it can carry out
+// a plan on this machine (an image the runtime must already hold, say). The engine calls it on
+// every plan it computes: a plan it refuses is an error of plan and apply alike, with nothing
+// written anywhere.
+type Preflighter interface {
+	Preflight(ctx context.Context, c *spec.Cluster, p *Plan) error
 }
 
 // Starter is a provider whose clusters can be stopped and started again (their state kept).

@@ -25,6 +25,9 @@ type Resource struct {
 	DependsOn []string `json:"dependsOn,omitempty"`
 	// Foreign marks an existing resource that nuv did not make: it is never changed or deleted.
 	Foreign bool `json:"foreign,omitempty"`
+	// Broken, set by Observe, says why an existing resource of nuv's cannot be brought to its spec
+	// in place (a create interrupted half-way): the plan replaces it and prints the reason.
+	Broken string `json:"broken,omitempty"`
 }
 
 // Key identifies the resource within its cluster: "kind/name".
@@ -59,6 +62,8 @@ type Change struct {
 	Desired *Resource // nil for Delete
 	Actual  *Resource // nil for Create
 	Fields  []FieldChange
+	// Reason says why a change is made when its fields alone do not (the actual resource's Broken).
+	Reason string
 }
 
 // Plan is the ordered list of changes that bring a cluster to its spec.
@@ -108,6 +113,8 @@ func Diff(clusterName, provider string, desired, actual []Resource) (*Plan, erro
 			p.Changes = append(p.Changes, Change{Action: Create, Key: d.Key(), Desired: &d, Fields: fieldsOf(d)})
 		case a.Foreign:
 			p.Changes = append(p.Changes, Change{Action: Conflict, Key: d.Key(), Desired: &d, Actual: a})
+		case a.Broken != "":
+			p.Changes = append(p.Changes, Change{Action: Replace, Key: d.Key(), Desired: &d, Actual: a, Fields: compare(d, *a), Reason: a.Broken})
 		default:
 			fc := compare(d, *a)
 			if len(fc) == 0 {

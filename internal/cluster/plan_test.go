@@ -13,6 +13,9 @@ func summary(p *Plan) string {
 	var s []string
 	for _, c := range p.Changes {
 		line := string(c.Action) + " " + c.Key
+		if c.Reason != "" {
+			line += " (" + c.Reason + ")"
+		}
 		for _, f := range c.Fields {
 			if c.Action != Create {
 				line += " " + f.Field + ":" + f.Old + "->" + f.New
@@ -42,6 +45,7 @@ func TestDiff(t *testing.T) {
 		{"forced replace", func() []Resource { c := cp; c.Fields = map[string]string{"version": "1.37"}; return []Resource{c} }(), []Resource{cp}, "replace cp/c version:1.36->1.37", 0},
 		{"removed group deleted last", []Resource{cp, ng("a", "1")}, []Resource{cp, ng("a", "1"), ng("b", "2")}, "delete ng/b", 2},
 		{"foreign is a conflict, never deleted", []Resource{vpc}, []Resource{{Kind: "vpc", Name: "v", Foreign: true}, {Kind: "vpc", Name: "other", Foreign: true}}, "conflict vpc/v", 0},
+		{"broken is replaced even when its fields match", []Resource{cp}, func() []Resource { c := cp; c.Broken = "half made"; return []Resource{c} }(), "replace cp/c (half made)", 0},
 		{"actual-only fields ignored", []Resource{res("ng", "a", map[string]string{"count": "1"})}, []Resource{res("ng", "a", map[string]string{"count": "1", "status": "ACTIVE"})}, "", 1},
 	}
 	for _, tt := range tests {

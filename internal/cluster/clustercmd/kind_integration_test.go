@@ -1,10 +1,14 @@
 package clustercmd
 
 import (
+	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -244,4 +248,210 @@ func tail(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
+}
+
+// syncBuffer is a bytes.Buffer a child process writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitOutput waits until the running command's output has want, or fails (killing it).
+func waitOutput(t *testing.T, cmd *exec.Cmd, out *syncBuffer, want string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !strings.Contains(out.String(), want) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no %q within %s:\n%s", want, limit, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// kindNetworks counts the runtime's networks named kind (kind makes one and reuses it).
+func kindNetworks(t *testing.T, rt kind.Runtime) int {
+	return len(strings.Fields(rtOut(t, rt, "network", "ls", "--filter", "name=^kind$", "--format", "{{.ID}}")))
+}
+
+// TestIntegrationKindResume kills `nuv cluster apply -f` (SIGKILL: nothing can clean up) while
+// kind's create runs kubeadm init in the node container it made: the plan then names the
+// half-made cluster and replaces it, saying why; the next apply takes over the dead nuv's lock
+// and finishes with every node Ready, leaving only the cluster's own container, one kind network
+// and none of the killed create's volumes. A node container removed behind nuv's back is
+// replaced the same way. A delete killed while kind removes the node is then finished by the
+// next delete.
+func TestIntegrationKindResume(t *testing.T) {
+	rt := kindRuntime(t)
+	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
+	const name = "nuv-life-resume"
+	t.Cleanup(func() { c.run("delete", name) })
+	node := name + "-control-plane"
+	file := c.specFile(kindSpec(name, 0))
+	kc := filepath.Join(c.project, "clusters", name+".kubeconfig")
+
+	// 1. SIGKILL while kubeadm init runs in the node container.
+	cmd := c.cmd("apply", "-f", file)
+	var errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &errb, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, cmd, &errb, "Starting control-plane", 5*time.Minute)
+	cmd.Process.Kill()
+	cmd.Wait()
+	killedAt := errb.String()
+	if strings.Contains(killedAt, "✓ Starting control-plane") {
+		t.Fatalf("kubeadm had finished when nuv was killed:\n%s", killedAt)
+	}
+	halfID := rtOut(t, rt, "inspect", "--format", "{{.Id}}", node)
+	halfVols := nodeVolumes(t, rt, name)
+	t.Logf("killed during kubeadm init; half-made node %s (%.12s), volumes %v", node, halfID, halfVols)
+
+	out, errs, code := c.run("plan", "-f", file, "--detailed-exitcode")
+	if code != 2 || !strings.Contains(out, "-/+ replace kind-cluster/"+name) ||
+		!regexpMatch(`why: its create did not finish \(nuv was interrupted before the cluster was Ready; node container\(s\) `+node+` exist`, out) ||
+		!strings.Contains(out, "running: incomplete -> true") {
+		t.Fatalf("plan after a killed create: exit %d\n%s%s", code, out, errs)
+	}
+	t.Logf("plan after the kill:\n%s", out)
+
+	// 2. The next apply takes the dead nuv's lock over and replaces the half-made cluster.
+	out, errs, code = c.run("apply", "-f", file)
+	if code != 0 {
+		t.Fatalf("apply after a killed create: exit %d\n%s%s", code, out, errs)
+	}
+	if m := regexp.MustCompile(`create phases: .*`).FindString(errs); m != "" {
+		t.Log(m)
+	}
+	if !strings.Contains(errs, "taking it over") {
+		t.Errorf("the lock of the killed nuv was not reported as taken over:\n%s", errs)
+	}
+	if got := nodesOf(t, kc); len(got) != 1 {
+		t.Fatalf("nodes after the resumed apply: %v", got)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes.Items {
+		if !nodeReady(&n) {
+			t.Errorf("node %s is not Ready", n.Name)
+		}
+	}
+	if got := rtOut(t, rt, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+name, "--format", "{{.Names}}"); got != node {
+		t.Errorf("containers of %s after the resume: %q, want only %s", name, got, node)
+	}
+	if id := rtOut(t, rt, "inspect", "--format", "{{.Id}}", node); id == halfID {
+		t.Errorf("the half-made node container %.12s was kept, not replaced", halfID)
+	}
+	if n := kindNetworks(t, rt); n != 1 {
+		t.Errorf("%d networks named kind, want 1", n)
+	}
+	have := map[string]bool{}
+	for _, v := range strings.Fields(rtOut(t, rt, "volume", "ls", "--format", "{{.Name}}")) {
+		have[v] = true
+	}
+	for _, v := range halfVols {
+		if have[v] {
+			t.Errorf("volume %s of the killed create's node is still there", v)
+		}
+	}
+	if vols := nodeVolumes(t, rt, name); len(vols) != len(halfVols) {
+		t.Errorf("the new node has volumes %v; the killed one had %v", vols, halfVols)
+	}
+	if out, errs, code = c.run("plan", "-f", file, "--detailed-exitcode"); code != 0 {
+		t.Fatalf("plan after the resumed apply: exit %d\n%s%s", code, out, errs)
+	}
+
+	// 2b. The node container removed behind nuv's back (what a delete killed right after kind
+	// removed the nodes leaves): the plan replaces the cluster, naming what nuv still has of it,
+	// and apply makes it again.
+	rtOut(t, rt, "rm", "-f", "-v", node)
+	out, errs, code = c.run("plan", "-f", file, "--detailed-exitcode")
+	if code != 2 || !strings.Contains(out, "-/+ replace kind-cluster/"+name) ||
+		!strings.Contains(out, "why: its node containers are gone") || !strings.Contains(out, "kubeconfig "+kc) {
+		t.Fatalf("plan after the node container was removed: exit %d\n%s%s", code, out, errs)
+	}
+	if out, errs, code = c.run("apply", "-f", file); code != 0 {
+		t.Fatalf("apply after the node container was removed: exit %d\n%s%s", code, out, errs)
+	}
+	if got := nodesOf(t, kc); len(got) != 1 {
+		t.Fatalf("nodes after the apply: %v", got)
+	}
+
+	// 3. A delete killed while kind removes the node is finished by the next delete.
+	vols := nodeVolumes(t, rt, name)
+	cmd = c.cmd("delete", name)
+	errb = syncBuffer{}
+	cmd.Stdout, cmd.Stderr = &errb, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		st, err := runner.Output(context.Background(), runner.Cmd{Path: rt.Path, Args: []string{"inspect", "--format", "{{.State.Status}}", node}})
+		if err != nil || strings.TrimSpace(string(st)) != "running" {
+			break // kind's `rm -f` has begun (or is done)
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("delete did not stop the node within a minute:\n%s", errb.String())
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	// kind's `rm -f -v` of the node, a process of its own, outlives the killed nuv: let it end, so
+	// the next delete finds what a delete killed after kind removed the nodes leaves (nuv's files)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if rtOut(t, rt, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+name, "--format", "{{.Names}}") == "" {
+			break
+		}
+	}
+	var state []string
+	if cs := rtOut(t, rt, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+name, "--format", "{{.Names}}"); cs != "" {
+		state = append(state, "containers "+cs)
+	}
+	if _, err := os.Stat(kc); err == nil {
+		state = append(state, "kubeconfig")
+	}
+	if _, err := os.Stat(filepath.Join(c.home, "state", name+".json")); err == nil {
+		state = append(state, "state record")
+	}
+	t.Logf("after the killed delete: %v", state)
+	if len(state) > 0 && !strings.HasPrefix(state[0], "containers") {
+		out, _, _ := c.run("delete", name, "--dry-run")
+		t.Logf("delete --dry-run with the nodes gone and nuv's files left:\n%s", out)
+		if !strings.Contains(out, "delete kind-cluster/"+name) {
+			t.Errorf("the next delete would not finish the job:\n%s", out)
+		}
+	}
+	if out, errs, code = c.run("delete", name); code != 0 {
+		t.Fatalf("delete after a killed delete: exit %d\n%s%s", code, out, errs)
+	}
+	if left := kindLeftovers(t, rt, name, vols); len(left) > 0 {
+		t.Errorf("left after the second delete: %s", strings.Join(left, "; "))
+	}
+	for _, p := range []string{kc, filepath.Join(c.home, "kind", name), filepath.Join(c.home, "state", name+".json")} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s is still there: %v", p, err)
+		}
+	}
 }

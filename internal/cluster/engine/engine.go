@@ -150,6 +150,11 @@ func (e *Engine) plan(ctx context.Context, p cluster.Provider, c *spec.Cluster, 
 	if ach != nil {
 		plan.Changes = append(plan.Changes, *ach)
 	}
+	if pf, ok := p.(cluster.Preflighter); ok && !plan.Empty() {
+		if err := pf.Preflight(ctx, c, plan); err != nil {
+			return nil, fmt.Errorf("cluster %s: %w", c.Metadata.Name, err)
+		}
+	}
 	return plan, nil
 }
 

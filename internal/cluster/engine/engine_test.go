@@ -246,3 +246,83 @@ func TestUnknownProviderListsProviders(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// preflightProvider refuses any plan that creates or replaces something while its "image" is
+// missing, as the kind provider refuses an HA cluster without the load balancer's image.
+type preflightProvider struct {
+	*memProvider
+	missing string
+}
+
+func (p *preflightProvider) Preflight(ctx context.Context, c *spec.Cluster, plan *cluster.Plan) error {
+	if p.missing != "" && plan.Count(cluster.Create)+plan.Count(cluster.Replace) > 0 {
+		return fmt.Errorf("image %s is missing", p.missing)
+	}
+	return nil
+}
+
+// TestPreflightRefusesBeforeAnythingIsWritten: a plan the provider refuses fails plan and apply
+// alike, with no provider write and no state record; once the provider accepts, apply proceeds.
+func TestPreflightRefusesBeforeAnythingIsWritten(t *testing.T) {
+	ctx := context.Background()
+	m := newMem()
+	p := &preflightProvider{memProvider: m, missing: "x:1"}
+	e, _ := newEngine(t, m)
+	e.Providers["mem"] = p
+	c := specOf("dev", 1)
+	for _, op := range []string{"plan", "apply"} {
+		var err error
+		if op == "plan" {
+			_, err = e.Plan(ctx, c)
+		} else {
+			_, err = e.Apply(ctx, c, ApplyOptions{})
+		}
+		if err == nil || !strings.Contains(err.Error(), "cluster dev: image x:1 is missing") {
+			t.Fatalf("%s: %v", op, err)
+		}
+	}
+	if m.writes != 0 {
+		t.Fatalf("the provider was asked to change %d thing(s)", m.writes)
+	}
+	if _, err := e.Store.Load(ctx, "dev"); !errors.Is(err, state.ErrNoRecord) {
+		t.Fatalf("a record was written: %v", err)
+	}
+	p.missing = ""
+	if _, err := e.Apply(ctx, c, ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// with nothing to change the provider is not asked at all
+	p.missing = "x:1"
+	if plan, err := e.Plan(ctx, c); err != nil || !plan.Empty() {
+		t.Fatalf("plan with no changes: %v %+v", err, plan)
+	}
+}
+
+// TestBrokenIsReplacedWithItsReason: a resource Observe reports broken is replaced, and the plan
+// says why.
+func TestBrokenIsReplacedWithItsReason(t *testing.T) {
+	ctx := context.Background()
+	m := newMem()
+	e, _ := newEngine(t, m)
+	c := specOf("dev")
+	if _, err := e.Apply(ctx, c, ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := m.objects["net/dev"]
+	r.Broken = "its create was interrupted"
+	m.objects["net/dev"] = r
+	p, err := e.Plan(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	WritePlan(&b, p)
+	want := "-/+ replace net/dev (net-1)\n      why: its create was interrupted\nPlan: 0 to create, 0 to update, 1 to replace, 0 to delete; 0 unchanged.\n"
+	if !strings.HasSuffix(b.String(), want) {
+		t.Fatalf("plan:\n%s\nwant it to end with:\n%s", b.String(), want)
+	}
+	var j bytes.Buffer
+	if err := WritePlansJSON(&j, []*cluster.Plan{p}); err != nil || !strings.Contains(j.String(), `"reason": "its create was interrupted"`) {
+		t.Fatalf("json: %v\n%s", err, j.String())
+	}
+}

@@ -31,6 +31,9 @@ func WritePlan(w io.Writer, p *cluster.Plan) {
 			}
 		case cluster.Replace:
 			fmt.Fprintf(w, "-/+ replace %s%s\n", c.Key, idNote(actualID(c)))
+			if c.Reason != "" {
+				fmt.Fprintf(w, "      why: %s\n", c.Reason)
+			}
 			for _, f := range c.Fields {
 				forces := ""
 				if f.ForcesReplace {
@@ -71,6 +74,7 @@ type jsonChange struct {
 	Key    string                `json:"resource"`
 	ID     string                `json:"id,omitempty"`
 	Fields []cluster.FieldChange `json:"fields,omitempty"`
+	Reason string                `json:"reason,omitempty"`
 }
 
 type jsonPlan struct {
@@ -86,7 +90,7 @@ func WritePlansJSON(w io.Writer, plans []*cluster.Plan) error {
 	for _, p := range plans {
 		jp := jsonPlan{Cluster: p.Cluster, Provider: p.Provider, Unchanged: p.Unchanged, Changes: []jsonChange{}}
 		for _, c := range p.Changes {
-			jp.Changes = append(jp.Changes, jsonChange{Action: string(c.Action), Key: c.Key, ID: actualID(c), Fields: c.Fields})
+			jp.Changes = append(jp.Changes, jsonChange{Action: string(c.Action), Key: c.Key, ID: actualID(c), Fields: c.Fields, Reason: c.Reason})
 		}
 		out = append(out, jp)
 	}

@@ -76,6 +76,10 @@ func Config(in ConfigInput) (*v1alpha4.Cluster, error) {
 	cfg.Networking.PodSubnet = s.Networking.PodCIDR
 	cfg.Networking.ServiceSubnet = s.Networking.ServiceCIDR
 	cfg.Networking.KubeProxyMode = v1alpha4.ProxyMode(kubeProxyMode(c))
+	if cps == 1 {
+		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, singleLeaderPatchV1beta3)
+		cfg.KubeadmConfigPatchesJSON6902 = append(cfg.KubeadmConfigPatchesJSON6902, singleLeaderPatchV1beta4)
+	}
 	if in.Host.CgroupV1 {
 		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches,
 			"kind: KubeletConfiguration\napiVersion: kubelet.config.k8s.io/v1beta1\nfailCgroupV1: false\n")
@@ -89,6 +93,20 @@ func Config(in ConfigInput) (*v1alpha4.Cluster, error) {
 	cfg.ContainerdConfigPatches = append(cfg.ContainerdConfigPatches, containerdCertsPatch)
 	return cfg, nil
 }
+
+// With one control plane there is one controller-manager: leader election has no one to elect
+// among, and only delays a new cluster (a first attempt the API server refuses while it bootstraps
+// its RBAC roles, a retry seconds later, before any controller runs: the node gets its pod range,
+// and the pod network's DaemonSet its pod, only after that). The scheduler's election is left as
+// it is: it is won long before a pod waits for it. kind's kubeadm configuration is v1beta4 from
+// Kubernetes 1.36 on (extraArgs a list, extended by a JSON 6902 patch) and v1beta3 before (a map,
+// merged); each patch applies only to its own API version.
+var (
+	singleLeaderPatchV1beta3 = "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\n" +
+		"controllerManager:\n  extraArgs:\n    leader-elect: \"false\"\n"
+	singleLeaderPatchV1beta4 = v1alpha4.PatchJSON6902{Group: "kubeadm.k8s.io", Version: "v1beta4", Kind: "ClusterConfiguration",
+		Patch: "- op: add\n  path: /controllerManager/extraArgs/-\n  value: {name: leader-elect, value: \"false\"}\n"}
+)
 
 func kubeProxyMode(c *spec.Cluster) string {
 	if c.Spec.Kind != nil && c.Spec.Kind.KubeProxyMode != "" {

@@ -19,6 +19,14 @@
 //	                     its relay container on the cluster's network, the nodes' containerd
 //	                     mirror, the KEP-1755 local-registry-hosting ConfigMap
 //
+// A create interrupted before the cluster was Ready (its record still says "creating") is Broken
+// for the engine: the next plan replaces it and says why. A delete interrupted after kind removed
+// the nodes leaves nuv's own files, which Observe still reports, so the next delete finishes it.
+// Several control planes need kind's load balancer image in the runtime (Preflight refuses the
+// plan otherwise, before anything is made); one control plane runs its controller-manager without
+// leader election. Every create logs its timed phases (nuv's, kind's, kubeadm init's, the node's
+// boot).
+//
 // The kubeconfig goes to <project>/clusters/<name>.kubeconfig (0600, written atomically; kind's
 // own default, ~/.kube/config, is never touched). Logs come from kind's log export.
 package kind
@@ -87,8 +95,14 @@ type Provider struct {
 	// Registry starts the loopback registry (a spec's `registry: true`); nil: refused.
 	Registry RegistryFunc
 
+	// Phases are the timed steps of the last create this provider carried out.
+	Phases []Phase
+
 	mu sync.Mutex
 	rt *Runtime
+	// lbImage replaces LoadBalancerImage in the check of an HA spec (tests of the branch where the
+	// runtime has the image, which cannot be pulled here).
+	lbImage string
 }
 
 var (
@@ -135,7 +149,12 @@ func (p *Provider) runtime(ctx context.Context) (Runtime, error) {
 }
 
 func (p *Provider) kind(rt Runtime) *kindcluster.Provider {
-	return kindcluster.NewProvider(rt.option(), kindcluster.ProviderWithLogger(kindLogger{p.log()}))
+	return p.kindTimed(rt, nil)
+}
+
+// kindTimed is the kind library's provider whose status lines and kubeadm output also go to clock.
+func (p *Provider) kindTimed(rt Runtime, clock *phaseClock) *kindcluster.Provider {
+	return kindcluster.NewProvider(rt.option(), kindcluster.ProviderWithLogger(kindLogger{p.log(), clock}))
 }
 
 // KubeconfigPath is where the kubeconfig of cluster name is written.
@@ -148,6 +167,21 @@ type nodeContainer struct {
 	Name    string
 	Running bool
 	Role    string
+}
+
+// loadBalancerRole is kind's role label of the load balancer container it puts in front of several
+// control planes (a container of the cluster, not a Kubernetes node).
+const loadBalancerRole = "external-load-balancer"
+
+// kubeNodes counts the containers that are Kubernetes nodes (all but kind's load balancer).
+func kubeNodes(cs []nodeContainer) int {
+	n := 0
+	for _, c := range cs {
+		if c.Role != loadBalancerRole {
+			n++
+		}
+	}
+	return n
 }
 
 // containers lists the node containers of cluster name through the runtime (kind's cluster label).
@@ -256,7 +290,7 @@ func (p *Provider) status(ctx context.Context, rt Runtime, name string) (cluster
 	if len(cs) == 0 {
 		return cluster.Info{}, fmt.Errorf("%q: %w", name, cluster.ErrNotFound)
 	}
-	info := cluster.Info{Name: name, Provider: p.Name(), Nodes: len(cs), NodesReady: -1, Binaries: "node image (" + rt.Name + " " + rt.Version + ")"}
+	info := cluster.Info{Name: name, Provider: p.Name(), Nodes: kubeNodes(cs), NodesReady: -1, Binaries: "node image (" + rt.Name + " " + rt.Version + ")"}
 	if _, err := os.Stat(p.KubeconfigPath(name)); err == nil {
 		info.Kubeconfig = p.KubeconfigPath(name)
 	}
@@ -368,7 +402,7 @@ func (p *Provider) Start(ctx context.Context, name string) error {
 	if _, err := p.writeKubeconfig(rt, name); err != nil {
 		return err
 	}
-	return p.waitReady(ctx, rt, name, len(cs), 5*time.Minute)
+	return p.waitReady(ctx, rt, name, kubeNodes(cs), 5*time.Minute)
 }
 
 func (p *Provider) startStop(ctx context.Context, verb, name string) error {
@@ -398,11 +432,20 @@ func (p *Provider) startStop(ctx context.Context, verb, name string) error {
 
 // waitReady waits until want nodes are Ready and the default ServiceAccount exists.
 func (p *Provider) waitReady(ctx context.Context, rt Runtime, name string, want int, limit time.Duration) error {
+	_, err := p.waitReadyTimed(ctx, rt, name, want, limit)
+	return err
+}
+
+// readyPoll is how often waitReady asks the API server (two cheap GETs).
+const readyPoll = 200 * time.Millisecond
+
+// waitReadyTimed is waitReady, also returning when the nodes were first seen Ready.
+func (p *Provider) waitReadyTimed(ctx context.Context, rt Runtime, name string, want int, limit time.Duration) (nodesReady time.Time, err error) {
 	deadline := time.Now().Add(limit)
 	var last string
 	for {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nodesReady, err
 		}
 		cfg, err := p.restConfig(rt, name)
 		if err == nil {
@@ -416,10 +459,13 @@ func (p *Provider) waitReady(ctx context.Context, rt Runtime, name string, want 
 				}
 				last = fmt.Sprintf("%d of %d node(s) Ready", n, want)
 				if n >= want {
+					if nodesReady.IsZero() {
+						nodesReady = time.Now()
+					}
 					cs, cerr := kubernetes.NewForConfig(cfg)
 					if cerr == nil {
 						if _, err = cs.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{}); err == nil {
-							return nil
+							return nodesReady, nil
 						}
 						last += ", no default ServiceAccount yet"
 					}
@@ -430,12 +476,12 @@ func (p *Provider) waitReady(ctx context.Context, rt Runtime, name string, want 
 			last = err.Error()
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("kind cluster %s: not ready after %s: %s", name, limit, last)
+			return nodesReady, fmt.Errorf("kind cluster %s: not ready after %s: %s", name, limit, last)
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
+			return nodesReady, ctx.Err()
+		case <-time.After(readyPoll):
 		}
 	}
 }
@@ -456,24 +502,32 @@ func (p *Provider) writeKubeconfig(rt Runtime, name string) (string, error) {
 	return path, nil
 }
 
-// kindLogger carries the kind library's messages to nuv's logger.
-type kindLogger struct{ l cli.Logger }
+// kindLogger carries the kind library's messages to nuv's logger (and, when timing a create, to
+// its phase clock: kind's status lines and kubeadm's output, whatever the verbosity).
+type kindLogger struct {
+	l     cli.Logger
+	clock *phaseClock
+}
 
 func (k kindLogger) Warn(m string)             { k.l.Warnf("kind: %s", m) }
 func (k kindLogger) Warnf(f string, a ...any)  { k.l.Warnf("kind: "+f, a...) }
 func (k kindLogger) Error(m string)            { k.l.Warnf("kind: %s", m) }
 func (k kindLogger) Errorf(f string, a ...any) { k.l.Warnf("kind: "+f, a...) }
 func (k kindLogger) V(level kindlog.Level) kindlog.InfoLogger {
-	return kindInfo{k.l.V(int(level))}
+	return kindInfo{k.l.V(int(level)), k.clock}
 }
 
-type kindInfo struct{ l cli.InfoLogger }
-
-func (k kindInfo) Info(m string) { k.l.Infof("  %s", strings.TrimSpace(m)) }
-func (k kindInfo) Infof(f string, a ...any) {
-	k.l.Infof("  %s", strings.TrimSpace(fmt.Sprintf(f, a...)))
+type kindInfo struct {
+	l     cli.InfoLogger
+	clock *phaseClock
 }
-func (k kindInfo) Enabled() bool { return k.l.Enabled() }
+
+func (k kindInfo) Info(m string) {
+	k.clock.note(m)
+	k.l.Infof("  %s", strings.TrimSpace(m))
+}
+func (k kindInfo) Infof(f string, a ...any) { k.Info(fmt.Sprintf(f, a...)) }
+func (k kindInfo) Enabled() bool            { return k.l.Enabled() }
 
 func sortedKeys[M ~map[string]V, V any](m M) []string {
 	ks := make([]string, 0, len(m))

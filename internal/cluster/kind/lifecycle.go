@@ -265,10 +265,19 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 	if err != nil {
 		return nil, err
 	}
+	id := "kind://" + rt.Name + "/" + name
 	if len(cs) == 0 {
+		if rec != nil {
+			if left := p.leftovers(name); len(left) > 0 {
+				// nuv's own files of a cluster whose containers are gone: a delete killed after kind
+				// removed the nodes (or containers removed by hand). Delete finishes the job; apply
+				// replaces it (removing them, then creating).
+				return []cluster.Resource{{Kind: kindCluster, Name: name, ID: id, Fields: map[string]string{"running": "gone"},
+					Broken: "its node containers are gone (a delete that did not finish, or removed outside nuv) but nuv's " + strings.Join(left, " and ") + " remain: they are removed and the cluster made again"}}, nil
+			}
+		}
 		return nil, nil
 	}
-	id := "kind://" + rt.Name + "/" + name
 	allRunning := true
 	for _, n := range cs {
 		allRunning = allRunning && n.Running
@@ -311,12 +320,20 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 	default:
 		f["running"] = "unreachable"
 	}
+	broken := ""
 	if rec != nil && rec.Fields["running"] == "creating" {
-		// A create that did not finish (killed before nuv wrote the kubeconfig, its mark, or saw the
-		// nodes Ready): only a replacement mends it.
-		f = map[string]string{"running": "incomplete"}
+		// A create that did not finish (nuv killed while kind made the nodes or ran kubeadm, or
+		// before it saw the nodes Ready): what kind did not do (kubeadm's phases, the CNI, the
+		// storage class, joining the workers) cannot be told from outside, so only a replacement
+		// mends it.
+		f["running"] = "incomplete"
+		var names []string
+		for _, n := range cs {
+			names = append(names, n.Name)
+		}
+		broken = fmt.Sprintf("its create did not finish (nuv was interrupted before the cluster was Ready; node container(s) %s exist, kubeadm and kind's later steps may not have run): they are deleted and the cluster made again", strings.Join(names, ", "))
 	}
-	out := []cluster.Resource{{Kind: kindCluster, Name: name, ID: id, Fields: f}}
+	out := []cluster.Resource{{Kind: kindCluster, Name: name, ID: id, Fields: f, Broken: broken}}
 	var cfg *rest.Config
 	if live {
 		cfg, _ = p.restConfig(rt, name)
@@ -439,6 +456,7 @@ func (p *Provider) observed(ctx context.Context, c *spec.Cluster, key string, re
 func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluster.Resource) error) (*cluster.Resource, error) {
 	name := c.Metadata.Name
 	start := time.Now()
+	clock := &phaseClock{}
 	rt, err := p.runtime(ctx)
 	if err != nil {
 		return nil, err
@@ -448,10 +466,14 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 	} else if len(cs) > 0 {
 		return nil, fmt.Errorf("create kind cluster %s: %w (its containers exist; `nuv cluster delete %s` removes them if nuv made them)", name, cluster.ErrExists, name)
 	}
+	if err := p.checkLoadBalancerImage(ctx, rt, c); err != nil {
+		return nil, err
+	}
 	image, err := p.nodeImage(ctx, rt, c)
 	if err != nil {
 		return nil, err
 	}
+	t := clock.since("node image", start)
 	cfg, err := Config(ConfigInput{Spec: c, Image: image, Host: DetectHost()})
 	if err != nil {
 		return nil, err
@@ -471,7 +493,7 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 	p.log().Infof("creating kind cluster %s (%d node(s), image %s, %s %s)", name, len(cfg.Nodes), image, rt.Name, rt.Version)
 	done := make(chan error, 1)
 	go func() {
-		done <- p.kind(rt).Create(name, kindcluster.CreateWithV1Alpha4Config(cfg),
+		done <- p.kindTimed(rt, clock).Create(name, kindcluster.CreateWithV1Alpha4Config(cfg),
 			kindcluster.CreateWithKubeconfigPath(tmp+"/kubeconfig"),
 			kindcluster.CreateWithDisplayUsage(false), kindcluster.CreateWithDisplaySalutation(false))
 	}()
@@ -485,6 +507,15 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 	if err != nil {
 		return nil, fmt.Errorf("kind create cluster %s: %w", name, err)
 	}
+	var steps time.Duration
+	for _, ph := range clock.Phases() {
+		if strings.HasPrefix(ph.Name, "kind: ") {
+			steps += ph.Duration
+		}
+	}
+	now := time.Now()
+	clock.record(Phase{Name: "kind: the rest (checks, network, kubeconfig)", Duration: now.Sub(t) - steps})
+	t = now
 	if err := p.mark(ctx, rt, name); err != nil {
 		return nil, err
 	}
@@ -492,15 +523,28 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 	if err != nil {
 		return nil, err
 	}
-	if err := p.waitReady(ctx, rt, name, len(cfg.Nodes), 5*time.Minute); err != nil {
+	t = clock.since("mark and kubeconfig", t)
+	nodesReady, err := p.waitReadyTimed(ctx, rt, name, len(cfg.Nodes), 5*time.Minute)
+	if err != nil {
 		return nil, err
 	}
+	clock.add("nodes Ready", nodesReady.Sub(t))
+	t = clock.since("default ServiceAccount", nodesReady)
 	res.Fields["running"] = "true"
 	r, err := p.observed(ctx, c, res.Key(), res)
 	if err != nil {
 		return nil, err
 	}
+	clock.since("observe", t)
+	// how long the control-plane node took to boot (from its log; it overlaps kind's steps)
+	if logs, err := rt.output(ctx, "logs", "-t", name+"-control-plane"); err == nil {
+		for _, ph := range entrypointPhases(name+"-control-plane", logs) {
+			clock.record(ph)
+		}
+	}
+	p.Phases = clock.Phases()
 	p.log().Infof("kind cluster %s ready in %.1fs: %d node(s) Ready, kubeconfig %s", name, time.Since(start).Seconds(), len(cfg.Nodes), kc)
+	p.log().Infof("kind cluster %s create phases: %s", name, FormatPhases(p.Phases))
 	return r, nil
 }
 
@@ -522,13 +566,18 @@ func (p *Provider) nodeImage(ctx context.Context, rt Runtime, c *spec.Cluster) (
 	if image == "" {
 		image, source = defaults.Image, "kind's default node image"
 	}
-	if _, err := rt.output(ctx, "image", "inspect", "--format", "{{.Id}}", image); err != nil {
+	labels, err := rt.output(ctx, "image", "inspect", "--format", nodeImageLabels, image)
+	if err != nil {
 		p.log().Infof("pulling node image %s (%s)", image, source)
 		if _, err := rt.output(ctx, "pull", image); err != nil {
 			return "", fmt.Errorf("node image %s (%s) is not on this machine and cannot be pulled: %w", image, source, err)
 		}
+		labels, _ = rt.output(ctx, "image", "inspect", "--format", nodeImageLabels, image)
 	}
-	have, err := imageVersion(ctx, rt, image)
+	have, err := labelVersion(labels)
+	if have == "" {
+		have, err = imageVersion(ctx, rt, image)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -548,6 +597,24 @@ func fullVersion(v string) string {
 		return DefaultVersion
 	}
 	return v
+}
+
+// nodeImageLabels formats the labels of a node image nuv built (`nuv cluster node-image build`):
+// the build that writes /kind/version labels the image with the same version.
+const nodeImageLabels = `{{index .Config.Labels "dev.nuv.built-by"}}|{{index .Config.Labels "dev.nuv.kubernetes-version"}}`
+
+// labelVersion is the Kubernetes version of a node image nuv built, from its labels ("" for any
+// other image, whose /kind/version is read instead).
+func labelVersion(labels string) (string, error) {
+	by, v, _ := strings.Cut(strings.TrimSpace(labels), "|")
+	if by != "nuv cluster node-image build" || v == "" || v == "<no value>" {
+		return "", nil
+	}
+	v = strings.TrimPrefix(v, "v")
+	if _, ok := spec.NormalVersion(v); !ok {
+		return "", fmt.Errorf("node image label dev.nuv.kubernetes-version=%q is not a Kubernetes version", v)
+	}
+	return v, nil
 }
 
 // imageVersion reads the Kubernetes version a node image carries (/kind/version, where kind
@@ -617,14 +684,34 @@ func (p *Provider) deleteCluster(ctx context.Context, name string) error {
 		case <-time.After(time.Duration(attempt) * 5 * time.Second):
 		}
 	}
+	// The network first, nuv's own files last: a delete interrupted before the end leaves files
+	// that Observe sees (leftovers), so the next delete finishes it.
+	p.removeIdleNetwork(ctx, rt)
 	if err := os.Remove(p.KubeconfigPath(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove kubeconfig: %w", err)
 	}
 	if err := os.RemoveAll(filepath.Join(p.Home, "kind", name)); err != nil {
 		return fmt.Errorf("remove nuv's files of kind cluster %s: %w", name, err)
 	}
-	p.removeIdleNetwork(ctx, rt)
 	return nil
+}
+
+// leftovers names nuv's own files of kind cluster name that exist (its kubeconfig, its directory
+// under NUV_HOME with the ownership mark and exported logs).
+func (p *Provider) leftovers(name string) []string {
+	var out []string
+	if _, err := os.Stat(p.KubeconfigPath(name)); err == nil {
+		out = append(out, "kubeconfig "+p.KubeconfigPath(name))
+	}
+	if dir := filepath.Join(p.Home, "kind", name); dirExists(dir) {
+		out = append(out, "directory "+dir)
+	}
+	return out
+}
+
+func dirExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
 
 // removeIdleNetwork removes kind's network when no container uses it any more (kind leaves it).

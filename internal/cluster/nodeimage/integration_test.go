@@ -255,3 +255,30 @@ func TestIntegrationNodeImagePush(t *testing.T) {
 		t.Fatalf("bad reference: %v", err)
 	}
 }
+
+// TestIntegrationEnsureTakesTheRuntimesImage: once docker holds the node image of this build's
+// key, Ensure takes it without reading the cached tarball; an image of that name built with
+// another key (its label) is not taken.
+func TestIntegrationEnsureTakesTheRuntimesImage(t *testing.T) {
+	r := buildForTest(t)
+	ctx := context.Background()
+	o := Options{Getenv: os.Getenv}
+	ref, err := Ensure(ctx, o)
+	if err != nil || ref != r.Ref {
+		t.Fatalf("Ensure: %q %v, want %s", ref, err, r.Ref)
+	}
+	o.acceptRuntime = true
+	got, err := Build(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.InRuntime || got.Tarball != "" || got.Key != r.Key || got.Ref != r.Ref {
+		t.Fatalf("a build that accepts docker's copy: %+v", got)
+	}
+	if runtimeHasKey(ctx, o, r.Ref, "another-key") {
+		t.Fatal("the image was taken for another key")
+	}
+	if runtimeHasKey(ctx, o, Repository+":v0.0.0-none", r.Key) {
+		t.Fatal("an image docker does not have was taken")
+	}
+}

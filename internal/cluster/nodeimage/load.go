@@ -18,10 +18,17 @@ import (
 // Ensure returns the reference of a node image of o.Version present in the container runtime
 // (docker), building it (cached: seconds when nothing changed) and loading it when the runtime
 // lacks it. It is what the kind provider calls before creating a cluster.
+//
+// When the runtime already holds the image of this build's key (its dev.nuv.node-image.key
+// label), the cached tarball is neither read nor hashed: the runtime's copy is what a cluster uses.
 func Ensure(ctx context.Context, o Options) (string, error) {
+	o.acceptRuntime = true
 	r, err := Build(ctx, o)
 	if err != nil {
 		return "", err
+	}
+	if r.InRuntime {
+		return r.Ref, nil
 	}
 	if err := Load(ctx, o, r); err != nil {
 		return "", err
@@ -48,6 +55,12 @@ func dockerCmd(o Options, args ...string) runner.Cmd {
 // Present says whether the runtime has the image ref.
 func Present(ctx context.Context, o Options, ref string) bool {
 	return runner.Run(ctx, dockerCmd(o, "image", "inspect", "--format", "{{.Id}}", ref)) == nil
+}
+
+// runtimeHasKey says whether the runtime has image ref built with key (its label says so).
+func runtimeHasKey(ctx context.Context, o Options, ref, key string) bool {
+	out, err := runner.Output(ctx, dockerCmd(o, "image", "inspect", "--format", `{{index .Config.Labels "dev.nuv.node-image.key"}}`, ref))
+	return err == nil && strings.TrimSpace(string(out)) == key
 }
 
 // Load puts the built image into the container runtime (docker load), unless it is there already.

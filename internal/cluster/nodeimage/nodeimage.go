@@ -73,6 +73,10 @@ type Options struct {
 	RestrictOOMScoreAdj *bool
 	// Docker is the docker CLI for Load and Ensure ("" is docker on PATH).
 	Docker string
+
+	// acceptRuntime (Ensure) takes the runtime's copy of the image for this build's key instead
+	// of checking the cached tarball.
+	acceptRuntime bool
 }
 
 // Stage is one step of a build and its duration.
@@ -94,7 +98,10 @@ type Result struct {
 	Images []string
 	// Cached says the whole image came from the cache.
 	Cached bool
-	Stages []Stage
+	// InRuntime says the container runtime holds the image of this key (Ensure): the cache was
+	// not read, and Tarball is empty.
+	InRuntime bool
+	Stages    []Stage
 }
 
 type builder struct {
@@ -263,6 +270,12 @@ func (b *builder) build(ctx context.Context) (Result, error) {
 		res.Images = append(res.Images, c.Ref)
 	}
 	finalRoot := filepath.Join(b.cache, "image")
+	if b.o.acceptRuntime && runtimeHasKey(ctx, b.o, ref, key) {
+		b.log.Infof("node image: %s is in docker already", ref)
+		res.Cached, res.InRuntime = true, true
+		res.Stages = append(b.stages, Stage{Name: "node image (in docker)", Duration: time.Since(start), Cached: true})
+		return res, nil
+	}
 	if dir, ok, _ := cached(finalRoot, key); ok {
 		b.log.Infof("node image: %s from the cache (%s)", ref, dir)
 		res.Tarball, res.Cached = filepath.Join(dir, "image.tar"), true
