@@ -167,11 +167,20 @@ func kubeadmPhases(out string) []Phase {
 	return out2
 }
 
-// FormatPhases is the phases on one line: "nuv: node image 1.2s, kind: preparing nodes 2.0s, ...".
+// FormatPhases is the phases on one line: "nuv: node image 1.2s, kind: preparing nodes 2.0s, ...";
+// steps that took less than 50 ms are counted at the end, not listed.
 func FormatPhases(ps []Phase) string {
 	var parts []string
+	short := 0
 	for _, p := range ps {
+		if p.Duration < 50*time.Millisecond {
+			short++
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("%s %.1fs", strings.TrimSpace(p.Name), p.Duration.Seconds()))
+	}
+	if short > 0 {
+		parts = append(parts, fmt.Sprintf("%d more under 0.05s", short))
 	}
 	return strings.Join(parts, ", ")
 }
