@@ -117,7 +117,7 @@ func nodeList(name, flavor string) string {
 				labels[kube.LabelFlavor] = key
 			}
 			list.Items = append(list.Items, corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: labels,
-				Annotations: map[string]string{kwokNodeAnnotation: "fake"}}, Spec: corev1.NodeSpec{ProviderID: pid}})
+				Annotations: map[string]string{kube.AnnotationKwokNode: "fake"}}, Spec: corev1.NodeSpec{ProviderID: pid}})
 		}
 	}
 	data, _ := json.Marshal(list)

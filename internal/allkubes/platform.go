@@ -15,9 +15,6 @@ import (
 	"github.com/nuv-dev/nuv/internal/report"
 )
 
-// kwokNodeAnnotation marks the nodes kwok manages (no kubelet, no containers): simulated nodes.
-const kwokNodeAnnotation = "kwok.x-k8s.io/node"
-
 // providerKubeconfig is the provider of a cluster nuv did not make: it came as a kubeconfig.
 const providerKubeconfig = "kubeconfig"
 
@@ -46,7 +43,7 @@ func describePlatform(nodes []corev1.Node, override, overrideSource string) (str
 	p := &report.Platform{Provider: providerKubeconfig, Nodes: len(nodes)}
 	for i := range nodes {
 		n := &nodes[i]
-		if _, ok := n.Annotations[kwokNodeAnnotation]; ok {
+		if kube.Simulated(n) {
 			p.Simulated++
 		}
 		if v := n.Labels[kube.LabelProvider]; v != "" && p.Provider == providerKubeconfig {

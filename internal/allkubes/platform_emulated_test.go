@@ -12,7 +12,7 @@ import (
 // An emulated cloud cluster and a real one of the same distribution detect the same way (by the
 // distribution's markers); the report tells them apart by nuv's emulator label.
 func TestDescribePlatformEmulated(t *testing.T) {
-	kwok := map[string]string{kwokNodeAnnotation: "fake"}
+	kwok := map[string]string{kube.AnnotationKwokNode: "fake"}
 	// An emulated cluster's nodes are a local cluster's (nuv.dev/provider=local, so the operator runs
 	// on the host for it) but its cell names the cloud: provider eks, aks or gke, and the emulator.
 	for _, tc := range []struct {

@@ -23,6 +23,16 @@ const (
 	LabelEmulated = "nuv.dev/emulated"
 )
 
+// AnnotationKwokNode marks the nodes kwok manages (no kubelet, no containers): simulated nodes,
+// such as a local cluster's.
+const AnnotationKwokNode = "kwok.x-k8s.io/node"
+
+// Simulated reports whether n is a simulated node (kwok's): pods bound to it never run.
+func Simulated(n *corev1.Node) bool {
+	_, ok := n.Annotations[AnnotationKwokNode]
+	return ok
+}
+
 // Emulated returns the emulator that made the cluster of nodes (the LabelEmulated value of its
 // first node that has one), "" for a real cluster.
 func Emulated(nodes []corev1.Node) string {

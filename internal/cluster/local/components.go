@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/kube"
 )
 
 //go:embed stages.yaml
@@ -207,7 +208,7 @@ func plan(dir string, s *state) []component {
 }
 
 // nodeAnnotation marks the nodes kwok manages.
-const nodeAnnotation = "kwok.x-k8s.io/node"
+const nodeAnnotation = kube.AnnotationKwokNode
 
 // writeConfigs writes the etcd configurations, the component kubeconfigs and kwok's stages.
 func writeConfigs(dir string, s *state) error {
