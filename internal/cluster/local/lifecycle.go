@@ -200,11 +200,11 @@ func (p Provider) Observe(ctx context.Context, c *spec.Cluster, _ []cluster.Reso
 	if err != nil {
 		// A create killed before it recorded anything, or a state file damaged by hand: only a
 		// replacement (or a delete) can mend it, and the plan says so.
-		broken := "corrupt"
+		state, why := "corrupt", fmt.Sprintf("its state in %s cannot be read (%v): the cluster is deleted and made again", dir, err)
 		if errors.Is(err, os.ErrNotExist) {
-			broken = "incomplete"
+			state, why = "incomplete", fmt.Sprintf("its create did not finish (nuv was interrupted before it recorded the cluster in %s): what it started is deleted and the cluster made again", dir)
 		}
-		return []cluster.Resource{{Kind: kindControlPlane, Name: name, ID: dir, Fields: map[string]string{"running": broken}}}, nil
+		return []cluster.Resource{{Kind: kindControlPlane, Name: name, ID: dir, Fields: map[string]string{"running": state}, Broken: why}}, nil
 	}
 	_, status := processStatus(dir, s)
 	running := "true"

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/proc"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
@@ -288,5 +290,48 @@ func TestCreateFailureCleansUpAndKeepsLogs(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(project, "clusters", "bad.kubeconfig")); !os.IsNotExist(err) {
 		t.Fatalf("kubeconfig written: %v", err)
+	}
+}
+
+// TestObserveBrokenStateIsReplacedWithAReason: a cluster directory whose create never recorded
+// its state, or whose state file is damaged, is observed as broken, and the plan replaces it
+// saying why.
+func TestObserveBrokenStateIsReplacedWithAReason(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, running, why string
+	}{
+		{"never recorded", "", "incomplete", "its create did not finish"},
+		{"damaged", "{", "corrupt", "cannot be read"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			p := Provider{Home: home, Project: t.TempDir()}
+			dir := StateDir(home, "b")
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if tc.file != "" {
+				os.WriteFile(filepath.Join(dir, stateFile), []byte(tc.file), 0o600)
+			}
+			c := &spec.Cluster{Metadata: spec.Metadata{Name: "b"}, Spec: spec.Spec{Provider: "local", ControlPlane: spec.ControlPlane{Count: 1}}}
+			actual, err := p.Observe(context.Background(), c, nil)
+			if err != nil || len(actual) != 1 {
+				t.Fatalf("observe: %v %+v", err, actual)
+			}
+			if actual[0].Fields["running"] != tc.running || !strings.Contains(actual[0].Broken, tc.why) || !strings.Contains(actual[0].Broken, dir) {
+				t.Fatalf("observed %+v, want running=%s and a reason with %q naming %s", actual[0], tc.running, tc.why, dir)
+			}
+			desired, err := p.Desired(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := cluster.Diff("b", "local", desired, actual)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(plan.Changes) == 0 || plan.Changes[0].Action != cluster.Replace || plan.Changes[0].Reason != actual[0].Broken {
+				t.Fatalf("plan %+v, want a replace of the control plane with the reason", plan.Changes)
+			}
+		})
 	}
 }
