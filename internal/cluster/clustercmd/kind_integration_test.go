@@ -449,7 +449,8 @@ func TestIntegrationKindResume(t *testing.T) {
 	if left := kindLeftovers(t, rt, name, vols); len(left) > 0 {
 		t.Errorf("left after the second delete: %s", strings.Join(left, "; "))
 	}
-	for _, p := range []string{kc, filepath.Join(c.home, "kind", name), filepath.Join(c.home, "state", name+".json")} {
+	// the scratch directory kind wrote the admin kubeconfig into (the killed runs' included)
+	for _, p := range []string{kc, filepath.Join(c.home, "kind", name), filepath.Join(c.home, "state", name+".json"), filepath.Join(c.home, "tmp", "kind-"+name)} {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("%s is still there: %v", p, err)
 		}

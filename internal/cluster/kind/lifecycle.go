@@ -485,7 +485,7 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 	if err := save(res); err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp("", "nuv-kind-")
+	tmp, err := p.scratch(name)
 	if err != nil {
 		return nil, err
 	}
@@ -657,7 +657,7 @@ func (p *Provider) deleteCluster(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp("", "nuv-kind-")
+	tmp, err := p.scratch(name)
 	if err != nil {
 		return err
 	}
@@ -707,6 +707,21 @@ func (p *Provider) leftovers(name string) []string {
 		out = append(out, "directory "+dir)
 	}
 	return out
+}
+
+// scratch makes an empty directory for what kind writes while it creates or deletes cluster name
+// (a kubeconfig with admin credentials): $NUV_HOME/tmp/kind-NAME, owner-only, emptied first, so
+// what a killed nuv left there is removed by the next create or delete, and never sits in /tmp.
+// The cluster's lock keeps two nuvs from using it at once.
+func (p *Provider) scratch(name string) (string, error) {
+	dir := filepath.Join(p.Home, "tmp", "kind-"+name)
+	if err := os.RemoveAll(dir); err != nil {
+		return "", fmt.Errorf("scratch directory of kind cluster %s: %w", name, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("scratch directory of kind cluster %s: %w", name, err)
+	}
+	return dir, nil
 }
 
 func dirExists(p string) bool {
