@@ -188,6 +188,17 @@ func Key(s Spec, d nodeimage.Debian, arch string) string {
 	return keyOf("debimage", recipe, string(b), d.Suite, d.Mirror, arch, sourcesHash())
 }
 
+// fromCache is the image ref of key when the cache under root holds a valid entry of it.
+func fromCache(root, ref, key string, start time.Time, log cli.Logger) (Result, bool) {
+	entry := filepath.Join(root, "images", key)
+	if !entryValid(entry, key) {
+		return Result{}, false
+	}
+	log.Infof("image %s: from the cache (key %s) in %s", ref, key[:12], time.Since(start).Round(time.Millisecond))
+	return Result{Ref: ref, Key: key, Tarball: filepath.Join(entry, "image.tar"), Cached: true,
+		Stages: []Stage{{Name: "image (cached)", Duration: time.Since(start), Cached: true}}}, true
+}
+
 // CacheDir is where the images are kept.
 func CacheDir(getenv func(string) string) string {
 	return filepath.Join(local.CacheDir(getenv), "debimage")
@@ -216,14 +227,11 @@ func Build(ctx context.Context, s Spec, o Options) (Result, error) {
 	}
 	root := CacheDir(getenv)
 	key := Key(s, d, runtime.GOARCH)
-	res := Result{Ref: s.Ref(), Key: key}
-	entry := filepath.Join(root, "images", key)
-	if entryValid(entry, key) {
-		res.Tarball, res.Cached = filepath.Join(entry, "image.tar"), true
-		res.Stages = []Stage{{Name: "image (cached)", Duration: time.Since(start), Cached: true}}
-		log.Infof("image %s: from the cache (key %s) in %s", s.Ref(), key[:12], time.Since(start).Round(time.Millisecond))
+	if res, ok := fromCache(root, s.Ref(), key, start, log); ok {
 		return res, nil
 	}
+	res := Result{Ref: s.Ref(), Key: key}
+	entry := filepath.Join(root, "images", key)
 	unlock, err := fsutil.Lock(ctx, filepath.Join(root, "build.lock"), func() {
 		log.Infof("image %s: waiting for another nuv building an image (%s)", s.Ref(), filepath.Join(root, "build.lock"))
 	})

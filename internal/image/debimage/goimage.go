@@ -94,14 +94,11 @@ func BuildGo(ctx context.Context, s GoSpec, project string, o Options) (Result, 
 		return Result{}, err
 	}
 	root := CacheDir(getenv)
-	res := Result{Ref: s.Ref(), Key: key}
-	entry := filepath.Join(root, "images", key)
-	if entryValid(entry, key) {
-		res.Tarball, res.Cached = filepath.Join(entry, "image.tar"), true
-		res.Stages = []Stage{{Name: "image (cached)", Duration: time.Since(start), Cached: true}}
-		log.Infof("image %s: from the cache (key %s) in %s", s.Ref(), key[:12], time.Since(start).Round(time.Millisecond))
+	if res, ok := fromCache(root, s.Ref(), key, start, log); ok {
 		return res, nil
 	}
+	res := Result{Ref: s.Ref(), Key: key}
+	entry := filepath.Join(root, "images", key)
 	if err := os.MkdirAll(filepath.Join(root, "images"), 0o755); err != nil {
 		return Result{}, err
 	}
