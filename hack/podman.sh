@@ -16,7 +16,8 @@
 # has no systemd as PID 1, so cgroups are managed by podman itself (cgroupfs) and events go to a
 # file. Containers run through bin/nuv-runc (registered as podman's "runc"), which removes the
 # capabilities this host's bounding set lacks (this VM lacks CAP_SYS_RESOURCE, which privileged
-# containers such as kind's nodes ask for) before it executes runc.
+# containers such as kind's nodes ask for) and, lacking it, lowers the resource limits rootful podman
+# asks for (nofile 1048576, nproc 4194304) to those runc can set, before it executes runc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -48,8 +49,13 @@ setup() {
   go build -o "$repo/bin/nuv-runc" ./hack/nuv-runc
   local lacks
   lacks=$("$repo/bin/nuv-runc" --nuv-missing-caps)
-  local nofile nproc
-  nofile=$(ulimit -Hn) nproc=$(ulimit -Hu)
+  # conmon runs the runtime with an empty environment: this script tells the wrapper where to
+  # note what it changed
+  cat >"$run/nuv-runc" <<EOF
+#!/bin/sh
+NUV_RUNC_LOG=$run/nuv-runc.log exec "$repo/bin/nuv-runc" "\$@"
+EOF
+  chmod +x "$run/nuv-runc"
   cat >"$run/storage.conf" <<EOF
 [storage]
 driver = "overlay"
@@ -57,12 +63,6 @@ graphroot = "$data/storage"
 runroot = "$run/storage"
 EOF
   cat >"$run/containers.conf" <<EOF
-[containers]
-# rootful podman raises every container's nofile and nproc limits to 1048576 and 4194304; without
-# CAP_SYS_RESOURCE runc may not raise them above this shell's hard limits ("error setting rlimit
-# type 7: operation not permitted"), so the containers get those
-default_ulimits = ["nofile=$nofile:$nofile", "nproc=$nproc:$nproc"]
-
 [network]
 network_backend = "cni"
 network_config_dir = "$run/cni"
@@ -77,10 +77,10 @@ volume_path = "$data/volumes"
 runtime = "runc"
 
 [engine.runtimes]
-runc = ["$repo/bin/nuv-runc"]
+runc = ["$run/nuv-runc"]
 EOF
   if [ -n "$lacks" ]; then
-    echo "podman.sh: this host lacks $lacks: containers run through bin/nuv-runc, which removes it from their specs before runc" >&2
+    echo "podman.sh: this host lacks $lacks: containers run through bin/nuv-runc, which removes it from their specs before runc (log: $run/nuv-runc.log)" >&2
   fi
   env CONTAINERS_CONF="$run/containers.conf" CONTAINERS_STORAGE_CONF="$run/storage.conf" podman info --format '{{.Version.Version}}' >/dev/null
   echo "podman.sh: ready: eval \"\$(hack/podman.sh env)\" selects it (configuration $run/containers.conf, storage $data)" >&2

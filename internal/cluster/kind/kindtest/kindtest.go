@@ -224,8 +224,8 @@ func tail(s string, n int) string {
 // image nuv assembles offline (cached by content; hack/test.sh builds it), as providers.New sets it.
 func Provider(t testing.TB, home, project string, log cli.Logger) *kind.Provider {
 	return &kind.Provider{Home: home, Project: project, Log: log, Getenv: os.Getenv,
-		NodeImage: func(ctx context.Context, version string) (string, error) {
-			return nodeimage.Ensure(ctx, nodeimage.Options{Version: version, Log: log, Getenv: os.Getenv})
+		NodeImage: func(ctx context.Context, version, runtime string) (string, error) {
+			return nodeimage.Ensure(ctx, nodeimage.Options{Version: version, Log: log, Getenv: os.Getenv, Runtime: runtime})
 		}}
 }
 
