@@ -18,6 +18,11 @@
 # capabilities this host's bounding set lacks (this VM lacks CAP_SYS_RESOURCE, which privileged
 # containers such as kind's nodes ask for) and, lacking it, lowers the resource limits rootful podman
 # asks for (nofile 1048576, nproc 4194304) to those runc can set, before it executes runc.
+#
+# Unlike hack/dockerd.sh (no bridge, --iptables=false), a rootful podman network cannot publish a
+# port without the host's firewall: podman's CNI plugins (bridge, portmap, firewall) add CNI-*
+# iptables chains and per-container rules (removed with the container; the empty chains stay) and
+# turn on net.ipv4.ip_forward. kind's nodes need them: the API server is published on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -88,12 +93,12 @@ EOF
 
 clean() {
   eval "$(envs)"
-  local ids
+  local ids v
   ids=$(podman ps -a --filter name=nuv-pod --format '{{.ID}}')
   [ -z "$ids" ] || podman rm -f $ids >/dev/null
-  ids=$(podman volume ls --filter label=io.x-k8s.kind.cluster --format '{{.Name}}' || true)
-  for v in $ids; do
-    case "$(podman volume inspect --format '{{index .Labels "io.x-k8s.kind.cluster"}}' "$v")" in nuv-pod*) podman volume rm -f "$v" >/dev/null ;; esac
+  # kind labels each node's /var volume with the node's name (the label's key)
+  for v in $(podman volume ls --quiet); do
+    case "$(podman volume inspect --format '{{range $k, $_ := .Labels}}{{$k}} {{end}}' "$v")" in nuv-pod*) podman volume rm -f "$v" >/dev/null ;; esac
   done
 }
 
