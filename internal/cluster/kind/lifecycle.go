@@ -505,7 +505,9 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 		return nil, ctx.Err()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("kind create cluster %s: %w", name, err)
+		// kind removed the nodes it made; the network it made for them is nuv's to remove when idle
+		p.removeIdleNetwork(context.WithoutCancel(ctx), rt)
+		return nil, fmt.Errorf("kind create cluster %s: %w%s", name, err, rt.createDetail(err, DetectHost()))
 	}
 	var steps time.Duration
 	for _, ph := range clock.Phases() {

@@ -1,8 +1,10 @@
 package kind_test
 
 import (
+	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,9 +14,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/engine"
 	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/cluster/kind/kindtest"
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
@@ -89,5 +95,90 @@ func TestIntegrationKindPodman(t *testing.T) {
 	kindtest.LoadNetcheck(t, ctx, name)
 	for _, l := range kindtest.CheckPodNetwork(t, ctx, cs, 2*time.Minute) {
 		t.Log(l)
+	}
+}
+
+// TestIntegrationKindPodmanPlainRunc: the same podman with its containers run by runc itself
+// rather than through bin/nuv-runc (what a host's podman does). On a host without
+// CAP_SYS_RESOURCE (these VMs) kind's node container cannot start; nuv's error shows what podman
+// printed and names the cause and the way out, and nothing is left behind. On a host with the
+// capability the cluster is made like any other.
+func TestIntegrationKindPodmanPlainRunc(t *testing.T) {
+	if testing.Short() {
+		t.Skip("asks podman for a kind cluster; skipped under -short")
+	}
+	t.Setenv("KIND_EXPERIMENTAL_PROVIDER", "podman")
+	ctx := context.Background()
+	conf := os.Getenv("CONTAINERS_CONF")
+	if conf == "" {
+		t.Fatal("CONTAINERS_CONF is not set: hack/test.sh selects nuv's podman configuration (`eval \"$(bash hack/podman.sh env)\"`), whose runtime this test replaces")
+	}
+	b, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runc, err := exec.LookPath("runc")
+	if err != nil {
+		runc = "/usr/sbin/runc"
+	}
+	var lines []string
+	replaced := false
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "runc = [") {
+			l, replaced = `runc = ["`+runc+`"]`, true
+		}
+		lines = append(lines, l)
+	}
+	if !replaced {
+		t.Fatalf("%s has no `runc = [...]` runtime entry to replace", conf)
+	}
+	plain := filepath.Join(t.TempDir(), "containers.conf")
+	if err := os.WriteFile(plain, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CONTAINERS_CONF", plain)
+	rt, err := kind.DetectRuntime(ctx, os.Getenv)
+	if err != nil || rt.Name != "podman" {
+		t.Fatalf("podman not detected: %v %v", rt, err)
+	}
+
+	const name = "nuv-pod-runc"
+	home, project := t.TempDir(), t.TempDir()
+	store, err := state.Open("", home, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress bytes.Buffer
+	e := &engine.Engine{Providers: map[string]cluster.Provider{"kind": kindtest.Provider(t, home, project, localtest.Logger(t))}, Store: store, Out: &progress}
+	c := &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: name},
+		Spec: spec.Spec{Provider: "kind", KubernetesVersion: "1.36"}}
+	t.Cleanup(func() {
+		if _, err := e.Delete(context.Background(), name); err != nil {
+			t.Errorf("delete kind cluster %s: %v", name, err)
+		}
+		out, err := runner.Output(context.Background(), runner.Cmd{Path: rt.Path, Args: []string{"ps", "-a", "--filter", "label=io.x-k8s.kind.cluster=" + name, "--format", "{{.Names}}"}})
+		if err != nil || strings.TrimSpace(string(out)) != "" {
+			t.Errorf("containers left: %s %v", out, err)
+		}
+		nets, _ := runner.Output(context.Background(), runner.Cmd{Path: rt.Path, Args: []string{"network", "ls", "--format", "{{.Name}}"}})
+		users, _ := runner.Output(context.Background(), runner.Cmd{Path: rt.Path, Args: []string{"ps", "-a", "--filter", "network=kind", "--format", "{{.Names}}"}})
+		if strings.Contains("\n"+string(nets), "\nkind\n") && strings.TrimSpace(string(users)) == "" {
+			t.Errorf("kind's network is left with no container on it")
+		}
+	})
+	_, err = e.Apply(ctx, c, engine.ApplyOptions{})
+	if !kind.DetectHost().NoSysResource {
+		if err != nil {
+			t.Fatalf("this host has CAP_SYS_RESOURCE, yet the cluster failed on podman with plain runc: %v\n%s", err, progress.String())
+		}
+		return
+	}
+	if err == nil {
+		t.Fatal("a kind node started on plain runc on a host without CAP_SYS_RESOURCE")
+	}
+	for _, w := range []string{"podman printed:", "operation not permitted", "this host lacks CAP_SYS_RESOURCE", "bin/nuv-runc", "hack/podman.sh setup", "hack/dockerd.sh start"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error lacks %q:\n%v", w, err)
+		}
 	}
 }
