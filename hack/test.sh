@@ -29,6 +29,7 @@ command -v fish >/dev/null || missing+=(fish) # the completion scripts are teste
 command -v zsh >/dev/null || missing+=(zsh)
 command -v npm >/dev/null || missing+=(npm) # the workload's couchdb image installs pouchdb-server with it
 command -v redis-server >/dev/null || missing+=(redis-server) # operator/whiskapi's tests run a real Redis
+command -v podman >/dev/null || missing+=(podman) # a kind cluster on podman (hack/podman.sh, TestIntegrationKindPodman)
 short=false
 for a in "$@"; do case "$a" in -short|-short=true|-test.short|-test.short=true) short=true ;; esac; done
 if ! $short && ! command -v kubectl >/dev/null; then
@@ -103,6 +104,12 @@ if ! $short; then
   bash hack/dockerd.sh status >/dev/null 2>&1 || docker_started=true
   bash hack/dockerd.sh start
   eval "$(bash hack/dockerd.sh env)"
+
+  step "podman for the kind-on-podman test (hack/podman.sh: its own configuration and storage)"
+  # No daemon: CONTAINERS_CONF and CONTAINERS_STORAGE_CONF select nuv's configuration for this run;
+  # the host's podman setup is not touched. The test loads the node image into it (about 25 s, then kept).
+  bash hack/podman.sh setup
+  eval "$(bash hack/podman.sh env)"
 
   step "kind node image (nuv cluster node-image build --load: cold tens of minutes, warm seconds)"
   # Assembled offline (debootstrap, Kubernetes built from source, images with go-containerregistry)

@@ -1,6 +1,7 @@
 // Command nuv-runc is the OCI runtime nuv's test dockerd (hack/dockerd.sh) registers as its default:
-// it removes from each container's spec the capabilities this host's bounding set lacks (see
-// internal/runtimewrap), notes each removal in $NUV_RUNC_LOG (not on its own stderr: runc's stdio
+// it removes from each container's spec the capabilities this host's bounding set lacks and, without
+// CAP_SYS_RESOURCE, lowers the resource limits runc could not set (see internal/runtimewrap),
+// notes each change in $NUV_RUNC_LOG (not on its own stderr: runc's stdio
 // is the container's), and then executes runc ($NUV_RUNC, else /usr/sbin/runc, else runc on PATH)
 // with the same arguments. hack/dockerd.sh says on stderr that it runs containers this way.
 package main
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -41,10 +43,27 @@ func main() {
 		fmt.Fprintf(os.Stderr, "nuv-runc: %v\n", err)
 		os.Exit(1)
 	}
-	if log := os.Getenv("NUV_RUNC_LOG"); log != "" && len(removed) > 0 {
+	var lowered []string
+	if slices.Contains(missing, "CAP_SYS_RESOURCE") {
+		hard, err := runtimewrap.HostHardLimits()
+		if err == nil {
+			lowered, err = runtimewrap.RewriteLimits(os.Args[1:], cwd, hard)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "nuv-runc: %v\n", err)
+			os.Exit(1)
+		}
+	}
+	if log := os.Getenv("NUV_RUNC_LOG"); log != "" && len(removed)+len(lowered) > 0 {
 		if f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-			fmt.Fprintf(f, "%s nuv-runc %s: this host lacks %s: removed from the container's capabilities\n",
-				time.Now().UTC().Format(time.RFC3339), strings.Join(os.Args[1:], " "), strings.Join(removed, ", "))
+			if len(removed) > 0 {
+				fmt.Fprintf(f, "%s nuv-runc %s: this host lacks %s: removed from the container's capabilities\n",
+					time.Now().UTC().Format(time.RFC3339), strings.Join(os.Args[1:], " "), strings.Join(removed, ", "))
+			}
+			if len(lowered) > 0 {
+				fmt.Fprintf(f, "%s nuv-runc %s: without CAP_SYS_RESOURCE runc cannot raise limits above its own: lowered %s\n",
+					time.Now().UTC().Format(time.RFC3339), strings.Join(os.Args[1:], " "), strings.Join(lowered, ", "))
+			}
 			f.Close()
 		}
 	}

@@ -3,7 +3,9 @@
 // is tested on lack CAP_SYS_RESOURCE, so runc fails with "unable to apply caps: operation not
 // permitted" for every privileged container, kind's nodes included). Before handing the command to
 // runc it removes those capabilities from the container's spec: the bundle's config.json on
-// `create` and `run`, the process file on `exec --process FILE`. Everything else passes through.
+// `create` and `run`, the process file on `exec --process FILE`. Without CAP_SYS_RESOURCE it also
+// lowers resource limits above its own hard limits to them (runc cannot raise them, and rootful
+// podman asks every container for nofile 1048576 and nproc 4194304). Everything else passes through.
 package runtimewrap
 
 import (
@@ -201,16 +203,7 @@ func Rewrite(args []string, cwd string, drop []string) ([]string, error) {
 	if len(removed) == 0 {
 		return nil, nil
 	}
-	st, err := os.Stat(f)
-	if err != nil {
-		return nil, err
-	}
-	tmp := f + ".nuv-runc"
-	if err := os.WriteFile(tmp, out, st.Mode().Perm()); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(tmp, f); err != nil {
-		os.Remove(tmp)
+	if err := replace(f, out); err != nil {
 		return nil, err
 	}
 	return removed, nil

@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
 )
@@ -22,7 +23,7 @@ func runNodeImage(ctx context.Context, c *cmdCtx, args []string) error {
 	}
 	fs := flags(c.env, "node-image")
 	version := fs.String("version", local.KubeVersion, "Kubernetes version")
-	load := fs.Bool("load", false, "also load the image into docker (DOCKER_HOST)")
+	load := fs.Bool("load", false, "also load the image into the container runtime of kind clusters (docker, nerdctl or podman, as detected; KIND_EXPERIMENTAL_PROVIDER picks one)")
 	push := fs.String("push", "", "also push the image to this registry reference")
 	offline := fs.Bool("offline", false, "build Go programs from the module cache only")
 	if err := parse(fs, args[1:]); err != nil {
@@ -37,6 +38,11 @@ func runNodeImage(ctx context.Context, c *cmdCtx, args []string) error {
 		return err
 	}
 	if *load {
+		rt, err := kind.DetectRuntime(ctx, c.env.Getenv)
+		if err != nil {
+			return err
+		}
+		o.Runtime = rt.Path
 		if err := nodeimage.Load(ctx, o, r); err != nil {
 			return err
 		}

@@ -67,9 +67,10 @@ const (
 // the version nuv's local clusters and its offline node image are built for.
 const DefaultVersion = local.KubeVersion
 
-// NodeImageFunc returns the node image for a Kubernetes version (MAJOR.MINOR.PATCH), making it if
-// needed (nuv's offline node-image builder). It is asked only when a cluster is created.
-type NodeImageFunc func(ctx context.Context, version string) (string, error)
+// NodeImageFunc returns the node image for a Kubernetes version (MAJOR.MINOR.PATCH) present in the
+// container runtime whose program is runtime (the detected Runtime's Path), making and loading it
+// if needed (nuv's offline node-image builder). It is asked only when a cluster is created.
+type NodeImageFunc func(ctx context.Context, version, runtime string) (string, error)
 
 // RegistryFunc starts nuv's loopback registry (of the provider's Home) if needed and returns its
 // host; the provider wires the cluster cfg points at to it. The command layer provides it.
@@ -187,7 +188,7 @@ func kubeNodes(cs []nodeContainer) int {
 // containers lists the node containers of cluster name through the runtime (kind's cluster label).
 func (p *Provider) containers(ctx context.Context, rt Runtime, name string) ([]nodeContainer, error) {
 	out, err := rt.output(ctx, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+name,
-		"--format", `{{.Names}}|{{.State}}|{{.Label "io.x-k8s.kind.role"}}`)
+		"--format", `{{.Names}}|{{.State}}|`+rt.psLabel("io.x-k8s.kind.role"))
 	if err != nil {
 		return nil, fmt.Errorf("list the node containers of kind cluster %s: %w", name, err)
 	}
@@ -311,7 +312,7 @@ func (p *Provider) status(ctx context.Context, rt Runtime, name string) (cluster
 	}
 	if img, err := rt.output(ctx, "inspect", "--format", "{{.Created}}|{{.Config.Image}}", cs[0].Name); err == nil {
 		created, image, _ := strings.Cut(strings.TrimSpace(img), "|")
-		if t, err := time.Parse(time.RFC3339Nano, created); err == nil {
+		if t, ok := parseCreated(created); ok {
 			info.Created = t
 		}
 		info.Binaries = "node image " + image + " (" + rt.Name + " " + rt.Version + ")"

@@ -505,7 +505,9 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 		return nil, ctx.Err()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("kind create cluster %s: %w", name, err)
+		// kind removed the nodes it made; the network it made for them is nuv's to remove when idle
+		p.removeIdleNetwork(context.WithoutCancel(ctx), rt)
+		return nil, fmt.Errorf("kind create cluster %s: %w%s", name, err, rt.createDetail(err, DetectHost()))
 	}
 	var steps time.Duration
 	for _, ph := range clock.Phases() {
@@ -557,7 +559,7 @@ func (p *Provider) nodeImage(ctx context.Context, rt Runtime, c *spec.Cluster) (
 		image, source = p.getenv("NUV_KIND_NODE_IMAGE"), "NUV_KIND_NODE_IMAGE"
 	}
 	if image == "" && p.NodeImage != nil {
-		img, err := p.NodeImage(ctx, fullVersion(want))
+		img, err := p.NodeImage(ctx, fullVersion(want), rt.Path)
 		if err != nil {
 			return "", fmt.Errorf("node image for Kubernetes %s: %w", want, err)
 		}
@@ -732,12 +734,8 @@ func dirExists(p string) bool {
 // removeIdleNetwork removes kind's network when no container uses it any more (kind leaves it).
 func (p *Provider) removeIdleNetwork(ctx context.Context, rt Runtime) {
 	const network = "kind"
-	out, err := rt.output(ctx, "network", "inspect", "--format", "{{len .Containers}}", network)
-	if err != nil || strings.TrimSpace(out) != "0" {
+	if !rt.networkIdle(ctx, network) {
 		return
-	}
-	if others, err := rt.output(ctx, "ps", "-a", "--filter", "network="+network, "--format", "{{.Names}}"); err != nil || strings.TrimSpace(others) != "" {
-		return // stopped containers still attached
 	}
 	if _, err := rt.output(ctx, "network", "rm", network); err == nil {
 		p.log().V(1).Infof("removed the idle %s network", network)

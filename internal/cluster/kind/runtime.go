@@ -138,3 +138,44 @@ func (r Runtime) output(ctx context.Context, args ...string) (string, error) {
 	out, err := runner.Output(ctx, runner.Cmd{Path: r.Path, Args: args})
 	return string(out), err
 }
+
+// psLabel is the `ps --format` expression of container label key: docker and nerdctl have a
+// Label method, podman a Labels map.
+func (r Runtime) psLabel(key string) string {
+	if r.Name == "podman" {
+		return `{{index .Labels "` + key + `"}}`
+	}
+	return `{{.Label "` + key + `"}}`
+}
+
+// createdLayouts are the ways the runtimes print a container's creation time in `inspect`
+// templates: docker and nerdctl RFC 3339, podman Go's time.Time default.
+var createdLayouts = []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999 -0700 MST"}
+
+// parseCreated reads the creation time `inspect --format {{.Created}}` printed.
+func parseCreated(s string) (time.Time, bool) {
+	for _, l := range createdLayouts {
+		if t, err := time.Parse(l, strings.TrimSpace(s)); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// networkIdle reports whether network exists and no container is attached to it (running or
+// stopped): docker's network inspect counts the running ones, podman's has no such field, and
+// `ps -a --filter network=` finds the stopped ones of both.
+func (r Runtime) networkIdle(ctx context.Context, network string) bool {
+	if r.Name == "podman" {
+		if _, err := r.output(ctx, "network", "inspect", network); err != nil {
+			return false
+		}
+	} else {
+		out, err := r.output(ctx, "network", "inspect", "--format", "{{len .Containers}}", network)
+		if err != nil || strings.TrimSpace(out) != "0" {
+			return false
+		}
+	}
+	others, err := r.output(ctx, "ps", "-a", "--filter", "network="+network, "--format", "{{.Names}}")
+	return err == nil && strings.TrimSpace(others) == ""
+}

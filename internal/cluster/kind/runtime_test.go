@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDetectRuntimeNone: with no runtime on PATH the error names what was looked for and how to
@@ -113,5 +114,30 @@ func TestThawTree(t *testing.T) {
 	os.WriteFile(f, []byte("12:pids:/docker/x\n6:freezer:/docker/abc/kubelet.slice\n1:name=systemd:/docker/abc\n"), 0o644)
 	if p, ok := freezerPath(f); !ok || p != "/docker/abc/kubelet.slice" {
 		t.Errorf("freezerPath = %q %v", p, ok)
+	}
+}
+
+// TestRuntimeFormats: the template expressions and time layouts differ between docker and podman.
+func TestRuntimeFormats(t *testing.T) {
+	for _, tc := range []struct{ rt, want string }{
+		{"docker", `{{.Label "io.x-k8s.kind.role"}}`},
+		{"nerdctl", `{{.Label "io.x-k8s.kind.role"}}`},
+		{"podman", `{{index .Labels "io.x-k8s.kind.role"}}`},
+	} {
+		if got := (Runtime{Name: tc.rt}).psLabel("io.x-k8s.kind.role"); got != tc.want {
+			t.Errorf("%s: psLabel = %s, want %s", tc.rt, got, tc.want)
+		}
+	}
+	want := time.Date(2026, 11, 30, 20, 28, 39, 287329212, time.UTC)
+	for _, s := range []string{
+		"2026-11-30T20:28:39.287329212Z",          // docker
+		"2026-11-30 20:28:39.287329212 +0000 UTC", // podman
+	} {
+		if got, ok := parseCreated(s + "\n"); !ok || !got.Equal(want) {
+			t.Errorf("parseCreated(%q) = %v %v", s, got, ok)
+		}
+	}
+	if _, ok := parseCreated("yesterday"); ok {
+		t.Error("parseCreated accepted \"yesterday\"")
 	}
 }

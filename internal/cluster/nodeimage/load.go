@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,8 +17,9 @@ import (
 )
 
 // Ensure returns the reference of a node image of o.Version present in the container runtime
-// (docker), building it (cached: seconds when nothing changed) and loading it when the runtime
-// lacks it. It is what the kind provider calls before creating a cluster.
+// (o.Runtime: docker, podman or nerdctl), building it (cached: seconds when nothing changed) and
+// loading it when the runtime lacks it. It is what the kind provider calls before creating a
+// cluster, with the runtime it detected.
 //
 // When the runtime already holds the image of this build's key (its dev.nuv.node-image.key
 // label), the cached tarball is neither read nor hashed: the runtime's copy is what a cluster uses.
@@ -36,16 +38,29 @@ func Ensure(ctx context.Context, o Options) (string, error) {
 	return r.Ref, nil
 }
 
-func dockerCmd(o Options, args ...string) runner.Cmd {
-	d := o.Docker
+// runtimeEnv are the variables that point a runtime's client at its daemon or configuration.
+var runtimeEnv = []string{"DOCKER_HOST", "CONTAINER_HOST", "CONTAINERS_CONF", "CONTAINERS_STORAGE_CONF", "CONTAINERD_ADDRESS", "CONTAINERD_NAMESPACE"}
+
+// runtimeName is the runtime's name for messages (docker, podman, nerdctl).
+func (o Options) runtimeName() string {
+	if o.Runtime == "" {
+		return "docker"
+	}
+	return filepath.Base(o.Runtime)
+}
+
+func runtimeCmd(o Options, args ...string) runner.Cmd {
+	d := o.Runtime
 	if d == "" {
 		d = "docker"
 	}
 	c := runner.Cmd{Path: d, Args: args}
 	if o.Getenv != nil {
 		env := os.Environ()
-		if h := o.Getenv("DOCKER_HOST"); h != "" {
-			env = append(env, "DOCKER_HOST="+h)
+		for _, k := range runtimeEnv {
+			if v := o.Getenv(k); v != "" {
+				env = append(env, k+"="+v)
+			}
 		}
 		c.Env = env
 	}
@@ -54,39 +69,41 @@ func dockerCmd(o Options, args ...string) runner.Cmd {
 
 // Present says whether the runtime has the image ref.
 func Present(ctx context.Context, o Options, ref string) bool {
-	return runner.Run(ctx, dockerCmd(o, "image", "inspect", "--format", "{{.Id}}", ref)) == nil
+	return runner.Run(ctx, runtimeCmd(o, "image", "inspect", "--format", "{{.Id}}", ref)) == nil
 }
 
 // runtimeHasKey says whether the runtime has image ref built with key (its label says so).
 func runtimeHasKey(ctx context.Context, o Options, ref, key string) bool {
-	out, err := runner.Output(ctx, dockerCmd(o, "image", "inspect", "--format", `{{index .Config.Labels "dev.nuv.node-image.key"}}`, ref))
+	out, err := runner.Output(ctx, runtimeCmd(o, "image", "inspect", "--format", `{{index .Config.Labels "dev.nuv.node-image.key"}}`, ref))
 	return err == nil && strings.TrimSpace(string(out)) == key
 }
 
-// Load puts the built image into the container runtime (docker load), unless it is there already.
+// Load puts the built image into the container runtime (`docker load -i` of the docker-archive
+// tarball; podman and nerdctl read the same format), unless it is there already.
 func Load(ctx context.Context, o Options, r Result) error {
 	log := o.Log
+	rt := o.runtimeName()
 	if Present(ctx, o, r.Ref) {
 		if log != nil {
-			log.Infof("node image: %s is in docker already", r.Ref)
+			log.Infof("node image: %s is in %s already", r.Ref, rt)
 		}
 		return nil
 	}
 	start := time.Now()
 	if log != nil {
-		log.Infof("node image: docker load %s ...", r.Tarball)
+		log.Infof("node image: %s load %s ...", rt, r.Tarball)
 	}
-	if err := runner.Run(ctx, dockerCmd(o, "load", "-i", r.Tarball)); err != nil {
+	if err := runner.Run(ctx, runtimeCmd(o, "load", "-i", r.Tarball)); err != nil {
 		if strings.Contains(err.Error(), "executable file not found") {
-			return fmt.Errorf("no container runtime: nuv looked for docker on PATH (install Debian's docker.io, or Docker): %w", err)
+			return fmt.Errorf("no container runtime: nuv looked for %s on PATH (install Debian's docker.io, or Docker): %w", rt, err)
 		}
-		return fmt.Errorf("docker load the node image: %w", err)
+		return fmt.Errorf("%s load the node image: %w", rt, err)
 	}
 	if !Present(ctx, o, r.Ref) {
-		return fmt.Errorf("docker loaded %s but does not list %s", r.Tarball, r.Ref)
+		return fmt.Errorf("%s loaded %s but does not list %s", rt, r.Tarball, r.Ref)
 	}
 	if log != nil {
-		log.Infof("node image: loaded %s in %s", r.Ref, time.Since(start).Round(100*time.Millisecond))
+		log.Infof("node image: loaded %s into %s in %s", r.Ref, rt, time.Since(start).Round(100*time.Millisecond))
 	}
 	return nil
 }

@@ -71,8 +71,10 @@ type Options struct {
 	// RestrictOOMScoreAdj sets containerd's restrict_oom_score_adj; nil decides from this host
 	// (true when it lacks CAP_SYS_RESOURCE, without which negative OOM scores are refused).
 	RestrictOOMScoreAdj *bool
-	// Docker is the docker CLI for Load and Ensure ("" is docker on PATH).
-	Docker string
+	// Runtime is the container runtime's program Load and Ensure put the image into: docker,
+	// podman or nerdctl, a name on PATH or a path ("" is docker). Its client settings come from
+	// Getenv (DOCKER_HOST; podman's CONTAINER_HOST, CONTAINERS_CONF, CONTAINERS_STORAGE_CONF).
+	Runtime string
 
 	// acceptRuntime (Ensure) takes the runtime's copy of the image for this build's key instead
 	// of checking the cached tarball.
@@ -271,9 +273,9 @@ func (b *builder) build(ctx context.Context) (Result, error) {
 	}
 	finalRoot := filepath.Join(b.cache, "image")
 	if b.o.acceptRuntime && runtimeHasKey(ctx, b.o, ref, key) {
-		b.log.Infof("node image: %s is in docker already", ref)
+		b.log.Infof("node image: %s is in %s already", ref, b.o.runtimeName())
 		res.Cached, res.InRuntime = true, true
-		res.Stages = append(b.stages, Stage{Name: "node image (in docker)", Duration: time.Since(start), Cached: true})
+		res.Stages = append(b.stages, Stage{Name: "node image (in " + b.o.runtimeName() + ")", Duration: time.Since(start), Cached: true})
 		return res, nil
 	}
 	if dir, ok, _ := cached(finalRoot, key); ok {

@@ -62,8 +62,8 @@ func New(env *cli.Env) (map[string]cluster.Provider, error) {
 	kp := &kind.Provider{Home: home, Project: project, Log: env.Log, Getenv: env.Getenv,
 		RegistryHost: "localhost:" + strconv.Itoa(port), Registry: ensureRegistry,
 		// Where kindest/node cannot be pulled, nuv assembles the node image offline (cached).
-		NodeImage: func(ctx context.Context, version string) (string, error) {
-			return nodeimage.Ensure(ctx, nodeimage.Options{Version: version, Log: env.Log, Getenv: env.Getenv})
+		NodeImage: func(ctx context.Context, version, runtime string) (string, error) {
+			return nodeimage.Ensure(ctx, nodeimage.Options{Version: version, Log: env.Log, Getenv: env.Getenv, Runtime: runtime})
 		}}
 	ap := &aks.Provider{Project: project, Log: env.Log, Getenv: env.Getenv}
 	gp := &gke.Provider{Project: project, Log: env.Log, Getenv: env.Getenv, Exe: env.Exe}

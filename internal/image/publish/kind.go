@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -52,7 +53,7 @@ func (k *Kind) Publish(ctx context.Context, idx v1.ImageIndex, ref name.Referenc
 	}
 	list := k.Nodes
 	if list == nil {
-		list = detectedNodes
+		list = KindNodes
 	}
 	ns, err := list(k.Cluster)
 	if err != nil {
@@ -77,10 +78,25 @@ func (k *Kind) Publish(ctx context.Context, idx v1.ImageIndex, ref name.Referenc
 	return tag.String(), nil
 }
 
-func detectedNodes(name string) ([]nodes.Node, error) {
-	opt, err := cluster.DetectNodeProvider()
-	if err != nil {
-		return nil, fmt.Errorf("no kind node provider (docker, podman or nerdctl) found: %w", err)
+// KindNodes lists the nodes of kind cluster name in the runtime KIND_EXPERIMENTAL_PROVIDER
+// names (as the kind CLI and nuv's kind provider honour it; the library's own detection does not,
+// and would pick docker wherever its client is installed), else the one the kind library detects.
+func KindNodes(name string) ([]nodes.Node, error) {
+	var opt cluster.ProviderOption
+	switch p := os.Getenv("KIND_EXPERIMENTAL_PROVIDER"); p {
+	case "docker":
+		opt = cluster.ProviderWithDocker()
+	case "podman":
+		opt = cluster.ProviderWithPodman()
+	case "nerdctl":
+		opt = cluster.ProviderWithNerdctl("")
+	case "":
+		var err error
+		if opt, err = cluster.DetectNodeProvider(); err != nil {
+			return nil, fmt.Errorf("no kind node provider (docker, podman or nerdctl) found: %w", err)
+		}
+	default:
+		return nil, fmt.Errorf("KIND_EXPERIMENTAL_PROVIDER=%q is not one of docker, nerdctl, podman", p)
 	}
 	return cluster.NewProvider(opt).ListInternalNodes(name)
 }

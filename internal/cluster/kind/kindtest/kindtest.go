@@ -27,7 +27,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
-	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 
 	"github.com/nuv-dev/nuv/internal/cli"
@@ -104,11 +103,7 @@ func LoadNetcheck(t testing.TB, ctx context.Context, cluster string) {
 	if _, err := (&publish.Kind{Cluster: cluster}).Publish(ctx, NetcheckImage(t), ref); err != nil {
 		t.Fatal(err)
 	}
-	opt, err := kindcluster.DetectNodeProvider()
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodes, err := kindcluster.NewProvider(opt).ListInternalNodes(cluster)
+	nodes, err := publish.KindNodes(cluster)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,8 +219,8 @@ func tail(s string, n int) string {
 // image nuv assembles offline (cached by content; hack/test.sh builds it), as providers.New sets it.
 func Provider(t testing.TB, home, project string, log cli.Logger) *kind.Provider {
 	return &kind.Provider{Home: home, Project: project, Log: log, Getenv: os.Getenv,
-		NodeImage: func(ctx context.Context, version string) (string, error) {
-			return nodeimage.Ensure(ctx, nodeimage.Options{Version: version, Log: log, Getenv: os.Getenv})
+		NodeImage: func(ctx context.Context, version, runtime string) (string, error) {
+			return nodeimage.Ensure(ctx, nodeimage.Options{Version: version, Log: log, Getenv: os.Getenv, Runtime: runtime})
 		}}
 }
 
