@@ -7,6 +7,9 @@
 #                          bin/nuv-runc, write the configuration below
 #   hack/podman.sh env     print the exports that select it (eval "$(hack/podman.sh env)")
 #   hack/podman.sh clean   remove its containers, volumes and networks made by tests (nuv-pod*)
+#   hack/podman.sh restore undo what podman's CNI plugins changed on the host since setup: the
+#                          CNI-* iptables chains that were not there (and the rules jumping to
+#                          them), net.ipv4.ip_forward as it was (hack/test.sh runs it at the end)
 #
 # Nothing of the host's podman configuration is changed: CONTAINERS_CONF and
 # CONTAINERS_STORAGE_CONF point at files under $NUV_PODMAN_RUN (default /run/nuv-test-podman),
@@ -23,6 +26,7 @@
 # port without the host's firewall: podman's CNI plugins (bridge, portmap, firewall) add CNI-*
 # iptables chains and per-container rules (removed with the container; the empty chains stay) and
 # turn on net.ipv4.ip_forward. kind's nodes need them: the API server is published on 127.0.0.1.
+# setup records the chains and ip_forward it found; restore puts them back once the tests are done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -51,6 +55,11 @@ setup() {
     exit 1
   fi
   mkdir -p "$repo/bin" "$run/cni" "$run/tmp" "$data/storage" "$data/volumes"
+  # what the host had before podman's CNI plugins touch it (kept from the first setup of a boot)
+  [ -f "$run/ip_forward.before" ] || sysctl -n net.ipv4.ip_forward >"$run/ip_forward.before"
+  for t in filter nat mangle; do
+    [ -f "$run/chains.$t.before" ] || iptables -t "$t" -S 2>/dev/null | awk '$1=="-N" {print $2}' >"$run/chains.$t.before" || true
+  done
   go build -o "$repo/bin/nuv-runc" ./hack/nuv-runc
   local lacks
   lacks=$("$repo/bin/nuv-runc" --nuv-missing-caps)
@@ -102,6 +111,30 @@ clean() {
   done
 }
 
+restore() {
+  command -v iptables >/dev/null || return 0
+  local t c rule
+  for t in filter nat mangle; do
+    local added=()
+    for c in $(iptables -t "$t" -S 2>/dev/null | awk '$1=="-N" && $2 ~ /^CNI-/ {print $2}'); do
+      grep -qx -- "$c" "$run/chains.$t.before" 2>/dev/null || added+=("$c")
+    done
+    [ ${#added[@]} -eq 0 ] && continue
+    # the rules of other chains that jump to them, then the chains themselves
+    for c in "${added[@]}"; do
+      iptables -t "$t" -S | awk -v c="$c" '$1=="-A" && $2 !~ /^CNI-/ && (" " $0 " ") ~ (" -j " c " ")' | sed 's/^-A /-D /' |
+        while read -r rule; do eval "iptables -t $t $rule"; done
+    done
+    for c in "${added[@]}"; do iptables -t "$t" -F "$c"; done
+    for c in "${added[@]}"; do iptables -t "$t" -X "$c" || true; done
+    echo "podman.sh: removed the iptables chains podman's CNI plugins added ($t): ${added[*]}" >&2
+  done
+  if [ -f "$run/ip_forward.before" ] && [ "$(sysctl -n net.ipv4.ip_forward)" != "$(cat "$run/ip_forward.before")" ]; then
+    sysctl -q -w net.ipv4.ip_forward="$(cat "$run/ip_forward.before")"
+    echo "podman.sh: net.ipv4.ip_forward back to $(cat "$run/ip_forward.before")" >&2
+  fi
+}
+
 envs() {
   echo "export CONTAINERS_CONF=$run/containers.conf CONTAINERS_STORAGE_CONF=$run/storage.conf"
 }
@@ -110,5 +143,6 @@ case "${1:-}" in
 setup) setup ;;
 env) envs ;;
 clean) clean ;;
-*) echo "usage: hack/podman.sh setup|env|clean" >&2; exit 2 ;;
+restore) restore ;;
+*) echo "usage: hack/podman.sh setup|env|clean|restore" >&2; exit 2 ;;
 esac

@@ -78,12 +78,16 @@ export PATH="$PWD/bin:$PATH"
 # at the end, whatever happened.
 test_tmp=$(mktemp -d /tmp/nuv-test.XXXXXX)
 docker_started=false
+podman_setup=false
 finish() {
   rc=$?
   step "stop processes the tests left running"
   "$PWD/bin/reap" "$test_tmp" || rc=1
   if $docker_started; then
     bash hack/dockerd.sh stop || rc=1
+  fi
+  if $podman_setup; then # podman's CNI plugins changed the host's firewall and ip_forward: undo it
+    bash hack/podman.sh restore || rc=1
   fi
   rm -rf "$test_tmp"
   exit $rc
@@ -108,6 +112,7 @@ if ! $short; then
   step "podman for the kind-on-podman test (hack/podman.sh: its own configuration and storage)"
   # No daemon: CONTAINERS_CONF and CONTAINERS_STORAGE_CONF select nuv's configuration for this run;
   # the host's podman setup is not touched. The test loads the node image into it (about 25 s, then kept).
+  podman_setup=true
   bash hack/podman.sh setup
   eval "$(bash hack/podman.sh env)"
 
