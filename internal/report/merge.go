@@ -244,6 +244,9 @@ func looksLikeReport(dir string) bool {
 
 // readReportDir reads and checks one report directory.
 func readReportDir(dir string) (*Report, error) {
+	if err := resolvesInside(dir, JSONFile); err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(filepath.Join(dir, JSONFile))
 	if err != nil {
 		return nil, fmt.Errorf("partial report directory: %s missing (%v)", JSONFile, errors.Unwrap(err))
@@ -282,9 +285,32 @@ func readReportDir(dir string) (*Report, error) {
 			if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
 				return nil, fmt.Errorf("partial report directory: %s of %s missing", rel, res.Cluster)
 			}
+			if err := resolvesInside(dir, rel); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return &r, nil
+}
+
+// resolvesInside refuses a path rel of report directory dir that resolves (through symbolic
+// links) outside dir: a merge copies only what the report directory holds.
+func resolvesInside(dir, rel string) error {
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return fmt.Errorf("not readable: %w", err)
+	}
+	p, err := filepath.EvalSymlinks(filepath.Join(dir, filepath.FromSlash(rel)))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // a missing file is reported as such where it is read
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", rel, err)
+	}
+	if r, err := filepath.Rel(root, p); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("%s resolves to %s, outside the report directory (a symbolic link): refused", rel, p)
+	}
+	return nil
 }
 
 // copyTree copies a file, or the regular files under a directory, to dst.

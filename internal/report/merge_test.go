@@ -144,3 +144,79 @@ func TestMerge(t *testing.T) {
 		}
 	})
 }
+
+// TestMergeRefusesSymlinksOutside: a report directory whose log, artifacts or report.json resolve
+// through a symbolic link to something outside it is skipped naming why, and nothing from outside
+// reaches the merged report; a symbolic link to a report directory elsewhere is not followed.
+func TestMergeRefusesSymlinksOutside(t *testing.T) {
+	base := t.TempDir()
+	t0 := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+	good := runDir(t, filepath.Join(base, "job-a"), "run-a", "runner-a", t0, Result{Cluster: "a", Type: "eks", Status: Passed, Attempts: 1})
+
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("the user's secret"), 0o600)
+	os.WriteFile(filepath.Join(outside, "b.log"), []byte("the user's secret"), 0o600)
+	elsewhere := runDir(t, outside, "run-elsewhere", "runner-x", t0, Result{Cluster: "x", Type: "eks", Status: Passed, Attempts: 1})
+
+	// artifacts/b is a link to a directory outside.
+	arts := runDir(t, filepath.Join(base, "job-b"), "run-b", "runner-b", t0, Result{Cluster: "b", Type: "gke", Status: Failed, Attempts: 1})
+	os.RemoveAll(filepath.Join(arts, "artifacts", "b"))
+	if err := os.Symlink(outside, filepath.Join(arts, "artifacts", "b")); err != nil {
+		t.Fatal(err)
+	}
+	// logs/ is a link to a directory outside holding c.log.
+	logs := runDir(t, filepath.Join(base, "job-c"), "run-c", "runner-c", t0, Result{Cluster: "c", Type: "gke", Status: Passed, Attempts: 1})
+	os.WriteFile(filepath.Join(outside, "c.log"), []byte("the user's secret"), 0o600)
+	os.RemoveAll(filepath.Join(logs, "logs"))
+	if err := os.Symlink(outside, filepath.Join(logs, "logs")); err != nil {
+		t.Fatal(err)
+	}
+	// report.json is a link to another run's report outside.
+	js := filepath.Join(base, "job-d", "run-d")
+	os.MkdirAll(filepath.Join(js, "logs"), 0o755)
+	if err := os.Symlink(filepath.Join(elsewhere, JSONFile), filepath.Join(js, JSONFile)); err != nil {
+		t.Fatal(err)
+	}
+	// A link to a whole report directory elsewhere is not walked into.
+	if err := os.Symlink(elsewhere, filepath.Join(base, "job-e")); err != nil {
+		t.Fatal(err)
+	}
+
+	out := filepath.Join(t.TempDir(), "merged")
+	rep, err := Merge(MergeOptions{Dirs: []string{base}, Out: out, Nuv: "0.2.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Merged) != 1 || rep.Merged[0] != good {
+		t.Errorf("merged %v, want only %s", rep.Merged, good)
+	}
+	skipped := map[string]string{}
+	for _, s := range rep.Skipped {
+		skipped[s.Dir] = s.Reason
+	}
+	for dir, rel := range map[string]string{arts: "artifacts/b", logs: "logs/c.log", js: JSONFile} {
+		if r := skipped[dir]; !strings.Contains(r, rel+" resolves to ") || !strings.Contains(r, "outside the report directory") {
+			t.Errorf("%s skipped for %q; want %s named as resolving outside", dir, r, rel)
+		}
+	}
+	err = filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), "the user's secret") || strings.Contains(string(b), "runner-x") {
+			t.Errorf("%s holds what was outside the report directories", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("a report directory given directly with an escaping link is refused", func(t *testing.T) {
+		_, err := Merge(MergeOptions{Dirs: []string{arts}, Out: filepath.Join(t.TempDir(), "m")})
+		if err == nil || !strings.Contains(err.Error(), "outside the report directory") {
+			t.Errorf("err = %v", err)
+		}
+	})
+}
