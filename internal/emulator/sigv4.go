@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +38,9 @@ type authError struct {
 func (e *authError) Error() string { return e.Code + ": " + e.Msg }
 
 const amzDateFormat = "20060102T150405Z"
+
+// unsignedPayload is the payload hash S3 accepts in place of the body's; these services do not.
+const unsignedPayload = "UNSIGNED-PAYLOAD"
 
 // parseSigV4 reads the signature fields of r; a request with no signature at all gives
 // MissingAuthenticationToken.
@@ -97,6 +101,10 @@ func parseSigV4(r *http.Request) (*sigv4, error) {
 		return nil, &authError{"IncompleteSignature", "the signature lacks SignedHeaders or Signature"}
 	}
 	s.SignedHeaders = strings.Split(signed, ";")
+	if !slices.Contains(s.SignedHeaders, "host") {
+		// AWS refuses a signature that does not cover the host: it could be replayed at another endpoint.
+		return &s, &authError{"SignatureDoesNotMatch", "'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization."}
+	}
 	return &s, nil
 }
 
@@ -114,6 +122,17 @@ func (s *sigv4) verify(r *http.Request, body []byte, secret string, now time.Tim
 		}
 	} else if d := now.Sub(s.Time); d > 15*time.Minute || d < -15*time.Minute {
 		return &authError{"SignatureExpired", fmt.Sprintf("Signature expired: %s is now earlier than %s (%s - 15 min.)", s.Time.Format(amzDateFormat), now.Add(-15*time.Minute).Format(amzDateFormat), now.Format(amzDateFormat))}
+	}
+	// EKS, EC2, IAM and STS sign the payload: the hash in the canonical request is the body's own,
+	// whatever X-Amz-Content-Sha256 claims (a request whose header names another hash, or
+	// UNSIGNED-PAYLOAD, is refused: its body could have been swapped after signing).
+	if h := r.Header.Get("X-Amz-Content-Sha256"); h != "" && !s.Presigned {
+		if h == unsignedPayload {
+			return &authError{"SignatureDoesNotMatch", "UNSIGNED-PAYLOAD is not accepted by this service: sign the request's payload (nuv emulator follows EKS, EC2, IAM and STS)"}
+		}
+		if !hmac.Equal([]byte(strings.ToLower(h)), []byte(hexSHA256(body))) {
+			return &authError{"SignatureDoesNotMatch", "The provided 'x-amz-content-sha256' header does not match what was computed."}
+		}
 	}
 	canonical := s.canonicalRequest(r, body)
 	scope := strings.Join([]string{s.Date, s.Region, s.Service, "aws4_request"}, "/")
@@ -171,10 +190,7 @@ func (s *sigv4) canonicalRequest(r *http.Request, body []byte) string {
 		headers.WriteString(h + ":" + strings.TrimSpace(v) + "\n")
 	}
 
-	payload := r.Header.Get("X-Amz-Content-Sha256")
-	if payload == "" {
-		payload = hexSHA256(body)
-	}
+	payload := hexSHA256(body)
 	return strings.Join([]string{r.Method, path, strings.Join(pairs, "&"), headers.String(), strings.Join(s.SignedHeaders, ";"), payload}, "\n")
 }
 
