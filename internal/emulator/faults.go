@@ -134,7 +134,7 @@ func (f *Fault) apiError(service, op, caller string) *apiError {
 
 // faultsAPI is the /_nuv/faults endpoint over s.faults.
 func (s *Server) faultsAPI() emucore.FaultsEndpoint[Fault] {
-	return emucore.FaultsEndpoint[Fault]{Name: "nuv emulator", Mu: &s.mu, List: &s.faults, Decode: decodeFaults, WriteJSON: writeJSON}
+	return emucore.FaultsEndpoint[Fault]{Name: "nuv emulator", Mu: &s.mu, List: &s.faults, Decode: decodeFaults, WriteJSON: writeJSON, AdminToken: s.adminToken}
 }
 
 // faultList copies the faults (with their counts).

@@ -4,15 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/smithy-go"
+
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
 
 // testEmulator is an emulator serving on loopback for one test.
@@ -60,6 +65,23 @@ func startEmulator(t testing.TB, dir string, delay time.Duration) *testEmulator 
 		BaseEndpoint: aws.String(url),
 	}
 	return &testEmulator{Server: s, URL: url, Cfg: cfg, Dir: dir}
+}
+
+// admin sends method with body to the emulator's /_nuv/faults with its admin token.
+func (e *testEmulator) admin(method, body string) (*http.Response, error) {
+	tok, err := emucore.ReadAdminToken(e.Dir)
+	if err != nil {
+		return nil, err
+	}
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := emucore.NewAdminRequest(context.Background(), method, e.URL+"/_nuv/faults", tok, rd)
+	if err != nil {
+		return nil, err
+	}
+	return http.DefaultClient.Do(req)
 }
 
 // apiCode returns the AWS error code of err ("" when it is not an API error).

@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -34,6 +33,9 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
+
+// MaxBody is the largest request body the emulator takes; a larger one is answered 413.
+const MaxBody = 32 << 20
 
 // DefaultRegion is the region of a new emulator unless Options say otherwise.
 const DefaultRegion = "us-east-1"
@@ -69,6 +71,8 @@ type Server struct {
 	base   string          // http://127.0.0.1:port once listening
 
 	bg *emucore.Background // the reconcile loop and jobs
+
+	adminToken string // what /_nuv/faults requires (emucore.AdminAllowed)
 }
 
 // New opens (or initialises) the emulator state in o.Dir and reads <dir>/faults.json if present.
@@ -89,6 +93,9 @@ func New(o Options) (*Server, error) {
 	}
 	if s.clusters == nil {
 		s.clusters = NewLocalClusters(o.Dir, s.log)
+	}
+	if s.adminToken, err = emucore.EnsureAdminToken(o.Dir); err != nil {
+		return nil, err
 	}
 	if s.faults, err = readFaultsFile(filepath.Join(o.Dir, "faults.json")); err != nil {
 		return nil, err
@@ -193,7 +200,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rq := &request{http: r, id: uuid()}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 32<<20))
+	body, err := emucore.ReadBody(r, MaxBody)
+	var tooLarge *emucore.BodyTooLargeError
+	if errors.As(err, &tooLarge) {
+		rq.service = guessService(r, nil)
+		if sig, _ := parseSigV4(r); sig != nil {
+			rq.service = sig.Service
+		}
+		s.fail(w, rq, errf(http.StatusRequestEntityTooLarge, "RequestEntityTooLarge", "Request body of more than %d bytes is too large (nuv emulator, as AWS: send less per request)", MaxBody))
+		return
+	}
 	if err != nil {
 		http.Error(w, "nuv emulator: read request: "+err.Error(), http.StatusBadRequest)
 		return

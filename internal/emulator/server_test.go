@@ -192,7 +192,7 @@ func TestFaults(t *testing.T) {
 	ctx := context.Background()
 	post := func(body string) {
 		t.Helper()
-		resp := must(http.Post(e.URL+"/_nuv/faults", "application/json", strings.NewReader(body)))
+		resp := must(e.admin(http.MethodPost, body))
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != 200 {
@@ -236,7 +236,7 @@ func TestFaults(t *testing.T) {
 	}
 	must(eks.NewFromConfig(e.Cfg).ListClusters(ctx, &eks.ListClustersInput{})) // count 1: spent
 
-	resp := must(http.Post(e.URL+"/_nuv/faults", "application/json", strings.NewReader(`{"operation":"s3:PutObject","kind":"throttle"}`)))
+	resp := must(e.admin(http.MethodPost, `{"operation":"s3:PutObject","kind":"throttle"}`))
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != 400 || !strings.Contains(string(b), "s3:PutObject") {

@@ -2,13 +2,18 @@ package azure
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
+
+// MaxBody is the largest ARM request body the emulator takes; a larger one is answered 413.
+const MaxBody = 8 << 20
 
 // call is one ARM request being served.
 type call struct {
@@ -136,7 +141,12 @@ func (s *Server) arm(w http.ResponseWriter, r *http.Request, segs []string) {
 			return
 		}
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+	body, err := emucore.ReadBody(r, MaxBody)
+	var tooLarge *emucore.BodyTooLargeError
+	if errors.As(err, &tooLarge) {
+		writeARMError(w, aerr(http.StatusRequestEntityTooLarge, "RequestEntityTooLarge", "The request content size exceeds the maximum of %d bytes.", MaxBody))
+		return
+	}
 	if err != nil {
 		writeARMError(w, aerr(400, "InvalidRequestContent", "read the request: %v", err))
 		return

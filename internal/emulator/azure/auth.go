@@ -45,9 +45,13 @@ func signToken(key []byte, c tokenClaims) string {
 	return body + "." + b64.EncodeToString(m.Sum(nil))
 }
 
-// verifyToken checks a bearer token's signature, audience and lifetime; the error code and
-// message are ARM's.
-func verifyToken(key []byte, tok, audience string, now time.Time) (*tokenClaims, *armError) {
+// clockSkew is the leeway ARM allows on a token's nbf.
+const clockSkew = 5 * time.Minute
+
+// verifyToken checks a bearer token's signature, audience, issuer, tenant and lifetime (nbf and
+// exp, both required) against the emulator's authority at base for tenant; the error codes and
+// messages are ARM's.
+func verifyToken(key []byte, tok, audience, base, tenant string, now time.Time) (*tokenClaims, *armError) {
 	parts := strings.Split(tok, ".")
 	if len(parts) != 3 {
 		return nil, aerr(401, "InvalidAuthenticationToken", "The access token is invalid.")
@@ -65,6 +69,15 @@ func verifyToken(key []byte, tok, audience string, now time.Time) (*tokenClaims,
 	}
 	if strings.TrimSuffix(c.Aud, "/") != strings.TrimSuffix(audience, "/") {
 		return nil, aerr(401, "InvalidAuthenticationTokenAudience", "The access token has been obtained for wrong audience or resource '%s'. It should exactly match with one of the allowed audiences '%s'.", c.Aud, audience)
+	}
+	if iss := base + "/" + tenant + "/v2.0"; c.Iss != iss || c.Tid != tenant {
+		return nil, aerr(401, "InvalidAuthenticationTokenTenant", "The access token is from the wrong issuer '%s'. It must match the tenant '%s' associated with this subscription. Please use the authority (URL) '%s' to get the token. Note, if the subscription is transferred to another tenant there is no impact to the services, but information about new tenant could take time to propagate (up to an hour). If you just transferred your subscription and see this error message, please try back later.", c.Iss, iss, base+"/"+tenant)
+	}
+	if c.Nbf == 0 || c.Exp == 0 {
+		return nil, aerr(401, "InvalidAuthenticationToken", "The access token is invalid: it carries no validity period (nbf and exp).")
+	}
+	if now.Add(clockSkew).Unix() < c.Nbf {
+		return nil, aerr(401, "InvalidAuthenticationToken", "The access token is not yet valid: it is valid from UTC time '%s', later than current UTC time '%s'.", time.Unix(c.Nbf, 0).UTC().Format(time.RFC1123), now.UTC().Format(time.RFC1123))
 	}
 	if now.Unix() >= c.Exp {
 		return nil, aerr(401, "ExpiredAuthenticationToken", "The access token expiry UTC time '%s' is earlier than current UTC time '%s'.", time.Unix(c.Exp, 0).UTC().Format(time.RFC1123), now.UTC().Format(time.RFC1123))
@@ -175,9 +188,10 @@ func (s *Server) authenticate(r *http.Request) *armError {
 		return aerr(401, "AuthenticationFailed", "Authentication failed. The 'Authorization' header is provided in an invalid format.")
 	}
 	s.mu.Lock()
-	key := s.st.SigningKey
+	key, tenant := s.st.SigningKey, s.st.TenantID
 	s.mu.Unlock()
 	k, _ := hex.DecodeString(key)
-	_, e := verifyToken(k, tok, s.baseURL(), time.Now())
+	base := s.baseURL()
+	_, e := verifyToken(k, tok, base, base, tenant, time.Now())
 	return e
 }

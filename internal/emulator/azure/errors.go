@@ -128,7 +128,7 @@ func writeFault(w http.ResponseWriter, f *Fault, op string) {
 
 // faultsAPI is the /_nuv/faults endpoint over s.faults.
 func (s *Server) faultsAPI() emucore.FaultsEndpoint[Fault] {
-	return emucore.FaultsEndpoint[Fault]{Name: "nuv azure emulator", Mu: &s.mu, List: &s.faults, Decode: decodeFaults, WriteJSON: writeJSON}
+	return emucore.FaultsEndpoint[Fault]{Name: "nuv azure emulator", Mu: &s.mu, List: &s.faults, Decode: decodeFaults, WriteJSON: writeJSON, AdminToken: s.adminToken}
 }
 
 // faultList copies the faults (with their counts).

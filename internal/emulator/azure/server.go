@@ -74,6 +74,8 @@ type Server struct {
 	base    string               // https://127.0.0.1:port
 
 	bg *emucore.Background // the reconcile loop and jobs
+
+	adminToken string // what /_nuv/faults requires (emucore.AdminAllowed)
 }
 
 // New opens (or initialises) the state in o.Dir, makes its CA if needed and reads faults.json.
@@ -93,6 +95,9 @@ func New(o Options) (*Server, error) {
 		calls: map[string]int{}, jobs: map[string]bool{}, ensured: map[string]bool{}, retryAt: map[string]time.Time{}}
 	if s.log == nil {
 		s.log = cli.Quiet()
+	}
+	if s.adminToken, err = emucore.EnsureAdminToken(o.Dir); err != nil {
+		return nil, err
 	}
 	if s.backend == nil {
 		s.backend = NewLocalBackend(o.Dir, s.log)

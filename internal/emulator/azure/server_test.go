@@ -105,8 +105,26 @@ func TestRefusals(t *testing.T) {
 	sub := "/subscriptions/" + e.Creds.SubscriptionID
 	mcs := sub + "/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters"
 	k, _ := hex.DecodeString(e.st.SigningKey)
-	expired := signToken(k, tokenClaims{Aud: e.URL, Exp: time.Now().Add(-time.Minute).Unix()})
+	now, tenant := time.Now(), e.st.TenantID
+	iss := e.URL + "/" + tenant + "/v2.0"
+	// valid is a token as the authority issues it, changed by edit.
+	valid := func(edit func(*tokenClaims)) string {
+		c := tokenClaims{Aud: e.URL, Iss: iss, Tid: tenant, Iat: now.Unix(), Nbf: now.Unix(), Exp: now.Add(time.Hour).Unix()}
+		edit(&c)
+		return signToken(k, c)
+	}
+	expired := valid(func(c *tokenClaims) { c.Nbf, c.Exp = now.Add(-time.Hour).Unix(), now.Add(-time.Minute).Unix() })
 	otherKey := signToken([]byte("not the emulator's key"), tokenClaims{Aud: e.URL, Exp: time.Now().Add(time.Hour).Unix()})
+	notYet := valid(func(c *tokenClaims) { c.Nbf = now.Add(time.Hour).Unix(); c.Exp = now.Add(2 * time.Hour).Unix() })
+	noNbf := valid(func(c *tokenClaims) { c.Nbf = 0 })
+	otherIssuer := valid(func(c *tokenClaims) { c.Iss = "https://login.microsoftonline.com/" + tenant + "/v2.0" })
+	otherTenant := valid(func(c *tokenClaims) {
+		c.Tid = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+		c.Iss = e.URL + "/" + c.Tid + "/v2.0"
+	})
+	if status, code, msg := e.raw(t, "GET", sub+"/resourcegroups?api-version="+ResourcesAPIVersion, "Bearer "+valid(func(*tokenClaims) {})); status != 200 {
+		t.Fatalf("a token as the authority issues it: %d %s %s", status, code, msg)
+	}
 	for _, tc := range []struct {
 		name, method, path, auth string
 		status                   int
@@ -115,6 +133,10 @@ func TestRefusals(t *testing.T) {
 		{"no token", "GET", mcs + "?api-version=" + APIVersion, "", 401, "AuthenticationFailed", "header is missing"},
 		{"expired token", "GET", mcs + "?api-version=" + APIVersion, "Bearer " + expired, 401, "ExpiredAuthenticationToken", "expiry"},
 		{"foreign token", "GET", mcs + "?api-version=" + APIVersion, "Bearer " + otherKey, 401, "InvalidAuthenticationTokenTenant", "signature"},
+		{"not yet valid", "GET", mcs + "?api-version=" + APIVersion, "Bearer " + notYet, 401, "InvalidAuthenticationToken", "not yet valid"},
+		{"no nbf", "GET", mcs + "?api-version=" + APIVersion, "Bearer " + noNbf, 401, "InvalidAuthenticationToken", "no validity period"},
+		{"other issuer", "GET", mcs + "?api-version=" + APIVersion, "Bearer " + otherIssuer, 401, "InvalidAuthenticationTokenTenant", "wrong issuer 'https://login.microsoftonline.com/"},
+		{"other tenant", "GET", mcs + "?api-version=" + APIVersion, "Bearer " + otherTenant, 401, "InvalidAuthenticationTokenTenant", "wrong issuer"},
 	} {
 		status, code, msg := e.raw(t, tc.method, tc.path, tc.auth)
 		if status != tc.status || code != tc.code || !strings.Contains(msg, tc.inMessage) {
@@ -170,5 +192,60 @@ func TestThrottlingRetriedAndStateKept(t *testing.T) {
 	g, err := e2.Groups.Get(ctx, "kept", nil)
 	if err != nil || *g.Location != "westeurope" {
 		t.Fatalf("after a restart: %v %v", g, err)
+	}
+}
+
+// TestAdminAndBodies: /_nuv/faults refuses requests without the admin token or with a body that
+// is not JSON; an ARM body over the limit is answered 413 in ARM's shape, not cut.
+func TestAdminAndBodies(t *testing.T) {
+	e := startEmulator(t, "", 0)
+	tok, err := emucore.ReadAdminToken(e.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, auth, ctype string
+		status            int
+	}{
+		{"no token", "", "application/json", 401},
+		{"form post", "", "application/x-www-form-urlencoded", 401},
+		{"token, text body", "Bearer " + tok, "text/plain", 415},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, e.URL+"/_nuv/faults", strings.NewReader(`{"operation":"*","kind":"throttle"}`))
+		if tc.auth != "" {
+			req.Header.Set("Authorization", tc.auth)
+		}
+		req.Header.Set("Content-Type", tc.ctype)
+		resp, err := e.HTTP.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s: %d, want %d", tc.name, resp.StatusCode, tc.status)
+		}
+	}
+	if fs := e.faultList(); len(fs) != 0 {
+		t.Fatalf("refused requests injected %v", fs)
+	}
+	tk, err := e.Cred.GetToken(context.Background(), policy.TokenRequestOptions{Scopes: []string{e.URL + "/.default"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPut, e.URL+"/subscriptions/"+e.Creds.SubscriptionID+"/resourcegroups/big?api-version="+ResourcesAPIVersion,
+		strings.NewReader(`{"location":"eastus","tags":{"a":"`+strings.Repeat("a", MaxBody)+`"}}`))
+	req.Header.Set("Authorization", "Bearer "+tk.Token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := e.HTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Error armError `json:"error"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || body.Error.Code != "RequestEntityTooLarge" {
+		t.Errorf("ARM body over the limit: %d %+v", resp.StatusCode, body.Error)
 	}
 }

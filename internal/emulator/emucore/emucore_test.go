@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -259,11 +260,11 @@ func TestFaultsEndpoint(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(v)
 	}
 	e := FaultsEndpoint[testFault]{Name: "nuv test emulator", Mu: &mu, List: &list,
-		Decode: func(b []byte) ([]*testFault, error) { return DecodeFaults(b, false, validateTestFault) }, WriteJSON: writeJSON}
+		Decode: func(b []byte) ([]*testFault, error) { return DecodeFaults(b, false, validateTestFault) }, WriteJSON: writeJSON,
+		AdminToken: "s3cr3t"}
 	srv := httptest.NewServer(e)
 	defer srv.Close()
-	call := func(method, body string) (int, string) {
-		req, _ := http.NewRequest(method, srv.URL+"/_nuv/faults", strings.NewReader(body))
+	send := func(req *http.Request) (int, string) {
 		resp, err := srv.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -272,6 +273,38 @@ func TestFaultsEndpoint(t *testing.T) {
 		var b bytes.Buffer
 		_, _ = b.ReadFrom(resp.Body)
 		return resp.StatusCode, strings.TrimSpace(b.String())
+	}
+	call := func(method, body string) (int, string) {
+		var rd io.Reader
+		if body != "" {
+			rd = strings.NewReader(body)
+		}
+		req, _ := NewAdminRequest(context.Background(), method, srv.URL+"/_nuv/faults", "s3cr3t", rd)
+		return send(req)
+	}
+	// Without the admin token, with another one, or with a body that is not JSON (what a web page
+	// can post cross-site), nothing is listed or changed.
+	for _, c := range []struct {
+		name, method, auth, ctype string
+		status                    int
+		want                      string
+	}{
+		{"no token", "POST", "", "application/json", 401, "needs the emulator's admin token"},
+		{"no token, GET", "GET", "", "", 401, "needs the emulator's admin token"},
+		{"other token", "DELETE", "Bearer guess", "", 401, "needs the emulator's admin token"},
+		{"form post", "POST", "Bearer s3cr3t", "application/x-www-form-urlencoded", 415, "takes Content-Type: application/json"},
+		{"text post", "PUT", "Bearer s3cr3t", "text/plain", 415, "takes Content-Type: application/json"},
+	} {
+		req, _ := http.NewRequest(c.method, srv.URL+"/_nuv/faults", strings.NewReader(`{"op":"evil"}`))
+		if c.auth != "" {
+			req.Header.Set("Authorization", c.auth)
+		}
+		if c.ctype != "" {
+			req.Header.Set("Content-Type", c.ctype)
+		}
+		if status, body := send(req); status != c.status || !strings.Contains(body, c.want) {
+			t.Errorf("%s: %d %s, want %d %s", c.name, status, body, c.status, c.want)
+		}
 	}
 	for _, c := range []struct {
 		method, body string
@@ -347,6 +380,59 @@ func TestServeTokenReview(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("not a review: %d, want 400", resp.StatusCode)
+	}
+	// A form post (what a web page can send cross-site) is not a review; an oversized one is 413.
+	b, _ := json.Marshal(authv1.TokenReview{Spec: authv1.TokenReviewSpec{Token: "good"}})
+	resp, err = srv.Client().Post(srv.URL, "application/x-www-form-urlencoded", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnsupportedMediaType {
+		t.Fatalf("form post: %d, want 415", resp.StatusCode)
+	}
+	resp, err = srv.Client().Post(srv.URL, "application/json", strings.NewReader(`{"spec":{"token":"`+strings.Repeat("a", 2<<20)+`"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("2 MiB review: %d, want 413", resp.StatusCode)
+	}
+}
+
+// TestReadBody: a body up to the limit is read whole; one byte more is a BodyTooLargeError,
+// whether the client declared its length or streamed it.
+func TestReadBody(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		size    int
+		chunked bool
+		tooBig  bool
+	}{
+		{"at the limit", 1024, false, false},
+		{"over, declared", 1025, false, true},
+		{"over, streamed", 1025, true, true},
+		{"empty", 0, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var body io.Reader = strings.NewReader(strings.Repeat("x", tc.size))
+			if tc.chunked {
+				body = io.MultiReader(body) // no length known up front
+			}
+			r := httptest.NewRequest(http.MethodPost, "/", body)
+			if tc.chunked {
+				r.ContentLength = -1
+			}
+			b, err := ReadBody(r, 1024)
+			var tl *BodyTooLargeError
+			if tc.tooBig != errors.As(err, &tl) {
+				t.Fatalf("ReadBody of %d bytes: %v", tc.size, err)
+			}
+			if !tc.tooBig && (err != nil || len(b) != tc.size) {
+				t.Fatalf("ReadBody of %d bytes: %d bytes, %v", tc.size, len(b), err)
+			}
+		})
 	}
 }
 

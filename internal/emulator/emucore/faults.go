@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -79,6 +78,8 @@ type FaultsEndpoint[F any] struct {
 	Decode func([]byte) ([]*F, error)
 	// WriteJSON writes the emulator's JSON answers.
 	WriteJSON func(w http.ResponseWriter, status int, v any)
+	// AdminToken is the emulator's admin token, which every request must carry (AdminAllowed).
+	AdminToken string
 }
 
 // Snapshot copies the faults under the lock.
@@ -94,10 +95,18 @@ func (e FaultsEndpoint[F]) Snapshot() []F {
 
 // ServeHTTP serves /_nuv/faults.
 func (e FaultsEndpoint[F]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !AdminAllowed(w, r, e.Name, e.AdminToken) {
+		return
+	}
 	switch r.Method {
 	case http.MethodGet:
 	case http.MethodPost, http.MethodPut:
-		b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		b, err := ReadBody(r, 1<<20)
+		var tooLarge *BodyTooLargeError
+		if errors.As(err, &tooLarge) {
+			http.Error(w, e.Name+": faults: "+err.Error(), http.StatusRequestEntityTooLarge)
+			return
+		}
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return

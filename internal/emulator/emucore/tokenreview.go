@@ -2,8 +2,8 @@ package emucore
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 
 	authv1 "k8s.io/api/authentication/v1"
@@ -19,8 +19,16 @@ func ServeTokenReview(w http.ResponseWriter, r *http.Request, name string, revie
 		http.Error(w, name+": the token webhook takes POST", http.StatusMethodNotAllowed)
 		return
 	}
+	if !JSONBody(w, r, name) {
+		return
+	}
 	var in authv1.TokenReview
-	b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	b, err := ReadBody(r, 1<<20)
+	var tooLarge *BodyTooLargeError
+	if errors.As(err, &tooLarge) {
+		http.Error(w, name+": token webhook: "+err.Error(), http.StatusRequestEntityTooLarge)
+		return
+	}
 	if err == nil {
 		err = json.Unmarshal(b, &in)
 	}

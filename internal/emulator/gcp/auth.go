@@ -35,6 +35,13 @@ const jwtBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 const tokenPrefix = "ya29.nuv."
 
+// maxAssertionLife is the longest exp - iat Google accepts in a JWT bearer assertion (seconds);
+// clockSkew is the leeway on iat and exp.
+const (
+	maxAssertionLife = 3600
+	clockSkew        = 60
+)
+
 // credentialsFile is the service account key file (the fields ADC reads).
 type credentialsFile struct {
 	Type           string `json:"type"`
@@ -195,7 +202,11 @@ func (s *Server) verifyAssertion(jwt string, now time.Time) error {
 	if hdr.Kid != "" && hdr.Kid != s.st.KeyID {
 		return errors.New("Invalid JWT Signature: the key was deleted or never existed")
 	}
-	if cl.Exp != 0 && now.Unix() > cl.Exp+60 {
+	// Google takes only short-lived assertions: iat and exp both present, at most an hour apart,
+	// and now between them (a minute of clock skew either way). An assertion without exp is not
+	// "never expiring": it is refused like one that expired.
+	if cl.Exp == 0 || cl.Iat == 0 || cl.Exp < cl.Iat || cl.Exp-cl.Iat > maxAssertionLife ||
+		now.Unix()+clockSkew < cl.Iat || now.Unix() > cl.Exp+clockSkew {
 		return errors.New("Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim.")
 	}
 	if cl.Scope == "" && cl.Aud == "" {

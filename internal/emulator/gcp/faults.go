@@ -145,5 +145,5 @@ func namesResource(name, res string) bool {
 
 // faultsEndpoint serves /_nuv/faults.
 func (s *Server) faultsEndpoint(w http.ResponseWriter, r *http.Request) {
-	emucore.FaultsEndpoint[Fault]{Name: "nuv GKE emulator", Mu: &s.mu, List: &s.faults, Decode: decodeFaults, WriteJSON: writeJSON}.ServeHTTP(w, r)
+	emucore.FaultsEndpoint[Fault]{Name: "nuv GKE emulator", Mu: &s.mu, List: &s.faults, Decode: decodeFaults, WriteJSON: writeJSON, AdminToken: s.adminToken}.ServeHTTP(w, r)
 }

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/nuv-dev/nuv/internal/cluster/gke"
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 	"github.com/nuv-dev/nuv/internal/emulator/gcp"
 )
 
@@ -123,7 +124,15 @@ func (e *testEmulator) waitOp(t testing.TB, op *containerpb.Operation, seen map[
 // fault adds faults through the admin endpoint.
 func (e *testEmulator) fault(t testing.TB, body string) {
 	t.Helper()
-	resp, err := http.Post(e.URL+"/_nuv/faults", "application/json", strings.NewReader(body))
+	tok, err := emucore.ReadAdminToken(e.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := emucore.NewAdminRequest(context.Background(), http.MethodPost, e.URL+"/_nuv/faults", tok, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("faults: %v %v", resp, err)
 	}

@@ -3,7 +3,8 @@ package gcp
 import (
 	"context"
 	"encoding/json"
-	"io"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -12,6 +13,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
 
 // restRoute is one REST method of the v1 API: the RPC it is, the request it decodes and how it
@@ -146,7 +149,17 @@ func (s *Server) rest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodPost || r.Method == http.MethodPut {
-		b, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+		b, err := emucore.ReadBody(r, MaxBody)
+		var tooLarge *emucore.BodyTooLargeError
+		if errors.As(err, &tooLarge) {
+			// Google's front end: 413, the payload limit in the message.
+			b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": http.StatusRequestEntityTooLarge,
+				"message": fmt.Sprintf("Request payload size exceeds the limit: %d bytes.", MaxBody), "status": codeName(codes.InvalidArgument)}})
+			w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			_, _ = w.Write(append(b, '\n'))
+			return
+		}
 		if err == nil && len(strings.TrimSpace(string(b))) > 0 {
 			err = protojson.Unmarshal(b, rt.req)
 		}
@@ -175,6 +188,9 @@ func (s *Server) rest(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	_, _ = w.Write(b)
 }
+
+// MaxBody is the largest REST request body the emulator takes; a larger one is answered 413.
+const MaxBody = 8 << 20
 
 // restError writes err as Google's JSON error: {"error": {"code", "message", "status"}}.
 func restError(w http.ResponseWriter, err error) {

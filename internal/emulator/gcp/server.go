@@ -87,6 +87,8 @@ type Server struct {
 	base   string          // http://127.0.0.1:port once listening
 
 	bg *emucore.Background // the reconcile loop and jobs
+
+	adminToken string // what /_nuv/faults requires (emucore.AdminAllowed)
 }
 
 // New opens (or initialises) the state in o.Dir and reads <dir>/faults.json if present.
@@ -105,6 +107,9 @@ func New(o Options) (*Server, error) {
 		calls: map[string]int{}, jobs: map[string]bool{}}
 	if s.tokenLife == 0 {
 		s.tokenLife = time.Hour
+	}
+	if s.adminToken, err = emucore.EnsureAdminToken(o.Dir); err != nil {
+		return nil, err
 	}
 	if s.log == nil {
 		s.log = cli.Quiet()

@@ -1,0 +1,33 @@
+package emucore
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// BodyTooLargeError is a request body over an emulator's limit; each emulator answers it with
+// 413 in its service's error shape, as the real services do (never a body cut short).
+type BodyTooLargeError struct {
+	Limit int64
+}
+
+func (e *BodyTooLargeError) Error() string {
+	return fmt.Sprintf("the request body is larger than %d bytes", e.Limit)
+}
+
+// ReadBody reads r's body whole, or returns a *BodyTooLargeError when it is longer than limit
+// bytes (by its Content-Length, or as it is read).
+func ReadBody(r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, &BodyTooLargeError{Limit: limit}
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read the request body: %w", err)
+	}
+	if int64(len(b)) > limit {
+		return nil, &BodyTooLargeError{Limit: limit}
+	}
+	return b, nil
+}
