@@ -88,7 +88,7 @@ func (azureCloud) Env(ctx context.Context, env *cli.Env, home string) error {
 	for _, kv := range azure.Env(p, c) {
 		fmt.Fprintf(env.Out, "export %s\n", kv)
 	}
-	return nil
+	return printAdminToken(env.Out, "azure", p.Dir)
 }
 
 // serveAzureCmd is the detached process: `nuv emulator serve-azure --dir D --addr A [--delay D]`.

@@ -187,7 +187,18 @@ func (awsCloud) Env(ctx context.Context, env *cli.Env, home string) error {
 	// This command exists to print the secret: it goes to stdout only, never to the log.
 	fmt.Fprintf(env.Out, "export AWS_ENDPOINT_URL=%s\nexport AWS_ACCESS_KEY_ID=%s\nexport AWS_SECRET_ACCESS_KEY=%s\nexport AWS_REGION=%s\nexport AWS_DEFAULT_REGION=%s\n",
 		p.URL(), c.AccessKeyID, c.SecretAccessKey, c.Region, c.Region)
-	return nil
+	return printAdminToken(env.Out, "aws", dir)
+}
+
+// printAdminToken prints the export line of the admin token of the emulator of cloud with state
+// in dir (what its /_nuv/faults requires).
+func printAdminToken(w io.Writer, cloud, dir string) error {
+	tok, err := emucore.ReadAdminToken(dir)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "export %s=%s\n", emucore.AdminTokenEnv(cloud), tok)
+	return err
 }
 
 func (gcpCloud) Up(ctx context.Context, env *cli.Env, home string) error {

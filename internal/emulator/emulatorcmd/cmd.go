@@ -21,6 +21,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/eksauth"
 	"github.com/nuv-dev/nuv/internal/emulator"
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 	"github.com/nuv-dev/nuv/internal/paths"
 )
 
@@ -270,7 +271,15 @@ func faultsCmd(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, method, url+"/_nuv/faults", strings.NewReader(body))
+	tok, err := emucore.ReadAdminToken(dir)
+	if err != nil {
+		return fmt.Errorf("%s faults: %w", c.Label(), err)
+	}
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := emucore.NewAdminRequest(ctx, method, url+"/_nuv/faults", tok, rd)
 	if err != nil {
 		return err
 	}

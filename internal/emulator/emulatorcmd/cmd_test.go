@@ -68,7 +68,7 @@ func TestEmulatorCommand(t *testing.T) {
 	t.Cleanup(func() { nuv(t, "emulator", "down") })
 	vars := exports(ok[string](t)(nuv(t, "emulator", "env")))
 	secret := vars["AWS_SECRET_ACCESS_KEY"]
-	if len(secret) != 40 || vars["AWS_REGION"] != "us-east-1" || vars["AWS_DEFAULT_REGION"] != "us-east-1" {
+	if len(secret) != 40 || vars["AWS_REGION"] != "us-east-1" || vars["AWS_DEFAULT_REGION"] != "us-east-1" || len(vars["NUV_EMULATOR_AWS_ADMIN_TOKEN"]) != 64 {
 		t.Fatalf("env: %v", vars)
 	}
 	st := ok[string](t)(nuv(t, "emulator", "status"))
@@ -134,7 +134,7 @@ func TestEmulatorCommand(t *testing.T) {
 	if err != nil || strings.Contains(string(log), secret) {
 		t.Fatalf("emulator log (%v) holds the secret", err)
 	}
-	for _, f := range []string{"state.json", "emulator.log"} {
+	for _, f := range []string{"state.json", "emulator.log", "admin-token"} {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s: %v %v, want 0600", f, fi.Mode(), err)
 		}

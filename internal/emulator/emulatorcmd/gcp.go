@@ -79,7 +79,7 @@ func gcpEnv(ctx context.Context, w io.Writer, home string) error {
 	}
 	fmt.Fprintf(w, "export %s=%s/\nexport GOOGLE_APPLICATION_CREDENTIALS=%s\nexport CLOUDSDK_CORE_PROJECT=%s\n",
 		gke.EndpointEnv, p.URL(), filepath.Join(p.Dir, gcp.CredentialsFileName), project)
-	return nil
+	return printAdminToken(w, "gcp", p.Dir)
 }
 
 // gcpProject reads the project of the credentials file the emulator wrote.
