@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -31,6 +32,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/emulator/azure"
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
 
 // azureEnv serves an Azure emulator (real local clusters behind its managed clusters) for the
@@ -274,7 +276,7 @@ func postFault(t *testing.T, env map[string]string, url, body string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := hc.Post(url+"/_nuv/faults", "application/json", strings.NewReader(body))
+	resp, err := hc.Do(adminRequest(t, env, url, http.MethodPost, strings.NewReader(body)))
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("inject fault %s: %v %v", body, resp, err)
 	}
@@ -320,14 +322,27 @@ func sdkClient(t *testing.T, env map[string]string) (azcore.TokenCredential, *ar
 	return cred, &arm.ClientOptions{ClientOptions: co}
 }
 
+// adminRequest is a request to the emulator's /_nuv/faults with its admin token.
+func adminRequest(t *testing.T, env map[string]string, url, method string, body io.Reader) *http.Request {
+	t.Helper()
+	tok, err := emucore.ReadAdminToken(caDir(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := emucore.NewAdminRequest(context.Background(), method, url+"/_nuv/faults", tok, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
 func clearFaults(t *testing.T, env map[string]string, url string) {
 	t.Helper()
 	hc, err := azure.Client(caDir(env))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequest(http.MethodDelete, url+"/_nuv/faults", nil)
-	resp, err := hc.Do(req)
+	resp, err := hc.Do(adminRequest(t, env, url, http.MethodDelete, nil))
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("clear faults: %v %v", resp, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -30,6 +31,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/emulator"
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
 
 // asNuv makes this test binary run as nuv: `nuv cluster ...` runs as its own process (so a
@@ -117,7 +119,7 @@ func (w *world) faults(fs ...map[string]any) []map[string]any {
 	} else {
 		body, _ = json.Marshal(fs)
 	}
-	req, _ := http.NewRequest(method, w.url+"/_nuv/faults", bytes.NewReader(body))
+	req := w.adminRequest(method, bytes.NewReader(body))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		w.t.Fatal(err)
@@ -130,9 +132,23 @@ func (w *world) faults(fs ...map[string]any) []map[string]any {
 	return out
 }
 
+// adminRequest is a request to the emulator's /_nuv/faults with its admin token.
+func (w *world) adminRequest(method string, body io.Reader) *http.Request {
+	w.t.Helper()
+	tok, err := emucore.ReadAdminToken(filepath.Join(w.home, "emulator"))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	req, err := emucore.NewAdminRequest(context.Background(), method, w.url+"/_nuv/faults", tok, body)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return req
+}
+
 func (w *world) clearFaults() {
 	w.t.Helper()
-	req, _ := http.NewRequest(http.MethodDelete, w.url+"/_nuv/faults", nil)
+	req := w.adminRequest(http.MethodDelete, nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		w.t.Fatal(err)

@@ -138,7 +138,7 @@ func TestPlanRetriesThrottling(t *testing.T) {
 	if code != 2 || !strings.Contains(out, "+ create cluster/thr") {
 		t.Fatalf("plan under throttling: exit %d\n%s%s", code, out, errs)
 	}
-	resp, err := http.Get(w.url + "/_nuv/faults")
+	resp, err := http.DefaultClient.Do(w.adminRequest(http.MethodGet, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -24,6 +25,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/clustertest"
 	"github.com/nuv-dev/nuv/internal/cluster/gke"
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 	"github.com/nuv-dev/nuv/internal/emulator/gcp"
 	"github.com/nuv-dev/nuv/internal/kube"
 )
@@ -145,9 +147,23 @@ func (w *world) nodes(name string) []string {
 	return out
 }
 
+// adminRequest is a request to the emulator's /_nuv/faults with its admin token.
+func (w *world) adminRequest(method string, body io.Reader) *http.Request {
+	w.t.Helper()
+	tok, err := emucore.ReadAdminToken(w.dir)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	req, err := emucore.NewAdminRequest(context.Background(), method, w.url+"/_nuv/faults", tok, body)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return req
+}
+
 func (w *world) fault(body string) {
 	w.t.Helper()
-	resp, err := http.Post(w.url+"/_nuv/faults", "application/json", strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(w.adminRequest(http.MethodPost, strings.NewReader(body)))
 	if err != nil || resp.StatusCode != 200 {
 		w.t.Fatalf("fault: %v %v", resp, err)
 	}
