@@ -54,14 +54,15 @@ func TestManifestWriteNotDurableIsNotAcknowledged(t *testing.T) {
 
 			kept, _ := random.Image(512, 1)
 			keptRef, _ := name.ParseReference(host + "/nuv/durable:kept")
-			if err := remote.Write(keptRef, kept); err != nil {
+			push := remote.WithAuth(pushAuth(t, dir))
+			if err := remote.Write(keptRef, kept, push); err != nil {
 				t.Fatalf("push before the fault: %v", err)
 			}
 
 			tc.breakIt(t, dir)
 			lost, _ := random.Image(512, 1)
 			lostRef, _ := name.ParseReference(host + "/nuv/durable:lost")
-			err = remote.Write(lostRef, lost, noRetry)
+			err = remote.Write(lostRef, lost, noRetry, push)
 			if err == nil {
 				t.Fatal("push acknowledged although its manifest could not be stored")
 			}
@@ -72,7 +73,7 @@ func TestManifestWriteNotDurableIsNotAcknowledged(t *testing.T) {
 				t.Error("the registry serves a tag it could not store")
 			}
 			// a retag of an existing tag that fails leaves the old manifest served
-			if err := remote.Write(keptRef, lost, noRetry); err == nil {
+			if err := remote.Write(keptRef, lost, noRetry, push); err == nil {
 				t.Fatal("retag acknowledged although it could not be stored")
 			}
 			desc, err := remote.Head(keptRef)
@@ -99,16 +100,17 @@ func TestRestartReplaysAcknowledgedWrites(t *testing.T) {
 	a, _ := random.Image(512, 2)
 	b, _ := random.Image(512, 1)
 	ref := func(tag string) name.Reference { r, _ := name.ParseReference(host + "/nuv/replay:" + tag); return r }
-	if err := remote.Write(ref("one"), a); err != nil {
+	push := remote.WithAuth(pushAuth(t, dir))
+	if err := remote.Write(ref("one"), a, push); err != nil {
 		t.Fatal(err)
 	}
-	if err := remote.Write(ref("two"), a); err != nil {
+	if err := remote.Write(ref("two"), a, push); err != nil {
 		t.Fatal(err)
 	}
-	if err := remote.Write(ref("two"), b); err != nil {
+	if err := remote.Write(ref("two"), b, push); err != nil {
 		t.Fatal(err)
 	}
-	if err := remote.Delete(ref("one")); err != nil {
+	if err := remote.Delete(ref("one"), push); err != nil {
 		t.Fatal(err)
 	}
 	srv.Close()

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -48,6 +49,50 @@ func Ensure(ctx context.Context, env *cli.Env, home string) (State, bool, error)
 // socket (the relay container kind nodes pull through) and a client of the port see the same
 // registry, with no second process holding its own view of the storage.
 func ServeDir(ctx context.Context, dir, addr string, logw io.Writer) error {
+	return ServeDirWith(ctx, dir, addr, logw, ListenOptions{})
+}
+
+// ListenOptions say whether the registry may listen on an address other than loopback.
+type ListenOptions struct {
+	// AllowRemote permits a non-loopback address (reachable from other machines); it requires
+	// TLS, CertFile and KeyFile. Pushes need the push credentials either way.
+	AllowRemote bool
+	// CertFile and KeyFile are the PEM certificate and key the registry serves TLS with.
+	CertFile, KeyFile string
+}
+
+// CheckAddr refuses a listen address that is not loopback (127.0.0.0/8, ::1, localhost), unless
+// o allows it and gives TLS; the error names the address and what allows it.
+func CheckAddr(addr string, o ListenOptions) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("registry address %q: want HOST:PORT (e.g. 127.0.0.1:5001): %w", addr, err)
+	}
+	if isLoopbackName(host) {
+		return nil
+	}
+	if !o.AllowRemote {
+		return fmt.Errorf("registry address %q is not loopback: the registry would be reachable from other machines; listen on 127.0.0.1, or allow it explicitly with TLS (--allow-remote --tls-cert FILE --tls-key FILE)", addr)
+	}
+	if o.CertFile == "" || o.KeyFile == "" {
+		return fmt.Errorf("registry address %q is not loopback: --allow-remote needs TLS (--tls-cert FILE --tls-key FILE)", addr)
+	}
+	return nil
+}
+
+// ServeDirWith is ServeDir with o saying whether a non-loopback addr is allowed (with TLS).
+func ServeDirWith(ctx context.Context, dir, addr string, logw io.Writer, o ListenOptions) error {
+	if err := CheckAddr(addr, o); err != nil {
+		return err
+	}
+	var tc *tls.Config
+	if o.CertFile != "" || o.KeyFile != "" {
+		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
+		if err != nil {
+			return fmt.Errorf("registry TLS certificate %s and key %s: %w", o.CertFile, o.KeyFile, err)
+		}
+		tc = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	h, err := NewHandler(dir, logw)
 	if err != nil {
 		return err
@@ -55,6 +100,9 @@ func ServeDir(ctx context.Context, dir, addr string, logw io.Writer) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("registry listen on %s: %w", addr, err)
+	}
+	if tc != nil {
+		ln = tls.NewListener(ln, tc)
 	}
 	sock, sockPath, err := listenSocket(dir)
 	if err != nil {
@@ -90,8 +138,8 @@ func ServeDir(ctx context.Context, dir, addr string, logw io.Writer) error {
 	return err
 }
 
-// listenSocket opens the registry's unix socket in a directory only its owner may enter (the
-// registry has no authentication; the relay container runs as the same user). A socket file left
+// listenSocket opens the registry's unix socket in a directory only its owner may enter (the relay
+// container runs as the same user; pushes through it need the push credentials like any other). A socket file left
 // by a registry that died is replaced: ServeDir runs only when no registry of dir answers. It
 // returns a nil listener when the path is too long for a unix socket.
 func listenSocket(dir string) (net.Listener, string, error) {

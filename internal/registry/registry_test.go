@@ -70,7 +70,7 @@ func TestIntegrationRegistryUpStatusDownRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := remote.Write(ref, img); err != nil {
+	if err := remote.Write(ref, img, remote.WithAuth(pushAuth(t, dir))); err != nil {
 		t.Fatalf("push: %v", err)
 	}
 	want, _ := img.Digest()

@@ -45,7 +45,11 @@ type Handler struct {
 	inner http.Handler
 	log   *log.Logger
 	mu    sync.Mutex
+	token string // the push token: writes need it (see auth.go)
 }
+
+// MaxManifest is the largest manifest the registry takes; a larger one is answered 413.
+const MaxManifest = 8 << 20
 
 // NewHandler opens (creating) the registry storage in dir and replays the journal.
 func NewHandler(dir string, logw io.Writer) (*Handler, error) {
@@ -57,7 +61,11 @@ func NewHandler(dir string, logw io.Writer) (*Handler, error) {
 		logw = io.Discard
 	}
 	logger := log.New(logw, "", log.LstdFlags)
-	h := &Handler{dir: dir, log: logger, inner: ggcr.New(
+	tok, err := EnsurePushToken(dir)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{dir: dir, log: logger, token: tok, inner: ggcr.New(
 		ggcr.WithBlobHandler(newDurableBlobs(blobs)),
 		ggcr.Logger(logger),
 	)}
@@ -114,6 +122,10 @@ func (h *Handler) manifestFile(digest string) string {
 // made durable the client gets 500 and the in-memory registry is put back as it was, so what it
 // serves matches what a restart would replay.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if writeMethod(r.Method) && !authorized(r, h.token) {
+		unauthorized(w)
+		return
+	}
 	if !isManifest(r.URL.Path) || (r.Method != http.MethodPut && r.Method != http.MethodDelete) {
 		h.inner.ServeHTTP(w, r)
 		return
@@ -122,9 +134,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer h.mu.Unlock()
 	var body []byte
 	if r.Method == http.MethodPut {
-		b, err := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+		if r.ContentLength > MaxManifest {
+			writeRegistryError(w, http.StatusRequestEntityTooLarge, "SIZE_INVALID", fmt.Sprintf("manifest of %d bytes is larger than the registry's limit of %d bytes", r.ContentLength, MaxManifest))
+			return
+		}
+		b, err := io.ReadAll(io.LimitReader(r.Body, MaxManifest+1))
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if len(b) > MaxManifest {
+			writeRegistryError(w, http.StatusRequestEntityTooLarge, "SIZE_INVALID", fmt.Sprintf("manifest larger than the registry's limit of %d bytes", MaxManifest))
 			return
 		}
 		body = b

@@ -59,7 +59,8 @@ func TestIntegrationRegistrySocketAndRelay(t *testing.T) {
 	}
 	want, _ := img.Digest()
 	viaPort, _ := name.ParseReference(s.Host() + "/nuv/socket:port")
-	if err := remote.Write(viaPort, img); err != nil {
+	push := remote.WithAuth(pushAuth(t, dir))
+	if err := remote.Write(viaPort, img, push); err != nil {
 		t.Fatal(err)
 	}
 	// the socket's client names any host: the registry answers whatever Host it is given
@@ -71,7 +72,7 @@ func TestIntegrationRegistrySocketAndRelay(t *testing.T) {
 		t.Fatalf("socket digest %s, port push %s", d, want)
 	}
 	img2, _ := random.Image(1024, 1)
-	if err := remote.Write(mustRef(t, "nuv-registry:5000/nuv/socket:sock"), img2, sock); err != nil {
+	if err := remote.Write(mustRef(t, "nuv-registry:5000/nuv/socket:sock"), img2, sock, push); err != nil {
 		t.Fatalf("push through the socket: %v", err)
 	}
 	if _, err := remote.Image(mustRef(t, s.Host()+"/nuv/socket:sock")); err != nil {
@@ -97,6 +98,15 @@ func TestIntegrationRegistrySocketAndRelay(t *testing.T) {
 	}
 	if d, _ := got.Digest(); d != want {
 		t.Fatalf("relay digest %s, want %s", d, want)
+	}
+	// through the relay (kind's network) as on the port: pulls are anonymous, pushes need the
+	// push credentials
+	anon, _ := random.Image(512, 1)
+	if err := remote.Write(mustRef(t, relayAddr+"/nuv/socket:anon"), anon, noRetry); !isUnauthorized(err) {
+		t.Fatalf("anonymous push through the relay: %v, want 401", err)
+	}
+	if err := remote.Write(mustRef(t, relayAddr+"/nuv/socket:relay"), anon, push); err != nil {
+		t.Fatalf("authenticated push through the relay: %v", err)
 	}
 	layers, _ := got.Layers()
 	for _, l := range layers {
@@ -229,7 +239,7 @@ func BenchmarkPullThroughRelay(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := remote.Write(mustRef(b, s.Host()+"/nuv/bench:1"), img); err != nil {
+	if err := remote.Write(mustRef(b, s.Host()+"/nuv/bench:1"), img, remote.WithAuth(pushAuth(b, s.Dir))); err != nil {
 		b.Fatal(err)
 	}
 	pull := func(b *testing.B, host string) {

@@ -10,6 +10,9 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+
+	"github.com/nuv-dev/nuv/internal/paths"
+	"github.com/nuv-dev/nuv/internal/registry"
 )
 
 // Keychain resolves credentials from the config.json in Dir (the one Store writes), then from
@@ -19,13 +22,18 @@ type Keychain struct{ Dir string }
 
 var _ authn.Keychain = Keychain{}
 
-// NewKeychain is the keychain pushes use for an environment.
+// NewKeychain is the keychain pushes use for an environment: the docker config, then nuv's
+// loopback registry's push credentials (for its own host only), then the default keychain.
 func NewKeychain(getenv func(string) string) (authn.Keychain, error) {
 	dir, err := ConfigDir(getenv)
 	if err != nil {
 		return nil, err
 	}
-	return authn.NewMultiKeychain(Keychain{Dir: dir}, authn.DefaultKeychain), nil
+	kcs := []authn.Keychain{Keychain{Dir: dir}}
+	if home, err := paths.Home(getenv); err == nil {
+		kcs = append(kcs, registry.Keychain{Dir: registry.Dir(home)})
+	}
+	return authn.NewMultiKeychain(append(kcs, authn.DefaultKeychain)...), nil
 }
 
 // Resolve implements authn.Keychain.

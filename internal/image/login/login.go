@@ -20,6 +20,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/paths"
+	"github.com/nuv-dev/nuv/internal/registry"
 )
 
 // GHCR is GitHub's container registry, the default for GITHUB_USER/GITHUB_TOKEN.
@@ -69,12 +71,39 @@ func FromEnv(getenv func(string) string, registry string) (Credentials, error) {
 	if user != "" && pass != "" && (reg == registry || (reg == "" && registry != GHCR)) {
 		return Credentials{Registry: registry, Username: user, Password: pass, From: "REGISTRY_USER/REGISTRY_PASSWORD"}, nil
 	}
+	if c, ok := localRegistry(getenv, registry); ok {
+		return c, nil
+	}
 	if registry == GHCR {
 		if u, t := getenv("GITHUB_USER"), getenv("GITHUB_TOKEN"); u != "" && t != "" {
 			return Credentials{Registry: registry, Username: u, Password: t, From: "GITHUB_USER/GITHUB_TOKEN"}, nil
 		}
 	}
 	return Credentials{}, &MissingError{Registry: registry}
+}
+
+// localRegistry gives the push credentials of nuv's loopback registry when registry names it
+// (localhost:PORT or 127.0.0.1:PORT of the registry running under NUV_HOME): `nuv image login`
+// stores them for docker and podman.
+func localRegistry(getenv func(string) string, reg string) (Credentials, bool) {
+	home, err := paths.Home(getenv)
+	if err != nil {
+		return Credentials{}, false
+	}
+	dir := registry.Dir(home)
+	r, err := name.NewRegistry(reg, name.Insecure)
+	if err != nil {
+		return Credentials{}, false
+	}
+	a, err := (registry.Keychain{Dir: dir}).Resolve(r)
+	if err != nil || a == authn.Anonymous {
+		return Credentials{}, false
+	}
+	cfg, err := a.Authorization()
+	if err != nil {
+		return Credentials{}, false
+	}
+	return Credentials{Registry: reg, Username: cfg.Username, Password: cfg.Password, From: "nuv's loopback registry (" + dir + ")"}, true
 }
 
 func normalize(reg string) string {

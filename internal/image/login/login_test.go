@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/nuv-dev/nuv/internal/registry"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -127,5 +129,45 @@ func TestConfigDir(t *testing.T) {
 	}
 	if d, _ := ConfigDir(env(map[string]string{"HOME": "/h"})); d != "/h/.docker" {
 		t.Errorf("default: %s", d)
+	}
+}
+
+// TestLocalRegistryCredentials: `nuv image login` for nuv's loopback registry takes its push
+// credentials (no variables needed), and the push keychain gives them for that host only.
+func TestLocalRegistryCredentials(t *testing.T) {
+	home := t.TempDir()
+	dir := registry.Dir(home)
+	tok, err := registry.EnsurePushToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := registry.WriteState(dir, registry.State{PID: os.Getpid(), Addr: "127.0.0.1:5999", Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	vars := env(map[string]string{"NUV_HOME": home, "DOCKER_CONFIG": t.TempDir()})
+	c, err := FromEnv(vars, "localhost:5999")
+	if err != nil || c.Username != registry.PushUser || c.Password != tok || !strings.Contains(c.From, "loopback registry") {
+		t.Fatalf("FromEnv(localhost:5999) = %v (%v)", c, err)
+	}
+	if strings.Contains(c.String(), tok) {
+		t.Fatal("the credentials' String shows the token")
+	}
+	if _, err := FromEnv(vars, "localhost:5998"); err == nil {
+		t.Fatal("credentials for another loopback port")
+	}
+	kc, err := NewKeychain(vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for reg, want := range map[string]bool{"localhost:5999": true, "127.0.0.1:5999": true, "ghcr.io": false} {
+		r, _ := name.NewRegistry(reg)
+		a, err := kc.Resolve(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, _ := a.Authorization()
+		if got := cfg.Password == tok; got != want {
+			t.Errorf("keychain for %s gives the push token: %v, want %v", reg, got, want)
+		}
 	}
 }
