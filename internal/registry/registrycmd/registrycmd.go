@@ -130,15 +130,22 @@ func runStatus(ctx context.Context, env *cli.Env, args []string) error {
 
 // runServe is the detached process itself: `nuv registry serve --dir D --addr A`.
 func runServe(ctx context.Context, env *cli.Env, args []string) error {
-	u := cli.Usage{Line: "nuv registry serve --dir D [--addr A]", Short: "serve the registry in the foreground (what `up` starts detached)"}
+	u := cli.Usage{Line: "nuv registry serve --dir D [--addr A] [--allow-remote --tls-cert F --tls-key F]", Short: "serve the registry in the foreground (what `up` starts detached)"}
 	fs := cli.NewFlagSet("nuv registry serve")
 	dir := fs.String("dir", "", "storage directory")
-	addr := fs.String("addr", "127.0.0.1:5001", "listen address")
+	addr := fs.String("addr", "127.0.0.1:5001", "listen address (loopback unless --allow-remote)")
+	allowRemote := fs.Bool("allow-remote", false, "allow a non-loopback --addr (needs --tls-cert and --tls-key)")
+	cert := fs.String("tls-cert", "", "PEM certificate to serve TLS with")
+	key := fs.String("tls-key", "", "PEM key of --tls-cert")
 	if done, err := cli.Parse(env, fs, u, args); done || err != nil {
 		return err
 	}
 	if *dir == "" {
 		return u.Errorf("nuv registry serve: --dir is required")
 	}
-	return registry.ServeDir(ctx, *dir, *addr, env.Err)
+	o := registry.ListenOptions{AllowRemote: *allowRemote, CertFile: *cert, KeyFile: *key}
+	if err := registry.CheckAddr(*addr, o); err != nil {
+		return u.Errorf("nuv registry serve: %v", err)
+	}
+	return registry.ServeDirWith(ctx, *dir, *addr, env.Err, o)
 }
