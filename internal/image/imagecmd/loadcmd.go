@@ -70,7 +70,7 @@ func loadIndex(ctx context.Context, env *cli.Env, project string, target load.Ta
 			}
 			return s.Host(), nil
 		},
-		Local: &publish.Remote{Log: env.Log},
+		Local: &publish.Remote{Keychain: kc, Log: env.Log},
 		NewKind: func(cluster string) image.Publisher {
 			return &publish.Kind{Cluster: cluster, Log: env.Log}
 		},
