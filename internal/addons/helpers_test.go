@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/chart"
@@ -20,7 +21,12 @@ import (
 // returns its host:port.
 func startRegistry(t testing.TB) string {
 	t.Helper()
-	h, err := registry.NewHandler(t.TempDir(), nil)
+	dir := t.TempDir()
+	h, err := registry.NewHandler(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := registry.ReadPushToken(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,12 +34,16 @@ func startRegistry(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pushTokens.Store(ln.Addr().String(), tok)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { registry.Serve(ctx, ln, h); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return ln.Addr().String()
 }
+
+// pushTokens holds the push token of each registry startRegistry serves, by host:port.
+var pushTokens sync.Map
 
 // chartArchive packages a chart made of the given templates (name -> text) and default values,
 // the way `helm package` does (chartutil.Save), and returns the .tgz bytes.
@@ -66,7 +76,9 @@ func chartArchive(t testing.TB, name, version string, values map[string]any, tem
 // pushChart pushes a chart archive to oci://<host>/charts/<name>:<version> with the Helm SDK.
 func pushChart(t testing.TB, host string, data []byte, name, version string) {
 	t.Helper()
-	rc, err := helmregistry.NewClient(helmregistry.ClientOptPlainHTTP())
+	tok, _ := pushTokens.Load(host)
+	pass, _ := tok.(string)
+	rc, err := helmregistry.NewClient(helmregistry.ClientOptPlainHTTP(), helmregistry.ClientOptBasicAuth(registry.PushUser, pass))
 	if err != nil {
 		t.Fatal(err)
 	}

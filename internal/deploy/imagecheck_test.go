@@ -26,7 +26,8 @@ func nodeWithImages(names ...string) corev1.Node {
 // TestCheckImage asks nuv's real loopback registry (and a closed port) about the operator image,
 // with and without a node that already holds it.
 func TestCheckImage(t *testing.T) {
-	h, err := registry.NewHandler(t.TempDir(), io.Discard)
+	regDir := t.TempDir()
+	h, err := registry.NewHandler(regDir, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,11 @@ func TestCheckImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref, _ := name.ParseReference(pushed)
-	if err := remote.Write(ref, img); err != nil {
+	push, err := registry.PushAuth(regDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(ref, img, remote.WithAuth(push)); err != nil {
 		t.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

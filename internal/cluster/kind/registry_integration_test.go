@@ -151,14 +151,19 @@ func TestIntegrationKindRegistry(t *testing.T) {
 
 	// push from the host to the registry's loopback address
 	netcheck := kindtest.NetcheckImage(t)
-	if err := remote.WriteIndex(mustRef(t, host+"/nuv/netcheck:reg"), netcheck); err != nil {
+	pushAuth, err := registry.PushAuth(registry.Dir(home))
+	if err != nil {
+		t.Fatal(err)
+	}
+	push := remote.WithAuth(pushAuth)
+	if err := remote.WriteIndex(mustRef(t, host+"/nuv/netcheck:reg"), netcheck, push); err != nil {
 		t.Fatalf("push netcheck to %s: %v", host, err)
 	}
 	relayImg, err := kind.BuildRelayImage(ctx, log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := remote.WriteIndex(mustRef(t, host+"/nuv/relay:reg"), relayImg); err != nil {
+	if err := remote.WriteIndex(mustRef(t, host+"/nuv/relay:reg"), relayImg, push); err != nil {
 		t.Fatalf("push the relay image to %s: %v", host, err)
 	}
 
