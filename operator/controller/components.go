@@ -87,6 +87,22 @@ func AuthSecretName(w *whiskv1.Whisk) string {
 // AuthSecretKey is the key of the API key "<uuid>:<key>" in the auth Secret.
 const AuthSecretKey = "auth"
 
+// StoreSecretName is the name of the Secret holding the credentials of the Whisk's Redis and
+// CouchDB, which the operator makes once per Whisk (random, never changed, never logged).
+func StoreSecretName(w *whiskv1.Whisk) string { return w.Name + "-store-auth" }
+
+// Keys of the store Secret.
+const (
+	// RedisPasswordKey is Redis's password (requirepass; the controller's AUTH).
+	RedisPasswordKey = "redis-password"
+	// CouchDBUserKey and CouchDBPasswordKey are CouchDB's admin (the only user that can write).
+	CouchDBUserKey     = "couchdb-user"
+	CouchDBPasswordKey = "couchdb-password"
+)
+
+// CouchDBAdmin is the user name of the CouchDB admin the operator makes.
+const CouchDBAdmin = "whisk-admin"
+
 // InitJobName is the name of CouchDB's init Job.
 func InitJobName(w *whiskv1.Whisk) string { return w.Name + "-couchdb-init" }
 

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -31,6 +32,20 @@ type workload struct {
 	env []corev1.EnvVar
 	// readiness and liveness are the container's probes (nil: none)
 	readiness, liveness *corev1.Probe
+	// args are the container's arguments (Redis: --requirepass from the store Secret)
+	args []string
+}
+
+// secretEnv is a variable set from key of the Whisk's store Secret.
+func secretEnv(w *whiskv1.Whisk, name, key string) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: StoreSecretName(w)}, Key: key}}}
+}
+
+// couchDBAdminEnv is CouchDB's admin as the couchdb image takes it (COUCHDB_USER and
+// COUCHDB_PASSWORD make the admin at start and end the "admin party"), from the store Secret.
+func couchDBAdminEnv(w *whiskv1.Whisk) []corev1.EnvVar {
+	return []corev1.EnvVar{secretEnv(w, "COUCHDB_USER", CouchDBUserKey), secretEnv(w, "COUCHDB_PASSWORD", CouchDBPasswordKey)}
 }
 
 // controllerPort is the port of the controller's API.
@@ -47,10 +62,12 @@ func controllerEnv(w *whiskv1.Whisk) []corev1.EnvVar {
 	}
 	if w.Spec.CouchDB.Enabled {
 		env = append(env, corev1.EnvVar{Name: "WHISK_COUCHDB_URL", Value: fmt.Sprintf("http://%s:%d", CouchDB.ObjectName(w), couchDBPort)},
-			corev1.EnvVar{Name: "WHISK_DB", Value: "whisks"})
+			corev1.EnvVar{Name: "WHISK_DB", Value: "whisks"},
+			secretEnv(w, "WHISK_COUCHDB_USER", CouchDBUserKey), secretEnv(w, "WHISK_COUCHDB_PASSWORD", CouchDBPasswordKey))
 	}
 	if w.Spec.Redis.Enabled {
-		env = append(env, corev1.EnvVar{Name: "WHISK_REDIS_ADDR", Value: fmt.Sprintf("%s:%d", Redis.ObjectName(w), redisPort)})
+		env = append(env, corev1.EnvVar{Name: "WHISK_REDIS_ADDR", Value: fmt.Sprintf("%s:%d", Redis.ObjectName(w), redisPort)},
+			secretEnv(w, "WHISK_REDIS_PASSWORD", RedisPasswordKey))
 	}
 	if n := w.Spec.Controller.RequestsPerMinute; n > 0 {
 		env = append(env, corev1.EnvVar{Name: "WHISK_REQUESTS_PER_MINUTE", Value: fmt.Sprint(n)})
@@ -79,9 +96,14 @@ func (r *WhiskReconciler) workloadOf(w *whiskv1.Whisk, c Component) workload {
 		return workload{image: image(w.Spec.Controller.Image, DefaultControllerImage), replicas: replicas(w.Spec.Controller.Replicas, 1),
 			port: controllerPort, env: controllerEnv(w), readiness: httpProbe("/ready", 5, 4), liveness: httpProbe("/ping", 10, 2)}
 	case Redis:
-		return workload{image: image(w.Spec.Redis.Image, DefaultRedisImage), replicas: 1, port: redisPort, mountPath: "/data"}
+		// A password (requirepass) whatever the image's defaults (protected mode off included):
+		// only clients with the store Secret's password run commands. The redis image and nuv's
+		// whisk-redis both take options as arguments.
+		return workload{image: image(w.Spec.Redis.Image, DefaultRedisImage), replicas: 1, port: redisPort, mountPath: "/data",
+			env: []corev1.EnvVar{secretEnv(w, "REDIS_PASSWORD", RedisPasswordKey)}, args: []string{"--requirepass", "$(REDIS_PASSWORD)"}}
 	case CouchDB:
-		return workload{image: image(w.Spec.CouchDB.Image, DefaultCouchDBImage), replicas: 1, port: couchDBPort, mountPath: "/opt/couchdb/data"}
+		return workload{image: image(w.Spec.CouchDB.Image, DefaultCouchDBImage), replicas: 1, port: couchDBPort, mountPath: "/opt/couchdb/data",
+			env: couchDBAdminEnv(w)}
 	default:
 		port := w.Spec.Static.Port
 		if port == 0 {
@@ -123,6 +145,9 @@ func setContainer(ps *corev1.PodSpec, name string, wl workload) {
 	}
 	if !envEqual(ct.Env, wl.env) {
 		ct.Env = wl.env
+	}
+	if !slices.Equal(ct.Args, wl.args) {
+		ct.Args = wl.args
 	}
 	if !apiequality.Semantic.DeepEqual(ct.ReadinessProbe, wl.readiness) {
 		ct.ReadinessProbe = wl.readiness
@@ -204,19 +229,21 @@ func mutateService(svc *corev1.Service, w *whiskv1.Whisk, c Component, wl worklo
 var InitDatabases = []string{"_users", "_replicator", "whisks", "activations", "subjects"}
 
 // initScript waits until the server at URL answers (GET /, which CouchDB and CouchDB-compatible
-// servers serve; /_up is CouchDB's alone), creates each database (201 or 202 created, 412 there
-// already: anything else fails the Job) and lists them.
+// servers serve; /_up is CouchDB's alone), creates each database as the admin of the store Secret
+// (COUCHDB_USER, COUCHDB_PASSWORD; 201 or 202 created, 412 there already: anything else fails the
+// Job) and lists them.
 const initScript = `set -eu
 url=URL
+auth="$COUCHDB_USER:$COUCHDB_PASSWORD"
 until curl -sf "$url/" >/dev/null; do echo "waiting for $url"; sleep 2; done
 for db in DBS; do
-  code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT "$url/$db")
+  code=$(curl -s -o /dev/null -w '%{http_code}' -u "$auth" -X PUT "$url/$db")
   case "$code" in
   201|202|412) echo "database $db: HTTP $code" ;;
   *) echo "create database $db: HTTP $code" >&2; exit 1 ;;
   esac
 done
-curl -sf "$url/_all_dbs"
+curl -sf -u "$auth" "$url/_all_dbs"
 `
 
 // initJob is CouchDB's init Job: it waits for the database and creates the system databases and
@@ -237,7 +264,8 @@ func initJob(w *whiskv1.Whisk, wl workload) *batchv1.Job {
 				ObjectMeta: metav1.ObjectMeta{Labels: labels(w, CouchDB)},
 				Spec: corev1.PodSpec{
 					RestartPolicy: corev1.RestartPolicyOnFailure,
-					Containers:    []corev1.Container{{Name: "init", Image: wl.image, Command: []string{"sh", "-c", script}}},
+					Containers: []corev1.Container{{Name: "init", Image: wl.image, Command: []string{"sh", "-c", script},
+						Env: couchDBAdminEnv(w)}},
 				},
 			},
 		},

@@ -155,6 +155,11 @@ func (r *WhiskReconciler) event(w *whiskv1.Whisk, typ, reason, action, note stri
 func (r *WhiskReconciler) ensure(ctx context.Context, w *whiskv1.Whisk, c Component) (componentState, error) {
 	wl := r.workloadOf(w, c)
 	name := c.ObjectName(w)
+	if c == Redis || c == CouchDB || (c == Controller && (w.Spec.Redis.Enabled || w.Spec.CouchDB.Enabled)) {
+		if err := r.ensureStoreSecret(ctx, w); err != nil {
+			return componentState{}, err
+		}
+	}
 	switch c {
 	case Controller, Static:
 		if c == Controller {
@@ -356,6 +361,61 @@ func (r *WhiskReconciler) ensureAuthSecret(ctx context.Context, w *whiskv1.Whisk
 	}
 	r.event(w, corev1.EventTypeNormal, "Created", "Apply", "secret %s created (the controller's API key)", name)
 	return nil
+}
+
+// ensureStoreSecret makes sure the Secret with the credentials of the Whisk's Redis and CouchDB
+// exists: created once with random passwords, owned by the Whisk, never changed (the stores keep
+// their data, and CouchDB its admin, across restarts); one that lost a key is an error naming it.
+func (r *WhiskReconciler) ensureStoreSecret(ctx context.Context, w *whiskv1.Whisk) error {
+	name := StoreSecretName(w)
+	got := &corev1.Secret{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: name}, got)
+	switch {
+	case err == nil:
+		for _, k := range []string{RedisPasswordKey, CouchDBUserKey, CouchDBPasswordKey} {
+			if len(got.Data[k]) == 0 {
+				return fmt.Errorf("secret %s has no key %q (delete the secret to have the operator make a new one; the stores' data then needs the new passwords)", name, k)
+			}
+		}
+		return nil
+	case !apierrors.IsNotFound(err):
+		return fmt.Errorf("secret %s: %w", name, err)
+	}
+	redisPass, err := newPassword()
+	if err != nil {
+		return err
+	}
+	couchPass, err := newPassword()
+	if err != nil {
+		return err
+	}
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.Namespace, Labels: labels(w, CouchDB)},
+		Type:       corev1.SecretTypeOpaque,
+		Data: map[string][]byte{RedisPasswordKey: []byte(redisPass), CouchDBUserKey: []byte(CouchDBAdmin),
+			CouchDBPasswordKey: []byte(couchPass)},
+	}
+	if err := controllerutil.SetControllerReference(w, sec, r.Scheme); err != nil {
+		return err
+	}
+	if err := r.Client.Create(ctx, sec); err != nil {
+		return fmt.Errorf("secret %s: %w", name, err)
+	}
+	r.event(w, corev1.EventTypeNormal, "Created", "Apply", "secret %s created (the credentials of redis and couchdb)", name)
+	return nil
+}
+
+// newPassword is 32 random letters and digits.
+func newPassword() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("random password: %w", err)
+	}
+	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	for i := range b {
+		b[i] = alnum[int(b[i])%len(alnum)]
+	}
+	return string(b[:]), nil
 }
 
 // newAPIKey is a random OpenWhisk-style key: a version-4 UUID, a colon, 64 letters and digits.

@@ -591,3 +591,73 @@ func TestReconcileIgnoresServerDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestReconcileSecuresTheStores: the operator makes one Secret of store credentials per Whisk
+// (random, kept across reconciles), and wires it into Redis (requirepass), CouchDB (its admin),
+// the init Job (which creates the databases as that admin) and the controller (AUTH, basic auth),
+// each as a Secret reference, never as a value in a spec.
+func TestReconcileSecuresTheStores(t *testing.T) {
+	h := newHarness(t, nil, allOn())
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	sec := &corev1.Secret{}
+	if !h.exists(sec, "w-store-auth") || !metav1.IsControlledBy(sec, h.whisk()) {
+		t.Fatal("store secret w-store-auth not created, or not owned by the Whisk")
+	}
+	redisPass, couchUser, couchPass := string(sec.Data["redis-password"]), string(sec.Data["couchdb-user"]), string(sec.Data["couchdb-password"])
+	if len(redisPass) != 32 || len(couchPass) != 32 || couchUser != "whisk-admin" || redisPass == couchPass {
+		t.Fatalf("store secret: redis password of %d characters, couchdb %q with a password of %d", len(redisPass), couchUser, len(couchPass))
+	}
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	h.exists(sec, "w-store-auth")
+	if string(sec.Data["redis-password"]) != redisPass || string(sec.Data["couchdb-password"]) != couchPass {
+		t.Fatal("the store passwords changed on a second reconcile")
+	}
+	fromSecret := func(what string, e corev1.EnvVar, key string) {
+		t.Helper()
+		if e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil || e.ValueFrom.SecretKeyRef.Name != "w-store-auth" || e.ValueFrom.SecretKeyRef.Key != key {
+			t.Errorf("%s %s = %+v, want a reference to secret w-store-auth key %s", what, e.Name, e, key)
+		}
+	}
+	redis := &appsv1.StatefulSet{}
+	h.exists(redis, "w-redis")
+	rc := redis.Spec.Template.Spec.Containers[0]
+	fromSecret("redis", envOf(rc)["REDIS_PASSWORD"], "redis-password")
+	if strings.Join(rc.Args, " ") != "--requirepass $(REDIS_PASSWORD)" {
+		t.Errorf("redis args %q, want --requirepass $(REDIS_PASSWORD)", rc.Args)
+	}
+	couch := &appsv1.StatefulSet{}
+	h.exists(couch, "w-couchdb")
+	ce := envOf(couch.Spec.Template.Spec.Containers[0])
+	fromSecret("couchdb", ce["COUCHDB_USER"], "couchdb-user")
+	fromSecret("couchdb", ce["COUCHDB_PASSWORD"], "couchdb-password")
+	job := &batchv1.Job{}
+	h.exists(job, "w-couchdb-init")
+	jc := job.Spec.Template.Spec.Containers[0]
+	je := envOf(jc)
+	fromSecret("init job", je["COUCHDB_USER"], "couchdb-user")
+	fromSecret("init job", je["COUCHDB_PASSWORD"], "couchdb-password")
+	if script := strings.Join(jc.Command, " "); strings.Count(script, `-u "$auth"`) != 2 || strings.Contains(script, couchPass) {
+		t.Errorf("init job script does not authenticate each call, or holds the password:\n%s", script)
+	}
+	ctl := &appsv1.Deployment{}
+	h.exists(ctl, "w-controller")
+	ke := envOf(ctl.Spec.Template.Spec.Containers[0])
+	fromSecret("controller", ke["WHISK_REDIS_PASSWORD"], "redis-password")
+	fromSecret("controller", ke["WHISK_COUCHDB_USER"], "couchdb-user")
+	fromSecret("controller", ke["WHISK_COUCHDB_PASSWORD"], "couchdb-password")
+
+	// a Secret that lost a key is an error naming it, not silently replaced
+	delete(sec.Data, "redis-password")
+	if err := h.c.Update(context.Background(), sec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.reconcile(); err == nil || !strings.Contains(err.Error(), `secret w-store-auth has no key "redis-password"`) {
+		if c := condition(h.whisk(), whiskv1.ConditionRedisReady); c == nil || !strings.Contains(c.Message, `no key "redis-password"`) {
+			t.Errorf("reconcile with a broken store secret: %v, redis condition %+v", err, c)
+		}
+	}
+}

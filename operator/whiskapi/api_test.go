@@ -432,6 +432,14 @@ func TestConfigFromEnv(t *testing.T) {
 				c.RedisAddr == "redis:6379" && c.RequestsPerMinute == 30 && c.Port == 9090 &&
 				!strings.Contains(c.String(), "s3cret") && !strings.Contains(c.String(), testKey)
 		}},
+		{"store credentials", map[string]string{EnvAuth: auth, EnvCouchDBURL: "http://db:5984", EnvCouchDBUser: "whisk-admin", EnvCouchDBPassword: "pw0rd",
+			EnvRedisAddr: "redis:6379", EnvRedisPassword: "r3dis"}, "", func(c Config) bool {
+			p, _ := c.CouchDBURL.User.Password()
+			return c.CouchDBURL.User.Username() == "whisk-admin" && p == "pw0rd" && c.RedisPassword == "r3dis" &&
+				!strings.Contains(c.String(), "pw0rd") && !strings.Contains(c.String(), "r3dis")
+		}},
+		{"couchdb user without password", map[string]string{EnvAuth: auth, EnvCouchDBURL: "http://db:5984", EnvCouchDBUser: "whisk-admin"},
+			"WHISK_COUCHDB_USER and WHISK_COUCHDB_PASSWORD go together", nil},
 		{"no auth", map[string]string{}, "WHISK_AUTH is not set", nil},
 		{"bad auth", map[string]string{EnvAuth: "guest:short"}, `WHISK_AUTH is not a key of the form "<uuid>:<key>"`, nil},
 		{"bad namespace", map[string]string{EnvAuth: auth, EnvNamespace: "a/b"}, `WHISK_NAMESPACE="a/b"`, nil},

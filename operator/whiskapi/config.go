@@ -15,7 +15,10 @@ const (
 	EnvNamespace         = "WHISK_NAMESPACE"           // the key's namespace (default guest)
 	EnvCouchDBURL        = "WHISK_COUCHDB_URL"         // e.g. http://whisk-couchdb:5984; empty: no CouchDB
 	EnvDatabase          = "WHISK_DB"                  // default whisks
+	EnvCouchDBUser       = "WHISK_COUCHDB_USER"        // CouchDB's user (basic auth); or in the URL
+	EnvCouchDBPassword   = "WHISK_COUCHDB_PASSWORD"    // its password
 	EnvRedisAddr         = "WHISK_REDIS_ADDR"          // host:port; empty: no Redis, no throttling
+	EnvRedisPassword     = "WHISK_REDIS_PASSWORD"      // Redis's password (AUTH); empty: none
 	EnvRequestsPerMinute = "WHISK_REQUESTS_PER_MINUTE" // per namespace (default 600)
 	EnvPort              = "PORT"                      // default 8080
 )
@@ -40,6 +43,8 @@ type Config struct {
 	Database string
 	// RedisAddr is host:port of Redis; empty: not configured.
 	RedisAddr string
+	// RedisPassword is sent with AUTH on each connection; empty: none.
+	RedisPassword string
 	// RequestsPerMinute is each namespace's limit.
 	RequestsPerMinute int
 	// Port is the port the server listens on.
@@ -100,8 +105,15 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("%s=%q is not an http(s) URL", EnvCouchDBURL, red)
 		}
 		u.Path = strings.TrimSuffix(u.Path, "/")
+		if user, pass := getenv(EnvCouchDBUser), getenv(EnvCouchDBPassword); user != "" || pass != "" {
+			if user == "" || pass == "" {
+				return c, fmt.Errorf("%s and %s go together: set both or neither", EnvCouchDBUser, EnvCouchDBPassword)
+			}
+			u.User = url.UserPassword(user, pass)
+		}
 		c.CouchDBURL = u
 	}
+	c.RedisPassword = getenv(EnvRedisPassword)
 	if c.RedisAddr != "" {
 		if _, _, err := net.SplitHostPort(c.RedisAddr); err != nil {
 			return c, fmt.Errorf("%s=%q is not host:port: %w", EnvRedisAddr, c.RedisAddr, err)

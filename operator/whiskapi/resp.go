@@ -19,10 +19,30 @@ import (
 type redisClient struct {
 	addr    string
 	timeout time.Duration
+	// password is sent with AUTH on each new connection (Redis's requirepass); empty: none.
+	password string
 
 	mu   sync.Mutex
 	conn net.Conn
 	rd   *bufio.Reader
+}
+
+// auth authenticates the new connection with the password; the error never holds it.
+func (c *redisClient) auth() error {
+	if err := c.conn.SetDeadline(time.Now().Add(c.timeout)); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(c.conn, "*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n", len(c.password), c.password); err != nil {
+		return fmt.Errorf("redis %s: %w", c.addr, err)
+	}
+	v, err := readReply(c.rd)
+	if err != nil {
+		return fmt.Errorf("redis %s: AUTH: %w", c.addr, err)
+	}
+	if e, ok := v.(redisError); ok {
+		return fmt.Errorf("redis %s: AUTH refused (%s): check %s", c.addr, e, EnvRedisPassword)
+	}
+	return nil
 }
 
 // redisError is an error reply of the server ("-ERR ...").
@@ -56,6 +76,11 @@ func (c *redisClient) roundTrip(ctx context.Context, cmds [][]string) ([]any, er
 			return nil, fmt.Errorf("redis %s: %w", c.addr, err)
 		}
 		c.conn, c.rd = conn, bufio.NewReader(conn)
+		if c.password != "" {
+			if err := c.auth(); err != nil {
+				return nil, err
+			}
+		}
 	}
 	deadline := time.Now().Add(c.timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {

@@ -50,6 +50,7 @@ func New(cfg Config, log *slog.Logger) *Server {
 	}
 	if cfg.RedisAddr != "" {
 		s.redis = newRedisClient(cfg.RedisAddr)
+		s.redis.password = cfg.RedisPassword
 	}
 	s.mux.HandleFunc("GET /ping", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=UTF-8")

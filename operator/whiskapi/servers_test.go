@@ -47,15 +47,25 @@ func startProcess(t testing.TB, cmd *exec.Cmd) *bytes.Buffer {
 // startRedis runs redis-server on a free loopback port without persistence and returns its address.
 func startRedis(t testing.TB) string {
 	t.Helper()
+	return startRedisWith(t, "")
+}
+
+// startRedisWith is startRedis with password as requirepass (none when empty).
+func startRedisWith(t testing.TB, password string) string {
+	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Fatalf("redis-server is not installed (apt-get install redis-server; hack/test.sh does): %v", err)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", imagetest.FreePort(t))
 	_, port, _ := net.SplitHostPort(addr)
-	startProcess(t, exec.Command(bin, "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no",
-		"--daemonize", "no", "--dir", t.TempDir()))
+	args := []string{"--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", t.TempDir()}
+	if password != "" {
+		args = append(args, "--requirepass", password)
+	}
+	startProcess(t, exec.Command(bin, args...))
 	c := newRedisClient(addr)
+	c.password = password
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		err := c.ping(context.Background())
@@ -202,5 +212,40 @@ func TestReadReplyRejectsMalformedReplies(t *testing.T) {
 		if v, err := readReply(bufioReader(in)); err == nil {
 			t.Errorf("readReply(%q) = %#v, want an error", in, v)
 		}
+	}
+}
+
+// TestRedisRequiresThePassword: a Redis run as the operator runs it (requirepass) refuses every
+// command of a client without the password (another pod writing straight into it) and of one
+// with a wrong password; the controller's client, with the password, works across reconnects.
+func TestRedisRequiresThePassword(t *testing.T) {
+	const pass = "s3cretS3cretS3cretS3cretS3cret00"
+	addr := startRedisWith(t, pass)
+	ctx := context.Background()
+	anon := newRedisClient(addr)
+	r, err := anon.do(ctx, []string{"SET", "whisk:guest:actions", "evil"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, ok := r[0].(redisError); !ok || !strings.Contains(string(e), "NOAUTH") {
+		t.Fatalf("anonymous SET answered %#v, want NOAUTH", r[0])
+	}
+	wrong := newRedisClient(addr)
+	wrong.password = "guess"
+	if err := wrong.ping(ctx); err == nil || !strings.Contains(err.Error(), "AUTH refused") || strings.Contains(err.Error(), "guess") {
+		t.Fatalf("wrong password: %v, want AUTH refused without the password", err)
+	}
+	c := newRedisClient(addr)
+	c.password = pass
+	if n, err := c.incrWindow(ctx, "k", time.Minute); err != nil || n != 1 {
+		t.Fatalf("with the password: %d, %v", n, err)
+	}
+	c.conn.Close() // the next call redials and authenticates again
+	if n, err := c.incrWindow(ctx, "k", time.Minute); err != nil || n != 2 {
+		t.Fatalf("after a reconnect: %d, %v", n, err)
+	}
+	got, err := c.do(ctx, []string{"EXISTS", "whisk:guest:actions"})
+	if err != nil || got[0].(int64) != 0 {
+		t.Fatalf("the anonymous write landed: %v %v", got, err)
 	}
 }
