@@ -228,29 +228,60 @@ func mutateService(svc *corev1.Service, w *whiskv1.Whisk, c Component, wl worklo
 // Whisk's own.
 var InitDatabases = []string{"_users", "_replicator", "whisks", "activations", "subjects"}
 
+// WhiskDatabases are the Whisk's own databases among InitDatabases: only the store Secret's admin
+// may read or write them (their _security names it as the only member).
+var WhiskDatabases = []string{"whisks", "activations", "subjects"}
+
 // initScript waits until the server at URL answers (GET /, which CouchDB and CouchDB-compatible
-// servers serve; /_up is CouchDB's alone), creates each database as the admin of the store Secret
-// (COUCHDB_USER, COUCHDB_PASSWORD; 201 or 202 created, 412 there already: anything else fails the
-// Job) and lists them.
+// servers serve; /_up is CouchDB's alone) and makes sure the store Secret's admin (COUCHDB_USER,
+// COUCHDB_PASSWORD) exists: the couchdb image makes it from those variables at start; a server
+// still without an admin ("admin party": nuv's whisk-couchdb, pouchdb-server) gets it here,
+// through the configuration API. Then, as that admin, it creates each database (201 or 202
+// created, 412 there already: anything else fails the Job), makes the admin the only member of
+// the Whisk's own databases (so anonymous clients can neither read nor write them) and lists them.
 const initScript = `set -eu
 url=URL
 auth="$COUCHDB_USER:$COUCHDB_PASSWORD"
 until curl -sf "$url/" >/dev/null; do echo "waiting for $url"; sleep 2; done
+status() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+if [ "$(status -u "$auth" "$url/_all_dbs")" = 401 ]; then
+  for cfg in _config _node/_local/_config; do
+    code=$(status -X PUT "$url/$cfg/admins/$COUCHDB_USER" -d "\"$COUCHDB_PASSWORD\"")
+    echo "admin $COUCHDB_USER through $cfg: HTTP $code"
+    [ "$code" = 200 ] && break
+  done
+  if [ "$(status -u "$auth" "$url/_all_dbs")" != 200 ]; then
+    echo "the server refuses the admin of the store secret and has another: fix or recreate it" >&2; exit 1
+  fi
+fi
 for db in DBS; do
-  code=$(curl -s -o /dev/null -w '%{http_code}' -u "$auth" -X PUT "$url/$db")
+  code=$(status -u "$auth" -X PUT "$url/$db")
   case "$code" in
   201|202|412) echo "database $db: HTTP $code" ;;
   *) echo "create database $db: HTTP $code" >&2; exit 1 ;;
   esac
 done
+for db in WHISKDBS; do
+  code=$(status -u "$auth" -X PUT -H 'Content-Type: application/json' "$url/$db/_security" \
+    -d "{\"admins\":{\"names\":[\"$COUCHDB_USER\"],\"roles\":[]},\"members\":{\"names\":[\"$COUCHDB_USER\"],\"roles\":[]}}")
+  case "$code" in
+  200) echo "database $db: only $COUCHDB_USER" ;;
+  *) echo "secure database $db: HTTP $code" >&2; exit 1 ;;
+  esac
+done
 curl -sf -u "$auth" "$url/_all_dbs"
 `
+
+// InitScript is the shell script of CouchDB's init Job for the server at url.
+func InitScript(url string) string {
+	return strings.NewReplacer("URL", url, "WHISKDBS", strings.Join(WhiskDatabases, " "), "DBS", strings.Join(InitDatabases, " ")).Replace(initScript)
+}
 
 // initJob is CouchDB's init Job: it waits for the database and creates the system databases and
 // the Whisk's.
 func initJob(w *whiskv1.Whisk, wl workload) *batchv1.Job {
 	url := fmt.Sprintf("http://%s:%d", CouchDB.ObjectName(w), wl.port)
-	script := strings.NewReplacer("URL", url, "DBS", strings.Join(InitDatabases, " ")).Replace(initScript)
+	script := InitScript(url)
 	sum := sha256.Sum256([]byte(wl.image + "\n" + script))
 	backoff := int32(6)
 	j := &batchv1.Job{

@@ -240,7 +240,8 @@ func TestRedisRequiresThePassword(t *testing.T) {
 	if n, err := c.incrWindow(ctx, "k", time.Minute); err != nil || n != 1 {
 		t.Fatalf("with the password: %d, %v", n, err)
 	}
-	c.conn.Close() // the next call redials and authenticates again
+	c.conn.Close() // a new connection (as after an error) authenticates again
+	c.conn, c.rd = nil, nil
 	if n, err := c.incrWindow(ctx, "k", time.Minute); err != nil || n != 2 {
 		t.Fatalf("after a reconnect: %d, %v", n, err)
 	}
