@@ -131,22 +131,40 @@ func TestIntegrationKindWorkload(t *testing.T) {
 		}
 	}
 
-	// redis stores and returns a value for a client in another pod, through its Service's DNS name
+	// The stores take only clients with the credentials of the Whisk's store Secret: another pod
+	// writing straight into Redis or CouchDB (around whisk-controller's auth) is refused.
+	fromStore := func(name, key string) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "whisk-store-auth"}, Key: key}}}
+	}
+	runJob(t, ctx, cs, "redis-anonymous", debimage.Redis().Ref(), []string{"sh", "-c",
+		`out=$(redis-cli -h whisk-redis SET nuv-anon x 2>&1); echo "$out"; echo "$out" | grep -q NOAUTH`})
+	// redis stores and returns a value for a client in another pod with the password, through its
+	// Service's DNS name
 	runJob(t, ctx, cs, "redis-client", debimage.Redis().Ref(), []string{"sh", "-c",
-		`set -e; redis-cli -h whisk-redis SET nuv-check "$(hostname)" | grep -qx OK; test "$(redis-cli -h whisk-redis GET nuv-check)" = "$(hostname)"; redis-cli -h whisk-redis CONFIG GET dir`})
-	// the CouchDB-compatible server: the init Job made the Whisk's databases; a client stores a
-	// document in one and reads it back
+		`set -e; export REDISCLI_AUTH="$REDIS_PASSWORD"; redis-cli -h whisk-redis SET nuv-check "$(hostname)" | grep -qx OK; test "$(redis-cli -h whisk-redis GET nuv-check)" = "$(hostname)"; redis-cli -h whisk-redis CONFIG GET dir; ` +
+			`test "$(REDISCLI_AUTH= redis-cli -h whisk-redis EXISTS nuv-anon 2>&1 | grep -c NOAUTH)" = 1; test "$(redis-cli -h whisk-redis EXISTS nuv-anon)" = 0`},
+		fromStore("REDIS_PASSWORD", "redis-password"))
+	// the CouchDB-compatible server: an anonymous write is refused (401); the init Job made the
+	// Whisk's databases; a client with the admin's credentials stores a document and reads it back
+	runJob(t, ctx, cs, "couchdb-anonymous", debimage.CouchDB().Ref(), []string{"sh", "-c",
+		`u=http://whisk-couchdb:5984; until curl -sf $u/ >/dev/null; do sleep 1; done; ` +
+			`code=$(curl -s -o /dev/stderr -w '%{http_code}' -X PUT -H 'Content-Type: application/json' -d '{"exec":{"kind":"nodejs","code":"evil"}}' $u/whisks/nuv-anon); ` +
+			`echo "anonymous write: HTTP $code"; test "$code" = 401`})
 	runJob(t, ctx, cs, "couchdb-client", debimage.CouchDB().Ref(), []string{"sh", "-c",
-		`set -e; u=http://whisk-couchdb:5984; curl -sf $u/_all_dbs | tee /dev/stderr | grep -q '"whisks"'; ` +
-			`curl -sf -X PUT -H 'Content-Type: application/json' -d '{"kind":"action","by":"nuv"}' $u/whisks/nuv-check; ` +
-			`curl -sf $u/whisks/nuv-check | tee /dev/stderr | grep -q '"by":"nuv"'`})
+		`set -e; u=http://whisk-couchdb:5984; a="$COUCHDB_USER:$COUCHDB_PASSWORD"; curl -sf -u "$a" $u/_all_dbs | tee /dev/stderr | grep -q '"whisks"'; ` +
+			`curl -sf -u "$a" -X PUT -H 'Content-Type: application/json' -d '{"kind":"action","by":"nuv"}' $u/whisks/nuv-check; ` +
+			`curl -sf -u "$a" $u/whisks/nuv-check | tee /dev/stderr | grep -q '"by":"nuv"'; ` +
+			`test "$(curl -s -o /dev/null -w '%{http_code}' -u "$a" $u/whisks/nuv-anon)" = 404`},
+		fromStore("COUCHDB_USER", "couchdb-user"), fromStore("COUCHDB_PASSWORD", "couchdb-password"))
 	// the document is on the volume: it outlives the pod
 	if err := cs.CoreV1().Pods("default").Delete(ctx, "whisk-couchdb-0", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitReady(t, ctx, cs, "whisk-couchdb-0")
 	runJob(t, ctx, cs, "couchdb-after-restart", debimage.CouchDB().Ref(), []string{"sh", "-c",
-		`set -e; until curl -sf http://whisk-couchdb:5984/ >/dev/null; do sleep 1; done; curl -sf http://whisk-couchdb:5984/whisks/nuv-check | tee /dev/stderr | grep -q '"by":"nuv"'`})
+		`set -e; until curl -sf http://whisk-couchdb:5984/ >/dev/null; do sleep 1; done; curl -sf -u "$COUCHDB_USER:$COUCHDB_PASSWORD" http://whisk-couchdb:5984/whisks/nuv-check | tee /dev/stderr | grep -q '"by":"nuv"'`},
+		fromStore("COUCHDB_USER", "couchdb-user"), fromStore("COUCHDB_PASSWORD", "couchdb-password"))
 	checkController(t, ctx, cs)
 	// the Deployments were written once: a real API server's defaults (probes, environment from a
 	// Secret, pull policy, ...) made the operator's reconciles update nothing
