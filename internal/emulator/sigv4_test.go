@@ -3,6 +3,7 @@ package emulator
 import (
 	"context"
 	"encoding/hex"
+	"html"
 	"io"
 	"net/http"
 	"strings"
@@ -55,7 +56,7 @@ func TestSigV4Refusals(t *testing.T) {
 		resp := must(http.DefaultClient.Do(r))
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		return resp, string(b)
+		return resp, html.UnescapeString(string(b))
 	}
 
 	// The untampered request passes: the refusals below are about the tampering only.
