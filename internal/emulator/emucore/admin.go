@@ -79,7 +79,7 @@ func AdminAllowed(w http.ResponseWriter, r *http.Request, name, token string) bo
 		http.Error(w, name+": "+r.URL.Path+" needs the emulator's admin token (Authorization: Bearer; `nuv emulator env` prints it, `nuv emulator faults` sends it)", http.StatusUnauthorized)
 		return false
 	}
-	if r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch {
+	if r.Method == http.MethodPost || r.Method == http.MethodPut {
 		return JSONBody(w, r, name)
 	}
 	return true
