@@ -152,6 +152,10 @@ func syntaxProblem(data []byte, err error) Problem {
 	if p.Line == 0 && (parser || isScannerProblem(p.Msg)) {
 		p.Line = 1 // both marks on the first line: the libraries then print no line at all
 	}
+	if n := lastLine(data); p.Line > n && n > 0 {
+		p.Line = n // the parser reached the end of the file looking for what was missing
+		p.Msg += " (at the end of the file)"
+	}
 	if p.Line > 0 && strings.HasPrefix(p.Msg, "found character that cannot start any token") && lineHasTab(data, p.Line) {
 		p.Msg += " (a tab: indent YAML with spaces)"
 	}
@@ -193,6 +197,15 @@ func lineOf(data []byte, s string) int {
 		return 0
 	}
 	return bytes.Count(data[:i], []byte("\n")) + 1
+}
+
+// lastLine is the number of the last line of data that holds anything but white space.
+func lastLine(data []byte) int {
+	t := bytes.TrimRight(data, " \t\r\n")
+	if len(t) == 0 {
+		return 0
+	}
+	return bytes.Count(t, []byte("\n")) + 1
 }
 
 func lineHasTab(data []byte, line int) bool {

@@ -28,7 +28,8 @@ func TestSyntaxLine(t *testing.T) {
 		{"key without a colon", "a:\n  b: 1\n  c\n", "f.yaml:3: could not find expected ':'"},
 		{"unterminated quote", "a: 1\nb: \"open\nc: 2\n", "f.yaml:2: found unexpected end of stream"},
 		{"unknown anchor", "a: 1\nb: *nope\n", `f.yaml:2: unknown anchor "nope" referenced (no &nope before it)`},
-		{"second document", "a: 1\n---\nb: 2\nc: [\n", "f.yaml:5: did not find expected node content"},
+		{"second document", "a: 1\n---\nb: 2\nc: [\nd: 1\ne: 2\n", "f.yaml:6: did not find expected ',' or ']'"},
+		{"unclosed at the end", "a: 1\n---\nb: 2\nc: [\n", "f.yaml:4: did not find expected node content (at the end of the file)"},
 		{"block scalar dedent", "k: |\n  text\n x: 1\n", "f.yaml:3: did not find expected key"},
 	}
 	for _, tt := range tests {
