@@ -343,3 +343,38 @@ func Describe(n *yaml.Node) string {
 	}
 	return fmt.Sprintf("%q", n.Value)
 }
+
+// Doc is one document of a multi-document YAML file.
+type Doc struct {
+	// Data is the document's text (without its "---" separator).
+	Data []byte
+	// Line is the 1-based line of the document's first content (not blank, not a comment); the
+	// line after its separator when it has none.
+	Line int
+}
+
+// Split cuts data into its documents at "---" separator lines, keeping the line where each one
+// starts so that messages about a document can name it. It does not parse: call Syntax first.
+func Split(data []byte) []Doc {
+	var docs []Doc
+	cur := Doc{Line: 1}
+	var buf bytes.Buffer
+	content := false
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	for i, line := range lines {
+		t := bytes.TrimRight(line, " \t\r\n")
+		if string(t) == "---" || bytes.HasPrefix(t, []byte("--- ")) {
+			cur.Data = append([]byte(nil), buf.Bytes()...)
+			docs = append(docs, cur)
+			buf.Reset()
+			cur, content = Doc{Line: i + 2}, false
+			continue
+		}
+		if s := bytes.TrimSpace(line); !content && len(s) > 0 && s[0] != '#' {
+			cur.Line, content = i+1, true
+		}
+		buf.Write(line)
+	}
+	cur.Data = append([]byte(nil), buf.Bytes()...)
+	return append(docs, cur)
+}

@@ -2,6 +2,7 @@ package yamlerr
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -102,5 +103,18 @@ func TestFromDecode(t *testing.T) {
 	err = FromDecode("t.yaml", bad, yaml.Unmarshal(bad, &v))
 	if err == nil || err.Error() != "t.yaml:3: did not find expected key" {
 		t.Errorf("syntax error: %v", err)
+	}
+}
+
+// TestSplit keeps each document's first content line.
+func TestSplit(t *testing.T) {
+	docs := Split([]byte("# head\na: 1\n---\n\nb: 2\n--- # c\nc: 3\n"))
+	var got []string
+	for _, d := range docs {
+		got = append(got, fmt.Sprintf("%d:%q", d.Line, d.Data))
+	}
+	want := []string{`2:"# head\na: 1\n"`, `5:"\nb: 2\n"`, `7:"c: 3\n"`}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Split = %v, want %v", got, want)
 	}
 }
