@@ -195,7 +195,6 @@ func decodeObjects(file string, data []byte) ([]*unstructured.Unstructured, erro
 	return objs, nil
 }
 
-
 // DigestError is content whose digest is not the pinned one.
 type DigestError struct {
 	What, Want, Got string
