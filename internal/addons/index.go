@@ -175,8 +175,11 @@ func (idx *Index) loadFile(path string, root bool, seen map[string]bool) error {
 	if err := doc.Decode(&f); err != nil {
 		return yamlerr.FromDecode(path, data, err)
 	}
-	if f.APIVersion != APIVersion || f.Kind != Kind {
-		return fmt.Errorf("%s:%d: apiVersion %q kind %q: want apiVersion %s, kind %s", path, lineOf(doc, "apiVersion"), f.APIVersion, f.Kind, APIVersion, Kind)
+	for _, h := range []struct{ field, got, want string }{{"apiVersion", f.APIVersion, APIVersion}, {"kind", f.Kind, Kind}} {
+		if h.got != h.want {
+			return fmt.Errorf("%s:%d: %s: want %s, got %q (an add-ons index starts with apiVersion: %s and kind: %s)",
+				path, lineOf(doc, h.field), h.field, h.want, h.got, APIVersion, Kind)
+		}
 	}
 	dir := filepath.Dir(path)
 	addonNodes := seqItems(child(child(doc, "spec"), "addons"))
@@ -365,7 +368,7 @@ func (idx *Index) validate() error {
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("add-ons index %s:\n  %s", idx.File, strings.Join(errs, "\n  "))
+		return errors.New(strings.Join(errs, "\n")) // each names its file and line
 	}
 	return nil
 }

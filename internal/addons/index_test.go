@@ -51,7 +51,7 @@ func TestLoadRefusesBadIndexes(t *testing.T) {
 		{"bad range", head + "  - {name: a, version: '1', source: {path: m}, kubernetesVersion: 'about 1.30'}\n",
 			[]string{`kubernetesVersion "about 1.30"`}},
 		{"wrong kind", "apiVersion: nuv.dev/v1alpha1\nkind: Cluster\nspec: {}\n",
-			[]string{"index.yaml:1:", `kind "Cluster"`}},
+			[]string{`index.yaml:2: kind: want Addons, got "Cluster"`}},
 		{"stack lists unknown", head + "  - {name: a, version: '1', source: {path: m}}\n  stacks:\n  - {name: s, addons: [a, zz]}\n",
 			[]string{"index.yaml:7:", `stack "s" lists "zz"`}},
 	}

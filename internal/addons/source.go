@@ -170,8 +170,8 @@ func decodeObjects(file string, data []byte) ([]*unstructured.Unstructured, erro
 		if t := strings.TrimSpace(string(js)); t == "null" || t == "{}" || t == "" {
 			continue
 		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(js); err != nil {
+		u, err := kobj.FromJSON(js)
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w", at, err)
 		}
 		if u.IsList() {

@@ -174,8 +174,8 @@ func decodeObjects(file string, data []byte) ([]*unstructured.Unstructured, erro
 		if !strings.HasPrefix(strings.TrimSpace(string(js)), "{") {
 			return nil, fmt.Errorf("%s: want a Kubernetes object (a mapping with apiVersion, kind and metadata), got %s", at, describeJSON(js))
 		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(js); err != nil {
+		u, err := kobj.FromJSON(js)
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w", at, err)
 		}
 		if u.GetKind() == "" || u.GetAPIVersion() == "" {
@@ -187,7 +187,7 @@ func decodeObjects(file string, data []byte) ([]*unstructured.Unstructured, erro
 		objs = append(objs, u)
 	}
 	if len(objs) == 0 {
-		return nil, fmt.Errorf("%s: no objects", file)
+		return nil, fmt.Errorf("%s: no objects (want at least one Kubernetes object, such as a Whisk)", file)
 	}
 	return objs, nil
 }

@@ -49,6 +49,9 @@ func Read(path string) (map[string]string, error) {
 		}
 		// godotenv quotes the rest of the file, which may hold secrets: say where, not what.
 		msg := strings.TrimSpace(near.ReplaceAllString(err.Error(), ""))
+		if strings.Contains(msg, `unexpected character "\n" in variable name`) {
+			msg = "a line without '='"
+		}
 		if line := errorLine(data, err); line > 0 {
 			return nil, fmt.Errorf("parse %s:%d: %s (want KEY=value)", path, line, msg)
 		}

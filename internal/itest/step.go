@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nuv-dev/nuv/internal/kobj"
 	"github.com/nuv-dev/nuv/internal/yamlerr"
 )
 
@@ -117,8 +118,8 @@ func ParseStep(sf StepFile, data []byte) (*Step, error) {
 		} else if !strings.HasPrefix(t, "{") {
 			return nil, fmt.Errorf("%s: want a Kubernetes object or a Step document (a mapping), got %.40s", at, t)
 		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(js); err != nil {
+		u, err := kobj.FromJSON(js)
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w", at, err)
 		}
 		if u.GetAPIVersion() == StepAPIVersion && u.GetKind() == StepKind {
