@@ -147,7 +147,16 @@ func syntaxProblem(data []byte, err error) Problem {
 	if parser {
 		// yaml.v2 prints the parser's problem mark (where it got stuck) when it has one; yaml.v3
 		// the mark of the enclosing block. Both 0-based: ask v2 and add one.
+		opened := p.Line + 1
 		p.Line = problemLine(data) + 1
+		if opened < p.Line {
+			switch p.Msg {
+			case "did not find expected ',' or ']'":
+				p.Msg += fmt.Sprintf(" (the list opened at line %d is not closed)", opened)
+			case "did not find expected ',' or '}'":
+				p.Msg += fmt.Sprintf(" (the mapping opened at line %d is not closed)", opened)
+			}
+		}
 	}
 	if p.Line == 0 && (parser || isScannerProblem(p.Msg)) {
 		p.Line = 1 // both marks on the first line: the libraries then print no line at all

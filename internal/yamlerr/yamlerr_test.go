@@ -19,7 +19,7 @@ func TestSyntaxLine(t *testing.T) {
 		{"list item in a mapping", "a: 1\nb: 2\n- c\n", "f.yaml:3: did not find expected key"},
 		{"key after a list", "a: 1\nb:\n  - x\n  y: 2\n", "f.yaml:4: did not find expected '-' indicator"},
 		{"mapping after a top-level list", "- a\n- b\nc: d\n", "f.yaml:3: did not find expected '-' indicator"},
-		{"unclosed flow list", "a: 1\nb: [1, 2\nc: 3\n", "f.yaml:3: did not find expected ',' or ']'"},
+		{"unclosed flow list", "a: 1\nb: [1, 2\nc: 3\n", "f.yaml:3: did not find expected ',' or ']' (the list opened at line 2 is not closed)"},
 		{"unclosed flow mapping on line 1", "a: {b: 1, c: 2\nd: 3\n", "f.yaml:2: did not find expected ',' or '}'"},
 		{"nested list then key", "top:\n  list:\n  - a\n  - b\n  x: 1\n  - c\n", "f.yaml:6: did not find expected key"},
 		{"fault on line 1", "a: b: c\n", "f.yaml:1: mapping values are not allowed in this context"},
@@ -29,7 +29,7 @@ func TestSyntaxLine(t *testing.T) {
 		{"key without a colon", "a:\n  b: 1\n  c\n", "f.yaml:3: could not find expected ':'"},
 		{"unterminated quote", "a: 1\nb: \"open\nc: 2\n", "f.yaml:2: found unexpected end of stream"},
 		{"unknown anchor", "a: 1\nb: *nope\n", `f.yaml:2: unknown anchor "nope" referenced (no &nope before it)`},
-		{"second document", "a: 1\n---\nb: 2\nc: [\nd: 1\ne: 2\n", "f.yaml:6: did not find expected ',' or ']'"},
+		{"second document", "a: 1\n---\nb: 2\nc: [\nd: 1\ne: 2\n", "f.yaml:6: did not find expected ',' or ']' (the list opened at line 4 is not closed)"},
 		{"unclosed at the end", "a: 1\n---\nb: 2\nc: [\n", "f.yaml:4: did not find expected node content (at the end of the file)"},
 		{"block scalar dedent", "k: |\n  text\n x: 1\n", "f.yaml:3: did not find expected key"},
 	}

@@ -18,6 +18,9 @@ import (
 // wrong types) and invalid values are reported together, each as "file:line: path: message".
 func ReadFile(path string) ([]*Cluster, error) {
 	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("cluster spec %s does not exist (specs live in clusters/specs/)", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cluster spec: %w", err)
 	}
