@@ -20,7 +20,8 @@ import (
 // writes: cluster specs, add-on indexes, instance files, kubeconfigs of the clusters/ inventory,
 // .env files and command-line flags and arguments. Each case is a file of testdata/badinput/<kind>/
 // (see parseCase for its format) and asserts
-//   - the message nuv prints (exactly, or by a regexp naming file, line and field or the value),
+//   - the message nuv prints: exactly for files (file:LINE: field: what is wrong); by regexps naming
+//     the flag or word and its value for command lines, whose wording belongs to internal/cli,
 //   - the exit code,
 //   - that nothing was written: the project directory (its .nuv/ selection, kubeconfigs, state) and
 //     NUV_HOME are byte for byte what they were before the command.

@@ -165,6 +165,9 @@ func syntaxProblem(data []byte, err error) Problem {
 		p.Line = n // the parser reached the end of the file looking for what was missing
 		p.Msg += " (at the end of the file)"
 	}
+	if p.Msg == "mapping values are not allowed in this context" {
+		p.Msg += " (quote a value that holds ': ', or indent the line like its neighbours)"
+	}
 	if p.Line > 0 && strings.HasPrefix(p.Msg, "found character that cannot start any token") && lineHasTab(data, p.Line) {
 		p.Msg += " (a tab: indent YAML with spaces)"
 	}
