@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/nuv-dev/nuv/internal/kube"
+	"github.com/nuv-dev/nuv/internal/yamlerr"
 )
 
 // APIVersion and Kind identify an add-ons index file.
@@ -165,43 +167,25 @@ func (idx *Index) loadFile(path string, root bool, seen map[string]bool) error {
 		}
 		return fmt.Errorf("add-ons index: %w", err)
 	}
+	doc, err := parseIndex(path, data)
+	if err != nil {
+		return err
+	}
 	var f indexFile
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil {
-		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("%s: empty add-ons index", path)
+	if err := doc.Decode(&f); err != nil {
+		return yamlerr.FromDecode(path, data, err)
+	}
+	for _, h := range []struct{ field, got, want string }{{"apiVersion", f.APIVersion, APIVersion}, {"kind", f.Kind, Kind}} {
+		if h.got != h.want {
+			return fmt.Errorf("%s:%d: %s: want %s, got %q (an add-ons index starts with apiVersion: %s and kind: %s)",
+				path, lineOf(doc, h.field), h.field, h.want, h.got, APIVersion, Kind)
 		}
-		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			lines := make([]string, len(te.Errors))
-			for i, e := range te.Errors {
-				lines[i] = path + ":" + strings.TrimPrefix(e, "line ")
-			}
-			return fmt.Errorf("add-ons index %s:\n  %s", path, strings.Join(lines, "\n  "))
-		}
-		return fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		return fmt.Errorf("%s:%d: one document per index file (found a second one)", path, extra.Line)
-	}
-	var root0 yaml.Node
-	if err := yaml.Unmarshal(data, &root0); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	doc := &root0
-	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
-		doc = doc.Content[0]
-	}
-	if f.APIVersion != APIVersion || f.Kind != Kind {
-		return fmt.Errorf("%s:%d: apiVersion %q kind %q: want apiVersion %s, kind %s", path, lineOf(doc, "apiVersion"), f.APIVersion, f.Kind, APIVersion, Kind)
 	}
 	dir := filepath.Dir(path)
 	addonNodes := seqItems(child(child(doc, "spec"), "addons"))
 	for i, a := range f.Spec.Addons {
 		if a == nil {
-			return fmt.Errorf("%s: spec.addons[%d] is empty", path, i)
+			return fmt.Errorf("%s: spec.addons[%d]: empty entry (want name, version and source)", at(path, lineAt(addonNodes, i)), i)
 		}
 		a.File, a.Dir = path, dir
 		if i < len(addonNodes) {
@@ -215,7 +199,7 @@ func (idx *Index) loadFile(path string, root bool, seen map[string]bool) error {
 	stackNodes := seqItems(child(child(doc, "spec"), "stacks"))
 	for i, s := range f.Spec.Stacks {
 		if s == nil {
-			return fmt.Errorf("%s: spec.stacks[%d] is empty", path, i)
+			return fmt.Errorf("%s: spec.stacks[%d]: empty entry (want name and addons)", at(path, lineAt(stackNodes, i)), i)
 		}
 		s.File = path
 		if i < len(stackNodes) {
@@ -229,14 +213,58 @@ func (idx *Index) loadFile(path string, root bool, seen map[string]bool) error {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
 		}
-		if err := idx.loadFile(p, false, seen); err != nil {
-			if i < len(incNodes) && errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("%s:%d: include %s: %w", path, incNodes[i].Line, inc, err)
+		line := 0
+		if i < len(incNodes) {
+			line = incNodes[i].Line
+		}
+		where := fmt.Sprintf("%s: spec.include[%d]", at(path, line), i)
+		if strings.TrimSpace(inc) == "" {
+			return fmt.Errorf("%s: empty file name", where)
+		}
+		if st, err := os.Stat(p); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("%s: included index %s does not exist", where, p)
 			}
+			return fmt.Errorf("%s: %w", where, err)
+		} else if st.IsDir() {
+			return fmt.Errorf("%s: included index %s is a directory (name a file)", where, p)
+		}
+		if err := idx.loadFile(p, false, seen); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// parseIndex checks the syntax of an index file and its fields against indexFile (unknown fields
+// and wrong types, each named by path and line) and returns its document's root.
+func parseIndex(path string, data []byte) (*yaml.Node, error) {
+	if err := yamlerr.Syntax(path, data); err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty add-ons index (want apiVersion %s, kind %s)", path, APIVersion, Kind)
+		}
+		return nil, yamlerr.FromDecode(path, data, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil && len(extra.Content) > 0 {
+		return nil, fmt.Errorf("%s:%d: one document per index file (found a second one)", path, extra.Content[0].Line)
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
+		root = root.Content[0]
+	}
+	if root.Kind == yaml.DocumentNode || (root.Kind == yaml.ScalarNode && root.Tag == "!!null") {
+		return nil, fmt.Errorf("%s: empty add-ons index (want apiVersion %s, kind %s)", path, APIVersion, Kind)
+	}
+	if probs := yamlerr.Check(root, reflect.TypeOf(indexFile{}), "", nil); len(probs) > 0 {
+		return nil, &yamlerr.Errors{File: path, List: probs}
+	}
+	return root, nil
 }
 
 // at formats a location for errors.
@@ -340,7 +368,7 @@ func (idx *Index) validate() error {
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("add-ons index %s:\n  %s", idx.File, strings.Join(errs, "\n  "))
+		return errors.New(strings.Join(errs, "\n")) // each names its file and line
 	}
 	return nil
 }
@@ -542,6 +570,14 @@ func seqItems(n *yaml.Node) []*yaml.Node {
 		return nil
 	}
 	return n.Content
+}
+
+// lineAt is the line of nodes[i], or 0.
+func lineAt(nodes []*yaml.Node, i int) int {
+	if i < len(nodes) {
+		return nodes[i].Line
+	}
+	return 0
 }
 
 func lineOf(m *yaml.Node, key string) int {

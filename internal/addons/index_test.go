@@ -19,9 +19,19 @@ func TestLoadRefusesBadIndexes(t *testing.T) {
 		want        []string // substrings of the error
 	}{
 		{"unknown field", head + "  - name: a\n    version: '1'\n    source: {path: m}\n    colour: red\n",
-			[]string{"index.yaml:8: field colour not found in type addons.Addon"}},
+			[]string{"index.yaml:8: spec.addons[0].colour: unknown field (valid: name, namespace, version, description, selector, kubernetesVersion, source, dependsOn, prune, wait)"}},
 		{"unknown source field", head + "  - name: a\n    version: '1'\n    source:\n      chart: {repo: oci://r, name: a, version: 1.0.0, valuez: {}}\n",
-			[]string{"index.yaml:8: field valuez not found"}},
+			[]string{"index.yaml:8: spec.addons[0].source.chart.valuez: unknown field (valid: repo, name, version, values)"}},
+		{"misspelt field of the second add-on", head + "  - {name: a, version: '1', source: {path: m}}\n  - name: b\n    version: '1'\n    source: {path: m}\n    dependOn: [a]\n",
+			[]string{"index.yaml:9: spec.addons[1].dependOn: unknown field (valid: name, namespace, version, description, selector, kubernetesVersion, source, dependsOn, prune, wait)"}},
+		{"list where a string goes", head + "  - name: [a, b]\n    version: '1'\n    source: {path: m}\n",
+			[]string{"index.yaml:5: spec.addons[0].name: want a string, got a list"}},
+		{"string where a list goes", head + "  - {name: a, version: '1', source: {path: m}, dependsOn: b}\n",
+			[]string{`index.yaml:5: spec.addons[0].dependsOn: want a list, got "b"`}},
+		{"syntax error at its line", head + "  - name: a\n    version: '1'\n   source: {path: m}\n",
+			[]string{"index.yaml:7: did not find expected key"}},
+		{"missing include", "apiVersion: nuv.dev/v1alpha1\nkind: Addons\nspec:\n  include:\n  - more.yaml\n  - gone.yaml\n",
+			[]string{"index.yaml:6: spec.include[1]: included index ", "gone.yaml does not exist"}},
 		{"dangling dependency", head + "  - name: a\n    version: '1'\n    source: {path: m}\n  - name: b\n    version: '1'\n    source: {path: m}\n    dependsOn: [a, nope]\n",
 			[]string{"index.yaml:8:", `add-on "b" depends on "nope", which no add-on of the index defines`}},
 		{"cycle", head + "  - {name: a, version: '1', source: {path: m}, dependsOn: [c]}\n  - {name: b, version: '1', source: {path: m}, dependsOn: [a]}\n  - {name: c, version: '1', source: {path: m}, dependsOn: [b]}\n",
@@ -41,7 +51,7 @@ func TestLoadRefusesBadIndexes(t *testing.T) {
 		{"bad range", head + "  - {name: a, version: '1', source: {path: m}, kubernetesVersion: 'about 1.30'}\n",
 			[]string{`kubernetesVersion "about 1.30"`}},
 		{"wrong kind", "apiVersion: nuv.dev/v1alpha1\nkind: Cluster\nspec: {}\n",
-			[]string{"index.yaml:1:", `kind "Cluster"`}},
+			[]string{`index.yaml:2: kind: want Addons, got "Cluster"`}},
 		{"stack lists unknown", head + "  - {name: a, version: '1', source: {path: m}}\n  stacks:\n  - {name: s, addons: [a, zz]}\n",
 			[]string{"index.yaml:7:", `stack "s" lists "zz"`}},
 	}
@@ -50,6 +60,10 @@ func TestLoadRefusesBadIndexes(t *testing.T) {
 			dir := t.TempDir()
 			p := filepath.Join(dir, "index.yaml")
 			if err := os.WriteFile(p, []byte(tc.index), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// an include that exists, for the missing-include case
+			if err := os.WriteFile(filepath.Join(dir, "more.yaml"), []byte("apiVersion: nuv.dev/v1alpha1\nkind: Addons\nspec: {}\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			_, err := Load(p)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/kobj"
+	"github.com/nuv-dev/nuv/internal/yamlerr"
 )
 
 // Rendered is an add-on's desired objects and their hash.
@@ -156,23 +157,27 @@ func kustomize(dir string) ([]*unstructured.Unstructured, error) {
 // decodeObjects splits a multi-document YAML (or JSON) file into objects; file names it in errors.
 // A List is flattened into its items.
 func decodeObjects(file string, data []byte) ([]*unstructured.Unstructured, error) {
+	if err := yamlerr.Syntax(file, data); err != nil {
+		return nil, err
+	}
 	var objs []*unstructured.Unstructured
-	for i, doc := range splitYAML(data) {
-		js, err := yaml.YAMLToJSON([]byte(doc))
+	for i, doc := range yamlerr.Split(data) {
+		at := fmt.Sprintf("%s:%d: document %d", file, doc.Line, i+1)
+		js, err := yaml.YAMLToJSON(doc.Data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", file, i+1, err)
+			return nil, fmt.Errorf("%s: %w", at, err)
 		}
 		if t := strings.TrimSpace(string(js)); t == "null" || t == "{}" || t == "" {
 			continue
 		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(js); err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", file, i+1, err)
+		u, err := kobj.FromJSON(js)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", at, err)
 		}
 		if u.IsList() {
 			l, err := u.ToList()
 			if err != nil {
-				return nil, fmt.Errorf("%s: document %d: %w", file, i+1, err)
+				return nil, fmt.Errorf("%s: %w", at, err)
 			}
 			for j := range l.Items {
 				objs = append(objs, &l.Items[j])
@@ -180,28 +185,14 @@ func decodeObjects(file string, data []byte) ([]*unstructured.Unstructured, erro
 			continue
 		}
 		if u.GetKind() == "" || u.GetAPIVersion() == "" {
-			return nil, fmt.Errorf("%s: document %d has no apiVersion/kind", file, i+1)
+			return nil, fmt.Errorf("%s has no apiVersion/kind", at)
 		}
 		if u.GetName() == "" {
-			return nil, fmt.Errorf("%s: document %d (%s) has no metadata.name", file, i+1, u.GetKind())
+			return nil, fmt.Errorf("%s (%s) has no metadata.name", at, u.GetKind())
 		}
 		objs = append(objs, u)
 	}
 	return objs, nil
-}
-
-func splitYAML(data []byte) []string {
-	var docs []string
-	var cur strings.Builder
-	for _, line := range strings.SplitAfter(string(data), "\n") {
-		if t := strings.TrimRight(line, " \t\r\n"); t == "---" || strings.HasPrefix(t, "--- ") {
-			docs = append(docs, cur.String())
-			cur.Reset()
-			continue
-		}
-		cur.WriteString(line)
-	}
-	return append(docs, cur.String())
 }
 
 // DigestError is content whose digest is not the pinned one.

@@ -6,12 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/nuv-dev/nuv/internal/yamlerr"
 )
 
 // Task is one task of a nuvfile, as help lists it.
@@ -89,18 +90,18 @@ func (f *Folder) HasTask(name string) (string, bool) {
 	return "", false
 }
 
-var yamlLine = regexp.MustCompile(`line (\d+)`)
-
 // parseTasks lists the public tasks of a Taskfile in file order.
 func parseTasks(path string, data []byte) ([]Task, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		if m := yamlLine.FindStringSubmatch(msg); m != nil {
-			msg = strings.TrimSpace(strings.Replace(msg, m[0]+":", "", 1))
-			return nil, fmt.Errorf("%s:%s: invalid YAML: %s", path, m[1], msg)
+		// yamlerr puts the fault at its line (yaml.v3 prints some one line too early)
+		var ye *yamlerr.Errors
+		if errors.As(yamlerr.FromDecode(path, data, err), &ye) && len(ye.List) > 0 {
+			p := ye.List[0]
+			p.Msg = "invalid YAML: " + p.Msg
+			return nil, errors.New(p.String(path))
 		}
-		return nil, fmt.Errorf("%s: invalid YAML: %s", path, msg)
+		return nil, fmt.Errorf("%s: invalid YAML: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if len(doc.Content) == 0 {
 		return nil, nil

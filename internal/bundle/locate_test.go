@@ -127,7 +127,7 @@ func TestLoadRootMalformed(t *testing.T) {
 func TestTasksListing(t *testing.T) {
 	b := testBundle(t)
 	// the malformed folder makes the listing fail with its path and line
-	if _, err := b.Tasks(); err == nil || !strings.Contains(err.Error(), "badyaml/nuvfile.yml:3") {
+	if _, err := b.Tasks(); err == nil || !strings.Contains(err.Error(), "badyaml/nuvfile.yml:5: invalid YAML: did not find expected ',' or ']' (the list opened at line 4 is not closed)") {
 		t.Fatalf("Tasks() err = %v", err)
 	}
 	dir := t.TempDir()

@@ -13,11 +13,16 @@ import (
 
 // instanceObjects resolves and renders the instance file for the cluster's type and WHISK.
 func instanceObjects(o Options, t *target) (string, []*unstructured.Unstructured, error) {
+	return instanceObjectsOf(o, t.kubeType)
+}
+
+// instanceObjectsOf resolves, renders and decodes the instance file for kubeType and WHISK.
+func instanceObjectsOf(o Options, kubeType string) (string, []*unstructured.Unstructured, error) {
 	name := o.Getenv("WHISK")
 	if name == "" {
 		name = kube.DefaultInstance
 	}
-	file, err := kube.InstanceFile(o.Project, t.kubeType, name)
+	file, err := kube.InstanceFile(o.Project, kubeType, name)
 	if err != nil {
 		return "", nil, err
 	}
@@ -30,16 +35,29 @@ func instanceObjects(o Options, t *target) (string, []*unstructured.Unstructured
 }
 
 // Instance applies the instance file chosen by cluster type and WHISK (default "whisk") and waits
-// until every Whisk in it is Ready.
+// until every Whisk in it is Ready. When the cluster's type is known without asking the cluster
+// (KUBE, an override, a remembered detection) a broken instance file is reported before nuv
+// contacts the cluster.
 func Instance(ctx context.Context, o Options) error {
 	start := time.Now()
+	var (
+		file string
+		objs []*unstructured.Unstructured
+	)
+	if typ := knownType(o); typ != "" {
+		var err error
+		if file, objs, err = instanceObjectsOf(o.withDefaults(), typ); err != nil {
+			return err
+		}
+	}
 	t, err := prepare(ctx, &o)
 	if err != nil {
 		return err
 	}
-	file, objs, err := instanceObjects(o, t)
-	if err != nil {
-		return err
+	if objs == nil || t.kubeType != knownType(o) {
+		if file, objs, err = instanceObjects(o, t); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(o.Out, "instance file %s on cluster %s (%s)\n", file, t.name, t.kubeType)
 	for _, obj := range objs {
@@ -65,6 +83,21 @@ func Instance(ctx context.Context, o Options) error {
 		fmt.Fprintf(o.Out, "%s Ready in %.1fs%s\n", objRef(obj), time.Since(start).Seconds(), t.componentSummary(ctx, obj))
 	}
 	return nil
+}
+
+// knownType is the type connect gives the cluster of o without a network call, or "".
+func knownType(o Options) string {
+	if o.KubeType != "" {
+		return o.KubeType
+	}
+	if o.Project == "" {
+		return ""
+	}
+	r, err := kube.Resolve(o.Project, o.Kubeconfig, o.withDefaults().Getenv)
+	if err != nil {
+		return "" // connect reports it
+	}
+	return r.Type
 }
 
 // componentSummary lists the component conditions of a Whisk: " (ControllerReady, RedisReady)".

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/kobj"
 	"github.com/nuv-dev/nuv/internal/paths"
+	"github.com/nuv-dev/nuv/internal/yamlerr"
 )
 
 // operatorDir is the operator's source directory: $NUV_OPERATOR_DIR, else <project>/operator.
@@ -154,45 +155,51 @@ func buildOperator(configDir string, img imageChoice) ([]*unstructured.Unstructu
 	return objs, nil
 }
 
-// decodeObjects splits a multi-document YAML file into objects; file names it in errors.
+// decodeObjects splits a multi-document YAML file into objects; file names it in errors, each
+// with the line of the fault (syntax) or of the document concerned.
 func decodeObjects(file string, data []byte) ([]*unstructured.Unstructured, error) {
+	if err := yamlerr.Syntax(file, data); err != nil {
+		return nil, err
+	}
 	var objs []*unstructured.Unstructured
-	for i, doc := range splitYAML(data) {
-		js, err := yaml.YAMLToJSON([]byte(doc))
+	for i, doc := range yamlerr.Split(data) {
+		at := fmt.Sprintf("%s:%d: document %d", file, doc.Line, i+1)
+		js, err := yaml.YAMLToJSON(doc.Data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", file, i+1, err)
+			return nil, fmt.Errorf("%s: %w", at, err)
 		}
 		if t := strings.TrimSpace(string(js)); t == "null" || t == "{}" {
 			continue
 		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(js); err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", file, i+1, err)
+		if !strings.HasPrefix(strings.TrimSpace(string(js)), "{") {
+			return nil, fmt.Errorf("%s: want a Kubernetes object (a mapping with apiVersion, kind and metadata), got %s", at, describeJSON(js))
+		}
+		u, err := kobj.FromJSON(js)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", at, err)
 		}
 		if u.GetKind() == "" || u.GetAPIVersion() == "" {
-			return nil, fmt.Errorf("%s: document %d has no apiVersion/kind", file, i+1)
+			return nil, fmt.Errorf("%s has no apiVersion/kind", at)
 		}
 		if u.GetName() == "" {
-			return nil, fmt.Errorf("%s: document %d (%s) has no metadata.name", file, i+1, u.GetKind())
+			return nil, fmt.Errorf("%s (%s) has no metadata.name", at, u.GetKind())
 		}
 		objs = append(objs, u)
 	}
 	if len(objs) == 0 {
-		return nil, fmt.Errorf("%s: no objects", file)
+		return nil, fmt.Errorf("%s: no objects (want at least one Kubernetes object, such as a Whisk)", file)
 	}
 	return objs, nil
 }
 
-func splitYAML(data []byte) []string {
-	var docs []string
-	var cur strings.Builder
-	for _, line := range strings.SplitAfter(string(data), "\n") {
-		if strings.TrimRight(line, " \t\r\n") == "---" {
-			docs = append(docs, cur.String())
-			cur.Reset()
-			continue
-		}
-		cur.WriteString(line)
+// describeJSON names a JSON value that is not an object: "a list" or the value.
+func describeJSON(js []byte) string {
+	t := strings.TrimSpace(string(js))
+	if strings.HasPrefix(t, "[") {
+		return "a list"
 	}
-	return append(docs, cur.String())
+	if len(t) > 40 {
+		t = t[:40] + "..."
+	}
+	return t
 }

@@ -19,6 +19,11 @@ func TestLoad(t *testing.T) {
 		{name: "pairs", content: "# comment\nB=2\nexport A=one\nQUOTED=\"a b\"\nEMPTY=\n", want: []string{"A=one", "B=2", "EMPTY=", "QUOTED=a b"}},
 		{name: "malformed", content: "A=1\nnot a pair\n", errHas: ".env:2: "},
 		{name: "malformed later", content: "# c\nA=1\n\nB=2\nC D\nAPI_TOKEN=do-not-print\n", errHas: ".env:5: "},
+		{name: "unterminated quote", content: "A=1\nAPI_TOKEN=\"do-not-print\nC=3\n", errHas: ".env:2: API_TOKEN: the quoted value is never closed"},
+		{name: "unterminated after a multi-line value", content: "A=\"one\ntwo\"\nB='do-not-print\n", errHas: ".env:3: B: the quoted value is never closed"},
+		{name: "space in a name", content: "A=1\nMY KEY=do-not-print\n", errHas: `.env:2: variable name "MY KEY": want letters, digits and _`},
+		{name: "name starting with a digit", content: "A=1\nexport 1X=do-not-print\n", errHas: `.env:2: variable name "1X"`},
+		{name: "empty name", content: "A=1\n=do-not-print\n", errHas: `.env:2: variable name ""`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -163,7 +163,10 @@ func TestParseStep(t *testing.T) {
 		{"03-command.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", "needs a Step document with a script", 0},
 		{"04-delete.yaml", "", "needs at least one object", 0},
 		{"05-apply.yaml", "apiVersion: itest.nuv.dev/v1\nkind: Step\nscript: ls\n", "only for command steps", 0},
-		{"06-apply.yaml", "kind: [", "document 1", 0},
+		{"06-apply.yaml", "kind: [", "step 06-apply:1: did not find expected node content (at the end of the file)", 0},
+		{"07-apply.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n data: {}\n", "step 07-apply:9: did not find expected key", 0},
+		{"08-assert.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n---\n# options\napiVersion: itest.nuv.dev/v1\nkind: Step\ntimout: 5s\n", "step 08-assert:8: timout: unknown field (valid: apiVersion, kind, metadata, timeout, script, expectFail, errorContains)", 0},
+		{"09-apply.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n- a list\n", "step 09-apply:5: document 2: want a Kubernetes object or a Step document (a mapping), got [\"a list\"]", 0},
 	} {
 		sf, _, _ := ParseStepFile(tc.file)
 		st, err := ParseStep(sf, []byte(tc.body))

@@ -4,7 +4,9 @@
 package kobj
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/resmap"
@@ -69,4 +71,28 @@ func FromResMap(rm resmap.ResMap, what string) ([]*unstructured.Unstructured, er
 		objs = append(objs, u)
 	}
 	return objs, nil
+}
+
+// FromJSON decodes one object from JSON (a YAML document converted with sigs.k8s.io/yaml). An
+// object without apiVersion or kind is an error saying which is missing; unlike
+// unstructured.UnmarshalJSON the message never quotes the object (it may hold secrets).
+func FromJSON(js []byte) (*unstructured.Unstructured, error) {
+	var m map[string]any
+	if err := json.Unmarshal(js, &m); err != nil {
+		return nil, fmt.Errorf("not a Kubernetes object: %w", err)
+	}
+	var missing []string
+	for _, k := range []string{"apiVersion", "kind"} {
+		if s, _ := m[k].(string); s == "" {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("no %s (every object needs apiVersion, kind and metadata)", strings.Join(missing, " and no "))
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(js); err != nil {
+		return nil, fmt.Errorf("%s: %w", m["kind"], err)
+	}
+	return u, nil
 }

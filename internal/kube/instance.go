@@ -3,14 +3,13 @@ package kube
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
-	"github.com/joho/godotenv"
+	"github.com/nuv-dev/nuv/internal/dotenv"
 )
 
 // DefaultInstance is the instance file name used when WHISK is not set.
@@ -139,12 +138,9 @@ func projectDotenv(instance string) (map[string]string, string, error) {
 		return nil, "", nil
 	}
 	p := filepath.Join(root, ".env")
-	m, err := godotenv.Read(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, "", nil
-	}
-	if err != nil {
-		return nil, "", fmt.Errorf("read %s: %w", p, err)
+	m, err := dotenv.Read(p)
+	if err != nil || m == nil {
+		return nil, "", err
 	}
 	return m, p, nil
 }

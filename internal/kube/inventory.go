@@ -14,6 +14,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/nuv-dev/nuv/internal/paths"
+	"github.com/nuv-dev/nuv/internal/yamlerr"
 )
 
 // Ext is the file extension of a kubeconfig in clusters/.
@@ -97,7 +98,11 @@ func loadKubeconfig(path string) (*clientcmdapi.Config, string, error) {
 	}
 	cfg, err := clientcmd.Load(data)
 	if err != nil {
-		// clientcmd's parse errors name the line, never the content.
+		// clientcmd's parse errors name the line (one too early for some), never the content;
+		// yamlerr names the file and the line of the fault.
+		if serr := yamlerr.Syntax(path, data); serr != nil {
+			return nil, "", fmt.Errorf("not a kubeconfig: %w", serr)
+		}
 		return nil, "", fmt.Errorf("not a kubeconfig: %w", err)
 	}
 	// Relative certificate and key paths are relative to the kubeconfig's directory.

@@ -33,7 +33,7 @@ func TestCommandLine(t *testing.T) {
 		{args: []string{"--help"}, out: "nuv addons list"},
 		{args: nil, code: 2, out: "Selection: --only NAME", err: "name a verb"},
 		{args: []string{"list"}, out: "a                    1"},
-		{args: []string{"list", "--index", bad}, code: 1, err: "bad.yaml:6: field colour not found"},
+		{args: []string{"list", "--index", bad}, code: 1, err: "bad.yaml:6: spec.addons[0].colour: unknown field (valid: name, namespace"},
 		{args: []string{"frobnicate"}, code: 2, err: `unknown verb "frobnicate"`},
 		{args: []string{"plan", "--all"}, code: 2, err: "--all is for remove"},
 		{args: []string{"remove"}, code: 2, err: "--only NAME, --stack NAME or --all"},

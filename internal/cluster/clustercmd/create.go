@@ -49,7 +49,7 @@ func runCreate(ctx context.Context, c *cmdCtx, args []string) error {
 		}
 		cs, err := spec.ReadFile(*file)
 		if err != nil {
-			return cli.Usagef("%v", err)
+			return err // a broken spec file is bad input, not a usage error: exit 1 as plan and apply
 		}
 		specs = cs
 	} else {

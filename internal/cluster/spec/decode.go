@@ -7,16 +7,20 @@ import (
 	"io"
 	"os"
 	"reflect"
-	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/nuv-dev/nuv/internal/yamlerr"
 )
 
 // ReadFile decodes every Cluster document of a file. Structural problems (syntax, unknown fields,
 // wrong types) and invalid values are reported together, each as "file:line: path: message".
 func ReadFile(path string) ([]*Cluster, error) {
 	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("cluster spec %s does not exist (specs live in clusters/specs/)", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cluster spec: %w", err)
 	}
@@ -36,26 +40,25 @@ func Decode(name string, data []byte) ([]*Cluster, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+			return nil, yamlerr.FromDecode(name, data, err)
 		}
 		if len(doc.Content) == 0 || (doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null") {
 			continue
 		}
 		root := doc.Content[0]
 		c := &Cluster{lines: map[string]int{"": root.Line}, Source: fmt.Sprintf("%s:%d", name, root.Line)}
-		w := walker{lines: c.lines}
-		w.walk(root, reflect.TypeOf(Cluster{}), "")
-		if len(w.errs) == 0 {
+		errs := yamlerr.Check(root, reflect.TypeOf(Cluster{}), "", c.lines)
+		if len(errs) == 0 {
 			if err := root.Decode(c); err != nil {
-				w.errs = append(w.errs, PositionedError{Line: root.Line, Msg: strings.TrimPrefix(err.Error(), "yaml: ")})
+				errs = append(errs, PositionedError{Line: root.Line, Msg: strings.TrimPrefix(err.Error(), "yaml: ")})
 			}
 		}
-		if len(w.errs) == 0 {
+		if len(errs) == 0 {
 			for _, fe := range c.validate() {
-				w.errs = append(w.errs, PositionedError{Line: c.Line(fe.Path), Path: fe.Path, Msg: fe.Msg})
+				errs = append(errs, PositionedError{Line: c.Line(fe.Path), Path: fe.Path, Msg: fe.Msg})
 			}
 		}
-		all.List = append(all.List, w.errs...)
+		all.List = append(all.List, errs...)
 		out = append(out, c)
 	}
 	if len(all.List) > 0 {
@@ -72,109 +75,4 @@ func Decode(name string, data []byte) ([]*Cluster, error) {
 		seen[c.Metadata.Name] = c.Source
 	}
 	return out, nil
-}
-
-// walker checks a YAML tree against a Go type: unknown fields and wrong kinds of value are errors
-// naming the field path; it records the line of every field it meets.
-type walker struct {
-	lines map[string]int
-	errs  []PositionedError
-}
-
-func (w *walker) fail(n *yaml.Node, path, format string, a ...any) {
-	w.errs = append(w.errs, PositionedError{Line: n.Line, Path: path, Msg: fmt.Sprintf(format, a...)})
-}
-
-func join(path, field string) string {
-	if path == "" {
-		return field
-	}
-	return path + "." + field
-}
-
-func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) {
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	w.lines[path] = n.Line
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-		return
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			w.fail(n, path, "want a mapping, got %s", describe(n))
-			return
-		}
-		fields := map[string]reflect.Type{}
-		var names []string
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			tag := strings.Split(f.Tag.Get("yaml"), ",")[0]
-			if tag == "" || tag == "-" || !f.IsExported() {
-				continue
-			}
-			fields[tag] = f.Type
-			names = append(names, tag)
-		}
-		seen := map[string]bool{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			p := join(path, k.Value)
-			ft, ok := fields[k.Value]
-			if !ok {
-				w.fail(k, p, "unknown field (valid: %s)", strings.Join(names, ", "))
-				continue
-			}
-			if seen[k.Value] {
-				w.fail(k, p, "given twice")
-			}
-			seen[k.Value] = true
-			w.walk(v, ft, p)
-		}
-	case reflect.Map:
-		if n.Kind != yaml.MappingNode {
-			w.fail(n, path, "want a mapping, got %s", describe(n))
-			return
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			w.walk(v, t.Elem(), join(path, k.Value))
-		}
-	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			w.fail(n, path, "want a list, got %s", describe(n))
-			return
-		}
-		for i, v := range n.Content {
-			w.walk(v, t.Elem(), path+"["+strconv.Itoa(i)+"]")
-		}
-	case reflect.Interface:
-		// free-form (a provider section validated by its provider)
-	case reflect.String:
-		if n.Kind != yaml.ScalarNode {
-			w.fail(n, path, "want a string, got %s", describe(n))
-		}
-	case reflect.Int, reflect.Int64, reflect.Int32:
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-			w.fail(n, path, "want an integer, got %s", describe(n))
-		}
-	case reflect.Bool:
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
-			w.fail(n, path, "want true or false, got %s", describe(n))
-		}
-	}
-}
-
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	}
-	return fmt.Sprintf("%q", n.Value)
 }

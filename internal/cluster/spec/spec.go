@@ -12,8 +12,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/nuv-dev/nuv/internal/yamlerr"
 )
 
 // APIVersion and Kind identify a cluster spec document.
@@ -202,39 +203,10 @@ func Errorf(path, format string, a ...any) FieldError {
 }
 
 // Errors are the problems found in one document, each with file, line and field path.
-type Errors struct {
-	File string
-	List []PositionedError
-}
+type Errors = yamlerr.Errors
 
 // PositionedError is one problem at a line.
-type PositionedError struct {
-	Line int
-	Path string
-	Msg  string
-}
-
-func (e PositionedError) String(file string) string {
-	loc := file
-	if e.Line > 0 {
-		loc += ":" + strconv.Itoa(e.Line)
-	}
-	if e.Path == "" {
-		return loc + ": " + e.Msg
-	}
-	return loc + ": " + e.Path + ": " + e.Msg
-}
-
-func (e *Errors) Error() string {
-	var b strings.Builder
-	for i, pe := range e.List {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		b.WriteString(pe.String(e.File))
-	}
-	return b.String()
-}
+type PositionedError = yamlerr.Problem
 
 // Positioned attaches lines to field errors of c.
 func (c *Cluster) Positioned(file string, errs []FieldError) error {

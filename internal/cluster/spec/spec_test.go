@@ -81,7 +81,8 @@ func TestDecodeBad(t *testing.T) {
 		{"wrong kind", strings.Replace(head, "kind: Cluster", "kind: Clusters", 1), []string{`f.yaml:2: kind: want Cluster, got "Clusters"`}},
 		{"two errors", head + "  nodes: 3\n  controlPlane:\n    count: x\n", []string{"f.yaml:7: spec.nodes", "f.yaml:9: spec.controlPlane.count"}},
 		{"duplicate field", head + "  provider: kind\n", []string{"f.yaml:7: spec.provider: given twice"}},
-		{"syntax", "apiVersion: [\n", []string{"f.yaml: "}},
+		{"syntax", "apiVersion: [\n", []string{"f.yaml:1: did not find expected node content (at the end of the file)"}},
+		{"syntax at the line of the fault", head + "  nodeGroups:\n  - name: a\n    count: 1\n   zones: [a]\n", []string{"f.yaml:10: did not find expected key"}},
 		{"empty", "# nothing\n", []string{"f.yaml: no cluster spec in the file"}},
 		{"same name twice", head + "---\n" + head, []string{`f.yaml:8: cluster "dev" is specified twice (also at f.yaml:1)`}},
 	}
