@@ -117,7 +117,7 @@ func TestBashCompletion(t *testing.T) {
 		{"nuv cluster logs a", "alpha"},
 		{"nuv cluster create ", "local"},
 		{"nuv cluster create local --n", "--name --nodes"},
-		{"nuv kube ", "current detect list use watch"},
+		{"nuv kube ", "current detect env list use watch"},
 		{"nuv kube use ", "one two"},
 		{"nuv kube use --sh", "--shell"},
 		{"nuv registry ", "down status up"},

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// Status prints the cluster, the operator (Deployment and, on a local cluster, the host process)
+// Status prints the cluster and which source chose it (kube.Resolve's order), the operator (Deployment and, on a local cluster, the host process)
 // and every Whisk with its conditions.
 func Status(ctx context.Context, o Options) error {
 	t, err := prepare(ctx, &o)
@@ -23,6 +23,7 @@ func Status(ctx context.Context, o Options) error {
 		return err
 	}
 	fmt.Fprintf(o.Out, "cluster:  %s (%s) %s\n", t.name, t.kubeType, t.cfg.Host)
+	fmt.Fprintf(o.Out, "from:     %s\n", t.origin)
 	objs, err := operatorObjects(o, t, false)
 	if err != nil {
 		return err

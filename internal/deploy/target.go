@@ -21,6 +21,7 @@ import (
 type target struct {
 	kubeconfig string
 	name       string // cluster name (the kubeconfig's file name in clusters/)
+	origin     string // where the cluster came from (kube.Target.Origin)
 	kubeType   string
 	cfg        *rest.Config
 	cs         kubernetes.Interface
@@ -41,7 +42,7 @@ func connect(ctx context.Context, o Options) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &target{kubeconfig: r.Kubeconfig, name: r.Name, kubeType: o.KubeType}
+	t := &target{kubeconfig: r.Kubeconfig, name: r.Name, origin: r.Origin(), kubeType: o.KubeType}
 	if t.masker, err = projectMasker(o.Project); err != nil {
 		return nil, err
 	}

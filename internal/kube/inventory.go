@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -22,7 +21,7 @@ const Ext = ".kubeconfig"
 
 // Cluster is one kubeconfig in the project's clusters/ directory.
 type Cluster struct {
-	Index    int    // 1-based position in the sorted list
+	Index    int    // 1-based position in the order clusters were added (see ordered)
 	Name     string // file name without .kubeconfig
 	Path     string // absolute path of the kubeconfig
 	Context  string // current-context
@@ -32,7 +31,8 @@ type Cluster struct {
 	Err      error // non-nil: the file is invalid (reason), the others still work
 }
 
-// List returns every clusters/*.kubeconfig of project, sorted by name and numbered from 1, with
+// List returns every clusters/*.kubeconfig of project, numbered from 1 in the order they were added
+// to clusters/ (recorded in .nuv/order; a first batch in name order), with
 // the selection (NUV_CLUSTER of this process, else .nuv/current) marked and the type known without
 // a network call (override or remembered detection). It only parses files. A missing clusters/
 // directory is an empty list, not an error.
@@ -76,13 +76,13 @@ func scan(project string) ([]Cluster, error) {
 	for _, e := range entries {
 		n := e.Name()
 		if strings.HasSuffix(n, Ext) && len(n) > len(Ext) && !strings.HasPrefix(n, ".") && !e.IsDir() {
-			names = append(names, n)
+			names = append(names, strings.TrimSuffix(n, Ext))
 		}
 	}
-	sort.Strings(names)
+	names = ordered(project, names)
 	cs := make([]Cluster, 0, len(names))
 	for i, n := range names {
-		c := Cluster{Index: i + 1, Name: strings.TrimSuffix(n, Ext), Path: filepath.Join(dir, n)}
+		c := Cluster{Index: i + 1, Name: n, Path: filepath.Join(dir, n+Ext)}
 		c.Context, c.Server, c.Err = parseKubeconfig(c.Path)
 		cs = append(cs, c)
 	}

@@ -16,7 +16,8 @@ import (
 // cluster, whatever an override file or a detection says (all-kubes sets it for each child).
 const EnvType = "KUBE"
 
-// EnvKubeconfig is the standard client variable; nuv uses it only when no cluster is selected.
+// EnvKubeconfig is the standard client variable: as for kubectl, an explicit KUBECONFIG wins over
+// the project's selection (NUV_CLUSTER wins over it).
 const EnvKubeconfig = "KUBECONFIG"
 
 // Source says where a Target came from.
@@ -26,8 +27,8 @@ type Source string
 const (
 	FromFlag       Source = "--kubeconfig" // an explicit kubeconfig given to the command
 	FromShell      Source = EnvCluster     // NUV_CLUSTER: the per-shell selection
-	FromProject    Source = ".nuv/current" // the project's selection (`nuv kube use N`)
-	FromKubeconfig Source = EnvKubeconfig  // KUBECONFIG, when nothing is selected
+	FromKubeconfig Source = EnvKubeconfig  // KUBECONFIG naming another kubeconfig than the selection's
+	FromProject    Source = ".nuv/current" // the project's selection (`nuv kube use N`, `task N`)
 )
 
 // Target is the one cluster a command acts on, as Resolve found it.
@@ -43,8 +44,10 @@ type Target struct {
 	// TypeFrom names where Type came from (KUBE, the override file, DETECT_FORCE, remembered,
 	// detected); "" with an empty Type.
 	TypeFrom string
-	// Source is where the cluster itself came from.
-	Source Source
+	// Source is where the cluster itself came from; SourceValue is the value that named it (the
+	// flag's path, NUV_CLUSTER's or KUBECONFIG's value, the selection file).
+	Source      Source
+	SourceValue string
 	// InInventory tells whether the kubeconfig is one of clusters/ (remembered types apply).
 	InInventory bool
 
@@ -58,13 +61,16 @@ type Target struct {
 //  1. explicit: a kubeconfig path the command was given (--kubeconfig), when not "";
 //  2. NUV_CLUSTER: the per-shell selection, a cluster name of clusters/ or a kubeconfig path
 //     (all-kubes sets it for each child);
-//  3. .nuv/current: the project's selection (`nuv kube use N`, `task N`);
-//  4. KUBECONFIG: one kubeconfig file, only when nothing above selects a cluster (a list of files
-//     is refused: nuv acts on one cluster).
+//  3. KUBECONFIG: an explicit kubeconfig in the environment wins over the project's selection, as
+//     it does for kubectl (a list of files is refused: nuv acts on one cluster). KUBECONFIG naming
+//     the project's own kubeconfig (.nuv/kubeconfig, see ProjectKubeconfig) or the selected
+//     cluster's file (what tasks get) is the project's selection, reported as such;
+//  4. .nuv/current: the project's selection (`nuv kube use N`, `task N`).
 //
-// Nothing at all is an error wrapping ErrNoSelection. A selection that exists but cannot be used
-// (NUV_CLUSTER naming no cluster, a damaged .nuv/current, an invalid kubeconfig) is an error too,
-// never a silent fall-through to KUBECONFIG or ~/.kube/config.
+// Target.Source says which one was used (`nuv status` prints it). Nothing at all is an error
+// wrapping ErrNoSelection. A selection that exists but cannot be used (NUV_CLUSTER naming no
+// cluster, a damaged .nuv/current, an invalid kubeconfig) is an error too, never a silent
+// fall-through to ~/.kube/config.
 //
 // The type is, first to last: KUBE (validated), clusters/<name>.type (for a cluster of clusters/),
 // DETECT_FORCE, detect.force in $NUV_HOME/config.json, the remembered detection (for a cluster of
@@ -82,30 +88,27 @@ func Resolve(project, explicit string, getenv func(string) string) (Target, erro
 	var (
 		c   Cluster
 		src Source
+		val string
 		err error
 	)
 	switch {
 	case explicit != "":
 		c, err = clusterAt(project, explicit)
-		src = FromFlag
+		src, val = FromFlag, explicit
 	case strings.TrimSpace(getenv(EnvCluster)) != "":
 		c, err = selectedCluster(project, getenv)
-		src = FromShell
+		src, val = FromShell, strings.TrimSpace(getenv(EnvCluster))
+	case explicitKubeconfig(project, getenv) != "":
+		kc := explicitKubeconfig(project, getenv)
+		if strings.ContainsRune(kc, os.PathListSeparator) {
+			return Target{}, fmt.Errorf("%w: %s=%s lists several files and nuv acts on one cluster; set %s to a cluster (or unset %s to use the project's selection)",
+				ErrNoSelection, EnvKubeconfig, kc, EnvCluster, EnvKubeconfig)
+		}
+		c, err = clusterAt(project, kc)
+		src, val = FromKubeconfig, kc
 	default:
 		c, err = selectedCluster(project, getenv)
-		src = FromProject
-		if errors.Is(err, ErrNoSelection) && !selectionRecorded(project) {
-			kc := strings.TrimSpace(getenv(EnvKubeconfig))
-			switch {
-			case kc == "":
-			case strings.ContainsRune(kc, os.PathListSeparator):
-				return Target{}, fmt.Errorf("%w: %s=%s lists several files and nuv acts on one cluster; select one with `nuv kube use N` or set %s",
-					ErrNoSelection, EnvKubeconfig, kc, EnvCluster)
-			default:
-				c, err = clusterAt(project, kc)
-				src = FromKubeconfig
-			}
-		}
+		src, val = FromProject, CurrentPath(project)
 	}
 	if err != nil {
 		return Target{}, err
@@ -113,11 +116,26 @@ func Resolve(project, explicit string, getenv func(string) string) (Target, erro
 	if c.Err != nil {
 		return Target{}, fmt.Errorf("cluster %s (%s, from %s): invalid kubeconfig: %w", c.Name, c.Path, src, c.Err)
 	}
-	t := Target{Name: c.Name, Kubeconfig: c.Path, Context: c.Context, Source: src, InInventory: c.Index > 0, project: project}
+	t := Target{Name: c.Name, Kubeconfig: c.Path, Context: c.Context, Source: src, SourceValue: val, InInventory: c.Index > 0, project: project}
 	if err := t.knownType(project, getenv); err != nil {
 		return Target{}, err
 	}
 	return t, nil
+}
+
+// Origin says in words where the target came from, for `nuv status`: "KUBECONFIG=/path (wins
+// over the project's selection, as for kubectl)", "NUV_CLUSTER=dev (this shell's selection)",
+// "--kubeconfig /path", "the project's selection (/p/.nuv/current)".
+func (t Target) Origin() string {
+	switch t.Source {
+	case FromFlag:
+		return "--kubeconfig " + t.SourceValue
+	case FromShell:
+		return EnvCluster + "=" + t.SourceValue + " (this shell's selection)"
+	case FromKubeconfig:
+		return EnvKubeconfig + "=" + t.SourceValue + " (wins over the project's selection, as for kubectl)"
+	}
+	return "the project's selection (" + t.SourceValue + ")"
 }
 
 // selectedCluster is Selected without its type (Resolve fills the type itself).
@@ -143,6 +161,36 @@ func selectedCluster(project string, getenv func(string) string) (Cluster, error
 	}
 	return Cluster{}, fmt.Errorf("%w: the selected cluster %q (in %s) is no longer in clusters/; run `nuv kube use N`",
 		ErrNoSelection, s.Name, CurrentPath(project))
+}
+
+// explicitKubeconfig is KUBECONFIG when it names something else than the project's selection:
+// "" when unset, when it is the project's kubeconfig link, or when it names the file the selection
+// (.nuv/current) points at.
+func explicitKubeconfig(project string, getenv func(string) string) string {
+	kc := strings.TrimSpace(getenv(EnvKubeconfig))
+	if kc == "" || strings.ContainsRune(kc, os.PathListSeparator) {
+		return kc
+	}
+	abs, err := filepath.Abs(kc)
+	if err != nil {
+		return kc
+	}
+	if link, err := filepath.Abs(ProjectKubeconfig(project)); err == nil && abs == link {
+		return ""
+	}
+	if s, err := ReadSelection(project); err == nil && sameFile(abs, s.Kubeconfig) {
+		return ""
+	}
+	return kc
+}
+
+func sameFile(a, b string) bool {
+	if a == b {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
 // selectionRecorded tells whether .nuv/current exists (a stale one is an error, not "nothing").

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/fsutil"
@@ -32,7 +33,8 @@ type Selection struct {
 func CurrentPath(project string) string { return filepath.Join(paths.ProjectState(project), "current") }
 
 // Select records c as the project's selection, with its type (may be "" when unknown), in one
-// atomic rename. The type is also remembered for the kubeconfig.
+// atomic rename, and points ProjectKubeconfig at its kubeconfig. The type is also remembered for
+// the kubeconfig.
 func Select(project string, c Cluster, kubeType string) error {
 	if c.Err != nil {
 		return fmt.Errorf("cannot select %s: %w", c.Name, c.Err)
@@ -49,12 +51,48 @@ func Select(project string, c Cluster, kubeType string) error {
 	if err := fsutil.WriteFileAtomic(CurrentPath(project), append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("record the selection: %w", err)
 	}
+	return linkKubeconfig(project, c.Path)
+}
+
+// ProjectKubeconfig is the project's kubeconfig for kubectl and every other client:
+// <project>/.nuv/kubeconfig, a symbolic link to the selected cluster's kubeconfig that Select
+// replaces atomically and Unselect removes. A shell that exports KUBECONFIG=<it> (`eval "$(nuv kube
+// env)"`, or the same line in .envrc for direnv) follows `nuv kube use N` and `task N` with no
+// further step; ~/.kube/config is never involved. Resolve treats KUBECONFIG naming it as the
+// project's selection.
+func ProjectKubeconfig(project string) string {
+	return filepath.Join(paths.ProjectState(project), "kubeconfig")
+}
+
+// linkKubeconfig points ProjectKubeconfig at target: a relative link when target is inside the
+// project (the project can move), made under a temporary name and renamed over the old one.
+var linkSeq atomic.Int64 // unique temporary link names for concurrent selections in one process
+
+func linkKubeconfig(project, target string) error {
+	link := ProjectKubeconfig(project)
+	dest := target
+	if rel, err := filepath.Rel(filepath.Dir(link), target); err == nil && !filepath.IsAbs(rel) {
+		if abs, err := filepath.Abs(project); err == nil && strings.HasPrefix(target, abs+string(filepath.Separator)) {
+			dest = rel
+		}
+	}
+	tmp := fmt.Sprintf("%s.%d.%d.tmp", link, os.Getpid(), linkSeq.Add(1))
+	if err := os.Symlink(dest, tmp); err != nil {
+		return fmt.Errorf("link the project kubeconfig %s: %w", link, err)
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("link the project kubeconfig %s: %w", link, err)
+	}
 	return nil
 }
 
-// Unselect removes the project's selection (no error when there is none).
+// Unselect removes the project's selection and its kubeconfig link (no error when there is none).
 func Unselect(project string) error {
 	if err := os.Remove(CurrentPath(project)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("clear the selection: %w", err)
+	}
+	if err := os.Remove(ProjectKubeconfig(project)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("clear the selection: %w", err)
 	}
 	return nil

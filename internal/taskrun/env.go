@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-task/task/v3"
+
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/internal/secrets"
@@ -20,6 +22,11 @@ type session struct {
 	opts    Options
 	masker  *secrets.Masker
 	linkDir string
+	// What explain needs to name the Taskfile, the directory searched and the task: set by
+	// executor and by the callers of Run.
+	dir   string
+	exec  *task.Executor
+	calls []*task.Call
 }
 
 // withEnv applies opts' environment and the link directory to the process, runs fn and restores
@@ -91,10 +98,12 @@ func overlayEnv(env, defaults []string, linkDir string) (restore func()) {
 }
 
 // fail maps a go-task error to nuv's exit error: go-task's exit code (the failing command's own
-// code with exitCode, as `task -x`), the message masked.
+// code with exitCode, as `task -x`), the message made to name the file, line and task (explain)
+// and masked.
 func (s *session) fail(err error, exitCode bool) error {
 	if err == nil {
 		return nil
 	}
+	err = explain(err, s.dir, s.exec, s.calls)
 	return cli.Exit(exitCodeOf(err, exitCode), s.masker.Error(err))
 }

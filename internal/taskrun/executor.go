@@ -84,9 +84,11 @@ func (s *session) executor(f *flags) (*task.Executor, error) {
 		task.WithStderr(stderr),
 	)
 	e.UserWorkingDir = s.env.Dir
+	s.dir = dir
 	if err := e.Setup(); err != nil {
 		return nil, err
 	}
+	s.exec = e
 	// Values of secret-looking keys the Taskfile itself sets (env:, dotenv:, vars:) are masked too.
 	s.masker.Add(staticVars(e.Taskfile.Env), s.opts.SecretKeys...)
 	s.masker.Add(staticVars(e.Taskfile.Vars), s.opts.SecretKeys...)

@@ -75,6 +75,7 @@ func Main(ctx context.Context, env *cli.Env, argv []string, opts Options) error 
 		if len(calls) == 0 {
 			calls = append(calls, &task.Call{Task: "default"})
 		}
+		s.calls = calls
 		// CLI variables (FOO=bar) take priority over the Taskfile's; special ones only fill gaps.
 		e.Taskfile.Vars.Merge(globals, nil)
 		if err := setSpecialVars(e, f, f.dash); err != nil {

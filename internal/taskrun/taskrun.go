@@ -79,6 +79,7 @@ func Run(ctx context.Context, env *cli.Env, opts Options, calls []Call, cliArgs 
 		if len(tcalls) == 0 {
 			tcalls = append(tcalls, &task.Call{Task: "default"})
 		}
+		s.calls = tcalls
 		if err := setSpecialVars(e, f, cliArgs); err != nil {
 			return s.fail(err, false)
 		}

@@ -25,31 +25,39 @@ const EnvTimeout = "NUV_KUBE_TIMEOUT"
 func NewCommand() cli.Command {
 	return cli.Command{
 		Name:  "kube",
-		Short: "the clusters/ inventory: list, use N, detect, watch",
+		Short: "the clusters/ inventory: list, use N, env, detect, watch",
 		Run:   run,
 	}
 }
 
 const usage = `Usage: nuv kube <subcommand> [flags]
 
-The project's clusters are the kubeconfigs in clusters/*.kubeconfig, numbered from 1 in name order.
+The project's clusters are the kubeconfigs in clusters/*.kubeconfig, numbered from 1 in the order
+they were added (recorded in .nuv/order): adding a kubeconfig never renumbers the others.
 
 Subcommands:
   list [--offline] [-o table|json]    every cluster, the selected one marked (*), with context,
                                       API server, type and reachability (checked in parallel)
   use N|NAME [--offline] [--shell] [--global]
-                                      select a cluster for this project (.nuv/current); tasks get
-                                      KUBECONFIG and KUBE for it. --shell prints exports for
+                                      select a cluster for this project (.nuv/current, and the
+                                      link .nuv/kubeconfig kubectl follows); tasks get KUBECONFIG
+                                      and KUBE for it. --shell prints exports for
                                       eval "$(nuv kube use N --shell)": this shell only (NUV_CLUSTER
                                       wins over the project selection). --global also merges the
                                       context into ~/.kube/config (backup kept); nothing else
                                       ever writes ~/.kube/config.
   use --none [--shell]                clear the project (or, with --shell, this shell's) selection
+  env                                 print the line that makes kubectl follow the project's
+                                      selection, once per shell: eval "$(nuv kube env)" (or put
+                                      export KUBECONFIG=$PWD/.nuv/kubeconfig in .envrc for direnv)
   detect [N|NAME]                     print the type of a cluster (default: the selected one)
   current                             print the selected cluster's name, type and kubeconfig
   watch [N|NAME] [-n NAMESPACE]       live view of nodes, pods and services (Ctrl-C ends it)
 
 Types: ` + "local, kind, eks, aks, gke, k3s, m8s, osh, lks, generic" + `; clusters/<name>.type overrides one.
+Which cluster nuv acts on: --kubeconfig, else NUV_CLUSTER, else an explicit KUBECONFIG (as for
+kubectl; KUBECONFIG=.nuv/kubeconfig is the project's selection), else the project's selection.
+` + "`nuv status`" + ` says which one it used.
 Environment: NUV_CLUSTER (per-shell selection), NUV_KUBE_TIMEOUT (reachability timeout, default 1s),
 DETECT_FORCE (force every cluster's type).
 `
@@ -59,6 +67,7 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 	return cli.Group{Name: "nuv kube", Usage: usage, Default: "list",
 		Subs: map[string]func(context.Context, *cli.Env, []string) error{
 			"list": runList, "ls": runList, "use": runUse, "detect": runDetect, "current": runCurrent, "watch": runWatch,
+			"env": runEnv,
 		}}.Run(ctx, env, args)
 }
 

@@ -3,6 +3,8 @@ package kubecmd
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/kube"
@@ -76,6 +78,8 @@ func runUse(ctx context.Context, env *cli.Env, args []string) error {
 		}
 		if v := env.Getenv(kube.EnvCluster); v != "" && v != c.Name && v != c.Path {
 			env.Log.Warnf("%s=%s in this shell wins over the project selection; `unset %s` (or eval \"$(nuv kube use --none --shell)\") to follow it", kube.EnvCluster, v, kube.EnvCluster)
+		} else if t, err := kube.Resolve(proj, "", env.Getenv); err == nil && t.Source == kube.FromKubeconfig {
+			env.Log.Warnf("%s=%s in this shell wins over the project selection, for kubectl and nuv; eval \"$(nuv kube env)\" (or unset %s) to follow it", kube.EnvKubeconfig, env.Getenv(kube.EnvKubeconfig), kube.EnvKubeconfig)
 		}
 	}
 	scope := "this project"
@@ -188,4 +192,28 @@ func target(env *cli.Env, args []string) (kube.Cluster, error) {
 		return c, nil
 	}
 	return kube.Cluster{}, cli.Usagef("one cluster at most, got %d arguments", len(args))
+}
+
+// runEnv prints the export that makes kubectl (and every client) in this shell follow the
+// project's selection: KUBECONFIG=<project>/.nuv/kubeconfig, the link `use` maintains. It is
+// typed once per shell (or kept in .envrc); `task N` and `nuv kube use N` then switch kubectl with
+// no further step, and ~/.kube/config is never read or written for this project.
+func runEnv(_ context.Context, env *cli.Env, args []string) error {
+	fs := flags("env")
+	if done, err := parse(env, fs, args); done || err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("nuv kube env takes no arguments")
+	}
+	proj := project(env)
+	link, err := filepath.Abs(kube.ProjectKubeconfig(proj))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Out, "export KUBECONFIG=%s\n", shellQuote(link))
+	if _, err := os.Stat(link); err != nil {
+		env.Log.Warnf("no cluster selected yet: `task N` (or `nuv kube use N`) makes %s point at it", link)
+	}
+	return nil
 }
