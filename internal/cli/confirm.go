@@ -44,7 +44,7 @@ func Confirm(ctx context.Context, env *Env, action, question string, yes bool) e
 		return nil
 	}
 	if !IsTerminal(env.In) {
-		return fmt.Errorf("%w: refusing to %s without confirmation: standard input is not a terminal, so nobody can be asked; pass --yes (or --auto-approve) to confirm; nothing was changed", ErrNotConfirmed, action)
+		return notConfirmed(fmt.Sprintf("refusing to %s without confirmation: standard input is not a terminal, so nobody can be asked; pass --yes (or --auto-approve) to confirm; nothing was changed", action))
 	}
 	fmt.Fprintf(env.Out, "\n%s\n  Only 'yes' confirms; any other answer cancels.\n\n  Enter a value: ", question)
 	answer := make(chan string, 1)
@@ -58,10 +58,16 @@ func Confirm(ctx context.Context, env *Env, action, question string, yes bool) e
 	}
 	fmt.Fprintln(env.Out)
 	if strings.TrimSpace(a) != "yes" {
-		return fmt.Errorf("%w: %s cancelled (answer %q, not \"yes\"); nothing was changed", ErrNotConfirmed, action, strings.TrimSpace(a))
+		return notConfirmed(fmt.Sprintf("%s cancelled (answer %q, not \"yes\"); nothing was changed", action, strings.TrimSpace(a)))
 	}
 	return nil
 }
+
+// notConfirmed is a refusal: its message alone, matching ErrNotConfirmed.
+type notConfirmed string
+
+func (e notConfirmed) Error() string        { return string(e) }
+func (e notConfirmed) Is(target error) bool { return target == ErrNotConfirmed }
 
 // readLine reads up to a newline one byte at a time, so nothing after the answer is consumed.
 func readLine(r io.Reader) string {

@@ -42,7 +42,7 @@ func destroyed(p *cluster.Plan) []string {
 // notConfirmed is the exit of a refused or cancelled consent: 1, the message says why.
 func notConfirmed(err error) error {
 	if errors.Is(err, cli.ErrNotConfirmed) {
-		return cli.Exit(cli.ExitFailure, errors.Unwrap(err))
+		return cli.Exit(cli.ExitFailure, err)
 	}
 	if errors.Is(err, context.Canceled) {
 		return cli.Exit(cli.ExitInterrupted, fmt.Errorf("interrupted while asking; nothing was changed"))
