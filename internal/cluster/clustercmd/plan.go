@@ -52,6 +52,9 @@ func runPlan(ctx context.Context, c *cmdCtx, args []string) error {
 	if err == nil && fs.NArg() > 0 {
 		err = cli.Usagef("nuv cluster plan: unexpected arguments %q (the spec file goes after -f)", fs.Args())
 	}
+	if err == nil && *tfDir != "" && *out != "" {
+		err = cli.Usagef("nuv cluster plan: --terraform and -out: give one")
+	}
 	if err == nil && *output != "text" && *output != "json" {
 		err = cli.Usagef("nuv cluster plan: unknown output %q (valid: text, json)", *output)
 	}
@@ -62,9 +65,6 @@ func runPlan(ctx context.Context, c *cmdCtx, args []string) error {
 	var specs []*spec.Cluster
 	if err == nil {
 		specs, err = readSpecs("plan", *file, *only)
-	}
-	if err == nil && *tfDir != "" && *out != "" {
-		err = cli.Usagef("nuv cluster plan: --terraform and -out: give one")
 	}
 	if err == nil && *tfDir != "" {
 		return c.writeTerraform(e, specs, *tfDir)
