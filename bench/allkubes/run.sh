@@ -25,7 +25,7 @@ for i in $(seq 1 "$n"); do names+=("bench-$i"); done
 
 cleanup() {
   [ -n "${sampler:-}" ] && kill "$sampler" 2>/dev/null || true
-  for c in "${names[@]}"; do "$nuv" cluster delete "$c" >/dev/null 2>&1 || true; done
+  for c in "${names[@]}"; do "$nuv" cluster delete --yes "$c" >/dev/null 2>&1 || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT

@@ -244,7 +244,7 @@ func (b *bench) kwokRun(name string, adapters map[string]string) (result, error)
 }
 
 func (b *bench) cleanup() {
-	b.cmd(b.nuv, "cluster", "delete", "--all")
+	b.cmd(b.nuv, "cluster", "delete", "--all", "--yes")
 	out, _ := b.cmd(b.kwokctl, "get", "clusters")
 	for _, n := range strings.Fields(out) {
 		b.cmd(b.kwokctl, "delete", "cluster", "--name", n)

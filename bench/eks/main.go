@@ -133,7 +133,7 @@ func run(runs int) error {
 	if err != nil {
 		return err
 	}
-	defer nuvRun("cluster", "delete", "bench")
+	defer nuvRun("cluster", "delete", "--yes", "bench")
 	t0 := time.Now()
 	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(project, "clusters", "bench.kubeconfig"))
 	if err != nil {
@@ -144,7 +144,7 @@ func run(runs int) error {
 		return fmt.Errorf("list nodes through the kubeconfig: %w\n%s", err, out)
 	}
 	usable := create + time.Since(t0)
-	del, _, err := nuvRun("cluster", "delete", "bench")
+	del, _, err := nuvRun("cluster", "delete", "--yes", "bench")
 	if err != nil {
 		return err
 	}

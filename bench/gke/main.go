@@ -150,7 +150,7 @@ func run(runs int) error {
 	fmt.Printf("first node list through the kubeconfig (exec: nuv -gke-token): %.1f ms, %d nodes\n", benchutil.MS(time.Since(t0)), len(nodes.Items))
 	fmt.Printf("emulated GKE create to a usable kubeconfig: %.2f s\n", (create + time.Since(t0)).Seconds())
 
-	del, err := nuvRun("cluster", "delete", "bench")
+	del, err := nuvRun("cluster", "delete", "--yes", "bench")
 	if err != nil {
 		return err
 	}

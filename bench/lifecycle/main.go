@@ -70,7 +70,7 @@ func run(runs int) error {
 	if err != nil {
 		return err
 	}
-	defer nuvRun("cluster", "delete", "--all")
+	defer nuvRun("cluster", "delete", "--all", "--yes")
 
 	var plans, applies []time.Duration
 	for i := 0; i < runs; i++ {

@@ -42,7 +42,7 @@ func BenchmarkFourClouds(b *testing.B) {
 		created := map[string]time.Duration{}
 		for _, k := range fourCloudTypes {
 			t0 := time.Now()
-			c.must("cluster", "apply", "-f", f, "--only", k.name)
+			c.must("cluster", "apply", "--yes", "-f", f, "--only", k.name)
 			created[k.name] = time.Since(t0)
 			what := "local create"
 			if k.emulated != "" {
@@ -72,7 +72,7 @@ func BenchmarkFourClouds(b *testing.B) {
 
 		for _, k := range fourCloudTypes {
 			t0 := time.Now()
-			c.must("cluster", "delete", k.name)
+			c.must("cluster", "delete", "--yes", k.name)
 			fmt.Fprintf(out, "delete %-7s %6.1f s\n", k.name, time.Since(t0).Seconds())
 		}
 		if left := c.leftovers(); len(left) > 0 {

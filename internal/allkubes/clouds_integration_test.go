@@ -119,7 +119,7 @@ func startClouds(t testing.TB, exe string) *clouds {
 	t.Cleanup(func() {
 		for _, k := range fourCloudTypes {
 			if _, err := os.Stat(filepath.Join(c.project, "clusters", k.name+".kubeconfig")); err == nil {
-				c.nuv("cluster", "delete", k.name)
+				c.nuv("cluster", "delete", "--yes", k.name)
 			}
 		}
 		c.nuv("emulator", "down")
@@ -214,7 +214,7 @@ func (c *clouds) applyAll(f string) map[string]time.Duration {
 		go func() {
 			defer wg.Done()
 			t0 := time.Now()
-			out, code := c.nuv("cluster", "apply", "-f", f, "--only", k.name)
+			out, code := c.nuv("cluster", "apply", "--yes", "-f", f, "--only", k.name)
 			mu.Lock()
 			took[k.name], outs[k.name], codes[k.name] = time.Since(t0), out, code
 			mu.Unlock()
@@ -427,7 +427,7 @@ func TestIntegrationAllKubesFourClouds(t *testing.T) {
 	}
 
 	for _, k := range fourCloudTypes {
-		c.must("cluster", "delete", k.name)
+		c.must("cluster", "delete", "--yes", k.name)
 	}
 	if left := c.leftovers(); len(left) > 0 {
 		t.Fatalf("left in the emulators after deleting the four clusters:\n%s", strings.Join(left, "\n"))

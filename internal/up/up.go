@@ -1,5 +1,5 @@
 // Package up is `nuv up`, the README's first command. It sits above the verbs it composes: the
-// local provider's own create-or-reuse (local.Provider.Ensure), the project's selection, the
+// lifecycle engine (its cluster is made, started and recorded as `nuv cluster apply` would), the project's selection, the
 // operator and instance verbs (internal/deploy) and the deployment test (internal/testverbs), all
 // called in-process.
 package up
@@ -8,11 +8,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/engine"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/deploy"
 	"github.com/nuv-dev/nuv/internal/kube"
 	"github.com/nuv-dev/nuv/internal/paths"
@@ -60,16 +64,15 @@ func Up(ctx context.Context, env *cli.Env, u Options) error {
 	if name == "" {
 		name = DefaultCluster
 	}
-	p := local.Provider{Home: o.Home, Project: o.Project, Log: o.Log, Getenv: o.Getenv}
 	step := func(format string, a ...any) {
 		fmt.Fprintf(o.Out, "==> "+format+" (%.1fs)\n", append(a, time.Since(start).Seconds())...)
 	}
 	step("local cluster %s", name)
-	_, statusErr := p.Status(ctx, name)
-	if _, err := p.Ensure(ctx, local.CreateOptions{Name: name}); err != nil {
-		return fmt.Errorf("local cluster %s: %w", name, err)
+	created, err := Cluster(ctx, o, name)
+	if err != nil {
+		return err
 	}
-	if errors.Is(statusErr, cluster.ErrNotFound) {
+	if created {
 		fmt.Fprintf(o.Out, "created local cluster %s\n", name)
 	} else {
 		fmt.Fprintf(o.Out, "reusing local cluster %s\n", name)
@@ -120,4 +123,69 @@ func Up(ctx context.Context, env *cli.Env, u Options) error {
 	fmt.Fprintln(o.Out, "  nuv destroy           remove the instance and the operator")
 	fmt.Fprintf(o.Out, "  nuv cluster delete %s  remove the cluster\n", name)
 	return nil
+}
+
+// Cluster creates or reuses the local cluster name through the lifecycle engine, so it has a state
+// record that `nuv cluster plan|apply|state` see. Its spec is the one recorded (a cluster the user
+// reshaped keeps its shape), else the one an existing cluster without a record shows, else the
+// default (`nuv cluster create local NAME`'s: one node, the default version). A stopped cluster is
+// started. A cluster that would have to be deleted or replaced is refused, never reshaped; a
+// running cluster that matches its record is left as it is (nothing is written). created tells
+// whether the cluster was made now.
+func Cluster(ctx context.Context, o deploy.Options, name string) (created bool, err error) {
+	p := local.Provider{Home: o.Home, Project: o.Project, Log: o.Log, Getenv: o.Getenv}
+	store, err := state.Open(o.Getenv("NUV_STATE"), o.Home, "")
+	if err != nil {
+		return false, fmt.Errorf("state store: %w", err)
+	}
+	e := &engine.Engine{Providers: map[string]cluster.Provider{p.Name(): p}, Store: store, Out: o.Out, Log: o.Log,
+		Command: "nuv up", Project: o.Project}
+	s, err := clusterSpec(ctx, p, store, name)
+	if err != nil {
+		return false, err
+	}
+	plan, err := e.Apply(ctx, s, engine.ApplyOptions{Check: func(_ context.Context, _ *state.Record, plan *cluster.Plan) error {
+		var goes []string
+		for _, ch := range plan.Changes {
+			if ch.Action == cluster.Delete || ch.Action == cluster.Replace {
+				goes = append(goes, string(ch.Action)+" "+ch.Key)
+			}
+		}
+		if len(goes) > 0 {
+			return fmt.Errorf("local cluster %s: nuv up would have to %s; up never destroys a cluster: see `nuv cluster plan`, or `nuv cluster delete %s` and up again", name, strings.Join(goes, ", "), name)
+		}
+		return nil
+	}})
+	if err != nil {
+		return false, fmt.Errorf("local cluster %s: %w", name, err)
+	}
+	for _, ch := range plan.Changes {
+		if ch.Action == cluster.Create && ch.Key == "control-plane/"+name {
+			created = true
+		}
+	}
+	return created, nil
+}
+
+// clusterSpec is the spec up applies to cluster name (see Cluster).
+func clusterSpec(ctx context.Context, p local.Provider, store state.Store, name string) (*spec.Cluster, error) {
+	rec, err := store.Load(ctx, name)
+	if err != nil && !errors.Is(err, state.ErrNoRecord) {
+		return nil, err
+	}
+	if rec != nil && rec.Provider != p.Name() {
+		return nil, fmt.Errorf("cluster %s is a %s cluster (state in %s); nuv up makes a local cluster of that name: delete it first, or give up another name", name, rec.Provider, store.Where())
+	}
+	if rec != nil && rec.Spec != nil {
+		return rec.Spec, nil
+	}
+	if s, err := p.Adopt(ctx, name); err == nil {
+		return s, nil
+	} else if !errors.Is(err, cluster.ErrNotFound) {
+		return nil, err
+	}
+	nodes := 1
+	return &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: name}, Source: "nuv up",
+		Spec: spec.Spec{Provider: p.Name(), KubernetesVersion: local.KubeVersion,
+			NodeGroups: []spec.NodeGroup{{Name: local.DefaultNodeGroup, Count: &nodes}}}}, nil
 }

@@ -40,7 +40,7 @@ func TestIntegrationKilledCreate(t *testing.T) {
 	if code != 2 || !strings.Contains(out, "+ create managed-cluster/az2") {
 		t.Fatalf("plan: exit %d\n%s%s", code, out, errs)
 	}
-	_, errs, code = run([]string{"NUV_FAILPOINT_KILL_AFTER_STEP=2"}, "apply", "-f", f)
+	_, errs, code = run([]string{"NUV_FAILPOINT_KILL_AFTER_STEP=2"}, "apply", "--yes", "-f", f)
 	if code != -1 {
 		t.Fatalf("apply with the failpoint after step 2: exit %d (want killed)\n%s", code, errs)
 	}
@@ -48,7 +48,7 @@ func TestIntegrationKilledCreate(t *testing.T) {
 	if code != 0 || strings.Contains(out, "managed-cluster/az2") || !strings.Contains(out, "+ create agent-pool/user") {
 		t.Fatalf("plan after the kill: exit %d\n%s%s", code, out, errs)
 	}
-	out, errs, code = run(nil, "apply", "-f", f)
+	out, errs, code = run(nil, "apply", "--yes", "-f", f)
 	if code != 0 {
 		t.Fatalf("apply after the kill: exit %d\n%s%s", code, out, errs)
 	}
@@ -70,7 +70,7 @@ func TestIntegrationKilledCreate(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("plan after the resumed apply: exit %d\n%s%s", code, out, errs)
 	}
-	out, errs, code = run(nil, "delete", "az2")
+	out, errs, code = run(nil, "delete", "--yes", "az2")
 	if code != 0 {
 		t.Fatalf("delete: exit %d\n%s%s", code, out, errs)
 	}

@@ -70,7 +70,7 @@ func TestIntegrationCLI(t *testing.T) {
 		t.Skip("needs local clusters; skipped under -short")
 	}
 	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
-	t.Cleanup(func() { c.run("delete", "--all") })
+	t.Cleanup(func() { c.run("delete", "--all", "--yes") })
 
 	out, errs, code := c.run("prepare")
 	if code != 0 || !regexpMatch(`^nuv-kube v1\.36\.3\t/\S+/nuv-kube\n$`, out) {
@@ -203,7 +203,7 @@ func TestIntegrationKilledCreate(t *testing.T) {
 		t.Skip("needs local clusters; skipped under -short")
 	}
 	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
-	t.Cleanup(func() { c.run("delete", "--all") })
+	t.Cleanup(func() { c.run("delete", "--all", "--yes") })
 	dir := filepath.Join(c.home, "clusters", "killed")
 	cmd := c.cmd("create", "local", "killed", "--nodes", "2")
 	if err := cmd.Start(); err != nil {

@@ -74,7 +74,20 @@ func runCreate(ctx context.Context, c *cmdCtx, args []string) error {
 		}
 	}
 	if dryRun {
-		return c.printPlans(ctx, e, specs, "text", false)
+		// What the real create would do, including its refusal of a cluster that exists.
+		var errs []error
+		for i, s := range specs {
+			p, err := e.PlanCreate(ctx, s)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if i > 0 {
+				fmt.Fprintln(c.env.Out)
+			}
+			engine.WritePlan(c.env.Out, p)
+		}
+		return errors.Join(errs...)
 	}
 	var errs []error
 	for _, s := range specs {

@@ -330,7 +330,7 @@ func TestIntegrationKindResume(t *testing.T) {
 	t.Logf("plan after the kill:\n%s", out)
 
 	// 2. The next apply takes the dead nuv's lock over and replaces the half-made cluster.
-	out, errs, code = c.run("apply", "-f", file)
+	out, errs, code = c.run("apply", "-f", file, "--yes") // a replacement: consent given
 	if code != 0 {
 		t.Fatalf("apply after a killed create: exit %d\n%s%s", code, out, errs)
 	}
@@ -390,7 +390,7 @@ func TestIntegrationKindResume(t *testing.T) {
 		!strings.Contains(out, "why: its node containers are gone") || !strings.Contains(out, "kubeconfig "+kc) {
 		t.Fatalf("plan after the node container was removed: exit %d\n%s%s", code, out, errs)
 	}
-	if out, errs, code = c.run("apply", "-f", file); code != 0 {
+	if out, errs, code = c.run("apply", "-f", file, "--yes"); code != 0 {
 		t.Fatalf("apply after the node container was removed: exit %d\n%s%s", code, out, errs)
 	}
 	if got := nodesOf(t, kc); len(got) != 1 {

@@ -89,7 +89,7 @@ func TestIntegrationLifecycle(t *testing.T) {
 		t.Skip("needs local clusters; skipped under -short")
 	}
 	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
-	t.Cleanup(func() { c.run("delete", "--all") })
+	t.Cleanup(func() { c.run("delete", "--all", "--yes") })
 	f := c.specFile(lifecycleSpec("lc", 2, true, "web"))
 
 	out, errs, code := c.run("plan", "-f", f, "--detailed-exitcode")
@@ -134,8 +134,31 @@ func TestIntegrationLifecycle(t *testing.T) {
 	if code != 2 || out != wantPlan {
 		t.Fatalf("plan of a scale: exit %d\n%s%s--- want\n%s", code, out, errs, wantPlan)
 	}
-	if out, errs, code = c.run("apply", "-f", f); code != 0 {
-		t.Fatalf("apply of a scale: exit %d\n%s%s", code, out, errs)
+	// The scale deletes a node group: without a terminal and without --yes, apply refuses.
+	out, errs, code = c.run("apply", "-f", f)
+	if code != 1 || !strings.Contains(errs, "refusing to apply (delete node-group/batch of cluster lc) without confirmation") {
+		t.Fatalf("apply of a scale that deletes, without consent: exit %d\n%s%s", code, out, errs)
+	}
+	if after, _ := os.ReadFile(record); !bytes.Equal(before, after) {
+		t.Fatalf("a refused apply rewrote the state record")
+	}
+	// A saved plan is the consent (terraform's habit): plan -out, then apply FILE carries it out.
+	saved := filepath.Join(c.project, "scale.plan")
+	if out, errs, code = c.run("plan", "-f", f, "-out", saved); code != 0 || !strings.Contains(out, wantPlan) {
+		t.Fatalf("plan -out: exit %d\n%s%s", code, out, errs)
+	}
+	if out, errs, code = c.run("apply", saved); code != 0 || !strings.Contains(out, "cluster lc: 1 updated, 1 deleted") {
+		t.Fatalf("apply of the saved plan: exit %d\n%s%s", code, out, errs)
+	}
+	// Applied once, the plan is stale: the world and the record moved.
+	if out, errs, code = c.run("apply", saved); code != 1 || !strings.Contains(errs, "saved plan is stale") {
+		t.Fatalf("second apply of the saved plan: exit %d\n%s%s", code, out, errs)
+	}
+	// create --dry-run of an existing cluster says what create says.
+	_, dryErr, dryCode := c.run("create", "-f", f, "--dry-run")
+	_, realErr, realCode := c.run("create", "-f", f)
+	if dryCode != 1 || realCode != 1 || dryErr != realErr || !strings.Contains(dryErr, "cluster already exists") {
+		t.Fatalf("create --dry-run of an existing cluster: exit %d %s\ncreate: exit %d %s", dryCode, dryErr, realCode, realErr)
 	}
 	want = []string{"lc-web-1:web:frontend", "lc-web-2:web:frontend", "lc-web-3:web:frontend", "lc-web-4:web:frontend"}
 	if got := nodesOf(t, kubeconfig); strings.Join(got, " ") != strings.Join(want, " ") {
@@ -169,7 +192,7 @@ func TestIntegrationResume(t *testing.T) {
 		t.Skip("needs local clusters; skipped under -short")
 	}
 	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
-	t.Cleanup(func() { c.run("delete", "--all") })
+	t.Cleanup(func() { c.run("delete", "--all", "--yes") })
 	f := c.specFile(lifecycleSpec("lc", 2, true, "web"))
 	kubeconfig := filepath.Join(c.project, "clusters", "lc.kubeconfig")
 	dir := filepath.Join(c.home, "clusters", "lc")
@@ -203,14 +226,14 @@ func TestIntegrationResume(t *testing.T) {
 	// 2. Killed right after each recorded step of an update (scale web to 3, drop batch).
 	f = c.specFile(lifecycleSpec("lc", 3, false, "web"))
 	for step := 1; step <= 2; step++ {
-		cmd := c.cmd("apply", "-f", f)
+		cmd := c.cmd("apply", "-f", f, "--yes") // drops batch: consent given
 		cmd.Env = append(cmd.Env, "NUV_FAILPOINT_KILL_AFTER_STEP="+itoa(1))
 		err := cmd.Run()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != -1 {
 			t.Fatalf("apply with a failpoint at step 1 (round %d): %v", step, err)
 		}
 	}
-	if out, errs, code = c.run("apply", "-f", f); code != 0 {
+	if out, errs, code = c.run("apply", "-f", f, "--yes"); code != 0 {
 		t.Fatalf("apply after killed updates: exit %d\n%s%s", code, out, errs)
 	}
 	if got := strings.Join(nodesOf(t, kubeconfig), " "); got != "lc-web-1:web:web lc-web-2:web:web lc-web-3:web:web" {
@@ -270,7 +293,7 @@ func TestIntegrationSharedState(t *testing.T) {
 	}
 	store := localtest.Start(t, localtest.Options{})
 	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
-	t.Cleanup(func() { c.run("delete", "--all", "--state", "kube:team@"+store.Kubeconfig) })
+	t.Cleanup(func() { c.run("delete", "--all", "--yes", "--state", "kube:team@"+store.Kubeconfig) })
 	f := c.specFile(lifecycleSpec("lc", 1, false, "web"))
 
 	out, errs, code := c.run("apply", "-f", f, "--state", "kube:team@"+filepath.Join(c.project, "missing.kubeconfig"))
@@ -312,7 +335,7 @@ func TestIntegrationSpecAddons(t *testing.T) {
 		t.Skip("needs local clusters; skipped under -short")
 	}
 	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
-	t.Cleanup(func() { c.run("delete", "--all") })
+	t.Cleanup(func() { c.run("delete", "--all", "--yes") })
 	writeIndex := func(version, value string) {
 		dir := filepath.Join(c.project, "addons")
 		if err := os.MkdirAll(filepath.Join(dir, "settings"), 0o755); err != nil {

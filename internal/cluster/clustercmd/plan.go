@@ -45,10 +45,15 @@ func runPlan(ctx context.Context, c *cmdCtx, args []string) error {
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when nothing would change, 2 when something would, 1 on any error")
 	output := fs.StringP("output", "o", "text", "output format: text or json")
 	tfDir := fs.String("terraform", "", "write a Terraform module per cluster into `DIR` (DIR/NAME when the file has several) instead of printing the plan")
+	out := fs.String("out", "", "also save the plan to `FILE` (0600), for `nuv cluster apply FILE` to carry out as it is (terraform's -out)")
 	stateLoc := stateFlag(fs, c)
+	args = terraformSpelling(args, "out", "detailed-exitcode")
 	err := parse(fs, args)
 	if err == nil && fs.NArg() > 0 {
 		err = cli.Usagef("nuv cluster plan: unexpected arguments %q (the spec file goes after -f)", fs.Args())
+	}
+	if err == nil && *tfDir != "" && *out != "" {
+		err = cli.Usagef("nuv cluster plan: --terraform and -out: give one")
 	}
 	if err == nil && *output != "text" && *output != "json" {
 		err = cli.Usagef("nuv cluster plan: unknown output %q (valid: text, json)", *output)
@@ -64,7 +69,9 @@ func runPlan(ctx context.Context, c *cmdCtx, args []string) error {
 	if err == nil && *tfDir != "" {
 		return c.writeTerraform(e, specs, *tfDir)
 	}
-	if err == nil {
+	if err == nil && *out != "" {
+		err = c.savePlans(ctx, e, specs, *out, *output, *detailed)
+	} else if err == nil {
 		err = c.printPlans(ctx, e, specs, *output, *detailed)
 	}
 	if (*detailed || slices.Contains(args, "--detailed-exitcode")) && err != nil && err != errChanges && err != errHelp {
@@ -129,17 +136,8 @@ func (c *cmdCtx) printPlans(ctx context.Context, e *engine.Engine, specs []*spec
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	if output == "json" {
-		if err := engine.WritePlansJSON(c.env.Out, plans); err != nil {
-			return err
-		}
-	} else {
-		for i, p := range plans {
-			if i > 0 {
-				fmt.Fprintln(c.env.Out)
-			}
-			engine.WritePlan(c.env.Out, p)
-		}
+	if err := c.writePlans(plans, output); err != nil {
+		return err
 	}
 	for _, p := range plans {
 		if !p.Empty() && detailed {
@@ -149,16 +147,38 @@ func (c *cmdCtx) printPlans(ctx context.Context, e *engine.Engine, specs []*spec
 	return nil
 }
 
+// writePlans prints plans as text or JSON.
+func (c *cmdCtx) writePlans(plans []*cluster.Plan, output string) error {
+	if output == "json" {
+		return engine.WritePlansJSON(c.env.Out, plans)
+	}
+	for i, p := range plans {
+		if i > 0 {
+			fmt.Fprintln(c.env.Out)
+		}
+		engine.WritePlan(c.env.Out, p)
+	}
+	return nil
+}
+
 func runApply(ctx context.Context, c *cmdCtx, args []string) error {
 	fs := flags(c.env, "apply")
 	file := fs.StringP("file", "f", "", "spec file (several Cluster documents allowed)")
 	only := fs.String("only", "", "apply only the cluster of this name")
+	var yes cli.YesOption
+	yes.AddFlags(fs.FlagSet, "deleting or replacing what the plan destroys")
 	stateLoc := stateFlag(fs, c)
-	if err := parse(fs, args); err != nil {
+	if err := parse(fs, terraformSpelling(args, "auto-approve")); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return cli.Usagef("nuv cluster apply: unexpected arguments %q (the spec file goes after -f)", fs.Args())
+	if fs.NArg() > 1 || (fs.NArg() == 1 && *file != "") {
+		return cli.Usagef("nuv cluster apply: give a spec file with -f FILE or one saved plan (apply PLANFILE), not %q", fs.Args())
+	}
+	if fs.NArg() == 1 {
+		if *only != "" {
+			return cli.Usagef("nuv cluster apply: a saved plan is applied as it is; --only belongs to `nuv cluster plan -out`")
+		}
+		return c.applySaved(ctx, *stateLoc, fs.Arg(0))
 	}
 	specs, err := readSpecs("apply", *file, *only)
 	if err != nil {
@@ -173,31 +193,47 @@ func runApply(ctx context.Context, c *cmdCtx, args []string) error {
 			return err
 		}
 	}
+	check, err := c.approveApply(ctx, e, specs, yes.Yes)
+	if err != nil {
+		return err
+	}
 	var errs []error
 	for _, s := range specs {
-		plan, err := e.Apply(ctx, s, engine.ApplyOptions{})
-		if err != nil {
-			if errors.Is(err, context.Canceled) {
-				return cli.Exit(cli.ExitInterrupted, fmt.Errorf("apply of %s interrupted: what was done is recorded; apply again to resume", s.Metadata.Name))
+		plan, err := e.Apply(ctx, s, engine.ApplyOptions{Check: check})
+		if err := c.applied(s.Metadata.Name, plan, err); err != nil {
+			if cli.ExitCode(err) == cli.ExitInterrupted {
+				return err
 			}
 			errs = append(errs, err)
-			continue
-		}
-		if plan.Empty() {
-			fmt.Fprintf(c.env.Out, "cluster %s: no changes; it matches the spec\n", s.Metadata.Name)
-		} else {
-			fmt.Fprintln(c.env.Out, engine.Summary(plan))
 		}
 	}
 	return errors.Join(errs...)
 }
 
+// applied reports one cluster's apply: its summary, or the error (an interrupt exits 130).
+func (c *cmdCtx) applied(name string, plan *cluster.Plan, err error) error {
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return cli.Exit(cli.ExitInterrupted, fmt.Errorf("apply of %s interrupted: what was done is recorded; apply again to resume", name))
+		}
+		return err
+	}
+	if plan.Empty() {
+		fmt.Fprintf(c.env.Out, "cluster %s: no changes; it matches the spec\n", name)
+	} else {
+		fmt.Fprintln(c.env.Out, engine.Summary(plan))
+	}
+	return nil
+}
+
 func runDelete(ctx context.Context, c *cmdCtx, args []string) error {
 	fs := flags(c.env, "delete")
-	all := fs.Bool("all", false, "every cluster")
+	all := fs.Bool("all", false, "every cluster (asks first)")
 	dryRun := fs.Bool("dry-run", false, "print what would be deleted and change nothing")
+	var yes cli.YesOption
+	yes.AddFlags(fs.FlagSet, "deleting every cluster (--all) or a cloud cluster (eks, aks, gke)")
 	stateLoc := stateFlag(fs, c)
-	if err := parse(fs, args); err != nil {
+	if err := parse(fs, terraformSpelling(args, "auto-approve")); err != nil {
 		return err
 	}
 	list, err := c.names(ctx, fs.Args(), *all, "delete")
@@ -219,6 +255,9 @@ func runDelete(ctx context.Context, c *cmdCtx, args []string) error {
 			engine.WritePlan(c.env.Out, p)
 		}
 		return errors.Join(errs...)
+	}
+	if err := c.approveDelete(ctx, e, list, *all, yes.Yes); err != nil {
+		return err
 	}
 	// Clusters are independent: delete them in parallel, report in order.
 	e.Out = nil

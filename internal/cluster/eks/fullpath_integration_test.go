@@ -39,8 +39,8 @@ func TestIntegrationEKSFullPath(t *testing.T) {
 		w.env = append(w.env, k+"=")
 	}
 	t.Cleanup(func() {
-		w.nuv(nil, "cluster", "delete", "demo")
-		w.nuv(nil, "cluster", "delete", "loc")
+		w.nuv(nil, "cluster", "delete", "--yes", "demo")
+		w.nuv(nil, "cluster", "delete", "--yes", "loc")
 	})
 	must := func(args ...string) string {
 		t.Helper()
@@ -105,8 +105,8 @@ func TestIntegrationEKSFullPath(t *testing.T) {
 		t.Fatalf("report cells by type: %v, want demo eks and loc local", types)
 	}
 
-	must("cluster", "delete", "demo")
-	must("cluster", "delete", "loc")
+	must("cluster", "delete", "--yes", "demo")
+	must("cluster", "delete", "--yes", "loc")
 	if got := w.tagged("demo"); len(got) != 0 {
 		t.Fatalf("tagged resources left: %v", got)
 	}

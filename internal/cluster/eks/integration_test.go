@@ -283,7 +283,7 @@ func TestIntegrationEKSLifecycle(t *testing.T) {
 		t.Skip("makes an emulated EKS cluster (a local control plane); skipped under -short")
 	}
 	w := newWorld(t)
-	t.Cleanup(func() { w.nuv(nil, "cluster", "delete", "lc") })
+	t.Cleanup(func() { w.nuv(nil, "cluster", "delete", "--yes", "lc") })
 	f := w.spec("lc", lifecycleSpec("1.35", 2, true))
 
 	out, errs, code := w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
@@ -301,7 +301,7 @@ func TestIntegrationEKSLifecycle(t *testing.T) {
 	}
 
 	// kill -9 after the fifth recorded step (a subnet), then resume with throttling everywhere.
-	_, errs, code = w.nuv([]string{"NUV_FAILPOINT_KILL_AFTER_STEP=5"}, "cluster", "apply", "-f", f)
+	_, errs, code = w.nuv([]string{"NUV_FAILPOINT_KILL_AFTER_STEP=5"}, "cluster", "apply", "--yes", "-f", f)
 	if code != -1 {
 		t.Fatalf("apply with the failpoint: exit %d, want killed\n%s", code, errs)
 	}
@@ -320,7 +320,7 @@ func TestIntegrationEKSLifecycle(t *testing.T) {
 		map[string]any{"operation": "eks:*", "kind": "throttle", "every": 3},
 		map[string]any{"operation": "iam:*", "kind": "throttle", "every": 3})
 	t0 := time.Now()
-	out, errs, code = w.nuv(nil, "cluster", "apply", "-f", f)
+	out, errs, code = w.nuv(nil, "cluster", "apply", "--yes", "-f", f)
 	if code != 0 || !strings.Contains(out, "cluster lc: 15 created") {
 		t.Fatalf("resumed apply: exit %d\n%s%s", code, out, errs)
 	}
@@ -363,7 +363,7 @@ func TestIntegrationEKSLifecycle(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "no changes") {
 		t.Fatalf("plan after apply: exit %d\n%s%s", code, out, errs)
 	}
-	if out, _, code = w.nuv(nil, "cluster", "apply", "-f", f); code != 0 || !strings.Contains(out, "no changes") {
+	if out, _, code = w.nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 || !strings.Contains(out, "no changes") {
 		t.Fatalf("second apply: exit %d\n%s", code, out)
 	}
 	if after, _ := os.ReadFile(record); !bytes.Equal(before, after) {
@@ -377,7 +377,7 @@ func TestIntegrationEKSLifecycle(t *testing.T) {
 	if got := idRE.ReplaceAllString(out, " (ID)"); code != 2 || got != wantPlan {
 		t.Fatalf("plan of a scale: exit %d\n%s%s--- want\n%s", code, got, errs, wantPlan)
 	}
-	if out, errs, code = w.nuv(nil, "cluster", "apply", "-f", f); code != 0 {
+	if out, errs, code = w.nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 {
 		t.Fatalf("apply of the scale: exit %d\n%s%s", code, out, errs)
 	}
 	groupNodes(t, kubeconfig, map[string]int{"web": 4})
@@ -391,7 +391,7 @@ func TestIntegrationEKSLifecycle(t *testing.T) {
 	if code != 2 || got != wantPlan {
 		t.Fatalf("plan of an upgrade: exit %d\n%s%s--- want\n%s", code, got, errs, wantPlan)
 	}
-	if out, errs, code = w.nuv(nil, "cluster", "apply", "-f", f); code != 0 {
+	if out, errs, code = w.nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 {
 		t.Fatalf("apply of the upgrade: exit %d\n%s%s", code, out, errs)
 	}
 	d, err := w.eks.DescribeNodegroup(context.Background(), &eks.DescribeNodegroupInput{ClusterName: aws.String("lc"), NodegroupName: aws.String("web")})
@@ -404,7 +404,7 @@ func TestIntegrationEKSLifecycle(t *testing.T) {
 
 	// Delete: dependents first, each waited for; nothing tagged is left, nor state or kubeconfig.
 	t0 = time.Now()
-	out, errs, code = w.nuv(nil, "cluster", "delete", "lc")
+	out, errs, code = w.nuv(nil, "cluster", "delete", "--yes", "lc")
 	if code != 0 {
 		t.Fatalf("delete: exit %d\n%s%s", code, out, errs)
 	}
@@ -443,7 +443,7 @@ func TestIntegrationEKSRefusals(t *testing.T) {
 	w := newWorld(t)
 	f := w.spec("denied", strings.ReplaceAll(lifecycleSpec("1.35", 1, false), "{name: lc}", "{name: denied}"))
 	w.faults(map[string]any{"operation": "iam:CreateRole", "kind": "access-denied", "resource": "nuv-denied-cluster"})
-	_, errs, code := w.nuv(nil, "cluster", "apply", "-f", f)
+	_, errs, code := w.nuv(nil, "cluster", "apply", "--yes", "-f", f)
 	want := "iam:CreateRole on role nuv-denied-cluster: AccessDenied: User: arn:aws:iam::"
 	if code != 1 || !strings.Contains(errs, want) || !strings.Contains(errs, "is not authorized to perform: iam:CreateRole on resource: nuv-denied-cluster") {
 		t.Fatalf("apply without iam:CreateRole: exit %d, want 1 and %q\n%s", code, want, errs)
@@ -456,10 +456,10 @@ func TestIntegrationEKSRefusals(t *testing.T) {
 	if out, errs, code := w.nuv(nil, "cluster", "state", "rm", "denied"); code != 0 {
 		t.Fatalf("state rm: exit %d\n%s%s", code, out, errs)
 	}
-	if out, _, code := w.nuv(nil, "cluster", "delete", "denied", "--dry-run"); code != 0 || !strings.Contains(out, "- delete vpc/denied") || !strings.Contains(out, "- delete nat-gateway/us-east-1a") {
+	if out, _, code := w.nuv(nil, "cluster", "delete", "--yes", "denied", "--dry-run"); code != 0 || !strings.Contains(out, "- delete vpc/denied") || !strings.Contains(out, "- delete nat-gateway/us-east-1a") {
 		t.Fatalf("delete --dry-run without a record: exit %d\n%s", code, out)
 	}
-	if out, errs, code := w.nuv(nil, "cluster", "delete", "denied"); code != 0 {
+	if out, errs, code := w.nuv(nil, "cluster", "delete", "--yes", "denied"); code != 0 {
 		t.Fatalf("delete of the failed create without its record: exit %d\n%s%s", code, out, errs)
 	}
 	if got := w.tagged("denied"); len(got) != 0 {
@@ -478,7 +478,7 @@ func TestIntegrationEKSRefusals(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "! conflict vpc/theirs") {
 		t.Fatalf("plan with a foreign VPC: exit %d\n%s", code, out)
 	}
-	_, errs, code = w.nuv(nil, "cluster", "apply", "-f", f)
+	_, errs, code = w.nuv(nil, "cluster", "apply", "--yes", "-f", f)
 	if code == 0 || !strings.Contains(errs, "vpc/theirs exist(s) but nuv did not make them") {
 		t.Fatalf("apply with a foreign VPC: exit %d\n%s", code, errs)
 	}
@@ -510,7 +510,7 @@ func TestIntegrationEKSExistingVPC(t *testing.T) {
 		}
 		subnets = append(subnets, aws.ToString(sn.Subnet.SubnetId))
 	}
-	t.Cleanup(func() { w.nuv(nil, "cluster", "delete", "lab") })
+	t.Cleanup(func() { w.nuv(nil, "cluster", "delete", "--yes", "lab") })
 	f := w.spec("lab", fmt.Sprintf(`apiVersion: nuv.dev/v1alpha1
 kind: Cluster
 metadata: {name: lab}
@@ -520,7 +520,7 @@ spec:
   - {name: workers, count: 1}
   eks: {vpcId: %s, subnetIds: [%s, %s], addons: {kube-proxy: none, coredns: none}}
 `, aws.ToString(vpc.Vpc.VpcId), subnets[0], subnets[1]))
-	out, errs, code := w.nuv(nil, "cluster", "apply", "-f", f)
+	out, errs, code := w.nuv(nil, "cluster", "apply", "--yes", "-f", f)
 	if code != 0 || !strings.Contains(out, "cluster lab: 6 created") {
 		t.Fatalf("apply in an existing VPC: exit %d\n%s%s", code, out, errs)
 	}
@@ -531,7 +531,7 @@ spec:
 	if _, _, code := w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode"); code != 0 {
 		t.Fatalf("plan after apply: exit %d", code)
 	}
-	if out, errs, code := w.nuv(nil, "cluster", "delete", "lab"); code != 0 {
+	if out, errs, code := w.nuv(nil, "cluster", "delete", "--yes", "lab"); code != 0 {
 		t.Fatalf("delete: exit %d\n%s%s", code, out, errs)
 	}
 	if got := w.tagged("lab"); len(got) != 0 {

@@ -31,7 +31,7 @@ func TestIntegrationEKSKarpenter(t *testing.T) {
 		t.Skip("makes an emulated EKS cluster; skipped under -short")
 	}
 	w := newWorld(t)
-	t.Cleanup(func() { w.nuv(nil, "cluster", "delete", "kp") })
+	t.Cleanup(func() { w.nuv(nil, "cluster", "delete", "--yes", "kp") })
 	const burst = "  - {name: burst, manager: karpenter, max: 5, spot: true, instanceType: \"m6i.large,c6i.large\", labels: {tier: burst}}\n"
 	doc := `apiVersion: nuv.dev/v1alpha1
 kind: Cluster
@@ -43,7 +43,7 @@ spec:
 ` + burst + `  eks: {nat: none}
 `
 	f := w.spec("kp", doc)
-	out, errs, code := w.nuv(nil, "cluster", "apply", "-f", f)
+	out, errs, code := w.nuv(nil, "cluster", "apply", "--yes", "-f", f)
 	if code != 0 || !strings.Contains(out, "created karpenter/burst") {
 		t.Fatalf("apply: exit %d\n%s%s", code, out, errs)
 	}
@@ -100,7 +100,7 @@ spec:
 	if !regexp.MustCompile(`(?m)^  ~ update karpenter/burst.*\n      nodepool.limits: nodes=5 -> nodes=8\nPlan: 0 to create, 1 to update, 0 to replace, 0 to delete;`).MatchString(out) {
 		t.Fatalf("plan with max 8 is not exactly that change:\n%s", out)
 	}
-	if out, errs, code := w.nuv(nil, "cluster", "apply", "-f", f); code != 0 {
+	if out, errs, code := w.nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 {
 		t.Fatalf("apply max 8: exit %d\n%s%s", code, out, errs)
 	}
 	if n := limit(); n != 8 {
@@ -115,7 +115,7 @@ spec:
 	if out := plan(f, 2); !strings.Contains(out, "nodepool.limits: nodes=3 -> nodes=8") {
 		t.Fatalf("plan after a hand edit:\n%s", out)
 	}
-	if out, errs, code := w.nuv(nil, "cluster", "apply", "-f", f); code != 0 || limit() != 8 {
+	if out, errs, code := w.nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 || limit() != 8 {
 		t.Fatalf("apply after a hand edit: exit %d, limit %d\n%s%s", code, limit(), out, errs)
 	}
 
@@ -126,7 +126,7 @@ spec:
 	if out := plan(f, 2); !strings.Contains(out, "+ create karpenter/burst") || !strings.Contains(out, "Plan: 1 to create, 0 to update, 0 to replace, 0 to delete;") {
 		t.Fatalf("plan after the NodePool was deleted by hand:\n%s", out)
 	}
-	if out, errs, code := w.nuv(nil, "cluster", "apply", "-f", f); code != 0 || limit() != 8 {
+	if out, errs, code := w.nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 || limit() != 8 {
 		t.Fatalf("apply after the NodePool was deleted: exit %d\n%s%s", code, out, errs)
 	}
 	plan(f, 0)
@@ -138,7 +138,7 @@ spec:
 		!strings.Contains(out, "nodepool.replicas: (none) -> 2") {
 		t.Fatalf("plan with count:\n%s", out)
 	}
-	if out, errs, code := w.nuv(nil, "cluster", "apply", "-f", f); code != 0 {
+	if out, errs, code := w.nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 {
 		t.Fatalf("apply with count: exit %d\n%s%s", code, out, errs)
 	}
 	p, err := dc.Resource(pools).Get(ctx, "burst", metav1.GetOptions{})
@@ -167,7 +167,7 @@ spec:
 	if out := plan(f, 2); !strings.Contains(out, "- delete karpenter/burst") {
 		t.Fatalf("plan without the group:\n%s", out)
 	}
-	if out, errs, code := w.nuv(nil, "cluster", "apply", "-f", f); code != 0 {
+	if out, errs, code := w.nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 {
 		t.Fatalf("apply without the group: exit %d\n%s%s", code, out, errs)
 	}
 	for _, gvr := range []schema.GroupVersionResource{pools, classes} {
@@ -181,7 +181,7 @@ spec:
 			t.Fatalf("another cluster's %s: %v", gvr.Resource, err)
 		}
 	}
-	if out, errs, code := w.nuv(nil, "cluster", "delete", "kp"); code != 0 {
+	if out, errs, code := w.nuv(nil, "cluster", "delete", "--yes", "kp"); code != 0 {
 		t.Fatalf("delete: exit %d\n%s%s", code, out, errs)
 	}
 }

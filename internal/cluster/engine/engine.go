@@ -162,6 +162,10 @@ func (e *Engine) plan(ctx context.Context, p cluster.Provider, c *spec.Cluster, 
 type ApplyOptions struct {
 	// CreateOnly refuses to work on a cluster that already exists (cluster.ErrExists): `create`.
 	CreateOnly bool
+	// Check, if set, sees the plan (and the record it was made against) under the cluster's lock,
+	// before anything is written; an error stops the apply with nothing changed. The CLI asks for
+	// consent to deletes and replaces here, and verifies saved plans (savedplan.go).
+	Check func(ctx context.Context, rec *state.Record, plan *cluster.Plan) error
 }
 
 // Apply converges the cluster to c and returns the plan it carried out (empty when nothing had to
@@ -191,8 +195,15 @@ func (e *Engine) Apply(ctx context.Context, c *spec.Cluster, o ApplyOptions) (*c
 	if err != nil {
 		return nil, err
 	}
-	if o.CreateOnly && (rec != nil || plan.Unchanged > 0 || len(plan.Changes) > plan.Count(cluster.Create)+plan.Count(cluster.Conflict)) {
-		return nil, fmt.Errorf("create %q: %w (`nuv cluster apply` converges it to a spec; `nuv cluster delete %s` removes it)", name, cluster.ErrExists, name)
+	if o.Check != nil {
+		if err := o.Check(ctx, rec, plan); err != nil {
+			return nil, err
+		}
+	}
+	if o.CreateOnly {
+		if err := refuseExisting(name, rec, plan); err != nil {
+			return nil, err
+		}
 	}
 	if n := plan.Count(cluster.Conflict); n > 0 {
 		var keys []string

@@ -87,7 +87,7 @@ func TestPlanBadInput(t *testing.T) {
 
 	// No credentials: one message naming what was tried, and nothing made.
 	good := spec("1.35", "us-central1-a", "")
-	cmd := w.cmd("cluster", "apply", "-f", good)
+	cmd := w.cmd("cluster", "apply", "--yes", "-f", good)
 	home := t.TempDir()
 	cmd.Env = append(cmd.Env, "GOOGLE_APPLICATION_CREDENTIALS=", "HOME="+home, "CLOUDSDK_CONFIG=")
 	b, err := cmd.CombinedOutput()
@@ -110,7 +110,7 @@ func TestPlanBadInput(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "! conflict cluster/bad (projects/"+w.gcpProject+"/locations/us-central1-a/clusters/bad): exists but was not made by nuv; left alone") {
 		t.Errorf("plan over a foreign cluster: exit %d\n%s%s", code, out, errs)
 	}
-	if _, errs, code := w.nuv("cluster", "apply", "-f", good); code == 0 || !strings.Contains(errs, "cluster/bad exist(s) but nuv did not make them") {
+	if _, errs, code := w.nuv("cluster", "apply", "--yes", "-f", good); code == 0 || !strings.Contains(errs, "cluster/bad exist(s) but nuv did not make them") {
 		t.Errorf("apply over a foreign cluster: exit %d\n%s", code, errs)
 	}
 	if n := len(w.ops("bad", containerpb.Operation_DELETE_CLUSTER)); n != 0 {

@@ -204,7 +204,7 @@ func TestIntegrationGKELifecycle(t *testing.T) {
 		t.Fatal("gcloud is required (hack/test.sh checks for it): the REST side is tested with it")
 	}
 	w := newWorld(t)
-	t.Cleanup(func() { w.nuv("cluster", "delete", "g1") })
+	t.Cleanup(func() { w.nuv("cluster", "delete", "--yes", "g1") })
 	team := "ops"
 	g1spec := func(version, groups string) string {
 		return strings.Replace(gkeSpec("g1", w.gcpProject, version, groups), "team: ops", "team: "+team, 1)
@@ -222,7 +222,7 @@ func TestIntegrationGKELifecycle(t *testing.T) {
 		`\+ create kubeconfig/g1\n`, `Plan: 3 to create, 0 to update, 0 to replace, 0 to delete; 0 unchanged.`} {
 		rx(t, want, out, "plan of a new cluster")
 	}
-	out = w.must("cluster", "apply", "-f", f)
+	out = w.must("cluster", "apply", "--yes", "-f", f)
 	rx(t, `GKE operation operation-\d+-[0-9a-f]+ \(CREATE_CLUSTER g1\): DONE, \d+s elapsed`, out, "apply")
 	rx(t, `GKE operation operation-\S+ \(DELETE_NODE_POOL g1/nodePools/nuv-bootstrap\): DONE`, out, "apply")
 	kc := filepath.Join(w.project, "clusters", "g1.kubeconfig")
@@ -247,7 +247,7 @@ func TestIntegrationGKELifecycle(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "no changes") {
 		t.Fatalf("plan after apply: exit %d\n%s%s", code, out, errs)
 	}
-	w.must("cluster", "apply", "-f", f)
+	w.must("cluster", "apply", "--yes", "-f", f)
 	if after, _ := os.ReadFile(state); !bytes.Equal(before, after) {
 		t.Fatal("a no-change apply rewrote the state record")
 	}
@@ -258,7 +258,7 @@ func TestIntegrationGKELifecycle(t *testing.T) {
 	if code != 2 || !strings.Contains(out, "  ~ update node-pool/web (projects/"+w.gcpProject+"/locations/us-central1-a/clusters/g1/nodePools/web)\n      count: 2 -> 3\nPlan: 0 to create, 1 to update, 0 to replace, 0 to delete; 2 unchanged.") {
 		t.Fatalf("plan of a scale: exit %d\n%s", code, out)
 	}
-	rx(t, `SET_NODE_POOL_SIZE g1/nodePools/web\): DONE`, w.must("cluster", "apply", "-f", f), "scale")
+	rx(t, `SET_NODE_POOL_SIZE g1/nodePools/web\): DONE`, w.must("cluster", "apply", "--yes", "-f", f), "scale")
 	if n := len(w.nodes("g1")); n != 3 {
 		t.Fatalf("%d nodes after scaling to 3", n)
 	}
@@ -268,13 +268,13 @@ func TestIntegrationGKELifecycle(t *testing.T) {
 	f = w.spec("g1", g1spec("1.35", web("3")))
 	out, _, _ = w.nuv("cluster", "plan", "-f", f)
 	rx(t, `~ update cluster/g1 \(\S+\)\n      labels: team=ops -> team=dev\nPlan: 0 to create, 1 to update`, out, "plan of a label change")
-	rx(t, `SET_LABELS g1\): DONE`, w.must("cluster", "apply", "-f", f), "label change")
+	rx(t, `SET_LABELS g1\): DONE`, w.must("cluster", "apply", "--yes", "-f", f), "label change")
 
 	// Upgrade: the control plane, then the node pool.
 	f = w.spec("g1", g1spec("1.36", web("3")))
 	out, _, _ = w.nuv("cluster", "plan", "-f", f)
 	rx(t, `~ update cluster/g1 \(\S+\)\n      version: 1\.35 -> 1\.36\n  ~ update node-pool/web \(\S+\)\n      version: 1\.35 -> 1\.36\nPlan: 0 to create, 2 to update`, out, "plan of an upgrade")
-	out = w.must("cluster", "apply", "-f", f)
+	out = w.must("cluster", "apply", "--yes", "-f", f)
 	rx(t, `UPGRADE_MASTER g1\): DONE(.*\n)*.*UPGRADE_NODES g1/nodePools/web\): DONE`, out, "upgrade")
 	gc, err := w.conn.Client.GetCluster(context.Background(), &containerpb.GetClusterRequest{Name: "projects/" + w.gcpProject + "/locations/us-central1-a/clusters/g1"})
 	if err != nil || !strings.HasPrefix(gc.CurrentMasterVersion, "1.36.") || !strings.HasPrefix(gc.NodePools[0].Version, "1.36.") {
@@ -286,21 +286,21 @@ func TestIntegrationGKELifecycle(t *testing.T) {
 	w.fault(`{"method":"CreateNodePool","kind":"fail-operation","message":"Insufficient regional quota to satisfy request: resource \"CPUS\"","count":1}`)
 	batch := "  - {name: batch, count: 1, taints: [\"batch=true:NoSchedule\"]}\n"
 	f = w.spec("g1", g1spec("1.36", web("3")+batch))
-	out, errs, code = w.nuv("cluster", "apply", "-f", f)
+	out, errs, code = w.nuv("cluster", "apply", "--yes", "-f", f)
 	if code == 0 {
 		t.Fatalf("apply with a failing operation succeeded:\n%s%s", out, errs)
 	}
 	rx(t, `create node-pool/batch of cluster g1 failed after \S+: GKE operation operation-\S+ \(CREATE_NODE_POOL of g1/nodePools/batch\) failed after \S+: Internal: Insufficient regional quota`, errs, "failed apply")
 	out, _, _ = w.nuv("cluster", "plan", "-f", f)
 	rx(t, `~ update node-pool/batch \(\S+\)\n      status: ERROR: Insufficient regional quota to satisfy request: resource "CPUS" -> RUNNING\n`, out, "plan after the failure")
-	w.must("cluster", "apply", "-f", f)
+	w.must("cluster", "apply", "--yes", "-f", f)
 	nodes := strings.Join(w.nodes("g1"), "|")
 	if !strings.Contains(nodes, "batch e2-medium "+zone) || len(w.nodes("g1")) != 4 {
 		t.Fatalf("nodes after the resumed apply: %s", nodes)
 	}
 	// Scaling down removes nodes.
 	f = w.spec("g1", g1spec("1.36", web("1")+batch))
-	w.must("cluster", "apply", "-f", f)
+	w.must("cluster", "apply", "--yes", "-f", f)
 	if got, want := strings.Join(w.nodes("g1"), "|"), "batch e2-medium "+zone+" |web e2-standard-4 "+zone+" web"; got != want {
 		t.Fatalf("nodes after scaling web to 1: %s, want %s", got, want)
 	}
@@ -359,7 +359,7 @@ func TestIntegrationGKELifecycle(t *testing.T) {
 	}
 
 	// Delete: nothing left, in the emulator, on disk or as processes.
-	out = w.must("cluster", "delete", "g1")
+	out = w.must("cluster", "delete", "--yes", "g1")
 	rx(t, `DELETE_CLUSTER g1\): DONE`, out, "delete")
 	l, err := w.conn.Client.ListClusters(context.Background(), &containerpb.ListClustersRequest{Parent: "projects/" + w.gcpProject + "/locations/-"})
 	if err != nil || len(l.Clusters) != 0 {
@@ -386,14 +386,14 @@ func TestIntegrationGKEResume(t *testing.T) {
 		t.Skip("needs local clusters; skipped under -short")
 	}
 	w := newWorld(t)
-	t.Cleanup(func() { w.nuv("cluster", "delete", "g2") })
+	t.Cleanup(func() { w.nuv("cluster", "delete", "--yes", "g2") })
 	// A regional cluster (the highly available choice) over two zones: nodes per pool and zone.
 	body := strings.Replace(gkeSpec("g2", w.gcpProject, "1.35", "  - {name: app, count: 1}\n  - {name: jobs, count: 1}\n"),
 		"location: us-central1-a}", "location: us-central1}\n  zones: [us-central1-a, us-central1-b]\n  controlPlane: {count: 3}", 1)
 	f := w.spec("g2", body)
 
 	// 1. Killed while the cluster is being created.
-	cmd := w.cmd("cluster", "apply", "-f", f)
+	cmd := w.cmd("cluster", "apply", "--yes", "-f", f)
 	var errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &errb, &errb
 	if err := cmd.Start(); err != nil {
@@ -420,13 +420,13 @@ func TestIntegrationGKEResume(t *testing.T) {
 	}
 
 	// 2. Killed right after the first step of the resumed apply was recorded.
-	cmd = w.cmd("cluster", "apply", "-f", f)
+	cmd = w.cmd("cluster", "apply", "--yes", "-f", f)
 	cmd.Env = append(cmd.Env, "NUV_FAILPOINT_KILL_AFTER_STEP=1")
 	cmd.Stdout, cmd.Stderr = &errb, &errb
 	if err := cmd.Run(); err == nil {
 		t.Fatalf("the failpoint did not kill nuv:\n%s", errb.String())
 	}
-	out = w.must("cluster", "apply", "-f", f)
+	out = w.must("cluster", "apply", "--yes", "-f", f)
 	if strings.Contains(out, "create cluster/g2") {
 		t.Fatalf("the cluster was created again:\n%s", out)
 	}
@@ -444,7 +444,7 @@ func TestIntegrationGKEResume(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("plan after the resumed create: exit %d\n%s", code, out)
 	}
-	w.must("cluster", "delete", "g2")
+	w.must("cluster", "delete", "--yes", "g2")
 	if n := len(w.ops("g2", containerpb.Operation_DELETE_CLUSTER)); n != 1 {
 		t.Fatalf("%d DELETE_CLUSTER operations", n)
 	}
@@ -458,17 +458,17 @@ func TestIntegrationGKECreateFailsMidway(t *testing.T) {
 		t.Skip("needs local clusters; skipped under -short")
 	}
 	w := newWorld(t)
-	t.Cleanup(func() { w.nuv("cluster", "delete", "g3") })
+	t.Cleanup(func() { w.nuv("cluster", "delete", "--yes", "g3") })
 	f := w.spec("g3", gkeSpec("g3", w.gcpProject, "1.36", "  - {name: app, count: 1}\n"))
 	w.fault(`{"method":"CreateCluster","kind":"fail-operation","code":"RESOURCE_EXHAUSTED","message":"Insufficient regional quota to satisfy request: resource \"IN_USE_ADDRESSES\"","count":1}`)
-	out, errs, code := w.nuv("cluster", "apply", "-f", f)
+	out, errs, code := w.nuv("cluster", "apply", "--yes", "-f", f)
 	if code == 0 {
 		t.Fatalf("apply with a failing create succeeded:\n%s%s", out, errs)
 	}
 	rx(t, `create cluster/g3 of cluster g3 failed after \S+: GKE operation operation-\S+ \(CREATE_CLUSTER of g3\) failed after \S+: ResourceExhausted: Insufficient regional quota`, errs, "failed create")
 	out, _, _ = w.nuv("cluster", "plan", "-f", f)
 	rx(t, `~ update cluster/g3 \(\S+\)\n      status: ERROR: Insufficient regional quota to satisfy request: resource "IN_USE_ADDRESSES" -> RUNNING\n`, out, "plan after the failed create")
-	out = w.must("cluster", "apply", "-f", f)
+	out = w.must("cluster", "apply", "--yes", "-f", f)
 	rx(t, `cluster g3 is in ERROR: .*: deleting it and creating it again`, out, "resumed apply")
 	if got := w.nodes("g3"); len(got) != 1 {
 		t.Fatalf("nodes: %v", got)
