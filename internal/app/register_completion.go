@@ -16,45 +16,47 @@ import (
 
 // completionCommands: `nuv completion bash|zsh|fish` (and the `__complete` the scripts call).
 func completionCommands() []cli.Command {
-	return []cli.Command{{Name: "completion", Short: "print the shell completion script: bash, zsh or fish", Run: runCompletion}}
+	g := &cli.Group{
+		Name:  "nuv completion",
+		Short: "print the shell completion script: bash, zsh or fish",
+		Long: `Prints the script that makes the shell complete nuv's commands, verbs, flags and their values
+(providers, stacks, clusters), bundle folders and tasks, tools and, after ` + "`task`" + `, the Taskfile's
+tasks and the cluster numbers of use N=. Load it in the shell's startup file.`,
+		Examples: `source <(nuv completion bash)        # in ~/.bashrc
+source <(nuv completion zsh)         # in ~/.zshrc, after compinit
+nuv completion fish | source         # in ~/.config/fish/config.fish`,
+	}
+	for _, sh := range completion.Shells {
+		g.Verbs = append(g.Verbs, cli.Verb{Name: sh, Short: "print the " + sh + " completion script", Run: script(sh)})
+	}
+	g.Verbs = append(g.Verbs, cli.Verb{Name: "__complete", Hidden: true, Short: "the candidates for the words of a command line",
+		Run: func(ctx context.Context, env *cli.Env, args []string) error {
+			for _, c := range completion.Complete(ctx, completionSource{env: env}, args) {
+				fmt.Fprintln(env.Out, c)
+			}
+			return nil
+		}})
+	return []cli.Command{cli.GroupCommand("completion", g)}
 }
 
-const completionUsage = `Usage: nuv completion bash|zsh|fish
-
-Prints the script that makes the shell complete nuv's commands, flags, bundle folders and tasks,
-tools, cluster names and, after ` + "`task`" + `, the Taskfile's tasks. Load it in the shell's startup file:
-
-  bash  source <(nuv completion bash)         (in ~/.bashrc)
-  zsh   source <(nuv completion zsh)          (in ~/.zshrc, after compinit)
-  fish  nuv completion fish | source          (in ~/.config/fish/config.fish)
-`
-
-func runCompletion(ctx context.Context, env *cli.Env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprint(env.Err, completionUsage)
-		return cli.Exit(2, nil)
-	}
-	switch args[0] {
-	case "-h", "--help", "help":
-		fmt.Fprint(env.Out, completionUsage)
-		return nil
-	case "__complete":
-		for _, c := range completion.Complete(ctx, completionSource{env: env}, args[1:]) {
-			fmt.Fprintln(env.Out, c)
+// script is `nuv completion SHELL`.
+func script(shell string) func(context.Context, *cli.Env, []string) error {
+	return func(_ context.Context, env *cli.Env, args []string) error {
+		u := cli.Usage{Line: "nuv completion " + shell, Short: "print the " + shell + " completion script"}
+		fs := cli.NewFlagSet("nuv completion " + shell)
+		if done, err := cli.Parse(env, fs, u, args); done || err != nil {
+			return err
 		}
-		return nil
+		if err := cli.NoArgs(fs, u); err != nil {
+			return err
+		}
+		s, err := completion.Script(shell)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprint(env.Out, s)
+		return err
 	}
-	if len(args) > 1 {
-		fmt.Fprint(env.Err, completionUsage)
-		return cli.Usagef("nuv completion takes one shell, got %q", strings.Join(args, " "))
-	}
-	script, err := completion.Script(args[0])
-	if err != nil {
-		fmt.Fprint(env.Err, completionUsage)
-		return cli.Usagef("%v", err)
-	}
-	_, err = fmt.Fprint(env.Out, script)
-	return err
 }
 
 // completionSource answers completion's questions from the running nuv: its command and tool

@@ -63,7 +63,7 @@ func TestParse(t *testing.T) {
 		{name: "defaults", timeout: time.Minute},
 		{name: "flags", args: []string{"--timeout", "5s", "--kubeconfig", "k"}, timeout: 5 * time.Second, kubeconfig: "k"},
 		{name: "help to stdout, exit 0", args: []string{"--help"}, done: true,
-			out: "demo: a command\n\nUsage:\n  nuv demo [--timeout D] [--kubeconfig F]\n\nFlags:\n"},
+			out: "demo: a command\n\nUsage: nuv demo [--timeout D] [--kubeconfig F]\n\nFlags:\n"},
 		{name: "short help", args: []string{"-h"}, done: true, out: "More words.\n"},
 		{name: "unknown flag: usage error with the usage line", args: []string{"--nope"}, code: ExitUsage,
 			errHas: "demo: unknown flag: --nope\nUsage: nuv demo [--timeout D] [--kubeconfig F]"},

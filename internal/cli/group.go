@@ -87,7 +87,7 @@ func (g *Group) Help(w io.Writer) {
 	if g.Short != "" {
 		fmt.Fprintf(w, "%s\n\n", g.Short)
 	}
-	fmt.Fprintf(w, "Usage:\n  %s <verb> [flags] [args]\n\nVerbs:\n", g.Name)
+	fmt.Fprintf(w, "Usage: %s <verb> [flags] [args]\n\nVerbs:\n", g.Name)
 	width := 0
 	for _, v := range g.Verbs {
 		if !v.Hidden && len(v.Name) > width {

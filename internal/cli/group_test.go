@@ -30,7 +30,7 @@ func TestGroup(t *testing.T) {
 	}}
 	var help bytes.Buffer
 	g.Help(&help)
-	wantHelp := "demo: a group\n\nUsage:\n  nuv demo <verb> [flags] [args]\n\nVerbs:\n  up    start it\n  down  stop it\n\n" +
+	wantHelp := "demo: a group\n\nUsage: nuv demo <verb> [flags] [args]\n\nVerbs:\n  up    start it\n  down  stop it\n\n" +
 		"Examples:\n  nuv demo up\n\nRun 'nuv demo <verb> --help' for a verb's flags.\n"
 	if help.String() != wantHelp {
 		t.Fatalf("help:\n%s\nwant:\n%s", help.String(), wantHelp)

@@ -30,7 +30,7 @@ func (u Usage) Print(w io.Writer, fs *pflag.FlagSet) {
 	if u.Short != "" {
 		fmt.Fprintf(w, "%s\n\n", u.Short)
 	}
-	fmt.Fprintf(w, "Usage:\n  %s\n", strings.ReplaceAll(u.Line, "\n", "\n  "))
+	fmt.Fprintf(w, "Usage: %s\n", u.Line)
 	if fs != nil && fs.HasAvailableFlags() {
 		fmt.Fprintf(w, "\nFlags:\n%s", fs.FlagUsages())
 	}
