@@ -108,4 +108,3 @@ func TestParse(t *testing.T) {
 		})
 	}
 }
-

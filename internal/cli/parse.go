@@ -129,4 +129,3 @@ type ClusterOption struct {
 func (o *ClusterOption) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: NUV_CLUSTER, the project's selection, else KUBECONFIG)")
 }
-
