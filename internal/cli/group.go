@@ -131,8 +131,7 @@ func (g *Group) Run(ctx context.Context, env *Env, args []string) error {
 		return g.run(ctx, env, v, args[1:])
 	}
 	if strings.HasPrefix(word, "-") {
-		return Usagef("%s: unknown flag %s: flags go after the verb (%s)\nRun '%s --help' for usage.",
-			g.Name, word, strings.Join(g.VerbNames(), ", "), g.Name)
+		return Usagef("%s: unknown flag %s: flags go after the verb\n%s", g.Name, word, g.usageLine())
 	}
 	return g.unknown(word)
 }
@@ -157,7 +156,12 @@ func (g *Group) unknown(word string) error {
 	if s := Suggest(word, names); s != "" {
 		hint = fmt.Sprintf("; did you mean %q?", s)
 	}
-	return Usagef("%s: unknown verb %q%s\nRun '%s --help' for usage (verbs: %s).", g.Name, word, hint, g.Name, strings.Join(g.VerbNames(), ", "))
+	return Usagef("%s: unknown verb %q%s\n%s", g.Name, word, hint, g.usageLine())
+}
+
+// usageLine closes a usage error: the usage line and the verbs.
+func (g *Group) usageLine() string {
+	return fmt.Sprintf("Usage: %s <verb> [flags] [args] (verbs: %s; %s --help)", g.Name, strings.Join(g.VerbNames(), ", "), g.Name)
 }
 
 // Prefix gives err nuv's one error prefix, "nuv GROUP VERB: message": a message that already

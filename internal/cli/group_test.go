@@ -52,7 +52,7 @@ func TestGroup(t *testing.T) {
 		{name: "an alias", args: []string{"stop"}, ran: "down[]"},
 		{name: "a hidden verb runs", args: []string{"serve"}, ran: "serve[]"},
 		{name: "unknown verb: did you mean", args: []string{"dwon"}, code: ExitUsage,
-			errHas: "nuv demo: unknown verb \"dwon\"; did you mean \"down\"?\nRun 'nuv demo --help' for usage (verbs: up, down)."},
+			errHas: "nuv demo: unknown verb \"dwon\"; did you mean \"down\"?\nUsage: nuv demo <verb> [flags] [args] (verbs: up, down; nuv demo --help)"},
 		{name: "unknown verb, nothing close", args: []string{"sideways"}, code: ExitUsage, errHas: "nuv demo: unknown verb \"sideways\"\n"},
 		{name: "help of an unknown verb", args: []string{"help", "upp"}, code: ExitUsage, errHas: `did you mean "up"?`},
 		{name: "a flag where the verb belongs", args: []string{"--force"}, code: ExitUsage, errHas: "nuv demo: unknown flag --force"},
