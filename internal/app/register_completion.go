@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/nuv-dev/nuv/internal/addons"
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/providers"
 	"github.com/nuv-dev/nuv/internal/completion"
 	"github.com/nuv-dev/nuv/internal/kube"
 	"github.com/nuv-dev/nuv/internal/paths"
@@ -115,7 +119,71 @@ func (s completionSource) BundleTasks(context.Context) [][]string {
 	return out
 }
 
-func (s completionSource) LocalClusters() []string {
+func (s completionSource) Tree() []cli.Command { return commandTable() }
+
+// Values answers for each value kind of the command tree from nuv's real state.
+func (s completionSource) Values(ctx context.Context, kind string) []string {
+	switch kind {
+	case cli.ValProvider:
+		e, _ := s.quiet()
+		ps, err := providers.New(e) // the provider registry: every registered provider
+		if err != nil {
+			return nil
+		}
+		var names []string
+		for n := range ps {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return names
+	case cli.ValCluster:
+		return s.localClusters()
+	case cli.ValInventory:
+		return s.inventory()
+	case cli.ValStack, cli.ValAddon:
+		idx, err := addons.Load(addonsIndex(s.env))
+		if err != nil {
+			return nil
+		}
+		var names []string
+		if kind == cli.ValStack {
+			for _, st := range idx.Stacks {
+				names = append(names, st.Name)
+			}
+		} else {
+			for _, a := range idx.Addons {
+				names = append(names, a.Name)
+			}
+		}
+		return names
+	case cli.ValShell:
+		return completion.Shells
+	case cli.ValCommand:
+		var out []string
+		for _, c := range commandTable() {
+			out = append(out, c.Name)
+		}
+		for _, t := range s.Tools() {
+			out = append(out, "-"+t)
+		}
+		return append(out, s.TaskfileTasks(ctx)...)
+	}
+	return nil
+}
+
+// addonsIndex is the add-ons index `nuv addons` reads: $NUV_ADDONS_INDEX, else the project's.
+func addonsIndex(env *cli.Env) string {
+	p := env.Getenv("NUV_ADDONS_INDEX")
+	if p == "" {
+		return filepath.Join(paths.Project(env.Getenv, env.Dir), addons.DefaultIndex)
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(env.Dir, p)
+	}
+	return p
+}
+
+func (s completionSource) localClusters() []string {
 	home, err := paths.Home(s.env.Getenv)
 	if err != nil {
 		return nil
@@ -124,7 +192,7 @@ func (s completionSource) LocalClusters() []string {
 	return names
 }
 
-func (s completionSource) Inventory() []string {
+func (s completionSource) inventory() []string {
 	cs, err := kube.ListEnv(paths.Project(s.env.Getenv, s.env.Dir), s.env.Getenv)
 	if err != nil {
 		return nil
@@ -134,6 +202,15 @@ func (s completionSource) Inventory() []string {
 		names = append(names, c.Name)
 	}
 	return names
+}
+
+// InventoryNumbers are the numbers `nuv kube list` gives the project's clusters.
+func (s completionSource) InventoryNumbers() []string {
+	var out []string
+	for i := range s.inventory() {
+		out = append(out, strconv.Itoa(i+1))
+	}
+	return out
 }
 
 func (s completionSource) TaskfileTasks(ctx context.Context) []string {
