@@ -141,7 +141,7 @@ func TestListOfflineGolden(t *testing.T) {
 	out, _, _ = f.run("list", "--offline")
 	golden(t, "list-offline-selected.txt", out)
 
-	out, _, _ = f.run("list", "--offline", "--json")
+	out, _, _ = f.run("list", "--offline", "-o", "json")
 	golden(t, "list-offline.json", out)
 	noSecrets(t, out)
 }
