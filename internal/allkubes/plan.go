@@ -379,5 +379,5 @@ func WritePlan(w io.Writer, cells []Cell, format string) error {
 		_, err = w.Write(b.Bytes())
 		return err
 	}
-	return cli.Usagef("all-kubes plan: --format %q: use github, gitlab or json", format)
+	return cli.Usagef("all-kubes plan: -o %q: use github, gitlab or json", format)
 }

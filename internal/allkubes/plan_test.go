@@ -211,10 +211,10 @@ func TestGitHubExample(t *testing.T) {
 	}
 	for _, m := range used {
 		if _, ok := cell[m[1]]; !ok {
-			t.Errorf("the example reads matrix.%s, which plan --format github does not give", m[1])
+			t.Errorf("the example reads matrix.%s, which plan -o github does not give", m[1])
 		}
 	}
-	if !strings.Contains(string(data), "nuv all-kubes plan --format github") || !strings.Contains(string(data), "nuv report merge") {
+	if !strings.Contains(string(data), "nuv all-kubes plan -o github") || !strings.Contains(string(data), "nuv report merge") {
 		t.Error("the example does not plan with nuv or merge with nuv report merge")
 	}
 }
@@ -237,7 +237,7 @@ func TestGitLabExample(t *testing.T) {
 	checkStages(t, ".gitlab-ci.yml", parent)
 	plan := parent["plan"].(map[string]any)
 	script := strings.Join(toStrings(plan["script"]), "\n")
-	if !strings.Contains(script, "nuv all-kubes plan --format gitlab") || !strings.Contains(script, "sed 's/^/  /' >> child.yml") ||
+	if !strings.Contains(script, "nuv all-kubes plan -o gitlab") || !strings.Contains(script, "sed 's/^/  /' >> child.yml") ||
 		!strings.Contains(script, "cp examples/gitlab/cell.yml child.yml") {
 		t.Errorf("plan job script: %s", script)
 	}

@@ -41,7 +41,8 @@ func Main(ctx context.Context, args []string) int {
 	return cli.ExitCode(err)
 }
 
-// errorLine is how nuv prints a failure: prefixed with "nuv:" unless the message already names nuv.
+// errorLine is how nuv prints a failure: a built-in command's errors already read
+// "nuv GROUP VERB: ..." (cli.Prefix); anything else is prefixed with "nuv:".
 func errorLine(err error) string {
 	msg := err.Error()
 	if strings.HasPrefix(msg, "nuv ") || strings.HasPrefix(msg, "nuv:") {
@@ -99,7 +100,7 @@ func RunEnv(ctx context.Context, env *cli.Env, args []string) error {
 	// 3. built-in commands
 	for _, c := range commandTable() {
 		if c.Name == first {
-			return c.Run(ctx, env, rest[1:])
+			return cli.Prefix("nuv "+c.Name, c.Run(ctx, env, rest[1:]))
 		}
 	}
 	// 4. the bundle

@@ -42,10 +42,15 @@ func completionWorld(t testing.TB) (env []string, project string) {
 	root := t.TempDir()
 	project, home, bin := filepath.Join(root, "project"), filepath.Join(root, "home"), filepath.Join(root, "bin")
 	files := map[string]string{
-		"project/Taskfile.yml":               "version: '3'\nincludes:\n  docker: ./docker.yml\ntasks:\n  build:\n    cmds: [echo build]\n  deploy-all:\n    cmds: [echo deploy]\n",
-		"project/docker.yml":                 "version: '3'\ntasks:\n  push:\n    cmds: [echo push]\n  pull:\n    cmds: [echo pull]\n",
-		"project/clusters/one.kubeconfig":    testKubeconfig,
-		"project/clusters/two.kubeconfig":    testKubeconfig,
+		"project/Taskfile.yml":            "version: '3'\nincludes:\n  docker: ./docker.yml\ntasks:\n  build:\n    cmds: [echo build]\n  deploy-all:\n    cmds: [echo deploy]\n",
+		"project/docker.yml":              "version: '3'\ntasks:\n  push:\n    cmds: [echo push]\n  pull:\n    cmds: [echo pull]\n",
+		"project/clusters/one.kubeconfig": testKubeconfig,
+		"project/clusters/two.kubeconfig": testKubeconfig,
+		"project/addons/index.yaml": "apiVersion: nuv.dev/v1alpha1\nkind: Addons\nspec:\n  addons:\n" +
+			"  - {name: metrics, version: '1', source: {path: m}}\n  - {name: tracing, version: '1', source: {path: t}}\n" +
+			"  stacks:\n  - {name: observability, addons: [metrics, tracing]}\n  - {name: minimal, addons: [metrics]}\n",
+		"project/addons/m/cm.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\n",
+		"project/addons/t/cm.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: t}\n",
 		"home/clusters/alpha/cluster.json":   "{}",
 		"home/clusters/beta/cluster.json":    "{}",
 		"home/olaris-extra/nuvroot.json":     `{"version": "1.0.0"}`,
@@ -115,7 +120,13 @@ func TestBashCompletion(t *testing.T) {
 		{"nuv cluster st", "start state status stop"},
 		{"nuv cluster delete ", "alpha beta"},
 		{"nuv cluster logs a", "alpha"},
-		{"nuv cluster create ", "local"},
+		{"nuv cluster create ", "aks eks gke kind local"}, // every provider of the registry
+		{"nuv cluster create k", "kind"},
+		{"nuv addons apply --stack ", "minimal observability"}, // the stacks of addons/index.yaml
+		{"nuv addons plan --only ", "metrics tracing"},
+		{"nuv addons ", "apply list plan remove status"},
+		{"task use N=", "1 2"}, // bash completes after '=': N=1 N=2, the numbers of nuv kube list
+		{"task detect N=", "1 2"},
 		{"nuv cluster create local --n", "--name --nodes"},
 		{"nuv kube ", "current detect env list use watch"},
 		{"nuv kube use ", "one two"},
@@ -161,10 +172,11 @@ func TestCompletionScripts(t *testing.T) {
 		{[]string{"bash"}, 0, "complete -o default -F _nuv task"},
 		{[]string{"zsh"}, 0, "compdef _nuv nuv task"},
 		{[]string{"fish"}, 0, "complete -c task"},
-		{[]string{"--help"}, 0, "Usage: nuv completion bash|zsh|fish"},
-		{nil, 2, "Usage: nuv completion bash|zsh|fish"},
-		{[]string{"ksh"}, 2, `unknown shell "ksh"`},
-		{[]string{"bash", "zsh"}, 2, "one shell"},
+		{[]string{"--help"}, 0, "Usage: nuv completion <verb>"},
+		{nil, 0, "Usage: nuv completion <verb>"},
+		{[]string{"ksh"}, 2, `unknown verb "ksh"`},
+		{[]string{"zhs"}, 2, `did you mean "zsh"?`},
+		{[]string{"bash", "zsh"}, 2, "unexpected arguments: zsh"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var out, errOut strings.Builder
@@ -218,6 +230,9 @@ func TestFishCompletion(t *testing.T) {
 	for _, tc := range []struct{ line, want string }{
 		{"nuv cluster st", "start state status stop"},
 		{"nuv kube use ", "one two"},
+		{"nuv cluster create ", "aks eks gke kind local"},
+		{"nuv addons remove --stack ", "minimal observability"},
+		{"task use N=", "N=1 N=2"},
 		{"nuv mesh p", "ping probe"},
 		{"task docker:p", "docker:pull docker:push"},
 	} {

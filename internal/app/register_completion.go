@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/nuv-dev/nuv/internal/addons"
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/providers"
 	"github.com/nuv-dev/nuv/internal/completion"
 	"github.com/nuv-dev/nuv/internal/kube"
 	"github.com/nuv-dev/nuv/internal/paths"
@@ -16,45 +20,47 @@ import (
 
 // completionCommands: `nuv completion bash|zsh|fish` (and the `__complete` the scripts call).
 func completionCommands() []cli.Command {
-	return []cli.Command{{Name: "completion", Short: "print the shell completion script: bash, zsh or fish", Run: runCompletion}}
+	g := &cli.Group{
+		Name:  "nuv completion",
+		Short: "print the shell completion script: bash, zsh or fish",
+		Long: `Prints the script that makes the shell complete nuv's commands, verbs, flags and their values
+(providers, stacks, clusters), bundle folders and tasks, tools and, after ` + "`task`" + `, the Taskfile's
+tasks and the cluster numbers of use N=. Load it in the shell's startup file.`,
+		Examples: `source <(nuv completion bash)        # in ~/.bashrc
+source <(nuv completion zsh)         # in ~/.zshrc, after compinit
+nuv completion fish | source         # in ~/.config/fish/config.fish`,
+	}
+	for _, sh := range completion.Shells {
+		g.Verbs = append(g.Verbs, cli.Verb{Name: sh, Short: "print the " + sh + " completion script", Run: script(sh)})
+	}
+	g.Verbs = append(g.Verbs, cli.Verb{Name: "__complete", Hidden: true, Short: "the candidates for the words of a command line",
+		Run: func(ctx context.Context, env *cli.Env, args []string) error {
+			for _, c := range completion.Complete(ctx, completionSource{env: env}, args) {
+				fmt.Fprintln(env.Out, c)
+			}
+			return nil
+		}})
+	return []cli.Command{cli.GroupCommand("completion", g)}
 }
 
-const completionUsage = `Usage: nuv completion bash|zsh|fish
-
-Prints the script that makes the shell complete nuv's commands, flags, bundle folders and tasks,
-tools, cluster names and, after ` + "`task`" + `, the Taskfile's tasks. Load it in the shell's startup file:
-
-  bash  source <(nuv completion bash)         (in ~/.bashrc)
-  zsh   source <(nuv completion zsh)          (in ~/.zshrc, after compinit)
-  fish  nuv completion fish | source          (in ~/.config/fish/config.fish)
-`
-
-func runCompletion(ctx context.Context, env *cli.Env, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprint(env.Err, completionUsage)
-		return cli.Exit(2, nil)
-	}
-	switch args[0] {
-	case "-h", "--help", "help":
-		fmt.Fprint(env.Out, completionUsage)
-		return nil
-	case "__complete":
-		for _, c := range completion.Complete(ctx, completionSource{env: env}, args[1:]) {
-			fmt.Fprintln(env.Out, c)
+// script is `nuv completion SHELL`.
+func script(shell string) func(context.Context, *cli.Env, []string) error {
+	return func(_ context.Context, env *cli.Env, args []string) error {
+		u := cli.Usage{Line: "nuv completion " + shell, Short: "print the " + shell + " completion script"}
+		fs := cli.NewFlagSet("nuv completion " + shell)
+		if done, err := cli.Parse(env, fs, u, args); done || err != nil {
+			return err
 		}
-		return nil
+		if err := cli.NoArgs(fs, u); err != nil {
+			return err
+		}
+		s, err := completion.Script(shell)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprint(env.Out, s)
+		return err
 	}
-	if len(args) > 1 {
-		fmt.Fprint(env.Err, completionUsage)
-		return cli.Usagef("nuv completion takes one shell, got %q", strings.Join(args, " "))
-	}
-	script, err := completion.Script(args[0])
-	if err != nil {
-		fmt.Fprint(env.Err, completionUsage)
-		return cli.Usagef("%v", err)
-	}
-	_, err = fmt.Fprint(env.Out, script)
-	return err
 }
 
 // completionSource answers completion's questions from the running nuv: its command and tool
@@ -113,7 +119,71 @@ func (s completionSource) BundleTasks(context.Context) [][]string {
 	return out
 }
 
-func (s completionSource) LocalClusters() []string {
+func (s completionSource) Tree() []cli.Command { return commandTable() }
+
+// Values answers for each value kind of the command tree from nuv's real state.
+func (s completionSource) Values(ctx context.Context, kind string) []string {
+	switch kind {
+	case cli.ValProvider:
+		e, _ := s.quiet()
+		ps, err := providers.New(e) // the provider registry: every registered provider
+		if err != nil {
+			return nil
+		}
+		var names []string
+		for n := range ps {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return names
+	case cli.ValCluster:
+		return s.localClusters()
+	case cli.ValInventory:
+		return s.inventory()
+	case cli.ValStack, cli.ValAddon:
+		idx, err := addons.Load(addonsIndex(s.env))
+		if err != nil {
+			return nil
+		}
+		var names []string
+		if kind == cli.ValStack {
+			for _, st := range idx.Stacks {
+				names = append(names, st.Name)
+			}
+		} else {
+			for _, a := range idx.Addons {
+				names = append(names, a.Name)
+			}
+		}
+		return names
+	case cli.ValShell:
+		return completion.Shells
+	case cli.ValCommand:
+		var out []string
+		for _, c := range commandTable() {
+			out = append(out, c.Name)
+		}
+		for _, t := range s.Tools() {
+			out = append(out, "-"+t)
+		}
+		return append(out, s.TaskfileTasks(ctx)...)
+	}
+	return nil
+}
+
+// addonsIndex is the add-ons index `nuv addons` reads: $NUV_ADDONS_INDEX, else the project's.
+func addonsIndex(env *cli.Env) string {
+	p := env.Getenv("NUV_ADDONS_INDEX")
+	if p == "" {
+		return filepath.Join(paths.Project(env.Getenv, env.Dir), addons.DefaultIndex)
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(env.Dir, p)
+	}
+	return p
+}
+
+func (s completionSource) localClusters() []string {
 	home, err := paths.Home(s.env.Getenv)
 	if err != nil {
 		return nil
@@ -122,7 +192,7 @@ func (s completionSource) LocalClusters() []string {
 	return names
 }
 
-func (s completionSource) Inventory() []string {
+func (s completionSource) inventory() []string {
 	cs, err := kube.ListEnv(paths.Project(s.env.Getenv, s.env.Dir), s.env.Getenv)
 	if err != nil {
 		return nil
@@ -132,6 +202,15 @@ func (s completionSource) Inventory() []string {
 		names = append(names, c.Name)
 	}
 	return names
+}
+
+// InventoryNumbers are the numbers `nuv kube list` gives the project's clusters.
+func (s completionSource) InventoryNumbers() []string {
+	var out []string
+	for i := range s.inventory() {
+		out = append(out, strconv.Itoa(i+1))
+	}
+	return out
 }
 
 func (s completionSource) TaskfileTasks(ctx context.Context) []string {

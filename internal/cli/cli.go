@@ -1,9 +1,10 @@
 // Package cli holds the small contract every nuv command is written against: the I/O streams, the
 // command type the dispatcher runs, the logger, the error types that carry exit codes (named:
 // ExitUsage, ...), and one command plumbing: NewFlagSet and Parse (help to stdout, exit 0; a bad
-// flag is a usage error quoting the usage line, exit 2), Group for commands with subcommands (no
-// subcommand runs the documented default or prints the usage, exit 2; never a silent exit), and the
-// option structs for flags that recur (TimeoutOption, ClusterOption, OutputOption).
+// flag is a usage error naming the flag, with a suggestion or the accepted values, exit 2), Group
+// for commands with verbs (no verb or help: the group's help on stdout, exit 0; an unknown verb: a
+// usage error with a "did you mean", exit 2; errors prefixed `nuv GROUP VERB:`), and the option
+// structs for flags that recur (TimeoutOption, ClusterOption, OutputOption: -o table|wide|json|yaml).
 //
 // Command packages (internal/<area>/<area>cmd) hold the commands; domain packages hold none. Each
 // exports NewCommand() cli.Command, or NewCommands() []cli.Command when it holds several
@@ -49,8 +50,19 @@ type Command struct {
 	Name string
 	// Short is a one-line description shown in help.
 	Short string
-	// Run executes the command with the words after Name.
+	// Run executes the command with the words after Name (for a group: Group.Run).
 	Run func(ctx context.Context, env *Env, args []string) error
+	// Group is the command's verbs when it is a group (`nuv registry up|down|status`); help,
+	// completion and the convention test walk it.
+	Group *Group
+	// Args and FlagValues are the value kinds of a command without verbs (see Verb), for completion.
+	Args       []string
+	FlagValues map[string]string
+}
+
+// GroupCommand is the command that runs g.
+func GroupCommand(name string, g *Group) Command {
+	return Command{Name: name, Short: g.Short, Run: g.Run, Group: g}
 }
 
 // ExitError is an error that asks for a specific process exit code.

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -68,7 +67,10 @@ func TestParse(t *testing.T) {
 		{name: "short help", args: []string{"-h"}, done: true, out: "More words.\n"},
 		{name: "unknown flag: usage error with the usage line", args: []string{"--nope"}, code: ExitUsage,
 			errHas: "demo: unknown flag: --nope\nUsage: nuv demo [--timeout D] [--kubeconfig F]"},
-		{name: "bad value", args: []string{"--timeout", "soon"}, code: ExitUsage, errHas: `invalid argument "soon"`},
+		{name: "bad value names the flag and what it takes", args: []string{"--timeout", "soon"}, code: ExitUsage,
+			errHas: `demo: --timeout "soon": not a duration (for example 30s, 5m, 1h30m)`},
+		{name: "misspelt flag: did you mean", args: []string{"--timout", "5s"}, code: ExitUsage,
+			errHas: "demo: unknown flag: --timout (did you mean --timeout?)"},
 		{name: "zero timeout refused", args: []string{"--timeout", "0"}, validateErrHas: "--timeout 0s: must be positive"},
 	}
 	for _, tc := range cases {
@@ -104,79 +106,5 @@ func TestParse(t *testing.T) {
 				t.Fatalf("timeout %s kubeconfig %q (%v)", to.Timeout, co.Kubeconfig, verr)
 			}
 		})
-	}
-}
-
-func TestGroup(t *testing.T) {
-	ran := ""
-	sub := func(name string) func(context.Context, *Env, []string) error {
-		return func(_ context.Context, _ *Env, args []string) error {
-			ran = name + fmt.Sprint(args)
-			return nil
-		}
-	}
-	subs := map[string]func(context.Context, *Env, []string) error{"up": sub("up"), "down": sub("down")}
-	// The usage text starts with the usage line ("USAGE" here), which usage errors quote.
-	cases := []struct {
-		name        string
-		def         string
-		args        []string
-		code        int
-		ran         string
-		out, errOut string
-	}{
-		{name: "no arguments, no default: usage to stderr, exit 2", code: ExitUsage, errOut: "USAGE"},
-		{name: "no arguments runs the default", def: "down", ran: "down[]"},
-		{name: "help to stdout", args: []string{"--help"}, out: "USAGE"},
-		{name: "help word", args: []string{"help"}, out: "USAGE"},
-		{name: "a subcommand with its words", args: []string{"up", "-x", "y"}, ran: "up[-x y]"},
-		{name: "unknown subcommand", args: []string{"sideways"}, code: ExitUsage},
-		{name: "a flag where the subcommand belongs", args: []string{"--force"}, code: ExitUsage},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			ran = ""
-			var out, errb bytes.Buffer
-			env := &Env{Streams: Streams{Out: &out, Err: &errb}}
-			err := Group{Name: "nuv demo", Usage: "USAGE", Subs: subs, Default: tc.def}.Run(context.Background(), env, tc.args)
-			if ExitCode(err) != tc.code || ran != tc.ran || out.String() != tc.out || errb.String() != tc.errOut {
-				t.Fatalf("exit %d ran %q out %q err %q (%v)", ExitCode(err), ran, out.String(), errb.String(), err)
-			}
-			if tc.code == ExitUsage && (!strings.Contains(err.Error(), "down, up") || !strings.Contains(err.Error()+errb.String(), "USAGE")) {
-				t.Fatalf("usage error %q does not list the subcommands", err)
-			}
-		})
-	}
-}
-
-func TestOutputOption(t *testing.T) {
-	u := Usage{Line: "nuv demo [-o table|json]"}
-	for _, tc := range []struct {
-		args []string
-		want string
-		err  string
-	}{
-		{nil, "table", ""},
-		{[]string{"-o", "json"}, "json", ""},
-		{[]string{"--output=table"}, "table", ""},
-		{[]string{"--json"}, "json", ""},
-		{[]string{"-o", "yaml"}, "", `--output "yaml": not one of table, json`},
-	} {
-		fs := NewFlagSet("demo")
-		var o OutputOption
-		o.AddFlags(fs, "table", "json")
-		if err := fs.Parse(tc.args); err != nil {
-			t.Fatal(err)
-		}
-		err := o.Validate(u)
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) || ExitCode(err) != ExitUsage {
-				t.Errorf("%v: err %v", tc.args, err)
-			}
-			continue
-		}
-		if err != nil || o.Format != tc.want {
-			t.Errorf("%v: format %q, %v; want %q", tc.args, o.Format, err, tc.want)
-		}
 	}
 }

@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
@@ -21,22 +19,36 @@ const (
 )
 
 // Usage is the help of one command: Line is its usage line ("nuv operator [--dry-run] ..."),
-// Short a one-line summary, Long what follows the flags (may be "").
+// Short a one-line summary, Long what follows the flags (may be ""), Examples command lines shown
+// last (one a line; may be "").
 type Usage struct {
-	Line, Short, Long string
+	Line, Short, Long, Examples string
 }
 
-// Print writes the help: summary, usage line, flags, long text.
+// Print writes the help in nuv's one layout: summary, usage, flags, long text, examples.
 func (u Usage) Print(w io.Writer, fs *pflag.FlagSet) {
 	if u.Short != "" {
 		fmt.Fprintf(w, "%s\n\n", u.Short)
 	}
 	fmt.Fprintf(w, "Usage: %s\n", u.Line)
-	if fs != nil && fs.HasFlags() {
+	if fs != nil && fs.HasAvailableFlags() {
 		fmt.Fprintf(w, "\nFlags:\n%s", fs.FlagUsages())
 	}
 	if u.Long != "" {
 		fmt.Fprintf(w, "\n%s\n", strings.TrimRight(u.Long, "\n"))
+	}
+	printExamples(w, u.Examples)
+}
+
+// printExamples writes the Examples section: each line indented by two spaces.
+func printExamples(w io.Writer, examples string) {
+	examples = strings.Trim(examples, "\n")
+	if examples == "" {
+		return
+	}
+	fmt.Fprintln(w, "\nExamples:")
+	for _, l := range strings.Split(examples, "\n") {
+		fmt.Fprintf(w, "  %s\n", strings.TrimSpace(l))
 	}
 }
 
@@ -57,16 +69,28 @@ func NewFlagSet(name string) *pflag.FlagSet {
 
 // Parse parses args into fs, the one way nuv's commands read their flags. -h/--help prints the
 // help to stdout and reports done (the command then returns nil: exit 0). A bad flag is a usage
-// error naming the command and quoting its usage line (exit 2).
+// error naming the command and the flag, with the closest known flag for a misspelt one and the
+// accepted values for a bad value, and quoting the usage line (exit 2). A deprecated flag that was
+// used prints one warning line to stderr.
 func Parse(env *Env, fs *pflag.FlagSet, u Usage, args []string) (done bool, err error) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			u.Print(env.Out, fs)
 			return true, nil
 		}
-		return false, u.Errorf("%s: %v", fs.Name(), err)
+		return false, u.Errorf("%s: %s", fs.Name(), FlagError(fs, err))
 	}
+	warnDeprecated(env, fs)
 	return false, nil
+}
+
+// warnDeprecated prints one warning line for each deprecated flag that was set.
+func warnDeprecated(env *Env, fs *pflag.FlagSet) {
+	fs.Visit(func(f *pflag.Flag) {
+		if f.Deprecated != "" && env != nil && env.Err != nil {
+			fmt.Fprintf(env.Err, "warning: --%s is deprecated: %s\n", f.Name, f.Deprecated)
+		}
+	})
 }
 
 // NoArgs is a usage error when a command that takes no arguments got some.
@@ -75,56 +99,6 @@ func NoArgs(fs *pflag.FlagSet, u Usage) error {
 		return u.Errorf("%s: unexpected arguments: %s", fs.Name(), strings.Join(fs.Args(), " "))
 	}
 	return nil
-}
-
-// Group is a command with subcommands (`nuv registry up|down|status`).
-type Group struct {
-	// Name is the command line up to the subcommand ("nuv registry").
-	Name string
-	// Usage is the group's help text (usage line, subcommands, environment).
-	Usage string
-	// Subs runs each subcommand with the words after it.
-	Subs map[string]func(ctx context.Context, env *Env, args []string) error
-	// Default is the subcommand run when none is given; "" makes that a usage error that prints
-	// the usage (exit 2). A group never exits silently.
-	Default string
-}
-
-// Run dispatches args: no words runs Default (or prints the usage to stderr, exit 2); -h, --help
-// and help print the usage to stdout (exit 0); an unknown subcommand (or a flag where the
-// subcommand belongs) is a usage error listing the known ones and quoting the usage line.
-func (g Group) Run(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 {
-		if g.Default != "" {
-			return g.Subs[g.Default](ctx, env, nil)
-		}
-		fmt.Fprint(env.Err, g.Usage)
-		return Usagef("%s: missing subcommand (%s)", g.Name, g.names())
-	}
-	switch args[0] {
-	case "-h", "--help", "help":
-		fmt.Fprint(env.Out, g.Usage)
-		return nil
-	}
-	if run, ok := g.Subs[args[0]]; ok {
-		return run(ctx, env, args[1:])
-	}
-	return Usagef("%s: unknown subcommand %q (%s; `%s --help`)\n%s", g.Name, args[0], g.names(), g.Name, g.usageLine())
-}
-
-// usageLine is the first line of the group's usage text.
-func (g Group) usageLine() string {
-	line, _, _ := strings.Cut(strings.TrimSpace(g.Usage), "\n")
-	return line
-}
-
-func (g Group) names() string {
-	var n []string
-	for k := range g.Subs {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return strings.Join(n, ", ")
 }
 
 // TimeoutOption is the --timeout flag commands share: a bound on each wait.
@@ -154,32 +128,4 @@ type ClusterOption struct {
 // AddFlags defines --kubeconfig.
 func (o *ClusterOption) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: NUV_CLUSTER, the project's selection, else KUBECONFIG)")
-}
-
-// OutputOption is the output format commands share: -o/--output FORMAT among the formats a command
-// offers (the first is the default), and --json as the short way to say -o json.
-type OutputOption struct {
-	Format  string
-	json    bool
-	formats []string
-}
-
-// AddFlags defines -o/--output and --json; formats are the accepted values, the first the default.
-func (o *OutputOption) AddFlags(fs *pflag.FlagSet, formats ...string) {
-	o.formats = formats
-	fs.StringVarP(&o.Format, "output", "o", formats[0], "output format: "+strings.Join(formats, " or "))
-	fs.BoolVar(&o.json, "json", false, "print JSON (same as -o json)")
-}
-
-// Validate resolves --json and refuses a format the command does not offer.
-func (o *OutputOption) Validate(u Usage) error {
-	if o.json {
-		o.Format = "json"
-	}
-	for _, f := range o.formats {
-		if f == o.Format {
-			return nil
-		}
-	}
-	return u.Errorf("--output %q: not one of %s", o.Format, strings.Join(o.formats, ", "))
 }

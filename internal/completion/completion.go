@@ -3,9 +3,10 @@
 // the way cobra-based CLIs such as kubectl and kind do it), so what is offered always matches the
 // binary, the bundle actually loaded (plugins included), the project's clusters and its Taskfile.
 //
-// Built-in commands describe themselves only through their help, so their subcommands and flags are
-// read from the help they print (`nuv CMD --help`, `nuv CMD SUB --help`, run in-process): pflag's
-// flag listing and the indented subcommand list of a command group.
+// Built-in commands are completed from the same command tree their help is printed from
+// (cli.Command and cli.Group): a group's verbs, the value kind of each positional argument and
+// flag (providers from the provider registry, stacks and add-ons from the add-ons index, clusters,
+// the inventory); flags are read from the help each verb prints from its own flag set.
 package completion
 
 import (
@@ -14,6 +15,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/nuv-dev/nuv/internal/cli"
 )
 
 // Source is what completion asks nuv about. Each method answers from nuv's real state; errors are
@@ -28,10 +31,12 @@ type Source interface {
 	// BundleTasks lists every task of the loaded bundle and its plugins as the words after `nuv`
 	// ("local create"), leaving out those hidden by a built-in command.
 	BundleTasks(ctx context.Context) [][]string
-	// LocalClusters are the names of nuv's local clusters (`nuv cluster list`).
-	LocalClusters() []string
-	// Inventory are the names of the project's clusters (clusters/*.kubeconfig).
-	Inventory() []string
+	// Tree is the built-in command tree, the one help is printed from.
+	Tree() []cli.Command
+	// Values are the values of a kind (cli.ValProvider, cli.ValStack, ...; see package cli).
+	Values(ctx context.Context, kind string) []string
+	// InventoryNumbers are the numbers `nuv kube list` shows for the project's clusters (1, 2, ...).
+	InventoryNumbers() []string
 	// TaskfileTasks are the tasks of the project's Taskfile (`task --list-all`).
 	TaskfileTasks(ctx context.Context) []string
 }
@@ -90,81 +95,73 @@ func nuv(ctx context.Context, src Source, args []string, cur string) []string {
 	return bundle(ctx, src, args, cur)
 }
 
-// command completes the words after a built-in command.
+// command completes the words after a built-in command, from the command tree.
 func command(ctx context.Context, src Source, args []string, cur string) []string {
-	first := args[0]
-	if first == "completion" {
-		if len(args) == 1 {
-			return Shells
+	var c *cli.Command
+	for _, t := range src.Tree() {
+		if t.Name == args[0] {
+			t := t
+			c = &t
 		}
+	}
+	if c == nil {
 		return nil
 	}
-	help := src.Help(ctx, first)
-	subs := Subcommands(help)
-	if prev := args[len(args)-1]; strings.HasPrefix(prev, "--") && !strings.Contains(prev, "=") {
-		if v, ok := flagValues(src, first, prev); ok {
-			return v
+	helpArgs := []string{c.Name}
+	kinds, variadic, flagKinds := c.Args, false, c.FlagValues
+	words := args[1:]
+	for g := c.Group; g != nil; {
+		if len(words) == 0 {
+			if strings.HasPrefix(cur, "-") {
+				return Flags(src.Help(ctx, helpArgs...))
+			}
+			return g.VerbNames()
+		}
+		verb := g.Lookup(words[0])
+		if verb == nil || verb.Hidden {
+			return nil
+		}
+		helpArgs = append(helpArgs, words[0])
+		kinds, variadic, flagKinds = verb.Args, verb.Variadic, verb.FlagValues
+		words, g = words[1:], verb.Sub
+	}
+	if prev := args[len(args)-1]; len(args) > len(helpArgs) && strings.HasPrefix(prev, "--") && !strings.Contains(prev, "=") {
+		if kind, ok := flagKinds[strings.TrimPrefix(prev, "--")]; ok {
+			return src.Values(ctx, kind)
+		}
+		if prev == "--kubeconfig" {
+			return nil // a file: the shell's default completion
 		}
 	}
-	// `nuv all-kubes [flags] -- TARGET`: the target is a built-in command, a tool or a Taskfile task
-	if first == "all-kubes" {
-		if i := index(args, "--"); i >= 0 {
-			if i == len(args)-1 {
-				return append(append(append([]string{}, src.Commands()...), dashed(src.Tools())...), src.TaskfileTasks(ctx)...)
+	// `nuv all-kubes [flags] -- TARGET`: after --, the target
+	if len(kinds) > 0 && kinds[0] == cli.ValCommand {
+		if i := index(words, "--"); i >= 0 {
+			if i == len(words)-1 {
+				return src.Values(ctx, cli.ValCommand)
 			}
 			return nil
 		}
-	}
-	if len(subs) == 0 {
 		if strings.HasPrefix(cur, "-") {
-			return Flags(help)
+			return Flags(src.Help(ctx, helpArgs...))
 		}
-		return nil
-	}
-	if len(args) == 1 {
-		if strings.HasPrefix(cur, "-") {
-			return Flags(help)
-		}
-		return subs
-	}
-	sub := args[1]
-	if !contains(subs, sub) {
 		return nil
 	}
 	if strings.HasPrefix(cur, "-") {
-		return Flags(src.Help(ctx, first, sub))
+		return Flags(src.Help(ctx, helpArgs...))
 	}
-	positional := 0 // words after the subcommand that are not flags
-	for _, a := range args[2:] {
+	positional := 0 // words that are not flags
+	for _, a := range words {
 		if !strings.HasPrefix(a, "-") {
 			positional++
 		}
 	}
 	switch {
-	case first == "cluster" && sub == "create" && positional == 0:
-		return []string{"local"}
-	case first == "cluster" && contains([]string{"status", "stop", "start", "delete", "logs", "kubeconfig"}, sub):
-		if positional > 0 && !contains([]string{"stop", "start", "delete"}, sub) {
-			return nil // one cluster only (logs then takes a component)
-		}
-		return src.LocalClusters()
-	case first == "kube" && contains([]string{"use", "detect", "watch"}, sub) && positional == 0:
-		return src.Inventory()
+	case positional < len(kinds):
+		return src.Values(ctx, kinds[positional])
+	case variadic && len(kinds) > 0:
+		return src.Values(ctx, kinds[len(kinds)-1])
 	}
 	return nil
-}
-
-// flagValues completes the value of a flag that names clusters.
-func flagValues(src Source, cmd, flag string) ([]string, bool) {
-	switch {
-	case cmd == "all-kubes" && (flag == "--only" || flag == "--exclude"):
-		return src.Inventory(), true
-	case cmd == "up" && flag == "--cluster":
-		return src.LocalClusters(), true
-	case flag == "--kubeconfig":
-		return nil, true // a file: the shell's default completion
-	}
-	return nil, false
 }
 
 // bundle completes a command line that walks the task bundle: the next folder or task name.
@@ -188,6 +185,14 @@ func taskfile(ctx context.Context, src Source, args []string, cur string) []stri
 	}
 	if len(args) > 0 && contains([]string{"--dir", "-d", "--taskfile", "-t", "--output", "-o"}, args[len(args)-1]) {
 		return nil
+	}
+	// `task use N=` (and detect, watch): the numbers `nuv kube list` shows
+	if strings.HasPrefix(cur, "N=") && len(args) > 0 && contains([]string{"use", "detect", "watch"}, args[len(args)-1]) {
+		var out []string
+		for _, n := range src.InventoryNumbers() {
+			out = append(out, "N="+n)
+		}
+		return out
 	}
 	return src.TaskfileTasks(ctx)
 }

@@ -5,15 +5,10 @@ package addonscmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
-
-	"github.com/spf13/pflag"
 
 	"github.com/nuv-dev/nuv/internal/addons"
 	"github.com/nuv-dev/nuv/internal/cli"
@@ -23,29 +18,36 @@ import (
 // DefaultTimeout bounds the readiness wait of each add-on.
 const DefaultTimeout = 5 * time.Minute
 
-const usage = `nuv addons: the add-ons of the project's index on the selected cluster
+// verbs of `nuv addons`, in help order, with their usage lines.
+var verbs = []struct{ name, line, short string }{
+	{"list", "nuv addons list [-o table|wide|json|yaml] [--index FILE]", "the index's add-ons and stacks (no cluster needed)"},
+	{"plan", "nuv addons plan [--only NAME]... [--stack NAME]... [flags]", "per add-on: install, upgrade (old -> new), unchanged, remove, skipped (why)"},
+	{"apply", "nuv addons apply [--only NAME]... [--stack NAME]... [flags]", "apply the plan: server-side apply in dependency order, wait, prune, record"},
+	{"remove", "nuv addons remove --only NAME...|--stack NAME...|--all [flags]", "delete add-ons (their CRDs only when prune.crds says so)"},
+	{"status", "nuv addons status [-o table|wide|json|yaml] [flags]", "what the cluster has installed (recorded in the cluster), and readiness"},
+}
 
-Usage:
-  nuv addons list                  the index's add-ons and stacks (no cluster needed)
-  nuv addons plan   [selection]    per add-on: install, upgrade (old -> new), unchanged, remove, skipped (why)
-  nuv addons apply  [selection]    apply the plan: server-side apply in dependency order, wait, prune, record
-  nuv addons remove [selection | --all]   delete add-ons (their CRDs only when prune.crds says so)
-  nuv addons status                what the cluster has installed (recorded in the cluster), and readiness
-
-Selection: --only NAME (repeatable; dependencies come along), --stack NAME. Without one, plan and
+const selection = `Selection: --only NAME (repeatable; dependencies come along), --stack NAME. Without one, plan and
 apply take the root index file's add-ons and remove the installed ones the index no longer defines.
-On every cluster: nuv all-kubes -- addons apply (or task all-kubes -- addons:apply).
-
-Flags:
-`
+On every cluster: nuv all-kubes -- addons apply (or task all-kubes -- addons:apply).`
 
 // NewCommand returns `nuv addons`.
 func NewCommand() cli.Command {
-	return cli.Command{
-		Name:  "addons",
-		Short: "add-ons and stacks (cert-manager, ingress, metrics, ...): list, plan, apply, remove, status",
-		Run:   run,
+	g := &cli.Group{
+		Name:     "nuv addons",
+		Short:    "add-ons and stacks (cert-manager, ingress, metrics, ...): list, plan, apply, remove, status",
+		Long:     "The add-ons of the project's index (" + addons.DefaultIndex + ") on the selected cluster.\n\n" + selection,
+		Examples: "nuv addons list\nnuv addons plan --stack observability\nnuv addons apply --only cert-manager\nnuv addons remove --all",
 	}
+	for _, v := range verbs {
+		v := v
+		verb := cli.Verb{Name: v.name, Short: v.short, FlagValues: map[string]string{"stack": cli.ValStack, "only": cli.ValAddon},
+			Run: func(ctx context.Context, env *cli.Env, args []string) error {
+				return run(ctx, env, v.name, cli.Usage{Line: v.line, Short: v.short, Long: selection}, args)
+			}}
+		g.Verbs = append(g.Verbs, verb)
+	}
+	return cli.GroupCommand("addons", g)
 }
 
 type flags struct {
@@ -53,51 +55,40 @@ type flags struct {
 	only, stacks                []string
 	all                         bool
 	timeout                     time.Duration
+	output                      cli.OutputOption
 }
 
-func run(ctx context.Context, env *cli.Env, args []string) error {
-	fs := pflag.NewFlagSet("addons", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+func run(ctx context.Context, env *cli.Env, verb string, u cli.Usage, args []string) error {
+	fs := cli.NewFlagSet("addons " + verb)
 	var f flags
 	fs.StringVar(&f.index, "index", "", "the add-ons index (default $NUV_ADDONS_INDEX, else <project>/"+addons.DefaultIndex+")")
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: the project's selected cluster)")
 	fs.StringVar(&f.kubeType, "type", "", "cluster type for selectors (default: the selection's or detected)")
 	fs.StringSliceVar(&f.only, "only", nil, "act on this add-on (and its dependencies); repeatable, or comma-separated")
 	fs.StringSliceVar(&f.stacks, "stack", nil, "act on the add-ons of this stack; repeatable, or comma-separated")
-	fs.BoolVar(&f.all, "all", false, "remove: every installed add-on")
+	if verb == "remove" {
+		fs.BoolVar(&f.all, "all", false, "remove every installed add-on")
+	}
 	fs.DurationVar(&f.timeout, "timeout", DefaultTimeout, "bound of each add-on's readiness wait (and of each removal)")
-	help := func() { fmt.Fprint(env.Out, usage+fs.FlagUsages()) }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			help()
-			return nil
-		}
-		return cli.Usagef("addons: %v\nUsage: nuv addons list|plan|apply|remove|status [flags] (nuv addons --help)", err)
+	if verb == "list" || verb == "status" {
+		f.output.AddFlags(fs)
 	}
-	words := fs.Args()
-	if len(words) == 0 {
-		fmt.Fprint(env.Err, usage+fs.FlagUsages())
-		return cli.Usagef("addons: name a verb (list, plan, apply, remove, status)")
+	if done, err := cli.Parse(env, fs, u, args); done || err != nil {
+		return err
 	}
-	if len(words) > 1 {
-		return cli.Usagef("addons %s: unexpected arguments %s", words[0], strings.Join(words[1:], " "))
+	if err := cli.NoArgs(fs, u); err != nil {
+		return err
+	}
+	if err := f.output.Validate(u); err != nil {
+		return err
 	}
 	if f.timeout <= 0 {
-		return cli.Usagef("addons: --timeout must be positive")
-	}
-	project := paths.Project(env.Getenv, env.Dir)
-	verb := words[0]
-	switch verb {
-	case "list", "plan", "apply", "remove", "status":
-	default:
-		return cli.Usagef("addons: unknown verb %q (list, plan, apply, remove, status)", verb)
-	}
-	if f.all && verb != "remove" {
-		return cli.Usagef("addons %s: --all is for remove", verb)
+		return u.Errorf("--timeout %s: must be positive", f.timeout)
 	}
 	if verb == "remove" && len(f.only) == 0 && len(f.stacks) == 0 && !f.all {
-		return cli.Usagef("addons remove: name what to remove: --only NAME, --stack NAME or --all")
+		return u.Errorf("name what to remove: --only NAME, --stack NAME or --all")
 	}
+	project := paths.Project(env.Getenv, env.Dir)
 	idxPath := indexPath(f.index, project, env)
 	var idx *addons.Index
 	var err error
@@ -112,6 +103,9 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 		}
 	}
 	if verb == "list" {
+		if ok, err := f.output.Write(env.Out, listView(idx)); ok {
+			return err
+		}
 		addons.PrintList(env.Out, idx)
 		return nil
 	}
@@ -140,7 +134,7 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 		names := f.only
 		for _, st := range f.stacks {
 			if idx == nil || idx.Stack(st) == nil {
-				return fmt.Errorf("addons remove: no stack %q in %s", st, idxPath)
+				return fmt.Errorf("no stack %q in %s", st, idxPath)
 			}
 			names = append(names, idx.Stack(st).Addons...)
 		}
@@ -148,6 +142,9 @@ func run(ctx context.Context, env *cli.Env, args []string) error {
 	default: // status
 		sts, err := addons.Status(ctx, t, idx)
 		if err != nil {
+			return err
+		}
+		if ok, err := f.output.Write(env.Out, map[string]any{"cluster": t.Name, "addons": sts}); ok {
 			return err
 		}
 		addons.PrintStatus(env.Out, t.Name, sts)
@@ -182,4 +179,37 @@ func cacheDir(getenv func(string) string) string {
 		return filepath.Join(h, ".cache", "nuv", "addons")
 	}
 	return ""
+}
+
+// listView is what `nuv addons list -o json|yaml` prints: the index's add-ons and stacks.
+func listView(idx *addons.Index) any {
+	type addon struct {
+		Name      string   `json:"name"`
+		Version   string   `json:"version,omitempty"`
+		Namespace string   `json:"namespace,omitempty"`
+		DependsOn []string `json:"dependsOn,omitempty"`
+		Source    string   `json:"source"`
+		Default   bool     `json:"default"`
+	}
+	type stack struct {
+		Name        string   `json:"name"`
+		Addons      []string `json:"addons"`
+		Description string   `json:"description,omitempty"`
+	}
+	def := map[string]bool{}
+	for _, n := range idx.Default {
+		def[n] = true
+	}
+	v := struct {
+		Index  string  `json:"index"`
+		Addons []addon `json:"addons"`
+		Stacks []stack `json:"stacks"`
+	}{Index: idx.File, Addons: []addon{}, Stacks: []stack{}}
+	for _, a := range idx.Addons {
+		v.Addons = append(v.Addons, addon{a.Name, a.Version, a.Namespace, a.DependsOn, a.SourceString(), def[a.Name]})
+	}
+	for _, s := range idx.Stacks {
+		v.Stacks = append(v.Stacks, stack{s.Name, s.Addons, s.Description})
+	}
+	return v
 }

@@ -31,14 +31,17 @@ func TestCommandLine(t *testing.T) {
 		out, err string
 	}{
 		{args: []string{"--help"}, out: "nuv addons list"},
-		{args: nil, code: 2, out: "Selection: --only NAME", err: "name a verb"},
+		{args: nil, out: "Selection: --only NAME"},
+		{args: []string{"aply"}, code: 2, err: `unknown verb "aply"; did you mean "apply"?`},
+		{args: []string{"list", "-o", "json"}, out: `"name": "a"`},
+		{args: []string{"list", "-o", "xml"}, code: 2, err: `--output "xml": accepted values: table, wide, json, yaml`},
 		{args: []string{"list"}, out: "a                    1"},
 		{args: []string{"list", "--index", bad}, code: 1, err: "bad.yaml:6: spec.addons[0].colour: unknown field (valid: name, namespace"},
 		{args: []string{"frobnicate"}, code: 2, err: `unknown verb "frobnicate"`},
-		{args: []string{"plan", "--all"}, code: 2, err: "--all is for remove"},
+		{args: []string{"plan", "--all"}, code: 2, err: "unknown flag: --all"},
 		{args: []string{"remove"}, code: 2, err: "--only NAME, --stack NAME or --all"},
-		{args: []string{"plan", "extra"}, code: 2, err: "unexpected arguments extra"},
-		{args: []string{"apply", "--timeout", "0s"}, code: 2, err: "--timeout must be positive"},
+		{args: []string{"plan", "extra"}, code: 2, err: "unexpected arguments: extra"},
+		{args: []string{"apply", "--timeout", "0s"}, code: 2, err: "--timeout 0s: must be positive"},
 		{args: []string{"plan"}, code: 1, err: "no cluster selected"},
 		{args: []string{"list", "--index", "nope.yaml"}, code: 1, err: "nope.yaml does not exist"},
 	}

@@ -28,7 +28,10 @@ How <target> is resolved:
   a nuv built-in command (dtest, itest, utest, test, operator, ...)  nuv <target> [args]
   a word starting with "-" (a tool, e.g. -task)                       nuv <target> [args]
   anything else, or any target with --task                           nuv -task <target> [args]
-                                                                     (a task of the project Taskfile)`,
+                                                                     (a task of the project Taskfile)
+
+Without arguments it prints this help.`,
+	Examples: "nuv all-kubes -- dtest\nnuv all-kubes --only dev,kind-1 --retries 1 -- itest\nnuv all-kubes -- addons apply",
 }
 
 // NewCommand returns `nuv all-kubes`; isBuiltin tells whether a word is one of nuv's built-in
@@ -40,6 +43,8 @@ func NewCommand(isBuiltin func(string) bool) cli.Command {
 		Run: func(ctx context.Context, env *cli.Env, args []string) error {
 			return run(ctx, env, args, isBuiltin)
 		},
+		Args:       []string{cli.ValCommand},
+		FlagValues: map[string]string{"only": cli.ValInventory, "exclude": cli.ValInventory},
 	}
 }
 
@@ -65,7 +70,10 @@ func run(ctx context.Context, env *cli.Env, args []string, isBuiltin func(string
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
-		usage.Print(env.Err, fs)
+		if len(args) == 0 {
+			usage.Print(env.Out, fs) // nuv's one habit: no arguments, the help
+			return nil
+		}
 		return usage.Errorf("all-kubes: name a target, e.g. `nuv all-kubes -- dtest`")
 	}
 	if err := timeout.Validate(usage, true); err != nil {

@@ -17,7 +17,8 @@ func TestHelpNoArgumentsAndUsageErrors(t *testing.T) {
 		stdout, stderr, errHas string
 	}{
 		{[]string{"--help"}, 0, "Usage: nuv all-kubes [flags] -- <target> [args]", "", ""},
-		{nil, 2, "", "Usage: nuv all-kubes", "name a target"},
+		{nil, 0, "Usage: nuv all-kubes", "", ""},
+		{[]string{"--group"}, 2, "", "", "name a target"},
 		{[]string{"--parallel", "-1", "--", "dtest"}, 2, "", "", "use auto or a number"},
 		{[]string{"--timeout", "-1s", "--", "dtest"}, 2, "", "", "--timeout -1s: must be positive"},
 		{[]string{"--bogus", "--", "dtest"}, 2, "", "", "unknown flag: --bogus\nUsage: nuv all-kubes"},

@@ -2,7 +2,6 @@ package bundlecmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -38,11 +37,12 @@ type BundleInfo struct {
 	Name    string `json:"name,omitempty"`
 }
 
-const infoUsage = "Usage: nuv -info [--json]\n\nShow nuv's version, the bundle in use and where it was found, NUV_HOME, the project root, the\nmerged configuration (secret values as ***) and the selected cluster.\n"
+const infoUsage = "Usage: nuv -info [-o table|json|yaml]\n\nShow nuv's version, the bundle in use and where it was found, NUV_HOME, the project root, the\nmerged configuration (secret values as ***) and the selected cluster.\n"
 
 func infoTool(_ context.Context, s Setup, args []string) error {
 	fs := newFlags("-info")
-	asJSON := fs.Bool("json", false, "print JSON")
+	var output cli.OutputOption
+	output.AddFlags(fs, cli.FormatTable, cli.FormatJSON, cli.FormatYAML)
 	if done, err := parse(fs, s, infoUsage, args); done || err != nil {
 		return err
 	}
@@ -80,10 +80,11 @@ func infoTool(_ context.Context, s Setup, args []string) error {
 	if s.KubeBinaries != nil {
 		in.KubeBinaries = s.KubeBinaries()
 	}
-	if *asJSON {
-		enc := json.NewEncoder(s.Env.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(in)
+	if err := output.Validate(cli.Usage{}); err != nil {
+		return err
+	}
+	if ok, err := output.Write(s.Env.Out, in); ok {
+		return err
 	}
 	w := s.Env.Out
 	fmt.Fprintf(w, "version:  %s", in.Version)
@@ -131,11 +132,12 @@ func infoTool(_ context.Context, s Setup, args []string) error {
 	return nil
 }
 
-const tasksUsage = "Usage: nuv -tasks [--json]\n\nList every task of the bundle and its plugins as the command line that runs it.\n"
+const tasksUsage = "Usage: nuv -tasks [-o table|wide|json|yaml]\n\nList every task of the bundle and its plugins as the command line that runs it.\n"
 
 func tasksTool(_ context.Context, s Setup, args []string) error {
 	fs := newFlags("-tasks")
-	asJSON := fs.Bool("json", false, "print JSON")
+	var output cli.OutputOption
+	output.AddFlags(fs)
 	if done, err := parse(fs, s, tasksUsage, args); done || err != nil {
 		return err
 	}
@@ -147,13 +149,14 @@ func tasksTool(_ context.Context, s Setup, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		enc := json.NewEncoder(s.Env.Out)
-		enc.SetIndent("", "  ")
-		if lines == nil {
-			lines = []bundle.TaskLine{}
-		}
-		return enc.Encode(lines)
+	if err := output.Validate(cli.Usage{}); err != nil {
+		return err
+	}
+	if lines == nil {
+		lines = []bundle.TaskLine{}
+	}
+	if ok, err := output.Write(s.Env.Out, lines); ok {
+		return err
 	}
 	tw := tabwriter.NewWriter(s.Env.Out, 0, 4, 2, ' ', 0)
 	for _, l := range lines {

@@ -2,8 +2,7 @@ package bundlecmd
 
 import (
 	"context"
-	"fmt"
-	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -30,22 +29,13 @@ func Tools(setup func(*cli.Env) Setup) []cli.Command {
 }
 
 // newFlags returns a flag set whose errors are usage errors and whose -h prints usage.
-func newFlags(name string) *pflag.FlagSet {
-	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.BoolP("help", "h", false, "show usage")
-	return fs
-}
+func newFlags(name string) *pflag.FlagSet { return cli.NewFlagSet("nuv " + name) }
 
+// parse parses a tool's flags the one way (cli.Parse): -h/--help prints usage (a "Usage: LINE\n\nLONG"
+// text) to stdout; a bad flag is a usage error naming it.
 func parse(fs *pflag.FlagSet, s Setup, usage string, args []string) (bool, error) {
-	if err := fs.Parse(args); err != nil {
-		return false, cli.Usagef("%s: %v\n%s", fs.Name(), err, usage)
-	}
-	if h, _ := fs.GetBool("help"); h {
-		fmt.Fprint(s.Env.Out, usage)
-		return true, nil
-	}
-	return false, nil
+	line, long, _ := strings.Cut(strings.TrimPrefix(usage, "Usage: "), "\n")
+	return cli.Parse(s.Env, fs, cli.Usage{Line: strings.TrimSpace(line), Long: strings.Trim(long, "\n")}, args)
 }
 
 // mask hides the value of a secret-looking key (or one listed in config `secrets`).

@@ -34,12 +34,12 @@ func TestInfoMasksSecretsAndReportsTheBundle(t *testing.T) {
 	if err := config.Save(config.Path(home), cfg); err != nil {
 		t.Fatal(err)
 	}
-	if err := runTool(t, s, "info", "--json"); err != nil {
+	if err := runTool(t, s, "info", "-o", "json"); err != nil {
 		t.Fatal(err)
 	}
 	var in Info
 	if err := json.Unmarshal(out.Bytes(), &in); err != nil {
-		t.Fatalf("-info --json: %v\n%s", err, out)
+		t.Fatalf("-info -o json: %v\n%s", err, out)
 	}
 	if in.Bundle == nil || in.Bundle.Source != "NUV_ROOT" || in.Bundle.Version != "9.9.9" || in.Home != home {
 		t.Errorf("-info bundle/home = %+v %s", in.Bundle, in.Home)

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sort"
 	"strconv"
@@ -28,7 +27,7 @@ import (
 
 // NewCommand returns the `nuv cluster` command.
 func NewCommand() cli.Command {
-	return cli.Command{Name: "cluster", Short: "create, plan, apply and manage test clusters (local, through providers)", Run: Run}
+	return cli.GroupCommand("cluster", group())
 }
 
 // ctx is what a subcommand gets: the environment and the providers.
@@ -61,41 +60,37 @@ func subcommands() []sub {
 }
 
 // Run executes `nuv cluster ARGS`.
-func Run(ctx context.Context, env *cli.Env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		if len(args) == 0 {
-			usage(env.Err)
-			return cli.Exit(cli.ExitUsage, nil)
-		}
-		usage(env.Out)
-		return nil
-	}
+func Run(ctx context.Context, env *cli.Env, args []string) error { return group().Run(ctx, env, args) }
+
+// group is `nuv cluster` on nuv's one group plumbing (cli.Group).
+func group() *cli.Group {
+	g := &cli.Group{Name: "nuv cluster", Short: "create, plan, apply and manage test clusters (local, through providers)",
+		Long: `Providers: local (etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok as
+processes on loopback), kind (real nodes: containers of docker, nerdctl or podman), and the
+clouds through their SDKs: eks, aks, gke (the real services, or nuv's emulators after
+` + "`eval \"$(nuv emulator env)\"`" + `). Specs: YAML ` + "`kind: Cluster`" + ` documents, by convention in clusters/specs/.
+State: records and locks in $NUV_HOME/state, or a shared store: NUV_STATE=kube:NAMESPACE@KUBECONFIG.`,
+		Examples: "nuv cluster create local\nnuv cluster plan -f clusters/specs/dev.yaml\nnuv cluster list -o json"}
 	for _, s := range subcommands() {
-		if s.name == args[0] {
+		s := s
+		v := cli.Verb{Name: s.name, Short: s.short, Run: func(ctx context.Context, env *cli.Env, args []string) error {
 			ps, err := providers.New(env)
 			if err != nil {
 				return err
 			}
-			return s.run(ctx, &cmdCtx{env: env, providers: ps}, args[1:])
+			return s.run(ctx, &cmdCtx{env: env, providers: ps}, args)
+		}}
+		switch s.name {
+		case "create":
+			v.Args = []string{cli.ValProvider}
+		case "stop", "start", "delete":
+			v.Args, v.Variadic = []string{cli.ValCluster}, true
+		case "status", "logs", "kubeconfig":
+			v.Args = []string{cli.ValCluster}
 		}
+		g.Verbs = append(g.Verbs, v)
 	}
-	usage(env.Err)
-	return cli.Usagef("unknown cluster command %q", args[0])
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "Usage: nuv cluster <command> [args]")
-	fmt.Fprintln(w)
-	for _, s := range subcommands() {
-		fmt.Fprintf(w, "  %-11s %s\n", s.name, s.short)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Providers: local (etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok as")
-	fmt.Fprintln(w, "processes on loopback), kind (real nodes: containers of docker, nerdctl or podman), and the")
-	fmt.Fprintln(w, "clouds through their SDKs: eks, aks, gke (the real services, or nuv's emulators after")
-	fmt.Fprintln(w, "`eval \"$(nuv emulator env)\"`). Specs: YAML `kind: Cluster` documents, by convention in clusters/specs/.")
-	fmt.Fprintln(w, "State: records and locks in $NUV_HOME/state, or a shared store: NUV_STATE=kube:NAMESPACE@KUBECONFIG.")
-	fmt.Fprintln(w, "`nuv cluster <command> -h` for flags.")
+	return g
 }
 
 // flagSet is a subcommand's flags with the env it prints help to (cli.Parse).

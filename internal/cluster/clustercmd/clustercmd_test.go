@@ -44,8 +44,9 @@ func TestBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no command", nil, 2, ""},
-		{"unknown command", []string{"frob"}, 2, `unknown cluster command "frob"`},
+		{"no verb: the help, exit 0", nil, 0, ""},
+		{"unknown command", []string{"frob"}, 2, `unknown verb "frob"`},
+		{"misspelt verb", []string{"crate"}, 2, `unknown verb "crate"; did you mean "create"?`},
 		{"no provider", []string{"create"}, 2, "name a provider (valid: "},
 		{"unknown provider", []string{"create", "kind2"}, 2, `unknown provider "kind2" (valid: `},
 		{"unknown flavor", []string{"create", "local", "--flavor", "foo"}, 2, `unknown flavor "foo" (valid: aks, eks, generic, gke, k3s, kind, lks, m8s, osh)`},

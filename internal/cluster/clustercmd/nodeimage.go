@@ -3,6 +3,7 @@ package clustercmd
 import (
 	"context"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/nuv-dev/nuv/internal/cli"
@@ -15,9 +16,10 @@ import (
 // with each stage's time; progress on stderr.
 func runNodeImage(ctx context.Context, c *cmdCtx, args []string) error {
 	if len(args) == 0 || args[0] != "build" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fs := flags(c.env, "node-image")
-			return parse(fs, args)
+		if len(args) > 0 && strings.HasPrefix(args[0], "-") { // help, or a flag before the verb (named)
+			if err := parse(flags(c.env, "node-image"), args); err != nil {
+				return err
+			}
 		}
 		return cli.Usagef("nuv cluster node-image: want `build` (nuv cluster node-image build [--version V] [--load] [--push REF])")
 	}

@@ -3,22 +3,16 @@ package gke
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/spf13/pflag"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 )
 
-const tokenUsage = `Usage: nuv -gke-token
-
-Prints an ExecCredential (client.authentication.k8s.io/v1beta1) holding a Google access token from
+var tokenUsage = cli.Usage{Line: "nuv -gke-token", Short: "print a GKE access token as an ExecCredential", Long: `Prints an ExecCredential (client.authentication.k8s.io/v1beta1) holding a Google access token from
 Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud's application default
 credentials, or the metadata server), as gke-gcloud-auth-plugin does with gcloud's. GKE
-kubeconfigs nuv writes use it as their exec credential; the token is never written to disk.
-`
+kubeconfigs nuv writes use it as their exec credential; the token is never written to disk.`}
 
 // NewTokenTool is `nuv -gke-token`, the exec credential plugin of the GKE kubeconfigs nuv writes.
 func NewTokenTool() cli.Command {
@@ -26,17 +20,12 @@ func NewTokenTool() cli.Command {
 }
 
 func runToken(ctx context.Context, env *cli.Env, args []string) error {
-	fs := pflag.NewFlagSet("gke-token", pflag.ContinueOnError)
-	fs.SetOutput(env.Err)
-	fs.Usage = func() { fmt.Fprint(env.Err, tokenUsage) }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil
-		}
-		return cli.Usagef("nuv -gke-token: %v", err)
+	fs := cli.NewFlagSet("nuv -gke-token")
+	if done, err := cli.Parse(env, fs, tokenUsage, args); done || err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return cli.Usagef("nuv -gke-token: unexpected argument %q", fs.Arg(0))
+	if err := cli.NoArgs(fs, tokenUsage); err != nil {
+		return err
 	}
 	b, err := ExecCredential(ctx, env.Getenv)
 	if err != nil {

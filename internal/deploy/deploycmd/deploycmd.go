@@ -89,9 +89,13 @@ func NewCommands() []cli.Command {
 	vs := verbs()
 	cmds := make([]cli.Command, 0, len(vs))
 	for _, v := range vs {
-		cmds = append(cmds, cli.Command{Name: v.name, Short: v.usage.Short, Run: func(ctx context.Context, env *cli.Env, args []string) error {
+		c := cli.Command{Name: v.name, Short: v.usage.Short, Run: func(ctx context.Context, env *cli.Env, args []string) error {
 			return v.exec(ctx, env, args)
-		}})
+		}}
+		if v.name == "up" {
+			c.FlagValues = map[string]string{"cluster": cli.ValCluster}
+		}
+		cmds = append(cmds, c)
 	}
 	return cmds
 }

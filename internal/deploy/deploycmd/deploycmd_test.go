@@ -49,7 +49,7 @@ func TestCommandsHelpAndUsageErrors(t *testing.T) {
 		{"status", []string{"--dry-run"}, 2, "", "unknown flag: --dry-run\nUsage: nuv status [--kubeconfig F]"},
 		{"instance", []string{"extra"}, 2, "", "unexpected arguments: extra\nUsage: nuv instance"},
 		{"operator", []string{"--timeout", "0s"}, 2, "", "--timeout 0s: must be positive"},
-		{"operator", []string{"--timeout", "soon"}, 2, "", "invalid argument"},
+		{"operator", []string{"--timeout", "soon"}, 2, "", `--timeout "soon": not a duration`},
 		{"up", []string{"--kubeconfig", "x"}, 2, "", "unknown flag: --kubeconfig"},
 		{"status", nil, 1, "", "no cluster selected"},
 	} {

@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/emulator/azure"
 )
@@ -93,13 +91,12 @@ func (azureCloud) Env(ctx context.Context, env *cli.Env, home string) error {
 
 // serveAzureCmd is the detached process: `nuv emulator serve-azure --dir D --addr A [--delay D]`.
 func serveAzureCmd(ctx context.Context, env *cli.Env, args []string) error {
-	fs := pflag.NewFlagSet("emulator serve-azure", pflag.ContinueOnError)
-	fs.SetOutput(env.Err)
+	fs := cli.NewFlagSet("nuv emulator serve-azure")
 	dir := fs.String("dir", "", "state directory")
 	addr := fs.String("addr", "127.0.0.1:"+strconv.Itoa(azure.DefaultPort), "listen address (loopback)")
 	delay := fs.Duration("delay", 2*time.Second, "how long operations stay in progress")
-	if err := fs.Parse(args); err != nil {
-		return cli.Usagef("nuv emulator serve-azure: %v", err)
+	if done, err := cli.Parse(env, fs, cli.Usage{Line: "nuv emulator serve-azure --dir DIR [flags]", Short: "serve the Azure emulator in the foreground (what up starts detached)"}, args); done || err != nil {
+		return err
 	}
 	if *dir == "" {
 		return cli.Usagef("nuv emulator serve-azure: --dir is required")

@@ -5,7 +5,6 @@ package emulatorcmd
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/spf13/pflag"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/eksauth"
@@ -25,122 +23,106 @@ import (
 	"github.com/nuv-dev/nuv/internal/paths"
 )
 
-const usage = `Usage: nuv emulator up|down|status|env|faults
-
-The cloud emulators nuv runs on loopback, each on its own port: AWS (EKS, EC2, IAM and STS in
+const long = `The cloud emulators nuv runs on loopback, each on its own port: AWS (EKS, EC2, IAM and STS in
 AWS's own protocols, so the AWS SDKs and the aws CLI work against it), Azure Resource Manager
 (https, its own CA and Azure AD authority; managed clusters and agent pools) and GKE (the
 ClusterManager API in gRPC and REST, for the Go client and gcloud). Each cluster they create is a
 real local control plane. State persists under $NUV_HOME/emulator.
 
-  up       start them (detached) unless they run; prints the AWS endpoint ("status" shows all three)
-  down     stop them (state stays; the control planes of their clusters keep running)
-  status   print each one's endpoint and what it emulates (exit 1 when any of them does not run)
-  env      print the shell lines that point AWS and Google clients at them:  eval "$(nuv emulator env)"
-  faults   list injected faults; "faults add JSON" adds one (or a list), "faults clear" removes all
-           e.g. nuv emulator faults add '{"operation":"eks:CreateCluster","kind":"throttle","every":3}'
-           "faults --azure ..." the Azure emulator's, e.g. nuv emulator faults --azure add
-           '{"operation":"AgentPools_CreateOrUpdate","kind":"lro-failure","count":1}'
-           "faults gcp ..." does the same for the GKE emulator:
-           e.g. nuv emulator faults gcp add '{"method":"CreateNodePool","kind":"fail-operation"}'
-           "faults --cloud aws|azure|gcp ..." names any of them the same way
-
 Environment: NUV_EMULATOR_PORT (default 5002; 0 picks a free port), NUV_EMULATOR_DELAY (how long
 resources stay CREATING/DELETING, default 2s), NUV_EMULATOR_REGION (region of a new emulator,
 default us-east-1), NUV_AZURE_EMULATOR_PORT (default 5003), NUV_EMULATOR_GCP_PORT (default 5004;
 any free port when only NUV_EMULATOR_PORT is set), NUV_EMULATOR_GCP_PROJECT (project of a new GKE
-emulator, default nuv-emulator), NUV_HOME.
-`
+emulator, default nuv-emulator), NUV_HOME.`
+
+const faultsLong = `Without a verb (or with list) prints the injected faults; "add JSON" adds one (or a list);
+"clear" removes all. AWS's emulator by default; --cloud azure|gcp (or the older spellings
+--azure and a first word gcp) names another.`
 
 // NewCommand is `nuv emulator`.
 func NewCommand() cli.Command {
-	return cli.Command{Name: "emulator", Short: "the loopback cloud emulators: AWS, Azure, GKE (up|down|status|env|faults)", Run: run}
+	simple := func(verb, short string, do func(context.Context, *cli.Env, string) error) cli.Verb {
+		return cli.Verb{Name: verb, Short: short, Run: func(ctx context.Context, env *cli.Env, args []string) error {
+			u := cli.Usage{Line: "nuv emulator " + verb, Short: short, Long: long}
+			fs := cli.NewFlagSet("nuv emulator " + verb)
+			if done, err := cli.Parse(env, fs, u, args); done || err != nil {
+				return err
+			}
+			if err := cli.NoArgs(fs, u); err != nil {
+				return err
+			}
+			home, err := paths.EnsureHome(env.Getenv)
+			if err != nil {
+				return err
+			}
+			return do(ctx, env, home)
+		}}
+	}
+	return cli.GroupCommand("emulator", &cli.Group{
+		Name:  "nuv emulator",
+		Short: "the loopback cloud emulators: AWS, Azure, GKE (up|down|status|env|faults)",
+		Long:  long,
+		Examples: `nuv emulator up
+eval "$(nuv emulator env)"
+nuv emulator faults add '{"operation":"eks:CreateCluster","kind":"throttle","every":3}'
+nuv emulator faults --cloud azure add '{"operation":"AgentPools_CreateOrUpdate","kind":"lro-failure","count":1}'
+nuv emulator faults --cloud gcp add '{"method":"CreateNodePool","kind":"fail-operation"}'`,
+		Verbs: []cli.Verb{
+			simple("up", "start them (detached) unless they run; prints the AWS endpoint (status shows all three)", up),
+			simple("down", "stop them (state stays; the control planes of their clusters keep running)", down),
+			simple("status", "print each one's endpoint and what it emulates (exit 1 when any of them does not run)", status),
+			simple("env", `print the shell lines that point AWS and Google clients at them: eval "$(nuv emulator env)"`, envLines),
+			{Name: "faults", Short: "list, add (JSON) or clear the injected faults of an emulator", Run: faultsCmd},
+			{Name: "serve", Hidden: true, Short: "serve the AWS emulator in the foreground", Run: serveCmd},
+			{Name: "serve-azure", Hidden: true, Short: "serve the Azure emulator in the foreground", Run: serveAzureCmd},
+			{Name: "serve-gcp", Hidden: true, Short: "serve the GKE emulator in the foreground", Run: serveGCP},
+		},
+	})
 }
 
-func run(ctx context.Context, env *cli.Env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(env.Out, usage)
-		if len(args) == 0 {
-			return cli.Usagef("nuv emulator: missing subcommand (up, down, status, env or faults)")
+func up(ctx context.Context, env *cli.Env, home string) error {
+	for _, c := range clouds {
+		if err := c.Up(ctx, env, home); err != nil {
+			return err
 		}
-		return nil
 	}
-	sub, rest := args[0], args[1:]
-	switch sub {
-	case "up", "down", "status", "env", "faults", "serve", "serve-azure", "serve-gcp":
-	default:
-		fmt.Fprint(env.Err, usage)
-		return cli.Usagef("nuv emulator: unknown subcommand %q (up, down, status, env or faults)", sub)
-	}
-	if sub == "serve" {
-		return serveCmd(ctx, env, rest)
-	}
-	if sub == "serve-azure" {
-		return serveAzureCmd(ctx, env, rest)
-	}
-	if sub == "serve-gcp" {
-		return serveGCP(ctx, env, rest)
-	}
-	if sub == "faults" {
-		return faultsCmd(ctx, env, rest)
-	}
-	fs := pflag.NewFlagSet("emulator "+sub, pflag.ContinueOnError)
-	fs.SetOutput(env.Err)
-	fs.Usage = func() { fmt.Fprint(env.Err, usage) }
-	if err := fs.Parse(rest); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil
+	return nil
+}
+
+func down(ctx context.Context, env *cli.Env, home string) error {
+	for i := len(clouds) - 1; i >= 0; i-- {
+		if err := clouds[i].Down(ctx, env, home); err != nil {
+			return err
 		}
-		return cli.Usagef("nuv emulator %s: %v", sub, err)
 	}
-	if fs.NArg() > 0 {
-		return cli.Usagef("nuv emulator %s: unexpected argument %q", sub, fs.Arg(0))
+	return nil
+}
+
+// status prints every emulator's line, in the order up starts them; exit 1 when any of them does not run.
+func status(ctx context.Context, env *cli.Env, home string) error {
+	var stopped []string
+	for _, c := range clouds {
+		ok, err := c.Status(ctx, env.Out, home)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.Label(), err)
+		}
+		if !ok {
+			stopped = append(stopped, c.Name())
+		}
 	}
-	home, err := paths.EnsureHome(env.Getenv)
-	if err != nil {
-		return err
+	if len(stopped) > 0 {
+		return cli.Exit(1, nil)
 	}
-	switch sub {
-	case "up":
-		for _, c := range clouds {
-			if err := c.Up(ctx, env, home); err != nil {
-				return err
-			}
+	return nil
+}
+
+func envLines(ctx context.Context, env *cli.Env, home string) error {
+	for _, c := range clouds {
+		if err := c.Env(ctx, env, home); err != nil {
+			return err
 		}
-		return nil
-	case "down":
-		for i := len(clouds) - 1; i >= 0; i-- {
-			if err := clouds[i].Down(ctx, env, home); err != nil {
-				return err
-			}
-		}
-		return nil
-	case "status":
-		// Every emulator's line, in the order up starts them; exit 1 when any of them does not run.
-		var down []string
-		for _, c := range clouds {
-			ok, err := c.Status(ctx, env.Out, home)
-			if err != nil {
-				return fmt.Errorf("%s: %w", c.Label(), err)
-			}
-			if !ok {
-				down = append(down, c.Name())
-			}
-		}
-		if len(down) > 0 {
-			return cli.Exit(1, nil)
-		}
-		return nil
-	case "env":
-		for _, c := range clouds {
-			if err := c.Env(ctx, env, home); err != nil {
-				return err
-			}
-		}
-		return nil
 	}
-	fmt.Fprint(env.Err, usage)
-	return cli.Usagef("nuv emulator: unknown subcommand %q (up, down, status, env or faults)", sub)
+	return nil
 }
 
 // Port is NUV_EMULATOR_PORT or emulator.DefaultPort.
@@ -194,14 +176,13 @@ func childEnv(environ []string) []string {
 
 // serveCmd is the detached process: `nuv emulator serve --dir D --addr A [--delay D] [--region R]`.
 func serveCmd(ctx context.Context, env *cli.Env, args []string) error {
-	fs := pflag.NewFlagSet("emulator serve", pflag.ContinueOnError)
-	fs.SetOutput(env.Err)
+	fs := cli.NewFlagSet("nuv emulator serve")
 	dir := fs.String("dir", "", "state directory")
 	addr := fs.String("addr", "127.0.0.1:"+strconv.Itoa(emulator.DefaultPort), "listen address (loopback)")
 	delay := fs.Duration("delay", 2*time.Second, "how long resources stay in transitional statuses")
 	region := fs.String("region", emulator.DefaultRegion, "region of a new emulator")
-	if err := fs.Parse(args); err != nil {
-		return cli.Usagef("nuv emulator serve: %v", err)
+	if done, err := cli.Parse(env, fs, cli.Usage{Line: "nuv emulator serve --dir DIR [flags]", Short: "serve the AWS emulator in the foreground (what up starts detached)"}, args); done || err != nil {
+		return err
 	}
 	if *dir == "" {
 		return cli.Usagef("nuv emulator serve: --dir is required")
@@ -221,29 +202,27 @@ func serveCmd(ctx context.Context, env *cli.Env, args []string) error {
 // faultsCmd lists, adds or clears the faults of a running emulator: AWS's by default, another's
 // with --cloud aws|azure|gcp (or the older spellings --azure and gcp).
 func faultsCmd(ctx context.Context, env *cli.Env, args []string) error {
-	var c cloud = awsCloud{}
-	spelled := ""
-	switch {
-	case len(args) > 0 && args[0] == "--azure":
-		c, spelled, args = azureCloud{}, " --azure", args[1:]
-	case len(args) > 0 && args[0] == "gcp":
-		c, spelled, args = gcpCloud{}, " gcp", args[1:]
-	case len(args) > 0 && strings.HasPrefix(args[0], "--cloud="):
-		name := strings.TrimPrefix(args[0], "--cloud=")
-		var err error
-		if c, err = cloudNamed(name); err != nil {
-			return err
-		}
-		spelled, args = " --cloud "+name, args[1:]
-	case len(args) > 0 && args[0] == "--cloud":
-		if len(args) < 2 {
-			return cli.Usagef("nuv emulator faults: --cloud needs aws, azure or gcp")
-		}
-		var err error
-		if c, err = cloudNamed(args[1]); err != nil {
-			return err
-		}
-		spelled, args = " --cloud "+args[1], args[2:]
+	u := cli.Usage{Line: "nuv emulator faults [--cloud aws|azure|gcp] [list | add JSON | clear]",
+		Short: "list, add (JSON) or clear the injected faults of an emulator", Long: faultsLong,
+		Examples: `nuv emulator faults add '{"operation":"eks:CreateCluster","kind":"throttle","every":3}'
+nuv emulator faults --cloud gcp clear`}
+	fs := cli.NewFlagSet("nuv emulator faults")
+	var name string
+	cli.EnumVarP(fs, &name, "cloud", "", "aws", []string{"aws", "azure", "gcp"}, "the emulator whose faults these are")
+	azure := fs.Bool("azure", false, "the Azure emulator's (same as --cloud azure)")
+	if done, err := cli.Parse(env, fs, u, args); done || err != nil {
+		return err
+	}
+	args = fs.Args()
+	if *azure {
+		name = "azure"
+	}
+	if len(args) > 0 && args[0] == "gcp" {
+		name, args = "gcp", args[1:]
+	}
+	c, err := cloudNamed(name)
+	if err != nil {
+		return err
 	}
 	method, body := http.MethodGet, ""
 	switch {
@@ -253,7 +232,7 @@ func faultsCmd(ctx context.Context, env *cli.Env, args []string) error {
 	case len(args) == 1 && args[0] == "clear":
 		method = http.MethodDelete
 	default:
-		return cli.Usagef("nuv emulator faults%s: want no argument, list, add JSON or clear", spelled)
+		return u.Errorf("want no argument, list, add JSON or clear; got %q", strings.Join(args, " "))
 	}
 	home, err := paths.EnsureHome(env.Getenv)
 	if err != nil {
@@ -311,17 +290,12 @@ func NewTokenTool() cli.Command {
 }
 
 func runToken(ctx context.Context, env *cli.Env, args []string) error {
-	fs := pflag.NewFlagSet("eks-token", pflag.ContinueOnError)
-	fs.SetOutput(env.Err)
-	fs.Usage = func() { fmt.Fprint(env.Err, tokenUsage) }
+	fs := cli.NewFlagSet("nuv -eks-token")
 	clusterName := fs.String("cluster", "", "EKS cluster name (required)")
 	region := fs.String("region", "", "AWS region (default: AWS_REGION or the profile's)")
 	profile := fs.String("profile", "", "shared config profile (default: AWS_PROFILE or default)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil
-		}
-		return cli.Usagef("nuv -eks-token: %v", err)
+	if done, err := cli.Parse(env, fs, usageOf(tokenUsage, "print an EKS token as an ExecCredential"), args); done || err != nil {
+		return err
 	}
 	if *clusterName == "" {
 		return cli.Usagef("nuv -eks-token: --cluster is required")
@@ -350,4 +324,10 @@ func runToken(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	_, err = env.Out.Write(b)
 	return err
+}
+
+// usageOf turns a help text ("Usage: LINE\n\nLONG") into cli.Usage.
+func usageOf(text, short string) cli.Usage {
+	line, long, _ := strings.Cut(strings.TrimPrefix(text, "Usage: "), "\n")
+	return cli.Usage{Line: strings.TrimSpace(line), Short: short, Long: strings.Trim(long, "\n")}
 }

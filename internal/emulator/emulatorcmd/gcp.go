@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/gke"
 	"github.com/nuv-dev/nuv/internal/emulator"
@@ -99,14 +97,13 @@ func gcpProject(dir string) (string, error) {
 
 // serveGCP is the detached process: `nuv emulator serve-gcp --dir D --addr A [--delay D] [--project P]`.
 func serveGCP(ctx context.Context, env *cli.Env, args []string) error {
-	fs := pflag.NewFlagSet("emulator serve-gcp", pflag.ContinueOnError)
-	fs.SetOutput(env.Err)
+	fs := cli.NewFlagSet("nuv emulator serve-gcp")
 	dir := fs.String("dir", "", "state directory")
 	addr := fs.String("addr", "127.0.0.1:"+strconv.Itoa(gcp.DefaultPort), "listen address (loopback)")
 	delay := fs.Duration("delay", 2*time.Second, "how long operations run at least")
 	project := fs.String("project", gcp.DefaultProject, "project of a new emulator")
-	if err := fs.Parse(args); err != nil {
-		return cli.Usagef("nuv emulator serve-gcp: %v", err)
+	if done, err := cli.Parse(env, fs, cli.Usage{Line: "nuv emulator serve-gcp --dir DIR [flags]", Short: "serve the GKE emulator in the foreground (what up starts detached)"}, args); done || err != nil {
+		return err
 	}
 	if *dir == "" {
 		return cli.Usagef("nuv emulator serve-gcp: --dir is required")

@@ -6,7 +6,7 @@ package imagecmd
 import (
 	"context"
 	"errors"
-	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -17,59 +17,76 @@ import (
 	"github.com/nuv-dev/nuv/internal/paths"
 )
 
-const usage = `Usage: nuv image <command> [flags]
-
-Release engineering without a Docker daemon.
-
-Commands:
-  tag       create (or reuse) the release tag <P><BASETAG>.<YYMMDDhh> as an annotated git tag
-  build     build the multi-arch operator image into an OCI layout or archive
-  push      build and push the multi-arch image to MY_OPERATOR_IMAGE (build-and-push)
-  load      build and deliver the image to the selected cluster (build-and-load)
-  login     store registry credentials from the environment in ~/.docker/config.json (docker-login)
-  workload  build the reference workload's images from Debian packages (--load: into a kind cluster)
-
-Run 'nuv image <command> -h' for its flags.
-`
+// verbs are the verbs of `nuv image`, in help order.
+var verbs = []struct{ name, short string }{
+	{"tag", "create (or reuse) the release tag <P><BASETAG>.<YYMMDDhh> as an annotated git tag"},
+	{"build", "build the multi-arch operator image into an OCI layout or archive"},
+	{"push", "build and push the multi-arch image to MY_OPERATOR_IMAGE (build-and-push)"},
+	{"load", "build and deliver the image to the selected cluster (build-and-load)"},
+	{"login", "store registry credentials from the environment in ~/.docker/config.json (docker-login)"},
+	{"workload", "build the reference workload's images from Debian packages (--load: into a kind cluster)"},
+}
 
 // NewCommand returns `nuv image`.
 func NewCommand() cli.Command {
-	return cli.Command{Name: "image", Short: "tag, build, push and load the operator image (no Docker daemon)", Run: Run}
-}
-
-// Run dispatches `nuv image <sub> ...`. Variables the process environment lacks are read from the
-// project's .env (credentials, MY_OPERATOR_IMAGE, BASETAG, ...), as tasks see them.
-func Run(ctx context.Context, env *cli.Env, args []string) error {
-	env, err := withDotenv(env)
-	if err != nil {
-		return err
-	}
+	g := &cli.Group{Name: "nuv image", Short: "tag, build, push and load the operator image (no Docker daemon)",
+		Long: `Release engineering without a Docker daemon. Variables the process environment lacks are read
+from the project's .env (credentials, MY_OPERATOR_IMAGE, BASETAG, ...), as tasks see them.`,
+		Examples: "nuv image tag\nnuv image load\nnuv image push --platform linux/amd64,linux/arm64"}
 	build := func(m mode) func(context.Context, *cli.Env, []string) error {
 		return func(ctx context.Context, env *cli.Env, args []string) error { return runBuild(ctx, env, args, m) }
 	}
-	return cli.Group{Name: "nuv image", Usage: usage, Subs: map[string]func(context.Context, *cli.Env, []string) error{
+	runs := map[string]func(context.Context, *cli.Env, []string) error{
 		"tag": runTag, "build": build(modeBuild), "push": build(modePush), "load": build(modeLoad), "login": runLogin,
 		"workload": runWorkload,
-	}}.Run(ctx, env, args)
+	}
+	for _, v := range verbs {
+		run := runs[v.name]
+		g.Verbs = append(g.Verbs, cli.Verb{Name: v.name, Short: v.short, Run: func(ctx context.Context, env *cli.Env, args []string) error {
+			env, err := withDotenv(env)
+			if err != nil {
+				return err
+			}
+			return run(ctx, env, args)
+		}})
+	}
+	return cli.GroupCommand("image", g)
 }
 
-// parse parses flags; -h prints usage and returns errHelp.
-func parse(env *cli.Env, fs *pflag.FlagSet, cmdUsage string, args []string) error {
-	fs.SetOutput(env.Err)
-	fs.Usage = func() {
-		fmt.Fprint(env.Err, cmdUsage)
-		fmt.Fprint(env.Err, "\nFlags:\n"+fs.FlagUsages())
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return errHelp
+// Run dispatches `nuv image <verb> ...`.
+func Run(ctx context.Context, env *cli.Env, args []string) error {
+	return NewCommand().Run(ctx, env, args)
+}
+
+// usageOf turns a verb's help text ("Usage: LINE\n\nLONG") into cli.Usage with the verb's summary.
+func usageOf(fs *pflag.FlagSet, text string) cli.Usage {
+	line, long, _ := strings.Cut(strings.TrimPrefix(text, "Usage: "), "\n")
+	u := cli.Usage{Line: strings.TrimSpace(line), Long: strings.Trim(long, "\n")}
+	name := fs.Name()[strings.LastIndex(fs.Name(), " ")+1:]
+	for _, v := range verbs {
+		if v.name == name {
+			u.Short = v.short
 		}
-		return cli.Usagef("%s: %v", fs.Name(), err)
 	}
-	if fs.NArg() > 0 {
-		return cli.Usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+	return u
+}
+
+// parseArgs parses flags the one way (cli.Parse); -h prints the help and returns errHelp.
+func parseArgs(env *cli.Env, fs *pflag.FlagSet, cmdUsage string, args []string) error {
+	fs.SetOutput(io.Discard)
+	done, err := cli.Parse(env, fs, usageOf(fs, cmdUsage), args)
+	if done {
+		return errHelp
 	}
-	return nil
+	return err
+}
+
+// parse is parseArgs for a verb that takes no arguments.
+func parse(env *cli.Env, fs *pflag.FlagSet, cmdUsage string, args []string) error {
+	if err := parseArgs(env, fs, cmdUsage, args); err != nil {
+		return err
+	}
+	return cli.NoArgs(fs, usageOf(fs, cmdUsage))
 }
 
 var errHelp = errors.New("help")

@@ -41,17 +41,9 @@ func runWorkload(ctx context.Context, env *cli.Env, args []string) error {
 	fs := pflag.NewFlagSet("nuv image workload", pflag.ContinueOnError)
 	loadIt := fs.Bool("load", false, "load the images into the selected kind cluster's nodes")
 	pushTo := fs.String("push", "", "push the images under this repository prefix (REGISTRY[/PATH])")
-	fs.SetOutput(env.Err)
 	u := fmt.Sprintf(workloadUsage, strings.Join(debimage.WorkloadNames(), ", "))
-	fs.Usage = func() {
-		fmt.Fprint(env.Err, u)
-		fmt.Fprint(env.Err, "\nFlags:\n"+fs.FlagUsages())
-	}
-	if err := fs.Parse(args); err != nil {
-		if err == pflag.ErrHelp {
-			return nil
-		}
-		return cli.Usagef("nuv image workload: %v", err)
+	if err := parseArgs(env, fs, u, args); err != nil {
+		return helpOK(err)
 	}
 	specs := debimage.Workload()
 	project := paths.Project(env.Getenv, env.Dir)

@@ -4,7 +4,6 @@ package kubecmd
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -23,72 +22,73 @@ const EnvTimeout = "NUV_KUBE_TIMEOUT"
 
 // NewCommand returns `nuv kube`.
 func NewCommand() cli.Command {
-	return cli.Command{
-		Name:  "kube",
-		Short: "the clusters/ inventory: list, use N, env, detect, watch",
-		Run:   run,
-	}
+	return cli.GroupCommand("kube", group())
 }
 
-const usage = `Usage: nuv kube <subcommand> [flags]
+// verbs of `nuv kube`, in help order: usage line and summary.
+var verbs = []struct{ name, line, short string }{
+	{"list", "nuv kube list [--offline] [-o table|json] [--timeout D]", "every cluster, the selected one marked (*), with context, API server, type and reachability"},
+	{"use", "nuv kube use N|NAME [--offline] [--shell] [--global] | use --none [--shell]", "select a cluster for this project (.nuv/current); tasks get KUBECONFIG and KUBE for it"},
+	{"detect", "nuv kube detect [N|NAME]", "print the type of a cluster (default: the selected one)"},
+	{"env", "nuv kube env", "print the line that makes kubectl follow the project's selection: eval \"$(nuv kube env)\""},
+	{"current", "nuv kube current", "print the selected cluster's name, type and kubeconfig"},
+	{"watch", "nuv kube watch [N|NAME] [-n NAMESPACE]", "live view of nodes, pods and services (Ctrl-C ends it)"},
+}
 
-The project's clusters are the kubeconfigs in clusters/*.kubeconfig, numbered from 1 in the order
+const long = `The project's clusters are the kubeconfigs in clusters/*.kubeconfig, numbered from 1 in the order
 they were added (recorded in .nuv/order): adding a kubeconfig never renumbers the others.
-
-Subcommands:
-  list [--offline] [-o table|json]    every cluster, the selected one marked (*), with context,
-                                      API server, type and reachability (checked in parallel)
-  use N|NAME [--offline] [--shell] [--global]
-                                      select a cluster for this project (.nuv/current, and the
-                                      link .nuv/kubeconfig kubectl follows); tasks get KUBECONFIG
-                                      and KUBE for it. --shell prints exports for
-                                      eval "$(nuv kube use N --shell)": this shell only (NUV_CLUSTER
-                                      wins over the project selection). --global also merges the
-                                      context into ~/.kube/config (backup kept); nothing else
-                                      ever writes ~/.kube/config.
-  use --none [--shell]                clear the project (or, with --shell, this shell's) selection
-  env                                 print the line that makes kubectl follow the project's
-                                      selection, once per shell: eval "$(nuv kube env)" (or put
-                                      export KUBECONFIG=$PWD/.nuv/kubeconfig in .envrc for direnv)
-  detect [N|NAME]                     print the type of a cluster (default: the selected one)
-  current                             print the selected cluster's name, type and kubeconfig
-  watch [N|NAME] [-n NAMESPACE]       live view of nodes, pods and services (Ctrl-C ends it)
+use also keeps the link .nuv/kubeconfig that kubectl follows once a shell ran eval "$(nuv kube env)"
+(or, for direnv, export KUBECONFIG=$PWD/.nuv/kubeconfig in .envrc).
+use --shell prints exports for eval "$(nuv kube use N --shell)": this shell only (NUV_CLUSTER wins
+over the project selection). use --global also merges the context into ~/.kube/config (backup
+kept); nothing else ever writes ~/.kube/config.
 
 Types: ` + "local, kind, eks, aks, gke, k3s, m8s, osh, lks, generic" + `; clusters/<name>.type overrides one.
 Which cluster nuv acts on: --kubeconfig, else NUV_CLUSTER, else an explicit KUBECONFIG (as for
 kubectl; KUBECONFIG=.nuv/kubeconfig is the project's selection), else the project's selection.
 ` + "`nuv status`" + ` says which one it used.
 Environment: NUV_CLUSTER (per-shell selection), NUV_KUBE_TIMEOUT (reachability timeout, default 1s),
-DETECT_FORCE (force every cluster's type).
-`
+DETECT_FORCE (force every cluster's type).`
 
-// run dispatches the subcommands; a bare `nuv kube` is `nuv kube list`.
-func run(ctx context.Context, env *cli.Env, args []string) error {
-	return cli.Group{Name: "nuv kube", Usage: usage, Default: "list",
-		Subs: map[string]func(context.Context, *cli.Env, []string) error{
-			"list": runList, "ls": runList, "use": runUse, "detect": runDetect, "current": runCurrent, "watch": runWatch,
-			"env": runEnv,
-		}}.Run(ctx, env, args)
-}
-
-// flags builds a FlagSet for one subcommand; parse handles -h.
-func flags(name string) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("nuv kube "+name, pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.SortFlags = false
-	return fs
-}
-
-// parse parses args; done is true when help was printed.
-func parse(env *cli.Env, fs *pflag.FlagSet, args []string) (done bool, err error) {
-	if err := fs.Parse(args); err != nil {
-		if err == pflag.ErrHelp {
-			fmt.Fprintf(env.Out, "Usage of %s:\n%s\n%s", fs.Name(), fs.FlagUsages(), usage)
-			return true, nil
-		}
-		return false, cli.Usagef("%s: %v", fs.Name(), err)
+// group is `nuv kube` on nuv's one group plumbing (cli.Group).
+func group() *cli.Group {
+	runs := map[string]func(context.Context, *cli.Env, []string) error{
+		"list": runList, "use": runUse, "env": runEnv, "detect": runDetect, "current": runCurrent, "watch": runWatch,
 	}
-	return false, nil
+	g := &cli.Group{Name: "nuv kube", Short: "the clusters/ inventory: list, use N, env, detect, watch", Long: long,
+		Examples: "nuv kube list\nnuv kube use 2\neval \"$(nuv kube env)\"\neval \"$(nuv kube use dev --shell)\""}
+	for _, v := range verbs {
+		verb := cli.Verb{Name: v.name, Short: v.short, Run: runs[v.name]}
+		switch v.name {
+		case "list":
+			verb.Aliases = []string{"ls"}
+		case "use", "detect", "watch":
+			verb.Args = []string{cli.ValInventory}
+		}
+		g.Verbs = append(g.Verbs, verb)
+	}
+	return g
+}
+
+// run dispatches the verbs (cli.Group).
+func run(ctx context.Context, env *cli.Env, args []string) error { return group().Run(ctx, env, args) }
+
+// flags builds a FlagSet for one verb; parse handles -h.
+func flags(name string) *pflag.FlagSet { return cli.NewFlagSet("nuv kube " + name) }
+
+// parse parses args the one way (cli.Parse); done is true when help was printed.
+func parse(env *cli.Env, fs *pflag.FlagSet, args []string) (done bool, err error) {
+	return cli.Parse(env, fs, usageOf(fs.Name()), args)
+}
+
+// usageOf is the help of the verb a flag set ("nuv kube list") is for.
+func usageOf(name string) cli.Usage {
+	for _, v := range verbs {
+		if "nuv kube "+v.name == name {
+			return cli.Usage{Line: v.line, Short: v.short, Long: long}
+		}
+	}
+	return cli.Usage{Line: name}
 }
 
 func project(env *cli.Env) string { return paths.Project(env.Getenv, env.Dir) }

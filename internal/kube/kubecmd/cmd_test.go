@@ -141,14 +141,14 @@ func TestListOfflineGolden(t *testing.T) {
 	out, _, _ = f.run("list", "--offline")
 	golden(t, "list-offline-selected.txt", out)
 
-	out, _, _ = f.run("list", "--offline", "--json")
+	out, _, _ = f.run("list", "--offline", "-o", "json")
 	golden(t, "list-offline.json", out)
 	noSecrets(t, out)
 }
 
 func TestEmptyClustersHint(t *testing.T) {
 	f := newFixture(t, nil)
-	out, _, code := f.run()
+	out, _, code := f.run("list")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
@@ -172,7 +172,7 @@ func TestUseBadInputKeepsSelection(t *testing.T) {
 		{[]string{"use", "broken", "--offline"}, 1, "cluster 1 broken is invalid, selection unchanged"},
 		{[]string{"use", "1", "2"}, 2, "one cluster"},
 		{[]string{"use", "--bogus"}, 2, "unknown flag"},
-		{[]string{"frobnicate"}, 2, "unknown subcommand"},
+		{[]string{"frobnicate"}, 2, `unknown verb "frobnicate"`},
 	}
 	for _, c := range cases {
 		out, errOut, code := f.run(c.args...)

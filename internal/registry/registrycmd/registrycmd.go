@@ -12,26 +12,24 @@ import (
 	"github.com/nuv-dev/nuv/internal/registry"
 )
 
-const usage = `Usage: nuv registry up|down|status
-
-The OCI registry nuv runs on loopback for local clusters (images persist under
-$NUV_HOME/registry). build-and-load pushes there and starts it when needed.
-
-  up       start it (detached) unless it runs, and its stopped relay for kind clusters;
-           prints its address
-  down     stop it, and its relay container for kind clusters (the images stay on disk)
-  status   print its address and whether it runs (exit 1 when it does not), and its
-           relay for kind clusters when a container runtime has one
-
-Environment: NUV_REGISTRY_PORT (default 5001; 0 picks a free port), NUV_HOME.
-`
-
 // NewCommand returns `nuv registry`.
 func NewCommand() cli.Command {
-	g := cli.Group{Name: "nuv registry", Usage: usage, Subs: map[string]func(context.Context, *cli.Env, []string) error{
-		"up": runUp, "down": runDown, "status": runStatus, "serve": runServe,
-	}}
-	return cli.Command{Name: "registry", Short: "the loopback OCI registry for local clusters (up|down|status)", Run: g.Run}
+	return cli.GroupCommand("registry", &cli.Group{
+		Name:  "nuv registry",
+		Short: "the loopback OCI registry for local clusters (up|down|status)",
+		Long: `The OCI registry nuv runs on loopback for local clusters (images persist under
+$NUV_HOME/registry). build-and-load pushes there and starts it when needed. Kind clusters reach
+it through a relay container, which up and down start and stop with it.
+
+Environment: NUV_REGISTRY_PORT (default 5001; 0 picks a free port), NUV_HOME.`,
+		Examples: "nuv registry up\nnuv registry status",
+		Verbs: []cli.Verb{
+			{Name: "up", Short: "start it (detached) unless it runs, and its relay for kind clusters; print its address", Run: runUp},
+			{Name: "down", Short: "stop it and its relay for kind clusters (the images stay on disk)", Run: runDown},
+			{Name: "status", Short: "print its address and whether it runs (exit 1 when it does not), and its relay", Run: runStatus},
+			{Name: "serve", Short: "serve the registry in the foreground (what up starts detached)", Hidden: true, Run: runServe},
+		},
+	})
 }
 
 // noFlags parses the (flagless) command line of a subcommand; done when help was printed.

@@ -13,38 +13,36 @@ import (
 	"github.com/nuv-dev/nuv/internal/report"
 )
 
-const usage = `Usage: nuv report merge [--out DIR] DIR...
-
-Merges the report directories (_reports/<timestamp>/) of many nuv all-kubes runs into one
+const mergeLong = `Merges the report directories (_reports/<timestamp>/) of many nuv all-kubes runs into one
 report.json, junit.xml and index.html, with each run's logs and failure artifacts under runs/.
 A DIR may also hold report directories at any depth (CI artifacts downloaded into one folder).
 A cell is a cluster and a target; when several runs have it, the run that ended last is kept and
 the others are named as superseded. Each cell keeps its provenance (machine, nuv version, commit,
 start and end, retries). A malformed or partial directory is named and skipped; a report from a
-nuv with a newer report schema is refused, naming both versions.
+nuv with a newer report schema is refused, naming both versions.`
 
-  --out DIR   directory for the merged report (default <project>/_reports/merged-<timestamp>)
-`
-
-// Command is `nuv report`; version is nuv's own version (recorded in merged reports).
+// NewCommand is `nuv report`; version is nuv's own version (recorded in merged reports).
 func NewCommand(version string) cli.Command {
-	return cli.Command{
-		Name:  "report",
-		Short: "merge the all-kubes reports of many runs into one (report merge DIR... --out DIR)",
-		Run: func(ctx context.Context, env *cli.Env, args []string) error {
-			return run(env, args, version, time.Now)
-		},
+	return cli.GroupCommand("report", group(version, time.Now))
+}
+
+func group(version string, now func() time.Time) *cli.Group {
+	return &cli.Group{
+		Name:     "nuv report",
+		Short:    "merge the all-kubes reports of many runs into one (report merge DIR... --out DIR)",
+		Long:     "Reports are what `nuv all-kubes` writes under <project>/_reports/<timestamp>/.",
+		Examples: "nuv report merge --out merged ci-artifacts/",
+		Verbs: []cli.Verb{{Name: "merge", Short: "merge the report directories of many all-kubes runs into one",
+			Run: func(_ context.Context, env *cli.Env, args []string) error { return merge(env, args, version, now) }}},
 	}
 }
 
 func run(env *cli.Env, args []string, version string, now func() time.Time) error {
-	g := cli.Group{Name: "nuv report", Usage: usage, Subs: map[string]func(context.Context, *cli.Env, []string) error{
-		"merge": func(_ context.Context, env *cli.Env, args []string) error { return merge(env, args, version, now) },
-	}}
-	return g.Run(context.Background(), env, args)
+	return group(version, now).Run(context.Background(), env, args)
 }
 
-var mergeUsage = cli.Usage{Line: "nuv report merge [--out DIR] DIR...", Short: "merge the report directories of many all-kubes runs into one"}
+var mergeUsage = cli.Usage{Line: "nuv report merge [--out DIR] DIR...", Short: "merge the report directories of many all-kubes runs into one",
+	Long: mergeLong, Examples: "nuv report merge --out merged run-1/_reports run-2/_reports"}
 
 func merge(env *cli.Env, args []string, version string, now func() time.Time) error {
 	fs := cli.NewFlagSet("report merge")

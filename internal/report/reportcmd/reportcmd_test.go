@@ -31,8 +31,9 @@ func TestMergeCommand(t *testing.T) {
 		code int
 		out  string // in stdout or stderr
 	}{
-		{"no verb prints the usage", nil, 2, "Usage: nuv report merge"},
-		{"an unknown verb", []string{"show"}, 2, `unknown subcommand "show"`},
+		{"no verb prints the help", nil, 0, "merge  merge the report directories"},
+		{"an unknown verb", []string{"show"}, 2, `unknown verb "show"`},
+		{"a misspelt verb", []string{"mrege"}, 2, `unknown verb "mrege"; did you mean "merge"?`},
 		{"no directories", []string{"merge"}, 2, "name at least one report directory"},
 		{"merge with a broken directory named", []string{"merge", "_reports", "broken", "--out", "m1"}, 0, "skipped " + broken + ": malformed report.json"},
 		{"default --out under _reports", []string{"merge", "_reports/20261130-060000"}, 0, "report: " + filepath.Join(project, "_reports", "merged-20261130-070000")},
