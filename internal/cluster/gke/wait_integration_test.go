@@ -24,7 +24,7 @@ func (hungControlPlane) Ensure(ctx context.Context, _, _ string) (gcp.Endpoint, 
 	return gcp.Endpoint{}, ctx.Err()
 }
 func (hungControlPlane) SetNodeGroups(context.Context, string, []gcp.NodeGroup) error { return nil }
-func (hungControlPlane) Delete(context.Context, string) error                        { return nil }
+func (hungControlPlane) Delete(context.Context, string) error                         { return nil }
 
 // TestIntegrationGKEWaitBound: an apply whose cluster operation never ends gives up at the wait
 // bound (NUV_CLUSTER_WAIT_TIMEOUT), printing progress meanwhile, and its error names the
