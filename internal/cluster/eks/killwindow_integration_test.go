@@ -1,37 +1,50 @@
 package eks_test
 
 import (
+	"regexp"
 	"testing"
 )
 
+// firstChange is the first change line of a plan ("+ create vpc/lc").
+var firstChange = regexp.MustCompile(`(?m)^\s*(\+|~|-/\+|-) [a-z]+ \S+`)
+
 // TestIntegrationEKSKilledBeforeRecord kills nuv (kill -9) in the window that matters, again and
-// again: each apply makes the next network resource, its AWS call returns, and nuv dies before
-// the record says so. The next apply must find what was made by its tags and make nothing twice:
-// the emulator holds one VPC, four subnets, one internet gateway, one elastic IP, one NAT gateway
-// and two route tables and one security group however often nuv was killed.
+// again: each apply makes (or changes) the next network or IAM resource, its AWS call returns,
+// and nuv dies before the record says so. The next apply must find what was made by its tags or
+// name and make nothing twice: up to the EKS cluster, the emulator holds one VPC, four subnets,
+// one internet gateway, one elastic IP, one NAT gateway, two route tables, one security group and
+// two roles however often nuv was killed.
 func TestIntegrationEKSKilledBeforeRecord(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs nuv against the AWS emulator; skipped under -short")
 	}
 	w := newWorld(t)
-	f := w.spec("kw", lifecycleSpec("1.35", 1, false))
-	t.Cleanup(func() { w.nuv(nil, "cluster", "delete", "kw") })
-	// vpc, 4 subnets, internet gateway, elastic IP, NAT gateway, 2 route tables, security group: 11
-	// steps, each killed once before its record.
-	for run := 0; run < 11; run++ {
+	f := w.spec("lc", lifecycleSpec("1.35", 1, false))
+	t.Cleanup(func() { w.nuv(nil, "cluster", "delete", "lc") })
+	kills := 0
+	for ; kills < 30; kills++ {
+		plan, errs, _ := w.nuv(nil, "cluster", "plan", "-f", f)
+		next := firstChange.FindString(plan)
+		if next == "" {
+			t.Fatalf("plan after %d kills has no change:\n%s%s", kills, plan, errs)
+		}
+		if regexp.MustCompile(`eks-cluster/`).MatchString(next) {
+			break
+		}
 		_, errs, code := w.nuv([]string{"NUV_FAILPOINT_KILL_BEFORE_RECORD=1"}, "cluster", "apply", "-f", f)
 		if code != -1 {
-			t.Fatalf("run %d: apply with the failpoint before the record: exit %d, want killed\n%s", run, code, errs)
+			t.Fatalf("kill %d (%s): apply with the failpoint before the record: exit %d, want killed\n%s", kills, next, code, errs)
 		}
-		c := count(w.tagged("kw"))
-		if c["vpc"] > 1 || c["subnet"] > 4 || c["internet-gateway"] > 1 || c["elastic-ip"] > 1 || c["natgateway"] > 1 || c["route-table"] > 2 || c["security-group"] > 1 {
-			t.Fatalf("run %d: something was made twice: %v", run, c)
+		c := count(w.tagged("lc"))
+		if c["vpc"] > 1 || c["subnet"] > 4 || c["internet-gateway"] > 1 || c["elastic-ip"] > 1 || c["natgateway"] > 1 ||
+			c["route-table"] > 2 || c["security-group"] > 1 || c["role"] > 2 {
+			t.Fatalf("kill %d (%s): something was made twice: %v", kills, next, c)
 		}
 	}
-	c := count(w.tagged("kw"))
-	if c["vpc"] != 1 || c["subnet"] != 4 || c["internet-gateway"] != 1 || c["elastic-ip"] != 1 || c["natgateway"] != 1 || c["route-table"] != 2 || c["security-group"] != 1 {
-		t.Fatalf("after 11 killed applies, one of each network resource: %v", c)
+	c := count(w.tagged("lc"))
+	if c["vpc"] != 1 || c["subnet"] != 4 || c["internet-gateway"] != 1 || c["elastic-ip"] != 1 || c["natgateway"] != 1 ||
+		c["route-table"] != 2 || c["security-group"] != 1 || c["role"] != 2 {
+		t.Fatalf("after %d killed applies, one of each network resource and two roles: %v", kills, c)
 	}
-	rec := readRecord(t, w.home, "kw")
-	t.Logf("record after the kills: %d resources, emulator: %v", len(rec.Resources), c)
+	t.Logf("%d applies killed before their record; the emulator holds %v", kills, c)
 }
