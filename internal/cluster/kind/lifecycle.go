@@ -321,7 +321,11 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 		f["running"] = "unreachable"
 	}
 	broken := ""
-	if rec != nil && rec.Fields["running"] == "creating" {
+	// A create killed after kind finished and nuv marked the cluster and wrote its kubeconfig,
+	// before the record said so, made a whole cluster: it is kept, not made again.
+	_, kcErr := os.Stat(p.KubeconfigPath(name))
+	finished := live && kcErr == nil && p.marked(ctx, rt, name)
+	if rec != nil && rec.Fields["running"] == "creating" && !finished {
 		// A create that did not finish (nuv killed while kind made the nodes or ran kubeadm, or
 		// before it saw the nodes Ready): what kind did not do (kubeadm's phases, the CNI, the
 		// storage class, joining the workers) cannot be told from outside, so only a replacement
