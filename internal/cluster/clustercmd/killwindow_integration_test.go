@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestIntegrationLocalKilledBeforeRecord kills nuv (kill -9) in the window between a step's
@@ -79,4 +80,72 @@ func countProcs(dir, component string) int {
 		}
 	}
 	return n
+}
+
+// TestIntegrationKindInterruptAndKillWindow: Ctrl-C (SIGINT to the nuv process) during
+// `nuv cluster create kind` returns within seconds, and the next apply replaces what kind had
+// made so far; an apply killed (kill -9) after kind's create returned and before the record says
+// so leaves a cluster the next apply keeps: the same control-plane container, one of it.
+func TestIntegrationKindInterruptAndKillWindow(t *testing.T) {
+	rt := kindRuntime(t)
+	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
+	const name = "nuv-kill-window"
+	t.Cleanup(func() { c.run("delete", name) })
+	node := name + "-control-plane"
+	file := c.specFile(kindSpec(name, 0))
+	containers := func() string {
+		return rtOut(t, rt, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+name, "--format", "{{.Names}}")
+	}
+
+	// 1. Ctrl-C while kind makes the control plane.
+	cmd := c.cmd("create", "kind", name)
+	var errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &errb, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, cmd, &errb, "Starting control-plane", 5*time.Minute)
+	t0 := time.Now()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	took := time.Since(t0)
+	if err == nil {
+		t.Fatalf("an interrupted create succeeded:\n%s", errb.String())
+	}
+	if took > 15*time.Second {
+		t.Fatalf("the interrupted create returned after %s, want within seconds:\n%s", took.Round(time.Second), errb.String())
+	}
+	t.Logf("interrupted create returned in %s", took.Round(100*time.Millisecond))
+	if out, errs, code := c.run("apply", "-f", file); code != 0 {
+		t.Fatalf("apply after an interrupted create: exit %d\n%s%s", code, out, errs)
+	}
+	if got := containers(); got != node {
+		t.Fatalf("containers after the resumed apply: %q, want only %s", got, node)
+	}
+
+	// 2. Killed after kind's create returned, before the record.
+	if out, errs, code := c.run("delete", name); code != 0 {
+		t.Fatalf("delete: exit %d\n%s%s", code, out, errs)
+	}
+	cmd = c.cmd("apply", "-f", file)
+	cmd.Env = append(cmd.Env, "NUV_FAILPOINT_KILL_BEFORE_RECORD=1")
+	err = cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != -1 {
+		t.Fatalf("apply with the failpoint before the record: %v", err)
+	}
+	made := rtOut(t, rt, "inspect", "--format", "{{.Id}}", node)
+	if out, errs, code := c.run("apply", "-f", file); code != 0 {
+		t.Fatalf("apply after a kill before the record: exit %d\n%s%s", code, out, errs)
+	}
+	if got := containers(); got != node {
+		t.Fatalf("containers after the resumed apply: %q, want only %s", got, node)
+	}
+	if now := rtOut(t, rt, "inspect", "--format", "{{.Id}}", node); now != made {
+		t.Fatalf("the cluster was made again: control-plane container %.12s -> %.12s", made, now)
+	}
+	if got := nodesOf(t, filepath.Join(c.project, "clusters", name+".kubeconfig")); len(got) != 1 {
+		t.Fatalf("nodes: %v", got)
+	}
 }
