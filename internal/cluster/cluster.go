@@ -95,6 +95,9 @@ type Info struct {
 	Created    time.Time
 	// Binaries says how the cluster got its component binaries (provider-specific text).
 	Binaries string
+	// Durability says whether the cluster's store survives a host crash (provider-specific text;
+	// "" when the provider does not say).
+	Durability string
 	// Components lists each component and whether it runs (provider-specific names).
 	Components []Component
 	// Err explains a Corrupt cluster.

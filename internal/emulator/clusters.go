@@ -46,7 +46,7 @@ func (l *LocalClusters) Ensure(ctx context.Context, cp ControlPlane) (Endpoint, 
 	name := LocalName(cp.Name)
 	// A new cluster has one node (the local provider's minimum) until the emulator sets its node
 	// groups, which it does before the EKS cluster is ACTIVE.
-	info, err := l.Provider.Ensure(ctx, local.CreateOptions{Name: name, Nodes: 1, Flavor: "eks", TokenWebhook: cp.TokenWebhook})
+	info, err := l.Provider.Ensure(ctx, local.CreateOptions{Name: name, Nodes: 1, Flavor: "eks", TokenWebhook: cp.TokenWebhook, Durability: local.Safe})
 	if err != nil {
 		return Endpoint{}, err
 	}

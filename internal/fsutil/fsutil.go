@@ -1,6 +1,8 @@
 // Package fsutil holds the file operations nuv uses for state it must never leave half-written:
-// atomic writes (temporary file in the same directory, fsync, rename) with an explicit mode, and
-// directories published whole (built beside their place, then renamed into it).
+// atomic writes (temporary file in the same directory, fsync, rename, fsync of the directory) with
+// an explicit mode, and directories published whole (built beside their place, then renamed into
+// it). The directory is synced after every rename so that the new name survives a host crash, not
+// only a process kill.
 package fsutil
 
 import (
@@ -11,7 +13,7 @@ import (
 
 // WriteFileAtomic writes data to path so that readers see either the old content or the new one,
 // never a mix: it writes a temporary file beside path with the given mode, syncs it and renames it
-// over path. Parent directories are created with mode 0755 (0700 when mode has no group/other bits).
+// over path, then syncs the directory so the rename itself is durable. Parent directories are created with mode 0755 (0700 when mode has no group/other bits).
 func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 	dir := filepath.Dir(path)
 	dirMode := os.FileMode(0o755)
@@ -49,6 +51,26 @@ func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	ok = true
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// syncDir makes the entries of dir (a rename into it, a removal) durable; a variable so tests can
+// observe when it runs.
+var syncDir = SyncDir
+
+// SyncDir fsyncs a directory, making a rename, creation or removal of one of its entries durable.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
 	return nil
 }
 
@@ -80,6 +102,9 @@ func PublishDir(dst string, mode os.FileMode, fill func(tmp string) error, valid
 		if err := os.Rename(tmp, dst); err != nil && !valid(dst) {
 			return fmt.Errorf("publish %s: %w", dst, err)
 		}
+	}
+	if err := syncDir(parent); err != nil {
+		return fmt.Errorf("publish %s: %w", dst, err)
 	}
 	return nil
 }

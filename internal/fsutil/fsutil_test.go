@@ -240,3 +240,49 @@ func TestEachFile(t *testing.T) {
 		t.Error("a missing source is an error")
 	}
 }
+
+// TestDirectorySyncedAfterRename: the rename that publishes a file or a directory is made durable
+// by syncing the directory it happened in, after the new name is in place (a host crash right
+// after WriteFileAtomic returns must not bring back the old content).
+func TestDirectorySyncedAfterRename(t *testing.T) {
+	type call struct{ dir, seen string }
+	var calls []call
+	orig := syncDir
+	t.Cleanup(func() { syncDir = orig })
+	root := t.TempDir()
+	file := filepath.Join(root, "state", "rec.json")
+	pub := filepath.Join(root, "pub")
+	syncDir = func(dir string) error {
+		c := call{dir: dir}
+		if b, err := os.ReadFile(file); err == nil {
+			c.seen = string(b)
+		}
+		if _, err := os.Stat(filepath.Join(pub, "x")); err == nil {
+			c.seen = "published"
+		}
+		calls = append(calls, c)
+		return orig(dir)
+	}
+	tests := []struct {
+		name string
+		run  func() error
+		want call
+	}{
+		{"WriteFileAtomic", func() error { return WriteFileAtomic(file, []byte("new"), 0o600) }, call{filepath.Dir(file), "new"}},
+		{"PublishDir", func() error {
+			return PublishDir(pub, 0o755, func(tmp string) error { return os.WriteFile(filepath.Join(tmp, "x"), nil, 0o644) },
+				func(string) bool { return false })
+		}, call{root, "published"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls = nil
+			if err := tt.run(); err != nil {
+				t.Fatal(err)
+			}
+			if len(calls) != 1 || calls[0] != tt.want {
+				t.Fatalf("directory syncs: %+v, want one of %s after the rename (%+v)", calls, tt.want.dir, tt.want)
+			}
+		})
+	}
+}

@@ -375,6 +375,11 @@ func wait[T any](ctx context.Context, p *Provider, what, op string, poller *runt
 	if interval == 0 {
 		interval = 2 * time.Second
 	}
+	bound, err := cluster.WaitTimeout(p.getenv())
+	if err != nil {
+		var z T
+		return z, err
+	}
 	for !poller.Done() {
 		resp, err := poller.Poll(ctx)
 		if err != nil {
@@ -388,6 +393,10 @@ func wait[T any](ctx context.Context, p *Provider, what, op string, poller *runt
 		}
 		if poller.Done() {
 			break
+		}
+		if time.Since(start) >= bound {
+			var z T
+			return z, &cluster.WaitExpired{What: fmt.Sprintf("%s on %s", op, what), Last: status, Waited: time.Since(start)}
 		}
 		select {
 		case <-ctx.Done():
@@ -488,6 +497,10 @@ func (p *Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chan
 // killed, or another client's operation) and returns the cluster as it then is.
 func (p *Provider) settle(ctx context.Context, cl *clients, rg, name string) (*acs.ManagedCluster, error) {
 	start := time.Now()
+	bound, err := cluster.WaitTimeout(p.getenv())
+	if err != nil {
+		return nil, err
+	}
 	for {
 		r, err := cl.clusters.Get(ctx, rg, name, nil)
 		if notFound(err) {
@@ -512,6 +525,9 @@ func (p *Provider) settle(ctx context.Context, cl *clients, rg, name string) (*a
 			return &r.ManagedCluster, nil
 		}
 		p.log().Infof("aks: managed cluster %s: waiting for the operation in progress (%s, %s)", name, st, time.Since(start).Round(time.Second))
+		if time.Since(start) >= bound {
+			return nil, &cluster.WaitExpired{What: "the operation in progress on managed cluster " + name, Last: st, Waited: time.Since(start)}
+		}
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()

@@ -9,11 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
@@ -152,18 +149,8 @@ func (c *cmdCtx) engineFor(location, command string) (*engine.Engine, error) {
 	}
 	e := &engine.Engine{Providers: c.providers, Store: store, Out: c.env.Out, Log: c.env.Log, LockWait: wait, Command: command,
 		Project: paths.Project(c.env.Getenv, c.env.Dir)}
-	if v := c.env.Getenv("NUV_FAILPOINT_KILL_AFTER_STEP"); v != "" {
-		// A failpoint for resume tests: die as kill -9 would, right after step N was recorded.
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return nil, cli.Usagef("NUV_FAILPOINT_KILL_AFTER_STEP=%q is not a step number", v)
-		}
-		e.AfterStep = func(step int, _ cluster.Change) {
-			if step == n {
-				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-				select {}
-			}
-		}
+	if err := e.SetFailpoints(c.env.Getenv); err != nil { // kill tests' failpoints
+		return nil, cli.Usagef("%v", err)
 	}
 	return e, nil
 }

@@ -38,6 +38,7 @@ func runCreate(ctx context.Context, c *cmdCtx, args []string) error {
 	fs.BoolVar(&ha, "ha", false, "a highly available control plane (local: three etcd members, two apiservers behind a balancer)")
 	fs.IntVar(&portBase, "port-base", 0, "local: take loopback ports upwards from this one (skipping used ones); default random")
 	fs.BoolVar(&dryRun, "dry-run", false, "print the plan and change nothing")
+	durability := fs.String("durability", "", "local: fast (etcd does not fsync) or safe (etcd fsyncs every write); default safe for a cluster hosting NUV_STATE=kube:..., else fast")
 	stateLoc := stateFlag(fs, c)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -46,6 +47,9 @@ func runCreate(ctx context.Context, c *cmdCtx, args []string) error {
 	if *file != "" {
 		if fs.NArg() > 0 {
 			return cli.Usagef("nuv cluster create: give a provider or -f FILE, not both")
+		}
+		if *durability != "" {
+			return cli.Usagef("nuv cluster create: --durability is for `create local`; with -f FILE set spec.local.durability in the file")
 		}
 		cs, err := spec.ReadFile(*file)
 		if err != nil {
@@ -59,6 +63,15 @@ func runCreate(ctx context.Context, c *cmdCtx, args []string) error {
 		cs, err := c.shorthand(fs.Args(), name, version, flavor, nodes, portBase, ha)
 		if err != nil {
 			return err
+		}
+		if *durability != "" {
+			if err := local.ValidDurability(*durability); err != nil || cs.Spec.Provider != "local" {
+				return cli.Usagef("nuv cluster create: --durability %q: local clusters only, fast or safe", *durability)
+			}
+			if cs.Spec.Local == nil {
+				cs.Spec.Local = &spec.LocalSpec{}
+			}
+			cs.Spec.Local.Durability = *durability
 		}
 		specs = []*spec.Cluster{cs}
 	}

@@ -113,6 +113,7 @@ type jsonInfo struct {
 	NodesReady int                 `json:"nodesReady"`
 	Created    *time.Time          `json:"created,omitempty"`
 	Binaries   string              `json:"binaries,omitempty"`
+	Durability string              `json:"durability,omitempty"`
 	Components []cluster.Component `json:"components,omitempty"`
 }
 
@@ -120,7 +121,7 @@ func writeJSON(w io.Writer, infos []cluster.Info) error {
 	out := make([]jsonInfo, 0, len(infos))
 	for _, i := range infos {
 		j := jsonInfo{Name: i.Name, Provider: i.Provider, Status: string(i.Status), Phase: i.Phase, API: i.APIURL, Kubeconfig: i.Kubeconfig,
-			Flavor: i.Flavor, Version: i.Version, HA: i.HA, Nodes: i.Nodes, NodesReady: i.NodesReady, Binaries: i.Binaries, Components: i.Components}
+			Flavor: i.Flavor, Version: i.Version, HA: i.HA, Nodes: i.Nodes, NodesReady: i.NodesReady, Binaries: i.Binaries, Durability: i.Durability, Components: i.Components}
 		if i.Err != nil {
 			j.Error = i.Err.Error()
 		}
@@ -160,6 +161,9 @@ func writeStatus(w io.Writer, i cluster.Info) {
 	writeTable(w, []cluster.Info{i}, time.Now())
 	if i.Binaries != "" {
 		fmt.Fprintf(w, "\nbinaries: %s\n", i.Binaries)
+	}
+	if i.Durability != "" {
+		fmt.Fprintf(w, "durability: %s\n", i.Durability)
 	}
 	if len(i.Components) == 0 {
 		return

@@ -55,6 +55,7 @@ func TestStatusGolden(t *testing.T) {
 	info := cluster.Info{Name: "dev", Provider: "local", Status: cluster.Running, APIURL: "https://127.0.0.1:40001", Nodes: 1, NodesReady: 1,
 		Created:    time.Now().Add(-90 * time.Second),
 		Binaries:   "downloaded from https://dl.k8s.io, https://github.com on 2026-11-30, SHA-256 verified against the release checksum files",
+		Durability: "safe (etcd fsyncs every write)",
 		Components: []cluster.Component{{Name: "etcd", PID: 10, Running: true, Port: 40000}, {Name: "kube-apiserver", PID: 11, Running: true, Port: 40001}}}
 	var b bytes.Buffer
 	writeStatus(&b, info)

@@ -44,6 +44,12 @@ type Engine struct {
 	// AfterStep, if set, is called after each change is carried out and recorded (step counts from
 	// 1). Tests use it as a failpoint: a process killed there shows that the next apply resumes.
 	AfterStep func(step int, ch cluster.Change)
+	// BeforeRecord, if set, is called after a provider call made or changed something and before
+	// the record says so: after each Execute of step that returned, and before each resource a
+	// provider records along the way (key names it). Tests use it as the failpoint of the window
+	// that matters: a process killed there made something the record does not know; the next apply
+	// must find it (by tag, name or id) and make nothing twice.
+	BeforeRecord func(step int, key string)
 }
 
 // Provider returns the provider called name, or an error listing the known ones.
@@ -283,6 +289,9 @@ func (e *Engine) execute(ctx context.Context, p cluster.Provider, c *spec.Cluste
 		t0 := time.Now()
 		fmt.Fprintf(w, "[%d/%d] %s %s ...\n", i+1, len(plan.Changes), verbing(ch.Action), ch.Key)
 		save := func(r cluster.Resource) error {
+			if e.BeforeRecord != nil {
+				e.BeforeRecord(i+1, r.Key())
+			}
 			rec.Set(r)
 			return e.save(ctx, rec)
 		}
@@ -305,6 +314,9 @@ func (e *Engine) execute(ctx context.Context, p cluster.Provider, c *spec.Cluste
 			}
 			return fmt.Errorf("%s %s of cluster %s failed after %s: %w\n(phase %s recorded in %s; run %s again to resume)",
 				ch.Action, ch.Key, c.Metadata.Name, since(t0), err, failed, e.Store.Where(), verb)
+		}
+		if e.BeforeRecord != nil {
+			e.BeforeRecord(i+1, ch.Key)
 		}
 		if res == nil {
 			rec.Remove(ch.Key)

@@ -67,9 +67,14 @@ func (e *opError) Error() string {
 	return fmt.Sprintf("GKE operation %s (%s of %s) failed after %s: %s: %s", e.Name, e.Type, e.Target, e.Elapsed.Round(100*time.Millisecond), e.Code, e.Msg)
 }
 
-// wait follows op until it is DONE, logging its status when it changes and every 15 seconds.
+// wait follows op until it is DONE, logging its status when it changes and every 15 seconds, for
+// at most the wait bound (cluster.WaitTimeout).
 func (x *executor) wait(ctx context.Context, op *containerpb.Operation) error {
 	start := time.Now()
+	bound, err := cluster.WaitTimeout(x.p.getenv())
+	if err != nil {
+		return err
+	}
 	target := strings.TrimPrefix(op.TargetLink, "https://container.googleapis.com/v1/")
 	if i := strings.Index(target, "/clusters/"); i >= 0 {
 		target = target[i+len("/clusters/"):]
@@ -89,6 +94,10 @@ func (x *executor) wait(ctx context.Context, op *containerpb.Operation) error {
 				return &opError{Name: op.Name, Type: op.OperationType.String(), Target: target, Code: codes.Code(e.Code), Msg: e.Message, Elapsed: time.Since(start)}
 			}
 			return nil
+		}
+		if time.Since(start) >= bound {
+			return &cluster.WaitExpired{What: fmt.Sprintf("GKE operation %s (%s of %s)", op.Name, op.OperationType, target),
+				Last: op.Status.String(), Waited: time.Since(start)}
 		}
 		select {
 		case <-ctx.Done():

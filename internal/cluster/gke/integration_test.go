@@ -419,6 +419,15 @@ func TestIntegrationGKEResume(t *testing.T) {
 		t.Fatalf("the plan after the kill creates the cluster again:\n%s", out)
 	}
 
+	// 1b. Killed in the window that matters: the first step of the resumed apply made its change
+	// and the record does not say so yet.
+	cmd = w.cmd("cluster", "apply", "-f", f)
+	cmd.Env = append(cmd.Env, "NUV_FAILPOINT_KILL_BEFORE_RECORD=1")
+	cmd.Stdout, cmd.Stderr = &errb, &errb
+	if err := cmd.Run(); err == nil {
+		t.Fatalf("the failpoint before the record did not kill nuv:\n%s", errb.String())
+	}
+
 	// 2. Killed right after the first step of the resumed apply was recorded.
 	cmd = w.cmd("cluster", "apply", "--yes", "-f", f)
 	cmd.Env = append(cmd.Env, "NUV_FAILPOINT_KILL_AFTER_STEP=1")

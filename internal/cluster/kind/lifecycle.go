@@ -321,7 +321,11 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 		f["running"] = "unreachable"
 	}
 	broken := ""
-	if rec != nil && rec.Fields["running"] == "creating" {
+	// A create killed after kind finished and nuv marked the cluster and wrote its kubeconfig,
+	// before the record said so, made a whole cluster: it is kept, not made again.
+	_, kcErr := os.Stat(p.KubeconfigPath(name))
+	finished := live && kcErr == nil && p.marked(ctx, rt, name)
+	if rec != nil && rec.Fields["running"] == "creating" && !finished {
 		// A create that did not finish (nuv killed while kind made the nodes or ran kubeadm, or
 		// before it saw the nodes Ready): what kind did not do (kubeadm's phases, the CNI, the
 		// storage class, joining the workers) cannot be told from outside, so only a replacement
@@ -453,6 +457,10 @@ func (p *Provider) observed(ctx context.Context, c *spec.Cluster, key string, re
 
 // create makes the kind cluster: the node image (refused when its Kubernetes version is not the
 // spec's, before anything is made), the configuration, kind's create, the kubeconfig, nodes Ready.
+// interruptGrace is how long an interrupted create waits for kind's step in flight before
+// returning (kind's create cannot be cancelled).
+const interruptGrace = 3 * time.Second
+
 func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluster.Resource) error) (*cluster.Resource, error) {
 	name := c.Metadata.Name
 	start := time.Now()
@@ -500,8 +508,15 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		p.log().Infof("interrupted: waiting for kind to finish the step it is in (the next apply resumes, or delete removes it)")
-		<-done
+		// kind's create takes no context and can go on for minutes (kubeadm init, joins): give it
+		// a moment, then return. The record says "creating", so the next apply finds the node
+		// containers kind made so far as an incomplete cluster and replaces them; delete removes
+		// them.
+		p.log().Infof("interrupted: stopping kind's create of %s (the record says it is incomplete: the next apply makes it again, `nuv cluster delete %s` removes it)", name, name)
+		select {
+		case <-done:
+		case <-time.After(interruptGrace):
+		}
 		return nil, ctx.Err()
 	}
 	if err != nil {

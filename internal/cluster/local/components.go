@@ -232,7 +232,7 @@ initial-advertise-peer-urls: %s
 initial-cluster: %s
 initial-cluster-state: new
 initial-cluster-token: nuv-%s
-unsafe-no-fsync: true
+unsafe-no-fsync: %t
 logger: zap
 log-level: warn
 log-outputs: [stderr]
@@ -240,7 +240,7 @@ snapshot-count: 10000
 client-transport-security:%s
 peer-transport-security:%s
 `, e, filepath.Join(dir, "data", e), url(s.Ports[e+"-client"]), url(s.Ports[e+"-client"]),
-			url(s.Ports[e+"-peer"]), url(s.Ports[e+"-peer"]), strings.Join(peers, ","), s.Name, sec, sec)
+			url(s.Ports[e+"-peer"]), url(s.Ports[e+"-peer"]), strings.Join(peers, ","), s.Name, !s.durable(), sec, sec)
 		if err := fsutil.WriteFileAtomic(filepath.Join(dir, "config", e+".yaml"), []byte(y), 0o600); err != nil {
 			return err
 		}

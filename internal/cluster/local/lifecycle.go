@@ -89,6 +89,9 @@ func (p Provider) Validate(c *spec.Cluster) []spec.FieldError {
 		if b := s.Local.PortBase; b != 0 && (b < 1024 || b > 65000) {
 			errs = append(errs, spec.Errorf("spec.local.portBase", "%d: want a port between 1024 and 65000", b))
 		}
+		if err := ValidDurability(s.Local.Durability); err != nil {
+			errs = append(errs, spec.Errorf("spec.local.durability", "%v", err))
+		}
 	}
 	for name, set := range map[string]bool{"kind": s.Kind != nil, "eks": s.EKS != nil, "aks": s.AKS != nil, "gke": s.GKE != nil} {
 		if set {
@@ -368,6 +371,7 @@ func (p Provider) createFromSpec(ctx context.Context, c *spec.Cluster) (*cluster
 		NodeGroups: groupsOf(c), PodCIDR: c.Spec.Networking.PodCIDR, ServiceCIDR: c.Spec.Networking.ServiceCIDR}
 	if c.Spec.Local != nil {
 		o.PortBase = c.Spec.Local.PortBase
+		o.Durability = c.Spec.Local.Durability
 	}
 	if _, err := p.Create(ctx, o); err != nil {
 		return nil, err
@@ -405,8 +409,11 @@ func (p Provider) Adopt(_ context.Context, name string) (*spec.Cluster, error) {
 	if s.HA {
 		c.Spec.ControlPlane.Count = 3
 	}
-	if s.Flavor != "" {
+	if s.Flavor != "" || s.durable() {
 		c.Spec.Local = &spec.LocalSpec{Flavor: s.Flavor}
+		if s.durable() {
+			c.Spec.Local.Durability = Safe
+		}
 	}
 	for _, g := range s.groups() {
 		n := g.Count

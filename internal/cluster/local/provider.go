@@ -57,6 +57,55 @@ type CreateOptions struct {
 	// TokenWebhook, when set, is the URL of a TokenReview webhook (authentication.k8s.io/v1) the
 	// API server asks about bearer tokens it does not know (the AWS emulator's EKS authenticator).
 	TokenWebhook string
+	// Durability is Fast or Safe; "" picks Safe for a cluster that hosts nuv's state store
+	// (NUV_STATE=kube:NAMESPACE@<its kubeconfig>), else Fast.
+	Durability string
+}
+
+// Durabilities of a local cluster's etcd.
+const (
+	// Fast: etcd does not fsync (unsafe-no-fsync): a process kill loses nothing, a host crash can
+	// lose recent writes. For throwaway test clusters.
+	Fast = "fast"
+	// Safe: etcd fsyncs every write. For clusters whose data must survive a host crash: a cluster
+	// hosting a kube: state store, an emulator's clusters.
+	Safe = "safe"
+)
+
+// ValidDurability checks a durability setting ("" is the default).
+func ValidDurability(d string) error {
+	switch d {
+	case "", Fast, Safe:
+		return nil
+	}
+	return fmt.Errorf("durability %q: want %s or %s", d, Fast, Safe)
+}
+
+// durability resolves o.Durability for the cluster whose kubeconfig is kubeconfig.
+func (p Provider) durability(o CreateOptions, kubeconfig string) string {
+	if o.Durability != "" {
+		return o.Durability
+	}
+	if hostsState(p.getenv()("NUV_STATE"), kubeconfig) {
+		return Safe
+	}
+	return Fast
+}
+
+// hostsState reports whether the state store location (NUV_STATE) is a kube: store in the cluster
+// whose kubeconfig is kubeconfig.
+func hostsState(location, kubeconfig string) bool {
+	rest, ok := strings.CutPrefix(location, "kube:")
+	if !ok {
+		return false
+	}
+	_, kc, _ := strings.Cut(rest, "@")
+	if kc == "" {
+		return false
+	}
+	a, err1 := filepath.Abs(kc)
+	b, err2 := filepath.Abs(kubeconfig)
+	return err1 == nil && err2 == nil && filepath.Clean(a) == filepath.Clean(b)
 }
 
 // Default networks of a local cluster.
@@ -88,6 +137,9 @@ func (o *CreateOptions) validate() error {
 		o.Name = "local"
 	}
 	if err := ValidName(o.Name); err != nil {
+		return err
+	}
+	if err := ValidDurability(o.Durability); err != nil {
 		return err
 	}
 	if len(o.NodeGroups) > 0 {
@@ -179,6 +231,7 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (_ cluster.Info, 
 		NodeGroups: o.NodeGroups, PodCIDR: o.PodCIDR, ServiceCIDR: o.ServiceCIDR,
 		Created: time.Now().UTC(), Kubeconfig: kubeconfig, Binary: bins.Path, BinarySource: bins.Source, Phase: "creating"}
 	s.TokenWebhook = o.TokenWebhook
+	s.Durability = p.durability(o, kubeconfig)
 	ok, wroteKubeconfig := false, false
 	defer func() {
 		if ok {

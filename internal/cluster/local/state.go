@@ -40,7 +40,12 @@ type state struct {
 	Phase string `json:"phase"`
 	// TokenWebhook is CreateOptions.TokenWebhook.
 	TokenWebhook string `json:"tokenWebhook,omitempty"`
+	// Durability is Fast or Safe ("" in older state: Fast).
+	Durability string `json:"durability,omitempty"`
 }
+
+// durable reports whether etcd fsyncs.
+func (s *state) durable() bool { return s.Durability == Safe }
 
 const stateFile = "state.json"
 

@@ -67,6 +67,7 @@ func (p Provider) status(ctx context.Context, name, dir string) cluster.Info {
 	info.HA, info.Nodes, info.Created = s.HA, s.Nodes, s.Created
 	info.Components, info.Status = processStatus(dir, s)
 	info.Binaries = s.BinarySource
+	info.Durability = durabilityText(s)
 	up := 0
 	for _, c := range info.Components {
 		if c.Running {
@@ -168,4 +169,12 @@ func processStatus(dir string, s *state) ([]cluster.Component, cluster.Status) {
 		status = cluster.Creating
 	}
 	return out, status
+}
+
+// durabilityText says whether the cluster's etcd survives a host crash.
+func durabilityText(s *state) string {
+	if s.durable() {
+		return Safe + " (etcd fsyncs every write)"
+	}
+	return Fast + " (etcd does not fsync: a host crash can lose recent writes; spec.local.durability: safe or --durability safe for clusters whose data must survive)"
 }

@@ -123,6 +123,10 @@ type LocalSpec struct {
 	Flavor string `yaml:"flavor,omitempty" json:"flavor,omitempty"`
 	// PortBase, if set, takes loopback ports upwards from it.
 	PortBase int `yaml:"portBase,omitempty" json:"portBase,omitempty"`
+	// Durability is "fast" (etcd does not fsync: a host crash can lose recent writes; for throwaway
+	// clusters) or "safe" (etcd fsyncs every write). Default: safe for a cluster that hosts nuv's
+	// state store (NUV_STATE=kube:...@its kubeconfig), else fast.
+	Durability string `yaml:"durability,omitempty" json:"durability,omitempty"`
 }
 
 // KindSpec is the kind provider's section.

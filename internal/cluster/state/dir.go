@@ -2,6 +2,8 @@ package state
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/fsutil"
@@ -113,40 +116,137 @@ func (d Dir) List(ctx context.Context) ([]*Record, []error) {
 	return out, errs
 }
 
-// TryLock creates the lock file exclusively.
-func (d Dir) TryLock(_ context.Context, name string, h Holder) (func() error, *Holder, error) {
+// The lock file <name>.lock is only ever created whole (a complete temporary file hard-linked to
+// its name, which fails if the name exists), and only ever replaced or removed under the flock of
+// <name>.lock.guard after checking its bytes: TakeOver replaces it only if it still holds exactly
+// the bytes the dead holder was read from, unlock removes it only if it still holds the bytes this
+// taking wrote. The flock goes with its process, so a nuv killed inside never blocks the others.
+
+// TryLock creates the lock file, whole, if there is none.
+func (d Dir) TryLock(ctx context.Context, name string, h Holder) (func() error, *Holder, error) {
 	if err := os.MkdirAll(d.Path, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("state store %s: %w", d.Path, err)
 	}
-	b, _ := json.Marshal(h)
-	f, err := os.OpenFile(d.lock(name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if errors.Is(err, os.ErrExist) {
-		cur, herr := d.Holder(context.Background(), name)
+	for {
+		tmp, b, err := d.writeTemp(name, h)
+		if err != nil {
+			return nil, nil, err
+		}
+		err = os.Link(tmp, d.lock(name))
+		os.Remove(tmp)
+		if err == nil {
+			if err := fsutil.SyncDir(d.Path); err != nil {
+				return nil, nil, fmt.Errorf("lock cluster %s: %w", name, err)
+			}
+			return d.unlocker(name, b), nil, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, nil, fmt.Errorf("lock cluster %s: %w", name, err)
+		}
+		cur, herr := d.Holder(ctx, name)
 		if herr != nil {
 			return nil, nil, herr
 		}
-		if cur == nil { // released meanwhile
-			return d.TryLock(context.Background(), name, h)
+		if cur != nil {
+			return nil, cur, ErrLocked
 		}
-		return nil, cur, ErrLocked
+		// released meanwhile: try again
+	}
+}
+
+// TakeOver replaces the lock file if it still holds exactly the bytes was was read from.
+func (d Dir) TakeOver(ctx context.Context, name string, was *Holder, h Holder) (func() error, *Holder, error) {
+	tmp, b, err := d.writeTemp(name, h)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.Remove(tmp)
+	release, err := d.guard(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
+	cur, err := os.ReadFile(d.lock(name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, ErrLocked
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("lock cluster %s: %w", name, err)
+		return nil, nil, fmt.Errorf("read lock of cluster %s: %w", name, err)
+	}
+	if was == nil || string(cur) != was.Version {
+		return nil, d.parseHolder(name, cur), ErrLocked
+	}
+	if err := os.Rename(tmp, d.lock(name)); err != nil {
+		return nil, nil, fmt.Errorf("take over lock of cluster %s: %w", name, err)
+	}
+	if err := fsutil.SyncDir(d.Path); err != nil {
+		return nil, nil, fmt.Errorf("take over lock of cluster %s: %w", name, err)
+	}
+	return d.unlocker(name, b), nil, nil
+}
+
+// writeTemp writes h, with a new ID, to a complete temporary lock file beside the lock.
+func (d Dir) writeTemp(name string, h Holder) (string, []byte, error) {
+	h.ID = newID()
+	b, err := json.Marshal(h)
+	if err != nil {
+		return "", nil, err
+	}
+	f, err := os.CreateTemp(d.Path, "."+name+".lock.tmp-*")
+	if err != nil {
+		return "", nil, fmt.Errorf("lock cluster %s: %w", name, err)
 	}
 	_, werr := f.Write(b)
+	if werr == nil {
+		werr = f.Sync()
+	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
 	if werr != nil {
-		os.Remove(d.lock(name))
-		return nil, nil, fmt.Errorf("lock cluster %s: %w", name, werr)
+		os.Remove(f.Name())
+		return "", nil, fmt.Errorf("lock cluster %s: %w", name, werr)
 	}
+	return f.Name(), b, nil
+}
+
+// unlocker removes the lock file only while it still holds mine (it may have been broken and
+// taken by someone else meanwhile).
+func (d Dir) unlocker(name string, mine []byte) func() error {
 	return func() error {
-		if err := os.Remove(d.lock(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		release, err := d.guard(name)
+		if err != nil {
+			return err
+		}
+		defer release()
+		cur, err := os.ReadFile(d.lock(name))
+		if errors.Is(err, os.ErrNotExist) || (err == nil && string(cur) != string(mine)) {
+			return nil
+		}
+		if err == nil {
+			err = os.Remove(d.lock(name))
+		}
+		if err == nil {
+			err = fsutil.SyncDir(d.Path)
+		}
+		if err != nil {
 			return fmt.Errorf("unlock cluster %s: %w", name, err)
 		}
 		return nil
-	}, nil, nil
+	}
+}
+
+// guard takes the flock that serializes replacing and removing a cluster's lock file.
+func (d Dir) guard(name string) (func(), error) {
+	f, err := os.OpenFile(d.lock(name)+".guard", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock cluster %s: %w", name, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock cluster %s: flock %s: %w", name, f.Name(), err)
+	}
+	return func() { f.Close() }, nil // closing the file releases the flock
 }
 
 // Holder reads the lock file.
@@ -158,24 +258,41 @@ func (d Dir) Holder(_ context.Context, name string) (*Holder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read lock of cluster %s: %w", name, err)
 	}
+	return d.parseHolder(name, b), nil
+}
+
+func (d Dir) parseHolder(name string, b []byte) *Holder {
 	var h Holder
 	if err := json.Unmarshal(b, &h); err != nil {
-		// A lock file cut short by a crash between its creation and its write. Right after its
-		// creation it is being written; a few seconds later nobody holds it (PID 0 here is gone).
+		// Not written by this nuv (lock files are created whole): an older nuv's lock cut short by
+		// a crash between its creation and its write. Right after its creation it may still be
+		// being written; a few seconds later nobody holds it (PID 0 here is gone).
 		h = Holder{Command: "unknown (unreadable lock file " + d.lock(name) + ")", PID: -1}
 		if st, serr := os.Stat(d.lock(name)); serr == nil && time.Since(st.ModTime()) > 5*time.Second {
 			h.Host, _ = os.Hostname()
 			h.PID = 0
 		}
-		return &h, nil
 	}
-	return &h, nil
+	h.Version = string(b)
+	return &h
 }
 
-// Break removes the lock file.
+// Break removes the lock file whatever it holds.
 func (d Dir) Break(_ context.Context, name string) error {
+	release, err := d.guard(name)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if err := os.Remove(d.lock(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("release lock of cluster %s: %w", name, err)
 	}
 	return nil
+}
+
+// newID is a random identifier of one taking of a lock.
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

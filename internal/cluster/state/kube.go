@@ -215,40 +215,80 @@ func (k *Kube) List(ctx context.Context) ([]*Record, []error) {
 	return out, errs
 }
 
-// TryLock creates the Lease; creation is atomic on the API server.
-func (k *Kube) TryLock(ctx context.Context, name string, h Holder) (func() error, *Holder, error) {
+// A lock is the Lease nuv-lock-<name>, created atomically by the API server. It is taken over by
+// an Update whose resourceVersion is the one the dead holder was read at (so of several contenders
+// one wins and the others get a Conflict), and released by a Delete with the resourceVersion of
+// one's own taking as precondition (so a lock taken over by someone else is never deleted).
+
+func (k *Kube) lease(name string, h Holder) *coordinationv1.Lease {
+	h.ID = newID()
 	b, _ := json.Marshal(h)
 	id := string(b)
 	now := metav1.NewMicroTime(time.Now())
-	lease := &coordinationv1.Lease{
+	return &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: leaseName(name), Namespace: k.Namespace,
 			Labels: map[string]string{labelRecord: name, "app.kubernetes.io/managed-by": "nuv"}},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: &id, AcquireTime: &now},
 	}
+}
+
+// TryLock creates the Lease.
+func (k *Kube) TryLock(ctx context.Context, name string, h Holder) (func() error, *Holder, error) {
 	leases := k.cs.CoordinationV1().Leases(k.Namespace)
-	created, err := leases.Create(ctx, lease, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
+	for {
+		created, err := leases.Create(ctx, k.lease(name, h), metav1.CreateOptions{})
+		if err == nil {
+			return k.unlocker(ctx, name, created.ResourceVersion), nil, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return nil, nil, fmt.Errorf("lock cluster %s in %s: %w", name, k.Where(), err)
+		}
 		cur, herr := k.Holder(ctx, name)
 		if herr != nil {
 			return nil, nil, herr
 		}
-		if cur == nil {
-			return k.TryLock(ctx, name, h)
+		if cur != nil {
+			return nil, cur, ErrLocked
+		}
+		// released meanwhile: try again
+	}
+}
+
+// TakeOver updates the Lease at the resourceVersion was was read at.
+func (k *Kube) TakeOver(ctx context.Context, name string, was *Holder, h Holder) (func() error, *Holder, error) {
+	if was == nil || was.Version == "" {
+		cur, err := k.Holder(ctx, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		return nil, cur, ErrLocked
+	}
+	l := k.lease(name, h)
+	l.ResourceVersion = was.Version
+	updated, err := k.cs.CoordinationV1().Leases(k.Namespace).Update(ctx, l, metav1.UpdateOptions{})
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		cur, herr := k.Holder(ctx, name)
+		if herr != nil {
+			return nil, nil, herr
 		}
 		return nil, cur, ErrLocked
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("lock cluster %s in %s: %w", name, k.Where(), err)
+		return nil, nil, fmt.Errorf("take over lock of cluster %s in %s: %w", name, k.Where(), err)
 	}
-	uid := created.UID
+	return k.unlocker(ctx, name, updated.ResourceVersion), nil, nil
+}
+
+// unlocker deletes the Lease only while it is still at rv, our own taking.
+func (k *Kube) unlocker(ctx context.Context, name, rv string) func() error {
 	return func() error {
-		// Delete only our own Lease (it may have been broken and taken by someone else).
-		err := leases.Delete(context.WithoutCancel(ctx), leaseName(name), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		err := k.cs.CoordinationV1().Leases(k.Namespace).Delete(context.WithoutCancel(ctx), leaseName(name),
+			metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &rv}})
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return fmt.Errorf("unlock cluster %s in %s: %w", name, k.Where(), err)
 		}
 		return nil
-	}, nil, nil
+	}
 }
 
 // Holder reads the Lease.
@@ -262,12 +302,13 @@ func (k *Kube) Holder(ctx context.Context, name string) (*Holder, error) {
 	}
 	var h Holder
 	if l.Spec.HolderIdentity == nil || json.Unmarshal([]byte(*l.Spec.HolderIdentity), &h) != nil {
-		return &Holder{Command: "unknown (Lease " + l.Name + " has no nuv holder)"}, nil
+		h = Holder{Command: "unknown (Lease " + l.Name + " has no nuv holder)"}
 	}
+	h.Version = l.ResourceVersion
 	return &h, nil
 }
 
-// Break deletes the Lease.
+// Break deletes the Lease whatever its holder.
 func (k *Kube) Break(ctx context.Context, name string) error {
 	err := k.cs.CoordinationV1().Leases(k.Namespace).Delete(ctx, leaseName(name), metav1.DeleteOptions{})
 	if err != nil && !errors.Is(err, context.Canceled) && !apierrors.IsNotFound(err) {

@@ -92,6 +92,12 @@ type Holder struct {
 	Start   uint64    `json:"start,omitempty"` // process start time (proc.Record), against PID reuse
 	Command string    `json:"command"`
 	Since   time.Time `json:"since"`
+	// ID is unique to one taking of the lock (set by the backend), so two takings by the same
+	// process are told apart.
+	ID string `json:"id,omitempty"`
+	// Version names the very lock instance this holder was read from (the backend's
+	// compare-and-swap token: the lock file's bytes, the Lease's resourceVersion); not stored.
+	Version string `json:"-"`
 }
 
 func (h Holder) String() string {
@@ -133,7 +139,12 @@ type Store interface {
 	TryLock(ctx context.Context, name string, h Holder) (unlock func() error, holder *Holder, err error)
 	// Holder returns the lock's holder, nil if unlocked.
 	Holder(ctx context.Context, name string) (*Holder, error)
-	// Break removes a lock whatever its holder.
+	// TakeOver replaces the lock held by was (as TryLock or Holder returned it) with one held by h,
+	// only if the lock is still that very instance: a compare-and-swap, so of any number of
+	// contenders that saw the same holder exactly one wins. The others get ErrLocked and the
+	// current holder (nil if the lock was released meanwhile).
+	TakeOver(ctx context.Context, name string, was *Holder, h Holder) (unlock func() error, holder *Holder, err error)
+	// Break removes a lock whatever its holder (`nuv cluster state unlock`).
 	Break(ctx context.Context, name string) error
 	// Where describes the backend for messages ("/home/u/.nuv/state", "kube:nuv-state@team").
 	Where() string
@@ -148,8 +159,9 @@ var (
 )
 
 // Lock takes a cluster's lock, waiting at most wait for a live holder. A holder that is gone (a
-// nuv killed on this host) is replaced at once and note is told. On timeout the error names the
-// holder.
+// nuv killed on this host) is taken over at once (compare-and-swap on that holder's lock, so two
+// nuvs that found the same dead holder never both get it) and note is told. On timeout the error
+// names the holder.
 func Lock(ctx context.Context, s Store, name string, h Holder, wait time.Duration, note func(string)) (func() error, error) {
 	deadline := time.Now().Add(wait)
 	told := false
@@ -162,13 +174,20 @@ func Lock(ctx context.Context, s Store, name string, h Holder, wait time.Duratio
 			return nil, err
 		}
 		if holder.Gone() {
-			if note != nil {
-				note(fmt.Sprintf("the lock of cluster %s was held by %s, which is gone: taking it over", name, holder))
+			unlock, cur, err := s.TakeOver(ctx, name, holder, h)
+			if err == nil {
+				if note != nil {
+					note(fmt.Sprintf("the lock of cluster %s was held by %s, which is gone: taking it over", name, holder))
+				}
+				return unlock, nil
 			}
-			if err := s.Break(ctx, name); err != nil {
+			if !errors.Is(err, ErrLocked) {
 				return nil, err
 			}
-			continue
+			if cur == nil || cur.Gone() {
+				continue // released meanwhile, or another dead holder: look again
+			}
+			holder = cur // someone else took it over first
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("cluster %s: %w by %s; waited %s (if that nuv is gone for good, `nuv cluster state unlock %s` releases it)",

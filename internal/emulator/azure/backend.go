@@ -86,7 +86,7 @@ func (b *LocalBackend) Ensure(ctx context.Context, spec ClusterSpec) error {
 	for _, p := range spec.Pools {
 		groups = append(groups, nodeGroup(spec, p))
 	}
-	create := local.CreateOptions{Name: spec.Name, Flavor: "aks", NodeGroups: groups}
+	create := local.CreateOptions{Name: spec.Name, Flavor: "aks", NodeGroups: groups, Durability: local.Safe}
 	if countNodes(groups) == 0 {
 		create.NodeGroups = nil // a cluster is created with one node, then given its pools
 	}

@@ -71,7 +71,7 @@ func LocalName(location, name string) string {
 func (l *LocalClusters) Ensure(ctx context.Context, name, webhook string) (Endpoint, error) {
 	// A new cluster has one node (the local provider's minimum) until the emulator sets its node
 	// pools, which it does before the create operation is DONE.
-	info, err := l.Provider.Ensure(ctx, local.CreateOptions{Name: name, Nodes: 1, Flavor: "gke", TokenWebhook: webhook})
+	info, err := l.Provider.Ensure(ctx, local.CreateOptions{Name: name, Nodes: 1, Flavor: "gke", TokenWebhook: webhook, Durability: local.Safe})
 	if err != nil {
 		return Endpoint{}, err
 	}

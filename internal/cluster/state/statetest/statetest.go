@@ -1,11 +1,13 @@
 // Package statetest is the conformance suite every state.Store backend passes: records round-trip,
 // writes based on a stale generation are refused, corrupt records are reported (never overwritten),
-// locks exclude each other, name their holder, and a lock whose holder is gone is taken over.
+// locks exclude each other, name their holder, a lock whose holder is gone is taken over by exactly
+// one of many contenders that found it, and an unlock never releases someone else's lock.
 package statetest
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -197,4 +199,149 @@ func Run(t *testing.T, b Backend) {
 			t.Fatalf("a holder on another machine must not be taken over: %v", err)
 		}
 	})
+	t.Run("an unlock releases only its own lock", func(t *testing.T) {
+		s := b.New(t)
+		dead := state.Me("nuv cluster apply (killed)")
+		dead.PID, dead.Start = 1<<22-1, 1
+		unlockDead, _, err := s.TryLock(ctx, "c7", dead)
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := state.Me("next")
+		unlock, err := state.Lock(ctx, b.New(t), "c7", next, time.Second, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := unlockDead(); err != nil { // the taken-over holder's late unlock
+			t.Fatal(err)
+		}
+		if h, _ := s.Holder(ctx, "c7"); h == nil || h.Command != next.Command {
+			t.Fatalf("after the old holder's unlock the lock is held by %+v, want %q", h, next.Command)
+		}
+		if err := s.Break(ctx, "c7"); err != nil {
+			t.Fatal(err)
+		}
+		third := state.Me("third")
+		unlockThird, _, err := s.TryLock(ctx, "c7", third)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := unlock(); err != nil { // broken meanwhile: the unlock must leave the third's lock alone
+			t.Fatal(err)
+		}
+		if h, _ := s.Holder(ctx, "c7"); h == nil || h.Command != third.Command {
+			t.Fatalf("after a broken holder's unlock the lock is held by %+v, want %q", h, third.Command)
+		}
+		if err := unlockThird(); err != nil {
+			t.Fatal(err)
+		}
+		if h, _ := s.Holder(ctx, "c7"); h != nil {
+			t.Fatalf("still held by %+v after unlock", h)
+		}
+	})
+	t.Run("exactly one contender takes over a dead holder", func(t *testing.T) {
+		RaceTakeover(t, b, Rounds, Contenders)
+	})
+}
+
+// Rounds and Contenders of the takeover race the suite runs.
+const (
+	Rounds     = 50
+	Contenders = 8
+)
+
+// RaceTakeover runs rounds in which contenders stores (each opened with b.New, as separate nuvs
+// would) find the lock of one dead holder and all try to take it over at once: every contender is
+// held at a barrier right after it saw the dead holder, until all have seen it, so each takeover is
+// based on the same stale view. Exactly one must win each round; the others must be told the
+// lock is held (by the winner).
+func RaceTakeover(t *testing.T, b Backend, rounds, contenders int) {
+	ctx := context.Background()
+	stores := make([]state.Store, contenders)
+	for i := range stores {
+		stores[i] = b.New(t)
+	}
+	for round := 0; round < rounds; round++ {
+		dead := state.Me("nuv cluster apply (killed)")
+		dead.PID, dead.Start = 1<<22-1, uint64(round+1) // no such process
+		if _, _, err := stores[0].TryLock(ctx, "race", dead); err != nil {
+			t.Fatalf("round %d: seeding the dead holder: %v", round, err)
+		}
+		bar := newBarrier(contenders)
+		type result struct {
+			unlock func() error
+			err    error
+		}
+		results := make([]result, contenders)
+		var wg sync.WaitGroup
+		for i := 0; i < contenders; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s := &barrierStore{Store: stores[i], bar: bar}
+				u, err := state.Lock(ctx, s, "race", state.Me(fmt.Sprintf("contender %d", i)), 0, nil)
+				results[i] = result{u, err}
+			}()
+		}
+		wg.Wait()
+		var winners []int
+		for i, r := range results {
+			switch {
+			case r.err == nil:
+				winners = append(winners, i)
+			case !errors.Is(r.err, state.ErrLocked):
+				t.Errorf("round %d: contender %d: %v", round, i, r.err)
+			}
+		}
+		if len(winners) != 1 {
+			t.Fatalf("round %d: %d contenders took over the dead holder's lock (%v), want exactly one", round, len(winners), winners)
+		}
+		h, err := stores[0].Holder(ctx, "race")
+		if err != nil || h == nil || h.Command != fmt.Sprintf("contender %d", winners[0]) {
+			t.Fatalf("round %d: the lock is held by %+v (%v), want the winner, contender %d", round, h, err, winners[0])
+		}
+		if err := results[winners[0]].unlock(); err != nil {
+			t.Fatal(err)
+		}
+		if h, _ := stores[0].Holder(ctx, "race"); h != nil {
+			t.Fatalf("round %d: still held by %+v after the winner's unlock", round, h)
+		}
+	}
+}
+
+// barrierStore holds a contender that found a gone holder until every contender found it.
+type barrierStore struct {
+	state.Store
+	bar    *barrier
+	passed bool
+}
+
+func (s *barrierStore) TryLock(ctx context.Context, name string, h state.Holder) (func() error, *state.Holder, error) {
+	u, holder, err := s.Store.TryLock(ctx, name, h)
+	if errors.Is(err, state.ErrLocked) && holder != nil && holder.Gone() && !s.passed {
+		s.passed = true
+		s.bar.wait()
+	}
+	return u, holder, err
+}
+
+type barrier struct {
+	mu   sync.Mutex
+	n    int
+	done chan struct{}
+}
+
+func newBarrier(n int) *barrier { return &barrier{n: n, done: make(chan struct{})} }
+
+func (b *barrier) wait() {
+	b.mu.Lock()
+	b.n--
+	if b.n == 0 {
+		close(b.done)
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.done:
+	case <-time.After(10 * time.Second): // a contender that never saw the dead holder
+	}
 }
