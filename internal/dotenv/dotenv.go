@@ -40,7 +40,27 @@ func Load(path string) ([]string, error) {
 		}
 		return nil, fmt.Errorf("parse %s: %s", path, msg)
 	}
+	if _, ok := m[""]; ok {
+		// "=value" would give the task an environment entry without a name.
+		if line := emptyKeyLine(data); line > 0 {
+			return nil, fmt.Errorf("parse %s:%d: a variable without a name", path, line)
+		}
+		return nil, fmt.Errorf("parse %s: a variable without a name", path)
+	}
 	return pairs(m), nil
+}
+
+// emptyKeyLine returns the 1-based line of data that assigns a value to no name ("=x",
+// "export =x", ": x"), or 0.
+func emptyKeyLine(data []byte) int {
+	for i, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSpace(l)
+		l = strings.TrimSpace(strings.TrimPrefix(l, "export "))
+		if strings.HasPrefix(l, "=") || strings.HasPrefix(l, ":") {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // near is how godotenv's parse errors quote the rest of the file from the bad spot.
