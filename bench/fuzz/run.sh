@@ -2,10 +2,12 @@
 # Runs nuv's native Go fuzz targets (every FuzzXxx in a *_test.go file), one after the other,
 # each for a set time, and prints the executions and crashes per target.
 #
-#   bash bench/fuzz/run.sh [-t DURATION] [-p WORKERS] [PATTERN...]
+#   bash bench/fuzz/run.sh [-t DURATION] [-p WORKERS] [-m DURATION] [PATTERN...]
 #
 #   -t DURATION  how long each target runs (go test -fuzztime: 10m, 45s, 100000x); default 10m
 #   -p WORKERS   fuzzing processes per target (go test -parallel); default Go's (GOMAXPROCS)
+#   -m DURATION  how long an input that found new code (or crashed) is minimised
+#                (go test -fuzzminimizetime); default 5s, so short runs fuzz rather than minimise
 #   PATTERN      run only the targets whose package path or name contains one of them
 #
 # A crash stops its target: go test writes the input to the package's testdata/fuzz/FuzzXxx/,
@@ -17,11 +19,13 @@ cd "$(dirname "$0")/../.."
 
 duration=10m
 workers=""
-while getopts "t:p:h" opt; do
+minimize=5s
+while getopts "t:p:m:h" opt; do
   case $opt in
     t) duration=$OPTARG ;;
     p) workers=$OPTARG ;;
-    h) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    m) minimize=$OPTARG ;;
+    h) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) exit 2 ;;
   esac
 done
@@ -48,7 +52,7 @@ failed=0
 while read -r dir name; do
   log="$logs/$(echo "$dir" | tr '/.' '__')-$name.log"
   echo "== $dir $name ($duration)" >&2
-  args=(test -run '^$' -fuzz "^${name}\$" -fuzztime "$duration")
+  args=(test -run '^$' -fuzz "^${name}\$" -fuzztime "$duration" -fuzzminimizetime "$minimize")
   [ -n "$workers" ] && args+=(-parallel "$workers")
   start=$SECONDS
   set +e
