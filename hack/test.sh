@@ -11,7 +11,8 @@
 # `go test`. The report ends with every skipped test and its reason, and "N passed, N failed, N
 # skipped". Tests keep their state (and so the pid files of the clusters and registries they start)
 # under a TMPDIR of this run; when the script ends, whatever happened, every process recorded there
-# still running is stopped and counted (hack/reap).
+# still running is stopped and counted (hack/reap), and every container, volume and network the
+# tests made on docker and podman and did not remove is named, failing the run (hack/leftovers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -71,6 +72,7 @@ go build -o bin/nuv ./nuv
 ln -sf nuv bin/task
 go build -o bin/testsummary ./hack/testsummary
 go build -o bin/reap ./hack/reap
+go build -o bin/leftovers ./hack/leftovers
 export PATH="$PWD/bin:$PATH"
 
 # The tests' temporary directories, hence the pid files of every cluster and registry they start.
@@ -83,6 +85,12 @@ finish() {
   rc=$?
   step "stop processes the tests left running"
   "$PWD/bin/reap" "$test_tmp" || rc=1
+  if [ -f "$test_tmp/runtime-objects.json" ]; then
+    # what the runtimes this run started have now and did not have before the tests: left by a
+    # test that did not clean up (named; the run fails)
+    step "containers, volumes and networks the tests left"
+    "$PWD/bin/leftovers" check "$test_tmp/runtime-objects.json" || rc=1
+  fi
   if $docker_started; then
     bash hack/dockerd.sh stop || rc=1
   fi
@@ -129,6 +137,10 @@ if ! $short; then
 fi
 
 step "tests"
+if ! $short; then
+  # What docker and podman have before the tests: at the end, anything more is what the tests left.
+  bin/leftovers snapshot "$test_tmp/runtime-objects.json" docker podman
+fi
 # Test artifacts a person may want to look at (the screenshot of the HTML report).
 export NUV_TEST_ARTIFACTS=${NUV_TEST_ARTIFACTS:-$PWD/_test-artifacts}
 # -count=1: every run really runs the tests (results are never taken from the build cache)

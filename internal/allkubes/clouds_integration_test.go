@@ -126,10 +126,15 @@ func startClouds(t testing.TB, exe string) *clouds {
 		// Control planes an unfinished test left behind the emulators.
 		for _, dir := range c.emulatorDirs() {
 			p := local.Provider{Home: dir, Project: dir}
-			names, _ := p.Names()
+			names, err := p.Names()
+			if err != nil {
+				t.Errorf("clean-up: list control planes of %s: %v", dir, err)
+			}
 			for _, n := range names {
 				t.Logf("removing leftover control plane %s of %s", n, dir)
-				_ = p.Delete(context.Background(), n)
+				if err := p.Delete(context.Background(), n); err != nil {
+					t.Errorf("clean-up: delete control plane %s of %s: %v", n, dir, err)
+				}
 			}
 		}
 	})

@@ -16,7 +16,8 @@ import (
 // TestIntegrationAllKubesKindAndLocal runs one all-kubes matrix over a kind cluster (real nodes:
 // containers of the project's dockerd, the offline node image) and a local cluster (kwok nodes):
 // one report in which the kind cell is typed kind, made by the kind provider and marked real
-// nodes, and the local cell simulated.
+// nodes, and the local cell simulated; each cell counts the one node its cluster has (a cluster
+// without nodes would be marked empty, not real).
 func TestIntegrationAllKubesKindAndLocal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
@@ -54,10 +55,10 @@ func TestIntegrationAllKubesKindAndLocal(t *testing.T) {
 	rep := checkReport(t, r.dir, []string{"local1", name})
 	res := byCluster(rep)
 	k, l := res[name], res["local1"]
-	if k.Status != report.Passed || k.Type != "kind" || k.Platform == nil || k.Platform.Provider != "kind" || k.Platform.NodeKind() != "real" || k.Platform.Simulated != 0 {
+	if k.Status != report.Passed || k.Type != "kind" || k.Platform == nil || k.Platform.Provider != "kind" || k.Platform.NodeKind() != report.NodesReal || k.Platform.Nodes != 1 || k.Platform.Simulated != 0 {
 		t.Errorf("kind cell: %s type=%s platform=%+v: %s", k.Status, k.Type, k.Platform, k.Message)
 	}
-	if l.Status != report.Passed || l.Type != "local" || l.Platform == nil || l.Platform.NodeKind() != "simulated" {
+	if l.Status != report.Passed || l.Type != "local" || l.Platform == nil || l.Platform.NodeKind() != report.NodesSimulated || l.Platform.Nodes != 1 || l.Platform.Simulated != 1 {
 		t.Errorf("local cell: %s type=%s platform=%+v: %s", l.Status, l.Type, l.Platform, l.Message)
 	}
 	html, err := os.ReadFile(r.dir + "/" + report.HTMLFile)

@@ -35,6 +35,7 @@ th.cluster.simulated { background: repeating-linear-gradient(135deg, #eef0f3, #e
 .badge.simulated { background: #6b4fbb; color: #fff; }
 .badge.real { background: #1f6feb; color: #fff; }
 .badge.mixed { background: #9a6700; color: #fff; }
+.badge.empty { background: #cf222e; color: #fff; }
 td.cell { min-width: 7.5em; padding: .3em .5em; border-radius: .3em; vertical-align: top; font-size: .9em; }
 td.cell a.open { color: inherit; text-decoration: none; display: block; }
 td.cell a.open:hover { text-decoration: underline; }
@@ -62,7 +63,7 @@ table.prov th, table.prov td { border-bottom: 1px solid #d0d7de; padding: .25em 
 <p class="summary" id="summary">{{range .Counts}}<span class="count {{.Status}}" data-status="{{.Status}}">{{.N}} {{.Status}}</span>{{end}}
 {{.Cells}} cells over {{.Clusters}} clusters, started {{.Started}}, {{.Seconds}} s.{{if .Partial}} <strong>Partial report: the run was interrupted.</strong>{{end}}</p>
 {{if .Skipped}}<div class="warn" id="skipped"><strong>Report directories not merged:</strong><ul>{{range .Skipped}}<li><code>{{.Dir}}</code>: {{.Reason}}</li>{{end}}</ul></div>{{end}}
-<p class="legend"><span class="passed">pass</span><span class="failed">fail</span><span class="flaky">flaky (passed on a retry)</span><span class="skipped">skip</span><span class="timeout">timeout</span><span class="unreachable">unreachable</span><span class="cancelled">cancelled</span> &middot; bars: duration relative to the slowest cell ({{.Max}} s) &middot; striped row: simulated (kwok) nodes</p>
+<p class="legend"><span class="passed">pass</span><span class="failed">fail</span><span class="flaky">flaky (passed on a retry)</span><span class="skipped">skip</span><span class="timeout">timeout</span><span class="unreachable">unreachable</span><span class="cancelled">cancelled</span> &middot; bars: duration relative to the slowest cell ({{.Max}} s) &middot; striped row: simulated (kwok) nodes &middot; <span class="badge empty">empty</span>: the cluster has no nodes</p>
 <table class="grid" id="grid">
 <tr><th>cluster</th>{{range .Columns}}<th class="test{{if .Step}} step{{end}}" data-target="{{.Target}}" data-step="{{.Step}}">{{if .Step}}{{.Step}}{{else}}{{.Target}}{{end}}</th>{{end}}</tr>
 {{range .Rows}}<tr data-cluster="{{.Cluster}}">

@@ -5,6 +5,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -92,17 +93,38 @@ type Platform struct {
 	Simulated int `json:"simulated"`
 }
 
-// NodeKind is "simulated" when every node is a kwok node, "real" when none is, else "mixed".
+// The marks NodeKind gives a platform's nodes.
+const (
+	NodesSimulated = "simulated" // every node is a kwok node (no kubelet)
+	NodesReal      = "real"      // no node is a kwok node
+	NodesMixed     = "mixed"     // some are
+	NodesEmpty     = "empty"     // the cluster has no node at all: nothing can have run on it
+)
+
+// NodeKind is "empty" when the cluster has no node, "simulated" when every node is a kwok node,
+// "real" when none is, else "mixed"; "" for an unknown platform.
 func (p *Platform) NodeKind() string {
 	switch {
 	case p == nil:
 		return ""
-	case p.Nodes > 0 && p.Simulated == p.Nodes:
-		return "simulated"
+	case p.Nodes <= 0:
+		return NodesEmpty
+	case p.Simulated == p.Nodes:
+		return NodesSimulated
 	case p.Simulated == 0:
-		return "real"
+		return NodesReal
 	}
-	return "mixed"
+	return NodesMixed
+}
+
+// MarshalJSON writes the platform with its node mark ("nodeKind"), so readers of report.json need
+// not derive it (and cannot mistake an empty cluster for a real one).
+func (p Platform) MarshalJSON() ([]byte, error) {
+	type plain Platform
+	return json.Marshal(struct {
+		plain
+		NodeKind string `json:"nodeKind"`
+	}{plain(p), p.NodeKind()})
 }
 
 // Label is the one-line description of the platform used by the table and the HTML page, e.g.
@@ -110,6 +132,9 @@ func (p *Platform) NodeKind() string {
 func (p *Platform) Label() string {
 	if p == nil {
 		return "?"
+	}
+	if p.NodeKind() == NodesEmpty {
+		return p.Source() + ", no nodes"
 	}
 	return fmt.Sprintf("%s, %d %s node%s", p.Source(), p.Nodes, p.NodeKind(), plural(p.Nodes))
 }

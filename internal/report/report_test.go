@@ -39,7 +39,8 @@ func sample() *Report {
 			{Cluster: "down", Type: "", Status: Unreachable, ExitCode: -1, Attempts: 1, Started: t0, Seconds: 2,
 				Message: "dial tcp 127.0.0.1:1: connect: connection refused", Log: "logs/down.log"},
 			{Cluster: "slow<&>", Type: "local", Status: TimedOut, ExitCode: -1, Attempts: 1, Started: t0, Seconds: 30,
-				Message: "ended after --timeout 30s", Log: "logs/slow.log"},
+				Message: "ended after --timeout 30s", Log: "logs/slow.log",
+				Platform: &Platform{Provider: "kubeconfig", DetectedBy: "none", Nodes: 0}},
 		},
 	}
 }
@@ -104,6 +105,13 @@ func TestWriteDirFilesAreValid(t *testing.T) {
 		props["cluster.type.detected.by"] != "providerID" || props["run.machine"] != "ci-7" || props["run.commit"] != "abc123" {
 		t.Errorf("suite eks1 properties: %+v", suites.Suites[1])
 	}
+	props = map[string]string{}
+	for _, p := range suites.Suites[4].Properties { // slow<&> after sorting: a cluster without nodes
+		props[p.Name] = p.Value
+	}
+	if suites.Suites[4].Name != "slow<&>" || props["nodes"] != "0" || props["nodes.kind"] != NodesEmpty {
+		t.Errorf("suite slow<&> properties: %+v", suites.Suites[4])
+	}
 	if suites.Failures != 1 || suites.Errors != 2 || suites.Tests != 7 {
 		t.Errorf("totals: tests=%d failures=%d errors=%d", suites.Tests, suites.Failures, suites.Errors)
 	}
@@ -123,6 +131,41 @@ func TestWriteDirFilesAreValid(t *testing.T) {
 	}
 	if strings.Contains(string(html), "slow<&>") {
 		t.Error("index.html does not escape cluster names")
+	}
+}
+
+func TestNodeKind(t *testing.T) {
+	for _, tc := range []struct {
+		p          *Platform
+		kind, desc string
+	}{
+		{nil, "", "?"},
+		{&Platform{Provider: "kind", Nodes: 0}, NodesEmpty, "kind, no nodes"},
+		{&Platform{Provider: "kind", Nodes: 0, Simulated: 0}, NodesEmpty, "kind, no nodes"},
+		{&Platform{Provider: "kind", Nodes: 1}, NodesReal, "kind, 1 real node"},
+		{&Platform{Provider: "local", Flavor: "eks", Nodes: 3, Simulated: 3}, NodesSimulated, "local/eks, 3 simulated nodes"},
+		{&Platform{Provider: "kubeconfig", Nodes: 3, Simulated: 1}, NodesMixed, "kubeconfig, 3 mixed nodes"},
+	} {
+		if got := tc.p.NodeKind(); got != tc.kind {
+			t.Errorf("%+v: NodeKind %q, want %q", tc.p, got, tc.kind)
+		}
+		if got := tc.p.Label(); got != tc.desc {
+			t.Errorf("%+v: Label %q, want %q", tc.p, got, tc.desc)
+		}
+		if tc.p == nil {
+			continue
+		}
+		data, err := json.Marshal(tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back struct {
+			NodeKind string `json:"nodeKind"`
+			Nodes    int    `json:"nodes"`
+		}
+		if err := json.Unmarshal(data, &back); err != nil || back.NodeKind != tc.kind || back.Nodes != tc.p.Nodes {
+			t.Errorf("%+v: JSON %s, want nodeKind %q", tc.p, data, tc.kind)
+		}
 	}
 }
 

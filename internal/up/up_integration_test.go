@@ -3,6 +3,7 @@ package up
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
 	"github.com/nuv-dev/nuv/internal/deploy"
@@ -75,7 +77,9 @@ func TestIntegrationUpFromEmptyClusters(t *testing.T) {
 		return testGetenv(k)
 	}
 	t.Cleanup(func() {
-		_ = local.Provider{Home: home, Project: project, Getenv: getenv}.Delete(context.Background(), "dev")
+		if err := (local.Provider{Home: home, Project: project, Getenv: getenv}).Delete(context.Background(), "dev"); err != nil && !errors.Is(err, cluster.ErrNotFound) {
+			t.Errorf("clean-up: delete local cluster dev: %v", err)
+		}
 	})
 	if _, err := os.Stat(paths.Clusters(project)); !os.IsNotExist(err) {
 		t.Fatalf("clusters/ exists before up: %v", err)

@@ -56,9 +56,13 @@ func serveEmulator(t testing.TB) (map[string]string, *azure.Server, string) {
 	addr := clustertest.Serve(t, func(ctx context.Context, ln net.Listener) error { return azure.Serve(ctx, ln, s) })
 	t.Cleanup(func() { // before the emulator stops: whatever a failed test left behind its clusters
 		b := azure.NewLocalBackend(dir, nil)
-		if names, err := b.Provider.Names(); err == nil {
-			for _, n := range names {
-				_ = b.Delete(context.Background(), n)
+		names, err := b.Provider.Names()
+		if err != nil {
+			t.Errorf("clean-up: list control planes: %v", err)
+		}
+		for _, n := range names {
+			if err := b.Delete(context.Background(), n); err != nil {
+				t.Errorf("clean-up: delete control plane %s: %v", n, err)
 			}
 		}
 	})

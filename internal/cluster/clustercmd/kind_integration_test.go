@@ -204,7 +204,18 @@ func TestIntegrationKind(t *testing.T) {
 		c := cliRun{t: t, home: c.home, project: c.project}
 		const name = "nuv-kind-foreign"
 		kp := kindcluster.NewProvider(kindcluster.ProviderWithDocker())
-		t.Cleanup(func() { _ = kp.Delete(name, filepath.Join(t.TempDir(), "kubeconfig")) })
+		// The cluster goes the way nuv deletes its own (frozen cgroups thawed, a busy node asked
+		// again), and a clean-up that fails or leaves anything fails the test.
+		cleanHome := t.TempDir()
+		t.Cleanup(func() {
+			vols := nodeVolumes(t, rt, name)
+			if err := kindtest.Provider(t, cleanHome, c.project, nil).DeleteNodes(context.Background(), name); err != nil {
+				t.Errorf("clean-up of the foreign kind cluster %s: %v", name, err)
+			}
+			if left := kindLeftovers(t, rt, name, vols); len(left) > 0 {
+				t.Errorf("left after the clean-up of %s: %s", name, strings.Join(left, "; "))
+			}
+		})
 		if nodeImage == "" {
 			t.Fatal("no node image: the clusters nuv made failed")
 		}

@@ -66,10 +66,15 @@ func newWorld(t *testing.T) *world {
 	t.Cleanup(func() {
 		// Control planes an unfinished test left behind (before the emulator stops).
 		p := local.Provider{Home: dir, Project: dir}
-		names, _ := p.Names()
+		names, err := p.Names()
+		if err != nil {
+			t.Errorf("clean-up: list control planes: %v", err)
+		}
 		for _, n := range names {
 			t.Logf("removing leftover control plane %s", n)
-			_ = p.Delete(context.Background(), n)
+			if err := p.Delete(context.Background(), n); err != nil {
+				t.Errorf("clean-up: delete control plane %s: %v", n, err)
+			}
 		}
 	})
 	key, secret, _, region := s.Credentials()

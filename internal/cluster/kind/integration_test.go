@@ -70,7 +70,11 @@ func loadImage(t *testing.T, rt Runtime, ref string, files map[string]string) {
 	if err := runner.Run(context.Background(), runner.Cmd{Path: rt.Path, Args: []string{"load"}, Stdin: &archive}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = rt.output(context.Background(), "rmi", "-f", ref) })
+	t.Cleanup(func() {
+		if _, err := rt.output(context.Background(), "rmi", "-f", ref); err != nil {
+			t.Errorf("clean-up: remove image %s: %v", ref, err)
+		}
+	})
 }
 
 // TestIntegrationKindVersionMismatch: a node image of another Kubernetes version than the spec's

@@ -674,32 +674,8 @@ func (p *Provider) deleteCluster(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := p.scratch(name)
-	if err != nil {
+	if err := p.deleteNodes(ctx, rt, name); err != nil {
 		return err
-	}
-	defer os.RemoveAll(tmp)
-	// kind removes its entries from the kubeconfig it is given: give it a scratch one, never
-	// ~/.kube/config (nuv's own kubeconfig is removed whole below).
-	// A runtime under load can fail to kill a node whose processes are busy (docker: "did not
-	// receive an exit event"): try again a few times before giving up.
-	for attempt := 1; ; attempt++ {
-		if n := p.ThawNodes(ctx, rt, name); n > 0 {
-			p.log().Infof("thawed %d frozen cgroup(s) of kind cluster %s's pods (a frozen group cannot be killed)", n, name)
-		}
-		err := p.kind(rt).Delete(name, tmp+"/kubeconfig")
-		if err == nil {
-			break
-		}
-		if attempt == 4 || ctx.Err() != nil {
-			return fmt.Errorf("kind delete cluster %s (%d attempts): %w", name, attempt, err)
-		}
-		p.log().Infof("deleting kind cluster %s failed (%s); trying again", name, firstLine(err))
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Duration(attempt) * 5 * time.Second):
-		}
 	}
 	// The network first, nuv's own files last: a delete interrupted before the end leaves files
 	// that Observe sees (leftovers), so the next delete finishes it.
@@ -711,6 +687,53 @@ func (p *Provider) deleteCluster(ctx context.Context, name string) error {
 		return fmt.Errorf("remove nuv's files of kind cluster %s: %w", name, err)
 	}
 	return nil
+}
+
+// DeleteNodes deletes the node containers (and their volumes) of kind cluster name, whoever made
+// it, the way nuv deletes its own clusters: frozen cgroup v1 freezer groups are thawed first and a
+// runtime that fails to kill a busy node is asked again; kind's network goes too when no container
+// is left on it. It leaves nuv's own files of the cluster alone. Tests use it to clean up clusters
+// they made with kind's library; no node left is success.
+func (p *Provider) DeleteNodes(ctx context.Context, name string) error {
+	rt, err := p.runtime(ctx)
+	if err != nil {
+		return err
+	}
+	if err := p.deleteNodes(ctx, rt, name); err != nil {
+		return err
+	}
+	p.removeIdleNetwork(ctx, rt)
+	return nil
+}
+
+func (p *Provider) deleteNodes(ctx context.Context, rt Runtime, name string) error {
+	tmp, err := p.scratch(name)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	// kind removes its entries from the kubeconfig it is given: give it a scratch one, never
+	// ~/.kube/config (nuv's own kubeconfig is removed whole by deleteCluster).
+	// A runtime under load can fail to kill a node whose processes are busy (docker: "did not
+	// receive an exit event"): try again a few times before giving up.
+	for attempt := 1; ; attempt++ {
+		if n := p.ThawNodes(ctx, rt, name); n > 0 {
+			p.log().Infof("thawed %d frozen cgroup(s) of kind cluster %s's pods (a frozen group cannot be killed)", n, name)
+		}
+		err := p.kind(rt).Delete(name, tmp+"/kubeconfig")
+		if err == nil {
+			return nil
+		}
+		if attempt == 4 || ctx.Err() != nil {
+			return fmt.Errorf("kind delete cluster %s (%d attempts): %w", name, attempt, err)
+		}
+		p.log().Infof("deleting kind cluster %s failed (%s); trying again", name, firstLine(err))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(attempt) * 5 * time.Second):
+		}
+	}
 }
 
 // leftovers names nuv's own files of kind cluster name that exist (its kubeconfig, its directory

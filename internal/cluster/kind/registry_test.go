@@ -61,11 +61,19 @@ func TestIntegrationRegistryPortTaken(t *testing.T) {
 	if _, err := rt.output(ctx, "network", "create", network); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { rt.output(context.Background(), "network", "rm", network) })
+	t.Cleanup(func() {
+		if _, err := rt.output(context.Background(), "network", "rm", network); err != nil {
+			t.Errorf("clean-up: remove network %s: %v", network, err)
+		}
+	})
 	if _, err := rt.output(ctx, "run", "-d", "--name", other, "--network", network, "-p", "127.0.0.1:"+strconv.Itoa(port)+":5000", img, "serve"); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { rt.output(context.Background(), "rm", "-f", other) })
+	t.Cleanup(func() {
+		if _, err := rt.output(context.Background(), "rm", "-f", "-v", other); err != nil {
+			t.Errorf("clean-up: remove container %s: %v", other, err)
+		}
+	})
 	p.RegistryHost = "localhost:" + strconv.Itoa(port)
 	_, _, upErr := registry.Up(ctx, registry.UpOptions{Dir: filepath.Join(p.Home, "registry"), Port: port, Command: []string{"/bin/false"}})
 	if upErr == nil {

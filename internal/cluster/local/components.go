@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	_ "embed"
 	"fmt"
 	"io"
 	"math/big"
@@ -20,9 +19,6 @@ import (
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/kube"
 )
-
-//go:embed stages.yaml
-var stagesYAML []byte
 
 // component is one process of a local cluster.
 type component struct {
@@ -258,7 +254,11 @@ peer-transport-security:%s
 	if err := writeTokenWebhookConfig(dir, s); err != nil {
 		return err
 	}
-	return fsutil.WriteFileAtomic(filepath.Join(dir, "config", "kwok.yaml"), stagesYAML, 0o644)
+	stages, err := kwokStages()
+	if err != nil {
+		return err
+	}
+	return fsutil.WriteFileAtomic(filepath.Join(dir, "config", "kwok.yaml"), stages, 0o644)
 }
 
 // healthClient is an HTTPS client trusting the cluster CA and presenting cert (a PKI base name);

@@ -97,7 +97,11 @@ func TestIntegrationReleaseDownloads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = p.Delete(context.Background(), "dl") })
+		t.Cleanup(func() {
+			if err := p.Delete(context.Background(), "dl"); err != nil {
+				t.Errorf("clean-up: delete cluster dl: %v", err)
+			}
+		})
 		if info.Status != cluster.Running || info.NodesReady != 1 || info.Binaries != b.Source {
 			t.Fatalf("status %s, nodes ready %d, binaries %q", info.Status, info.NodesReady, info.Binaries)
 		}
@@ -148,7 +152,11 @@ func TestIntegrationReleaseDownloads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = p.Delete(context.Background(), "kwokbuilt") })
+		t.Cleanup(func() {
+			if err := p.Delete(context.Background(), "kwokbuilt"); err != nil {
+				t.Errorf("clean-up: delete cluster kwokbuilt: %v", err)
+			}
+		})
 		if info.Status != cluster.Running || info.NodesReady != 2 {
 			t.Fatalf("status %s, nodes ready %d", info.Status, info.NodesReady)
 		}

@@ -62,7 +62,9 @@ func TestIntegrationLocalCluster(t *testing.T) {
 	deleted := false
 	t.Cleanup(func() {
 		if !deleted {
-			_ = p.Delete(context.Background(), "it")
+			if err := p.Delete(context.Background(), "it"); err != nil {
+				t.Errorf("clean-up: delete cluster it: %v", err)
+			}
 		}
 	})
 	dir := local.StateDir(home, "it")
@@ -379,6 +381,31 @@ spec:
 		if err != nil || pvc.Status.Phase != corev1.ClaimBound {
 			t.Fatalf("pvc data-db-0: %v %v", err, pvc.Status.Phase)
 		}
+		// nuv's provisioner made the volume (bound to this claim by kube-controller-manager), and
+		// takes it away once the claim is gone.
+		pv, err := cs.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+		if err != nil || pv.Annotations["pv.kubernetes.io/provisioned-by"] != "nuv.dev/local-path" || pv.Spec.ClaimRef == nil ||
+			pv.Spec.ClaimRef.UID != pvc.UID || pv.Status.Phase != corev1.VolumeBound || pv.Spec.Capacity.Storage().String() != "1Gi" {
+			t.Fatalf("volume %q of pvc data-db-0: %v %+v", pvc.Spec.VolumeName, err, pv)
+		}
+		if err := cs.AppsV1().StatefulSets("default").Delete(ctx, "db", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []string{"data-db-0", "data-db-1"} {
+			if err := cs.CoreV1().PersistentVolumeClaims("default").Delete(ctx, c, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		eventually(t, 90*time.Second, "volumes of the deleted claims deleted", func() error {
+			pvs, err := cs.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			if len(pvs.Items) > 0 {
+				return fmt.Errorf("%d volume(s) left, the first %s %s", len(pvs.Items), pvs.Items[0].Name, pvs.Items[0].Status.Phase)
+			}
+			return nil
+		})
 	})
 	t.Run("job completes", func(t *testing.T) {
 		job := &batchv1.Job{

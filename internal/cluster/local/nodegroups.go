@@ -84,7 +84,7 @@ func validateGroups(gs []NodeGroup) error {
 }
 
 // nodeSpec is what node i of group g of a cluster looks like.
-func nodeSpec(f cluster.Flavor, clusterName string, g NodeGroup, i int) *corev1.Node {
+func nodeSpec(f cluster.Flavor, clusterName, version string, g NodeGroup, i int) *corev1.Node {
 	var name, providerID string
 	var labels map[string]string
 	if g.Name == DefaultNodeGroup {
@@ -115,9 +115,21 @@ func nodeSpec(f cluster.Flavor, clusterName string, g NodeGroup, i int) *corev1.
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: map[string]string{
 			nodeAnnotation: "fake", "node.alpha.kubernetes.io/ttl": "0", annotationIndex: strconv.Itoa(i)}},
-		Spec:   corev1.NodeSpec{ProviderID: providerID, Taints: g.Taints},
-		Status: corev1.NodeStatus{Capacity: nodeResources(), Allocatable: nodeResources()},
+		Spec: corev1.NodeSpec{ProviderID: providerID, Taints: g.Taints},
+		// kwok's node stage keeps what a node says of itself and fills in the rest: nuv's nodes say
+		// their capacity and the cluster's Kubernetes version (kwok's own would be "kwok-<version>").
+		Status: corev1.NodeStatus{Capacity: nodeResources(), Allocatable: nodeResources(),
+			NodeInfo: corev1.NodeSystemInfo{KubeletVersion: kubeletVersion(version), KubeProxyVersion: kubeletVersion(version)}},
 	}
+}
+
+// kubeletVersion is the version a node of a cluster of Kubernetes version reports ("v1.36.3"); ""
+// (unknown) leaves it to kwok.
+func kubeletVersion(version string) string {
+	if version == "" {
+		return ""
+	}
+	return "v" + strings.TrimPrefix(version, "v")
 }
 
 // annotationIndex records a node's index within its group, so scaling down removes the newest.
@@ -159,7 +171,7 @@ func nodeIndex(n corev1.Node) int {
 
 // convergeGroup makes group g have exactly g.Count nodes with its labels and taints: it creates the
 // missing ones, removes the highest-indexed extra ones and patches labels and taints that differ.
-func convergeGroup(ctx context.Context, cs kubernetes.Interface, f cluster.Flavor, clusterName string, g NodeGroup, dropLabels []string) error {
+func convergeGroup(ctx context.Context, cs kubernetes.Interface, f cluster.Flavor, clusterName, version string, g NodeGroup, dropLabels []string) error {
 	nodes, err := groupNodes(ctx, cs, g.Name)
 	if err != nil {
 		return err
@@ -169,7 +181,7 @@ func convergeGroup(ctx context.Context, cs kubernetes.Interface, f cluster.Flavo
 		have[nodeIndex(n)] = n
 	}
 	for i := 0; i < g.Count; i++ {
-		want := nodeSpec(f, clusterName, g, i)
+		want := nodeSpec(f, clusterName, version, g, i)
 		n, ok := have[i]
 		if !ok {
 			if _, err := cs.CoreV1().Nodes().Create(ctx, want, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -373,7 +385,7 @@ func (p Provider) changeGroups(ctx context.Context, name string, change func([]N
 	if err != nil {
 		return err
 	}
-	if err := applyGroups(ctx, cs, f, s.Name, groups, old); err != nil {
+	if err := applyGroups(ctx, cs, f, s.Name, s.Version, groups, old); err != nil {
 		return fmt.Errorf("cluster %s: %w", name, err)
 	}
 	s.NodeGroups = append([]NodeGroup(nil), groups...)
@@ -384,9 +396,9 @@ func (p Provider) changeGroups(ctx context.Context, name string, change func([]N
 	return waitNodesReady(ctx, dir, s)
 }
 
-func applyGroups(ctx context.Context, cs kubernetes.Interface, f cluster.Flavor, clusterName string, groups []NodeGroup, old []NodeGroup) error {
+func applyGroups(ctx context.Context, cs kubernetes.Interface, f cluster.Flavor, clusterName, version string, groups []NodeGroup, old []NodeGroup) error {
 	for _, g := range groups {
-		if err := convergeGroup(ctx, cs, f, clusterName, g, droppedLabels(old, g)); err != nil {
+		if err := convergeGroup(ctx, cs, f, clusterName, version, g, droppedLabels(old, g)); err != nil {
 			return err
 		}
 	}

@@ -64,7 +64,9 @@ func BenchmarkColdPrepare(b *testing.B) {
 			b.Fatalf("%s: create: %v", name, err)
 		}
 		create := time.Since(start)
-		_ = p.Delete(ctx, "bench")
+		if err := p.Delete(ctx, "bench"); err != nil {
+			b.Fatalf("%s: delete: %v", name, err)
+		}
 		return prep, create
 	}
 	b.ResetTimer()

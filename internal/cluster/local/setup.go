@@ -26,7 +26,7 @@ func setupCluster(ctx context.Context, dir string, s *state) error {
 	if err != nil {
 		return err
 	}
-	if err := applyGroups(ctx, cs, flavor, s.Name, s.groups(), nil); err != nil {
+	if err := applyGroups(ctx, cs, flavor, s.Name, s.Version, s.groups(), nil); err != nil {
 		return err
 	}
 	if err := createStorageClass(ctx, cs); err != nil {
@@ -50,9 +50,9 @@ func createStorageClass(ctx context.Context, cs kubernetes.Interface) error {
 	mode := storagev1.VolumeBindingImmediate
 	policy := corev1.PersistentVolumeReclaimDelete
 	sc := &storagev1.StorageClass{
-		ObjectMeta: metav1.ObjectMeta{Name: "standard", Annotations: map[string]string{
+		ObjectMeta: metav1.ObjectMeta{Name: storageClass, Annotations: map[string]string{
 			"storageclass.kubernetes.io/is-default-class": "true"}},
-		Provisioner:       "nuv.dev/local-path",
+		Provisioner:       provisioner,
 		ReclaimPolicy:     &policy,
 		VolumeBindingMode: &mode,
 	}

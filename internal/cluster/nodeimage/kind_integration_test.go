@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster"
 	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 
+	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
@@ -40,9 +41,14 @@ func kindCluster(t *testing.T, ref, clusterName string, workers int) (*cluster.P
 	for i := 0; i < workers; i++ {
 		cfg.Nodes = append(cfg.Nodes, v1alpha4.Node{Role: v1alpha4.WorkerRole})
 	}
-	_ = p.Delete(clusterName, "") // a cluster a killed run left behind
+	// Deletes go the way nuv deletes its kind clusters (frozen cgroups thawed, a busy node asked
+	// again, kind's idle network removed), and fail the test when they fail.
+	nuvKind := &kind.Provider{Home: t.TempDir(), Getenv: os.Getenv}
+	if err := nuvKind.DeleteNodes(context.Background(), clusterName); err != nil { // a cluster a killed run left behind
+		t.Fatalf("delete kind cluster %s left by an earlier run: %v", clusterName, err)
+	}
 	t.Cleanup(func() {
-		if err := p.Delete(clusterName, filepath.Join(t.TempDir(), "kubeconfig")); err != nil {
+		if err := nuvKind.DeleteNodes(context.Background(), clusterName); err != nil {
 			t.Errorf("delete kind cluster %s: %v", clusterName, err)
 		}
 	})
