@@ -252,7 +252,10 @@ func runBadInput(t *testing.T, c *badCase) {
 
 // snapshot records every file and directory below root: mode and a digest of the content. The
 // extracted copy of nuv's embedded task bundle (NUV_HOME/cache/bundle, content-addressed, published
-// whole) is left out: nuv fills it on any command that looks into the bundle, bad or not.
+// whole) is left out: nuv fills it on any command that looks into the bundle, bad or not. So is the
+// project's record of the order clusters appeared in clusters/ (.nuv/order): it is an observation
+// of clusters/, made whenever nuv numbers the clusters (a refused `kube use 7` lists them), so that
+// the numbers a user saw stay the numbers. Every other file below .nuv/ (the selection) counts.
 func snapshot(t *testing.T, root string) map[string]string {
 	t.Helper()
 	m := map[string]string{}
@@ -264,8 +267,11 @@ func snapshot(t *testing.T, root string) map[string]string {
 		if rel == filepath.Join("home", "cache", "bundle") {
 			return fs.SkipDir
 		}
-		if rel == filepath.Join("home", "cache") {
-			return nil // the directory holding it; anything else in it counts
+		if rel == filepath.Join("home", "cache") || rel == filepath.Join("project", ".nuv") {
+			return nil // the directories holding them; anything else in them counts
+		}
+		if rel == filepath.Join("project", ".nuv", "order") {
+			return nil
 		}
 		info, err := d.Info()
 		if err != nil {
