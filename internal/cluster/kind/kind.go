@@ -510,7 +510,17 @@ type kindLogger struct {
 	clock *phaseClock
 }
 
-func (k kindLogger) Warn(m string)             { k.l.Warnf("kind: %s", m) }
+func (k kindLogger) Warn(m string) {
+	if m == podmanNotice {
+		return // said once by nuv where podman really makes a cluster (create), not on every read
+	}
+	k.l.Warnf("kind: %s", m)
+}
+
+// podmanNotice is what the kind library warns each time it sets up its podman provider, which nuv
+// does for every list, status and kubeconfig read when podman is the runtime found.
+const podmanNotice = "enabling experimental podman provider"
+
 func (k kindLogger) Warnf(f string, a ...any)  { k.l.Warnf("kind: "+f, a...) }
 func (k kindLogger) Error(m string)            { k.l.Warnf("kind: %s", m) }
 func (k kindLogger) Errorf(f string, a ...any) { k.l.Warnf("kind: "+f, a...) }

@@ -493,6 +493,9 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 	if err := save(res); err != nil {
 		return nil, err
 	}
+	if rt.Name == "podman" {
+		p.log().Warnf("kind: %s (creating %s on podman)", podmanNotice, name)
+	}
 	tmp, err := p.scratch(name)
 	if err != nil {
 		return nil, err
