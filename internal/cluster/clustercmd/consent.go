@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
@@ -57,18 +56,8 @@ func (c *cmdCtx) approveApply(ctx context.Context, e *engine.Engine, specs []*sp
 	if yes {
 		return nil, nil
 	}
-	plans := make([]*cluster.Plan, len(specs))
-	errs := make([]error, len(specs))
-	var wg sync.WaitGroup
-	for i, s := range specs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			plans[i], errs[i] = e.Plan(ctx, s)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	plans, err := eachSpec(specs, func(s *spec.Cluster) (*cluster.Plan, error) { return e.Plan(ctx, s) })
+	if err != nil {
 		return nil, err
 	}
 	approved := map[string]map[string]bool{}

@@ -117,23 +117,30 @@ func baseNames(paths []string) []string {
 // errChanges is --detailed-exitcode's "something would change".
 var errChanges = cli.Exit(exitChanges, nil)
 
-// exitChanges is `plan --detailed-exitcode`'s code for "something would change" (terraform's).
-const exitChanges = 2
-
-// printPlans plans every spec (in parallel: each reads its own cluster) and prints them in order.
-func (c *cmdCtx) printPlans(ctx context.Context, e *engine.Engine, specs []*spec.Cluster, output string, detailed bool) error {
-	plans := make([]*cluster.Plan, len(specs))
+// eachSpec runs f for every spec in parallel (each reads or plans its own cluster) and returns
+// the results in the specs' order, or every error joined.
+func eachSpec[T any](specs []*spec.Cluster, f func(*spec.Cluster) (T, error)) ([]T, error) {
+	out := make([]T, len(specs))
 	errs := make([]error, len(specs))
 	var wg sync.WaitGroup
 	for i, s := range specs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			plans[i], errs[i] = e.Plan(ctx, s)
+			out[i], errs[i] = f(s)
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	return out, errors.Join(errs...)
+}
+
+// exitChanges is `plan --detailed-exitcode`'s code for "something would change" (terraform's).
+const exitChanges = 2
+
+// printPlans plans every spec (in parallel: each reads its own cluster) and prints them in order.
+func (c *cmdCtx) printPlans(ctx context.Context, e *engine.Engine, specs []*spec.Cluster, output string, detailed bool) error {
+	plans, err := eachSpec(specs, func(s *spec.Cluster) (*cluster.Plan, error) { return e.Plan(ctx, s) })
+	if err != nil {
 		return err
 	}
 	if err := c.writePlans(plans, output); err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
@@ -35,18 +34,8 @@ func terraformSpelling(args []string, names ...string) []string {
 
 // savePlans plans specs, writes the saved plan to file and prints the plans as printPlans does.
 func (c *cmdCtx) savePlans(ctx context.Context, e *engine.Engine, specs []*spec.Cluster, file, output string, detailed bool) error {
-	saved := make([]engine.SavedCluster, len(specs))
-	errs := make([]error, len(specs))
-	var wg sync.WaitGroup
-	for i, s := range specs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			saved[i], errs[i] = e.SavePlan(ctx, s)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	saved, err := eachSpec(specs, func(s *spec.Cluster) (engine.SavedCluster, error) { return e.SavePlan(ctx, s) })
+	if err != nil {
 		return err
 	}
 	sp := &engine.SavedPlan{Created: time.Now().UTC(), Store: e.Store.Where(), Clusters: saved}

@@ -673,16 +673,11 @@ func imageVersion(ctx context.Context, rt Runtime, image string) (string, error)
 // deleteCluster deletes nuv's kind cluster name (its containers and their volumes), its
 // kubeconfig, and kind's network when no container is left on it.
 func (p *Provider) deleteCluster(ctx context.Context, name string) error {
-	rt, err := p.runtime(ctx)
-	if err != nil {
+	// The nodes and the network first, nuv's own files last: a delete interrupted before the end
+	// leaves files that Observe sees (leftovers), so the next delete finishes it.
+	if err := p.DeleteNodes(ctx, name); err != nil {
 		return err
 	}
-	if err := p.deleteNodes(ctx, rt, name); err != nil {
-		return err
-	}
-	// The network first, nuv's own files last: a delete interrupted before the end leaves files
-	// that Observe sees (leftovers), so the next delete finishes it.
-	p.removeIdleNetwork(ctx, rt)
 	if err := os.Remove(p.KubeconfigPath(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove kubeconfig: %w", err)
 	}
