@@ -198,10 +198,7 @@ func taskfile(ctx context.Context, src Source, args []string, cur string) []stri
 }
 
 var (
-	flagRE    = regexp.MustCompile(`(?m)^\s+(?:-[A-Za-z0-9], )?(--[a-z0-9][a-z0-9-]*)`)
-	subRE     = regexp.MustCompile(`(?m)^  ([a-z][a-z0-9-]*)(?:\s|$)`)
-	groupRE   = regexp.MustCompile(`(?m)^Usage: nuv \S+ (<command>|<subcommand>|([a-z-]+(?:\|[a-z-]+)+))`)
-	altWordRE = regexp.MustCompile(`[a-z-]+`)
+	flagRE = regexp.MustCompile(`(?m)^\s+(?:-[A-Za-z0-9], )?(--[a-z0-9][a-z0-9-]*)`)
 )
 
 // Flags returns the long flags of a help text: those of pflag's flag listing ("  -n, --tail int").
@@ -209,23 +206,6 @@ func Flags(help string) []string {
 	var out []string
 	for _, m := range flagRE.FindAllStringSubmatch(help, -1) {
 		out = append(out, m[1])
-	}
-	return dedupe(out)
-}
-
-// Subcommands returns the subcommands of a command group's help: a usage line "Usage: nuv CMD
-// <command>" (or <subcommand>) followed by a list indented by two spaces, or "Usage: nuv CMD a|b|c".
-func Subcommands(help string) []string {
-	m := groupRE.FindStringSubmatch(help)
-	if m == nil {
-		return nil
-	}
-	if m[2] != "" {
-		return dedupe(altWordRE.FindAllString(m[2], -1))
-	}
-	var out []string
-	for _, s := range subRE.FindAllStringSubmatch(help, -1) {
-		out = append(out, s[1])
 	}
 	return dedupe(out)
 }
