@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -36,7 +37,7 @@ func FlagError(fs *pflag.FlagSet, err error) string {
 	}
 	name = strings.TrimLeft(name, "-")
 	if f := fs.Lookup(name); f != nil {
-		reason = accepted(f.Value, reason)
+		reason = accepted(f.Value, value, reason)
 		spelt = "--" + f.Name
 	}
 	return fmt.Sprintf("%s %q: %s", spelt, value, reason)
@@ -45,7 +46,7 @@ func FlagError(fs *pflag.FlagSet, err error) string {
 var invalidArgRE = regexp.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: (.*)$`)
 
 // accepted says what a flag of v's type accepts, for a value it refused with reason.
-func accepted(v pflag.Value, reason string) string {
+func accepted(v pflag.Value, value, reason string) string {
 	switch v.Type() {
 	case "bool":
 		return "accepted values: true, false"
@@ -56,6 +57,9 @@ func accepted(v pflag.Value, reason string) string {
 	case "float32", "float64":
 		return "not a number"
 	case "duration":
+		if _, err := time.ParseDuration(value); err == nil {
+			return reason // a duration the flag's own value refused (say, not positive): it says why
+		}
 		return "not a duration (for example 30s, 5m, 1h30m)"
 	case "intSlice":
 		return "not a comma-separated list of integers"

@@ -35,6 +35,6 @@ type WaitExpired struct {
 }
 
 func (e *WaitExpired) Error() string {
-	return fmt.Sprintf("gave up waiting for %s after %s (last seen: %s); it may still finish: the next apply looks again (%s raises the bound)",
+	return fmt.Sprintf("gave up waiting for %s after %s (last seen: %s); it may still finish: the next apply looks again (--wait-timeout or %s raises the bound)",
 		e.What, e.Waited.Round(time.Second), e.Last, EnvWaitTimeout)
 }

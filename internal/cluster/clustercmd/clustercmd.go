@@ -31,6 +31,29 @@ func NewCommand() cli.Command {
 type cmdCtx struct {
 	env       *cli.Env
 	providers map[string]cluster.Provider
+	// overrides are environment settings a flag gave explicitly (--wait-timeout is
+	// NUV_CLUSTER_WAIT_TIMEOUT): env.Getenv, which the providers read, answers them first.
+	overrides map[string]string
+}
+
+// newCmdCtx is a subcommand's context: env, whose Getenv answers the command's flag overrides
+// first, and the providers, built over that env.
+func newCmdCtx(env *cli.Env) (*cmdCtx, error) {
+	c := &cmdCtx{overrides: map[string]string{}}
+	derived := *env
+	derived.Getenv = func(k string) string {
+		if v, ok := c.overrides[k]; ok {
+			return v
+		}
+		return env.Getenv(k)
+	}
+	c.env = &derived
+	ps, err := providers.New(c.env)
+	if err != nil {
+		return nil, err
+	}
+	c.providers = ps
+	return c, nil
 }
 
 type sub struct {
@@ -71,11 +94,11 @@ State: records and locks in $NUV_HOME/state, or a shared store: NUV_STATE=kube:N
 	for _, s := range subcommands() {
 		s := s
 		v := cli.Verb{Name: s.name, Short: s.short, Run: func(ctx context.Context, env *cli.Env, args []string) error {
-			ps, err := providers.New(env)
+			c, err := newCmdCtx(env)
 			if err != nil {
 				return err
 			}
-			return s.run(ctx, &cmdCtx{env: env, providers: ps}, args)
+			return s.run(ctx, c, args)
 		}}
 		switch s.name {
 		case "create":
@@ -124,6 +147,37 @@ var errHelp = cli.Exit(cli.ExitOK, nil)
 func stateFlag(fs flagSet, c *cmdCtx) *string {
 	return fs.String("state", c.env.Getenv("NUV_STATE"), "state store: dir:PATH or kube:NAMESPACE@KUBECONFIG (default $NUV_STATE, else $NUV_HOME/state)")
 }
+
+// waitFlag adds --wait-timeout: the bound of every wait for a cloud operation or a resource to
+// settle, the flag form of NUV_CLUSTER_WAIT_TIMEOUT (which it overrides for this command).
+func waitFlag(fs flagSet, c *cmdCtx) {
+	fs.Var(&waitTimeout{c: c}, "wait-timeout", fmt.Sprintf("give up waiting for one cloud operation after this long, naming it (default $%s, else %s)", cluster.EnvWaitTimeout, cluster.DefaultWaitTimeout))
+}
+
+// waitTimeout is --wait-timeout's value: a positive duration, kept in the command's overrides.
+type waitTimeout struct {
+	c *cmdCtx
+	d time.Duration
+}
+
+func (w *waitTimeout) Set(v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("want a positive duration such as 20m")
+	}
+	w.d = d
+	w.c.overrides[cluster.EnvWaitTimeout] = d.String()
+	return nil
+}
+
+func (w *waitTimeout) String() string {
+	if w.d == 0 {
+		return ""
+	}
+	return w.d.String()
+}
+
+func (w *waitTimeout) Type() string { return "duration" }
 
 // engineFor opens the state store and returns the engine over it.
 func (c *cmdCtx) engineFor(location, command string) (*engine.Engine, error) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/aks"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -69,6 +70,8 @@ func TestBadInput(t *testing.T) {
 		{"state unknown verb", []string{"state", "frob", "x"}, 2, `unknown command "frob"`},
 		{"state show unknown", []string{"state", "show", "nope"}, 1, "no state record"},
 		{"bad state store", []string{"plan", "-f", "x.yaml", "--state", "s3:bucket"}, 2, "unknown kind"},
+		{"bad wait timeout", []string{"apply", "-f", "x.yaml", "--wait-timeout", "soon"}, 2, "--wait-timeout"},
+		{"zero wait timeout", []string{"delete", "x", "--wait-timeout", "0s"}, 2, "want a positive duration such as 20m"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -250,5 +253,45 @@ spec:
 	err = Run(context.Background(), env, []string{"plan", "-f", f})
 	if err == nil || !strings.Contains(err.Error(), f+":4: spec.provider: unknown provider \"ekz\" (valid: ") {
 		t.Fatalf("unknown provider: %v", err)
+	}
+}
+
+// TestWaitTimeoutFlag: --wait-timeout is the flag form of NUV_CLUSTER_WAIT_TIMEOUT: after parsing,
+// the environment every provider reads answers it (over the process environment's value), and
+// without the flag the process environment's value stands.
+func TestWaitTimeoutFlag(t *testing.T) {
+	tests := []struct {
+		name, env string
+		args      []string
+		want      time.Duration
+	}{
+		{"default", "", nil, cluster.DefaultWaitTimeout},
+		{"environment", "10m", nil, 10 * time.Minute},
+		{"flag", "", []string{"--wait-timeout", "90s"}, 90 * time.Second},
+		{"flag over environment", "10m", []string{"--wait-timeout=3s"}, 3 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env, _, _ := testEnv(t, map[string]string{cluster.EnvWaitTimeout: tt.env})
+			c, err := newCmdCtx(env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := flags(c.env, "apply")
+			waitFlag(fs, c)
+			if err := parse(fs, tt.args); err != nil {
+				t.Fatal(err)
+			}
+			ap, ok := c.providers["aks"].(*aks.Provider)
+			if !ok {
+				t.Fatalf("the aks provider is a %T", c.providers["aks"])
+			}
+			for who, getenv := range map[string]func(string) string{"the command": c.env.Getenv, "the aks provider": ap.Getenv} {
+				got, err := cluster.WaitTimeout(getenv)
+				if err != nil || got != tt.want {
+					t.Fatalf("bound seen by %s = %v, %v; want %v", who, got, err, tt.want)
+				}
+			}
+		})
 	}
 }

@@ -39,6 +39,7 @@ func runCreate(ctx context.Context, c *cmdCtx, args []string) error {
 	fs.IntVar(&portBase, "port-base", 0, "local: take loopback ports upwards from this one (skipping used ones); default random")
 	fs.BoolVar(&dryRun, "dry-run", false, "print the plan and change nothing")
 	durability := fs.String("durability", "", "local: fast (etcd does not fsync) or safe (etcd fsyncs every write); default safe for a cluster hosting NUV_STATE=kube:..., else fast")
+	waitFlag(fs, c)
 	stateLoc := stateFlag(fs, c)
 	if err := parse(fs, args); err != nil {
 		return err

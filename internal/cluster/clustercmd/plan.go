@@ -174,6 +174,7 @@ func runApply(ctx context.Context, c *cmdCtx, args []string) error {
 	only := fs.String("only", "", "apply only the cluster of this name")
 	var yes cli.YesOption
 	yes.AddFlags(fs.FlagSet, "deleting or replacing what the plan destroys")
+	waitFlag(fs, c)
 	stateLoc := stateFlag(fs, c)
 	if err := parse(fs, terraformSpelling(args, "auto-approve")); err != nil {
 		return err
@@ -239,6 +240,7 @@ func runDelete(ctx context.Context, c *cmdCtx, args []string) error {
 	dryRun := fs.Bool("dry-run", false, "print what would be deleted and change nothing")
 	var yes cli.YesOption
 	yes.AddFlags(fs.FlagSet, "deleting every cluster (--all) or a cloud cluster (eks, aks, gke)")
+	waitFlag(fs, c)
 	stateLoc := stateFlag(fs, c)
 	if err := parse(fs, terraformSpelling(args, "auto-approve")); err != nil {
 		return err
