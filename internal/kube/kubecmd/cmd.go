@@ -27,7 +27,7 @@ func NewCommand() cli.Command {
 
 // verbs of `nuv kube`, in help order: usage line and summary.
 var verbs = []struct{ name, line, short string }{
-	{"list", "nuv kube list [--offline] [-o table|json] [--timeout D]", "every cluster, the selected one marked (*), with context, API server, type and reachability"},
+	{"list", "nuv kube list [--offline] [-o table|json|yaml] [--timeout D]", "every cluster, the selected one marked (*), with context, API server, type and reachability"},
 	{"use", "nuv kube use N|NAME [--offline] [--shell] [--global] | use --none [--shell]", "select a cluster for this project (.nuv/current); tasks get KUBECONFIG and KUBE for it"},
 	{"detect", "nuv kube detect [N|NAME]", "print the type of a cluster (default: the selected one)"},
 	{"env", "nuv kube env", "print the line that makes kubectl follow the project's selection: eval \"$(nuv kube env)\""},

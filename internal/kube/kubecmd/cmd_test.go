@@ -144,6 +144,10 @@ func TestListOfflineGolden(t *testing.T) {
 	out, _, _ = f.run("list", "--offline", "-o", "json")
 	golden(t, "list-offline.json", out)
 	noSecrets(t, out)
+
+	out, _, _ = f.run("list", "--offline", "-o", "yaml")
+	golden(t, "list-offline.yaml", out)
+	noSecrets(t, out)
 }
 
 func TestEmptyClustersHint(t *testing.T) {

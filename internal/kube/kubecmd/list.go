@@ -2,7 +2,6 @@ package kubecmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -17,12 +16,12 @@ func runList(ctx context.Context, env *cli.Env, args []string) error {
 	fs := flags("list")
 	offline := fs.Bool("offline", false, "do not contact the API servers (type from overrides and earlier detections)")
 	var output cli.OutputOption
-	output.AddFlags(fs, "table", "json")
+	output.AddFlags(fs, cli.FormatTable, cli.FormatJSON, cli.FormatYAML)
 	timeout := timeoutFlag(env, fs)
 	if done, err := parse(env, fs, args); done || err != nil {
 		return err
 	}
-	if err := output.Validate(cli.Usage{Line: "nuv kube list [--offline] [-o table|json] [--timeout D]"}); err != nil {
+	if err := output.Validate(cli.Usage{Line: "nuv kube list [--offline] [-o table|json|yaml] [--timeout D]"}); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -37,8 +36,9 @@ func runList(ctx context.Context, env *cli.Env, args []string) error {
 	if !*offline {
 		sts = kube.ProbeAll(ctx, proj, cs, *timeout, env.Getenv)
 	}
-	if output.Format == "json" {
-		return writeJSON(env.Out, cs, sts)
+	if output.Machine() {
+		_, err := output.Write(env.Out, listed(cs, sts))
+		return err
 	}
 	WriteTable(env.Out, proj, cs, sts)
 	writeNotes(env, proj, cs)
@@ -139,7 +139,8 @@ type jsonCluster struct {
 	Nodes     []string `json:"nodes,omitempty"`
 }
 
-func writeJSON(w io.Writer, cs []kube.Cluster, sts []kube.Status) error {
+// listed is the inventory as -o json and -o yaml print it.
+func listed(cs []kube.Cluster, sts []kube.Status) []jsonCluster {
 	out := make([]jsonCluster, 0, len(cs))
 	for i, c := range cs {
 		j := jsonCluster{Index: c.Index, Name: c.Name, Path: c.Path, Context: c.Context, Server: c.Server, Type: c.Type, Selected: c.Selected}
@@ -160,7 +161,5 @@ func writeJSON(w io.Writer, cs []kube.Cluster, sts []kube.Status) error {
 		}
 		out = append(out, j)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return out
 }
