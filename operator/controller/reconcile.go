@@ -319,6 +319,10 @@ func (r *WhiskReconciler) finalize(ctx context.Context, w *whiskv1.Whisk) error 
 			return fmt.Errorf("clean up %s: %w", c, err)
 		}
 	}
+	if err := r.removeStoreSecret(ctx, w); err != nil {
+		r.event(w, corev1.EventTypeWarning, ReasonReconcileError, "Finalize", "clean up the stores' credentials: %v", err)
+		return fmt.Errorf("clean up the stores' credentials: %w", err)
+	}
 	controllerutil.RemoveFinalizer(w, whiskv1.Finalizer)
 	if err := r.Client.Update(ctx, w); err != nil {
 		return fmt.Errorf("remove finalizer: %w", err)
@@ -402,6 +406,28 @@ func (r *WhiskReconciler) ensureStoreSecret(ctx context.Context, w *whiskv1.Whis
 		return fmt.Errorf("secret %s: %w", name, err)
 	}
 	r.event(w, corev1.EventTypeNormal, "Created", "Apply", "secret %s created (the credentials of redis and couchdb)", name)
+	return nil
+}
+
+// removeStoreSecret deletes the stores' credentials of a Whisk being deleted, when the operator
+// made them (controlled by w): their stores and claims are gone with it.
+func (r *WhiskReconciler) removeStoreSecret(ctx context.Context, w *whiskv1.Whisk) error {
+	name := StoreSecretName(w)
+	got := &corev1.Secret{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: name}, got)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("secret %s: %w", name, err)
+	}
+	if !metav1.IsControlledBy(got, w) || !got.GetDeletionTimestamp().IsZero() {
+		return nil
+	}
+	if err := r.Client.Delete(ctx, got); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("secret %s: %w", name, err)
+	}
+	r.event(w, corev1.EventTypeNormal, "Deleted", "Delete", "secret %s deleted (the credentials of redis and couchdb)", name)
 	return nil
 }
 

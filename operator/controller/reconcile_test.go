@@ -355,7 +355,8 @@ func TestReconcileFinalizerCleansUp(t *testing.T) {
 		}
 	}
 	if h.exists(&appsv1.Deployment{}, "w-controller") || h.exists(&batchv1.Job{}, "w-couchdb-init") || h.exists(&corev1.Service{}, "w-static") ||
-		h.exists(&corev1.Service{}, "w-controller") || h.exists(&corev1.Secret{}, "w-controller-auth") {
+		h.exists(&corev1.Service{}, "w-controller") || h.exists(&corev1.Secret{}, "w-controller-auth") ||
+		h.exists(&corev1.Secret{}, "w-store-auth") {
 		t.Error("objects left behind after delete")
 	}
 	if h.exists(&corev1.PersistentVolumeClaim{}, "data-w-couchdb-0") {
