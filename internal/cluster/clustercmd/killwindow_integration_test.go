@@ -20,7 +20,11 @@ func TestIntegrationLocalKilledBeforeRecord(t *testing.T) {
 		t.Skip("needs local clusters; skipped under -short")
 	}
 	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
-	t.Cleanup(func() { c.run("delete", "--all") })
+	t.Cleanup(func() {
+		if out, errs, code := c.run("delete", "--all", "--yes"); code != 0 {
+			t.Errorf("clean up: delete --all: exit %d\n%s%s", code, out, errs)
+		}
+	})
 	f := c.specFile(lifecycleSpec("kw", 2, true, "web"))
 	dir := filepath.Join(c.home, "clusters", "kw")
 	change := regexp.MustCompile(`(?m)^\s*(\+|~|-/\+|-) [a-z]+ \S+`)
@@ -31,7 +35,7 @@ func TestIntegrationLocalKilledBeforeRecord(t *testing.T) {
 		if next == "" {
 			break
 		}
-		cmd := c.cmd("apply", "-f", f)
+		cmd := c.cmd("apply", "--yes", "-f", f)
 		cmd.Env = append(cmd.Env, "NUV_FAILPOINT_KILL_BEFORE_RECORD=1")
 		err := cmd.Run()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != -1 {
@@ -44,7 +48,7 @@ func TestIntegrationLocalKilledBeforeRecord(t *testing.T) {
 	if kills < 1 {
 		t.Fatal("no apply was killed: the plan of a new cluster had no change")
 	}
-	if out, errs, code := c.run("apply", "-f", f); code != 0 {
+	if out, errs, code := c.run("apply", "--yes", "-f", f); code != 0 {
 		t.Fatalf("apply after %d killed applies: exit %d\n%s%s", kills, code, out, errs)
 	}
 	entries, _ := os.ReadDir(filepath.Join(c.home, "clusters"))
@@ -96,7 +100,11 @@ func TestIntegrationKindInterruptAndKillWindow(t *testing.T) {
 	rt := kindRuntime(t)
 	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
 	const name = "nuv-kill-window"
-	t.Cleanup(func() { c.run("delete", name) })
+	t.Cleanup(func() {
+		if out, errs, code := c.run("delete", name); code != 0 {
+			t.Errorf("clean up: delete %s: exit %d\n%s%s", name, code, out, errs)
+		}
+	})
 	node := name + "-control-plane"
 	file := c.specFile(kindSpec(name, 0))
 	containers := func() string {
@@ -124,7 +132,7 @@ func TestIntegrationKindInterruptAndKillWindow(t *testing.T) {
 		t.Fatalf("the interrupted create returned after %s, want within seconds:\n%s", took.Round(time.Second), errb.String())
 	}
 	t.Logf("interrupted create returned in %s", took.Round(100*time.Millisecond))
-	if out, errs, code := c.run("apply", "-f", file); code != 0 {
+	if out, errs, code := c.run("apply", "--yes", "-f", file); code != 0 {
 		t.Fatalf("apply after an interrupted create: exit %d\n%s%s", code, out, errs)
 	}
 	if got := containers(); got != node {
@@ -135,14 +143,14 @@ func TestIntegrationKindInterruptAndKillWindow(t *testing.T) {
 	if out, errs, code := c.run("delete", name); code != 0 {
 		t.Fatalf("delete: exit %d\n%s%s", code, out, errs)
 	}
-	cmd = c.cmd("apply", "-f", file)
+	cmd = c.cmd("apply", "--yes", "-f", file)
 	cmd.Env = append(cmd.Env, "NUV_FAILPOINT_KILL_BEFORE_RECORD=1")
 	err = cmd.Run()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != -1 {
 		t.Fatalf("apply with the failpoint before the record: %v", err)
 	}
 	made := rtOut(t, rt, "inspect", "--format", "{{.Id}}", node)
-	if out, errs, code := c.run("apply", "-f", file); code != 0 {
+	if out, errs, code := c.run("apply", "--yes", "-f", file); code != 0 {
 		t.Fatalf("apply after a kill before the record: exit %d\n%s%s", code, out, errs)
 	}
 	if got := containers(); got != node {
