@@ -144,7 +144,9 @@ func TestIntegrationKindInterruptAndKillWindow(t *testing.T) {
 		t.Fatalf("delete: exit %d\n%s%s", code, out, errs)
 	}
 	cmd = c.cmd("apply", "--yes", "-f", file)
-	cmd.Env = append(cmd.Env, "NUV_FAILPOINT_KILL_BEFORE_RECORD=1")
+	// kind's create records its intent ("creating") before calling kind: its second record is the
+	// one that says what kind made.
+	cmd.Env = append(cmd.Env, "NUV_FAILPOINT_KILL_BEFORE_RECORD=1.2")
 	err = cmd.Run()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != -1 {
 		t.Fatalf("apply with the failpoint before the record: %v", err)

@@ -45,6 +45,9 @@ func TestBeforeRecordFailpoint(t *testing.T) {
 		{"none", nil, false, false, ""},
 		{"after a step", map[string]string{EnvKillAfterStep: "2"}, true, false, ""},
 		{"before a record", map[string]string{EnvKillBeforeRecord: "1"}, false, true, ""},
+		{"before the second record of a step", map[string]string{EnvKillBeforeRecord: "1.2"}, false, true, ""},
+		{"record zero", map[string]string{EnvKillBeforeRecord: "1.0"}, false, false, EnvKillBeforeRecord + `="1.0"`},
+		{"record not a number", map[string]string{EnvKillBeforeRecord: "1.x"}, false, false, EnvKillBeforeRecord + `="1.x"`},
 		{"not a number", map[string]string{EnvKillBeforeRecord: "first"}, false, false, EnvKillBeforeRecord + `="first"`},
 		{"zero", map[string]string{EnvKillAfterStep: "0"}, false, false, EnvKillAfterStep + `="0"`},
 	}
