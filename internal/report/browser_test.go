@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,6 +42,11 @@ func startChromium(t *testing.T, url string) *chromium {
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--user-data-dir="+t.TempDir(), "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
 		"--window-size=1400,900", "--hide-scrollbars", url)
+	// Chromium's helper processes (zygote, renderers, utility) outlive its main process and keep
+	// writing to the profile: run it in a process group of its own and end the whole group, so
+	// that nothing writes into the user-data-dir while the test removes it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
