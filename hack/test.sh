@@ -75,6 +75,15 @@ go build -o bin/reap ./hack/reap
 go build -o bin/leftovers ./hack/leftovers
 export PATH="$PWD/bin:$PATH"
 
+step "nuv's full program (bin/nuv builds it from its embedded sources once per source version: cold minutes, warm a second)"
+# bin/nuv is the slim front: it answers `nuv kube` and `nuv -version` itself and hands every other
+# command to the full program (internal/front). This is the path users take; the tests then use
+# that build through NUV_FULL, so a test that runs nuv with a HOME of its own finds it too.
+NUV_FULL= bin/nuv -full >"$PWD/bin/.nuv-full-path"
+NUV_FULL=$(cat "$PWD/bin/.nuv-full-path")
+export NUV_FULL
+echo "full program: $NUV_FULL"
+
 # The tests' temporary directories, hence the pid files of every cluster and registry they start.
 # A test binary that panics, times out or is killed leaves those processes running: stop them here
 # at the end, whatever happened.

@@ -1,5 +1,6 @@
-// Command nuv is the task interpreter for Kubernetes operator developers. It stays thin: everything
-// lives in internal/app so the CLI can be driven from tests.
+// Command nuv is the task interpreter for Kubernetes operator developers. This is its slim front
+// (internal/front): it answers the daily verbs itself and hands everything else to nuv's full
+// program (cmd/nuv-full), which it builds once and caches.
 package main
 
 import (
@@ -8,12 +9,12 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/nuv-dev/nuv/internal/app"
+	"github.com/nuv-dev/nuv/internal/front"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := app.Main(ctx, os.Args)
+	code := front.Main(ctx, os.Args)
 	stop()
 	os.Exit(code)
 }

@@ -14,42 +14,26 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/version"
 )
 
-// Version is nuv's version, stamped at build time with -ldflags "-X .../internal/app.Version=...".
-var Version = "0.1.0-dev"
+// Version is nuv's version (stamped at build time into internal/version).
+var Version = version.Version
 
 // Main runs nuv with the process's arguments and streams and returns the exit code.
 func Main(ctx context.Context, args []string) int {
 	streams := cli.OSStreams()
-	err := Run(ctx, streams, args)
-	if err != nil {
-		var ee *cli.ExitError
-		if !(errors.As(err, &ee) && ee.Err == nil) {
-			fmt.Fprintln(streams.Err, errorLine(err))
-		}
-	}
-	return cli.ExitCode(err)
+	return cli.Report(streams, Run(ctx, streams, args))
 }
 
-// errorLine is how nuv prints a failure: a built-in command's errors already read
-// "nuv GROUP VERB: ..." (cli.Prefix); anything else is prefixed with "nuv:".
-func errorLine(err error) string {
-	msg := err.Error()
-	if strings.HasPrefix(msg, "nuv ") || strings.HasPrefix(msg, "nuv:") {
-		return msg
-	}
-	return "nuv: " + msg
-}
+// errorLine is how nuv prints a failure (cli.ErrorLine).
+func errorLine(err error) string { return cli.ErrorLine(err) }
 
 // Run executes one nuv command line; args[0] is the program name.
 func Run(ctx context.Context, streams cli.Streams, args []string) error {
@@ -107,27 +91,7 @@ func RunEnv(ctx context.Context, env *cli.Env, args []string) error {
 	return bundleDispatch(ctx, env, rest)
 }
 
-func newEnv(streams cli.Streams) (*cli.Env, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return nil, fmt.Errorf("working directory: %w", err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("locate the nuv binary: %w", err)
-	}
-	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = resolved
-	}
-	verbosity, _ := strconv.Atoi(os.Getenv("NUV_VERBOSE"))
-	return &cli.Env{
-		Streams: streams,
-		Log:     cli.NewLogger(streams.Err, verbosity),
-		Exe:     exe,
-		Getenv:  os.Getenv,
-		Dir:     dir,
-	}, nil
-}
+func newEnv(streams cli.Streams) (*cli.Env, error) { return cli.NewEnv(streams) }
 
 // toolTable indexes the built-in tools by name (without the leading dash).
 func toolTable() map[string]cli.Command {

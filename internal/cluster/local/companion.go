@@ -1,27 +1,19 @@
 package local
 
 import (
-	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"sort"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	nuvsrc "github.com/nuv-dev/nuv"
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/kubebin"
-	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/companion"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
@@ -48,53 +40,39 @@ type Companion struct {
 
 // CacheDir is where nuv keeps built companions, shared by every NUV_HOME: $NUV_CACHE_DIR, else
 // $XDG_CACHE_HOME/nuv, else ~/.cache/nuv.
-func CacheDir(getenv func(string) string) string {
-	if d := getenv("NUV_CACHE_DIR"); d != "" {
-		return d
-	}
-	if d := getenv("XDG_CACHE_HOME"); d != "" {
-		return filepath.Join(d, "nuv")
-	}
-	home := getenv("HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	return filepath.Join(home, ".cache", "nuv")
-}
+func CacheDir(getenv func(string) string) string { return companion.CacheDir(getenv) }
 
 // Program is one of the programs nuv builds from its embedded sources (nuvsrc.KubeSources) in the
-// companion's cached build: each is keyed by the Go version, the Kubernetes version, the files of
-// its own source directories and the modules its packages come from (not by the whole go.mod, so a
-// dependency only nuv itself uses does not make it build again), and cached under
-// CacheDir/<Name>/<key>/<Name>.
-type Program struct {
-	// Name is the binary's name and its cache directory's.
-	Name string
-	// Dirs are the source directories (slash-separated, the main package first) whose files key
-	// the build; every package of nuv's module the program imports must be in one of them.
-	Dirs []string
-	// What the program holds, for the progress lines.
-	What string
-	// Static builds without cgo (for images without a C library).
-	Static bool
-	// Tags are go build -tags (the kwok-only build of nuv-kube's sources).
-	Tags string
+// companion's cached build (see package companion for the key and the cache layout).
+type Program = companion.Program
+
+// kubeLdflags stamp the Kubernetes version into the components (kubectl version parses it).
+var kubeLdflags = func() string {
+	pkg := "k8s.io/component-base/version"
+	return fmt.Sprintf("-X %s.gitVersion=v%s -X %s.gitMajor=1 -X %s.gitMinor=36 -X %s.gitTreeState=clean", pkg, KubeVersion, pkg, pkg, pkg)
+}()
+
+// kubeProgram is a program of the companion's build: its sources, version and stamp.
+func kubeProgram(p Program) Program {
+	p.Sources, p.Version, p.Ldflags = nuvsrc.KubeSources, KubeVersion, kubeLdflags
+	return p
 }
 
 // The programs of the companion's build.
 var (
 	// ProgramKube is nuv-kube, the components of local clusters.
-	ProgramKube = Program{Name: "nuv-kube", Dirs: []string{"cmd/nuv-kube"},
-		What: "etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok"}
+	ProgramKube = kubeProgram(Program{Name: "nuv-kube", Dirs: []string{"cmd/nuv-kube"},
+		What:         "etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok",
+		ColdEstimate: func(cores int) (time.Duration, string) { return kubebin.ColdEstimate(nil, cores) }})
 	// ProgramNode is nuv-node, the multi-call binary of the kind node images nuv assembles.
-	ProgramNode = Program{Name: "nuv-node", Dirs: []string{"cmd/nuv-node", "internal/cluster/nodeimage/podnet"},
-		What: "kubelet, kubeadm, kubectl, kube-proxy, kube-apiserver, kube-controller-manager, kube-scheduler, etcd, nuv-podnet"}
+	ProgramNode = kubeProgram(Program{Name: "nuv-node", Dirs: []string{"cmd/nuv-node", "internal/cluster/nodeimage/podnet"},
+		What: "kubelet, kubeadm, kubectl, kube-proxy, kube-apiserver, kube-controller-manager, kube-scheduler, etcd, nuv-podnet"})
 	// ProgramPause is nuv-pause, the pod sandbox process of those node images.
-	ProgramPause = Program{Name: "nuv-pause", Dirs: []string{"cmd/nuv-pause"}, What: "the pod sandbox's pause process", Static: true}
+	ProgramPause = kubeProgram(Program{Name: "nuv-pause", Dirs: []string{"cmd/nuv-pause"}, What: "the pod sandbox's pause process", Static: true})
 	// ProgramKwok is nuv-kube's sources built with the tag nuvkube_kwok: kwok alone (993 packages of
 	// nuv-kube's 2680), the kwok of a binary set whose other components downloaded.
-	ProgramKwok = Program{Name: "kwok", Dirs: []string{"cmd/nuv-kube"}, Tags: "nuvkube_kwok",
-		What: "kwok alone: kwok's releases publish no checksums to verify a download against"}
+	ProgramKwok = kubeProgram(Program{Name: "kwok", Dirs: []string{"cmd/nuv-kube"}, Tags: "nuvkube_kwok",
+		What: "kwok alone: kwok's releases publish no checksums to verify a download against"})
 )
 
 // buildKwok returns kwok built from the companion's sources and how it was made. A cached whole
@@ -113,6 +91,10 @@ func (c Companion) BuildProgram(ctx context.Context, p Program, offline bool) (s
 	return c.buildProgram(ctx, p, offline)
 }
 
+func (c Companion) builder() companion.Builder {
+	return companion.Builder{Getenv: c.getenv(), Log: c.log()}
+}
+
 // cachedBuild returns a nuv-kube built from the embedded sources, or "" with the Go binary and the
 // cache directory a build would use (goBin "" when Go is missing: err says so).
 func (c Companion) cachedBuild(ctx context.Context) (bin, goBin, dir string, err error) {
@@ -120,30 +102,11 @@ func (c Companion) cachedBuild(ctx context.Context) (bin, goBin, dir string, err
 }
 
 func (c Companion) cachedProgram(ctx context.Context, p Program) (bin, goBin, dir string, err error) {
-	getenv := c.getenv()
-	goBin, err = runner.FindGo(getenv)
-	if err != nil {
-		err = fmt.Errorf("nuv builds its Kubernetes components (nuv-kube) once with Go: %w (or set NUV_KUBE_BIN to a prebuilt nuv-kube)", err)
+	if _, err := runner.FindGo(c.getenv()); err != nil {
 		// No Go here (any more): a build of these very sources, whatever Go made it, will do.
-		return c.anyProgram(p), "", "", err
+		return c.anyProgram(p), "", "", fmt.Errorf("nuv builds its Kubernetes components (nuv-kube) once with Go: %w (or set NUV_KUBE_BIN to a prebuilt nuv-kube)", err)
 	}
-	goVersion, err := runner.Output(ctx, runner.Cmd{Path: goBin, Args: []string{"env", "GOVERSION"}})
-	if err != nil {
-		return "", "", "", err
-	}
-	modules, err := c.moduleSet(ctx, goBin, p)
-	if err != nil {
-		return "", "", "", err
-	}
-	key, err := programKey(strings.TrimSpace(string(goVersion)), p, modules)
-	if err != nil {
-		return "", "", "", err
-	}
-	dir = filepath.Join(CacheDir(getenv), p.Name, key)
-	if b := filepath.Join(dir, p.Name); isExecutable(b) {
-		return b, goBin, dir, nil
-	}
-	return "", goBin, dir, nil
+	return c.builder().Cached(ctx, p)
 }
 
 // buildCompanion returns a cached nuv-kube or builds one (offline: with the module cache only).
@@ -152,31 +115,13 @@ func (c Companion) buildCompanion(ctx context.Context, offline bool) (string, er
 }
 
 func (c Companion) buildProgram(ctx context.Context, p Program, offline bool) (string, error) {
-	bin, goBin, dir, err := c.cachedProgram(ctx, p)
-	if bin != "" {
-		return bin, nil
+	if _, err := runner.FindGo(c.getenv()); err != nil {
+		if bin := c.anyProgram(p); bin != "" {
+			return bin, nil
+		}
+		return "", fmt.Errorf("nuv builds its Kubernetes components (nuv-kube) once with Go: %w (or set NUV_KUBE_BIN to a prebuilt nuv-kube)", err)
 	}
-	if err != nil {
-		return "", err
-	}
-	bin = filepath.Join(dir, p.Name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("companion cache %s: %w", dir, err)
-	}
-	unlock, err := fsutil.Lock(ctx, filepath.Join(dir, "build.lock"), func() {
-		c.log().Infof("waiting for another nuv building %s (%s)", p.Name, dir)
-	})
-	if err != nil {
-		return "", err
-	}
-	defer unlock()
-	if isExecutable(bin) { // built by another nuv while we waited
-		return bin, nil
-	}
-	if err := c.build(ctx, p, goBin, dir, bin, offline); err != nil {
-		return "", err
-	}
-	return bin, nil
+	return c.builder().Build(ctx, p, offline)
 }
 
 func (c Companion) getenv() func(string) string {
@@ -193,300 +138,30 @@ func (c Companion) log() cli.Logger {
 	return c.Log
 }
 
-// programKey hashes the Go version, the Kubernetes version, the build tags, go.mod's go, toolchain
-// and godebug lines, the files of the program's source directories and its module set (moduleSet):
-// the cache key of its build.
+// programKey is the cache key of prog's build (companion.Key).
 func programKey(goVersion string, prog Program, modules string) (string, error) {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n", goVersion, KubeVersion)
-	if prog.Tags != "" {
-		fmt.Fprintf(h, "tags %s\n", prog.Tags)
-	}
-	gomod, err := nuvsrc.KubeSources.ReadFile("go.mod")
-	if err != nil {
-		return "", err
-	}
-	for _, line := range strings.Split(string(gomod), "\n") {
-		if f := strings.Fields(line); len(f) > 0 && (f[0] == "go" || f[0] == "toolchain" || f[0] == "godebug") {
-			fmt.Fprintf(h, "go.mod %s\n", strings.TrimSpace(line))
-		}
-	}
-	if err := hashProgramFiles(h, prog, false); err != nil {
-		return "", err
-	}
-	fmt.Fprintf(h, "modules\n%s", modules)
-	return hex.EncodeToString(h.Sum(nil))[:16], nil
-}
-
-// hashProgramFiles writes the program's source files (and go.mod and go.sum when withModFiles) into h.
-func hashProgramFiles(h io.Writer, prog Program, withModFiles bool) error {
-	var files []string
-	err := fs.WalkDir(nuvsrc.KubeSources, ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && (programFile(prog, p) || withModFiles && (p == "go.mod" || p == "go.sum")) {
-			files = append(files, p)
-		}
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	sort.Strings(files)
-	for _, f := range files {
-		b, err := nuvsrc.KubeSources.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(h, "%s %d\n", f, len(b))
-		h.Write(b)
-	}
-	return nil
+	return companion.Key(goVersion, prog, modules)
 }
 
 // programFile says whether the embedded file p is one of prog's sources.
-func programFile(prog Program, p string) bool {
-	for _, d := range prog.Dirs {
-		if path.Dir(p) == d {
-			return true
-		}
-	}
-	return false
-}
+func programFile(prog Program, p string) bool { return prog.Owns(path.Dir(p)) }
 
-// moduleSetPath is where the module set of prog built from the embedded go.mod, go.sum and its
-// sources is cached: the set changes only when they do.
+// moduleSetPath is where the module set of prog is cached (companion.Builder.ModuleSetPath).
 func (c Companion) moduleSetPath(prog Program) (string, error) {
-	h := sha256.New()
-	fmt.Fprintf(h, "module set v1\ntags %s\nstatic %v\n", prog.Tags, prog.Static)
-	if err := hashProgramFiles(h, prog, true); err != nil {
-		return "", err
-	}
-	return filepath.Join(CacheDir(c.getenv()), prog.Name, "modules", hex.EncodeToString(h.Sum(nil))[:16]), nil
+	return c.builder().ModuleSetPath(prog)
 }
 
-// moduleSet returns the modules the packages of prog come from, one "path version[ => path
-// version]" a line, sorted: with its own files, what decides what its build makes. `go list` over the
-// embedded sources works it out once per go.mod, go.sum and sources (a few seconds; on a fresh
-// machine it downloads the modules the build needs anyway); it is cached beside the builds.
+// moduleSet returns the modules the packages of prog come from (companion.Builder.ModuleSet).
 func (c Companion) moduleSet(ctx context.Context, goBin string, prog Program) (string, error) {
-	file, err := c.moduleSetPath(prog)
-	if err != nil {
-		return "", err
-	}
-	if b, err := os.ReadFile(file); err == nil && len(b) > 0 {
-		return string(b), nil
-	}
-	tmp, err := os.MkdirTemp("", "nuv-modules-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	if err := writeSources(tmp); err != nil {
-		return "", err
-	}
-	c.log().Infof("working out the modules %s is built from (go list, once per nuv version)", prog.Name)
-	format := `{{with .Module}}{{if .Main}}main {{$.ImportPath}}{{else}}{{.Path}} {{.Version}}{{with .Replace}} => {{.Path}} {{.Version}}{{end}}{{end}}{{end}}`
-	out, err := runner.Output(ctx, runner.Cmd{Path: goBin, Args: []string{"list", "-deps", "-tags", prog.Tags, "-f", format, "./" + prog.Dirs[0]},
-		Dir: tmp, Env: buildEnv(prog, false)})
-	if err != nil {
-		return "", fmt.Errorf("list the modules of %s: %w", prog.Name, err)
-	}
-	set := map[string]bool{}
-	for _, line := range strings.Split(string(out), "\n") {
-		if imp, ok := strings.CutPrefix(line, "main "); ok {
-			// A package of nuv's own module: its files must key the build.
-			rel := strings.TrimPrefix(strings.TrimPrefix(imp, nuvModulePath(tmp)), "/")
-			if !slices.Contains(prog.Dirs, rel) {
-				return "", fmt.Errorf("%s imports %s, which is not among its source directories %v: add it to the Program's Dirs (and to the go:embed of kubesrc.go)", prog.Name, imp, prog.Dirs)
-			}
-			continue
-		}
-		if line != "" {
-			set[line] = true
-		}
-	}
-	lines := make([]string, 0, len(set))
-	for l := range set {
-		lines = append(lines, l)
-	}
-	sort.Strings(lines)
-	modules := strings.Join(lines, "\n") + "\n"
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return "", err
-	}
-	if err := fsutil.WriteFileAtomic(file, []byte(modules), 0o644); err != nil {
-		return "", err
-	}
-	return modules, nil
-}
-
-// nuvModulePath is the module path of go.mod in dir.
-func nuvModulePath(dir string) string {
-	b, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
-			return f[1]
-		}
-	}
-	return ""
-}
-
-// writeSources writes the embedded sources (go.mod, go.sum and the programs' directories) under dir.
-func writeSources(dir string) error {
-	err := fs.WalkDir(nuvsrc.KubeSources, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := nuvsrc.KubeSources.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	})
-	if err != nil {
-		return fmt.Errorf("write companion sources: %w", err)
-	}
-	return nil
-}
-
-// buildEnv is the environment of go build and go list over the written-out sources.
-func buildEnv(prog Program, offline bool) []string {
-	env := append(os.Environ(), "GOFLAGS=-mod=mod -buildvcs=false", "GOWORK=off")
-	if prog.Static {
-		env = append(env, "CGO_ENABLED=0")
-	}
-	if offline {
-		env = append(env, "GOPROXY=off")
-	}
-	return env
+	return c.builder().ModuleSet(ctx, goBin, prog)
 }
 
 // anyBuild returns a cached nuv-kube built from the embedded sources by any Go version, or "".
 func (c Companion) anyBuild() string { return c.anyProgram(ProgramKube) }
 
-func (c Companion) anyProgram(p Program) string {
-	file, err := c.moduleSetPath(p)
-	if err != nil {
-		return ""
-	}
-	modules, err := os.ReadFile(file) // no Go to work it out: only a set worked out before will do
-	if err != nil {
-		return ""
-	}
-	key, err := programKey("", p, string(modules))
-	if err != nil {
-		return ""
-	}
-	dirs, _ := filepath.Glob(filepath.Join(CacheDir(c.getenv()), p.Name, "*", "sources"))
-	for _, f := range dirs {
-		if b, err := os.ReadFile(f); err == nil && strings.TrimSpace(string(b)) == key {
-			if bin := filepath.Join(filepath.Dir(f), p.Name); isExecutable(bin) {
-				return bin
-			}
-		}
-	}
-	return ""
-}
+func (c Companion) anyProgram(p Program) string { return c.builder().Any(p) }
 
-func (c Companion) build(ctx context.Context, prog Program, goBin, dir, bin string, offline bool) error {
-	log := c.log()
-	start := time.Now()
-	src := filepath.Join(dir, "src")
-	cores := runtime.NumCPU()
-	log.Infof("building %s %s (%s) from source once", prog.Name, KubeVersion, prog.What)
-	records := filepath.Join(CacheDir(c.getenv()), prog.Name, "builds.json")
-	if recs := kubebin.LoadBuildRecords(records); len(recs) > 0 || prog.Name == ProgramKube.Name {
-		// The default estimate is nuv-kube's; another program says nothing until it was measured.
-		est, basis := kubebin.ColdEstimate(recs, cores)
-		log.Infof("  on a cold cache that takes about %s on %d cores (%s); packages compiled before are not compiled again", est.Round(time.Minute), cores, basis)
-	}
-	log.Infof("  step 1/2: writing sources to %s", src)
-	if err := os.RemoveAll(src); err != nil {
-		return err
-	}
-	if err := writeSources(src); err != nil {
-		return err
-	}
-	env := buildEnv(prog, offline)
-	pkgDir := "./" + prog.Dirs[0]
-	if offline {
-		log.Infof("  step 2/2: go build %s (offline: modules from the module cache only)", pkgDir)
-	} else {
-		log.Infof("  step 2/2: go build %s (modules from the Go module proxy)", pkgDir)
-	}
-	pkg := "k8s.io/component-base/version"
-	ldflags := fmt.Sprintf("-X %s.gitVersion=v%s -X %s.gitMajor=1 -X %s.gitMinor=36 -X %s.gitTreeState=clean", pkg, KubeVersion, pkg, pkg, pkg)
-	tmp := bin + ".tmp"
-	out, pw := io.Pipe()
-	proc, err := runner.Start(ctx, runner.Cmd{Path: goBin, Args: []string{"build", "-v", "-tags", prog.Tags, "-o", tmp, "-ldflags", ldflags, pkgDir},
-		Dir: src, Env: env, Stderr: pw})
-	if err != nil {
-		return err
-	}
-	var count, stale, total, firstAt atomic.Int64
-	go func() { // how many packages this build compiles (the stale ones), for the estimate
-		out, err := runner.Output(ctx, runner.Cmd{Path: goBin, Args: []string{"list", "-deps", "-tags", prog.Tags, "-f", "{{if .Stale}}stale{{end}}", pkgDir}, Dir: src, Env: env})
-		if err == nil {
-			total.Store(int64(strings.Count(string(out), "\n")))
-			stale.Store(int64(strings.Count(string(out), "stale")))
-		}
-	}()
-	var tail []string
-	done := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if count.Add(1) == 1 {
-				firstAt.Store(time.Now().UnixNano())
-			}
-			tail = append(tail, sc.Text())
-			if len(tail) > 40 {
-				tail = tail[1:]
-			}
-		}
-		close(done)
-	}()
-	tick := time.NewTicker(15 * time.Second)
-	defer tick.Stop()
-	waitErr := make(chan error, 1)
-	go func() { err := proc.Wait(); pw.Close(); <-done; waitErr <- err }()
-	for {
-		select {
-		case <-tick.C:
-			n := count.Load()
-			compiling := time.Duration(0) // since the first package compiled (module downloads are over)
-			if t := firstAt.Load(); t > 0 {
-				compiling = time.Since(time.Unix(0, t))
-			}
-			log.Infof("  building %s: %s", prog.Name, kubebin.BuildProgress(time.Since(start), compiling, n, stale.Load(), total.Load()))
-		case err := <-waitErr:
-			if err != nil {
-				os.Remove(tmp)
-				return fmt.Errorf("build %s: %w\n%s", prog.Name, err, strings.Join(tail, "\n"))
-			}
-			if err := os.Rename(tmp, bin); err != nil {
-				return err
-			}
-			if modules, err := c.moduleSet(ctx, goBin, prog); err != nil {
-				log.Warnf("%s: %v (a nuv without Go will not find this build)", prog.Name, err)
-			} else if key, err := programKey("", prog, modules); err == nil {
-				_ = os.WriteFile(filepath.Join(dir, "sources"), []byte(key+"\n"), 0o644)
-			}
-			took := time.Since(start)
-			_ = kubebin.AppendBuildRecord(records, kubebin.BuildRecord{Packages: count.Load(), Total: total.Load(), Seconds: took.Seconds(), Cores: cores, When: time.Now().UTC()})
-			log.Infof("built %s in %s (%d packages compiled): %s", prog.Name, took.Round(time.Second), count.Load(), bin)
-			return nil
-		}
-	}
-}
-
-func isExecutable(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
-}
+func isExecutable(p string) bool { return companion.IsExecutable(p) }
 
 // Prune removes the companion builds other than keep (a path Binary returned) that no running
 // process executes, and returns the directories removed.
