@@ -54,6 +54,9 @@ type Program struct {
 	// of the program then take turns): without -trimpath the Go build cache keys a package by its
 	// directory, so a build of changed sources compiles only the packages that changed.
 	SharedSrc bool
+	// IgnoreTests leaves _test.go files and testdata directories out of the key and the written
+	// sources: editing a test does not make the program build again.
+	IgnoreTests bool
 	// ColdEstimate says how long a cold build takes on this many cores before one was measured
 	// here (nil: say nothing until measured).
 	ColdEstimate func(cores int) (time.Duration, string)
@@ -186,7 +189,7 @@ func Key(goVersion string, p Program, modules string) (string, error) {
 func hashFiles(h io.Writer, p Program, withModFiles bool) error {
 	var files []string
 	err := fs.WalkDir(p.Sources, ".", func(name string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && (p.Owns(path.Dir(name)) || withModFiles && (name == "go.mod" || name == "go.sum")) {
+		if err == nil && !d.IsDir() && p.builds(name) && (p.Owns(path.Dir(name)) || withModFiles && (name == "go.mod" || name == "go.sum")) {
 			files = append(files, name)
 		}
 		return err
@@ -225,6 +228,14 @@ func (p Program) Owns(dir string) bool {
 	return false
 }
 
+// builds says whether the file name (slash-separated) takes part in the build.
+func (p Program) builds(name string) bool {
+	if !p.IgnoreTests {
+		return true
+	}
+	return !strings.HasSuffix(name, "_test.go") && !strings.HasPrefix(name, "testdata/") && !strings.Contains(name, "/testdata/")
+}
+
 // ModuleSetPath is where the module set of p built from its go.mod, go.sum and sources is cached:
 // the set changes only when they do.
 func (b Builder) ModuleSetPath(p Program) (string, error) {
@@ -253,7 +264,7 @@ func (b Builder) ModuleSet(ctx context.Context, goBin string, p Program) (string
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	if err := WriteSources(p.Sources, tmp); err != nil {
+	if err := WriteSources(p.Sources, tmp, p.builds); err != nil {
 		return "", err
 	}
 	b.log().Infof("working out the modules %s is built from (go list, once per nuv version)", p.Name)
@@ -306,10 +317,10 @@ func modulePath(dir string) string {
 	return ""
 }
 
-// WriteSources writes every file of src under dir.
-func WriteSources(src fs.FS, dir string) error {
+// WriteSources writes the files of src that keep says to (nil: every file) under dir.
+func WriteSources(src fs.FS, dir string, keep func(name string) bool) error {
 	err := fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil || d.IsDir() || keep != nil && !keep(p) {
 			return err
 		}
 		b, err := fs.ReadFile(src, p)
@@ -386,7 +397,7 @@ func (b Builder) build(ctx context.Context, p Program, goBin, dir, bin string, o
 	if err := os.RemoveAll(src); err != nil {
 		return err
 	}
-	if err := WriteSources(p.Sources, src); err != nil {
+	if err := WriteSources(p.Sources, src, p.builds); err != nil {
 		return err
 	}
 	env := buildEnv(p, offline)

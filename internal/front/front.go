@@ -58,7 +58,8 @@ func Program() companion.Program {
 		Ldflags: "-X github.com/nuv-dev/nuv/internal/version.Version=" + version.Version,
 		// Builds differ by the packages a developer edited: one source directory lets the Go
 		// build cache compile only those again.
-		SharedSrc: true,
+		SharedSrc:   true,
+		IgnoreTests: true,
 		ColdEstimate: func(cores int) (time.Duration, string) {
 			// Measured on a 2-core machine of the kind nuv is developed on: the module downloads
 			// and the compile of every package the full program links.

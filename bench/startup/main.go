@@ -1,0 +1,335 @@
+// Command startup is the benchmark of nuv's start-up and daily verbs (issue "A CLI that answers
+// before you notice"). For each command it runs one whole process at a time, alternating with
+// its peer, and prints the median wall time, the median CPU time (user + system of the process
+// and the children it waited for, from wait4's rusage) and the peak resident memory, beside the
+// peer measured in the same run and the ratio nuv/peer:
+//
+//   - `nuv -version` (the slim front) against a Go hello world and the stock go-task CLI's
+//     `task --version`, and the full program's `-version` (what every command paid when nuv was
+//     one binary);
+//   - `nuv kube list --offline` and `nuv kube list` over five kubeconfigs (their API servers are
+//     loopback ports nothing listens on, so a probe is refused at once);
+//   - `nuv kube use 2 --offline` against `kubectl config use-context` on the same kubeconfig;
+//   - `task` (the project's default: the cluster list) and `task 2` (select cluster 2) in a
+//     project with nuv's root Taskfile and tasks/, run by nuv's `task` and by the stock go-task
+//     CLI on the same Taskfile (both call the same nuv for the commands inside);
+//   - `nuv cluster list`, `nuv status` (handed to the full program).
+//
+// It builds nuv from the checkout, gets the full program as users do (`nuv -full`: the cached
+// build of the embedded sources) and installs go-task v3.54.0 with `go install`. Figures only:
+// it asserts nothing.
+//
+// Usage (from the repository root): go run ./bench/startup [-n RUNS]
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nuv-dev/nuv/bench/internal/benchutil"
+)
+
+const taskVersion = "v3.54.0"
+
+func main() {
+	runs := flag.Int("n", 20, "timed runs per command (after 2 warm-up runs)")
+	flag.Parse()
+	benchutil.Exit("bench/startup", run(*runs))
+}
+
+// sample is one measured process.
+type sample struct {
+	wall, cpu time.Duration
+	maxRSS    int64 // KiB
+}
+
+// measure runs argv once (stdout and stderr discarded) and returns its figures.
+func measure(dir string, env []string, argv []string) (sample, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = dir, env
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	t0 := time.Now()
+	err := cmd.Run()
+	wall := time.Since(t0)
+	if err != nil {
+		return sample{}, fmt.Errorf("%s: %w\n%s", strings.Join(argv, " "), err, errb.String())
+	}
+	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	s := sample{wall: wall, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
+	if ru != nil {
+		s.maxRSS = ru.Maxrss
+	}
+	return s, nil
+}
+
+// subject is a command and its figures.
+type subject struct {
+	label   string
+	dir     string
+	env     []string
+	argv    []string
+	samples []sample
+}
+
+func (s *subject) median() sample {
+	if len(s.samples) == 0 {
+		return sample{}
+	}
+	walls := make([]time.Duration, len(s.samples))
+	cpus := make([]time.Duration, len(s.samples))
+	var rss []int64
+	for i, x := range s.samples {
+		walls[i], cpus[i] = x.wall, x.cpu
+		rss = append(rss, x.maxRSS)
+	}
+	sort.Slice(rss, func(i, j int) bool { return rss[i] < rss[j] })
+	return sample{wall: benchutil.Median(walls), cpu: benchutil.Median(cpus), maxRSS: rss[len(rss)-1]}
+}
+
+// pair is a nuv command and its peer (nil: none).
+type pair struct {
+	nuv, peer *subject
+	target    string
+}
+
+func run(n int) error {
+	tmp, err := os.MkdirTemp("", "nuv-bench-startup-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return err
+	}
+	root, err := benchutil.ModuleRoot()
+	if err != nil {
+		return err
+	}
+
+	fmt.Println("building nuv (the slim front) ...")
+	nuv := filepath.Join(bin, "nuv")
+	if err := benchutil.BuildNuv(nuv); err != nil {
+		return err
+	}
+	if err := os.Symlink("nuv", filepath.Join(bin, "task")); err != nil {
+		return err
+	}
+	fmt.Println("the full program (nuv -full: the cached build of the embedded sources; built now if missing) ...")
+	get := exec.Command(nuv, "-full")
+	get.Env = append(without(os.Environ(), "NUV_FULL"), "NUV_FULL=")
+	get.Stderr = os.Stderr
+	out, err := get.Output()
+	if err != nil {
+		return fmt.Errorf("nuv -full: %w", err)
+	}
+	full := strings.TrimSpace(string(out))
+
+	fmt.Printf("installing go-task %s (go install) ...\n", taskVersion)
+	peers := filepath.Join(tmp, "peers")
+	install := exec.Command("go", "install", "github.com/go-task/task/v3/cmd/task@"+taskVersion)
+	install.Env = append(os.Environ(), "GOBIN="+peers)
+	install.Stdout, install.Stderr = os.Stderr, os.Stderr
+	if err := install.Run(); err != nil {
+		return fmt.Errorf("install go-task: %w", err)
+	}
+	gotask := filepath.Join(peers, "task")
+	fmt.Println("building a Go hello world ...")
+	hello := filepath.Join(peers, "hello")
+	helloSrc := filepath.Join(tmp, "hello", "main.go")
+	if err := write(helloSrc, "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n"); err != nil {
+		return err
+	}
+	if err := write(filepath.Join(tmp, "hello", "go.mod"), "module hello\n\ngo 1.22\n"); err != nil {
+		return err
+	}
+	hb := exec.Command("go", "build", "-o", hello, ".")
+	hb.Dir = filepath.Dir(helloSrc)
+	if out, err := hb.CombinedOutput(); err != nil {
+		return fmt.Errorf("build hello: %v\n%s", err, out)
+	}
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		return fmt.Errorf("kubectl (the peer of `nuv kube use`) is not on PATH: %w", err)
+	}
+
+	// A project: nuv's root Taskfile and tasks/, five kubeconfigs whose servers refuse at once.
+	project := filepath.Join(tmp, "project")
+	home := filepath.Join(tmp, "home")
+	if err := copyTree(filepath.Join(root, "Taskfile.yml"), filepath.Join(project, "Taskfile.yml")); err != nil {
+		return err
+	}
+	if err := copyTree(filepath.Join(root, "tasks"), filepath.Join(project, "tasks")); err != nil {
+		return err
+	}
+	for i, name := range []string{"alpha", "bravo", "charlie", "delta", "echo"} {
+		if err := write(filepath.Join(project, "clusters", name+".kubeconfig"), kubeconfig(name, 1+i)); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		return err
+	}
+	env := append(without(os.Environ(), "NUV_FULL", "KUBECONFIG", "NUV_CLUSTER", "NUV_STATE", "HOME"),
+		"HOME="+home, "NUV_FULL="+full, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "NO_COLOR=1",
+		"NUV_CACHE_DIR="+filepathCache())
+	gotaskEnv := env
+	kcfg := filepath.Join(project, "clusters", "bravo.kubeconfig")
+	kubectlEnv := append(append([]string(nil), env...), "KUBECONFIG="+filepath.Join(tmp, "kubectl.kubeconfig"))
+	if err := copyTree(kcfg, filepath.Join(tmp, "kubectl.kubeconfig")); err != nil {
+		return err
+	}
+
+	s := func(label string, e []string, argv ...string) *subject {
+		return &subject{label: label, dir: project, env: e, argv: argv}
+	}
+	pairs := []pair{
+		{s("nuv -version", env, nuv, "-version"), s("Go hello world", env, hello), "<= 15 ms CPU"},
+		{s("nuv -version", env, nuv, "-version"), s("go-task: task --version", env, gotask, "--version"), ""},
+		{s("full program -version (nuv as one binary)", env, full, "-version"), s("go-task: task --version", env, gotask, "--version"), "(before)"},
+		{s("nuv kube list --offline", env, nuv, "kube", "list", "--offline"), s("Go hello world", env, hello), "<= 15 ms CPU"},
+		{s("nuv kube list (5 clusters probed)", env, nuv, "kube", "list"), nil, ""},
+		{s("nuv kube use 2 --offline", env, nuv, "kube", "use", "2", "--offline"), s("kubectl config use-context", kubectlEnv, kubectl, "config", "use-context", "bravo"), "<= 15 ms CPU"},
+		{s("task (nuv)", env, filepath.Join(bin, "task")), s("task (go-task)", gotaskEnv, gotask), "<= 0.5x go-task"},
+		{s("task 2 (nuv)", env, filepath.Join(bin, "task"), "2"), s("task 2 (go-task)", gotaskEnv, gotask, "2"), "<= 0.5x go-task, <= 15 ms CPU"},
+		{s("nuv cluster list", env, nuv, "cluster", "list"), nil, "<= 150 ms"},
+		{s("nuv status", env, nuv, "status"), nil, "<= 100 ms"},
+	}
+	for _, p := range pairs {
+		for i := 0; i < n+2; i++ {
+			for _, sub := range []*subject{p.nuv, p.peer} {
+				if sub == nil {
+					continue
+				}
+				x, err := measure(sub.dir, sub.env, sub.argv)
+				if err != nil {
+					return err
+				}
+				if i >= 2 { // two warm-up runs
+					sub.samples = append(sub.samples, x)
+				}
+			}
+		}
+	}
+	fmt.Printf("\n%d runs each (medians; CPU is user+system of the process and the children it waited for; RSS the peak)\n\n", n)
+	fmt.Println("| command | wall | CPU | peak RSS | peer | peer wall | peer CPU | peer RSS | ratio wall | ratio CPU | target |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, p := range pairs {
+		m := p.nuv.median()
+		row := fmt.Sprintf("| %s | %.1f ms | %.1f ms | %.0f MiB |", p.nuv.label, benchutil.MS(m.wall), benchutil.MS(m.cpu), float64(m.maxRSS)/1024)
+		if p.peer != nil {
+			q := p.peer.median()
+			row += fmt.Sprintf(" %s | %.1f ms | %.1f ms | %.0f MiB | %.2f | %.2f |", p.peer.label, benchutil.MS(q.wall), benchutil.MS(q.cpu), float64(q.maxRSS)/1024,
+				ratio(m.wall, q.wall), ratio(m.cpu, q.cpu))
+		} else {
+			row += " - | - | - | - | - | - |"
+		}
+		fmt.Println(row + " " + p.target + " |")
+	}
+	if st, err := os.Stat(nuv); err == nil {
+		fmt.Printf("\nbinary sizes: nuv (front) %.0f MiB", float64(st.Size())/(1<<20))
+	}
+	if st, err := os.Stat(full); err == nil {
+		fmt.Printf(", full program %.0f MiB", float64(st.Size())/(1<<20))
+	}
+	if st, err := os.Stat(gotask); err == nil {
+		fmt.Printf(", go-task %.0f MiB", float64(st.Size())/(1<<20))
+	}
+	fmt.Println()
+	return nil
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// filepathCache is the cache nuv uses outside the benchmark's HOME, so the full program and the
+// companions built before are found.
+func filepathCache() string {
+	if d := os.Getenv("NUV_CACHE_DIR"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "nuv")
+	}
+	h, _ := os.UserHomeDir()
+	return filepath.Join(h, ".cache", "nuv")
+}
+
+// kubeconfig is a kubeconfig whose API server is a loopback port nothing listens on.
+func kubeconfig(name string, i int) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: %[1]s
+  cluster:
+    server: https://127.0.0.1:%[2]d
+    insecure-skip-tls-verify: true
+contexts:
+- name: %[1]s
+  context: {cluster: %[1]s, user: %[1]s}
+current-context: %[1]s
+users:
+- name: %[1]s
+  user: {token: bench}
+`, name, 1+i)
+}
+
+func without(env []string, names ...string) []string {
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		keep := true
+		for _, n := range names {
+			keep = keep && k != n
+		}
+		if keep {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func write(path, content string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(content), 0o644)
+}
+
+// copyTree copies the file or directory src to dst.
+func copyTree(src, dst string) error {
+	return filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if info.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !info.Mode().IsRegular() {
+			return errors.New(p + ": not a regular file")
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return write(target, string(data))
+	})
+}
