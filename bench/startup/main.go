@@ -51,8 +51,9 @@ type sample struct {
 	maxRSS    int64 // KiB
 }
 
-// measure runs argv once (stdout and stderr discarded) and returns its figures.
-func measure(dir string, env []string, argv []string) (sample, error) {
+// measure runs argv once (stdout and stderr discarded) and returns its figures; an exit code
+// other than 0 and anyExit is an error.
+func measure(dir string, env []string, argv []string, anyExit bool) (sample, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = dir, env
 	var errb strings.Builder
@@ -60,7 +61,8 @@ func measure(dir string, env []string, argv []string) (sample, error) {
 	t0 := time.Now()
 	err := cmd.Run()
 	wall := time.Since(t0)
-	if err != nil {
+	var ee *exec.ExitError
+	if err != nil && !(anyExit && errors.As(err, &ee)) {
 		return sample{}, fmt.Errorf("%s: %w\n%s", strings.Join(argv, " "), err, errb.String())
 	}
 	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
@@ -77,6 +79,7 @@ type subject struct {
 	dir     string
 	env     []string
 	argv    []string
+	anyExit bool // the command's exit code is not the point (a status that reports a cluster down)
 	samples []sample
 }
 
@@ -192,6 +195,9 @@ func run(n int) error {
 	s := func(label string, e []string, argv ...string) *subject {
 		return &subject{label: label, dir: project, env: e, argv: argv}
 	}
+	// nuv status of a selected cluster that refuses: exit 1, which is right and not measured here.
+	status := s("nuv status (selected cluster down)", env, nuv, "status")
+	status.anyExit = true
 	pairs := []pair{
 		{s("nuv -version", env, nuv, "-version"), s("Go hello world", env, hello), "<= 15 ms CPU"},
 		{s("nuv -version", env, nuv, "-version"), s("go-task: task --version", env, gotask, "--version"), ""},
@@ -202,7 +208,7 @@ func run(n int) error {
 		{s("task (nuv)", env, filepath.Join(bin, "task")), s("task (go-task)", gotaskEnv, gotask), "<= 0.5x go-task"},
 		{s("task 2 (nuv)", env, filepath.Join(bin, "task"), "2"), s("task 2 (go-task)", gotaskEnv, gotask, "2"), "<= 0.5x go-task, <= 15 ms CPU"},
 		{s("nuv cluster list", env, nuv, "cluster", "list"), nil, "<= 150 ms"},
-		{s("nuv status", env, nuv, "status"), nil, "<= 100 ms"},
+		{status, nil, "<= 100 ms"},
 	}
 	for _, p := range pairs {
 		for i := 0; i < n+2; i++ {
@@ -210,7 +216,7 @@ func run(n int) error {
 				if sub == nil {
 					continue
 				}
-				x, err := measure(sub.dir, sub.env, sub.argv)
+				x, err := measure(sub.dir, sub.env, sub.argv, sub.anyExit)
 				if err != nil {
 					return err
 				}

@@ -252,6 +252,12 @@ func ready(n *corev1.Node) bool {
 // List reports the kind clusters this nuv made (marked under its NUV_HOME; none when no runtime
 // is usable). Other kind clusters of the runtime are still found by name (Status).
 func (p *Provider) List(ctx context.Context) ([]cluster.Info, error) {
+	// Only marked clusters are listed: with no mark under NUV_HOME there is nothing to ask the
+	// runtime about (`nuv cluster list` then costs no docker or podman call).
+	marks, _ := filepath.Glob(p.markPath("*"))
+	if len(marks) == 0 {
+		return nil, nil
+	}
 	rt, err := p.runtime(ctx)
 	if err != nil {
 		return nil, nil

@@ -106,11 +106,18 @@ func DetectRuntime(ctx context.Context, getenv func(string) string) (Runtime, er
 func probe(ctx context.Context, rt Runtime) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	format := "{{.ServerVersion}}"
-	if rt.Name == "podman" {
-		format = "{{.Version.Version}}"
+	// `version` asks the daemon for its version alone; `info` also gathers storage, plugins and,
+	// for podman, the package of every helper (dpkg queries): 0.1 s against 0.7-1 s here.
+	var args []string
+	switch rt.Name {
+	case "docker":
+		args = []string{"version", "--format", "{{.Server.Version}}"}
+	case "podman": // daemonless: the client is the engine
+		args = []string{"version", "--format", "{{.Client.Version}}"}
+	default: // nerdctl's version has no single server version
+		args = []string{"info", "--format", "{{.ServerVersion}}"}
 	}
-	out, err := runner.Output(ctx, runner.Cmd{Path: rt.Path, Args: []string{"info", "--format", format}})
+	out, err := runner.Output(ctx, runner.Cmd{Path: rt.Path, Args: args})
 	if err != nil {
 		var re *runner.RunError
 		if errors.As(err, &re) && len(strings.TrimSpace(string(re.Stderr))) > 0 {
@@ -120,7 +127,7 @@ func probe(ctx context.Context, rt Runtime) (string, error) {
 	}
 	v := strings.TrimSpace(string(out))
 	if v == "" || v == "<no value>" {
-		return "", fmt.Errorf("`%s info` reported no server version", rt.Name)
+		return "", fmt.Errorf("`%s version` reported no server version", rt.Name)
 	}
 	return v, nil
 }
