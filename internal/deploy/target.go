@@ -14,6 +14,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/dotenv"
 	"github.com/nuv-dev/nuv/internal/kube"
+	"github.com/nuv-dev/nuv/internal/kube/kubeclient"
 	"github.com/nuv-dev/nuv/internal/secrets"
 )
 
@@ -71,7 +72,7 @@ func connect(ctx context.Context, o Options) (*target, error) {
 		}
 		t.kubeType = r.Type
 	}
-	t.localName, err = kube.LocalClusterName(ctx, t.cs)
+	t.localName, err = kubeclient.LocalClusterName(ctx, t.cs)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s (%s): %w", t.name, t.kubeconfig, err)
 	}

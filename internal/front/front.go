@@ -1,6 +1,6 @@
 // Package front is the slim `nuv` binary users run a hundred times a day. It answers the daily
-// verbs that need little (`nuv -version`, every `nuv kube` verb: list, use N, env, current,
-// detect, watch) in its own process, and hands every other command line, unchanged, to nuv's full
+// verbs that need little (`nuv -version` and the `nuv kube` verbs list, use N, env, current and
+// detect) in its own process, and hands every other command line, unchanged, to nuv's full
 // program (cmd/nuv-full: the task interpreter, providers, emulators, Helm, kind, ...) by
 // exec(2): same process, same arguments, streams, signals and exit code.
 //
@@ -103,8 +103,8 @@ func light(args []string) func(context.Context, *cli.Env, []string) error {
 		return nil
 	}
 	switch first := args[1]; {
-	case first == "kube":
-		cmd := kubecmd.NewCommand()
+	case first == "kube" && (len(args) < 3 || args[2] != "watch"): // watch: client-go's informers, in the full program
+		cmd := kubecmd.NewCommand(nil)
 		return func(ctx context.Context, env *cli.Env, rest []string) error {
 			return cli.Prefix("nuv kube", cmd.Run(ctx, env, rest))
 		}

@@ -22,6 +22,7 @@ func TestLight(t *testing.T) {
 		{[]string{"nuv", "kube", "list"}, true},
 		{[]string{"/usr/local/bin/nuv", "kube", "use", "2"}, true},
 		{[]string{"nuv", "kube"}, true},
+		{[]string{"nuv", "kube", "watch", "2"}, false}, // informers: the full program
 		{[]string{"nuv.exe", "kube", "env"}, true},
 		{[]string{"nuv", "-version"}, true},
 		{[]string{"nuv", "--version"}, true},

@@ -2,12 +2,16 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 )
 
@@ -144,32 +148,46 @@ func DetectCluster(ctx context.Context, project string, c Cluster, getenv func(s
 	return t, nil
 }
 
+// listNodes lists the cluster's nodes with a plain GET through client-go's transport (its
+// credentials, exec plugins, TLS and timeout), not a typed clientset: package kube stays free of
+// the clientset and its scheme, which the slim front would otherwise link and initialise.
 func listNodes(ctx context.Context, cfg *rest.Config) ([]corev1.Node, error) {
-	cs, err := kubernetes.NewForConfig(cfg)
+	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
-	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	base, _, err := rest.DefaultServerUrlFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base.JoinPath("api", "v1", "nodes").String(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
-	return list.Items, nil
-}
-
-// LocalClusterName returns the name of the nuv local cluster cs talks to, or "" when no node
-// carries nuv.dev/provider=local. A flavored local cluster detects as eks, kind, ... but still fakes
-// its pods and pulls nothing, so the deploy and image verbs treat it as local whatever its type.
-func LocalClusterName(ctx context.Context, cs kubernetes.Interface) (string, error) {
-	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: LabelProvider + "=local", Limit: 1})
+	req.Header.Set("Accept", "application/json")
+	if cfg.UserAgent != "" {
+		req.Header.Set("User-Agent", cfg.UserAgent)
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("list nodes: %w", err)
+		return nil, fmt.Errorf("list nodes: %w", err)
 	}
-	if len(nodes.Items) == 0 {
-		return "", nil
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
 	}
-	name := nodes.Items[0].Labels[LabelCluster]
-	if name == "" {
-		name = TypeLocal
+	if resp.StatusCode != http.StatusOK {
+		var st metav1.Status
+		if json.Unmarshal(body, &st) == nil && st.Kind == "Status" {
+			return nil, fmt.Errorf("list nodes: %w", &apierrors.StatusError{ErrStatus: st})
+		}
+		return nil, fmt.Errorf("list nodes: %w", apierrors.NewGenericServerResponse(resp.StatusCode, http.MethodGet,
+			schema.GroupResource{Resource: "nodes"}, "", strings.TrimSpace(string(body)), 0, false))
 	}
-	return name, nil
+	var list corev1.NodeList
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, fmt.Errorf("list nodes: decode the answer of %s: %w", base.Host, err)
+	}
+	return list.Items, nil
 }

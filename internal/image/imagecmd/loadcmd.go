@@ -13,6 +13,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/image/login"
 	"github.com/nuv-dev/nuv/internal/image/publish"
 	"github.com/nuv-dev/nuv/internal/kube"
+	"github.com/nuv-dev/nuv/internal/kube/kubeclient"
 	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/internal/registry"
 	"k8s.io/client-go/kubernetes"
@@ -38,7 +39,7 @@ func selectedTarget(ctx context.Context, env *cli.Env, project string) (load.Tar
 		if err != nil {
 			return load.Target{}, fmt.Errorf("cluster %s: %w", c.Name, err)
 		}
-		local, err := kube.LocalClusterName(ctx, cs)
+		local, err := kubeclient.LocalClusterName(ctx, cs)
 		if err != nil {
 			return load.Target{}, fmt.Errorf("cluster %s: %w", c.Name, err)
 		}

@@ -20,9 +20,10 @@ import (
 // EnvTimeout overrides the default reachability timeout of list/use/detect (a Go duration).
 const EnvTimeout = "NUV_KUBE_TIMEOUT"
 
-// NewCommand returns `nuv kube`.
-func NewCommand() cli.Command {
-	return cli.GroupCommand("kube", group())
+// NewCommand returns `nuv kube`; watcher runs `nuv kube watch` (nil where watch is handed to
+// another program before it gets here: the slim front).
+func NewCommand(watcher Watcher) cli.Command {
+	return cli.GroupCommand("kube", group(watcher))
 }
 
 // verbs of `nuv kube`, in help order: usage line and summary.
@@ -51,9 +52,10 @@ Environment: NUV_CLUSTER (per-shell selection), NUV_KUBE_TIMEOUT (reachability t
 DETECT_FORCE (force every cluster's type).`
 
 // group is `nuv kube` on nuv's one group plumbing (cli.Group).
-func group() *cli.Group {
+func group(watcher Watcher) *cli.Group {
+	watch := func(ctx context.Context, env *cli.Env, args []string) error { return runWatch(ctx, env, args, watcher) }
 	runs := map[string]func(context.Context, *cli.Env, []string) error{
-		"list": runList, "use": runUse, "env": runEnv, "detect": runDetect, "current": runCurrent, "watch": runWatch,
+		"list": runList, "use": runUse, "env": runEnv, "detect": runDetect, "current": runCurrent, "watch": watch,
 	}
 	g := &cli.Group{Name: "nuv kube", Short: "the clusters/ inventory: list, use N, env, detect, watch", Long: long,
 		Examples: "nuv kube list\nnuv kube use 2\neval \"$(nuv kube env)\"\neval \"$(nuv kube use dev --shell)\""}
@@ -71,7 +73,7 @@ func group() *cli.Group {
 }
 
 // run dispatches the verbs (cli.Group).
-func run(ctx context.Context, env *cli.Env, args []string) error { return group().Run(ctx, env, args) }
+func run(ctx context.Context, env *cli.Env, args []string) error { return group(nil).Run(ctx, env, args) }
 
 // flags builds a FlagSet for one verb; parse handles -h.
 func flags(name string) *pflag.FlagSet { return cli.NewFlagSet("nuv kube " + name) }

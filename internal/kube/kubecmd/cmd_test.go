@@ -12,6 +12,8 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/kube"
+	"github.com/nuv-dev/nuv/internal/kube/watch"
+	"k8s.io/client-go/rest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -80,7 +82,7 @@ func (f *fixture) run(args ...string) (string, string, int) {
 		Getenv:  func(k string) string { return f.vars[k] },
 		Dir:     f.project,
 	}
-	err := NewCommand().Run(context.Background(), env, args)
+	err := NewCommand(testWatcher).Run(context.Background(), env, args)
 	if err != nil {
 		fmt.Fprintf(&errb, "nuv: %v\n", err)
 	}
@@ -277,4 +279,9 @@ func TestHelp(t *testing.T) {
 			t.Errorf("%v: exit %d\n%s", args, code, out)
 		}
 	}
+}
+
+// testWatcher is the watch nuv's full program injects (package watch).
+func testWatcher(ctx context.Context, cfg *rest.Config, o WatchOptions) error {
+	return watch.Run(ctx, cfg, watch.Options{Namespace: o.Namespace, Out: o.Out, Live: o.Live, Title: o.Title})
 }
