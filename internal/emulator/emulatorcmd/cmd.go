@@ -284,6 +284,13 @@ SDK's default chain (environment, shared config and credentials files, profiles)
 points it at the emulator.
 `
 
+// tokenHelp is the help of `nuv -eks-token`.
+func tokenHelp() cli.Usage {
+	u := usageOf(tokenUsage, "print an EKS token as an ExecCredential")
+	u.Examples = "nuv -eks-token --cluster dev --region eu-west-1\nAWS_PROFILE=ci nuv -eks-token --cluster dev"
+	return u
+}
+
 // NewTokenTool is `nuv -eks-token`.
 func NewTokenTool() cli.Command {
 	return cli.Command{Name: "eks-token", Short: "print an EKS token as an ExecCredential (the exec plugin of EKS kubeconfigs)", Run: runToken}
@@ -294,7 +301,7 @@ func runToken(ctx context.Context, env *cli.Env, args []string) error {
 	clusterName := fs.String("cluster", "", "EKS cluster name (required)")
 	region := fs.String("region", "", "AWS region (default: AWS_REGION or the profile's)")
 	profile := fs.String("profile", "", "shared config profile (default: AWS_PROFILE or default)")
-	if done, err := cli.Parse(env, fs, usageOf(tokenUsage, "print an EKS token as an ExecCredential"), args); done || err != nil {
+	if done, err := cli.Parse(env, fs, tokenHelp(), args); done || err != nil {
 		return err
 	}
 	if *clusterName == "" {
