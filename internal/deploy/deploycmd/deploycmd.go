@@ -30,6 +30,7 @@ type flags struct {
 	cluster   string
 	skipDtest bool
 	args      []string
+	output    cli.OutputOption
 }
 
 const imageNote = "Image: MY_OPERATOR_IMAGE[:TAG], else the one build-and-load recorded for the cluster, else the kustomization's default\n" +
@@ -69,8 +70,14 @@ func verbs() []verb {
 				return deploy.Run(ctx, o, f.args)
 			}},
 		{name: "status",
-			usage: cli.Usage{Line: "nuv status [--kubeconfig F]", Short: "the operator and the Whisks on the selected cluster", Examples: "nuv status\nnuv status --kubeconfig clusters/dev.kubeconfig"},
-			run:   func(ctx context.Context, _ *cli.Env, o deploy.Options, _ *flags) error { return deploy.Status(ctx, o) }},
+			usage: cli.Usage{Line: "nuv status [--kubeconfig F] [-o table|wide|json|yaml]", Short: "the operator and the Whisks on the selected cluster",
+				Long:     "-o wide adds each condition's reason; -o json|yaml print the machine form: cluster (name, type, server,\nsource), operator (deployment, deployed, available, reason, images), host, whisks (ready, reason,\nconditions).",
+				Examples: "nuv status\nnuv status -o json\nnuv status --kubeconfig clusters/dev.kubeconfig"},
+			flags: func(fs *pflag.FlagSet, f *flags) { f.output.AddFlags(fs) },
+			run: func(ctx context.Context, _ *cli.Env, o deploy.Options, f *flags) error {
+				_ = f.output.Validate(cli.Usage{})
+				return deploy.StatusAs(ctx, o, &f.output)
+			}},
 		{name: "up",
 			usage: cli.Usage{Line: "nuv up [--cluster NAME] [--timeout D] [--skip-dtest]", Examples: "nuv up\nnuv up --cluster demo --skip-dtest", Short: "local cluster dev + operator + instance, Ready: the first command to run",
 				Long: "Creates (or reuses) the local cluster, selects it, deploys the operator and the instance and runs the\ndeployment test, keeping the deployment. Run again it changes nothing."},
