@@ -157,6 +157,28 @@ func TestToolConvention(t *testing.T) {
 	}
 }
 
+// TestToolErrorPrefix: a tool's own failure reads "nuv -TOOL: ..." (exit 1), while the message a
+// task gave -validate to print on failure is printed as the task wrote it.
+func TestToolErrorPrefix(t *testing.T) {
+	project, home := t.TempDir(), t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-validate", "-e", "dev@"}, "nuv -validate: \"dev@\" is not an email address\n"},
+		{[]string{"-validate", "-r", "^[a-z]+$", "Kind", "cluster names are lower case"}, "nuv: cluster names are lower case\n"},
+		{[]string{"-base64", "-d", "***"}, "nuv -base64: invalid base64 input: illegal base64 data at input byte 0\n"},
+		{[]string{"-extract", "no-such.tgz"}, "nuv -extract: no-such.tgz: open " + filepath.Join(project, "no-such.tgz") + ": no such file or directory\n"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			out, errOut, code := conventionRun(t, project, home, tc.args...)
+			if code != cli.ExitFailure || out != "" || errOut != tc.want {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and %q", code, out, errOut, tc.want)
+			}
+		})
+	}
+}
+
 // TestFlagValueErrorsThroughTheCLI: a bad flag value names the flag and what it accepts, for the
 // flags the issue found raw strconv/ParseBool messages on, without touching any cluster.
 func TestFlagValueErrorsThroughTheCLI(t *testing.T) {
