@@ -96,7 +96,11 @@ func runState(ctx context.Context, c *cmdCtx, args []string) error {
 		fmt.Fprintf(c.env.Out, "removed the state record of cluster %s (what it described, if anything, is left as it is)\n", name)
 		return nil
 	}
-	return cli.Usagef("nuv cluster state: unknown command %q (valid: list, show, unlock, rm)", verb)
+	hint := ""
+	if s := cli.Suggest(verb, []string{"list", "show", "unlock", "rm"}); s != "" {
+		hint = fmt.Sprintf("; did you mean %q?", s)
+	}
+	return cli.Usagef("nuv cluster state: unknown command %q (valid: list, show, unlock, rm)%s", verb, hint)
 }
 
 // stateEntry is one record of `nuv cluster state list` in its machine form (-o json|yaml).
