@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/spf13/pflag"
-
 	"github.com/nuv-dev/nuv/internal/cli"
 )
 
@@ -19,43 +17,54 @@ type ToolOptions struct {
 	Merged func() (map[string]any, error)
 	// Mask hides secret values when listing: it receives the variable name and its value.
 	Mask func(name, value string) string
-	Out  io.Writer
+	// Out receives the listing and the help; Err the warnings (may be nil).
+	Out io.Writer
+	Err io.Writer
 }
 
-const toolUsage = `Usage:
-  nuv -config KEY=VALUE...   set values in ~/.nuv/config.json (KEY_SUB=1 stores {"key":{"sub":1}})
-  nuv -config -d KEY...      delete keys
-  nuv -config -r             reset: remove every user setting
-  nuv -config [-a]           list the user settings (-a: merged with bundle and plugin defaults)
+// toolUsage is the help of `nuv -config`, in nuv's one layout (cli.Usage).
+var toolUsage = cli.Usage{
+	Line: "nuv -config [KEY=VALUE... | -d KEY... | -r | -a]",
+	Long: `Sets, deletes, resets or lists the user settings in ~/.nuv/config.json:
+  KEY=VALUE...   set values (KEY_SUB=1 stores {"key":{"sub":1}})
+  -d KEY...      delete keys
+  -r             reset: remove every user setting
+  (nothing)      list the user settings; -a: merged with bundle and plugin defaults
 
 Values are exported to every task as UPPER_SNAKE variables. Secret-looking values are shown as ***.
-`
+Writes are atomic: malformed input changes nothing.`,
+	Examples: `nuv -config REGISTRY_HOST=localhost:5000 OPERATOR_REPLICAS=2
+nuv -config -d OPERATOR_REPLICAS
+nuv -config -a`,
+}
 
-// Tool implements `nuv -config`. Writes are atomic; malformed input changes nothing.
+// Tool implements `nuv -config` on nuv's one command plumbing (cli.Parse: -h prints the help on
+// opts.Out; a bad flag or argument is a usage error, exit 2); every error reads "nuv -config: ...".
+// Writes are atomic; malformed input changes nothing.
 func Tool(opts ToolOptions, args []string) error {
-	fs := pflag.NewFlagSet("-config", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	return cli.Prefix("nuv -config", tool(opts, args))
+}
+
+func tool(opts ToolOptions, args []string) error {
+	fs := cli.NewFlagSet("nuv -config")
 	del := fs.BoolP("delete", "d", false, "delete the given keys")
 	reset := fs.BoolP("reset", "r", false, "remove every user setting")
 	all := fs.BoolP("all", "a", false, "list the merged configuration")
-	help := fs.BoolP("help", "h", false, "show usage")
-	if err := fs.Parse(args); err != nil {
-		return cli.Usagef("-config: %v", err)
-	}
-	if *help {
-		fmt.Fprint(opts.Out, toolUsage)
-		return nil
+	u := toolUsage
+	env := &cli.Env{Streams: cli.Streams{Out: opts.Out, Err: opts.Err}}
+	if done, err := cli.Parse(env, fs, u, args); done || err != nil {
+		return err
 	}
 	words := fs.Args()
 	switch {
 	case *reset:
 		if len(words) > 0 || *del {
-			return cli.Usagef("-config -r takes no keys")
+			return u.Errorf("-r takes no keys")
 		}
 		return Save(opts.Path, map[string]any{})
 	case *del:
 		if len(words) == 0 {
-			return cli.Usagef("-config -d needs at least one KEY")
+			return u.Errorf("-d needs at least one KEY")
 		}
 		cfg, err := Load(opts.Path)
 		if err != nil {
@@ -65,7 +74,7 @@ func Tool(opts ToolOptions, args []string) error {
 		for _, k := range words {
 			found, err := Delete(cfg, k)
 			if err != nil {
-				return cli.Usagef("%v", err)
+				return u.Errorf("%v", err)
 			}
 			if !found {
 				missing = append(missing, strings.ToUpper(k))
@@ -89,10 +98,10 @@ func Tool(opts ToolOptions, args []string) error {
 		for _, w := range words {
 			k, v, ok := strings.Cut(w, "=")
 			if !ok {
-				return cli.Usagef("-config: %q is not KEY=VALUE", w)
+				return u.Errorf("%q is not KEY=VALUE", w)
 			}
 			if err := Set(cfg, k, ParseValue(v)); err != nil {
-				return cli.Usagef("%v", err)
+				return u.Errorf("%v", err)
 			}
 		}
 		return Save(opts.Path, cfg)

@@ -3,6 +3,7 @@ package deploy
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
 	"github.com/nuv-dev/nuv/internal/kobj"
 	"github.com/nuv-dev/nuv/internal/kube"
@@ -203,6 +205,13 @@ func TestIntegrationDeployVerbs(t *testing.T) {
 			if !strings.Contains(e.out.String(), want) {
 				t.Errorf("status lacks %q", want)
 			}
+		}
+		// the machine form of the same status
+		e.must("status -o json", StatusAs(ctx, e.opts(), &cli.OutputOption{Format: cli.FormatJSON}))
+		var r StatusReport
+		if err := json.Unmarshal(e.out.Bytes(), &r); err != nil || len(r.Operator) != 1 || !r.Operator[0].Available || r.Host == nil || !r.Host.Running ||
+			len(r.Whisks) != 1 || r.Whisks[0].Name != "whisk" || r.Whisks[0].Ready != "True" || r.Cluster.Server == "" {
+			t.Errorf("status -o json (%v): %+v\n%s", err, r, e.out.String())
 		}
 	})
 

@@ -22,7 +22,7 @@ import (
 
 // DtestCommand is `nuv dtest`.
 func DtestCommand() cli.Command {
-	return cli.Command{Name: "dtest", Short: "deployment test: operator, instance, assertions, destroy, nothing leaked", Run: runDtest}
+	return cli.Command{Name: "dtest", Short: dtestUsage.Short, Run: runDtest}
 }
 
 // LeakTimeout bounds how long dtest waits for garbage collection to remove what destroy deleted.
@@ -272,7 +272,12 @@ func conditions(u *unstructured.Unstructured) map[string]string {
 	return m
 }
 
-var dtestUsage = cli.Usage{Line: "nuv dtest [--timeout D] [--keep]", Long: "Deploys the operator and the instance on the selected cluster, checks every enabled component,\ndestroys both and checks that nothing labelled as the operator's is left."}
+var dtestUsage = cli.Usage{
+	Short:    "deployment test: operator, instance, assertions, destroy, nothing leaked",
+	Line:     "nuv dtest [--timeout D] [--keep]",
+	Long:     "Deploys the operator and the instance on the selected cluster, checks every enabled component,\ndestroys both and checks that nothing labelled as the operator's is left.",
+	Examples: "nuv dtest\nnuv dtest --keep --timeout 5m\nnuv all-kubes -- dtest",
+}
 
 // controllerAnswers checks nuv's whisk-controller of Whisk whisk through the API server's service
 // proxy: /ping answers pong and /ready 200 (its CouchDB and Redis answer). Where its pods run on

@@ -12,7 +12,7 @@ import (
 
 // ItestCommand is `nuv itest [T=prefix]`.
 func ItestCommand() cli.Command {
-	return cli.Command{Name: "itest", Short: "run the declarative integration tests on the selected cluster (T=prefix)", Run: runItest}
+	return cli.Command{Name: "itest", Short: itestUsage.Short, Run: runItest}
 }
 
 func runItest(ctx context.Context, env *cli.Env, args []string) error {
@@ -63,4 +63,9 @@ func itestInto(ctx context.Context, env *cli.Env, t *target, prefix string, time
 	return err
 }
 
-var itestUsage = cli.Usage{Line: "nuv itest [T=prefix] [--timeout D] [--keep]", Long: "Runs tests/itest/<test>/ and tests/<type>/itest/<test>/ on the selected cluster, each in its own namespace."}
+var itestUsage = cli.Usage{
+	Short:    "run the declarative integration tests on the selected cluster (T=prefix)",
+	Line:     "nuv itest [T=prefix] [--timeout D] [--keep]",
+	Long:     "Runs tests/itest/<test>/ and tests/<type>/itest/<test>/ on the selected cluster, each in its own namespace.",
+	Examples: "nuv itest\nnuv itest T=redis --keep\nnuv itest --timeout 2m",
+}

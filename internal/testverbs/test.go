@@ -13,7 +13,7 @@ import (
 
 // TestCommand is `nuv test`.
 func TestCommand() cli.Command {
-	return cli.Command{Name: "test", Short: "clean, utest, operator, itest, dtest on the selected cluster (T=prefix)", Run: runTest}
+	return cli.Command{Name: "test", Short: testUsage.Short, Run: runTest}
 }
 
 func runTest(ctx context.Context, env *cli.Env, args []string) error {
@@ -86,4 +86,9 @@ func Test(ctx context.Context, env *cli.Env, t *target, prefix string, timeout, 
 	return nil
 }
 
-var testUsage = cli.Usage{Line: "nuv test [T=prefix] [--timeout D] [--skip-utest]", Long: "Runs, stopping at the first failure: clean (remove leftovers), utest, operator (the itest suites\ntest the operator's behaviour), itest, dtest (instance, assertions, destroy, nothing leaked)."}
+var testUsage = cli.Usage{
+	Short:    "clean, utest, operator, itest, dtest on the selected cluster (T=prefix)",
+	Line:     "nuv test [T=prefix] [--timeout D] [--step-timeout D] [--skip-utest]",
+	Long:     "Runs, stopping at the first failure: clean (remove leftovers), utest, operator (the itest suites\ntest the operator's behaviour), itest, dtest (instance, assertions, destroy, nothing leaked).",
+	Examples: "nuv test\nnuv test T=redis --skip-utest\nnuv all-kubes -- test",
+}

@@ -17,7 +17,7 @@ import (
 
 // UtestCommand is `nuv utest [T=prefix] [go test flags]`.
 func UtestCommand() cli.Command {
-	return cli.Command{Name: "utest", Short: "run the operator's Go unit tests (T=prefix filters)", Run: runUtest}
+	return cli.Command{Name: "utest", Short: utestUsage.Short, Run: runUtest}
 }
 
 // UtestArgs is the go test command line for a prefix and extra arguments. It runs with -count=1
@@ -131,4 +131,9 @@ func joinArgs(a []string) string {
 	return s
 }
 
-var utestUsage = cli.Usage{Line: "nuv utest [T=prefix] [--pkg PATTERN] [-- go test flags]", Long: "Runs `go test ./operator/...` in the project; T=prefix runs only tests whose name starts with it."}
+var utestUsage = cli.Usage{
+	Short:    "run the operator's Go unit tests (T=prefix filters)",
+	Line:     "nuv utest [T=prefix] [--pkg PATTERN] [-- go test flags]",
+	Long:     "Runs `go test ./operator/...` in the project; T=prefix runs only tests whose name starts with it.\nA filter that matches no test is a failure, not a pass.",
+	Examples: "nuv utest\nnuv utest T=TestReconcile\nnuv utest -- -race -v",
+}

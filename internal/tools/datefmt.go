@@ -27,7 +27,8 @@ func datefmtTool(_ context.Context, env *cli.Env, args []string) error {
 Prints a date (default: now) in FORMAT (default UnixDate, like date(1)). FORMAT is a name
 (unix, ms, rfc3339, rfc3339nano, iso8601, datetime, date, time, compact, unixdate, ansic, rfc1123,
 kitchen, ...) or a Go reference layout such as "2006-01-02 15:04". The date comes from -t (seconds
-since the epoch), -m (milliseconds) or -d (a DATE in the -s FORMAT, default rfc3339).`)
+since the epoch), -m (milliseconds) or -d (a DATE in the -s FORMAT, default rfc3339).`, `nuv -datefmt -f rfc3339
+nuv -datefmt -t 1700000000 -z UTC -f "2006-01-02 15:04"`)
 	unix := f.Int64P("timestamp", "t", 0, "seconds since the epoch")
 	millis := f.Int64P("millis", "m", 0, "milliseconds since the epoch")
 	date := f.StringP("date", "d", "", "a date to parse with the -s format")

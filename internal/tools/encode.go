@@ -14,7 +14,8 @@ func base64Tool(_ context.Context, env *cli.Env, args []string) error {
 	f := newFlags("base64", "[-e | -d] [-n] [TEXT...]", `
 Encodes TEXT (the arguments joined by spaces; stdin when none) as base64, or decodes it with -d.
 Decoding ignores surrounding whitespace and accepts padded and unpadded, standard and URL-safe
-input. The result ends with a newline unless -n.`)
+input. The result ends with a newline unless -n.`, `nuv -base64 hello
+echo aGVsbG8= | nuv -base64 -d`)
 	f.BoolP("encode", "e", true, "encode (the default; accepted for published bundles)")
 	decode := f.BoolP("decode", "d", false, "decode instead of encode")
 	noNL := f.BoolP("no-newline", "n", false, "do not print a trailing newline")
@@ -23,7 +24,7 @@ input. The result ends with a newline unless -n.`)
 	}
 	text, err := input(env, f.Args())
 	if err != nil {
-		return fmt.Errorf("-base64: read stdin: %w", err)
+		return fmt.Errorf("read stdin: %w", err)
 	}
 	nl := "\n"
 	if *noNL {
@@ -61,7 +62,8 @@ func urlencTool(_ context.Context, env *cli.Env, args []string) error {
 	f := newFlags("urlenc", "[-e] [-s SEP] ARG...", `
 URL-encodes each ARG and joins them with SEP (default "&"): KEY=VALUE becomes a query parameter
 with key and value escaped; an ARG without "=" is escaped whole. With -e each ARG is the name of an
-environment variable and becomes NAME=<its value>.`)
+environment variable and becomes NAME=<its value>.`, `nuv -urlenc name=my op=a+b
+nuv -urlenc -e HOME USER`)
 	fromEnv := f.BoolP("env", "e", false, "arguments are environment variable names")
 	sep := f.StringP("sep", "s", "&", "separator between encoded arguments")
 	if done, err := f.parse(env, args); done || err != nil {

@@ -17,7 +17,8 @@ Copies the input (stdin, or -f FILE) to the output (stdout, or -o FILE, written 
 replacing $NAME, ${NAME}, ${NAME:-default} and ${NAME-default} with values from the environment.
 An unset variable without a default is an error naming every such variable, and nothing is
 written, unless -i (then it becomes empty). VARS ("$A $B" or "A,B"), like GNU envsubst's
-SHELL-FORMAT, restricts substitution to those names; others are left untouched.`)
+SHELL-FORMAT, restricts substitution to those names; others are left untouched.`, `nuv -envsubst -f deploy.tpl -o deploy.yaml
+nuv -envsubst '$IMAGE' < kustomization.tpl`)
 	ignore := f.BoolP("ignore-unset", "i", false, "replace unset variables with empty text instead of failing")
 	in := f.StringP("file", "f", "", "read this file instead of stdin")
 	out := f.StringP("output", "o", "", "write this file instead of stdout")

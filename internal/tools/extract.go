@@ -25,7 +25,8 @@ Extracts a .zip, .tar, or gzip- or bzip2-compressed tar (.tar.gz, .tgz, .tar.bz2
 directory); the format is detected from the content. Without ENTRY every entry is extracted with
 its path. Each ENTRY names an entry by its path or its base name (e.g. "kubectl" for
 "bin/linux/kubectl") and is written as DIR/<base name>; a missing ENTRY is an error. Entries that
-would land outside DIR are refused; file modes (the executable bit) are kept.`)
+would land outside DIR are refused; file modes (the executable bit) are kept.`, `nuv -extract -C bin kubectl.tar.gz kubectl
+nuv -extract chart.zip`)
 	dir := f.StringP("directory", "C", ".", "extract into this directory")
 	if done, err := f.parse(env, args); done || err != nil {
 		return err

@@ -15,7 +15,8 @@ import (
 
 func dieTool(_ context.Context, env *cli.Env, args []string) error {
 	f := newFlags("die", "[-c CODE] MESSAGE...", `
-Prints MESSAGE on stderr and exits with CODE (default 1): a task's way to stop with a reason.`)
+Prints MESSAGE on stderr and exits with CODE (default 1): a task's way to stop with a reason.`, `nuv -die "no cluster selected: run nuv kube use"
+nuv -die -c 3 "unsupported platform"`)
 	code := f.IntP("code", "c", 1, "exit code (1-255)")
 	f.SetInterspersed(false)
 	if done, err := f.parse(env, args); done || err != nil {
@@ -33,7 +34,7 @@ Prints MESSAGE on stderr and exits with CODE (default 1): a task's way to stop w
 func emptyTool(_ context.Context, env *cli.Env, args []string) error {
 	f := newFlags("empty", "PATH...", `
 Exits 0 when every PATH is empty: a missing file, a file of zero bytes (or only whitespace with
--w), or a directory without entries. Exits 1, silently, as soon as one is not.`)
+-w), or a directory without entries. Exits 1, silently, as soon as one is not.`, `nuv -empty build/ && echo "nothing built yet"`)
 	blank := f.BoolP("whitespace", "w", false, "a file holding only whitespace counts as empty")
 	if done, err := f.parse(env, args); done || err != nil {
 		return err
@@ -89,7 +90,7 @@ func isEmpty(path string, blank bool) (bool, error) {
 func executableTool(_ context.Context, env *cli.Env, args []string) error {
 	f := newFlags("executable", "FILE...", `
 Makes each FILE executable for whoever may read it (chmod +x on the read bits), like a download
-step's "chmod +x" without needing chmod.`)
+step's "chmod +x" without needing chmod.`, `nuv -executable bin/kubectl bin/helm`)
 	if done, err := f.parse(env, args); done || err != nil {
 		return err
 	}

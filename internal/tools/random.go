@@ -16,7 +16,9 @@ func randomTool(_ context.Context, env *cli.Env, args []string) error {
 	f := newFlags("random", "[-u | --int MAX [MIN] | --str LEN [CHARS]]", `
 Prints a random value from a cryptographic source: by default a number in [0,1); with -u a UUID
 (version 4); with --int an integer in [MIN,MAX] (MIN defaults to 0); with --str a string of LEN
-characters drawn from CHARS (default letters and digits).`)
+characters drawn from CHARS (default letters and digits).`, `nuv -random -u
+nuv -random --int 65535 1024
+nuv -random --str 16`)
 	uuid := f.BoolP("uuid", "u", false, "print a random UUID")
 	asInt := f.Bool("int", false, "print an integer: --int MAX [MIN]")
 	asStr := f.Bool("str", false, "print a string: --str LEN [CHARS]")

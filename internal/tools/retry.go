@@ -16,7 +16,7 @@ func retryTool(ctx context.Context, env *cli.Env, args []string) error {
 	f := newFlags("retry", "[-t TRIES] [-m MAX] [-d DELAY] CMD [ARGS...]", `
 Runs CMD until it succeeds or TRIES attempts have failed, waiting DELAY after the first failure
 and doubling the wait after each further one, never more than MAX seconds. Exits with the exit
-code of the last attempt (127 when CMD cannot be started). Flags go before CMD.`)
+code of the last attempt (127 when CMD cannot be started). Flags go before CMD.`, `nuv -retry -t 5 -d 2s kubectl get nodes`)
 	tries := f.IntP("tries", "t", 10, "number of attempts")
 	maxWait := f.IntP("max", "m", 60, "longest wait between attempts, in seconds")
 	delay := f.DurationP("delay", "d", time.Second, "first wait between attempts")
@@ -61,7 +61,7 @@ func (r retrier) run(ctx context.Context, attempt func(context.Context) int, rep
 		report(n, code, wait)
 		select {
 		case <-ctx.Done():
-			return cli.Exit(code, fmt.Errorf("-retry: interrupted: %w", ctx.Err()))
+			return cli.Exit(code, fmt.Errorf("nuv -retry: interrupted: %w", ctx.Err()))
 		case <-time.After(wait):
 		}
 		wait *= 2

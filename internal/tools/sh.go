@@ -19,7 +19,8 @@ func shTool(ctx context.Context, env *cli.Env, args []string) error {
 Runs a POSIX shell script in nuv's embedded shell (mvdan.cc/sh), the one tasks run in: cat, ls,
 mkdir, cp, mv, rm, touch, find, chmod, tar, gzip, ... are built in, and nuv's link directory is
 first on PATH so "nuv" and nuv's tools resolve to this binary. The script is SCRIPT (-c), FILE, or
-stdin. ARGS become $1, $2, ...`)
+stdin. ARGS become $1, $2, ...`, `nuv -sh -c 'echo "$1"' name hello
+nuv -sh scripts/setup.sh`)
 	script := f.StringP("command", "c", "", "the script text")
 	noCore := f.Bool("no-coreutils", false, "run cat, ls, ... from PATH instead of the built-in versions")
 	f.SetInterspersed(false)
@@ -60,11 +61,11 @@ stdin. ARGS become $1, $2, ...`)
 	err := shell.Run(ctx, src, opts)
 	var perr syntax.ParseError
 	if errors.As(err, &perr) {
-		return cli.Exit(cli.ExitUsage, fmt.Errorf("-sh: %w", err))
+		return cli.Exit(cli.ExitUsage, fmt.Errorf("nuv -sh: %w", err))
 	}
 	if code := shell.ExitStatus(err); code != 0 {
 		if code == 1 && !shell.IsExitStatus(err) {
-			return cli.Exit(cli.ExitFailure, fmt.Errorf("-sh: %w", err))
+			return cli.Exit(cli.ExitFailure, fmt.Errorf("nuv -sh: %w", err))
 		}
 		return cli.Exit(code, nil)
 	}

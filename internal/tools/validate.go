@@ -25,7 +25,8 @@ func validateTool(_ context.Context, env *cli.Env, args []string) error {
 	f := newFlags("validate", "(-e | -n | -i | -u | -s | -z | -r REGEX)... VALUE [MESSAGE]", `
 Checks VALUE and prints nothing when it passes. When it fails, prints MESSAGE (default: what was
 expected) on stderr and exits 1. Several checks may be combined; all must pass. Put -- before a
-VALUE that starts with "-".`)
+VALUE that starts with "-".`, `nuv -validate -e dev@example.com
+nuv -validate -r '^[a-z0-9-]+$' "$NAME" "cluster names are lower case"`)
 	email := f.BoolP("email", "e", false, "an email address")
 	number := f.BoolP("number", "n", false, "a number (integer or decimal)")
 	integer := f.BoolP("integer", "i", false, "an integer")
@@ -67,9 +68,9 @@ VALUE that starts with "-".`)
 			continue
 		}
 		if f.NArg() == 2 {
-			return cli.Exit(cli.ExitFailure, fmt.Errorf("%s", f.Arg(1)))
+			return cli.Exit(cli.ExitFailure, userMessage(f.Arg(1)))
 		}
-		return cli.Exit(cli.ExitFailure, fmt.Errorf("-validate: %q is not %s", value, c.what))
+		return cli.Exit(cli.ExitFailure, fmt.Errorf("nuv -validate: %q is not %s", value, c.what))
 	}
 	return nil
 }
@@ -83,7 +84,7 @@ func needupdateTool(_ context.Context, env *cli.Env, args []string) error {
 	f := newFlags("needupdate", "A B", `
 Compares two semantic versions (a leading "v" and missing minor/patch are accepted). Exits 0 when A
 is newer than B (an update from B to A is needed), 1 when it is not (A equal or older). Invalid
-versions are a usage error (exit 2). Prints nothing.`)
+versions are a usage error (exit 2). Prints nothing.`, `nuv -needupdate 1.10.0 1.9.3 && echo "update"`)
 	if done, err := f.parse(env, args); done || err != nil {
 		return err
 	}

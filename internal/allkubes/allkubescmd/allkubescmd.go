@@ -17,7 +17,7 @@ import (
 
 var usage = cli.Usage{
 	Line:  "nuv all-kubes [flags] -- <target> [args]\n       nuv all-kubes plan [flags] -- <target> [args]   (the cells for a CI matrix; plan -h)",
-	Short: "all-kubes: run a target on every cluster in parallel, with one matrix report",
+	Short: "run a target on every cluster in parallel, with one matrix report",
 	Long: `Runs <target> once per clusters/*.kubeconfig, concurrently, each run a child nuv process with its
 own KUBECONFIG, KUBE, NUV_CLUSTER and scratch TMPDIR (~/.kube/config is never used), and writes
 one report under <project>/_reports/<timestamp>/ (report.json, junit.xml, index.html, logs/,

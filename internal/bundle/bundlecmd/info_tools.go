@@ -43,7 +43,7 @@ func infoTool(_ context.Context, s Setup, args []string) error {
 	fs := newFlags("-info")
 	var output cli.OutputOption
 	output.AddFlags(fs, cli.FormatTable, cli.FormatJSON, cli.FormatYAML)
-	if done, err := parse(fs, s, infoUsage, args); done || err != nil {
+	if done, err := parse(fs, s, infoUsage, "nuv -info\nnuv -info -o json", args); done || err != nil {
 		return err
 	}
 	home, err := paths.Home(s.Env.Getenv)
@@ -138,7 +138,7 @@ func tasksTool(_ context.Context, s Setup, args []string) error {
 	fs := newFlags("-tasks")
 	var output cli.OutputOption
 	output.AddFlags(fs)
-	if done, err := parse(fs, s, tasksUsage, args); done || err != nil {
+	if done, err := parse(fs, s, tasksUsage, "nuv -tasks\nnuv -tasks -o json", args); done || err != nil {
 		return err
 	}
 	b, err := s.Locate()

@@ -29,11 +29,11 @@ func resetTool(_ context.Context, s Setup, args []string) error {
 	plugins := fs.Bool("plugins", false, "remove plugins")
 	cfg := fs.Bool("config", false, "remove config.json")
 	all := fs.Bool("all", false, "plugins and config too")
-	if done, err := parse(fs, s, resetUsage, args); done || err != nil {
+	if done, err := parse(fs, s, resetUsage, "nuv -reset\nnuv -reset --plugins --config", args); done || err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return cli.Usagef("-reset takes no arguments\n%s", resetUsage)
+		return cli.Usagef("nuv -reset: takes no arguments\nUsage: nuv -reset [--plugins] [--config] [--all]")
 	}
 	home, err := paths.Home(s.Env.Getenv)
 	if err != nil {

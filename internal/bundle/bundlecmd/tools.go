@@ -31,11 +31,12 @@ func Tools(setup func(*cli.Env) Setup) []cli.Command {
 // newFlags returns a flag set whose errors are usage errors and whose -h prints usage.
 func newFlags(name string) *pflag.FlagSet { return cli.NewFlagSet("nuv " + name) }
 
-// parse parses a tool's flags the one way (cli.Parse): -h/--help prints usage (a "Usage: LINE\n\nLONG"
-// text) to stdout; a bad flag is a usage error naming it.
-func parse(fs *pflag.FlagSet, s Setup, usage string, args []string) (bool, error) {
+// parse parses a tool's flags the one way (cli.Parse): -h/--help prints the help (usage, a
+// "Usage: LINE\n\nLONG" text, then examples, command lines one a line) to stdout; a bad flag is a
+// usage error naming it.
+func parse(fs *pflag.FlagSet, s Setup, usage, examples string, args []string) (bool, error) {
 	line, long, _ := strings.Cut(strings.TrimPrefix(usage, "Usage: "), "\n")
-	return cli.Parse(s.Env, fs, cli.Usage{Line: strings.TrimSpace(line), Long: strings.Trim(long, "\n")}, args)
+	return cli.Parse(s.Env, fs, cli.Usage{Line: strings.TrimSpace(line), Long: strings.Trim(long, "\n"), Examples: examples}, args)
 }
 
 // mask hides the value of a secret-looking key (or one listed in config `secrets`).
@@ -59,5 +60,6 @@ func configTool(_ context.Context, s Setup, args []string) error {
 		Merged: s.Merged,
 		Mask:   mask(SecretsOf(merged)),
 		Out:    s.Env.Out,
+		Err:    s.Env.Err,
 	}, args)
 }

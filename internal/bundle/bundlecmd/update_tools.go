@@ -20,27 +20,22 @@ Fetch the task bundle with git into ~/.nuv/<version>/olaris, replacing the old c
 complete, valid checkout. The repository is --repo, else NUV_REPO, else the one in the lock file
 (~/.nuv/<version>/olaris.lock), else nuv's own. The ref is --ref, else the lock file's pin, else
 NUV_BRANCH, else the remote's default branch. On any failure the old bundle stays.
-
-  --ref REF    branch, tag or commit to fetch
-  --pin        record the fetched ref (or commit) as the pin for later updates
-  --unpin      forget the pin
-  --repo URL   repository to fetch from
 `
 
 func updateTool(ctx context.Context, s Setup, args []string) error {
 	fs := newFlags("-update")
-	ref := fs.String("ref", "", "branch, tag or commit")
-	pin := fs.Bool("pin", false, "pin the fetched ref")
+	ref := fs.String("ref", "", "branch, tag or commit to fetch")
+	pin := fs.Bool("pin", false, "record the fetched ref (or commit) as the pin for later updates")
 	unpin := fs.Bool("unpin", false, "forget the pin")
-	repo := fs.String("repo", "", "repository URL")
-	if done, err := parse(fs, s, updateUsage, args); done || err != nil {
+	repo := fs.String("repo", "", "repository to fetch from")
+	if done, err := parse(fs, s, updateUsage, "nuv -update\nnuv -update --ref v1.2.0 --pin\nNUV_REPO=https://example.com/my/olaris.git nuv -update", args); done || err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return cli.Usagef("-update takes no arguments (got %q)\n%s", fs.Args(), updateUsage)
+		return cli.Usagef("nuv -update: takes no arguments (got %q)\nUsage: nuv -update [--ref REF] [--pin | --unpin] [--repo URL]", fs.Args())
 	}
 	if *pin && *unpin {
-		return cli.Usagef("-update: --pin and --unpin exclude each other")
+		return cli.Usagef("nuv -update: --pin and --unpin exclude each other")
 	}
 	home, err := paths.EnsureHome(s.Env.Getenv)
 	if err != nil {
@@ -89,7 +84,8 @@ func shortCommit(c string) string {
 	return c
 }
 
-const pluginUsage = `Usage:
+const pluginUsage = `Usage: nuv -plugin <git-url> [--ref REF] | -l | -r NAME
+
   nuv -plugin <git-url> [--ref REF]   install or update the plugin olaris-<name>
   nuv -plugin -l                      list installed plugins
   nuv -plugin -r <name>               remove a plugin
@@ -103,7 +99,7 @@ func pluginTool(ctx context.Context, s Setup, args []string) error {
 	list := fs.BoolP("list", "l", false, "list plugins")
 	remove := fs.StringP("remove", "r", "", "remove a plugin")
 	ref := fs.String("ref", "", "branch, tag or commit")
-	if done, err := parse(fs, s, pluginUsage, args); done || err != nil {
+	if done, err := parse(fs, s, pluginUsage, "nuv -plugin https://github.com/example/olaris-demo.git\nnuv -plugin -l\nnuv -plugin -r demo", args); done || err != nil {
 		return err
 	}
 	home, err := paths.EnsureHome(s.Env.Getenv)
@@ -134,7 +130,7 @@ func pluginTool(ctx context.Context, s Setup, args []string) error {
 		return nil
 	}
 	if fs.NArg() != 1 {
-		return cli.Usagef("-plugin needs one git URL\n%s", pluginUsage)
+		return cli.Usagef("nuv -plugin: needs one git URL\nUsage: nuv -plugin <git-url> [--ref REF] | -l | -r NAME")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()

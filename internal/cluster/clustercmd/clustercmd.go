@@ -64,16 +64,16 @@ type sub struct {
 func subcommands() []sub {
 	return []sub{
 		{"create", "create PROVIDER [NAME] [--nodes K] [--version V] [--flavor TYPE] [--ha] [--dry-run] | create -f FILE", "create a cluster (a shorthand for a one-group spec) and write clusters/NAME.kubeconfig", runCreate},
-		{"plan", "plan -f FILE [--only NAME] [--detailed-exitcode] [-o text|json] [-out PLANFILE] [--terraform DIR]", "show what apply would change, resource by resource (reads only)", runPlan},
+		{"plan", "plan -f FILE [--only NAME] [--detailed-exitcode] [-o text|json|yaml] [-out PLANFILE] [--terraform DIR]", "show what apply would change, resource by resource (reads only)", runPlan},
 		{"apply", "apply -f FILE [--only NAME] [--yes] | apply PLANFILE", "converge clusters to their specs: create what is missing, update what differs; asks before deleting or replacing", runApply},
 		{"delete", "delete NAME...|--all [--dry-run] [--yes]", "delete clusters with everything nuv made for them, state and kubeconfig included; --all and cloud clusters ask first", runDelete},
-		{"list", "list [-o table|json]", "list every provider's clusters: name, provider, status, API URL, nodes ready, age", runList},
-		{"status", "status NAME", "show a cluster and its components", runStatus},
+		{"list", "list [-o table|wide|json|yaml]", "list every provider's clusters: name, provider, status, API URL, nodes ready, age", runList},
+		{"status", "status NAME [-o table|wide|json|yaml]", "show a cluster and its components", runStatus},
 		{"stop", "stop NAME...|--all", "stop a cluster's processes, keep its state (local clusters)", runStop},
 		{"start", "start NAME...|--all", "start a stopped cluster or repair a degraded one (local clusters)", runStart},
 		{"logs", "logs NAME [COMPONENT] [--tail N]", "print a cluster's component logs", runLogs},
 		{"kubeconfig", "kubeconfig NAME", "print the path of a cluster's kubeconfig", runKubeconfig},
-		{"state", "state list|show NAME|unlock NAME [--force]|rm NAME", "inspect the state store: records, phases, locks", runState},
+		{"state", "state list|show NAME|unlock NAME [--force]|rm NAME [-o table|wide|json|yaml]", "inspect the state store: records, phases, locks", runState},
 		{"prepare", "prepare [--source download|build|DIR] [--offline] [--prune]", "get (once) the Kubernetes binaries local clusters run: verified release downloads, else a build from source; print where they are", runPrepare},
 		{"node-image", "node-image build [--version V] [--load] [--push REF] [--offline]", "assemble a kind node image without pulling anything (Debian packages, Kubernetes built from source); cached", runNodeImage},
 	}

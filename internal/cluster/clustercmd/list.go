@@ -2,7 +2,6 @@ package clustercmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -21,35 +20,47 @@ import (
 func runList(ctx context.Context, c *cmdCtx, args []string) error {
 	env := c.env
 	fs := flags(env, "list")
-	output := fs.StringP("output", "o", "table", "output format: table or json")
+	var output cli.OutputOption
+	output.AddFlags(fs.FlagSet)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return cli.Usagef("nuv cluster list: unexpected arguments %q", fs.Args())
 	}
-	if *output != "table" && *output != "json" {
-		return cli.Usagef("nuv cluster list: unknown output %q (valid: table, json)", *output)
-	}
+	_ = output.Validate(fs.usage)
 	infos, err := c.listAll(ctx)
 	if err != nil {
 		return fmt.Errorf("list clusters: %w", err)
 	}
-	if *output == "json" {
-		return writeJSON(env.Out, infos)
-	}
-	if len(infos) == 0 {
+	if !output.Machine() && len(infos) == 0 {
 		fmt.Fprintln(env.Out, "no clusters; create one with `nuv cluster create local`")
 		return nil
 	}
-	writeTable(env.Out, infos, time.Now())
+	return writeList(env.Out, &output, infos, time.Now())
+}
+
+// writeList prints clusters in the format of o: the table (wide: with flavor, version, HA and
+// kubeconfig columns), or the machine form (jsonInfo: stable field names, a list).
+func writeList(w io.Writer, o *cli.OutputOption, infos []cluster.Info, now time.Time) error {
+	if done, err := o.Write(w, machineInfos(infos)); done {
+		return err
+	}
+	writeTableOf(w, infos, now, o.Wide())
 	return nil
 }
 
 // writeTable prints clusters as a table; now makes AGE deterministic in tests.
-func writeTable(w io.Writer, infos []cluster.Info, now time.Time) {
+func writeTable(w io.Writer, infos []cluster.Info, now time.Time) { writeTableOf(w, infos, now, false) }
+
+// writeTableOf is writeTable, with the wide columns (flavor, version, HA, kubeconfig) when wide.
+func writeTableOf(w io.Writer, infos []cluster.Info, now time.Time, wide bool) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tPROVIDER\tSTATUS\tAPI\tNODES\tAGE")
+	if wide {
+		fmt.Fprintln(tw, "NAME\tPROVIDER\tSTATUS\tAPI\tNODES\tAGE\tFLAVOR\tVERSION\tHA\tKUBECONFIG")
+	} else {
+		fmt.Fprintln(tw, "NAME\tPROVIDER\tSTATUS\tAPI\tNODES\tAGE")
+	}
 	for _, i := range infos {
 		api, nodes, age := i.APIURL, "-", "-"
 		if api == "" {
@@ -81,9 +92,21 @@ func writeTable(w io.Writer, infos []cluster.Info, now time.Time) {
 		if i.Err != nil {
 			status += ": " + i.Err.Error()
 		}
+		if wide {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%t\t%s\n", i.Name, i.Provider, status, api, nodes, age,
+				orDash(i.Flavor), orDash(i.Version), i.HA, orDash(i.Kubeconfig))
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", i.Name, i.Provider, status, api, nodes, age)
 	}
 	tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func humanAge(d time.Duration) string {
@@ -117,48 +140,68 @@ type jsonInfo struct {
 	Components []cluster.Component `json:"components,omitempty"`
 }
 
-func writeJSON(w io.Writer, infos []cluster.Info) error {
+// machineInfos are clusters in their machine form (-o json|yaml): jsonInfo's stable field names.
+func machineInfos(infos []cluster.Info) []jsonInfo {
 	out := make([]jsonInfo, 0, len(infos))
 	for _, i := range infos {
-		j := jsonInfo{Name: i.Name, Provider: i.Provider, Status: string(i.Status), Phase: i.Phase, API: i.APIURL, Kubeconfig: i.Kubeconfig,
-			Flavor: i.Flavor, Version: i.Version, HA: i.HA, Nodes: i.Nodes, NodesReady: i.NodesReady, Binaries: i.Binaries, Durability: i.Durability, Components: i.Components}
-		if i.Err != nil {
-			j.Error = i.Err.Error()
-		}
-		if !i.Created.IsZero() {
-			c := i.Created
-			j.Created = &c
-		}
-		out = append(out, j)
+		out = append(out, machineInfo(i))
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return out
+}
+
+func machineInfo(i cluster.Info) jsonInfo {
+	j := jsonInfo{Name: i.Name, Provider: i.Provider, Status: string(i.Status), Phase: i.Phase, API: i.APIURL, Kubeconfig: i.Kubeconfig,
+		Flavor: i.Flavor, Version: i.Version, HA: i.HA, Nodes: i.Nodes, NodesReady: i.NodesReady, Binaries: i.Binaries, Durability: i.Durability, Components: i.Components}
+	if i.Err != nil {
+		j.Error = i.Err.Error()
+	}
+	if !i.Created.IsZero() {
+		c := i.Created
+		j.Created = &c
+	}
+	return j
 }
 
 func runStatus(ctx context.Context, c *cmdCtx, args []string) error {
 	env := c.env
 	fs := flags(env, "status")
+	var output cli.OutputOption
+	output.AddFlags(fs.FlagSet)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return cli.Usagef("nuv cluster status: name one cluster")
 	}
+	_ = output.Validate(fs.usage)
 	_, info, err := c.find(ctx, fs.Arg(0))
 	if err != nil {
 		return err
 	}
 	c.addPhases(ctx, []*cluster.Info{&info})
-	writeStatus(env.Out, info)
+	if err := writeStatusAs(env.Out, &output, info, time.Now()); err != nil {
+		return err
+	}
 	if info.Status != cluster.Running {
 		return cli.Exit(exitNotRunning, nil)
 	}
 	return nil
 }
 
-func writeStatus(w io.Writer, i cluster.Info) {
-	writeTable(w, []cluster.Info{i}, time.Now())
+// writeStatusAs prints one cluster in the format of o: the table with its binaries, durability and
+// components (wide: with the wide list columns), or its machine form (one jsonInfo).
+func writeStatusAs(w io.Writer, o *cli.OutputOption, i cluster.Info, now time.Time) error {
+	if done, err := o.Write(w, machineInfo(i)); done {
+		return err
+	}
+	writeStatusOf(w, i, now, o.Wide())
+	return nil
+}
+
+func writeStatus(w io.Writer, i cluster.Info) { writeStatusOf(w, i, time.Now(), false) }
+
+func writeStatusOf(w io.Writer, i cluster.Info, now time.Time, wide bool) {
+	writeTableOf(w, []cluster.Info{i}, now, wide)
 	if i.Binaries != "" {
 		fmt.Fprintf(w, "\nbinaries: %s\n", i.Binaries)
 	}

@@ -43,7 +43,8 @@ func runPlan(ctx context.Context, c *cmdCtx, args []string) error {
 	file := fs.StringP("file", "f", "", "spec file (several Cluster documents allowed)")
 	only := fs.String("only", "", "plan only the cluster of this name")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when nothing would change, 2 when something would, 1 on any error")
-	output := fs.StringP("output", "o", "text", "output format: text or json")
+	var output cli.OutputOption
+	output.AddFlags(fs.FlagSet, formatText, cli.FormatJSON, cli.FormatYAML)
 	tfDir := fs.String("terraform", "", "write a Terraform module per cluster into `DIR` (DIR/NAME when the file has several) instead of printing the plan")
 	out := fs.String("out", "", "also save the plan to `FILE` (0600), for `nuv cluster apply FILE` to carry out as it is (terraform's -out)")
 	stateLoc := stateFlag(fs, c)
@@ -55,8 +56,8 @@ func runPlan(ctx context.Context, c *cmdCtx, args []string) error {
 	if err == nil && *tfDir != "" && *out != "" {
 		err = cli.Usagef("nuv cluster plan: --terraform and -out: give one")
 	}
-	if err == nil && *output != "text" && *output != "json" {
-		err = cli.Usagef("nuv cluster plan: unknown output %q (valid: text, json)", *output)
+	if err == nil {
+		err = output.Validate(fs.usage)
 	}
 	var e *engine.Engine
 	if err == nil {
@@ -70,9 +71,9 @@ func runPlan(ctx context.Context, c *cmdCtx, args []string) error {
 		return c.writeTerraform(e, specs, *tfDir)
 	}
 	if err == nil && *out != "" {
-		err = c.savePlans(ctx, e, specs, *out, *output, *detailed)
+		err = c.savePlans(ctx, e, specs, *out, &output, *detailed)
 	} else if err == nil {
-		err = c.printPlans(ctx, e, specs, *output, *detailed)
+		err = c.printPlans(ctx, e, specs, &output, *detailed)
 	}
 	if (*detailed || slices.Contains(args, "--detailed-exitcode")) && err != nil && err != errChanges && err != errHelp {
 		return cli.Exit(cli.ExitFailure, err) // usage errors too: with -detailed-exitcode, 2 means "changes"
@@ -138,7 +139,7 @@ func eachSpec[T any](specs []*spec.Cluster, f func(*spec.Cluster) (T, error)) ([
 const exitChanges = 2
 
 // printPlans plans every spec (in parallel: each reads its own cluster) and prints them in order.
-func (c *cmdCtx) printPlans(ctx context.Context, e *engine.Engine, specs []*spec.Cluster, output string, detailed bool) error {
+func (c *cmdCtx) printPlans(ctx context.Context, e *engine.Engine, specs []*spec.Cluster, output *cli.OutputOption, detailed bool) error {
 	plans, err := eachSpec(specs, func(s *spec.Cluster) (*cluster.Plan, error) { return e.Plan(ctx, s) })
 	if err != nil {
 		return err
@@ -154,10 +155,14 @@ func (c *cmdCtx) printPlans(ctx context.Context, e *engine.Engine, specs []*spec
 	return nil
 }
 
-// writePlans prints plans as text or JSON.
-func (c *cmdCtx) writePlans(plans []*cluster.Plan, output string) error {
-	if output == "json" {
-		return engine.WritePlansJSON(c.env.Out, plans)
+// formatText is plan's human form (-o text, the default): terraform-like lines, not a table.
+const formatText = "text"
+
+// writePlans prints plans as text, or in their machine form (-o json|yaml) through the one output
+// helper.
+func (c *cmdCtx) writePlans(plans []*cluster.Plan, output *cli.OutputOption) error {
+	if done, err := output.Write(c.env.Out, engine.PlansMachine(plans)); done {
+		return err
 	}
 	for i, p := range plans {
 		if i > 0 {

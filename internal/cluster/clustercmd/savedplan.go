@@ -33,7 +33,7 @@ func terraformSpelling(args []string, names ...string) []string {
 }
 
 // savePlans plans specs, writes the saved plan to file and prints the plans as printPlans does.
-func (c *cmdCtx) savePlans(ctx context.Context, e *engine.Engine, specs []*spec.Cluster, file, output string, detailed bool) error {
+func (c *cmdCtx) savePlans(ctx context.Context, e *engine.Engine, specs []*spec.Cluster, file string, output *cli.OutputOption, detailed bool) error {
 	saved, err := eachSpec(specs, func(s *spec.Cluster) (engine.SavedCluster, error) { return e.SavePlan(ctx, s) })
 	if err != nil {
 		return err
@@ -50,7 +50,7 @@ func (c *cmdCtx) savePlans(ctx context.Context, e *engine.Engine, specs []*spec.
 		return err
 	}
 	note := fmt.Sprintf("\nSaved the plan to %s. `nuv cluster apply %s` carries out exactly this plan, and refuses it if the clusters or their state records change before.\n", file, file)
-	if output == "json" {
+	if output.Machine() {
 		fmt.Fprint(c.env.Err, note[1:])
 	} else {
 		fmt.Fprint(c.env.Out, note)

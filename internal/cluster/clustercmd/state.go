@@ -2,10 +2,13 @@ package clustercmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"sort"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
@@ -16,9 +19,12 @@ func runState(ctx context.Context, c *cmdCtx, args []string) error {
 	fs := flags(c.env, "state")
 	force := fs.Bool("force", false, "unlock: release the lock even if its holder may be alive (on another machine)")
 	stateLoc := stateFlag(fs, c)
+	var output cli.OutputOption
+	output.AddFlags(fs.FlagSet)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	_ = output.Validate(fs.usage)
 	if fs.NArg() == 0 {
 		return cli.Usagef("nuv cluster state: give list, show NAME, unlock NAME or rm NAME")
 	}
@@ -35,17 +41,14 @@ func runState(ctx context.Context, c *cmdCtx, args []string) error {
 			return cli.Usagef("nuv cluster state list: unexpected arguments %q", rest)
 		}
 		recs, errs := e.Store.List(ctx)
-		tw := tabwriter.NewWriter(c.env.Out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tPROVIDER\tPHASE\tRESOURCES\tLOCKED BY\tUPDATED")
+		entries := make([]stateEntry, 0, len(recs))
 		for _, r := range recs {
-			holder := "-"
-			if h, _ := e.Store.Holder(ctx, r.Name); h != nil {
-				holder = fmt.Sprintf("pid %d on %s", h.PID, h.Host)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.Name, r.Provider, r.Phase, len(r.Resources), holder, r.Updated.Local().Format("2006-01-02 15:04:05"))
+			h, _ := e.Store.Holder(ctx, r.Name)
+			entries = append(entries, entryOf(r, h))
 		}
-		tw.Flush()
-		fmt.Fprintf(c.env.Out, "(store: %s)\n", e.Store.Where())
+		if err := writeStateList(c.env.Out, &output, e.Store.Where(), entries); err != nil {
+			return err
+		}
 		return errors.Join(errs...)
 	}
 	if len(rest) != 1 {
@@ -62,13 +65,10 @@ func runState(ctx context.Context, c *cmdCtx, args []string) error {
 		if err != nil {
 			return err
 		}
-		out := struct {
-			*state.Record
-			Lock *state.Holder `json:"lock,omitempty"`
-		}{r, h}
-		enc := json.NewEncoder(c.env.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		if !fs.Changed("output") && !fs.Changed("json") {
+			output.Format = cli.FormatJSON // show printed JSON before -o existed; it still does by default
+		}
+		return writeStateShow(c.env.Out, &output, r, h)
 	case "unlock":
 		h, err := e.Store.Holder(ctx, name)
 		if err != nil {
@@ -96,5 +96,113 @@ func runState(ctx context.Context, c *cmdCtx, args []string) error {
 		fmt.Fprintf(c.env.Out, "removed the state record of cluster %s (what it described, if anything, is left as it is)\n", name)
 		return nil
 	}
-	return cli.Usagef("nuv cluster state: unknown command %q (valid: list, show, unlock, rm)", verb)
+	hint := ""
+	if s := cli.Suggest(verb, []string{"list", "show", "unlock", "rm"}); s != "" {
+		hint = fmt.Sprintf("; did you mean %q?", s)
+	}
+	return cli.Usagef("nuv cluster state: unknown command %q (valid: list, show, unlock, rm)%s", verb, hint)
 }
+
+// stateEntry is one record of `nuv cluster state list` in its machine form (-o json|yaml).
+type stateEntry struct {
+	Name      string        `json:"name"`
+	Provider  string        `json:"provider"`
+	Phase     string        `json:"phase"`
+	Resources int           `json:"resources"`
+	Error     string        `json:"error,omitempty"`
+	Lock      *state.Holder `json:"lock,omitempty"`
+	Created   time.Time     `json:"created"`
+	Updated   time.Time     `json:"updated"`
+}
+
+func entryOf(r *state.Record, h *state.Holder) stateEntry {
+	return stateEntry{Name: r.Name, Provider: r.Provider, Phase: string(r.Phase), Resources: len(r.Resources), Error: r.Error,
+		Lock: h, Created: r.Created, Updated: r.Updated}
+}
+
+// stateList is `nuv cluster state list -o json|yaml`: the store and its records.
+type stateList struct {
+	Store   string       `json:"store"`
+	Records []stateEntry `json:"records"`
+}
+
+// writeStateList prints the records as a table (wide: with the lock's command and the last error)
+// followed by the store, or in their machine form.
+func writeStateList(w io.Writer, o *cli.OutputOption, store string, entries []stateEntry) error {
+	if done, err := o.Write(w, stateList{Store: store, Records: entries}); done {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	header := "NAME\tPROVIDER\tPHASE\tRESOURCES\tLOCKED BY\tUPDATED"
+	if o.Wide() {
+		header += "\tCOMMAND\tERROR"
+	}
+	fmt.Fprintln(tw, header)
+	for _, r := range entries {
+		holder, command := "-", "-"
+		if r.Lock != nil {
+			holder, command = fmt.Sprintf("pid %d on %s", r.Lock.PID, r.Lock.Host), orDash(r.Lock.Command)
+		}
+		line := fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%s", r.Name, r.Provider, r.Phase, r.Resources, holder, r.Updated.Local().Format("2006-01-02 15:04:05"))
+		if o.Wide() {
+			line += "\t" + command + "\t" + orDash(oneLine(r.Error))
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "(store: %s)\n", store)
+	return nil
+}
+
+// stateShow is `nuv cluster state show NAME` in its machine form: the record and its lock.
+type stateShow struct {
+	*state.Record
+	Lock *state.Holder `json:"lock,omitempty"`
+}
+
+// writeStateShow prints one record: JSON or YAML (the record as stored, with its lock), or a
+// summary and its resources as a table (wide: with each resource's ID and fields).
+func writeStateShow(w io.Writer, o *cli.OutputOption, r *state.Record, h *state.Holder) error {
+	if done, err := o.Write(w, stateShow{r, h}); done {
+		return err
+	}
+	fmt.Fprintf(w, "name:        %s\nprovider:    %s\nphase:       %s\ngeneration:  %d\n", r.Name, r.Provider, r.Phase, r.Generation)
+	fmt.Fprintf(w, "created:     %s\nupdated:     %s\n", r.Created.Local().Format("2006-01-02 15:04:05"), r.Updated.Local().Format("2006-01-02 15:04:05"))
+	if h != nil {
+		fmt.Fprintf(w, "locked by:   pid %d on %s (%s) since %s\n", h.PID, h.Host, h.Command, h.Since.Local().Format("2006-01-02 15:04:05"))
+	}
+	if r.Error != "" {
+		fmt.Fprintf(w, "error:       %s\n", oneLine(r.Error))
+	}
+	if len(r.Resources) == 0 {
+		fmt.Fprintln(w, "resources:   none")
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if o.Wide() {
+		fmt.Fprintln(tw, "KIND\tNAME\tID\tFIELDS")
+	} else {
+		fmt.Fprintln(tw, "KIND\tNAME\tID")
+	}
+	for _, res := range r.Resources {
+		if !o.Wide() {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", res.Kind, res.Name, orDash(res.ID))
+			continue
+		}
+		keys := make([]string, 0, len(res.Fields))
+		for k := range res.Fields {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		fields := make([]string, len(keys))
+		for i, k := range keys {
+			fields[i] = k + "=" + res.Fields[k]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", res.Kind, res.Name, orDash(res.ID), orDash(strings.Join(fields, ",")))
+	}
+	return tw.Flush()
+}
+
+// oneLine joins a multi-line message into one table cell.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -86,6 +86,14 @@ type jsonPlan struct {
 
 // WritePlansJSON prints plans as a JSON list.
 func WritePlansJSON(w io.Writer, plans []*cluster.Plan) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(PlansMachine(plans))
+}
+
+// PlansMachine is plans in their machine form (`nuv cluster plan -o json|yaml`): a list of
+// {cluster, provider, unchanged, changes: [{action, key, id, fields, reason}]}, stable field names.
+func PlansMachine(plans []*cluster.Plan) any {
 	out := make([]jsonPlan, 0, len(plans))
 	for _, p := range plans {
 		jp := jsonPlan{Cluster: p.Cluster, Provider: p.Provider, Unchanged: p.Unchanged, Changes: []jsonChange{}}
@@ -94,9 +102,7 @@ func WritePlansJSON(w io.Writer, plans []*cluster.Plan) error {
 		}
 		out = append(out, jp)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return out
 }
 
 // Summary is one line saying what an apply did.

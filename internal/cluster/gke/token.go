@@ -12,7 +12,8 @@ import (
 var tokenUsage = cli.Usage{Line: "nuv -gke-token", Short: "print a GKE access token as an ExecCredential", Long: `Prints an ExecCredential (client.authentication.k8s.io/v1beta1) holding a Google access token from
 Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud's application default
 credentials, or the metadata server), as gke-gcloud-auth-plugin does with gcloud's. GKE
-kubeconfigs nuv writes use it as their exec credential; the token is never written to disk.`}
+kubeconfigs nuv writes use it as their exec credential; the token is never written to disk.`,
+	Examples: "nuv -gke-token\nGOOGLE_APPLICATION_CREDENTIALS=sa.json nuv -gke-token"}
 
 // NewTokenTool is `nuv -gke-token`, the exec credential plugin of the GKE kubeconfigs nuv writes.
 func NewTokenTool() cli.Command {

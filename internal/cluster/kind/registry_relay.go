@@ -357,12 +357,43 @@ func StartRelay(ctx context.Context, getenv func(string) string, home string) (b
 	return relayVerb(ctx, getenv, home, "start", false)
 }
 
+// Relay is the relay container of nuv's registry, as `nuv registry status` shows it.
+type Relay struct {
+	Name     string   `json:"name"`
+	Running  bool     `json:"running"`
+	Runtime  string   `json:"runtime"`
+	Networks []string `json:"networks"`
+}
+
+// String is the status line of the relay.
+func (r Relay) String() string {
+	state := "stopped"
+	if r.Running {
+		state = "running"
+	}
+	nets := strings.Join(r.Networks, ", ")
+	if nets == "" {
+		nets = "none"
+	}
+	return fmt.Sprintf("relay %s for kind clusters: %s (%s, networks: %s)", r.Name, state, r.Runtime, nets)
+}
+
 // RelayStatus describes the relay container of nuv's registry under home ("" when no runtime
-// has one): its name, whether it runs and the networks it is on.
+// answers or no relay exists).
 func RelayStatus(ctx context.Context, getenv func(string) string, home string) (string, error) {
+	r, err := RelayOf(ctx, getenv, home)
+	if r == nil || err != nil {
+		return "", err
+	}
+	return r.String(), nil
+}
+
+// RelayOf is the relay container of nuv's registry under home (nil when no runtime answers or no
+// relay exists).
+func RelayOf(ctx context.Context, getenv func(string) string, home string) (*Relay, error) {
 	rt, err := DetectRuntime(ctx, getenv)
 	if err != nil {
-		return "", nil
+		return nil, nil
 	}
 	dir := registry.Dir(home)
 	if abs, err := filepath.Abs(dir); err == nil {
@@ -371,17 +402,13 @@ func RelayStatus(ctx context.Context, getenv func(string) string, home string) (
 	name := RelayName(dir)
 	info, err := inspectRelay(ctx, rt, name)
 	if err != nil || !info.Exists || info.Dir != dir {
-		return "", err
+		return nil, err
 	}
-	state := "stopped"
-	if info.Running {
-		state = "running"
+	nets := info.Networks
+	if nets == nil {
+		nets = []string{}
 	}
-	nets := strings.Join(info.Networks, ", ")
-	if nets == "" {
-		nets = "none"
-	}
-	return fmt.Sprintf("relay %s for kind clusters: %s (%s, networks: %s)", name, state, rt.Name, nets), nil
+	return &Relay{Name: name, Running: info.Running, Runtime: rt.Name, Networks: nets}, nil
 }
 
 func relayVerb(ctx context.Context, getenv func(string) string, home, verb string, running bool) (bool, error) {

@@ -30,6 +30,7 @@ type flags struct {
 	cluster   string
 	skipDtest bool
 	args      []string
+	output    cli.OutputOption
 }
 
 const imageNote = "Image: MY_OPERATOR_IMAGE[:TAG], else the one build-and-load recorded for the cluster, else the kustomization's default\n" +
@@ -38,24 +39,24 @@ const imageNote = "Image: MY_OPERATOR_IMAGE[:TAG], else the one build-and-load r
 func verbs() []verb {
 	return []verb{
 		{name: "operator", dryRun: true,
-			usage: cli.Usage{Line: "nuv operator [--dry-run] [--timeout D] [--kubeconfig F]", Short: "deploy the operator (kustomize + server-side apply), wait until Available", Long: imageNote},
+			usage: cli.Usage{Line: "nuv operator [--dry-run] [--timeout D] [--kubeconfig F]", Examples: "nuv operator\nnuv operator --dry-run\nMY_OPERATOR_IMAGE=registry.local:5000/op:dev nuv operator", Short: "deploy the operator (kustomize + server-side apply), wait until Available", Long: imageNote},
 			run: func(ctx context.Context, _ *cli.Env, o deploy.Options, _ *flags) error {
 				return deploy.Operator(ctx, o)
 			}},
 		{name: "instance", dryRun: true,
-			usage: cli.Usage{Line: "nuv instance [--dry-run] [--timeout D] [--kubeconfig F]", Short: "apply tests/<type>/$WHISK.yaml, wait until the Whisk is Ready",
+			usage: cli.Usage{Line: "nuv instance [--dry-run] [--timeout D] [--kubeconfig F]", Examples: "nuv instance\nWHISK=whisk-ha nuv instance --timeout 5m", Short: "apply tests/<type>/$WHISK.yaml, wait until the Whisk is Ready",
 				Long: "WHISK names the instance file (default whisk); tests/<type>/ is chosen by the cluster type, else tests/generic/."},
 			run: func(ctx context.Context, _ *cli.Env, o deploy.Options, _ *flags) error {
 				return deploy.Instance(ctx, o)
 			}},
 		{name: "destroy", dryRun: true,
-			usage: cli.Usage{Line: "nuv destroy [--dry-run] [--timeout D] [--kubeconfig F]", Short: "delete the instance, then the operator, waiting for each"},
+			usage: cli.Usage{Line: "nuv destroy [--dry-run] [--timeout D] [--kubeconfig F]", Examples: "nuv destroy\nnuv destroy --dry-run", Short: "delete the instance, then the operator, waiting for each"},
 			run:   func(ctx context.Context, _ *cli.Env, o deploy.Options, _ *flags) error { return deploy.Destroy(ctx, o) }},
 		{name: "clean", dryRun: true,
-			usage: cli.Usage{Line: "nuv clean [--dry-run] [--timeout D] [--kubeconfig F]", Short: "delete everything the operator and its instances created (PVCs included)"},
+			usage: cli.Usage{Line: "nuv clean [--dry-run] [--timeout D] [--kubeconfig F]", Examples: "nuv clean --dry-run\nnuv clean", Short: "delete everything the operator and its instances created (PVCs included)"},
 			run:   func(ctx context.Context, _ *cli.Env, o deploy.Options, _ *flags) error { return deploy.Clean(ctx, o) }},
 		{name: "defin", dryRun: true,
-			usage: cli.Usage{Line: "nuv defin [--all] [--dry-run] [--kubeconfig F]", Short: "remove finalizers from stuck Whisks, listing what it touched",
+			usage: cli.Usage{Line: "nuv defin [--all] [--dry-run] [--kubeconfig F]", Examples: "nuv defin\nnuv defin --all --dry-run", Short: "remove finalizers from stuck Whisks, listing what it touched",
 				Long: "Without --all only Whisks being deleted are touched."},
 			flags: func(fs *pflag.FlagSet, f *flags) {
 				fs.BoolVar(&f.all, "all", false, "remove the finalizers of every Whisk, not only of those being deleted")
@@ -64,15 +65,21 @@ func verbs() []verb {
 				return deploy.Defin(ctx, o, f.all)
 			}},
 		{name: "run", args: true,
-			usage: cli.Usage{Line: "nuv run [--kubeconfig F] [-- operator flags]", Short: "run the operator from source against the selected cluster (foreground)"},
+			usage: cli.Usage{Line: "nuv run [--kubeconfig F] [-- operator flags]", Examples: "nuv run\nnuv run -- --zap-log-level=debug", Short: "run the operator from source against the selected cluster (foreground)"},
 			run: func(ctx context.Context, _ *cli.Env, o deploy.Options, f *flags) error {
 				return deploy.Run(ctx, o, f.args)
 			}},
 		{name: "status",
-			usage: cli.Usage{Line: "nuv status [--kubeconfig F]", Short: "the operator and the Whisks on the selected cluster"},
-			run:   func(ctx context.Context, _ *cli.Env, o deploy.Options, _ *flags) error { return deploy.Status(ctx, o) }},
+			usage: cli.Usage{Line: "nuv status [--kubeconfig F] [-o table|wide|json|yaml]", Short: "the operator and the Whisks on the selected cluster",
+				Long:     "-o wide adds each condition's reason; -o json|yaml print the machine form: cluster (name, type, server,\nsource), operator (deployment, deployed, available, reason, images), host, whisks (ready, reason,\nconditions).",
+				Examples: "nuv status\nnuv status -o json\nnuv status --kubeconfig clusters/dev.kubeconfig"},
+			flags: func(fs *pflag.FlagSet, f *flags) { f.output.AddFlags(fs) },
+			run: func(ctx context.Context, _ *cli.Env, o deploy.Options, f *flags) error {
+				_ = f.output.Validate(cli.Usage{})
+				return deploy.StatusAs(ctx, o, &f.output)
+			}},
 		{name: "up",
-			usage: cli.Usage{Line: "nuv up [--cluster NAME] [--timeout D] [--skip-dtest]", Short: "local cluster dev + operator + instance, Ready: the first command to run",
+			usage: cli.Usage{Line: "nuv up [--cluster NAME] [--timeout D] [--skip-dtest]", Examples: "nuv up\nnuv up --cluster demo --skip-dtest", Short: "local cluster dev + operator + instance, Ready: the first command to run",
 				Long: "Creates (or reuses) the local cluster, selects it, deploys the operator and the instance and runs the\ndeployment test, keeping the deployment. Run again it changes nothing."},
 			flags: func(fs *pflag.FlagSet, f *flags) {
 				fs.StringVar(&f.cluster, "cluster", up.DefaultCluster, "name of the local cluster to create or reuse")

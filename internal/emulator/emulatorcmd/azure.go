@@ -3,7 +3,6 @@ package emulatorcmd
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"strconv"
@@ -58,18 +57,19 @@ func (azureCloud) Down(ctx context.Context, env *cli.Env, home string) error {
 	return nil
 }
 
-func (azureCloud) Status(ctx context.Context, w io.Writer, home string) (bool, error) {
+func (azureCloud) Status(ctx context.Context, home string) (Status, error) {
+	st := Status{Cloud: "azure", label: azureCloud{}.Label()}
 	p, ok, err := azure.Status(ctx, azure.Dir(home))
 	if err != nil || !ok {
-		fmt.Fprintln(w, "azure emulator: stopped")
-		return false, err
+		return st, err
 	}
 	c, err := azure.ReadCredentials(p.Dir)
 	if err != nil {
-		return false, err
+		return st, err
 	}
-	fmt.Fprintf(w, "azure emulator: running at %s (pid %d, subscription %s, tenant %s, CA %s)\n", p.URL(), p.PID, c.SubscriptionID, c.TenantID, azure.CAFile(p.Dir))
-	return true, nil
+	st.Running, st.URL, st.PID, st.State = true, p.URL(), p.PID, p.Dir
+	st.Subscription, st.Tenant, st.CA = c.SubscriptionID, c.TenantID, azure.CAFile(p.Dir)
+	return st, nil
 }
 
 // Env prints the export lines of the running Azure emulator (nothing when it does not run).

@@ -37,9 +37,46 @@ type cloud interface {
 	// Env prints the export lines that point clients at it (`nuv emulator env`); the AWS one is
 	// required (exit 1 when it does not run), the others print nothing when stopped.
 	Env(ctx context.Context, env *cli.Env, home string) error
-	// Status prints its status line (`nuv emulator status`): where it runs and what it emulates,
-	// or "stopped"; ok is false when it does not run.
-	Status(ctx context.Context, w io.Writer, home string) (ok bool, err error)
+	// Status is its status (`nuv emulator status`): where it runs and what it emulates, or not
+	// running. Never a secret.
+	Status(ctx context.Context, home string) (Status, error)
+}
+
+// Status is one emulator's state as `nuv emulator status` reports it; its JSON/YAML field names
+// are the machine form (-o json|yaml). Credentials are never part of it.
+type Status struct {
+	Cloud   string `json:"cloud"` // aws, azure or gcp
+	Running bool   `json:"running"`
+	URL     string `json:"url,omitempty"`
+	PID     int    `json:"pid,omitempty"`
+	// State is the emulator's state directory.
+	State string `json:"state,omitempty"`
+	// Region and Account are the AWS emulator's.
+	Region  string `json:"region,omitempty"`
+	Account string `json:"account,omitempty"`
+	// Subscription, Tenant and CA (the file of its certificate authority) are the Azure emulator's.
+	Subscription string `json:"subscription,omitempty"`
+	Tenant       string `json:"tenant,omitempty"`
+	CA           string `json:"ca,omitempty"`
+	label        string
+}
+
+// line is the status line of s (wide: with the Azure emulator's state directory too).
+func (s Status) line(wide bool) string {
+	if !s.Running {
+		return s.label + ": stopped"
+	}
+	switch s.Cloud {
+	case "aws":
+		return fmt.Sprintf("%s: running at %s (pid %d, region %s, account %s, state %s)", s.label, s.URL, s.PID, s.Region, s.Account, s.State)
+	case "azure":
+		extra := ""
+		if wide {
+			extra = ", state " + s.State
+		}
+		return fmt.Sprintf("%s: running at %s (pid %d, subscription %s, tenant %s, CA %s%s)", s.label, s.URL, s.PID, s.Subscription, s.Tenant, s.CA, extra)
+	}
+	return fmt.Sprintf("%s: running at %s (pid %d, state %s)", s.label, s.URL, s.PID, s.State)
 }
 
 // clouds are the emulators, in the order `nuv emulator up` starts them and `env` prints them
@@ -223,17 +260,17 @@ func (gcpCloud) Env(ctx context.Context, env *cli.Env, home string) error {
 	return gcpEnv(ctx, env.Out, home)
 }
 
-func (awsCloud) Status(ctx context.Context, w io.Writer, home string) (bool, error) {
+func (awsCloud) Status(ctx context.Context, home string) (Status, error) {
 	dir := emulator.Dir(home)
+	st := Status{Cloud: "aws", label: awsCloud{}.Label()}
 	p, ok, err := emulator.Status(ctx, dir)
 	if err != nil || !ok {
-		fmt.Fprintln(w, "emulator: stopped")
-		return false, err
+		return st, err
 	}
 	c, err := emulator.ReadCredentials(dir)
 	if err != nil {
-		return false, err
+		return st, err
 	}
-	fmt.Fprintf(w, "emulator: running at %s (pid %d, region %s, account %s, state %s)\n", p.URL(), p.PID, c.Region, c.Account, p.Dir)
-	return true, nil
+	st.Running, st.URL, st.PID, st.State, st.Region, st.Account = true, p.URL(), p.PID, p.Dir, c.Region, c.Account
+	return st, nil
 }

@@ -70,7 +70,7 @@ nuv emulator faults --cloud gcp add '{"method":"CreateNodePool","kind":"fail-ope
 		Verbs: []cli.Verb{
 			simple("up", "start them (detached) unless they run; prints the AWS endpoint (status shows all three)", up),
 			simple("down", "stop them (state stays; the control planes of their clusters keep running)", down),
-			simple("status", "print each one's endpoint and what it emulates (exit 1 when any of them does not run)", status),
+			{Name: "status", Short: statusShort, Run: statusCmd},
 			simple("env", `print the shell lines that point AWS and Google clients at them: eval "$(nuv emulator env)"`, envLines),
 			{Name: "faults", Short: "list, add (JSON) or clear the injected faults of an emulator", Run: faultsCmd},
 			{Name: "serve", Hidden: true, Short: "serve the AWS emulator in the foreground", Run: serveCmd},
@@ -98,20 +98,66 @@ func down(ctx context.Context, env *cli.Env, home string) error {
 	return nil
 }
 
-// status prints every emulator's line, in the order up starts them; exit 1 when any of them does not run.
-func status(ctx context.Context, env *cli.Env, home string) error {
-	var stopped []string
+const statusShort = "print each one's endpoint and what it emulates (exit 1 when any of them does not run)"
+
+// statusCmd is `nuv emulator status [-o table|wide|json|yaml]`.
+func statusCmd(ctx context.Context, env *cli.Env, args []string) error {
+	u := cli.Usage{Line: "nuv emulator status [-o table|wide|json|yaml]", Short: statusShort,
+		Long:     "-o json|yaml print the machine form: a list with each emulator's cloud, running, url, pid, state and\nwhat it emulates (region, account; subscription, tenant, ca), never a credential; the exit code is\nthe same in every form.\n\n" + long,
+		Examples: "nuv emulator status\nnuv emulator status -o json"}
+	fs := cli.NewFlagSet("nuv emulator status")
+	var output cli.OutputOption
+	output.AddFlags(fs)
+	if done, err := cli.Parse(env, fs, u, args); done || err != nil {
+		return err
+	}
+	if err := cli.NoArgs(fs, u); err != nil {
+		return err
+	}
+	_ = output.Validate(u)
+	home, err := paths.EnsureHome(env.Getenv)
+	if err != nil {
+		return err
+	}
+	return status(ctx, env.Out, home, &output)
+}
+
+// status prints every emulator's status in the format of o, in the order up starts them; exit 1
+// when any of them does not run.
+func status(ctx context.Context, w io.Writer, home string, o *cli.OutputOption) error {
+	var all []Status
+	stopped := false
 	for _, c := range clouds {
-		ok, err := c.Status(ctx, env.Out, home)
+		st, err := c.Status(ctx, home)
+		if !o.Machine() { // a line as each answers, as before -o existed
+			if werr := writeStatus(w, o, []Status{st}); werr != nil {
+				return werr
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.Label(), err)
 		}
-		if !ok {
-			stopped = append(stopped, c.Name())
+		stopped = stopped || !st.Running
+		all = append(all, st)
+	}
+	if o.Machine() {
+		if err := writeStatus(w, o, all); err != nil {
+			return err
 		}
 	}
-	if len(stopped) > 0 {
+	if stopped {
 		return cli.Exit(1, nil)
+	}
+	return nil
+}
+
+// writeStatus prints the emulators' statuses: one line each (table, wide), or the machine form.
+func writeStatus(w io.Writer, o *cli.OutputOption, all []Status) error {
+	if done, err := o.Write(w, all); done {
+		return err
+	}
+	for _, st := range all {
+		fmt.Fprintln(w, st.line(o.Wide()))
 	}
 	return nil
 }
@@ -284,6 +330,13 @@ SDK's default chain (environment, shared config and credentials files, profiles)
 points it at the emulator.
 `
 
+// tokenHelp is the help of `nuv -eks-token`.
+func tokenHelp() cli.Usage {
+	u := usageOf(tokenUsage, "print an EKS token as an ExecCredential")
+	u.Examples = "nuv -eks-token --cluster dev --region eu-west-1\nAWS_PROFILE=ci nuv -eks-token --cluster dev"
+	return u
+}
+
 // NewTokenTool is `nuv -eks-token`.
 func NewTokenTool() cli.Command {
 	return cli.Command{Name: "eks-token", Short: "print an EKS token as an ExecCredential (the exec plugin of EKS kubeconfigs)", Run: runToken}
@@ -294,7 +347,7 @@ func runToken(ctx context.Context, env *cli.Env, args []string) error {
 	clusterName := fs.String("cluster", "", "EKS cluster name (required)")
 	region := fs.String("region", "", "AWS region (default: AWS_REGION or the profile's)")
 	profile := fs.String("profile", "", "shared config profile (default: AWS_PROFILE or default)")
-	if done, err := cli.Parse(env, fs, usageOf(tokenUsage, "print an EKS token as an ExecCredential"), args); done || err != nil {
+	if done, err := cli.Parse(env, fs, tokenHelp(), args); done || err != nil {
 		return err
 	}
 	if *clusterName == "" {

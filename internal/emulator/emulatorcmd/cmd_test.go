@@ -62,6 +62,9 @@ func TestEmulatorCommand(t *testing.T) {
 	if out, err := nuv(t, "emulator", "status"); cli.ExitCode(err) != 1 || !strings.Contains(out, "stopped") {
 		t.Fatalf("status while stopped: %q %v", out, err)
 	}
+	if out, err := nuv(t, "emulator", "status", "-o", "json"); cli.ExitCode(err) != 1 || !strings.Contains(out, `"running": false`) {
+		t.Fatalf("status -o json while stopped: %q %v", out, err)
+	}
 	if _, err := nuv(t, "emulator", "up"); err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +77,16 @@ func TestEmulatorCommand(t *testing.T) {
 	st := ok[string](t)(nuv(t, "emulator", "status"))
 	if !strings.Contains(st, vars["AWS_ENDPOINT_URL"]) || strings.Contains(st, secret) {
 		t.Fatalf("status: %s", st)
+	}
+	// the machine form: each emulator by its cloud, the AWS one's endpoint, never the secret
+	var machine []map[string]any
+	js := ok[string](t)(nuv(t, "emulator", "status", "-o", "json"))
+	if err := json.Unmarshal([]byte(js), &machine); err != nil || len(machine) != 3 || machine[0]["cloud"] != "aws" ||
+		machine[0]["url"] != vars["AWS_ENDPOINT_URL"] || machine[0]["running"] != true || machine[0]["region"] != "us-east-1" || strings.Contains(js, secret) {
+		t.Fatalf("status -o json (%v): %s", err, js)
+	}
+	if y := ok[string](t)(nuv(t, "emulator", "status", "-o", "yaml")); !strings.Contains(y, "  cloud: aws\n") || !strings.Contains(y, "url: "+vars["AWS_ENDPOINT_URL"]+"\n") || strings.Contains(y, secret) {
+		t.Fatalf("status -o yaml: %s", y)
 	}
 
 	added := ok[string](t)(nuv(t, "emulator", "faults", "add", `{"operation":"eks:CreateCluster","kind":"throttle","every":3}`))

@@ -51,14 +51,14 @@ func EnsureGCP(ctx context.Context, env *cli.Env, home string) (emulator.Process
 }
 
 // Status prints the GKE emulator's status line; false when it does not run.
-func (gcpCloud) Status(ctx context.Context, w io.Writer, home string) (bool, error) {
+func (gcpCloud) Status(ctx context.Context, home string) (Status, error) {
+	st := Status{Cloud: "gcp", label: gcpCloud{}.Label()}
 	p, ok, err := emulator.Status(ctx, gcpDir(home))
 	if err != nil || !ok {
-		fmt.Fprintln(w, "GKE emulator: stopped")
-		return false, err
+		return st, err
 	}
-	fmt.Fprintf(w, "GKE emulator: running at %s (pid %d, state %s)\n", p.URL(), p.PID, p.Dir)
-	return true, nil
+	st.Running, st.URL, st.PID, st.State = true, p.URL(), p.PID, p.Dir
+	return st, nil
 }
 
 // gcpEnv prints what points Google clients at the GKE emulator: gcloud's and nuv's endpoint

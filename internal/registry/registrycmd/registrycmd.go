@@ -5,6 +5,7 @@ package registrycmd
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/kind"
@@ -97,9 +98,19 @@ func runDown(ctx context.Context, env *cli.Env, args []string) error {
 }
 
 func runStatus(ctx context.Context, env *cli.Env, args []string) error {
-	if done, err := noFlags(env, "status", "print the registry's address and whether it runs (exit 1 when it does not)", args); done || err != nil {
+	u := cli.Usage{Line: "nuv registry status [-o table|wide|json|yaml]", Short: "print the registry's address and whether it runs (exit 1 when it does not)",
+		Long:     "-o json|yaml print the machine form: running, host, addr, pid, storage, socket and the relay (name, running,\nruntime, networks); the exit code is the same in every form.",
+		Examples: "nuv registry status\nnuv registry status -o json"}
+	fs := cli.NewFlagSet("nuv registry status")
+	var output cli.OutputOption
+	output.AddFlags(fs)
+	if done, err := cli.Parse(env, fs, u, args); done || err != nil {
 		return err
 	}
+	if err := cli.NoArgs(fs, u); err != nil {
+		return err
+	}
+	_ = output.Validate(u)
 	home, err := paths.EnsureHome(env.Getenv)
 	if err != nil {
 		return err
@@ -108,20 +119,55 @@ func runStatus(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	relay, err := kind.RelayStatus(ctx, env.Getenv, home)
+	relay, err := kind.RelayOf(ctx, env.Getenv, home)
 	if err != nil {
 		return err
 	}
+	st := Status{Running: ok, Relay: relay}
+	if ok {
+		st.Host, st.Addr, st.PID, st.Storage, st.Socket = s.Host(), s.Addr, s.PID, s.Dir, s.Socket
+	}
+	if err := writeStatus(env.Out, &output, st); err != nil {
+		return err
+	}
 	if !ok {
-		fmt.Fprintln(env.Out, "registry: stopped")
-		if relay != "" {
-			fmt.Fprintln(env.Out, relay)
-		}
 		return cli.Exit(cli.ExitFailure, nil)
 	}
-	fmt.Fprintf(env.Out, "registry: running at %s (pid %d, storage %s)\n", s.Host(), s.PID, s.Dir)
-	if relay != "" {
-		fmt.Fprintln(env.Out, relay)
+	return nil
+}
+
+// Status is what `nuv registry status` reports; its JSON/YAML field names are the machine form.
+type Status struct {
+	Running bool `json:"running"`
+	// Host is how clients name it (localhost:PORT); Addr where it listens (127.0.0.1:PORT).
+	Host    string      `json:"host,omitempty"`
+	Addr    string      `json:"addr,omitempty"`
+	PID     int         `json:"pid,omitempty"`
+	Storage string      `json:"storage,omitempty"`
+	Socket  string      `json:"socket,omitempty"`
+	Relay   *kind.Relay `json:"relay,omitempty"`
+}
+
+// writeStatus prints st in the format of o: the status lines (wide: with the unix socket), or the
+// machine form.
+func writeStatus(w io.Writer, o *cli.OutputOption, st Status) error {
+	if done, err := o.Write(w, st); done {
+		return err
+	}
+	if !st.Running {
+		fmt.Fprintln(w, "registry: stopped")
+	} else {
+		fmt.Fprintf(w, "registry: running at %s (pid %d, storage %s)\n", st.Host, st.PID, st.Storage)
+		if o.Wide() {
+			socket := st.Socket
+			if socket == "" {
+				socket = "none"
+			}
+			fmt.Fprintf(w, "socket:   %s\n", socket)
+		}
+	}
+	if st.Relay != nil {
+		fmt.Fprintln(w, st.Relay.String())
 	}
 	return nil
 }
