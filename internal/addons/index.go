@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -16,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/nuv-dev/nuv/internal/kube"
+	"github.com/nuv-dev/nuv/internal/lazy"
 	"github.com/nuv-dev/nuv/internal/yamlerr"
 )
 
@@ -133,8 +133,8 @@ type indexFile struct {
 }
 
 var (
-	nameRE   = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+	nameRE   = lazy.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	digestRE = lazy.MustCompile(`^sha256:[0-9a-f]{64}$`)
 )
 
 // Load reads and validates the index at path and the files it includes (spec.include, relative

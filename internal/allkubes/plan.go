@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/kube"
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // A plan is the fan-out of all-kubes for a CI system: one cell per cluster (or group of clusters)
@@ -263,11 +263,11 @@ func (o PlanOptions) source(name string) Kubeconfig {
 	return k
 }
 
-var unsafeJob = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
+var unsafeJob = lazy.MustCompile(`[^a-zA-Z0-9_.-]+`)
 
 func jobName(s string) string { return strings.Trim(unsafeJob.ReplaceAllString(s, "_"), "_") }
 
-var plainWord = regexp.MustCompile(`^[A-Za-z0-9_./:=,@%+-]+$`)
+var plainWord = lazy.MustCompile(`^[A-Za-z0-9_./:=,@%+-]+$`)
 
 // shellJoin quotes words for a POSIX shell.
 func shellJoin(words []string) string {

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nuv-dev/nuv/internal/kube"
+	"github.com/nuv-dev/nuv/internal/lazy"
 	"github.com/nuv-dev/nuv/internal/report"
 )
 
@@ -20,18 +21,23 @@ const providerKubeconfig = "kubeconfig"
 
 // markerEvidence is how each distribution is recognised on a node: its providerID scheme and its
 // label key prefixes (the markers internal/kube uses to detect the type).
-var markerEvidence = map[string]struct {
+var markerEvidence = lazy.Value[map[string]nodeEvidence]{New: func() map[string]nodeEvidence {
+	return map[string]nodeEvidence{
+		kube.TypeEKS:  {"aws://", []string{"eks.amazonaws.com/"}},
+		kube.TypeAKS:  {"azure://", []string{"kubernetes.azure.com/"}},
+		kube.TypeGKE:  {"gce://", []string{"cloud.google.com/gke-"}},
+		kube.TypeK3s:  {"k3s://", []string{"k3s.io/", "node.kubernetes.io/instance-type"}},
+		kube.TypeM8s:  {"", []string{"microk8s.io/"}},
+		kube.TypeOSH:  {"", []string{"node.openshift.io/"}},
+		kube.TypeKind: {"kind://", []string{"node-role.kubernetes.io/control-plane"}},
+		kube.TypeLKS:  {"linode://", []string{"lke.linode.com/"}},
+	}
+}}
+
+// nodeEvidence is what marks a node as one distribution's: its providerID scheme and label key prefixes.
+type nodeEvidence struct {
 	scheme string
 	labels []string
-}{
-	kube.TypeEKS:  {"aws://", []string{"eks.amazonaws.com/"}},
-	kube.TypeAKS:  {"azure://", []string{"kubernetes.azure.com/"}},
-	kube.TypeGKE:  {"gce://", []string{"cloud.google.com/gke-"}},
-	kube.TypeK3s:  {"k3s://", []string{"k3s.io/", "node.kubernetes.io/instance-type"}},
-	kube.TypeM8s:  {"", []string{"microk8s.io/"}},
-	kube.TypeOSH:  {"", []string{"node.openshift.io/"}},
-	kube.TypeKind: {"kind://", []string{"node-role.kubernetes.io/control-plane"}},
-	kube.TypeLKS:  {"linode://", []string{"lke.linode.com/"}},
 }
 
 // describePlatform says truthfully what the nodes are: who made the cluster (the nuv.dev/provider
@@ -79,7 +85,7 @@ func evidence(typ string, nodes []corev1.Node) (by, what string) {
 		}
 		return "none", "no distribution marker on the nodes"
 	}
-	m, ok := markerEvidence[typ]
+	m, ok := markerEvidence.Get()[typ]
 	if !ok {
 		return "none", ""
 	}

@@ -2,11 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // FlagError rewrites a pflag parse error in nuv's words: an unknown flag gets the closest known
@@ -43,7 +44,7 @@ func FlagError(fs *pflag.FlagSet, err error) string {
 	return fmt.Sprintf("%s %q: %s", spelt, value, reason)
 }
 
-var invalidArgRE = regexp.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: (.*)$`)
+var invalidArgRE = lazy.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: (.*)$`)
 
 // accepted says what a flag of v's type accepts, for a value it refused with reason.
 func accepted(v pflag.Value, value, reason string) string {

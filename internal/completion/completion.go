@@ -12,11 +12,11 @@ package completion
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // Source is what completion asks nuv about. Each method answers from nuv's real state; errors are
@@ -198,7 +198,7 @@ func taskfile(ctx context.Context, src Source, args []string, cur string) []stri
 }
 
 var (
-	flagRE = regexp.MustCompile(`(?m)^\s+(?:-[A-Za-z0-9], )?(--[a-z0-9][a-z0-9-]*)`)
+	flagRE = lazy.MustCompile(`(?m)^\s+(?:-[A-Za-z0-9], )?(--[a-z0-9][a-z0-9-]*)`)
 )
 
 // Flags returns the long flags of a help text: those of pflag's flag listing ("  -n, --tail int").

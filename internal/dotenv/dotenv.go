@@ -10,12 +10,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/joho/godotenv"
+
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // FileName is the name of the file Dir loads.
@@ -67,9 +68,9 @@ func Read(path string) (map[string]string, error) {
 
 // keyRE is what a variable name may be: what a shell can expand (and dots, which Java-style
 // tools use in the environment).
-var keyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`)
+var keyRE = lazy.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`)
 
-var exportPrefix = regexp.MustCompile(`^\s*(export\s+)?`)
+var exportPrefix = lazy.MustCompile(`^\s*(export\s+)?`)
 
 // keyLine is the 1-based line defining key (first occurrence), or 0.
 func keyLine(data []byte, key string) int {
@@ -135,7 +136,7 @@ func closed(s string, q byte) bool {
 }
 
 // near is how godotenv's parse errors quote the rest of the file from the bad spot.
-var near = regexp.MustCompile(`near "((?:[^"\\]|\\.)*)"$`)
+var near = lazy.MustCompile(`near "((?:[^"\\]|\\.)*)"$`)
 
 // errorLine returns the 1-based line of data a godotenv parse error points at, or 0.
 func errorLine(data []byte, err error) int {

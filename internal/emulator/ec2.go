@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // ec2State is EC2's part of the state, each kind of resource by id.
@@ -184,47 +186,49 @@ type xmlSG struct {
 	Tags          []ec2Tag        `xml:"tagSet>item"`
 }
 
-var ec2Actions = map[string]queryHandler{
-	"DescribeAvailabilityZones":     (*Server).ec2DescribeAZs,
-	"CreateVpc":                     (*Server).ec2CreateVpc,
-	"DescribeVpcs":                  (*Server).ec2DescribeVpcs,
-	"DeleteVpc":                     (*Server).ec2DeleteVpc,
-	"ModifyVpcAttribute":            (*Server).ec2ModifyVpcAttribute,
-	"DescribeVpcAttribute":          (*Server).ec2DescribeVpcAttribute,
-	"CreateSubnet":                  (*Server).ec2CreateSubnet,
-	"DescribeSubnets":               (*Server).ec2DescribeSubnets,
-	"DeleteSubnet":                  (*Server).ec2DeleteSubnet,
-	"ModifySubnetAttribute":         (*Server).ec2ModifySubnetAttribute,
-	"CreateInternetGateway":         (*Server).ec2CreateIGW,
-	"DescribeInternetGateways":      (*Server).ec2DescribeIGWs,
-	"AttachInternetGateway":         (*Server).ec2AttachIGW,
-	"DetachInternetGateway":         (*Server).ec2DetachIGW,
-	"DeleteInternetGateway":         (*Server).ec2DeleteIGW,
-	"AllocateAddress":               (*Server).ec2AllocateAddress,
-	"DescribeAddresses":             (*Server).ec2DescribeAddresses,
-	"ReleaseAddress":                (*Server).ec2ReleaseAddress,
-	"CreateNatGateway":              (*Server).ec2CreateNat,
-	"DescribeNatGateways":           (*Server).ec2DescribeNats,
-	"DeleteNatGateway":              (*Server).ec2DeleteNat,
-	"CreateRouteTable":              (*Server).ec2CreateRouteTable,
-	"DescribeRouteTables":           (*Server).ec2DescribeRouteTables,
-	"DeleteRouteTable":              (*Server).ec2DeleteRouteTable,
-	"CreateRoute":                   (*Server).ec2CreateRoute,
-	"DeleteRoute":                   (*Server).ec2DeleteRoute,
-	"AssociateRouteTable":           (*Server).ec2AssociateRouteTable,
-	"DisassociateRouteTable":        (*Server).ec2DisassociateRouteTable,
-	"CreateSecurityGroup":           (*Server).ec2CreateSG,
-	"DescribeSecurityGroups":        (*Server).ec2DescribeSGs,
-	"DeleteSecurityGroup":           (*Server).ec2DeleteSG,
-	"AuthorizeSecurityGroupIngress": (*Server).ec2AuthorizeIngress,
-	"RevokeSecurityGroupIngress":    (*Server).ec2RevokeIngress,
-	"AuthorizeSecurityGroupEgress":  (*Server).ec2AuthorizeEgress,
-	"RevokeSecurityGroupEgress":     (*Server).ec2RevokeEgress,
-	"CreateTags":                    (*Server).ec2CreateTags,
-	"DeleteTags":                    (*Server).ec2DeleteTags,
-	"DescribeTags":                  (*Server).ec2DescribeTags,
-	"DescribeInstanceTypes":         (*Server).ec2DescribeInstanceTypes,
-}
+var ec2Actions = lazy.Value[map[string]queryHandler]{New: func() map[string]queryHandler {
+	return map[string]queryHandler{
+		"DescribeAvailabilityZones":     (*Server).ec2DescribeAZs,
+		"CreateVpc":                     (*Server).ec2CreateVpc,
+		"DescribeVpcs":                  (*Server).ec2DescribeVpcs,
+		"DeleteVpc":                     (*Server).ec2DeleteVpc,
+		"ModifyVpcAttribute":            (*Server).ec2ModifyVpcAttribute,
+		"DescribeVpcAttribute":          (*Server).ec2DescribeVpcAttribute,
+		"CreateSubnet":                  (*Server).ec2CreateSubnet,
+		"DescribeSubnets":               (*Server).ec2DescribeSubnets,
+		"DeleteSubnet":                  (*Server).ec2DeleteSubnet,
+		"ModifySubnetAttribute":         (*Server).ec2ModifySubnetAttribute,
+		"CreateInternetGateway":         (*Server).ec2CreateIGW,
+		"DescribeInternetGateways":      (*Server).ec2DescribeIGWs,
+		"AttachInternetGateway":         (*Server).ec2AttachIGW,
+		"DetachInternetGateway":         (*Server).ec2DetachIGW,
+		"DeleteInternetGateway":         (*Server).ec2DeleteIGW,
+		"AllocateAddress":               (*Server).ec2AllocateAddress,
+		"DescribeAddresses":             (*Server).ec2DescribeAddresses,
+		"ReleaseAddress":                (*Server).ec2ReleaseAddress,
+		"CreateNatGateway":              (*Server).ec2CreateNat,
+		"DescribeNatGateways":           (*Server).ec2DescribeNats,
+		"DeleteNatGateway":              (*Server).ec2DeleteNat,
+		"CreateRouteTable":              (*Server).ec2CreateRouteTable,
+		"DescribeRouteTables":           (*Server).ec2DescribeRouteTables,
+		"DeleteRouteTable":              (*Server).ec2DeleteRouteTable,
+		"CreateRoute":                   (*Server).ec2CreateRoute,
+		"DeleteRoute":                   (*Server).ec2DeleteRoute,
+		"AssociateRouteTable":           (*Server).ec2AssociateRouteTable,
+		"DisassociateRouteTable":        (*Server).ec2DisassociateRouteTable,
+		"CreateSecurityGroup":           (*Server).ec2CreateSG,
+		"DescribeSecurityGroups":        (*Server).ec2DescribeSGs,
+		"DeleteSecurityGroup":           (*Server).ec2DeleteSG,
+		"AuthorizeSecurityGroupIngress": (*Server).ec2AuthorizeIngress,
+		"RevokeSecurityGroupIngress":    (*Server).ec2RevokeIngress,
+		"AuthorizeSecurityGroupEgress":  (*Server).ec2AuthorizeEgress,
+		"RevokeSecurityGroupEgress":     (*Server).ec2RevokeEgress,
+		"CreateTags":                    (*Server).ec2CreateTags,
+		"DeleteTags":                    (*Server).ec2DeleteTags,
+		"DescribeTags":                  (*Server).ec2DescribeTags,
+		"DescribeInstanceTypes":         (*Server).ec2DescribeInstanceTypes,
+	}
+}}
 
 func (s *Server) ec2() *ec2State {
 	e := &s.st.EC2

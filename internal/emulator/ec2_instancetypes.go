@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // instanceFamily is one EC2 instance family of the emulated catalogue: its sizes with vCPUs and
@@ -23,27 +25,31 @@ func sized(memPerCPU int, names ...string) map[string][2]int {
 	return out
 }
 
-var burstable = map[string][2]int{"nano": {2, 512}, "micro": {2, 1024}, "small": {2, 2048}, "medium": {2, 4096},
-	"large": {2, 8192}, "xlarge": {4, 16384}, "2xlarge": {8, 32768}}
+var burstable = lazy.Value[map[string][2]int]{New: func() map[string][2]int {
+	return map[string][2]int{"nano": {2, 512}, "micro": {2, 1024}, "small": {2, 2048}, "medium": {2, 4096},
+		"large": {2, 8192}, "xlarge": {4, 16384}, "2xlarge": {8, 32768}}
+}}
 
 var bigSizes = []string{"large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge"}
 
 // instanceCatalog is the emulator's table of instance types (the families EKS node groups commonly
 // use; DescribeInstanceTypes refuses the rest as AWS refuses a type that does not exist).
-var instanceCatalog = map[string]instanceFamily{
-	"t3": {"x86_64", burstable}, "t3a": {"x86_64", burstable}, "t4g": {"arm64", burstable},
-	"m5": {"x86_64", sized(4, bigSizes...)}, "m6i": {"x86_64", sized(4, bigSizes...)}, "m7i": {"x86_64", sized(4, bigSizes...)},
-	"m6a": {"x86_64", sized(4, bigSizes...)}, "m6g": {"arm64", sized(4, bigSizes...)}, "m7g": {"arm64", sized(4, bigSizes...)},
-	"c5": {"x86_64", sized(2, bigSizes...)}, "c6i": {"x86_64", sized(2, bigSizes...)}, "c7i": {"x86_64", sized(2, bigSizes...)},
-	"c6g": {"arm64", sized(2, bigSizes...)}, "c7g": {"arm64", sized(2, bigSizes...)},
-	"r5": {"x86_64", sized(8, bigSizes...)}, "r6i": {"x86_64", sized(8, bigSizes...)}, "r7i": {"x86_64", sized(8, bigSizes...)},
-	"r6g": {"arm64", sized(8, bigSizes...)},
-}
+var instanceCatalog = lazy.Value[map[string]instanceFamily]{New: func() map[string]instanceFamily {
+	return map[string]instanceFamily{
+		"t3": {"x86_64", burstable.Get()}, "t3a": {"x86_64", burstable.Get()}, "t4g": {"arm64", burstable.Get()},
+		"m5": {"x86_64", sized(4, bigSizes...)}, "m6i": {"x86_64", sized(4, bigSizes...)}, "m7i": {"x86_64", sized(4, bigSizes...)},
+		"m6a": {"x86_64", sized(4, bigSizes...)}, "m6g": {"arm64", sized(4, bigSizes...)}, "m7g": {"arm64", sized(4, bigSizes...)},
+		"c5": {"x86_64", sized(2, bigSizes...)}, "c6i": {"x86_64", sized(2, bigSizes...)}, "c7i": {"x86_64", sized(2, bigSizes...)},
+		"c6g": {"arm64", sized(2, bigSizes...)}, "c7g": {"arm64", sized(2, bigSizes...)},
+		"r5": {"x86_64", sized(8, bigSizes...)}, "r6i": {"x86_64", sized(8, bigSizes...)}, "r7i": {"x86_64", sized(8, bigSizes...)},
+		"r6g": {"arm64", sized(8, bigSizes...)},
+	}
+}}
 
 // lookupInstanceType returns the vCPUs, memory and architecture of an instance type.
 func lookupInstanceType(t string) (cpus, mib int, arch string, ok bool) {
 	fam, size, found := strings.Cut(t, ".")
-	f, known := instanceCatalog[fam]
+	f, known := instanceCatalog.Get()[fam]
 	if !found || !known {
 		return 0, 0, "", false
 	}
@@ -81,7 +87,7 @@ func (s *Server) ec2DescribeInstanceTypes(p params) (any, error) {
 		return nil, errf(400, "InvalidInstanceType", "The following supplied instance types do not exist: [%s]", strings.Join(missing, ", "))
 	}
 	if len(names) == 0 {
-		for fam, f := range instanceCatalog {
+		for fam, f := range instanceCatalog.Get() {
 			for size := range f.sizes {
 				names = append(names, fam+"."+size)
 			}

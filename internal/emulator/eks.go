@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // eksState is EKS's part of the state: clusters by name.
@@ -220,7 +221,7 @@ func minorOf(v string) int {
 	return n
 }
 
-var eksNameRE = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9\-_]*$`)
+var eksNameRE = lazy.MustCompile(`^[0-9A-Za-z][A-Za-z0-9\-_]*$`)
 
 // eksRequest is an EKS call: the path's labels, the query and the JSON body.
 type eksRequest struct {
@@ -243,20 +244,22 @@ func (r *eksRequest) query(k string) string { return r.http.URL.Query().Get(k) }
 type eksHandler func(s *Server, r *eksRequest) (any, error)
 
 // eksUnimplemented names the EKS API families the emulator does not serve, by path segment.
-var eksUnimplemented = map[string]string{
-	"fargate-profiles":             "Fargate profile operations (CreateFargateProfile, DescribeFargateProfile, ...)",
-	"identity-provider-config":     "identity provider config operations (AssociateIdentityProviderConfig, ...)",
-	"identity-provider-configs":    "identity provider config operations (ListIdentityProviderConfigs, ...)",
-	"access-entries":               "access entry operations (CreateAccessEntry, ListAccessEntries, ...)",
-	"access-policies":              "ListAccessPolicies",
-	"pod-identity-associations":    "pod identity operations (CreatePodIdentityAssociation, ...)",
-	"insights":                     "insight operations (ListInsights, DescribeInsight)",
-	"encryption-config":            "AssociateEncryptionConfig",
-	"cluster-registrations":        "RegisterCluster / DeregisterCluster",
-	"eks-anywhere-subscriptions":   "EKS Anywhere subscription operations",
-	"capabilities":                 "capability operations",
-	"addons/configuration-schemas": "DescribeAddonConfiguration",
-}
+var eksUnimplemented = lazy.Value[map[string]string]{New: func() map[string]string {
+	return map[string]string{
+		"fargate-profiles":             "Fargate profile operations (CreateFargateProfile, DescribeFargateProfile, ...)",
+		"identity-provider-config":     "identity provider config operations (AssociateIdentityProviderConfig, ...)",
+		"identity-provider-configs":    "identity provider config operations (ListIdentityProviderConfigs, ...)",
+		"access-entries":               "access entry operations (CreateAccessEntry, ListAccessEntries, ...)",
+		"access-policies":              "ListAccessPolicies",
+		"pod-identity-associations":    "pod identity operations (CreatePodIdentityAssociation, ...)",
+		"insights":                     "insight operations (ListInsights, DescribeInsight)",
+		"encryption-config":            "AssociateEncryptionConfig",
+		"cluster-registrations":        "RegisterCluster / DeregisterCluster",
+		"eks-anywhere-subscriptions":   "EKS Anywhere subscription operations",
+		"capabilities":                 "capability operations",
+		"addons/configuration-schemas": "DescribeAddonConfiguration",
+	}
+}}
 
 // routeEKS maps a restJson1 request to its operation.
 func (s *Server) routeEKS(rq *request) (string, func() (any, error), *apiError) {
@@ -324,7 +327,7 @@ func (s *Server) routeEKS(rq *request) (string, func() (any, error), *apiError) 
 		op, h = "ListTagsForResource", (*Server).eksListTags
 	default:
 		what := ""
-		for seg, name := range eksUnimplemented {
+		for seg, name := range eksUnimplemented.Get() {
 			if strings.Contains("/"+strings.Join(segs, "/")+"/", "/"+seg+"/") {
 				what = " (" + name + ")"
 			}
@@ -923,7 +926,7 @@ func (s *Server) eksCreateNodegroup(r *eksRequest) (any, error) {
 		in.DiskSize = 20
 	}
 	for _, t := range in.Taints {
-		if _, ok := taintEffects[t.Effect]; !ok || t.Key == "" {
+		if _, ok := taintEffects.Get()[t.Effect]; !ok || t.Key == "" {
 			return nil, inval("taint %q: effect %q is not one of NO_SCHEDULE, NO_EXECUTE, PREFER_NO_SCHEDULE", t.Key, t.Effect)
 		}
 	}
@@ -956,7 +959,9 @@ func (s *Server) eksCreateNodegroup(r *eksRequest) (any, error) {
 	return map[string]any{"nodegroup": w}, nil
 }
 
-var taintEffects = map[string]string{"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
+var taintEffects = lazy.Value[map[string]string]{New: func() map[string]string {
+	return map[string]string{"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
+}}
 
 // mergeScaling applies a scaling request and checks min <= desired <= max.
 func mergeScaling(cur, req scalingWire) (scalingWire, error) {
@@ -1111,7 +1116,7 @@ func (s *Server) eksUpdateNodegroupConfig(r *eksRequest) (any, error) {
 			byKey[x.Key+"/"+x.Effect] = x
 		}
 		for _, x := range t.AddOrUpdateTaints {
-			if _, ok := taintEffects[x.Effect]; !ok || x.Key == "" {
+			if _, ok := taintEffects.Get()[x.Effect]; !ok || x.Key == "" {
 				return nil, inval("taint %q: effect %q is not one of NO_SCHEDULE, NO_EXECUTE, PREFER_NO_SCHEDULE", x.Key, x.Effect)
 			}
 			byKey[x.Key+"/"+x.Effect] = x

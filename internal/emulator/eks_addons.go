@@ -3,6 +3,8 @@ package emulator
 import (
 	"fmt"
 	"strings"
+
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // addonVersion is one version of an EKS add-on: the Kubernetes minors it runs on and those it is
@@ -15,46 +17,50 @@ type addonVersion struct {
 
 // addonCatalog is the emulated EKS add-on catalogue (the emulator's own table, shaped like what
 // DescribeAddonVersions reports: several versions per add-on, one default per Kubernetes version).
-var addonCatalog = map[string][]addonVersion{
-	"vpc-cni": {
-		{"v1.18.6-eksbuild.1", 30, 33, nil},
-		{"v1.19.6-eksbuild.7", 30, 36, []int{30, 31, 32}},
-		{"v1.20.4-eksbuild.2", 31, 36, []int{33, 34, 35, 36}},
-	},
-	"coredns": {
-		{"v1.11.3-eksbuild.2", 30, 31, []int{30, 31}},
-		{"v1.11.4-eksbuild.14", 32, 32, []int{32}},
-		{"v1.12.1-eksbuild.2", 33, 34, []int{33}},
-		{"v1.12.3-eksbuild.1", 34, 35, []int{34}},
-		{"v1.12.4-eksbuild.1", 35, 36, []int{35, 36}},
-	},
-	"kube-proxy": {
-		{"v1.30.14-eksbuild.8", 30, 30, []int{30}},
-		{"v1.31.13-eksbuild.2", 31, 31, []int{31}},
-		{"v1.32.9-eksbuild.2", 32, 32, []int{32}},
-		{"v1.33.5-eksbuild.2", 33, 33, []int{33}},
-		{"v1.34.1-eksbuild.2", 34, 34, []int{34}},
-		{"v1.35.0-eksbuild.3", 35, 35, []int{35}},
-		{"v1.36.0-eksbuild.1", 36, 36, []int{36}},
-	},
-	"eks-pod-identity-agent": {
-		{"v1.3.8-eksbuild.2", 30, 36, []int{30, 31, 32, 33, 34, 35, 36}},
-	},
-	"aws-ebs-csi-driver": {
-		{"v1.48.0-eksbuild.2", 30, 36, nil},
-		{"v1.50.1-eksbuild.1", 30, 36, []int{30, 31, 32, 33, 34, 35, 36}},
-	},
-}
+var addonCatalog = lazy.Value[map[string][]addonVersion]{New: func() map[string][]addonVersion {
+	return map[string][]addonVersion{
+		"vpc-cni": {
+			{"v1.18.6-eksbuild.1", 30, 33, nil},
+			{"v1.19.6-eksbuild.7", 30, 36, []int{30, 31, 32}},
+			{"v1.20.4-eksbuild.2", 31, 36, []int{33, 34, 35, 36}},
+		},
+		"coredns": {
+			{"v1.11.3-eksbuild.2", 30, 31, []int{30, 31}},
+			{"v1.11.4-eksbuild.14", 32, 32, []int{32}},
+			{"v1.12.1-eksbuild.2", 33, 34, []int{33}},
+			{"v1.12.3-eksbuild.1", 34, 35, []int{34}},
+			{"v1.12.4-eksbuild.1", 35, 36, []int{35, 36}},
+		},
+		"kube-proxy": {
+			{"v1.30.14-eksbuild.8", 30, 30, []int{30}},
+			{"v1.31.13-eksbuild.2", 31, 31, []int{31}},
+			{"v1.32.9-eksbuild.2", 32, 32, []int{32}},
+			{"v1.33.5-eksbuild.2", 33, 33, []int{33}},
+			{"v1.34.1-eksbuild.2", 34, 34, []int{34}},
+			{"v1.35.0-eksbuild.3", 35, 35, []int{35}},
+			{"v1.36.0-eksbuild.1", 36, 36, []int{36}},
+		},
+		"eks-pod-identity-agent": {
+			{"v1.3.8-eksbuild.2", 30, 36, []int{30, 31, 32, 33, 34, 35, 36}},
+		},
+		"aws-ebs-csi-driver": {
+			{"v1.48.0-eksbuild.2", 30, 36, nil},
+			{"v1.50.1-eksbuild.1", 30, 36, []int{30, 31, 32, 33, 34, 35, 36}},
+		},
+	}
+}}
 
-var addonTypes = map[string]string{"vpc-cni": "networking", "coredns": "networking", "kube-proxy": "networking",
-	"eks-pod-identity-agent": "security", "aws-ebs-csi-driver": "storage"}
+var addonTypes = lazy.Value[map[string]string]{New: func() map[string]string {
+	return map[string]string{"vpc-cni": "networking", "coredns": "networking", "kube-proxy": "networking",
+		"eks-pod-identity-agent": "security", "aws-ebs-csi-driver": "storage"}
+}}
 
 // checkAddonVersion returns the version to install (the default when v is empty) of add-on name on
 // a cluster at Kubernetes version k, or EKS's InvalidParameterException.
 func checkAddonVersion(name, v, k string) (string, error) {
-	versions, ok := addonCatalog[name]
+	versions, ok := addonCatalog.Get()[name]
 	if !ok {
-		return "", errf(400, "InvalidParameterException", "Addon %s specified is not supported in %s kubernetes version (available: %s)", name, k, strings.Join(sortedKeys(addonCatalog), ", "))
+		return "", errf(400, "InvalidParameterException", "Addon %s specified is not supported in %s kubernetes version (available: %s)", name, k, strings.Join(sortedKeys(addonCatalog.Get()), ", "))
 	}
 	m := minorOf(k)
 	var valid []string
@@ -84,9 +90,9 @@ func (s *Server) eksDescribeAddonVersions(r *eksRequest) (any, error) {
 	if k != "" && !supportedVersion(k) {
 		return nil, errf(400, "InvalidParameterException", "unsupported Kubernetes version %s (this EKS offers %s)", k, strings.Join(EKSVersions, ", "))
 	}
-	names := sortedKeys(addonCatalog)
+	names := sortedKeys(addonCatalog.Get())
 	if n := r.query("addonName"); n != "" {
-		if _, ok := addonCatalog[n]; !ok {
+		if _, ok := addonCatalog.Get()[n]; !ok {
 			return nil, errf(404, "ResourceNotFoundException", "Addon %s not found", n).with("addonName", n)
 		}
 		names = []string{n}
@@ -99,7 +105,7 @@ func (s *Server) eksDescribeAddonVersions(r *eksRequest) (any, error) {
 	for _, n := range page {
 		var versions []map[string]any
 		// Newest first, as EKS lists them.
-		vs := addonCatalog[n]
+		vs := addonCatalog.Get()[n]
 		for i := len(vs) - 1; i >= 0; i-- {
 			av := vs[i]
 			var compat []map[string]any
@@ -120,7 +126,7 @@ func (s *Server) eksDescribeAddonVersions(r *eksRequest) (any, error) {
 			versions = append(versions, map[string]any{"addonVersion": av.Version, "architecture": []string{"amd64", "arm64"},
 				"compatibilities": compat, "requiresConfiguration": false})
 		}
-		out = append(out, map[string]any{"addonName": n, "type": addonTypes[n], "addonVersions": versions, "publisher": "eks", "owner": "aws"})
+		out = append(out, map[string]any{"addonName": n, "type": addonTypes.Get()[n], "addonVersions": versions, "publisher": "eks", "owner": "aws"})
 	}
 	return map[string]any{"addons": out, "nextToken": next}, nil
 }

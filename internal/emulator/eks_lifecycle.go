@@ -227,7 +227,7 @@ func (s *Server) nodeGroupOf(c *eksCluster, ng *eksNodegroup) NodeGroup {
 	labels[kube.LabelEmulated] = "aws"
 	var taints []Taint
 	for _, t := range w.Taints {
-		taints = append(taints, Taint{Key: t.Key, Value: t.Value, Effect: taintEffects[t.Effect]})
+		taints = append(taints, Taint{Key: t.Key, Value: t.Value, Effect: taintEffects.Get()[t.Effect]})
 	}
 	sort.Slice(taints, func(i, j int) bool { return taints[i].Key < taints[j].Key })
 	return NodeGroup{Name: w.NodegroupName, Count: *w.ScalingConfig.DesiredSize, Labels: labels, Taints: taints, Zone: zone}

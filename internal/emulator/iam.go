@@ -3,9 +3,10 @@ package emulator
 import (
 	"encoding/json"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // iamState is IAM's part of the state: roles by name.
@@ -46,19 +47,21 @@ func (r *iamRole) xml() any {
 	}{r.Path, r.RoleName, r.RoleID, r.Arn, r.CreateDate.Format(time.RFC3339), url.QueryEscape(r.AssumeRolePolicy), r.Description, r.MaxSessionDuration, r.Tags}
 }
 
-var iamActions = map[string]queryHandler{
-	"CreateRole":               (*Server).iamCreateRole,
-	"GetRole":                  (*Server).iamGetRole,
-	"ListRoles":                (*Server).iamListRoles,
-	"DeleteRole":               (*Server).iamDeleteRole,
-	"UpdateAssumeRolePolicy":   (*Server).iamUpdateAssumeRolePolicy,
-	"AttachRolePolicy":         (*Server).iamAttachRolePolicy,
-	"DetachRolePolicy":         (*Server).iamDetachRolePolicy,
-	"ListAttachedRolePolicies": (*Server).iamListAttached,
-	"TagRole":                  (*Server).iamTagRole,
-	"UntagRole":                (*Server).iamUntagRole,
-	"ListRoleTags":             (*Server).iamListRoleTags,
-}
+var iamActions = lazy.Value[map[string]queryHandler]{New: func() map[string]queryHandler {
+	return map[string]queryHandler{
+		"CreateRole":               (*Server).iamCreateRole,
+		"GetRole":                  (*Server).iamGetRole,
+		"ListRoles":                (*Server).iamListRoles,
+		"DeleteRole":               (*Server).iamDeleteRole,
+		"UpdateAssumeRolePolicy":   (*Server).iamUpdateAssumeRolePolicy,
+		"AttachRolePolicy":         (*Server).iamAttachRolePolicy,
+		"DetachRolePolicy":         (*Server).iamDetachRolePolicy,
+		"ListAttachedRolePolicies": (*Server).iamListAttached,
+		"TagRole":                  (*Server).iamTagRole,
+		"UntagRole":                (*Server).iamUntagRole,
+		"ListRoleTags":             (*Server).iamListRoleTags,
+	}
+}}
 
 // managedPolicies are the AWS managed policies the emulator knows (others are NoSuchEntity, as a
 // mistyped policy ARN is on AWS).
@@ -69,7 +72,7 @@ var managedPolicies = []string{
 	"AmazonEKSWorkerNodeMinimalPolicy", "AmazonEBSCSIDriverPolicy", "CloudWatchAgentServerPolicy", "AdministratorAccess", "ReadOnlyAccess",
 }
 
-var roleNameRE = regexp.MustCompile(`^[\w+=,.@-]{1,64}$`)
+var roleNameRE = lazy.MustCompile(`^[\w+=,.@-]{1,64}$`)
 
 func (s *Server) iam() *iamState {
 	if s.st.IAM.Roles == nil {
@@ -338,9 +341,11 @@ func (s *Server) iamListRoleTags(p params) (any, error) {
 }
 
 // stsActions: STS serves GetCallerIdentity (signed requests and presigned URLs).
-var stsActions = map[string]queryHandler{
-	"GetCallerIdentity": (*Server).stsGetCallerIdentity,
-}
+var stsActions = lazy.Value[map[string]queryHandler]{New: func() map[string]queryHandler {
+	return map[string]queryHandler{
+		"GetCallerIdentity": (*Server).stsGetCallerIdentity,
+	}
+}}
 
 // callerIdentity is GetCallerIdentity's result.
 type callerIdentity struct {

@@ -341,10 +341,10 @@ func guessService(r *http.Request, form url.Values) string {
 		return "eks"
 	}
 	a := form.Get("Action")
-	if _, ok := iamActions[a]; ok {
+	if _, ok := iamActions.Get()[a]; ok {
 		return "iam"
 	}
-	if _, ok := stsActions[a]; ok {
+	if _, ok := stsActions.Get()[a]; ok {
 		return "sts"
 	}
 	return "ec2"
@@ -402,7 +402,7 @@ func (s *Server) route(rq *request) (string, func() (any, error), *apiError) {
 		if action == "" {
 			return "", nil, errf(400, "MissingAction", "the request names no Action (nuv emulator serves %s in the query protocol)", rq.service)
 		}
-		table := map[string]map[string]queryHandler{"ec2": ec2Actions, "iam": iamActions, "sts": stsActions}[rq.service]
+		table := map[string]map[string]queryHandler{"ec2": ec2Actions.Get(), "iam": iamActions.Get(), "sts": stsActions.Get()}[rq.service]
 		h, ok := table[action]
 		if !ok {
 			return action, nil, errf(400, "InvalidAction", "nuv emulator does not implement the %s action %s (implemented: %s)", strings.ToUpper(rq.service), action, strings.Join(sortedKeys(table), ", "))

@@ -373,7 +373,7 @@ func TestEKSRefusals(t *testing.T) {
 			}
 		}
 	}
-	if len(defaults) != len(addonCatalog) || defaults["vpc-cni"] != "v1.20.4-eksbuild.2" || defaults["coredns"] != "v1.12.4-eksbuild.1" {
+	if len(defaults) != len(addonCatalog.Get()) || defaults["vpc-cni"] != "v1.20.4-eksbuild.2" || defaults["coredns"] != "v1.12.4-eksbuild.1" {
 		t.Fatalf("defaults for 1.36: %v", defaults)
 	}
 	_, err = c.DescribeAddonVersions(ctx, &eks.DescribeAddonVersionsInput{KubernetesVersion: aws.String("1.20")})

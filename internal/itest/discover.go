@@ -29,10 +29,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // Op is what a step does.
@@ -65,7 +66,7 @@ type Test struct {
 	Steps []StepFile
 }
 
-var stepName = regexp.MustCompile(`^(\d+)-([a-z]+)(?:-[A-Za-z0-9_.-]*)?\.ya?ml$`)
+var stepName = lazy.MustCompile(`^(\d+)-([a-z]+)(?:-[A-Za-z0-9_.-]*)?\.ya?ml$`)
 
 // ParseStepFile parses a step file name; ok is false for files that are not steps (README.md,
 // shared YAML a command step reads, ...), err is set for a numbered file with an unknown op.

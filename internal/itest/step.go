@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"reflect"
-	"regexp"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nuv-dev/nuv/internal/kobj"
+	"github.com/nuv-dev/nuv/internal/lazy"
 	"github.com/nuv-dev/nuv/internal/yamlerr"
 )
 
@@ -59,7 +59,7 @@ type Step struct {
 	Objects []*unstructured.Unstructured
 }
 
-var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var varRef = lazy.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // Expand substitutes ${VAR} from lookup; an unset variable is an error naming it.
 func Expand(data []byte, lookup func(string) (string, bool)) ([]byte, error) {

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // ReplaceFields are the Fields whose change needs the NodePool replaced (see Replaces).
@@ -14,24 +16,26 @@ var ReplaceFields = []string{"nodepool.mode"}
 
 // fieldPaths are the parts of each object that Objects sets, by field name: what a plan compares.
 // Server defaults (disruption, expireAfter, metadataOptions) live elsewhere and are not compared.
-var fieldPaths = map[string]map[string][]string{
-	KindNodePool: {
-		"nodepool.replicas":     {"spec", "replicas"},
-		"nodepool.limits":       {"spec", "limits"},
-		"nodepool.labels":       {"spec", "template", "metadata", "labels"},
-		"nodepool.requirements": {"spec", "template", "spec", "requirements"},
-		"nodepool.taints":       {"spec", "template", "spec", "taints"},
-		"nodepool.nodeClassRef": {"spec", "template", "spec", "nodeClassRef"},
-	},
-	KindNodeClass: {
-		"nodeclass.role":                {"spec", "role"},
-		"nodeclass.amiSelectorTerms":    {"spec", "amiSelectorTerms"},
-		"nodeclass.subnetSelectorTerms": {"spec", "subnetSelectorTerms"},
-		"nodeclass.securityGroupTerms":  {"spec", "securityGroupSelectorTerms"},
-		"nodeclass.blockDevices":        {"spec", "blockDeviceMappings"},
-		"nodeclass.tags":                {"spec", "tags"},
-	},
-}
+var fieldPaths = lazy.Value[map[string]map[string][]string]{New: func() map[string]map[string][]string {
+	return map[string]map[string][]string{
+		KindNodePool: {
+			"nodepool.replicas":     {"spec", "replicas"},
+			"nodepool.limits":       {"spec", "limits"},
+			"nodepool.labels":       {"spec", "template", "metadata", "labels"},
+			"nodepool.requirements": {"spec", "template", "spec", "requirements"},
+			"nodepool.taints":       {"spec", "template", "spec", "taints"},
+			"nodepool.nodeClassRef": {"spec", "template", "spec", "nodeClassRef"},
+		},
+		KindNodeClass: {
+			"nodeclass.role":                {"spec", "role"},
+			"nodeclass.amiSelectorTerms":    {"spec", "amiSelectorTerms"},
+			"nodeclass.subnetSelectorTerms": {"spec", "subnetSelectorTerms"},
+			"nodeclass.securityGroupTerms":  {"spec", "securityGroupSelectorTerms"},
+			"nodeclass.blockDevices":        {"spec", "blockDeviceMappings"},
+			"nodeclass.tags":                {"spec", "tags"},
+		},
+	}
+}}
 
 // Fields summarises one group's objects (as Objects makes them, or as Observe reads them back) as
 // the flat properties the lifecycle engine compares between desired and actual: every field the
@@ -46,7 +50,7 @@ func Fields(objs []*unstructured.Unstructured) map[string]string {
 			byKind[o.GetKind()] = o
 		}
 	}
-	for kind, paths := range fieldPaths {
+	for kind, paths := range fieldPaths.Get() {
 		for name, path := range paths {
 			if o := byKind[kind]; o != nil {
 				if v, ok, _ := unstructured.NestedFieldNoCopy(o.Object, path...); ok {

@@ -3,12 +3,12 @@ package karpenter
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/lazy"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -39,9 +39,9 @@ type Cluster struct {
 func DiscoveryTags(name string) map[string]string { return map[string]string{DiscoveryTag: name} }
 
 var (
-	instanceTypeRE = regexp.MustCompile(`^[a-z][a-z0-9-]*\.[a-z0-9-]+$`)
-	labelValueRE   = regexp.MustCompile(`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`)
-	aliasRE        = regexp.MustCompile(`^(al2|al2023|bottlerocket|windows2019|windows2022|windows2025)@(.+)$`)
+	instanceTypeRE = lazy.MustCompile(`^[a-z][a-z0-9-]*\.[a-z0-9-]+$`)
+	labelValueRE   = lazy.MustCompile(`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`)
+	aliasRE        = lazy.MustCompile(`^(al2|al2023|bottlerocket|windows2019|windows2022|windows2025)@(.+)$`)
 )
 
 // maxDiskGiB is the largest gp3 volume.

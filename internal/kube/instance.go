@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/nuv-dev/nuv/internal/dotenv"
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // DefaultInstance is the instance file name used when WHISK is not set.
@@ -46,7 +46,7 @@ func InstanceFile(project, kubeType, name string) (string, error) {
 	return "", fmt.Errorf("no instance file %q: tried %s", name, strings.Join(tried, ", "))
 }
 
-var varRef = regexp.MustCompile(`\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
+var varRef = lazy.MustCompile(`\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
 
 // RenderInstance reads an instance file and substitutes ${VAR} from the environment, then from the
 // project's .env (the directory above tests/). ${VAR:-default} gives default when VAR is unset or

@@ -5,6 +5,8 @@ import (
 	"html/template"
 	"io"
 	"time"
+
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // htmlPage is the static report page a person reads: a summary, a legend, then the matrix with one
@@ -15,8 +17,13 @@ import (
 // type and how it was detected, provider, server version, node count, and a visible "simulated"
 // badge (striped row header) when its nodes are kwok nodes. Provenance of every cell (machine, nuv,
 // commit, time, retries, superseded duplicates) and skipped report directories follow the grid.
-// No scripts, no external assets: it opens from a CI artifact as well as from disk.
-var htmlPage = template.Must(template.New("index").Parse(`<!DOCTYPE html>
+// No scripts, no external assets: it opens from a CI artifact as well as from disk. It is parsed
+// on the first render, not when nuv starts.
+var htmlPage = lazy.Value[*template.Template]{New: func() *template.Template {
+	return template.Must(template.New("index").Parse(htmlPageSource))
+}}
+
+const htmlPageSource = `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -80,7 +87,7 @@ table.prov th, table.prov td { border-bottom: 1px solid #d0d7de; padding: .25em 
 {{end}}</table>
 </body>
 </html>
-`))
+`
 
 type htmlColumn struct{ Target, Step string }
 
@@ -235,7 +242,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 	for _, a := range r.Args {
 		title += " " + a
 	}
-	return htmlPage.Execute(w, map[string]any{
+	return htmlPage.Get().Execute(w, map[string]any{
 		"Title":    title,
 		"Started":  stamp(r.Started),
 		"Seconds":  fmt.Sprintf("%.2f", r.Seconds),

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"text/template/parse"
@@ -16,6 +15,8 @@ import (
 	"github.com/go-task/task/v3/taskfile"
 	"github.com/go-task/task/v3/taskfile/ast"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // explained is an error whose message nuv rewrote to name the file, the line and the task; the
@@ -99,9 +100,9 @@ func explain(err error, dir string, e *task.Executor, calls []*task.Call) error 
 }
 
 // tmplPos is the position inside an unnamed template string that text/template puts first.
-var tmplPos = regexp.MustCompile(`^:\d+(:\d+)?: `)
+var tmplPos = lazy.MustCompile(`^:\d+(:\d+)?: `)
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLine = lazy.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // faultLine is the line of file where a YAML parser stops with message: the first line L such
 // that the file's first L lines fail with that same message. The parser reads tokens up to the
@@ -187,7 +188,7 @@ func brokenTemplate(e *task.Executor, calls []*task.Call, msg string) (*ast.Task
 	return nil, "", false
 }
 
-var execAt = regexp.MustCompile(`executing "[^"]*" at <([^>]*)>`)
+var execAt = lazy.MustCompile(`executing "[^"]*" at <([^>]*)>`)
 
 type tmplField struct{ field, text string }
 

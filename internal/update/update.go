@@ -13,11 +13,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/bundle"
+	"github.com/nuv-dev/nuv/internal/lazy"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
@@ -188,7 +188,7 @@ func gitMessage(stderr string) string {
 	return strings.Join(keep, "; ")
 }
 
-var hexRef = regexp.MustCompile(`^[0-9a-fA-F]{4,40}$`)
+var hexRef = lazy.MustCompile(`^[0-9a-fA-F]{4,40}$`)
 
 func isHex(s string) bool { return hexRef.MatchString(s) }
 
@@ -209,7 +209,7 @@ func Redact(repo string) string {
 	return u.String()
 }
 
-var urlCreds = regexp.MustCompile(`(://)[^/@\s]+@`)
+var urlCreds = lazy.MustCompile(`(://)[^/@\s]+@`)
 
 func redactText(s string) string { return urlCreds.ReplaceAllString(s, "${1}***@") }
 

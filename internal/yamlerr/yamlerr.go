@@ -17,12 +17,13 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 
 	yamlv2 "go.yaml.in/yaml/v2"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // Problem is one fault of a file: its line (0 when unknown), the field path it concerns
@@ -99,7 +100,7 @@ func FromDecode(file string, data []byte, err error) error {
 	return err
 }
 
-var lineRE = regexp.MustCompile(`^line (\d+): (.*)$`)
+var lineRE = lazy.MustCompile(`^line (\d+): (.*)$`)
 
 // lineMessage splits "line N: msg" (a 1-based line, as yaml.v3's type errors carry).
 func lineMessage(s string) Problem {
@@ -127,7 +128,7 @@ var parserProblems = []string{
 	"found undefined tag handle",
 }
 
-var anchorRE = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
+var anchorRE = lazy.MustCompile(`^unknown anchor '(.*)' referenced$`)
 
 // syntaxProblem places a yaml.v3 syntax error of data at the line of the fault.
 func syntaxProblem(data []byte, err error) Problem {

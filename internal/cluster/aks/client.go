@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"regexp"
 	"strings"
 	"time"
 
@@ -19,6 +18,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	acs "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources"
+
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // clients are the SDK clients of one subscription.
@@ -114,7 +115,7 @@ func credential(ctx context.Context, getenv func(string) string, co azcore.Clien
 	return nil, fmt.Errorf("no usable Azure credentials; tried, in order:\n  %s", strings.Join(tried, "\n  "))
 }
 
-var aadstsRE = regexp.MustCompile(`AADSTS\d+: [^\n"]*`)
+var aadstsRE = lazy.MustCompile(`AADSTS\d+: [^\n"]*`)
 
 // firstLine keeps the useful part of an SDK error (they run over many lines): Azure AD's
 // AADSTS code and description when there is one.

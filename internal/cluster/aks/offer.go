@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	acs "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
 
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 func normalizeLocation(s string) string { return strings.ToLower(strings.ReplaceAll(s, " ", "")) }
@@ -143,7 +143,7 @@ func (p *Provider) vmSkus(ctx context.Context, cl *clients, c *spec.Cluster, loc
 	return out, nil
 }
 
-var messageRE = regexp.MustCompile(`"message"\s*:\s*"((?:[^"\\]|\\.)*)"`)
+var messageRE = lazy.MustCompile(`"message"\s*:\s*"((?:[^"\\]|\\.)*)"`)
 
 // firstLineARM is an ARM error as "CODE: message" (the SDK's error text runs over many lines).
 func firstLineARM(err error) string {

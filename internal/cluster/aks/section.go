@@ -2,12 +2,12 @@ package aks
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // Section is the typed `spec.aks` section of a cluster spec.
@@ -31,9 +31,9 @@ type Section struct {
 var sectionFields = []string{"subscription", "resourceGroup", "existingResourceGroup", "networkPlugin", "dnsPrefix", "skuTier"}
 
 var (
-	rgNameRE   = regexp.MustCompile(`^[-\w._()]{1,90}$`)
-	poolNameRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,11}$`)
-	dnsRE      = regexp.MustCompile(`^[a-zA-Z0-9][-a-zA-Z0-9]{0,52}[a-zA-Z0-9]$`)
+	rgNameRE   = lazy.MustCompile(`^[-\w._()]{1,90}$`)
+	poolNameRE = lazy.MustCompile(`^[a-z][a-z0-9]{0,11}$`)
+	dnsRE      = lazy.MustCompile(`^[a-zA-Z0-9][-a-zA-Z0-9]{0,52}[a-zA-Z0-9]$`)
 )
 
 // section decodes c's spec.aks strictly: an unknown field or a value of the wrong type is an
@@ -169,7 +169,7 @@ func (p *Provider) Validate(c *spec.Cluster) []spec.FieldError {
 	return errs
 }
 
-var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+var uuidRE = lazy.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // vmSize is a group's VM size (instanceType), Standard_D2s_v3 by default.
 func vmSize(g spec.NodeGroup) string {

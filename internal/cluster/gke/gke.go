@@ -14,7 +14,6 @@ package gke
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -25,6 +24,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // LabelCluster is the resource label nuv puts on the GKE clusters it makes (GCP label keys allow
@@ -64,11 +64,11 @@ func (p *Provider) log() cli.Logger {
 }
 
 var (
-	zoneRE   = regexp.MustCompile(`^[a-z]+-[a-z]+[0-9]+-[a-z]$`)
-	regionRE = regexp.MustCompile(`^[a-z]+-[a-z]+[0-9]+$`)
-	projRE   = regexp.MustCompile(`^[a-z][-a-z0-9]{4,28}[a-z0-9]$`)
-	gcpLabel = regexp.MustCompile(`^[a-z][-_a-z0-9]{0,62}$`)
-	gcpValue = regexp.MustCompile(`^[-_a-z0-9]{0,63}$`)
+	zoneRE   = lazy.MustCompile(`^[a-z]+-[a-z]+[0-9]+-[a-z]$`)
+	regionRE = lazy.MustCompile(`^[a-z]+-[a-z]+[0-9]+$`)
+	projRE   = lazy.MustCompile(`^[a-z][-a-z0-9]{4,28}[a-z0-9]$`)
+	gcpLabel = lazy.MustCompile(`^[a-z][-_a-z0-9]{0,62}$`)
+	gcpValue = lazy.MustCompile(`^[-_a-z0-9]{0,63}$`)
 )
 
 // regionOf is the region of a location (a zone's region, or the region itself).

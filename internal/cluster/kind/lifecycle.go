@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // kind's default networks (the values a spec without networking gets).
@@ -37,7 +37,7 @@ var replaceFields = []string{"version", "image", "controlPlanes", "workers", "la
 // (what nuv configured and kind does not show back cheaply).
 var recordedFields = []string{"image", "podCIDR", "serviceCIDR", "kubeProxyMode", "ports"}
 
-var validName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+var validName = lazy.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 // Validate checks what a kind cluster can be.
 func (p *Provider) Validate(c *spec.Cluster) []spec.FieldError {

@@ -2,7 +2,6 @@ package kind
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -10,6 +9,7 @@ import (
 	kindlog "sigs.k8s.io/kind/pkg/log"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // Phase is one timed step of a kind cluster's create.
@@ -32,7 +32,7 @@ type phaseClock struct {
 }
 
 // kindStatus matches kind's status lines: " • Preparing nodes 📦  ..." and " ✓ Preparing nodes 📦".
-var kindStatus = regexp.MustCompile(`^\s*(•|✓|✗)\s+(.*?)\s*(\.\.\.)?\s*$`)
+var kindStatus = lazy.MustCompile(`^\s*(•|✓|✗)\s+(.*?)\s*(\.\.\.)?\s*$`)
 
 // add records a step nuv timed itself.
 func (c *phaseClock) add(name string, d time.Duration) {
@@ -112,10 +112,10 @@ func (c *phaseClock) Phases() []Phase {
 }
 
 // klogTime matches the header of a klog line: "I1130 19:25:01.123456".
-var klogTime = regexp.MustCompile(`^[IWEF](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s`)
+var klogTime = lazy.MustCompile(`^[IWEF](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s`)
 
 // kubeadmPhase matches a line kubeadm prints as it works through its phases: "[certs] ...".
-var kubeadmPhase = regexp.MustCompile(`^\[([a-z][a-z-]*)\] `)
+var kubeadmPhase = lazy.MustCompile(`^\[([a-z][a-z-]*)\] `)
 
 // apiServerWait names the part of kubeadm init spent waiting for the control plane to come up.
 const apiServerWait = "waiting for the API server (the kubelet starting the static pods)"

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	neturl "net/url"
 	"strings"
+
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // Mirrors are the base URLs the release files are fetched from: the upstream hosts by default, a
@@ -65,13 +67,15 @@ type artifact struct {
 }
 
 // platformsOf lists where each component has official binaries.
-var platformsOf = map[string][]string{
-	"kube-apiserver":          {"linux/amd64", "linux/arm64"},
-	"kube-controller-manager": {"linux/amd64", "linux/arm64"},
-	"kube-scheduler":          {"linux/amd64", "linux/arm64"},
-	"etcd":                    {"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm64"},
-	"kwok":                    {"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm64"},
-}
+var platformsOf = lazy.Value[map[string][]string]{New: func() map[string][]string {
+	return map[string][]string{
+		"kube-apiserver":          {"linux/amd64", "linux/arm64"},
+		"kube-controller-manager": {"linux/amd64", "linux/arm64"},
+		"kube-scheduler":          {"linux/amd64", "linux/arm64"},
+		"etcd":                    {"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm64"},
+		"kwok":                    {"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm64"},
+	}
+}}
 
 // artifacts returns the files of a release for a platform; a platform some component has no
 // official binary for is an error naming both.
@@ -80,11 +84,11 @@ func artifacts(r Release, m Mirrors, goos, goarch string) ([]artifact, error) {
 	var out []artifact
 	for _, c := range Components {
 		found := false
-		for _, p := range platformsOf[c] {
+		for _, p := range platformsOf.Get()[c] {
 			found = found || p == plat
 		}
 		if !found {
-			return nil, fmt.Errorf("%s publishes no %s binary for %s (it has %s)", publisher(c), c, plat, strings.Join(platformsOf[c], ", "))
+			return nil, fmt.Errorf("%s publishes no %s binary for %s (it has %s)", publisher(c), c, plat, strings.Join(platformsOf.Get()[c], ", "))
 		}
 		switch c {
 		case "etcd":

@@ -3,14 +3,15 @@ package spec
 import (
 	"fmt"
 	"net/netip"
-	"regexp"
 	"strings"
+
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 var (
-	dnsLabel   = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	versionRE  = regexp.MustCompile(`^v?(\d+)\.(\d+)(\.(\d+))?$`)
-	labelKeyRE = regexp.MustCompile(`^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`)
+	dnsLabel   = lazy.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	versionRE  = lazy.MustCompile(`^v?(\d+)\.(\d+)(\.(\d+))?$`)
+	labelKeyRE = lazy.MustCompile(`^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`)
 )
 
 // ValidName reports whether name can name a cluster: a DNS label of at most 40 characters.

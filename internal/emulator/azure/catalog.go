@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // The service's offer: what ARM and AKS accept in the emulator. Values outside it are refused as
@@ -61,26 +63,28 @@ func regionNames() string {
 }
 
 // vmSizes are the VM sizes offered, with the regions that lack them.
-var vmSizes = map[string][]string{
-	"Standard_B2s":     nil,
-	"Standard_B4ms":    nil,
-	"Standard_D2s_v3":  nil,
-	"Standard_D4s_v3":  nil,
-	"Standard_D8s_v3":  nil,
-	"Standard_D2s_v5":  nil,
-	"Standard_D4s_v5":  nil,
-	"Standard_D2as_v5": nil,
-	"Standard_D4as_v5": nil,
-	"Standard_DS2_v2":  nil,
-	"Standard_DS3_v2":  nil,
-	"Standard_E4s_v5":  nil,
-	"Standard_F4s_v2":  nil,
-	"Standard_NC6s_v3": {"westus", "centralus", "uksouth", "southeastasia", "japaneast", "eastus2"},
-}
+var vmSizes = lazy.Value[map[string][]string]{New: func() map[string][]string {
+	return map[string][]string{
+		"Standard_B2s":     nil,
+		"Standard_B4ms":    nil,
+		"Standard_D2s_v3":  nil,
+		"Standard_D4s_v3":  nil,
+		"Standard_D8s_v3":  nil,
+		"Standard_D2s_v5":  nil,
+		"Standard_D4s_v5":  nil,
+		"Standard_D2as_v5": nil,
+		"Standard_D4as_v5": nil,
+		"Standard_DS2_v2":  nil,
+		"Standard_DS3_v2":  nil,
+		"Standard_E4s_v5":  nil,
+		"Standard_F4s_v2":  nil,
+		"Standard_NC6s_v3": {"westus", "centralus", "uksouth", "southeastasia", "japaneast", "eastus2"},
+	}
+}}
 
 // vmSizeIn reports whether size is offered in region (case-insensitive, as ARM is).
 func vmSizeIn(size, regionName string) (string, bool) {
-	for k, missing := range vmSizes {
+	for k, missing := range vmSizes.Get() {
 		if strings.EqualFold(k, size) {
 			return k, !slices.Contains(missing, NormalizeLocation(regionName))
 		}
@@ -90,7 +94,7 @@ func vmSizeIn(size, regionName string) (string, bool) {
 
 func vmSizeNames() []string {
 	var n []string
-	for k := range vmSizes {
+	for k := range vmSizes.Get() {
 		n = append(n, k)
 	}
 	sort.Strings(n)

@@ -4,16 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	acs "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
+
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
-var poolNameRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,11}$`)
+var poolNameRE = lazy.MustCompile(`^[a-z][a-z0-9]{0,11}$`)
 
 func str(p *string) string {
 	if p == nil {

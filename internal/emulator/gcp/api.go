@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"net"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -16,6 +15,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // api implements the ClusterManager methods the emulator serves; the others are the embedded
@@ -25,7 +26,7 @@ type api struct {
 	s *Server
 }
 
-var nameRE = regexp.MustCompile(`^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$`)
+var nameRE = lazy.MustCompile(`^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$`)
 
 // loc is a parsed location: its project and location ("-" for all of them).
 type loc struct{ project, location string }
@@ -77,7 +78,7 @@ func (a *api) checkLoc(l loc, perm string, allowAll bool) error {
 		return nil
 	}
 	if _, ok := regionOf(l.location); !ok {
-		return status.Errorf(codes.InvalidArgument, "Location %q does not exist. (nuv emulator offers the regions %s and their zones)", l.location, strings.Join(sortedKeys(regions), ", "))
+		return status.Errorf(codes.InvalidArgument, "Location %q does not exist. (nuv emulator offers the regions %s and their zones)", l.location, strings.Join(sortedKeys(regions.Get()), ", "))
 	}
 	return nil
 }
@@ -170,12 +171,12 @@ func (a *api) CreateCluster(ctx context.Context, req *containerpb.CreateClusterR
 		if isZone(l.location) {
 			c.Locations = []string{l.location}
 		} else {
-			c.Locations = slices.Clone(regions[region][:3])
+			c.Locations = slices.Clone(regions.Get()[region][:3])
 		}
 	}
 	for _, z := range c.Locations {
-		if !slices.Contains(regions[region], z) {
-			return nil, status.Errorf(codes.InvalidArgument, "Invalid value for field 'cluster.locations': zone %q is not in region %s (zones: %s).", z, region, strings.Join(regions[region], ", "))
+		if !slices.Contains(regions.Get()[region], z) {
+			return nil, status.Errorf(codes.InvalidArgument, "Invalid value for field 'cluster.locations': zone %q is not in region %s (zones: %s).", z, region, strings.Join(regions.Get()[region], ", "))
 		}
 	}
 	if isZone(l.location) && !slices.Contains(c.Locations, l.location) {
@@ -244,7 +245,7 @@ func (a *api) CreateCluster(ctx context.Context, req *containerpb.CreateClusterR
 }
 
 func channelNote(ch containerpb.ReleaseChannel_Channel) string {
-	if c, ok := channels[ch]; ok {
+	if c, ok := channels.Get()[ch]; ok {
 		return fmt.Sprintf(" in release channel %s (valid: %s)", ch, strings.Join(c.valid, ", "))
 	}
 	return fmt.Sprintf(" (valid: %s)", strings.Join(gkeVersions, ", "))
@@ -627,11 +628,11 @@ func (a *api) updateCluster(ctx context.Context, name, project, zone, clusterID 
 	if u.DesiredReleaseChannel != nil {
 		ch = u.DesiredReleaseChannel.Channel
 		if ch != containerpb.ReleaseChannel_UNSPECIFIED {
-			if _, ok := channels[ch]; !ok {
+			if _, ok := channels.Get()[ch]; !ok {
 				return nil, status.Errorf(codes.InvalidArgument, "Invalid release channel %s.", ch)
 			}
-			if !slices.Contains(channels[ch].valid, c.Wire.CurrentMasterVersion) && u.DesiredMasterVersion == "" {
-				return nil, status.Errorf(codes.InvalidArgument, "Version %s is not available in release channel %s (valid: %s).", c.Wire.CurrentMasterVersion, ch, strings.Join(channels[ch].valid, ", "))
+			if !slices.Contains(channels.Get()[ch].valid, c.Wire.CurrentMasterVersion) && u.DesiredMasterVersion == "" {
+				return nil, status.Errorf(codes.InvalidArgument, "Version %s is not available in release channel %s (valid: %s).", c.Wire.CurrentMasterVersion, ch, strings.Join(channels.Get()[ch].valid, ", "))
 			}
 		}
 	}
@@ -650,7 +651,7 @@ func (a *api) updateCluster(ctx context.Context, name, project, zone, clusterID 
 	}
 	region, _ := regionOf(c.Wire.Location)
 	for _, z := range u.DesiredLocations {
-		if !slices.Contains(regions[region], z) {
+		if !slices.Contains(regions.Get()[region], z) {
 			return nil, status.Errorf(codes.InvalidArgument, "Invalid value for field 'update.desired_locations': zone %q is not in region %s.", z, region)
 		}
 	}

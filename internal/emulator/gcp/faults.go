@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/nuv-dev/nuv/internal/emulator/emucore"
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // Fault is a failure the emulator injects on request, to test a client's retries, resumption and
@@ -31,13 +32,14 @@ type Fault struct {
 	Message string `json:"message,omitempty"`
 }
 
-var codeNames = func() map[string]codes.Code {
+// codeNames maps each google.rpc.Code name to its gRPC code.
+var codeNames = lazy.Value[map[string]codes.Code]{New: func() map[string]codes.Code {
 	m := map[string]codes.Code{}
 	for c := codes.OK; c <= codes.Unauthenticated; c++ {
 		m[codeName(c)] = c
 	}
 	return m
-}()
+}}
 
 // codeName is the google.rpc.Code name of c (NOT_FOUND, ...), as REST errors spell it.
 func codeName(c codes.Code) string {
@@ -90,7 +92,7 @@ func (f *Fault) validate() error {
 		return fmt.Errorf("fault %s: kind %q: want throttle, error or fail-operation", f.Method, f.Kind)
 	}
 	if f.Code != "" {
-		if _, ok := codeNames[f.Code]; !ok {
+		if _, ok := codeNames.Get()[f.Code]; !ok {
 			return fmt.Errorf("fault %s: code %q is not a google.rpc.Code name (INTERNAL, PERMISSION_DENIED, ...)", f.Method, f.Code)
 		}
 	}
@@ -98,7 +100,7 @@ func (f *Fault) validate() error {
 }
 
 func (f *Fault) code() codes.Code {
-	if c, ok := codeNames[f.Code]; ok && f.Code != "" {
+	if c, ok := codeNames.Get()[f.Code]; ok && f.Code != "" {
 		return c
 	}
 	return codes.Internal

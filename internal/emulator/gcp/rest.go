@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/nuv-dev/nuv/internal/emulator/emucore"
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // restRoute is one REST method of the v1 API: the RPC it is, the request it decodes and how it
@@ -27,16 +28,18 @@ type restRoute struct {
 
 // restVerbs names the RPC of each custom verb (":setSize") of clusters and node pools, so that an
 // unserved one is answered UNIMPLEMENTED by name.
-var restVerbs = map[string]string{
-	"setSize": "SetNodePoolSize", "setAutoscaling": "SetNodePoolAutoscaling", "updateMaster": "UpdateMaster",
-	"setLocations": "SetLocations", "setLogging": "SetLoggingService", "setMonitoring": "SetMonitoringService",
-	"setAddons": "SetAddonsConfig", "setMasterAuth": "SetMasterAuth", "completeUpgrade": "CompleteNodePoolUpgrade",
-	"rollback": "RollbackNodePoolUpgrade", "setManagement": "SetNodePoolManagement", "setResourceLabels": "SetLabels",
-	"setLegacyAbac": "SetLegacyAbac", "startIpRotation": "StartIPRotation", "completeIpRotation": "CompleteIPRotation",
-	"setNetworkPolicy": "SetNetworkPolicy", "setMaintenancePolicy": "SetMaintenancePolicy", "cancel": "CancelOperation",
-	"checkAutopilotCompatibility": "CheckAutopilotCompatibility", "fetchClusterUpgradeInfo": "FetchClusterUpgradeInfo",
-	"fetchNodePoolUpgradeInfo": "FetchNodePoolUpgradeInfo",
-}
+var restVerbs = lazy.Value[map[string]string]{New: func() map[string]string {
+	return map[string]string{
+		"setSize": "SetNodePoolSize", "setAutoscaling": "SetNodePoolAutoscaling", "updateMaster": "UpdateMaster",
+		"setLocations": "SetLocations", "setLogging": "SetLoggingService", "setMonitoring": "SetMonitoringService",
+		"setAddons": "SetAddonsConfig", "setMasterAuth": "SetMasterAuth", "completeUpgrade": "CompleteNodePoolUpgrade",
+		"rollback": "RollbackNodePoolUpgrade", "setManagement": "SetNodePoolManagement", "setResourceLabels": "SetLabels",
+		"setLegacyAbac": "SetLegacyAbac", "startIpRotation": "StartIPRotation", "completeIpRotation": "CompleteIPRotation",
+		"setNetworkPolicy": "SetNetworkPolicy", "setMaintenancePolicy": "SetMaintenancePolicy", "cancel": "CancelOperation",
+		"checkAutopilotCompatibility": "CheckAutopilotCompatibility", "fetchClusterUpgradeInfo": "FetchClusterUpgradeInfo",
+		"fetchNodePoolUpgradeInfo": "FetchNodePoolUpgradeInfo",
+	}
+}}
 
 // call makes a restRoute of an RPC: req is decoded from the body, named by set, served by fn.
 func call[T proto.Message, R proto.Message](rpc string, req T, set func(), fn func(context.Context, T) (R, error)) *restRoute {
@@ -75,7 +78,7 @@ func (a *api) route(method, p string) (*restRoute, error) {
 	}
 	post, get, put, del := method == http.MethodPost, method == http.MethodGet, method == http.MethodPut, method == http.MethodDelete
 	if verb != "" {
-		rpc, ok := restVerbs[verb]
+		rpc, ok := restVerbs.Get()[verb]
 		if !ok {
 			return nil, status.Errorf(codes.NotFound, "nuv GKE emulator: no such method :%s", verb)
 		}
