@@ -47,10 +47,11 @@ func CacheDir(getenv func(string) string) string { return companion.CacheDir(get
 type Program = companion.Program
 
 // kubeLdflags stamp the Kubernetes version into the components (kubectl version parses it).
-var kubeLdflags = func() string {
-	pkg := "k8s.io/component-base/version"
-	return fmt.Sprintf("-X %s.gitVersion=v%s -X %s.gitMajor=1 -X %s.gitMinor=36 -X %s.gitTreeState=clean", pkg, KubeVersion, pkg, pkg, pkg)
-}()
+const kubeLdflags = "-X " + kubeVersionPkg + ".gitVersion=v" + KubeVersion + " -X " + kubeVersionPkg + ".gitMajor=1 -X " +
+	kubeVersionPkg + ".gitMinor=36 -X " + kubeVersionPkg + ".gitTreeState=clean"
+
+// kubeVersionPkg is the package of the Kubernetes components' version variables.
+const kubeVersionPkg = "k8s.io/component-base/version"
 
 // kubeProgram is a program of the companion's build: its sources, version and stamp.
 func kubeProgram(p Program) Program {

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // state is what nuv records about one local cluster in <home>/clusters/<name>/state.json. It is
@@ -56,7 +56,7 @@ func StateDir(home, name string) string { return filepath.Join(home, "clusters",
 // each one. Other parts of nuv record processes they start for a cluster here (RegisterProcess).
 func PIDDir(home, name string) string { return filepath.Join(StateDir(home, name), "pids") }
 
-var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+var nameRE = lazy.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 // ValidName reports whether name can name a local cluster (a DNS label of at most 40 characters).
 func ValidName(name string) error {
