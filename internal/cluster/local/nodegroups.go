@@ -114,6 +114,10 @@ func nodeSpec(f cluster.Flavor, clusterName, version string, g NodeGroup, i int)
 		delete(labels, "node-role.kubernetes.io/control-plane")
 	}
 	labels[LabelNodeGroup] = g.Name
+	// The deprecated OS and architecture labels a kubelet still sets: without them the node
+	// lifecycle controller patches every node to add them.
+	labels["beta.kubernetes.io/os"] = labels["kubernetes.io/os"]
+	labels["beta.kubernetes.io/arch"] = labels["kubernetes.io/arch"]
 	if g.InstanceType != "" {
 		labels["node.kubernetes.io/instance-type"] = g.InstanceType
 	}
