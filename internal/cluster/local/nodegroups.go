@@ -44,12 +44,13 @@ type NodeGroup struct {
 }
 
 // MaxNodes is the most nodes a local cluster has, in all its node groups. It is the size a cluster
-// spec allows one node group (spec.nodeGroups[].count <= 1000) and what a local cluster was sized
-// and measured for (bench/clusters): 1,000 kwok nodes come Ready in well under a minute on two
-// cores in about 1 GB for the whole cluster, and idle at a few percent of a core (1,000 node
-// leases renewed every 10 s). Past that the cost of one more node stays linear (etcd, the
-// apiserver's watch cache, the informers of four processes each hold every node) but the idle
-// lease traffic starts to take a core of a small machine, which is no longer a local test cluster.
+// spec allows one node group (spec.nodeGroups[].count <= 1000) and the size local clusters are
+// measured at (bench/clusters): 1,000 kwok nodes take about 50 CPU seconds of the cluster's
+// processes to come Ready (74 s of wall time on two cores under a load average of 10), peak at
+// ~0.8 GB RSS for the whole cluster and idle at about half a core (node lease renewals). The cost
+// of a node is linear (etcd, the apiserver's watch cache and the informers of four processes each
+// hold every node), but past 1,000 the idle lease traffic alone would take a core of a small
+// machine, which is no longer a local test cluster.
 const MaxNodes = 1000
 
 // LabelCapacityType marks the nodes of a spot node group.
