@@ -53,7 +53,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown flavor", []string{"create", "local", "--flavor", "foo"}, 2, `unknown flavor "foo" (valid: aks, eks, generic, gke, k3s, kind, lks, m8s, osh)`},
 		{"unknown version", []string{"create", "local", "--version", "1.30.0"}, 2, `unsupported --version "1.30.0" (valid: 1.36.3)`},
 		{"bad name", []string{"create", "local", "Bad_Name"}, 2, `invalid cluster name "Bad_Name"`},
-		{"bad nodes", []string{"create", "local", "--nodes", "0"}, 2, "--nodes 0: must be between 1 and 100"},
+		{"bad nodes", []string{"create", "local", "--nodes", "0"}, 2, "--nodes 0: must be between 1 and 1000"},
 		{"bad flag", []string{"create", "local", "--frob"}, 2, "unknown flag: --frob"},
 		{"delete unknown", []string{"delete", "nope"}, 1, `delete "nope": no such cluster (no clusters exist)`},
 		{"delete nothing", []string{"delete"}, 2, "name a cluster (or --all)"},

@@ -149,8 +149,8 @@ func (c *cmdCtx) shorthand(rest []string, name, version, flavor string, nodes, p
 	if err := local.ValidName(name); err != nil {
 		return nil, cli.Usagef("nuv cluster create: %v", err)
 	}
-	if nodes < 1 || nodes > 100 {
-		return nil, cli.Usagef("nuv cluster create: --nodes %d: must be between 1 and 100", nodes)
+	if nodes < 1 || nodes > local.MaxNodes {
+		return nil, cli.Usagef("nuv cluster create: --nodes %d: must be between 1 and %d", nodes, local.MaxNodes)
 	}
 	if _, ok := spec.NormalVersion(version); !ok && version != "" {
 		return nil, cli.Usagef("nuv cluster create: unsupported --version %q (valid: %s)", version, strings.Join(local.SupportedVersions(), ", "))

@@ -145,6 +145,11 @@ func plan(dir string, s *state) []component {
 			"--authorization-mode=RBAC",
 			"--allow-privileged=true",
 			"--enable-priority-and-fairness=false",
+			// Nodes are made without the not-ready taint this plugin adds on create: kwok makes
+			// them Ready within a second, and the controller-manager's removal of the taint is two
+			// requests per node (2,000 while a 1,000-node cluster comes up). The controller still
+			// taints a node that becomes NotReady or unreachable.
+			"--disable-admission-plugins=TaintNodesByCondition",
 			"--profiling=false",
 			"--cert-dir=" + filepath.Join(dir, "data", a),
 			"--event-ttl=30m",
@@ -167,12 +172,16 @@ func plan(dir string, s *state) []component {
 		"--use-service-account-credentials=true",
 		"--service-account-private-key-file=" + pki("sa.key"), "--root-ca-file=" + pki("ca.crt"),
 		"--cluster-signing-cert-file=" + pki("ca.crt"), "--cluster-signing-key-file=" + pki("ca.key"),
-		"--controllers=*,bootstrapsigner,tokencleaner",
+		// Not the TTL controller: it tunes an annotation for kubelets' caches (kwok has none) to the
+		// cluster's size, patching every node each time the size crosses 100, 500, 1000, ... (3,000
+		// node writes while a 1,000-node cluster comes up); nuv's nodes carry its 0 from the start.
+		"--controllers=*,bootstrapsigner,tokencleaner,-ttl",
 		"--leader-elect=false",
 		"--cluster-name=" + s.Name,
 		"--cert-dir=" + filepath.Join(dir, "data", "kube-controller-manager"),
 		"--kube-api-qps=100", "--kube-api-burst=200",
 		"--profiling=false",
+		"--node-monitor-grace-period=" + strconv.Itoa(nodeMonitorGraceSeconds) + "s",
 	}})
 	sch := s.Ports["kube-scheduler"]
 	cs = append(cs, component{Name: "kube-scheduler", Group: 1, Port: sch, kind: "controller", Args: []string{"kube-scheduler",
@@ -193,15 +202,31 @@ func plan(dir string, s *state) []component {
 		Args: []string{"kwok",
 			"--kubeconfig=" + cfg("kwok.kubeconfig"),
 			"--config=" + cfg("kwok.yaml"),
+			"--config=" + cfg("kwok-options.yaml"),
 			"--manage-all-nodes=false",
 			"--manage-nodes-with-annotation-selector=" + nodeAnnotation + "=fake",
 			"--cidr=" + orDefault(s.PodCIDR, DefaultPodCIDR),
 			"--node-ip=127.0.0.1",
-			"--node-lease-duration-seconds=40",
+			"--node-lease-duration-seconds=" + strconv.Itoa(nodeLeaseSeconds),
+			// kwok logs every lease renewal at INFO: 100 lines a second for 1,000 nodes.
+			"--v=WARN",
 			"--server-address=127.0.0.1:" + strconv.Itoa(kw),
 		}})
 	return cs
 }
+
+// The node leases kwok keeps and how long the node lifecycle controller waits for a renewal before
+// it marks a node NotReady. A kubelet's lease lasts 40 s, renewed every 10 s, with a grace period of
+// 50 s; kwok renews every quarter lease. At 10 s a 1,000-node cluster makes 100 lease writes a
+// second at idle, about half a core of apiserver, etcd and controller-manager on a small machine;
+// at 120 s (renewed every 30 s) a third of that. The grace period covers five renewals, and the
+// time kwok takes to lease a thousand new nodes on two busy cores (a node that gets its first lease
+// after the grace period ran out flaps NotReady and back). A local cluster's nodes are fakes: a
+// dead kwok shows as NotReady nodes after 150 s instead of 50 s.
+const (
+	nodeLeaseSeconds        = 120
+	nodeMonitorGraceSeconds = 150
+)
 
 // nodeAnnotation marks the nodes kwok manages.
 const nodeAnnotation = kube.AnnotationKwokNode
@@ -258,7 +283,14 @@ peer-transport-security:%s
 	if err != nil {
 		return err
 	}
-	return fsutil.WriteFileAtomic(filepath.Join(dir, "config", "kwok.yaml"), stages, 0o644)
+	if err := fsutil.WriteFileAtomic(filepath.Join(dir, "config", "kwok.yaml"), stages, 0o644); err != nil {
+		return err
+	}
+	opts, err := kwokOptions()
+	if err != nil {
+		return err
+	}
+	return fsutil.WriteFileAtomic(filepath.Join(dir, "config", "kwok-options.yaml"), opts, 0o644)
 }
 
 // healthClient is an HTTPS client trusting the cluster CA and presenting cert (a PKI base name);

@@ -76,8 +76,8 @@ func (p Provider) Validate(c *spec.Cluster) []spec.FieldError {
 		}
 		total += g.Size()
 	}
-	if total > 100 {
-		errs = append(errs, spec.Errorf("spec.nodeGroups", "%d nodes in all: a local cluster has at most 100", total))
+	if total > MaxNodes {
+		errs = append(errs, spec.Errorf("spec.nodeGroups", "%d nodes in all: a local cluster has at most %d", total, MaxNodes))
 	}
 	if len(s.NodeGroups) > 0 && total == 0 {
 		errs = append(errs, spec.Errorf("spec.nodeGroups", "no nodes in any group: a local cluster needs at least one"))

@@ -154,8 +154,8 @@ func (o *CreateOptions) validate() error {
 	if o.Nodes == 0 {
 		o.Nodes = 1
 	}
-	if o.Nodes < 1 || o.Nodes > 100 {
-		return fmt.Errorf("--nodes %d: must be between 1 and 100", o.Nodes)
+	if o.Nodes < 1 || o.Nodes > MaxNodes {
+		return fmt.Errorf("--nodes %d: must be between 1 and %d", o.Nodes, MaxNodes)
 	}
 	for _, c := range []*string{&o.PodCIDR, &o.ServiceCIDR} {
 		if *c == "" {
@@ -284,7 +284,7 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (_ cluster.Info, 
 		}
 	}
 	t0 := time.Now()
-	if err := setupCluster(ctx, dir, s); err != nil {
+	if err := setupCluster(ctx, dir, s, p.log()); err != nil {
 		return cluster.Info{}, err
 	}
 	p.log().V(1).Infof("  nodes Ready and default ServiceAccount after %.2fs", time.Since(t0).Seconds())
@@ -371,7 +371,7 @@ func (p Provider) Start(ctx context.Context, name string) error {
 	}
 	if s.Phase != "created" {
 		// The nuv that created it died before finishing (killed, machine crash): finish the job.
-		if err := setupCluster(ctx, dir, s); err != nil {
+		if err := setupCluster(ctx, dir, s, p.log()); err != nil {
 			return fmt.Errorf("start %q: %w", name, err)
 		}
 		if err := p.writeKubeconfig(dir, s); err != nil {
@@ -380,7 +380,7 @@ func (p Provider) Start(ctx context.Context, name string) error {
 		s.Phase = "created"
 		return saveState(dir, s)
 	}
-	if err := waitNodesReady(ctx, dir, s); err != nil {
+	if err := waitNodesReady(ctx, dir, s, p.log()); err != nil {
 		return fmt.Errorf("start %q: %w", name, err)
 	}
 	if _, err := os.Stat(s.Kubeconfig); err != nil {

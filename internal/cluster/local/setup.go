@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -17,7 +18,7 @@ import (
 // setupCluster creates what a fresh cluster needs besides its control plane: the nodes kwok manages
 // (labelled per flavor) and the default StorageClass, then waits until the nodes are Ready and the
 // default ServiceAccount exists (so the first workload does not race the controllers).
-func setupCluster(ctx context.Context, dir string, s *state) error {
+func setupCluster(ctx context.Context, dir string, s *state, log cli.Logger) error {
 	cs, err := clientFor(dir)
 	if err != nil {
 		return err
@@ -26,13 +27,13 @@ func setupCluster(ctx context.Context, dir string, s *state) error {
 	if err != nil {
 		return err
 	}
-	if err := applyGroups(ctx, cs, flavor, s.Name, s.Version, s.groups(), nil); err != nil {
-		return err
-	}
-	if err := createStorageClass(ctx, cs); err != nil {
-		return err
-	}
-	if err := waitNodesReady(ctx, dir, s); err != nil {
+	err = applyAndWait(ctx, dir, s, log, func(ctx context.Context) error {
+		if err := applyGroups(ctx, cs, flavor, s.Name, s.Version, s.groups(), nil); err != nil {
+			return err
+		}
+		return createStorageClass(ctx, cs)
+	})
+	if err != nil {
 		return err
 	}
 	return waitDefaultServiceAccount(ctx, cs)

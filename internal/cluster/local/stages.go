@@ -8,6 +8,7 @@ import (
 	nodefast "sigs.k8s.io/kwok/kustomize/stage/node/fast"
 	nodelease "sigs.k8s.io/kwok/kustomize/stage/node/heartbeat-with-lease"
 	podfast "sigs.k8s.io/kwok/kustomize/stage/pod/fast"
+	kwokconfig "sigs.k8s.io/kwok/pkg/apis/config/v1alpha1"
 	kwokv1 "sigs.k8s.io/kwok/pkg/apis/v1alpha1"
 	"sigs.k8s.io/yaml"
 )
@@ -65,6 +66,28 @@ func kwokStages() ([]byte, error) {
 		out.Write(b)
 	}
 	return out.Bytes(), nil
+}
+
+// kwokParallelism is how many nodes kwok plays a stage for, and renews the lease of, at once (its
+// own default is 4 of each). kwok's client has no rate limit; its work per node is a template and
+// one request, so with 4 workers a 1,000-node create waits on request latency, not on CPU.
+const kwokParallelism = 16
+
+// kwokOptions returns kwok's second configuration file: a KwokConfiguration with nuv's parallelism.
+func kwokOptions() ([]byte, error) {
+	c := kwokconfig.KwokConfiguration{
+		TypeMeta: metav1.TypeMeta{APIVersion: kwokconfig.GroupVersion.String(), Kind: kwokconfig.KwokConfigurationKind},
+		Options: kwokconfig.KwokConfigurationOptions{
+			NodePlayStageParallelism: kwokParallelism,
+			PodPlayStageParallelism:  kwokParallelism,
+			NodeLeaseParallelism:     kwokParallelism,
+		},
+	}
+	b, err := yaml.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("kwok options: %w", err)
+	}
+	return append([]byte("# kwok options of a nuv local cluster, written by nuv (the flags nuv passes win over these).\n"), b...), nil
 }
 
 func cel(expr string) kwokv1.MatchExpression {
