@@ -73,7 +73,9 @@ func group(watcher Watcher) *cli.Group {
 }
 
 // run dispatches the verbs (cli.Group).
-func run(ctx context.Context, env *cli.Env, args []string) error { return group(nil).Run(ctx, env, args) }
+func run(ctx context.Context, env *cli.Env, args []string) error {
+	return group(nil).Run(ctx, env, args)
+}
 
 // flags builds a FlagSet for one verb; parse handles -h.
 func flags(name string) *pflag.FlagSet { return cli.NewFlagSet("nuv kube " + name) }
