@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	goldenpkg "github.com/nuv-dev/nuv/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
@@ -217,20 +218,5 @@ func TestFlagValueErrorsThroughTheCLI(t *testing.T) {
 
 func golden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -run TestCLIConvention -update writes it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("help differs from %s (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	goldenpkg.Check(t, path, got, *update)
 }

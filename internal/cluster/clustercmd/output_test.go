@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
+	"github.com/nuv-dev/nuv/internal/golden"
 	"path/filepath"
 	"testing"
 	"time"
@@ -18,21 +18,8 @@ import (
 // goldenForm compares got with testdata/NAME (go test -update rewrites it).
 func goldenForm(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "output", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Fatalf("output differs from %s:\n--- got\n%s--- want\n%s", path, got, want)
+	if !golden.Check(t, filepath.Join("testdata", "output", name), got, *update) {
+		t.FailNow()
 	}
 }
 

@@ -3,7 +3,7 @@ package emulatorcmd
 import (
 	"bytes"
 	"flag"
-	"os"
+	"github.com/nuv-dev/nuv/internal/golden"
 	"path/filepath"
 	"testing"
 
@@ -30,22 +30,7 @@ func TestStatusForms(t *testing.T) {
 			if err := writeStatus(&b, &cli.OutputOption{Format: format}, all); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", "status-"+name+"."+format)
-			if *update {
-				if err := os.MkdirAll("testdata", 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if b.String() != string(want) {
-				t.Errorf("%s differs:\n--- got\n%s--- want\n%s", path, b.String(), want)
-			}
+			golden.Check(t, filepath.Join("testdata", "status-"+name+"."+format), b.String(), *update)
 		}
 	}
 }
