@@ -28,7 +28,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -350,43 +349,20 @@ func memory(pidDir string) (rss, pss, unique int, err error) {
 		if err != nil {
 			return 0, 0, 0, fmt.Errorf("%s: %w", f, err)
 		}
-		st, err := kv(fmt.Sprintf("/proc/%d/status", pid))
+		st, err := benchutil.ProcFields(fmt.Sprintf("/proc/%d/status", pid))
 		if err != nil {
 			return 0, 0, 0, fmt.Errorf("process of %s: %w", f, err)
 		}
-		sm, err := kv(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+		sm, err := benchutil.ProcFields(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
 		if err != nil {
 			return 0, 0, 0, fmt.Errorf("process of %s: %w", f, err)
 		}
-		rss += st["VmRSS"]
-		pss += sm["Pss"]
-		anon += st["RssAnon"]
-		file = max(file, st["RssFile"])
+		rss += int(st["VmRSS"])
+		pss += int(sm["Pss"])
+		anon += int(st["RssAnon"])
+		file = max(file, int(st["RssFile"]))
 	}
 	return rss / 1024, pss / 1024, (anon + file) / 1024, nil
-}
-
-// kv reads "Key:   123 kB" lines.
-func kv(path string) (map[string]int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	m := map[string]int{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		if fs := strings.Fields(v); len(fs) > 0 {
-			if n, err := strconv.Atoi(fs[0]); err == nil {
-				m[k] = n
-			}
-		}
-	}
-	return m, sc.Err()
 }
 
 // startup compares nuv's start-up with the companion's (a binary that links the control plane),

@@ -23,7 +23,6 @@
 package main
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"os"
@@ -231,7 +230,7 @@ func memory(dir string) (sample, error) {
 	}
 	var s sample
 	for _, pid := range ps {
-		m, err := kv(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+		m, err := benchutil.ProcFields(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
 		if err != nil {
 			return sample{}, err
 		}
@@ -264,29 +263,6 @@ func clusterCPU(dir string) (float64, error) {
 		}
 	}
 	return float64(ticks) / 100, nil // USER_HZ is 100 on Linux
-}
-
-// kv reads "Key:   123 kB" lines.
-func kv(path string) (map[string]int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	m := map[string]int64{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		if fs := strings.Fields(v); len(fs) > 0 {
-			if n, err := strconv.ParseInt(fs[0], 10, 64); err == nil {
-				m[k] = n
-			}
-		}
-	}
-	return m, sc.Err()
 }
 
 func loadavg() string {

@@ -37,8 +37,6 @@ import (
 	"github.com/nuv-dev/nuv/bench/internal/benchutil"
 )
 
-const taskVersion = "v3.54.0"
-
 func main() {
 	runs := flag.Int("n", 20, "timed runs per command (after 2 warm-up runs)")
 	flag.Parse()
@@ -137,15 +135,11 @@ func run(n int) error {
 	}
 	full := strings.TrimSpace(string(out))
 
-	fmt.Printf("installing go-task %s (go install) ...\n", taskVersion)
 	peers := filepath.Join(tmp, "peers")
-	install := exec.Command("go", "install", "github.com/go-task/task/v3/cmd/task@"+taskVersion)
-	install.Env = append(os.Environ(), "GOBIN="+peers)
-	install.Stdout, install.Stderr = os.Stderr, os.Stderr
-	if err := install.Run(); err != nil {
-		return fmt.Errorf("install go-task: %w", err)
+	gotask, err := benchutil.InstallGoTask(peers)
+	if err != nil {
+		return err
 	}
-	gotask := filepath.Join(peers, "task")
 	fmt.Println("building a Go hello world ...")
 	hello := filepath.Join(peers, "hello")
 	helloSrc := filepath.Join(tmp, "hello", "main.go")

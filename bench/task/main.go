@@ -20,7 +20,7 @@ import (
 	"github.com/nuv-dev/nuv/bench/internal/benchutil"
 )
 
-const taskVersion = "v3.54.0"
+const taskVersion = benchutil.GoTaskVersion
 
 func main() {
 	runs := flag.Int("n", 40, "timed runs per program (after 3 warm-up runs)")
@@ -38,19 +38,15 @@ func run(n int, keep bool) error {
 		defer os.RemoveAll(tmp)
 	}
 	bin := filepath.Join(tmp, "bin")
-	fmt.Printf("installing go-task %s (GOBIN=%s go install)...\n", taskVersion, bin)
-	install := exec.Command("go", "install", "github.com/go-task/task/v3/cmd/task@"+taskVersion)
-	install.Env = append(os.Environ(), "GOBIN="+bin)
-	install.Stdout, install.Stderr = os.Stderr, os.Stderr
-	if err := install.Run(); err != nil {
-		return fmt.Errorf("install go-task: %w", err)
+	task, err := benchutil.InstallGoTask(bin)
+	if err != nil {
+		return err
 	}
 	fmt.Println("building nuv...")
 	nuv := filepath.Join(bin, "nuv")
 	if err := benchutil.BuildNuv(nuv); err != nil {
 		return err
 	}
-	task := filepath.Join(bin, "task")
 
 	// A project with a trivial task, and a tiny bundle with one folder and one task.
 	proj := filepath.Join(tmp, "project")
