@@ -493,13 +493,7 @@ func (b Builder) Prune(p Program, keep int) ([]string, error) {
 		}
 		return nil, err
 	}
-	inUse := map[string]bool{}
-	procs, _ := os.ReadDir("/proc")
-	for _, pr := range procs {
-		if exe, err := os.Readlink(filepath.Join("/proc", pr.Name(), "exe")); err == nil {
-			inUse[filepath.Dir(strings.TrimSuffix(exe, " (deleted)"))] = true
-		}
-	}
+	inUse := RunningDirs()
 	type build struct {
 		dir string
 		mod time.Time
@@ -542,4 +536,17 @@ func (b Builder) Prune(p Program, keep int) ([]string, error) {
 		}
 	}
 	return removed, nil
+}
+
+// RunningDirs returns the directories of the executables running processes execute (from
+// /proc/PID/exe): a cached build there is in use and must stay.
+func RunningDirs() map[string]bool {
+	dirs := map[string]bool{}
+	procs, _ := os.ReadDir("/proc")
+	for _, pr := range procs {
+		if exe, err := os.Readlink(filepath.Join("/proc", pr.Name(), "exe")); err == nil {
+			dirs[filepath.Dir(strings.TrimSuffix(exe, " (deleted)"))] = true
+		}
+	}
+	return dirs
 }

@@ -60,11 +60,7 @@ func Program() companion.Program {
 		// build cache compile only those again.
 		SharedSrc:   true,
 		IgnoreTests: true,
-		ColdEstimate: func(cores int) (time.Duration, string) {
-			// Measured on a 2-core machine of the kind nuv is developed on: the module downloads
-			// and the compile of every package the full program links.
-			return 14 * time.Minute / time.Duration(max(cores, 1)), "measured on a 2-core machine: 7 min, plus module downloads"
-		},
+		// No estimate before one build was measured here (builds.json then gives one).
 	}
 }
 

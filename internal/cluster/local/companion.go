@@ -175,13 +175,8 @@ func (c Companion) Prune(keep string) ([]string, error) {
 		}
 		return nil, err
 	}
-	inUse := map[string]bool{filepath.Dir(keep): true}
-	procs, _ := os.ReadDir("/proc")
-	for _, p := range procs {
-		if exe, err := os.Readlink(filepath.Join("/proc", p.Name(), "exe")); err == nil {
-			inUse[filepath.Dir(strings.TrimSuffix(exe, " (deleted)"))] = true
-		}
-	}
+	inUse := companion.RunningDirs()
+	inUse[filepath.Dir(keep)] = true
 	var removed []string
 	for _, e := range entries {
 		dir := filepath.Join(root, e.Name())
