@@ -36,7 +36,6 @@ import (
 	"github.com/nuv-dev/nuv/internal/companion"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/kube/kubecmd"
-	"github.com/nuv-dev/nuv/internal/tools"
 	"github.com/nuv-dev/nuv/internal/version"
 )
 
@@ -105,7 +104,7 @@ func light(args []string) func(context.Context, *cli.Env, []string) error {
 			return cli.Prefix("nuv kube", cmd.Run(ctx, env, rest))
 		}
 	case strings.HasPrefix(first, "-") && (strings.TrimLeft(first, "-") == "version" || strings.TrimLeft(first, "-") == "v"):
-		return tools.Version(version.Version).Run
+		return version.Command(version.Version).Run
 	}
 	return nil
 }

@@ -96,58 +96,111 @@ func loadKubeconfig(path string) (*clientcmdapi.Config, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("unreadable: %w", err)
 	}
+	cfg, err := decodeKubeconfig(path, data)
+	if err != nil {
+		return nil, "", err
+	}
+	ctxName, _, err := modelOf(cfg).pick()
+	if err != nil {
+		return nil, "", err
+	}
+	return cfg, ctxName, nil
+}
+
+// decodeKubeconfig parses data (read from path) with client-go, relative certificate and key
+// paths made relative to the kubeconfig's directory.
+func decodeKubeconfig(path string, data []byte) (*clientcmdapi.Config, error) {
 	cfg, err := clientcmd.Load(data)
 	if err != nil {
 		// clientcmd's parse errors name the line (one too early for some), never the content;
 		// yamlerr names the file and the line of the fault.
 		if serr := yamlerr.Syntax(path, data); serr != nil {
-			return nil, "", fmt.Errorf("not a kubeconfig: %w", serr)
+			return nil, fmt.Errorf("not a kubeconfig: %w", serr)
 		}
-		return nil, "", fmt.Errorf("not a kubeconfig: %w", err)
+		return nil, fmt.Errorf("not a kubeconfig: %w", err)
 	}
-	// Relative certificate and key paths are relative to the kubeconfig's directory.
 	setOrigin(cfg, path)
 	if err := clientcmd.ResolveLocalPaths(cfg); err != nil {
-		return nil, "", fmt.Errorf("resolve paths: %w", err)
+		return nil, fmt.Errorf("resolve paths: %w", err)
 	}
-	ctxName := cfg.CurrentContext
+	return cfg, nil
+}
+
+// modelOf is what the inventory needs of a kubeconfig client-go decoded.
+func modelOf(cfg *clientcmdapi.Config) kubeconfigModel {
+	m := kubeconfigModel{current: cfg.CurrentContext, contexts: map[string]contextRef{},
+		clusters: map[string]string{}, users: map[string]bool{}}
+	for n, c := range cfg.Contexts {
+		if c != nil {
+			m.contexts[n] = contextRef{cluster: c.Cluster, user: c.AuthInfo}
+		}
+	}
+	for n, c := range cfg.Clusters {
+		if c != nil {
+			m.clusters[n] = c.Server
+		}
+	}
+	for n, u := range cfg.AuthInfos {
+		if u != nil {
+			m.users[n] = true
+		}
+	}
+	return m
+}
+
+// pick returns the context nuv uses (the current-context, or the only context when
+// current-context is empty) and its server URL, or why the kubeconfig cannot be used.
+func (m kubeconfigModel) pick() (ctxName, server string, err error) {
+	ctxName = m.current
 	if ctxName == "" {
-		switch len(cfg.Contexts) {
+		switch len(m.contexts) {
 		case 0:
-			return nil, "", errors.New("no contexts defined")
+			return "", "", errors.New("no contexts defined")
 		case 1:
-			for n := range cfg.Contexts {
+			for n := range m.contexts {
 				ctxName = n
 			}
 		default:
-			return nil, "", fmt.Errorf("no current-context and %d contexts to choose from", len(cfg.Contexts))
+			return "", "", fmt.Errorf("no current-context and %d contexts to choose from", len(m.contexts))
 		}
 	}
-	kctx, ok := cfg.Contexts[ctxName]
-	if !ok || kctx == nil {
-		return nil, "", fmt.Errorf("current-context %q is not defined in contexts", ctxName)
+	kctx, ok := m.contexts[ctxName]
+	if !ok {
+		return "", "", fmt.Errorf("current-context %q is not defined in contexts", ctxName)
 	}
-	cl, ok := cfg.Clusters[kctx.Cluster]
-	if !ok || cl == nil {
-		return nil, "", fmt.Errorf("context %q names cluster %q, which is not defined", ctxName, kctx.Cluster)
+	server, ok = m.clusters[kctx.cluster]
+	if !ok {
+		return "", "", fmt.Errorf("context %q names cluster %q, which is not defined", ctxName, kctx.cluster)
 	}
-	if cl.Server == "" {
-		return nil, "", fmt.Errorf("cluster %q has no server URL", kctx.Cluster)
+	if server == "" {
+		return "", "", fmt.Errorf("cluster %q has no server URL", kctx.cluster)
 	}
-	if kctx.AuthInfo != "" {
-		if _, ok := cfg.AuthInfos[kctx.AuthInfo]; !ok {
-			return nil, "", fmt.Errorf("context %q names user %q, which is not defined", ctxName, kctx.AuthInfo)
-		}
+	if kctx.user != "" && !m.users[kctx.user] {
+		return "", "", fmt.Errorf("context %q names user %q, which is not defined", ctxName, kctx.user)
 	}
-	return cfg, ctxName, nil
+	return ctxName, server, nil
 }
 
+// parseKubeconfig returns the context and the server URL (a password in it hidden) of the
+// kubeconfig at path, read without client-go where quickKubeconfig can vouch for the file.
 func parseKubeconfig(path string) (context, server string, err error) {
-	cfg, ctxName, err := loadKubeconfig(path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", "", fmt.Errorf("unreadable: %w", err)
+	}
+	m, ok := quickKubeconfig(data)
+	if !ok {
+		cfg, err := decodeKubeconfig(path, data)
+		if err != nil {
+			return "", "", err
+		}
+		m = modelOf(cfg)
+	}
+	context, server, err = m.pick()
 	if err != nil {
 		return "", "", err
 	}
-	return ctxName, redactURL(cfg.Clusters[cfg.Contexts[ctxName].Cluster].Server), nil
+	return context, redactURL(server), nil
 }
 
 // redactURL hides a password embedded in a server URL (https://user:secret@host).

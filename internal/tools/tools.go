@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/version"
 )
 
 // Commands returns the tools of this package, in help order. Each runs on nuv's one command
@@ -104,16 +105,4 @@ func input(env *cli.Env, args []string) (string, error) {
 
 // Version returns the -version tool printing version (nuv's, stamped at build time). It never
 // touches the network.
-func Version(version string) cli.Command {
-	return tool("version", "print nuv's version", func(_ context.Context, env *cli.Env, args []string) error {
-		f := newFlags("version", "", "Prints nuv's version.", "nuv -version")
-		if done, err := f.parse(env, args); done || err != nil {
-			return err
-		}
-		if f.NArg() > 0 {
-			return f.usagef("unexpected arguments %q", f.Args())
-		}
-		fmt.Fprintln(env.Out, version)
-		return nil
-	})
-}
+func Version(v string) cli.Command { return version.Command(v) }

@@ -78,6 +78,8 @@ func runUse(ctx context.Context, env *cli.Env, args []string) error {
 		}
 		if v := env.Getenv(kube.EnvCluster); v != "" && v != c.Name && v != c.Path {
 			env.Log.Warnf("%s=%s in this shell wins over the project selection; `unset %s` (or eval \"$(nuv kube use --none --shell)\") to follow it", kube.EnvCluster, v, kube.EnvCluster)
+		} else if env.Getenv(kube.EnvKubeconfig) == "" {
+			// Nothing in this shell can win over the selection just made.
 		} else if t, err := kube.Resolve(proj, "", env.Getenv); err == nil && t.Source == kube.FromKubeconfig {
 			env.Log.Warnf("%s=%s in this shell wins over the project selection, for kubectl and nuv; eval \"$(nuv kube env)\" (or unset %s) to follow it", kube.EnvKubeconfig, env.Getenv(kube.EnvKubeconfig), kube.EnvKubeconfig)
 		}

@@ -1,0 +1,268 @@
+package kube
+
+import (
+	"bytes"
+	"encoding/base64"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The inventory reads every kubeconfig of clusters/ on each `task`, `task N` and `nuv kube list`,
+// and needs only a few names and the server URL of each. client-go's clientcmd.Load turns the
+// YAML into JSON, decodes it with the API machinery and converts it to the internal types: about
+// 0.3 ms a file here, most of `nuv kube use N`'s own work. quickKubeconfig reads the same fields
+// straight from the YAML tree, for the kubeconfigs tools write (kubeadm, kind, eksctl, nuv): it
+// answers only when it is certain that clientcmd.Load would accept the file and find the same
+// values, and otherwise says so (ok false) and the caller asks clientcmd. FuzzQuickKubeconfig holds
+// it to that: whenever it answers, clientcmd agrees.
+
+// kubeconfigModel is what the inventory needs of a kubeconfig, from either reader.
+type kubeconfigModel struct {
+	current  string
+	contexts map[string]contextRef // by context name
+	clusters map[string]string     // server URL by cluster name
+	users    map[string]bool       // user names
+}
+
+type contextRef struct{ cluster, user string }
+
+// quickKubeconfig reads data as a kubeconfig without client-go. ok is false when the file holds
+// anything it does not vouch for (YAML 1.1 spellings, anchors, extensions, unusual types, several
+// documents, a duplicate key or name): the caller then asks clientcmd, which also words the error.
+func quickKubeconfig(data []byte) (m kubeconfigModel, ok bool) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return m, false
+	}
+	var more yaml.Node
+	if dec.Decode(&more) == nil {
+		return m, false // several documents
+	}
+	root := doc.Content[0]
+	if !plainTree(root) || !configSchema.check(root) {
+		return m, false
+	}
+	if str(get(root, "apiVersion")) != "v1" || str(get(root, "kind")) != "Config" {
+		return m, false
+	}
+	m = kubeconfigModel{current: str(get(root, "current-context")), contexts: map[string]contextRef{},
+		clusters: map[string]string{}, users: map[string]bool{}}
+	for _, e := range items(get(root, "clusters")) {
+		n := str(get(e, "name"))
+		if _, dup := m.clusters[n]; dup || n == "" {
+			return m, false
+		}
+		m.clusters[n] = str(get(get(e, "cluster"), "server"))
+	}
+	for _, e := range items(get(root, "contexts")) {
+		n := str(get(e, "name"))
+		if _, dup := m.contexts[n]; dup || n == "" {
+			return m, false
+		}
+		c := get(e, "context")
+		m.contexts[n] = contextRef{cluster: str(get(c, "cluster")), user: str(get(c, "user"))}
+	}
+	for _, e := range items(get(root, "users")) {
+		n := str(get(e, "name"))
+		if m.users[n] || n == "" {
+			return m, false
+		}
+		m.users[n] = true
+	}
+	return m, true
+}
+
+// plainTree refuses what YAML 1.1 (clientcmd's reader) and YAML 1.2 (this one) read differently or
+// what the JSON step refuses: aliases, merge keys, non-string or duplicate keys, explicit tags,
+// and plain scalars YAML 1.1 reads as something else than YAML 1.2 does (yes, on, .inf, ...).
+func plainTree(n *yaml.Node) bool {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.Style&yaml.TaggedStyle != 0 || n.Anchor != "" {
+			return false
+		}
+		return n.Style != 0 || !ambiguousPlain(n.Value)
+	case yaml.SequenceNode:
+		if n.Anchor != "" || n.Tag != "!!seq" {
+			return false
+		}
+		for _, c := range n.Content {
+			if !plainTree(c) {
+				return false
+			}
+		}
+		return true
+	case yaml.MappingNode:
+		if n.Anchor != "" || n.Tag != "!!map" {
+			return false
+		}
+		seen := make(map[string]bool, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode || k.Tag != "!!str" || k.Value == "<<" || seen[k.Value] || !plainTree(k) || !plainTree(n.Content[i+1]) {
+				return false
+			}
+			seen[k.Value] = true
+		}
+		return true
+	}
+	return false // aliases, documents
+}
+
+// ambiguousPlain reports a plain scalar that might not be the same string under YAML 1.1 and 1.2
+// or that the JSON step rejects: anything starting like a number, a boolean or null of YAML 1.1,
+// and the infinities and NaN. true and false are booleans in both.
+func ambiguousPlain(s string) bool {
+	if s == "" || s == "~" || s == "=" || s == "<<" {
+		return true
+	}
+	digit := func(i int) bool { return i < len(s) && s[i] >= '0' && s[i] <= '9' }
+	switch lower := strings.ToLower(s); {
+	case digit(0):
+		return true
+	case (s[0] == '+' || s[0] == '-') && (digit(1) || (len(s) > 1 && s[1] == '.')):
+		return true
+	case s[0] == '.' && (digit(1) || strings.HasPrefix(lower, ".inf") || strings.HasPrefix(lower, ".nan")):
+		return true
+	case lower == "y" || lower == "yes" || lower == "n" || lower == "no" ||
+		lower == "on" || lower == "off" || lower == "null":
+		return true
+	}
+	return false
+}
+
+// shape is the expected type of a node, as client-go's v1 kubeconfig types declare it.
+type shape struct {
+	kind   shapeKind
+	fields map[string]*shape // object fields (unknown ones are ignored, as the JSON decoder does)
+	elem   *shape            // list elements, map values
+}
+
+type shapeKind int
+
+const (
+	sString shapeKind = iota // a string
+	sBool                    // true or false
+	sBytes                   // standard base64 ([]byte)
+	sList                    // a sequence of elem
+	sMap                     // a mapping of string to elem
+	sObject                  // a mapping with fields
+	sRefuse                  // present at all: not vouched for (extensions)
+)
+
+func (s *shape) check(n *yaml.Node) bool {
+	switch s.kind {
+	case sString:
+		return n.Kind == yaml.ScalarNode && n.Tag == "!!str"
+	case sBool:
+		return n.Kind == yaml.ScalarNode && n.Style == 0 && (n.Value == "true" || n.Value == "false")
+	case sBytes:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+			return false
+		}
+		_, err := base64.StdEncoding.DecodeString(n.Value)
+		return err == nil
+	case sList:
+		if n.Kind != yaml.SequenceNode {
+			return false
+		}
+		for _, c := range n.Content {
+			if !s.elem.check(c) {
+				return false
+			}
+		}
+		return true
+	case sMap:
+		if n.Kind != yaml.MappingNode {
+			return false
+		}
+		for i := 1; i < len(n.Content); i += 2 {
+			if !s.elem.check(n.Content[i]) {
+				return false
+			}
+		}
+		return true
+	case sObject:
+		if n.Kind != yaml.MappingNode {
+			return false
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if f := s.fields[n.Content[i].Value]; f != nil && !f.check(n.Content[i+1]) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func object(fields map[string]*shape) *shape { return &shape{kind: sObject, fields: fields} }
+func listOf(e *shape) *shape                 { return &shape{kind: sList, elem: e} }
+
+var (
+	tString    = &shape{kind: sString}
+	tBool      = &shape{kind: sBool}
+	tBytes     = &shape{kind: sBytes}
+	tRefuse    = &shape{kind: sRefuse}
+	tStrings   = listOf(tString)
+	tExtension = tRefuse
+
+	// configSchema is client-go's clientcmd/api/v1 Config. A YAML null anywhere is refused by
+	// plainTree's ambiguousPlain (a plain empty value or ~), so no field needs to allow it.
+	configSchema = object(map[string]*shape{
+		"kind":            tString,
+		"apiVersion":      tString,
+		"current-context": tString,
+		"preferences":     object(map[string]*shape{"colors": tBool, "extensions": tExtension}),
+		"extensions":      tExtension,
+		"clusters": listOf(object(map[string]*shape{"name": tString, "cluster": object(map[string]*shape{
+			"server": tString, "tls-server-name": tString, "insecure-skip-tls-verify": tBool,
+			"certificate-authority": tString, "certificate-authority-data": tBytes, "proxy-url": tString,
+			"disable-compression": tBool, "extensions": tExtension,
+		})})),
+		"contexts": listOf(object(map[string]*shape{"name": tString, "context": object(map[string]*shape{
+			"cluster": tString, "user": tString, "namespace": tString, "extensions": tExtension,
+		})})),
+		"users": listOf(object(map[string]*shape{"name": tString, "user": object(map[string]*shape{
+			"client-certificate": tString, "client-certificate-data": tBytes, "client-key": tString,
+			"client-key-data": tBytes, "token": tString, "tokenFile": tString, "as": tString,
+			"as-uid": tString, "as-groups": tStrings, "as-user-extra": &shape{kind: sMap, elem: tStrings},
+			"username": tString, "password": tString, "extensions": tExtension,
+			"auth-provider": object(map[string]*shape{"name": tString, "config": &shape{kind: sMap, elem: tString}}),
+			"exec": object(map[string]*shape{
+				"command": tString, "args": tStrings, "apiVersion": tString, "installHint": tString,
+				"provideClusterInfo": tBool, "interactiveMode": tString,
+				"env": listOf(object(map[string]*shape{"name": tString, "value": tString})),
+			}),
+		})})),
+	})
+)
+
+// get returns the value of key in mapping n (nil if n is nil, not a mapping, or lacks key).
+func get(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func str(n *yaml.Node) string {
+	if n == nil {
+		return ""
+	}
+	return n.Value
+}
+
+func items(n *yaml.Node) []*yaml.Node {
+	if n == nil {
+		return nil
+	}
+	return n.Content
+}
