@@ -16,6 +16,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
+	"github.com/nuv-dev/nuv/internal/cluster/history"
 	"github.com/nuv-dev/nuv/internal/cluster/providers"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/paths"
@@ -201,8 +202,12 @@ func (c *cmdCtx) engineFor(location, command string) (*engine.Engine, error) {
 		}
 		wait = d
 	}
+	hist, err := history.ForState(store)
+	if err != nil {
+		return nil, err
+	}
 	e := &engine.Engine{Providers: c.providers, Store: store, Out: c.env.Out, Log: c.env.Log, LockWait: wait, Command: command,
-		Project: paths.Project(c.env.Getenv, c.env.Dir)}
+		Project: paths.Project(c.env.Getenv, c.env.Dir), History: hist}
 	if err := e.SetFailpoints(c.env.Getenv); err != nil { // kill tests' failpoints
 		return nil, cli.Usagef("%v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -97,9 +98,27 @@ func TestIntegrationLifecycle(t *testing.T) {
 		!strings.Contains(out, "+ create node-group/batch") || !strings.Contains(out, "Plan: 3 to create") {
 		t.Fatalf("plan of a new cluster: exit %d\n%s%s", code, out, errs)
 	}
+	// The expected apply time goes to stderr: no history yet.
+	if !strings.Contains(errs, "Expected apply time of cluster lc, from the recorded applies of provider local:\n") ||
+		!regexp.MustCompile(`(?m)^  total +no history$`).MatchString(errs) {
+		t.Fatalf("plan of a new cluster, stderr:\n%s", errs)
+	}
 	out, errs, code = c.run("apply", "-f", f)
 	if code != 0 || !strings.Contains(out, "cluster lc: 3 created") {
 		t.Fatalf("apply: exit %d\n%s%s", code, out, errs)
+	}
+	// The apply's steps are the history the plan of the next local cluster estimates from.
+	next := filepath.Join(t.TempDir(), "lc-next.yaml")
+	if err := os.WriteFile(next, []byte(lifecycleSpec("lc-next", 2, true, "web")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errs, code = c.run("plan", "-f", next, "--detailed-exitcode")
+	if code != 2 || !regexp.MustCompile(`(?m)^  create control-plane/lc-next +~\S+ \(p90 \S+, 1 sample\)$`).MatchString(errs) ||
+		!regexp.MustCompile(`(?m)^  total +~\S+ \(p90 \S+\)$`).MatchString(errs) {
+		t.Fatalf("plan of a second cluster after an apply: exit %d, stderr:\n%s", code, errs)
+	}
+	if fi, err := os.Stat(filepath.Join(c.home, "state", "history", "local.json")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the apply history file: %v %v", fi, err)
 	}
 	kubeconfig := filepath.Join(c.project, "clusters", "lc.kubeconfig")
 	want := []string{"lc-batch-1:batch::batch", "lc-web-1:web:web", "lc-web-2:web:web"}

@@ -147,12 +147,30 @@ func (c *cmdCtx) printPlans(ctx context.Context, e *engine.Engine, specs []*spec
 	if err := c.writePlans(plans, output); err != nil {
 		return err
 	}
+	c.writeEstimates(ctx, e, plans, output)
 	for _, p := range plans {
 		if !p.Empty() && detailed {
 			return errChanges
 		}
 	}
 	return nil
+}
+
+// writeEstimates prints, on stderr, how long applying each plan is expected to take (from the
+// state store's apply history): advice that changes with every apply, so it stays out of the plan
+// document on stdout, which a team diffs and scripts read. Machine forms (-o json|yaml) get none.
+func (c *cmdCtx) writeEstimates(ctx context.Context, e *engine.Engine, plans []*cluster.Plan, output *cli.OutputOption) {
+	if output.Machine() {
+		return
+	}
+	for _, p := range plans {
+		est, total, err := e.Estimates(ctx, p)
+		if err != nil {
+			c.env.Log.Warnf("cluster %s: no expected apply time: %v", p.Cluster, err)
+			continue
+		}
+		engine.WriteEstimates(c.env.Err, p, est, total)
+	}
 }
 
 // formatText is plan's human form (-o text, the default): terraform-like lines, not a table.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/history"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
 )
@@ -41,6 +42,9 @@ type Engine struct {
 	Command string
 	// Project is the project root: a spec's add-ons index is relative to it.
 	Project string
+	// History, if set, records how long each carried-out step took (per provider, resource kind
+	// and action) and gives plans their expected durations (Estimates).
+	History history.Store
 	// AfterStep, if set, is called after each change is carried out and recorded (step counts from
 	// 1). Tests use it as a failpoint: a process killed there shows that the next apply resumes.
 	AfterStep func(step int, ch cluster.Change)
@@ -331,11 +335,49 @@ func (e *Engine) execute(ctx context.Context, p cluster.Provider, c *spec.Cluste
 			id = " (" + res.ID + ")"
 		}
 		fmt.Fprintf(w, "[%d/%d] %s %s%s in %s\n", i+1, len(plan.Changes), done(ch.Action), ch.Key, id, since(t0))
+		e.recordStep(ctx, p.Name(), c.Metadata.Name, ch, time.Since(t0))
 		if e.AfterStep != nil {
 			e.AfterStep(i+1, ch)
 		}
 	}
 	return nil
+}
+
+// recordStep adds a carried-out step to the history; a history that cannot be written costs a
+// warning, never the apply.
+func (e *Engine) recordStep(ctx context.Context, provider, name string, ch cluster.Change, took time.Duration) {
+	if e.History == nil {
+		return
+	}
+	s := history.Sample{Kind: changeKind(ch), Action: string(ch.Action), Seconds: took.Seconds(), At: time.Now().UTC(), Cluster: name}
+	if err := e.History.Add(context.WithoutCancel(ctx), provider, s); err != nil {
+		e.log().Warnf("%v", err)
+	}
+}
+
+// changeKind is the resource kind of a change (its key's "kind/name").
+func changeKind(ch cluster.Change) string {
+	kind, _, _ := strings.Cut(ch.Key, "/")
+	return kind
+}
+
+// Estimates returns, for each change of plan, how long the history says it takes, and the total;
+// with no History every estimate says "no history".
+func (e *Engine) Estimates(ctx context.Context, plan *cluster.Plan) ([]history.Estimate, history.Total, error) {
+	var samples []history.Sample
+	if e.History != nil {
+		var err error
+		if samples, err = e.History.Load(ctx, plan.Provider); err != nil {
+			return nil, history.Total{}, err
+		}
+	}
+	est := make([]history.Estimate, len(plan.Changes))
+	var total history.Total
+	for i, ch := range plan.Changes {
+		est[i] = history.For(samples, changeKind(ch), string(ch.Action))
+		total.Add(est[i])
+	}
+	return est, total, nil
 }
 
 func since(t time.Time) string { return time.Since(t).Round(10 * time.Millisecond).String() }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/history"
 )
 
 // WritePlan prints a plan the way a person reads it: one line per resource (+ create, ~ update,
@@ -66,6 +67,23 @@ func show(v string) string {
 		return "(none)"
 	}
 	return v
+}
+
+// WriteEstimates prints how long applying p is expected to take, per change and in total, from
+// est and total (Engine.Estimates). Nothing for an empty plan.
+func WriteEstimates(w io.Writer, p *cluster.Plan, est []history.Estimate, total history.Total) {
+	if p.Empty() || len(est) != len(p.Changes) {
+		return
+	}
+	fmt.Fprintf(w, "Expected apply time of cluster %s, from the recorded applies of provider %s:\n", p.Cluster, p.Provider)
+	width := len("total")
+	for _, c := range p.Changes {
+		width = max(width, len(c.Action)+1+len(c.Key))
+	}
+	for i, c := range p.Changes {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, string(c.Action)+" "+c.Key, est[i])
+	}
+	fmt.Fprintf(w, "  %-*s  %s\n", width, "total", total)
 }
 
 // jsonChange is a change in `-o json`.
