@@ -81,7 +81,9 @@ const (
 // Info describes one cluster.
 type Info struct {
 	// Phase is the lifecycle phase of the state record, if the engine keeps one for the cluster.
-	Phase      string
+	Phase string
+	// ExpiresAt is when the cluster's time to live ends (from its state record; nil: never).
+	ExpiresAt  *time.Time
 	Name       string
 	Provider   string
 	Status     Status

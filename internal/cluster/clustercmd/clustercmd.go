@@ -74,6 +74,8 @@ func subcommands() []sub {
 		{"start", "start NAME...|--all", "start a stopped cluster or repair a degraded one (local clusters)", runStart},
 		{"logs", "logs NAME [COMPONENT] [--tail N]", "print a cluster's component logs", runLogs},
 		{"kubeconfig", "kubeconfig NAME", "print the path of a cluster's kubeconfig", runKubeconfig},
+		{"gc", "gc [--dry-run] [--provider P]", "delete the clusters whose time to live (spec.ttl, extend) has passed; --dry-run lists them", runGC},
+		{"extend", "extend NAME DURATION", "move a cluster's expiry DURATION (4h, 2d) later", runExtend},
 		{"state", "state list|show NAME|unlock NAME [--force]|rm NAME [-o table|wide|json|yaml]", "inspect the state store: records, phases, locks", runState},
 		{"prepare", "prepare [--source download|build|DIR] [--offline] [--prune]", "get (once) the Kubernetes binaries local clusters run: verified release downloads, else a build from source; print where they are", runPrepare},
 		{"node-image", "node-image build [--version V] [--load] [--push REF] [--offline]", "assemble a kind node image without pulling anything (Debian packages, Kubernetes built from source); cached", runNodeImage},
@@ -106,7 +108,7 @@ State: records and locks in $NUV_HOME/state, or a shared store: NUV_STATE=kube:N
 			v.Args = []string{cli.ValProvider}
 		case "stop", "start", "delete":
 			v.Args, v.Variadic = []string{cli.ValCluster}, true
-		case "status", "logs", "kubeconfig":
+		case "status", "logs", "kubeconfig", "extend":
 			v.Args = []string{cli.ValCluster}
 		}
 		g.Verbs = append(g.Verbs, v)

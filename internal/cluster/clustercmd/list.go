@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,11 +57,17 @@ func writeTable(w io.Writer, infos []cluster.Info, now time.Time) { writeTableOf
 // writeTableOf is writeTable, with the wide columns (flavor, version, HA, kubeconfig) when wide.
 func writeTableOf(w io.Writer, infos []cluster.Info, now time.Time, wide bool) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	if wide {
-		fmt.Fprintln(tw, "NAME\tPROVIDER\tSTATUS\tAPI\tNODES\tAGE\tFLAVOR\tVERSION\tHA\tKUBECONFIG")
-	} else {
-		fmt.Fprintln(tw, "NAME\tPROVIDER\tSTATUS\tAPI\tNODES\tAGE")
+	// EXPIRES appears when some cluster has a time to live (spec.ttl), as kubectl adds columns
+	// that only some objects fill; "-" for the others.
+	expires := slices.ContainsFunc(infos, func(i cluster.Info) bool { return i.ExpiresAt != nil })
+	head := "NAME\tPROVIDER\tSTATUS\tAPI\tNODES\tAGE"
+	if expires {
+		head += "\tEXPIRES"
 	}
+	if wide {
+		head += "\tFLAVOR\tVERSION\tHA\tKUBECONFIG"
+	}
+	fmt.Fprintln(tw, head)
 	for _, i := range infos {
 		api, nodes, age := i.APIURL, "-", "-"
 		if api == "" {
@@ -92,14 +99,27 @@ func writeTableOf(w io.Writer, infos []cluster.Info, now time.Time, wide bool) {
 		if i.Err != nil {
 			status += ": " + i.Err.Error()
 		}
-		if wide {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%t\t%s\n", i.Name, i.Provider, status, api, nodes, age,
-				orDash(i.Flavor), orDash(i.Version), i.HA, orDash(i.Kubeconfig))
-			continue
+		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", i.Name, i.Provider, status, api, nodes, age)
+		if expires {
+			row += "\t" + expiresIn(i.ExpiresAt, now)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", i.Name, i.Provider, status, api, nodes, age)
+		if wide {
+			row += fmt.Sprintf("\t%s\t%s\t%t\t%s", orDash(i.Flavor), orDash(i.Version), i.HA, orDash(i.Kubeconfig))
+		}
+		fmt.Fprintln(tw, row)
 	}
 	tw.Flush()
+}
+
+// expiresIn is "in 3h", "expired 20m ago" or "-" (no time to live).
+func expiresIn(at *time.Time, now time.Time) string {
+	switch {
+	case at == nil:
+		return "-"
+	case at.After(now):
+		return "in " + humanAge(at.Sub(now))
+	}
+	return "expired " + humanAge(now.Sub(*at)) + " ago"
 }
 
 func orDash(s string) string {
@@ -135,6 +155,7 @@ type jsonInfo struct {
 	Nodes      int                 `json:"nodes"`
 	NodesReady int                 `json:"nodesReady"`
 	Created    *time.Time          `json:"created,omitempty"`
+	ExpiresAt  *time.Time          `json:"expiresAt,omitempty"`
 	Binaries   string              `json:"binaries,omitempty"`
 	Durability string              `json:"durability,omitempty"`
 	Components []cluster.Component `json:"components,omitempty"`
@@ -150,7 +171,7 @@ func machineInfos(infos []cluster.Info) []jsonInfo {
 }
 
 func machineInfo(i cluster.Info) jsonInfo {
-	j := jsonInfo{Name: i.Name, Provider: i.Provider, Status: string(i.Status), Phase: i.Phase, API: i.APIURL, Kubeconfig: i.Kubeconfig,
+	j := jsonInfo{Name: i.Name, Provider: i.Provider, Status: string(i.Status), Phase: i.Phase, ExpiresAt: i.ExpiresAt, API: i.APIURL, Kubeconfig: i.Kubeconfig,
 		Flavor: i.Flavor, Version: i.Version, HA: i.HA, Nodes: i.Nodes, NodesReady: i.NodesReady, Binaries: i.Binaries, Durability: i.Durability, Components: i.Components}
 	if i.Err != nil {
 		j.Error = i.Err.Error()
@@ -258,7 +279,7 @@ func (c *cmdCtx) listAll(ctx context.Context) ([]cluster.Info, error) {
 	recs := c.addPhases(ctx, ptrs)
 	for _, r := range recs {
 		if !seen[r.Name] {
-			all = append(all, cluster.Info{Name: r.Name, Provider: r.Provider, Status: "absent", Phase: string(r.Phase), NodesReady: -1, Created: r.Created})
+			all = append(all, cluster.Info{Name: r.Name, Provider: r.Provider, Status: "absent", Phase: string(r.Phase), NodesReady: -1, Created: r.Created, ExpiresAt: r.ExpiresAt})
 		}
 	}
 	sort.SliceStable(all, func(a, b int) bool { return all[a].Name < all[b].Name })
@@ -279,7 +300,7 @@ func (c *cmdCtx) addPhases(ctx context.Context, infos []*cluster.Info) []*state.
 	}
 	for _, i := range infos {
 		if r, ok := byName[i.Name]; ok && r.Provider == i.Provider {
-			i.Phase = string(r.Phase)
+			i.Phase, i.ExpiresAt = string(r.Phase), r.ExpiresAt
 		}
 	}
 	return recs

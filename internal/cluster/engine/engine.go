@@ -228,6 +228,7 @@ func (e *Engine) Apply(ctx context.Context, c *spec.Cluster, o ApplyOptions) (*c
 		if rec == nil || rec.Phase != state.Running || !sameSpec(rec.Spec, c) {
 			// The cluster matches but the record is missing, behind or failed: bring it up to date.
 			rec = e.newRecord(rec, p, c)
+			setExpiry(rec, c, time.Now())
 			rec.Phase, rec.Error, rec.Spec = state.Running, "", c
 			actual, err := p.Observe(ctx, c, rec.Resources)
 			if err != nil {
@@ -245,6 +246,7 @@ func (e *Engine) Apply(ctx context.Context, c *spec.Cluster, o ApplyOptions) (*c
 	if rec.Generation == 0 || rec.Phase == state.Creating || rec.Phase == state.CreationFailed {
 		phase = state.Creating
 	}
+	setExpiry(rec, c, time.Now())
 	rec.Phase, rec.Spec = phase, c
 	if err := e.Store.Save(ctx, rec); err != nil {
 		return nil, err
@@ -261,6 +263,25 @@ func (e *Engine) newRecord(rec *state.Record, p cluster.Provider, c *spec.Cluste
 		return rec
 	}
 	return &state.Record{Name: c.Metadata.Name, Provider: p.Name(), Spec: c}
+}
+
+// setExpiry gives rec the expiry c's ttl asks for, counted from now, when the cluster is new or
+// its ttl changed (rec.Spec is still the spec applied before); a spec without ttl clears it. An
+// expiry that `nuv cluster extend` moved stays while the ttl is unchanged.
+func setExpiry(rec *state.Record, c *spec.Cluster, now time.Time) {
+	if c.Spec.TTL == "" {
+		rec.ExpiresAt = nil
+		return
+	}
+	if rec.ExpiresAt != nil && rec.Spec != nil && rec.Spec.Spec.TTL == c.Spec.TTL {
+		return
+	}
+	d, err := spec.ParseTTL(c.Spec.TTL) // validated with the spec
+	if err != nil {
+		return
+	}
+	t := now.Add(d).UTC().Truncate(time.Second)
+	rec.ExpiresAt = &t
 }
 
 func sameSpec(a, b *spec.Cluster) bool {
@@ -496,11 +517,44 @@ func recorded(rec *state.Record) []cluster.Resource {
 // Delete removes everything nuv made for a cluster, dependents first, then checks that nothing is
 // left and removes the record. An interrupted delete is finished by the next one.
 func (e *Engine) Delete(ctx context.Context, name string) (*cluster.Plan, error) {
+	return e.deleteIf(ctx, name, nil)
+}
+
+// ErrNotExpired is DeleteExpired's answer for a cluster whose record has no expiry, or one still
+// ahead, by the time its lock was taken.
+var ErrNotExpired = errors.New("not expired")
+
+// DeleteExpired deletes the cluster name only if, under its lock, its state record says it expired
+// at now: a cluster re-created or extended since a gc listed it is left alone (ErrNotExpired), and
+// of two gcs deleting at once the second finds no record (cluster.ErrNotFound).
+func (e *Engine) DeleteExpired(ctx context.Context, name string, now time.Time) (*cluster.Plan, error) {
+	return e.deleteIf(ctx, name, func(rec *state.Record) error {
+		if rec == nil {
+			return fmt.Errorf("%q: %w", name, cluster.ErrNotFound)
+		}
+		if !rec.Expired(now) {
+			return fmt.Errorf("cluster %s: %w", name, ErrNotExpired)
+		}
+		return nil
+	})
+}
+
+// deleteIf deletes a cluster under its lock; check, if set, sees its record first and may refuse.
+func (e *Engine) deleteIf(ctx context.Context, name string, check func(*state.Record) error) (*cluster.Plan, error) {
 	unlock, err := e.begin(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	if check != nil {
+		rec, err := e.load(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if err := check(rec); err != nil {
+			return nil, err
+		}
+	}
 	c, p, rec, err := e.Target(ctx, name)
 	if err != nil {
 		return nil, err

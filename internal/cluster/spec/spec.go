@@ -49,6 +49,9 @@ type Spec struct {
 	// Region and Zones place a cloud cluster.
 	Region string   `yaml:"region,omitempty" json:"region,omitempty"`
 	Zones  []string `yaml:"zones,omitempty" json:"zones,omitempty"`
+	// TTL, if set, is how long the cluster may live ("4h", "2d"; see ParseTTL): the state record
+	// gets an expiry and `nuv cluster gc` deletes the cluster once it passed.
+	TTL string `yaml:"ttl,omitempty" json:"ttl,omitempty"`
 	// KubernetesVersion is "MAJOR.MINOR" or "MAJOR.MINOR.PATCH" (a leading v is accepted).
 	KubernetesVersion string       `yaml:"kubernetesVersion,omitempty" json:"kubernetesVersion,omitempty"`
 	ControlPlane      ControlPlane `yaml:"controlPlane,omitempty" json:"controlPlane,omitempty"`

@@ -54,6 +54,11 @@ func (c *Cluster) validate() []FieldError {
 			add("spec.kubernetesVersion", "%q is not a version (want MAJOR.MINOR or MAJOR.MINOR.PATCH)", s.KubernetesVersion)
 		}
 	}
+	if s.TTL != "" {
+		if _, err := ParseTTL(s.TTL); err != nil {
+			add("spec.ttl", "%v", err)
+		}
+	}
 	if s.ControlPlane.Count < 0 || s.ControlPlane.Count > 5 {
 		add("spec.controlPlane.count", "%d: must be between 1 and 5", s.ControlPlane.Count)
 	}

@@ -56,6 +56,9 @@ type Record struct {
 	Spec *spec.Cluster `json:"spec,omitempty"`
 	// Resources lists every resource made for the cluster, in the order they were made.
 	Resources []cluster.Resource `json:"resources,omitempty"`
+	// ExpiresAt, if set, is when `nuv cluster gc` may delete the cluster: set from spec.ttl when a
+	// cluster is created or its ttl changes, moved by `nuv cluster extend`.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
 	// Error is the last failure, until an operation succeeds.
 	Error   string    `json:"error,omitempty"`
 	Created time.Time `json:"created"`
@@ -63,6 +66,9 @@ type Record struct {
 	// Generation counts writes; a backend refuses a write based on an older generation.
 	Generation int64 `json:"generation"`
 }
+
+// Expired reports whether the record's expiry passed at now.
+func (r *Record) Expired(now time.Time) bool { return r.ExpiresAt != nil && !now.Before(*r.ExpiresAt) }
 
 // Set records r (replacing the resource with the same key).
 func (r *Record) Set(res cluster.Resource) {
