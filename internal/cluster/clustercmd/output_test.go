@@ -121,3 +121,22 @@ spec:
 		}
 	}
 }
+
+// TestListExpiresColumn: when a cluster has a time to live, list shows EXPIRES (in N, expired N
+// ago, - for the others) in the table and wide forms, and expiresAt in the machine forms.
+func TestListExpiresColumn(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	soon, past := now.Add(3*time.Hour+10*time.Minute), now.Add(-20*time.Minute)
+	infos := []cluster.Info{
+		{Name: "ci-1", Provider: "local", Status: cluster.Running, APIURL: "https://127.0.0.1:40001", Nodes: 1, NodesReady: 1, Created: now.Add(-time.Hour), ExpiresAt: &soon},
+		{Name: "ci-2", Provider: "kind", Status: cluster.Running, Nodes: 2, NodesReady: 2, Created: now.Add(-5 * time.Hour), ExpiresAt: &past},
+		{Name: "dev", Provider: "local", Status: cluster.Stopped, Nodes: 1, NodesReady: -1, Created: now.Add(-72 * time.Hour)},
+	}
+	for _, format := range cli.ListFormats {
+		var b bytes.Buffer
+		if err := writeList(&b, &cli.OutputOption{Format: format}, infos, now); err != nil {
+			t.Fatal(err)
+		}
+		goldenForm(t, "list-expires."+format, b.String())
+	}
+}
