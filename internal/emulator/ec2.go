@@ -231,7 +231,7 @@ var ec2Actions = lazy.Value[map[string]queryHandler]{New: func() map[string]quer
 }}
 
 func (s *Server) ec2() *ec2State {
-	e := &s.st.EC2
+	e := &s.St.EC2
 	if e.Vpcs == nil {
 		e.Vpcs = map[string]*ec2Vpc{}
 	}
@@ -259,12 +259,12 @@ func (s *Server) ec2() *ec2State {
 // zones are the Availability Zones of the emulator's region.
 func (s *Server) zones() []string {
 	letters := "abc"
-	if s.st.Region == "us-east-1" {
+	if s.St.Region == "us-east-1" {
 		letters = "abcdef"
 	}
 	var out []string
 	for _, l := range letters {
-		out = append(out, s.st.Region+string(l))
+		out = append(out, s.St.Region+string(l))
 	}
 	return out
 }
@@ -300,7 +300,7 @@ func (s *Server) ec2DescribeAZs(p params) (any, error) {
 		if len(names) > 0 && !contains(names, z) {
 			continue
 		}
-		a := az{z, "available", s.st.Region, zoneID(z), "availability-zone", "opt-in-not-required", s.st.Region, s.st.Region}
+		a := az{z, "available", s.St.Region, zoneID(z), "availability-zone", "opt-in-not-required", s.St.Region, s.St.Region}
 		if !matchFilters(filters, nil, func(n string) []string {
 			return map[string][]string{"zone-name": {a.ZoneName}, "zone-id": {a.ZoneID}, "state": {a.ZoneState}, "region-name": {a.RegionName}, "zone-type": {a.ZoneType}}[n]
 		}) {
@@ -464,11 +464,11 @@ func (s *Server) ec2CreateVpc(p params) (any, error) {
 		return nil, err
 	}
 	v := &ec2Vpc{VpcID: awsID("vpc"), State: "available", CidrBlock: pfx.String(), DhcpOptionsID: awsID("dopt"), InstanceTenancy: "default",
-		OwnerID: s.st.Account, Tags: tags, EnableDNSSupport: true}
+		OwnerID: s.St.Account, Tags: tags, EnableDNSSupport: true}
 	sg := s.newSecurityGroup(v.VpcID, "default", "default VPC security group", nil)
 	sg.Ingress = []sgRule{{Protocol: "-1", Group: sg.GroupID}}
 	v.DefaultSG = sg.GroupID
-	rt := &ec2RouteTable{RouteTableID: awsID("rtb"), VpcID: v.VpcID, OwnerID: s.st.Account,
+	rt := &ec2RouteTable{RouteTableID: awsID("rtb"), VpcID: v.VpcID, OwnerID: s.St.Account,
 		Routes: []ec2Route{{DestinationCidrBlock: v.CidrBlock, GatewayID: "local", State: "active", Origin: "CreateRouteTable"}}}
 	rt.Associations = []ec2RTAssoc{{RouteTableAssociationID: awsID("rtbassoc"), RouteTableID: rt.RouteTableID, Main: true, AssociationState: ec2AssocState{"associated"}}}
 	e.RouteTables[rt.RouteTableID] = rt
@@ -656,9 +656,9 @@ func (s *Server) ec2CreateSubnet(p params) (any, error) {
 		return nil, err
 	}
 	id := awsID("subnet")
-	sn := &ec2Subnet{SubnetID: id, SubnetArn: fmt.Sprintf("arn:aws:ec2:%s:%s:subnet/%s", s.st.Region, s.st.Account, id), State: "available",
+	sn := &ec2Subnet{SubnetID: id, SubnetArn: fmt.Sprintf("arn:aws:ec2:%s:%s:subnet/%s", s.St.Region, s.St.Account, id), State: "available",
 		VpcID: vpcID, CidrBlock: pfx.String(), AvailableIPAddressCount: 1<<(32-pfx.Bits()) - 5, AvailabilityZone: zone,
-		AvailabilityZoneID: zoneID(zone), OwnerID: s.st.Account, Tags: tags}
+		AvailabilityZoneID: zoneID(zone), OwnerID: s.St.Account, Tags: tags}
 	e.Subnets[id] = sn
 	return &struct {
 		ec2Meta
@@ -697,7 +697,7 @@ func (s *Server) ec2DeleteSubnet(p params) (any, error) {
 			deps = append(deps, n.NatGatewayID)
 		}
 	}
-	for _, c := range s.st.EKS.Clusters {
+	for _, c := range s.St.EKS.Clusters {
 		if contains(c.Wire.ResourcesVpcConfig.SubnetIds, id) {
 			deps = append(deps, "EKS cluster "+c.Wire.Name)
 		}
@@ -754,7 +754,7 @@ func (s *Server) ec2CreateIGW(p params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &ec2IGW{InternetGatewayID: awsID("igw"), OwnerID: s.st.Account, Tags: tags, Attachments: []ec2Attachment{}}
+	g := &ec2IGW{InternetGatewayID: awsID("igw"), OwnerID: s.St.Account, Tags: tags, Attachments: []ec2Attachment{}}
 	s.ec2().InternetGateways[g.InternetGatewayID] = g
 	return &struct {
 		ec2Meta
@@ -845,7 +845,7 @@ func (s *Server) ec2AllocateAddress(p params) (any, error) {
 	var n [3]byte
 	_, _ = rand.Read(n[:])
 	ip := net.IPv4(3, n[0], n[1], n[2]).String()
-	a := &ec2Address{PublicIP: ip, AllocationID: awsID("eipalloc"), Domain: "vpc", NetworkBorderGroup: s.st.Region, Tags: tags}
+	a := &ec2Address{PublicIP: ip, AllocationID: awsID("eipalloc"), Domain: "vpc", NetworkBorderGroup: s.St.Region, Tags: tags}
 	s.ec2().Addresses[a.AllocationID] = a
 	return &struct {
 		ec2Meta
@@ -933,7 +933,7 @@ func (s *Server) ec2CreateNat(p params) (any, error) {
 		addr.AllocationID, addr.PublicIP = a.AllocationID, a.PublicIP
 	}
 	n := &ec2Nat{NatGatewayID: "nat-0" + randFrom(hexDigits, 16), SubnetID: snID, VpcID: sn.VpcID, State: "pending",
-		CreateTime: time.Now().UTC().Truncate(time.Second), ConnectivityType: ct, Addresses: []ec2NatAddress{addr}, Tags: tags, Due: time.Now().Add(s.delay)}
+		CreateTime: time.Now().UTC().Truncate(time.Second), ConnectivityType: ct, Addresses: []ec2NatAddress{addr}, Tags: tags, Due: time.Now().Add(s.Delay)}
 	e.NatGateways[n.NatGatewayID] = n
 	return &struct {
 		ec2Meta
@@ -960,7 +960,7 @@ func (s *Server) ec2DeleteNat(p params) (any, error) {
 		return nil, err
 	}
 	if n.State != "deleting" && n.State != "deleted" {
-		n.State, n.Due = "deleting", time.Now().Add(s.delay)
+		n.State, n.Due = "deleting", time.Now().Add(s.Delay)
 	}
 	return &struct {
 		ec2Meta
@@ -969,7 +969,7 @@ func (s *Server) ec2DeleteNat(p params) (any, error) {
 }
 
 // reconcileEC2 moves NAT gateways along (pending -> available, deleting -> deleted, and deleted
-// ones are forgotten an hour later, as EC2 does); s.mu is held.
+// ones are forgotten an hour later, as EC2 does); s.Mu is held.
 func (s *Server) reconcileEC2(t time.Time) bool {
 	changed := false
 	e := s.ec2()
@@ -1014,7 +1014,7 @@ func (s *Server) ec2CreateRouteTable(p params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &ec2RouteTable{RouteTableID: awsID("rtb"), VpcID: v.VpcID, OwnerID: s.st.Account, Tags: tags, Associations: []ec2RTAssoc{},
+	rt := &ec2RouteTable{RouteTableID: awsID("rtb"), VpcID: v.VpcID, OwnerID: s.St.Account, Tags: tags, Associations: []ec2RTAssoc{},
 		Routes: []ec2Route{{DestinationCidrBlock: v.CidrBlock, GatewayID: "local", State: "active", Origin: "CreateRouteTable"}}}
 	s.ec2().RouteTables[rt.RouteTableID] = rt
 	return &struct {
@@ -1193,7 +1193,7 @@ func (s *Server) ec2DisassociateRouteTable(p params) (any, error) {
 
 // newSecurityGroup makes a group in vpc that allows all egress.
 func (s *Server) newSecurityGroup(vpc, name, desc string, tags map[string]string) *ec2SG {
-	g := &ec2SG{GroupID: awsID("sg"), GroupName: name, Description: desc, VpcID: vpc, OwnerID: s.st.Account,
+	g := &ec2SG{GroupID: awsID("sg"), GroupName: name, Description: desc, VpcID: vpc, OwnerID: s.St.Account,
 		Ingress: []sgRule{}, Egress: []sgRule{{Protocol: "-1", Cidr: "0.0.0.0/0"}}}
 	for _, k := range sortedKeys(tags) {
 		g.Tags = append(g.Tags, ec2Tag{k, tags[k]})
@@ -1263,7 +1263,7 @@ func (s *Server) ec2CreateSG(p params) (any, error) {
 }
 
 func (s *Server) sgArn(g *ec2SG) string {
-	return fmt.Sprintf("arn:aws:ec2:%s:%s:security-group/%s", s.st.Region, s.st.Account, g.GroupID)
+	return fmt.Sprintf("arn:aws:ec2:%s:%s:security-group/%s", s.St.Region, s.St.Account, g.GroupID)
 }
 
 // xmlPerms groups flattened rules by protocol and ports, as EC2 reports them.
@@ -1285,7 +1285,7 @@ func (s *Server) xmlPerms(rules []sgRule) []xmlPermission {
 		if r.Cidr != "" {
 			out[i].IPRanges = append(out[i].IPRanges, xmlIPRange{r.Cidr, r.Desc})
 		} else {
-			out[i].Groups = append(out[i].Groups, xmlGroupPair{r.Group, s.st.Account, r.Desc})
+			out[i].Groups = append(out[i].Groups, xmlGroupPair{r.Group, s.St.Account, r.Desc})
 		}
 	}
 	return out
@@ -1333,7 +1333,7 @@ func (s *Server) ec2DeleteSG(p params) (any, error) {
 			}
 		}
 	}
-	for _, c := range s.st.EKS.Clusters {
+	for _, c := range s.St.EKS.Clusters {
 		if contains(c.Wire.ResourcesVpcConfig.SecurityGroupIds, g.GroupID) || c.SecurityGroup == g.GroupID {
 			return nil, errf(400, "DependencyViolation", "resource %s has a dependent object (EKS cluster %s)", g.GroupID, c.Wire.Name)
 		}

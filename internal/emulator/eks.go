@@ -339,7 +339,7 @@ func (s *Server) routeEKS(rq *request) (string, func() (any, error), *apiError) 
 }
 
 func (s *Server) eksARN(kind, rest string) string {
-	return fmt.Sprintf("arn:aws:eks:%s:%s:%s/%s", s.st.Region, s.st.Account, kind, rest)
+	return fmt.Sprintf("arn:aws:eks:%s:%s:%s/%s", s.St.Region, s.St.Account, kind, rest)
 }
 
 func notFoundCluster(name string) *apiError {
@@ -348,7 +348,7 @@ func notFoundCluster(name string) *apiError {
 
 // cluster returns the named cluster or EKS's ResourceNotFoundException.
 func (s *Server) cluster(name string) (*eksCluster, error) {
-	c := s.st.EKS.Clusters[name]
+	c := s.St.EKS.Clusters[name]
 	if c == nil {
 		return nil, notFoundCluster(name)
 	}
@@ -390,7 +390,7 @@ func (s *Server) eksCreateCluster(r *eksRequest) (any, error) {
 	if in.Name == "" || len(in.Name) > 100 || !eksNameRE.MatchString(in.Name) {
 		return nil, inval("The cluster name %q is invalid: it must start with a letter or digit, contain only letters, digits, '-' and '_', and be at most 100 characters", in.Name)
 	}
-	if c := s.st.EKS.Clusters[in.Name]; c != nil {
+	if c := s.St.EKS.Clusters[in.Name]; c != nil {
 		return nil, errf(409, "ResourceInUseException", "Cluster already exists with name: %s", in.Name).with("clusterName", in.Name)
 	}
 	if in.Version == "" {
@@ -407,7 +407,7 @@ func (s *Server) eksCreateCluster(r *eksRequest) (any, error) {
 		return nil, err
 	}
 	for _, sg := range in.ResourcesVpcConfig.SecurityGroupIds {
-		g := s.st.EC2.SecurityGroups[sg]
+		g := s.St.EC2.SecurityGroups[sg]
 		if g == nil || g.VpcID != vpcID {
 			return nil, inval("Security group %s does not exist in VPC %s", sg, vpcID)
 		}
@@ -460,17 +460,17 @@ func (s *Server) eksCreateCluster(r *eksRequest) (any, error) {
 		Status: "CREATING", ClientRequestToken: in.ClientRequestToken, PlatformVersion: eksPlatformVersion,
 		Tags: in.Tags, AccessConfig: ac, Identity: &identityWire{},
 	}
-	w.Identity.OIDC.Issuer = fmt.Sprintf("https://oidc.eks.%s.amazonaws.com/id/%s", s.st.Region, strings.ToUpper(randFrom(hexDigits, 32)))
+	w.Identity.OIDC.Issuer = fmt.Sprintf("https://oidc.eks.%s.amazonaws.com/id/%s", s.St.Region, strings.ToUpper(randFrom(hexDigits, 32)))
 	c := &eksCluster{Wire: w, NodeGroups: map[string]*eksNodegroup{}, Addons: map[string]*eksAddon{}, Due: s.due(), SecurityGroup: sg.GroupID}
-	if s.st.EKS.Clusters == nil {
-		s.st.EKS.Clusters = map[string]*eksCluster{}
+	if s.St.EKS.Clusters == nil {
+		s.St.EKS.Clusters = map[string]*eksCluster{}
 	}
-	s.st.EKS.Clusters[in.Name] = c
-	s.log.Infof("emulator: EKS cluster %s CREATING (Kubernetes %s)", in.Name, in.Version)
+	s.St.EKS.Clusters[in.Name] = c
+	s.Log.Infof("emulator: EKS cluster %s CREATING (Kubernetes %s)", in.Name, in.Version)
 	return map[string]any{"cluster": c.Wire}, nil
 }
 
-func (s *Server) due() epoch { return epoch{time.Now().UTC().Add(s.delay)} }
+func (s *Server) due() epoch { return epoch{time.Now().UTC().Add(s.Delay)} }
 
 // mergeLogging applies a logging request to the current setup: each type goes to the setup with
 // its enabled value.
@@ -516,7 +516,7 @@ func (s *Server) checkSubnets(ids []string, twoZones bool) (string, error) {
 	vpc := ""
 	zones := map[string]bool{}
 	for _, id := range ids {
-		sn := s.st.EC2.Subnets[id]
+		sn := s.St.EC2.Subnets[id]
 		if sn == nil {
 			return "", errf(400, "InvalidParameterException", "The subnet ID '%s' does not exist", id)
 		}
@@ -538,7 +538,7 @@ func (s *Server) checkRole(arn, principal, field string) error {
 		return errf(400, "InvalidParameterException", "%s is required", field)
 	}
 	name := arn[strings.LastIndexByte(arn, '/')+1:]
-	role := s.st.IAM.Roles[name]
+	role := s.St.IAM.Roles[name]
 	if role == nil || role.Arn != arn {
 		return errf(400, "InvalidParameterException", "Role with arn: %s, does not exist (%s)", arn, field)
 	}
@@ -549,7 +549,7 @@ func (s *Server) checkRole(arn, principal, field string) error {
 }
 
 func (s *Server) eksListClusters(r *eksRequest) (any, error) {
-	names := sortedKeys(s.st.EKS.Clusters)
+	names := sortedKeys(s.St.EKS.Clusters)
 	return r.page(names, "clusters")
 }
 
@@ -616,7 +616,7 @@ func (s *Server) eksDeleteCluster(r *eksRequest) (any, error) {
 	c.Wire.Status = "DELETING"
 	c.Due = s.due()
 	c.Backend = false
-	s.log.Infof("emulator: EKS cluster %s DELETING", c.Wire.Name)
+	s.Log.Infof("emulator: EKS cluster %s DELETING", c.Wire.Name)
 	return map[string]any{"cluster": c.Wire}, nil
 }
 
@@ -955,7 +955,7 @@ func (s *Server) eksCreateNodegroup(r *eksRequest) (any, error) {
 	}{"eks-" + in.NodegroupName + "-" + id})
 	c.NodesWant++
 	c.NodeGroups[in.NodegroupName] = &eksNodegroup{Wire: w, Due: s.due(), Gen: c.NodesWant}
-	s.log.Infof("emulator: EKS node group %s/%s CREATING (%d node(s))", name, in.NodegroupName, *sc.DesiredSize)
+	s.Log.Infof("emulator: EKS node group %s/%s CREATING (%d node(s))", name, in.NodegroupName, *sc.DesiredSize)
 	return map[string]any{"nodegroup": w}, nil
 }
 
@@ -1034,7 +1034,7 @@ func (s *Server) eksDeleteNodegroup(r *eksRequest) (any, error) {
 	ng.Wire.Status, ng.Wire.ModifiedAt = "DELETING", now()
 	c.NodesWant++
 	ng.Gen, ng.Due = c.NodesWant, s.due()
-	s.log.Infof("emulator: EKS node group %s/%s DELETING", c.Wire.Name, ng.Wire.NodegroupName)
+	s.Log.Infof("emulator: EKS node group %s/%s DELETING", c.Wire.Name, ng.Wire.NodegroupName)
 	return map[string]any{"nodegroup": ng.Wire}, nil
 }
 
@@ -1145,7 +1145,7 @@ func (s *Server) eksUpdateNodegroupConfig(r *eksRequest) (any, error) {
 	ng.Gen = c.NodesWant
 	u := s.newUpdate(c, "ConfigUpdate", p, r.body, ng.Wire.NodegroupName, "")
 	ng.Due = u.Due
-	s.log.Infof("emulator: EKS node group %s/%s UPDATING (%d node(s))", c.Wire.Name, ng.Wire.NodegroupName, *w.ScalingConfig.DesiredSize)
+	s.Log.Infof("emulator: EKS node group %s/%s UPDATING (%d node(s))", c.Wire.Name, ng.Wire.NodegroupName, *w.ScalingConfig.DesiredSize)
 	return map[string]any{"update": u.Wire}, nil
 }
 
@@ -1284,7 +1284,7 @@ func (s *Server) eksDeleteAddon(r *eksRequest) (any, error) {
 
 // resourceTags finds the tags of an EKS resource by ARN.
 func (s *Server) resourceTags(arn string) (*map[string]string, error) {
-	for _, c := range s.st.EKS.Clusters {
+	for _, c := range s.St.EKS.Clusters {
 		if c.Wire.Arn == arn {
 			return &c.Wire.Tags, nil
 		}

@@ -3,7 +3,6 @@ package emulator
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/nuv-dev/nuv/internal/emulator/emucore"
@@ -47,9 +46,6 @@ func (f *Fault) validate() error {
 	return f.Check(f.Operation)
 }
 
-// readFaultsFile reads a JSON list of faults; a missing file is no faults.
-func readFaultsFile(path string) ([]*Fault, error) { return emucore.ReadFaultsFile(path, decodeFaults) }
-
 // decodeFaults reads one fault object or a list of them.
 func decodeFaults(b []byte) ([]*Fault, error) {
 	return emucore.DecodeFaults(b, false, (*Fault).validate)
@@ -58,11 +54,9 @@ func decodeFaults(b []byte) ([]*Fault, error) {
 // fault counts the call of op and returns the fault that hits it, if any.
 func (s *Server) fault(rq *request, op string) *Fault {
 	full := rq.service + ":" + op
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls[full]++
-	n := s.calls[full]
-	return emucore.Hit(s.faults, n, func(f *Fault) bool {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	return s.HitFault(full, func(f *Fault) bool {
 		svc, fop, _ := strings.Cut(f.Operation, ":")
 		return (svc == "*" || svc == rq.service) && (fop == "*" || fop == op) && (f.Resource == "" || namesResource(rq, f.Resource))
 	})
@@ -130,17 +124,4 @@ func (f *Fault) apiError(service, op, caller string) *apiError {
 		msg = fmt.Sprintf("nuv emulator: injected failure on %s:%s", service, op)
 	}
 	return &apiError{Status: status, Code: code, Msg: msg}
-}
-
-// faultsAPI is the /_nuv/faults endpoint over s.faults.
-func (s *Server) faultsAPI() emucore.FaultsEndpoint[Fault] {
-	return emucore.FaultsEndpoint[Fault]{Name: "nuv emulator", Mu: &s.mu, List: &s.faults, Decode: decodeFaults, WriteJSON: writeJSON, AdminToken: s.adminToken}
-}
-
-// faultList copies the faults (with their counts).
-func (s *Server) faultList() []Fault { return s.faultsAPI().Snapshot() }
-
-// faultsEndpoint serves /_nuv/faults.
-func (s *Server) faultsEndpoint(w http.ResponseWriter, r *http.Request) {
-	s.faultsAPI().ServeHTTP(w, r)
 }

@@ -26,7 +26,7 @@ type call struct {
 	op      string
 }
 
-// handler serves one ARM operation with s.mu held: status and body of the answer.
+// handler serves one ARM operation with s.Mu held: status and body of the answer.
 type handler func(s *Server, c *call) (int, any, *armError)
 
 // route is one ARM operation: the method, the path pattern (lower case, "*" a name), the
@@ -97,7 +97,7 @@ func implemented() string {
 // arm authenticates and serves an ARM request.
 func (s *Server) arm(w http.ResponseWriter, r *http.Request, segs []string) {
 	if e := s.authenticate(r); e != nil {
-		w.Header().Set("WWW-Authenticate", `Bearer authorization_uri="`+s.baseURL()+`", error="invalid_token"`)
+		w.Header().Set("WWW-Authenticate", `Bearer authorization_uri="`+s.BaseURL()+`", error="invalid_token"`)
 		writeARMError(w, e)
 		return
 	}
@@ -124,9 +124,9 @@ func (s *Server) arm(w http.ResponseWriter, r *http.Request, segs []string) {
 		writeARMError(w, e)
 		return
 	}
-	s.mu.Lock()
-	sub := s.st.SubscriptionID
-	s.mu.Unlock()
+	s.Mu.Lock()
+	sub := s.St.SubscriptionID
+	s.Mu.Unlock()
 	if !strings.EqualFold(segs[1], sub) {
 		writeARMError(w, aerr(404, "SubscriptionNotFound", "The subscription '%s' could not be found.", segs[1]))
 		return
@@ -136,7 +136,7 @@ func (s *Server) arm(w http.ResponseWriter, r *http.Request, segs []string) {
 		if f.Kind == "lro-failure" {
 			c.lroFail = f.failure(rt.op)
 		} else {
-			s.log.V(1).Infof("azure emulator: fault %s on %s", f.Kind, rt.op)
+			s.Log.V(1).Infof("azure emulator: fault %s on %s", f.Kind, rt.op)
 			writeFault(w, f, rt.op)
 			return
 		}
@@ -152,7 +152,7 @@ func (s *Server) arm(w http.ResponseWriter, r *http.Request, segs []string) {
 		return
 	}
 	c.body = body
-	s.mu.Lock()
+	s.Mu.Lock()
 	status, out, e := rt.h(s, c)
 	var b []byte
 	if e == nil && out != nil {
@@ -163,18 +163,18 @@ func (s *Server) arm(w http.ResponseWriter, r *http.Request, segs []string) {
 		}
 	}
 	if e == nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
-		if err := s.st.save(s.dir); err != nil {
+		if err := s.Save(); err != nil {
 			e = aerr(500, "InternalServerError", "nuv azure emulator: %v", err)
 		}
 	}
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	w.Header().Set("x-ms-request-id", newUUID())
 	if e != nil {
-		s.log.V(1).Infof("azure emulator: %s -> %s", rt.op, e.Code)
+		s.Log.V(1).Infof("azure emulator: %s -> %s", rt.op, e.Code)
 		writeARMError(w, e)
 		return
 	}
-	s.log.V(2).Infof("azure emulator: %s %d", rt.op, status)
+	s.Log.V(2).Infof("azure emulator: %s %d", rt.op, status)
 	if b == nil {
 		w.WriteHeader(status)
 		return
@@ -224,9 +224,9 @@ func decode(c *call, v any) *armError {
 // Azure-AsyncOperation always, Location too when withLocation.
 func (s *Server) startOp(c *call, resource, location string, withLocation bool) *operation {
 	op := &operation{ID: newUUID(), Name: c.op, Resource: resource, Location: NormalizeLocation(location), Status: "InProgress", Start: time.Now().UTC(), FailWith: c.lroFail}
-	s.st.Operations[op.ID] = op
-	sub := s.st.SubscriptionID
-	base := fmt.Sprintf("%s/subscriptions/%s/providers/Microsoft.ContainerService/locations/%s", s.base, sub, op.Location)
+	s.St.Operations[op.ID] = op
+	sub := s.St.SubscriptionID
+	base := fmt.Sprintf("%s/subscriptions/%s/providers/Microsoft.ContainerService/locations/%s", s.Base, sub, op.Location)
 	c.hdr.Set("Azure-AsyncOperation", base+"/operations/"+op.ID+"?api-version="+APIVersion)
 	if withLocation {
 		c.hdr.Set("Location", base+"/operationresults/"+op.ID+"?api-version="+APIVersion)
@@ -237,14 +237,14 @@ func (s *Server) startOp(c *call, resource, location string, withLocation bool) 
 
 // finishOp ends an operation; e nil is success.
 func (s *Server) finishOp(id string, e *armError) {
-	op, ok := s.st.Operations[id]
+	op, ok := s.St.Operations[id]
 	if !ok || op.Status != "InProgress" {
 		return
 	}
 	op.End = time.Now().UTC()
 	if e != nil {
 		op.Status, op.Error = "Failed", e
-		s.log.Infof("azure emulator: %s on %s failed: %s", op.Name, op.Resource, e.Message)
+		s.Log.Infof("azure emulator: %s on %s failed: %s", op.Name, op.Resource, e.Message)
 		return
 	}
 	op.Status = "Succeeded"
@@ -262,7 +262,7 @@ type opStatus struct {
 
 func (s *Server) operationStatus(c *call) (int, any, *armError) {
 	id := c.segs[len(c.segs)-1]
-	op, ok := s.st.Operations[id]
+	op, ok := s.St.Operations[id]
 	if !ok {
 		return 0, nil, aerr(404, "NotFound", "Operation %s was not found.", id)
 	}
@@ -278,14 +278,14 @@ func (s *Server) operationStatus(c *call) (int, any, *armError) {
 // resource, or the operation's error.
 func (s *Server) operationResult(c *call) (int, any, *armError) {
 	id := c.segs[len(c.segs)-1]
-	op, ok := s.st.Operations[id]
+	op, ok := s.St.Operations[id]
 	if !ok {
 		return 0, nil, aerr(404, "NotFound", "Operation %s was not found.", id)
 	}
 	switch op.Status {
 	case "InProgress":
 		c.hdr.Set("Retry-After", "1")
-		c.hdr.Set("Location", s.base+c.r.URL.RequestURI())
+		c.hdr.Set("Location", s.Base+c.r.URL.RequestURI())
 		return 202, nil, nil
 	case "Failed":
 		e := *op.Error
@@ -297,9 +297,9 @@ func (s *Server) operationResult(c *call) (int, any, *armError) {
 // expireOps forgets operations finished more than an hour ago.
 func (s *Server) expireOps(t time.Time) bool {
 	changed := false
-	for id, op := range s.st.Operations {
+	for id, op := range s.St.Operations {
 		if op.Status != "InProgress" && t.Sub(op.End) > time.Hour {
-			delete(s.st.Operations, id)
+			delete(s.St.Operations, id)
 			changed = true
 		}
 	}

@@ -171,13 +171,14 @@ type Limited interface {
 
 // Hit returns the first of fs that applies to call number n of an operation (applies says whether
 // a fault names the operation and the resource) and Fires by its limits, counting the firing;
-// nil (the zero F) when none does.
-func Hit[F Limited](fs []F, n int, applies func(F) bool) F {
+// nil (the zero F) when none does. A fault that is not Limited never fires.
+func Hit[F any](fs []F, n int, applies func(F) bool) F {
 	for _, f := range fs {
-		if !applies(f) {
+		l, ok := any(f).(Limited)
+		if !ok || !applies(f) {
 			continue
 		}
-		every, count, fired := f.Limits()
+		every, count, fired := l.Limits()
 		if !Fires(every, count, *fired, n) {
 			continue
 		}

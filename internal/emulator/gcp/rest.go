@@ -178,11 +178,11 @@ func (s *Server) rest(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := rt.call(ctx)
 	if err != nil {
-		s.log.V(1).Infof("GKE emulator: rest %s -> %v", rt.rpc, status.Code(err))
+		s.Log.V(1).Infof("GKE emulator: rest %s -> %v", rt.rpc, status.Code(err))
 		restError(w, err)
 		return
 	}
-	s.log.V(2).Infof("GKE emulator: rest %s", rt.rpc)
+	s.Log.V(2).Infof("GKE emulator: rest %s", rt.rpc)
 	b, err := protojson.MarshalOptions{}.Marshal(out)
 	if err != nil {
 		restError(w, status.Errorf(codes.Internal, "encode %s: %v", rt.rpc, err))
