@@ -1,4 +1,4 @@
-// Package emulator is nuv's stateful AWS emulator: one HTTP server on loopback that answers the
+// Package aws is nuv's stateful AWS emulator: one HTTP server on loopback that answers the
 // AWS operations nuv's eks provider uses in AWS's own wire protocols — EKS in restJson1, EC2 in the
 // EC2 query protocol, IAM and STS in the AWS query protocol — so the official AWS SDKs and the aws
 // CLI run against it unmodified (AWS_ENDPOINT_URL). Requests must carry a valid Signature Version 4
@@ -14,7 +14,7 @@
 // Faults can be injected (throttling every Nth call, a forced error, an AccessDenied) through the
 // admin endpoint /_nuv/faults or <dir>/faults.json, to test retries and resumption. An operation
 // the emulator does not implement is answered with an error naming it.
-package emulator
+package aws
 
 import (
 	"context"
