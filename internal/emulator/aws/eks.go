@@ -4,13 +4,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
@@ -261,6 +261,34 @@ var eksUnimplemented = lazy.Value[map[string]string]{New: func() map[string]stri
 	}
 }}
 
+// eksRoutes is EKS's table of operations: restJson1 method and path, operation, handler.
+var eksRoutes = emucore.Routes[eksHandler]{
+	{Method: "POST", Pattern: "clusters", Op: "CreateCluster", Handler: (*Server).eksCreateCluster},
+	{Method: "GET", Pattern: "clusters", Op: "ListClusters", Handler: (*Server).eksListClusters},
+	{Method: "GET", Pattern: "clusters/*", Op: "DescribeCluster", Handler: (*Server).eksDescribeCluster},
+	{Method: "DELETE", Pattern: "clusters/*", Op: "DeleteCluster", Handler: (*Server).eksDeleteCluster},
+	{Method: "POST", Pattern: "clusters/*/updates", Op: "UpdateClusterVersion", Handler: (*Server).eksUpdateClusterVersion},
+	{Method: "GET", Pattern: "clusters/*/updates", Op: "ListUpdates", Handler: (*Server).eksListUpdates},
+	{Method: "GET", Pattern: "clusters/*/updates/*", Op: "DescribeUpdate", Handler: (*Server).eksDescribeUpdate},
+	{Method: "POST", Pattern: "clusters/*/update-config", Op: "UpdateClusterConfig", Handler: (*Server).eksUpdateClusterConfig},
+	{Method: "POST", Pattern: "clusters/*/node-groups", Op: "CreateNodegroup", Handler: (*Server).eksCreateNodegroup},
+	{Method: "GET", Pattern: "clusters/*/node-groups", Op: "ListNodegroups", Handler: (*Server).eksListNodegroups},
+	{Method: "GET", Pattern: "clusters/*/node-groups/*", Op: "DescribeNodegroup", Handler: (*Server).eksDescribeNodegroup},
+	{Method: "DELETE", Pattern: "clusters/*/node-groups/*", Op: "DeleteNodegroup", Handler: (*Server).eksDeleteNodegroup},
+	{Method: "POST", Pattern: "clusters/*/node-groups/*/update-config", Op: "UpdateNodegroupConfig", Handler: (*Server).eksUpdateNodegroupConfig},
+	{Method: "POST", Pattern: "clusters/*/node-groups/*/update-version", Op: "UpdateNodegroupVersion", Handler: (*Server).eksUpdateNodegroupVersion},
+	{Method: "POST", Pattern: "clusters/*/addons", Op: "CreateAddon", Handler: (*Server).eksCreateAddon},
+	{Method: "GET", Pattern: "clusters/*/addons", Op: "ListAddons", Handler: (*Server).eksListAddons},
+	{Method: "GET", Pattern: "clusters/*/addons/*", Op: "DescribeAddon", Handler: (*Server).eksDescribeAddon},
+	{Method: "DELETE", Pattern: "clusters/*/addons/*", Op: "DeleteAddon", Handler: (*Server).eksDeleteAddon},
+	{Method: "POST", Pattern: "clusters/*/addons/*/update", Op: "UpdateAddon", Handler: (*Server).eksUpdateAddon},
+	{Method: "GET", Pattern: "addons/supported-versions", Op: "DescribeAddonVersions", Handler: (*Server).eksDescribeAddonVersions},
+	{Method: "GET", Pattern: "cluster-versions", Op: "DescribeClusterVersions", Handler: (*Server).eksDescribeClusterVersions},
+	{Method: "POST", Pattern: "tags/*", Op: "TagResource", Handler: (*Server).eksTagResource},
+	{Method: "DELETE", Pattern: "tags/*", Op: "UntagResource", Handler: (*Server).eksUntagResource},
+	{Method: "GET", Pattern: "tags/*", Op: "ListTagsForResource", Handler: (*Server).eksListTags},
+}
+
 // routeEKS maps a restJson1 request to its operation.
 func (s *Server) routeEKS(rq *request) (string, func() (any, error), *apiError) {
 	raw := strings.Split(strings.Trim(rq.http.URL.EscapedPath(), "/"), "/")
@@ -272,68 +300,17 @@ func (s *Server) routeEKS(rq *request) (string, func() (any, error), *apiError) 
 		}
 		segs[i] = v
 	}
-	m := rq.http.Method
-	n := len(segs)
-	var op string
-	var h eksHandler
-	switch {
-	case n == 1 && segs[0] == "clusters" && m == http.MethodPost:
-		op, h = "CreateCluster", (*Server).eksCreateCluster
-	case n == 1 && segs[0] == "clusters" && m == http.MethodGet:
-		op, h = "ListClusters", (*Server).eksListClusters
-	case n == 2 && segs[0] == "clusters" && m == http.MethodGet:
-		op, h = "DescribeCluster", (*Server).eksDescribeCluster
-	case n == 2 && segs[0] == "clusters" && m == http.MethodDelete:
-		op, h = "DeleteCluster", (*Server).eksDeleteCluster
-	case n == 3 && segs[0] == "clusters" && segs[2] == "updates" && m == http.MethodPost:
-		op, h = "UpdateClusterVersion", (*Server).eksUpdateClusterVersion
-	case n == 3 && segs[0] == "clusters" && segs[2] == "updates" && m == http.MethodGet:
-		op, h = "ListUpdates", (*Server).eksListUpdates
-	case n == 4 && segs[0] == "clusters" && segs[2] == "updates" && m == http.MethodGet:
-		op, h = "DescribeUpdate", (*Server).eksDescribeUpdate
-	case n == 3 && segs[0] == "clusters" && segs[2] == "update-config" && m == http.MethodPost:
-		op, h = "UpdateClusterConfig", (*Server).eksUpdateClusterConfig
-	case n == 3 && segs[0] == "clusters" && segs[2] == "node-groups" && m == http.MethodPost:
-		op, h = "CreateNodegroup", (*Server).eksCreateNodegroup
-	case n == 3 && segs[0] == "clusters" && segs[2] == "node-groups" && m == http.MethodGet:
-		op, h = "ListNodegroups", (*Server).eksListNodegroups
-	case n == 4 && segs[0] == "clusters" && segs[2] == "node-groups" && m == http.MethodGet:
-		op, h = "DescribeNodegroup", (*Server).eksDescribeNodegroup
-	case n == 4 && segs[0] == "clusters" && segs[2] == "node-groups" && m == http.MethodDelete:
-		op, h = "DeleteNodegroup", (*Server).eksDeleteNodegroup
-	case n == 5 && segs[0] == "clusters" && segs[2] == "node-groups" && segs[4] == "update-config" && m == http.MethodPost:
-		op, h = "UpdateNodegroupConfig", (*Server).eksUpdateNodegroupConfig
-	case n == 5 && segs[0] == "clusters" && segs[2] == "node-groups" && segs[4] == "update-version" && m == http.MethodPost:
-		op, h = "UpdateNodegroupVersion", (*Server).eksUpdateNodegroupVersion
-	case n == 3 && segs[0] == "clusters" && segs[2] == "addons" && m == http.MethodPost:
-		op, h = "CreateAddon", (*Server).eksCreateAddon
-	case n == 3 && segs[0] == "clusters" && segs[2] == "addons" && m == http.MethodGet:
-		op, h = "ListAddons", (*Server).eksListAddons
-	case n == 4 && segs[0] == "clusters" && segs[2] == "addons" && m == http.MethodGet:
-		op, h = "DescribeAddon", (*Server).eksDescribeAddon
-	case n == 4 && segs[0] == "clusters" && segs[2] == "addons" && m == http.MethodDelete:
-		op, h = "DeleteAddon", (*Server).eksDeleteAddon
-	case n == 5 && segs[0] == "clusters" && segs[2] == "addons" && segs[4] == "update" && m == http.MethodPost:
-		op, h = "UpdateAddon", (*Server).eksUpdateAddon
-	case n == 2 && segs[0] == "addons" && segs[1] == "supported-versions" && m == http.MethodGet:
-		op, h = "DescribeAddonVersions", (*Server).eksDescribeAddonVersions
-	case n == 1 && segs[0] == "cluster-versions" && m == http.MethodGet:
-		op, h = "DescribeClusterVersions", (*Server).eksDescribeClusterVersions
-	case n == 2 && segs[0] == "tags" && m == http.MethodPost:
-		op, h = "TagResource", (*Server).eksTagResource
-	case n == 2 && segs[0] == "tags" && m == http.MethodDelete:
-		op, h = "UntagResource", (*Server).eksUntagResource
-	case n == 2 && segs[0] == "tags" && m == http.MethodGet:
-		op, h = "ListTagsForResource", (*Server).eksListTags
-	default:
+	rt, _ := eksRoutes.Match(rq.http.Method, segs, false)
+	if rt == nil {
 		what := ""
 		for seg, name := range eksUnimplemented.Get() {
 			if strings.Contains("/"+strings.Join(segs, "/")+"/", "/"+seg+"/") {
 				what = " (" + name + ")"
 			}
 		}
-		return "", nil, errf(404, "UnknownOperationException", "nuv emulator does not implement the EKS operation %s %s%s; it serves clusters, node groups, add-ons, updates, tags and DescribeAddonVersions", m, rq.http.URL.Path, what)
+		return "", nil, errf(404, "UnknownOperationException", "nuv emulator does not implement the EKS operation %s %s%s; it serves clusters, node groups, add-ons, updates, tags and DescribeAddonVersions", rq.http.Method, rq.http.URL.Path, what)
 	}
+	op, h := rt.Op, rt.Handler
 	er := &eksRequest{request: rq, segs: segs}
 	return op, func() (any, error) { return h(s, er) }, nil
 }

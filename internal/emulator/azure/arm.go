@@ -29,15 +29,15 @@ type call struct {
 // handler serves one ARM operation with s.Mu held: status and body of the answer.
 type handler func(s *Server, c *call) (int, any, *armError)
 
-// route is one ARM operation: the method, the path pattern (lower case, "*" a name), the
-// api-versions it accepts and its handler.
-type route struct {
-	method  string
-	pattern string
-	op      string
+// armOp is how an ARM operation is served: the api-version it accepts and its handler.
+type armOp struct {
 	version string
 	h       handler
 }
+
+// route is one ARM operation: the method, the path pattern (lower case, "*" a name), its
+// operation id, the api-version it accepts and its handler.
+type route = emucore.Route[armOp]
 
 const (
 	rgPath  = "subscriptions/*/resourcegroups/*"
@@ -46,52 +46,36 @@ const (
 	locPath = csPath + "/locations/*"
 )
 
-var routes = []route{
-	{"GET", "subscriptions/*/resourcegroups", "ResourceGroups_List", ResourcesAPIVersion, (*Server).listGroups},
-	{"PUT", rgPath, "ResourceGroups_CreateOrUpdate", ResourcesAPIVersion, (*Server).putGroup},
-	{"GET", rgPath, "ResourceGroups_Get", ResourcesAPIVersion, (*Server).getGroup},
-	{"HEAD", rgPath, "ResourceGroups_CheckExistence", ResourcesAPIVersion, (*Server).getGroup},
-	{"DELETE", rgPath, "ResourceGroups_Delete", ResourcesAPIVersion, (*Server).deleteGroup},
-	{"GET", rgPath + "/resources", "Resources_ListByResourceGroup", ResourcesAPIVersion, (*Server).listResources},
-	{"GET", "subscriptions/*/operationresults/*", "ResourceGroups_OperationResults", ResourcesAPIVersion, (*Server).operationResult},
-	{"GET", csPath, "Providers_Get", ResourcesAPIVersion, (*Server).getProvider},
-	{"GET", "subscriptions/*/providers/microsoft.compute/skus", "ResourceSkus_List", SkusAPIVersion, (*Server).listSkus},
-	{"GET", locPath + "/kubernetesversions", "ManagedClusters_ListKubernetesVersions", APIVersion, (*Server).listVersions},
-	{"GET", locPath + "/operations/*", "Operations_GetStatus", APIVersion, (*Server).operationStatus},
-	{"GET", locPath + "/operationresults/*", "Operations_GetResult", APIVersion, (*Server).operationResult},
-	{"GET", csPath + "/managedclusters", "ManagedClusters_List", APIVersion, (*Server).listAllClusters},
-	{"GET", rgPath + "/providers/microsoft.containerservice/managedclusters", "ManagedClusters_ListByResourceGroup", APIVersion, (*Server).listClusters},
-	{"PUT", mcPath, "ManagedClusters_CreateOrUpdate", APIVersion, (*Server).putCluster},
-	{"GET", mcPath, "ManagedClusters_Get", APIVersion, (*Server).getCluster},
-	{"DELETE", mcPath, "ManagedClusters_Delete", APIVersion, (*Server).deleteCluster},
-	{"POST", mcPath + "/listclusterusercredential", "ManagedClusters_ListClusterUserCredentials", APIVersion, (*Server).listCredential},
-	{"POST", mcPath + "/listclusteradmincredential", "ManagedClusters_ListClusterAdminCredentials", APIVersion, (*Server).listCredential},
-	{"GET", mcPath + "/agentpools", "AgentPools_List", APIVersion, (*Server).listPools},
-	{"PUT", mcPath + "/agentpools/*", "AgentPools_CreateOrUpdate", APIVersion, (*Server).putPool},
-	{"GET", mcPath + "/agentpools/*", "AgentPools_Get", APIVersion, (*Server).getPool},
-	{"DELETE", mcPath + "/agentpools/*", "AgentPools_Delete", APIVersion, (*Server).deletePool},
-}
-
-func matches(pattern string, segs []string) bool {
-	p := strings.Split(pattern, "/")
-	if len(p) != len(segs) {
-		return false
-	}
-	for i := range p {
-		if p[i] != "*" && p[i] != strings.ToLower(segs[i]) {
-			return false
-		}
-	}
-	return true
+// routes is ARM's table of operations.
+var routes = emucore.Routes[armOp]{
+	{Method: "GET", Pattern: "subscriptions/*/resourcegroups", Op: "ResourceGroups_List", Handler: armOp{ResourcesAPIVersion, (*Server).listGroups}},
+	{Method: "PUT", Pattern: rgPath, Op: "ResourceGroups_CreateOrUpdate", Handler: armOp{ResourcesAPIVersion, (*Server).putGroup}},
+	{Method: "GET", Pattern: rgPath, Op: "ResourceGroups_Get", Handler: armOp{ResourcesAPIVersion, (*Server).getGroup}},
+	{Method: "HEAD", Pattern: rgPath, Op: "ResourceGroups_CheckExistence", Handler: armOp{ResourcesAPIVersion, (*Server).getGroup}},
+	{Method: "DELETE", Pattern: rgPath, Op: "ResourceGroups_Delete", Handler: armOp{ResourcesAPIVersion, (*Server).deleteGroup}},
+	{Method: "GET", Pattern: rgPath + "/resources", Op: "Resources_ListByResourceGroup", Handler: armOp{ResourcesAPIVersion, (*Server).listResources}},
+	{Method: "GET", Pattern: "subscriptions/*/operationresults/*", Op: "ResourceGroups_OperationResults", Handler: armOp{ResourcesAPIVersion, (*Server).operationResult}},
+	{Method: "GET", Pattern: csPath, Op: "Providers_Get", Handler: armOp{ResourcesAPIVersion, (*Server).getProvider}},
+	{Method: "GET", Pattern: "subscriptions/*/providers/microsoft.compute/skus", Op: "ResourceSkus_List", Handler: armOp{SkusAPIVersion, (*Server).listSkus}},
+	{Method: "GET", Pattern: locPath + "/kubernetesversions", Op: "ManagedClusters_ListKubernetesVersions", Handler: armOp{APIVersion, (*Server).listVersions}},
+	{Method: "GET", Pattern: locPath + "/operations/*", Op: "Operations_GetStatus", Handler: armOp{APIVersion, (*Server).operationStatus}},
+	{Method: "GET", Pattern: locPath + "/operationresults/*", Op: "Operations_GetResult", Handler: armOp{APIVersion, (*Server).operationResult}},
+	{Method: "GET", Pattern: csPath + "/managedclusters", Op: "ManagedClusters_List", Handler: armOp{APIVersion, (*Server).listAllClusters}},
+	{Method: "GET", Pattern: rgPath + "/providers/microsoft.containerservice/managedclusters", Op: "ManagedClusters_ListByResourceGroup", Handler: armOp{APIVersion, (*Server).listClusters}},
+	{Method: "PUT", Pattern: mcPath, Op: "ManagedClusters_CreateOrUpdate", Handler: armOp{APIVersion, (*Server).putCluster}},
+	{Method: "GET", Pattern: mcPath, Op: "ManagedClusters_Get", Handler: armOp{APIVersion, (*Server).getCluster}},
+	{Method: "DELETE", Pattern: mcPath, Op: "ManagedClusters_Delete", Handler: armOp{APIVersion, (*Server).deleteCluster}},
+	{Method: "POST", Pattern: mcPath + "/listclusterusercredential", Op: "ManagedClusters_ListClusterUserCredentials", Handler: armOp{APIVersion, (*Server).listCredential}},
+	{Method: "POST", Pattern: mcPath + "/listclusteradmincredential", Op: "ManagedClusters_ListClusterAdminCredentials", Handler: armOp{APIVersion, (*Server).listCredential}},
+	{Method: "GET", Pattern: mcPath + "/agentpools", Op: "AgentPools_List", Handler: armOp{APIVersion, (*Server).listPools}},
+	{Method: "PUT", Pattern: mcPath + "/agentpools/*", Op: "AgentPools_CreateOrUpdate", Handler: armOp{APIVersion, (*Server).putPool}},
+	{Method: "GET", Pattern: mcPath + "/agentpools/*", Op: "AgentPools_Get", Handler: armOp{APIVersion, (*Server).getPool}},
+	{Method: "DELETE", Pattern: mcPath + "/agentpools/*", Op: "AgentPools_Delete", Handler: armOp{APIVersion, (*Server).deletePool}},
 }
 
 // implemented lists the operations served, for the error on one that is not.
 func implemented() string {
-	var n []string
-	for _, r := range routes {
-		n = append(n, r.op)
-	}
-	return strings.Join(n, ", ")
+	return strings.Join(routes.Ops(), ", ")
 }
 
 // arm authenticates and serves an ARM request.
@@ -101,17 +85,7 @@ func (s *Server) arm(w http.ResponseWriter, r *http.Request, segs []string) {
 		writeARMError(w, e)
 		return
 	}
-	var rt *route
-	pathKnown := false
-	for i := range routes {
-		if matches(routes[i].pattern, segs) {
-			pathKnown = true
-			if routes[i].method == r.Method {
-				rt = &routes[i]
-				break
-			}
-		}
-	}
+	rt, pathKnown := routes.Match(r.Method, segs, true)
 	if rt == nil {
 		if pathKnown {
 			writeARMError(w, aerr(405, "MethodNotAllowed", "nuv azure emulator does not implement %s on %s (it implements: %s)", r.Method, r.URL.Path, implemented()))
@@ -131,13 +105,13 @@ func (s *Server) arm(w http.ResponseWriter, r *http.Request, segs []string) {
 		writeARMError(w, aerr(404, "SubscriptionNotFound", "The subscription '%s' could not be found.", segs[1]))
 		return
 	}
-	c := &call{r: r, segs: segs, hdr: w.Header(), op: rt.op}
-	if f := s.fault(rt.op, r.URL.Path); f != nil {
+	c := &call{r: r, segs: segs, hdr: w.Header(), op: rt.Op}
+	if f := s.fault(rt.Op, r.URL.Path); f != nil {
 		if f.Kind == "lro-failure" {
-			c.lroFail = f.failure(rt.op)
+			c.lroFail = f.failure(rt.Op)
 		} else {
-			s.Log.V(1).Infof("azure emulator: fault %s on %s", f.Kind, rt.op)
-			writeFault(w, f, rt.op)
+			s.Log.V(1).Infof("azure emulator: fault %s on %s", f.Kind, rt.Op)
+			writeFault(w, f, rt.Op)
 			return
 		}
 	}
@@ -153,13 +127,13 @@ func (s *Server) arm(w http.ResponseWriter, r *http.Request, segs []string) {
 	}
 	c.body = body
 	s.Mu.Lock()
-	status, out, e := rt.h(s, c)
+	status, out, e := rt.Handler.h(s, c)
 	var b []byte
 	if e == nil && out != nil {
 		// Encode under the lock: out points into the state the reconciler changes.
 		b, err = json.Marshal(out)
 		if err != nil {
-			e = aerr(500, "InternalServerError", "nuv azure emulator: encode %s: %v", rt.op, err)
+			e = aerr(500, "InternalServerError", "nuv azure emulator: encode %s: %v", rt.Op, err)
 		}
 	}
 	if e == nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -170,11 +144,11 @@ func (s *Server) arm(w http.ResponseWriter, r *http.Request, segs []string) {
 	s.Mu.Unlock()
 	w.Header().Set("x-ms-request-id", newUUID())
 	if e != nil {
-		s.Log.V(1).Infof("azure emulator: %s -> %s", rt.op, e.Code)
+		s.Log.V(1).Infof("azure emulator: %s -> %s", rt.Op, e.Code)
 		writeARMError(w, e)
 		return
 	}
-	s.Log.V(2).Infof("azure emulator: %s %d", rt.op, status)
+	s.Log.V(2).Infof("azure emulator: %s %d", rt.Op, status)
 	if b == nil {
 		w.WriteHeader(status)
 		return
@@ -193,20 +167,20 @@ func (s *Server) checkAPIVersion(r *http.Request, segs []string, rt *route) *arm
 	if v == "" {
 		return aerr(400, "MissingApiVersionParameter", "The api-version query parameter (?api-version=) is required for all requests.")
 	}
-	if v == rt.version {
+	if v == rt.Handler.version {
 		return nil
 	}
-	if rt.version == APIVersion {
+	if rt.Handler.version == APIVersion {
 		typ := "managedClusters"
-		if strings.Contains(rt.pattern, "agentpools") {
+		if strings.Contains(rt.Pattern, "agentpools") {
 			typ = "managedClusters/agentPools"
-		} else if strings.Contains(rt.pattern, "locations") {
+		} else if strings.Contains(rt.Pattern, "locations") {
 			typ = "locations"
 		}
 		return aerr(400, "NoRegisteredProviderFound", "No registered resource provider found for location '%s' and API version '%s' for type '%s'. The supported api-versions are '%s'. The supported locations are '%s'.",
 			"global", v, typ, APIVersion, regionNames())
 	}
-	return aerr(400, "InvalidApiVersionParameter", "The api-version '%s' is invalid. The supported versions are '%s'.", v, rt.version)
+	return aerr(400, "InvalidApiVersionParameter", "The api-version '%s' is invalid. The supported versions are '%s'.", v, rt.Handler.version)
 }
 
 // decode reads a JSON request body into v.
