@@ -30,18 +30,18 @@ type ec2Tag struct {
 }
 
 type ec2Vpc struct {
-	VpcID            string   `xml:"vpcId" json:"vpcId"`
-	State            string   `xml:"state" json:"state"`
-	CidrBlock        string   `xml:"cidrBlock" json:"cidrBlock"`
-	DhcpOptionsID    string   `xml:"dhcpOptionsId" json:"dhcpOptionsId"`
-	InstanceTenancy  string   `xml:"instanceTenancy" json:"instanceTenancy"`
-	IsDefault        bool     `xml:"isDefault" json:"isDefault"`
-	OwnerID          string   `xml:"ownerId" json:"ownerId"`
-	Tags             []ec2Tag `xml:"tagSet>item" json:"tags"`
-	EnableDNSSupport bool     `xml:"-" json:"enableDnsSupport"`
-	EnableDNSHosts   bool     `xml:"-" json:"enableDnsHostnames"`
-	DefaultSG        string   `xml:"-" json:"defaultSecurityGroup"`
-	MainRouteTable   string   `xml:"-" json:"mainRouteTable"`
+	VpcID            string   `json:"vpcId"`
+	State            string   `json:"state"`
+	CidrBlock        string   `json:"cidrBlock"`
+	DhcpOptionsID    string   `json:"dhcpOptionsId"`
+	InstanceTenancy  string   `json:"instanceTenancy"`
+	IsDefault        bool     `json:"isDefault"`
+	OwnerID          string   `json:"ownerId"`
+	Tags             []ec2Tag `json:"tags"`
+	EnableDNSSupport bool     `json:"enableDnsSupport"`
+	EnableDNSHosts   bool     `json:"enableDnsHostnames"`
+	DefaultSG        string   `json:"defaultSecurityGroup"`
+	MainRouteTable   string   `json:"mainRouteTable"`
 }
 
 type ec2Subnet struct {
@@ -92,16 +92,16 @@ type ec2NatAddress struct {
 }
 
 type ec2Nat struct {
-	NatGatewayID     string          `xml:"natGatewayId" json:"natGatewayId"`
-	SubnetID         string          `xml:"subnetId" json:"subnetId"`
-	VpcID            string          `xml:"vpcId" json:"vpcId"`
-	State            string          `xml:"state" json:"state"`
-	CreateTime       time.Time       `xml:"createTime" json:"createTime"`
-	DeleteTime       *time.Time      `xml:"deleteTime,omitempty" json:"deleteTime,omitempty"`
-	ConnectivityType string          `xml:"connectivityType" json:"connectivityType"`
-	Addresses        []ec2NatAddress `xml:"natGatewayAddressSet>item" json:"addresses"`
-	Tags             []ec2Tag        `xml:"tagSet>item" json:"tags"`
-	Due              time.Time       `xml:"-" json:"due"`
+	NatGatewayID     string          `json:"natGatewayId"`
+	SubnetID         string          `json:"subnetId"`
+	VpcID            string          `json:"vpcId"`
+	State            string          `json:"state"`
+	CreateTime       time.Time       `json:"createTime"`
+	DeleteTime       *time.Time      `json:"deleteTime,omitempty"`
+	ConnectivityType string          `json:"connectivityType"`
+	Addresses        []ec2NatAddress `json:"addresses"`
+	Tags             []ec2Tag        `json:"tags"`
+	Due              time.Time       `json:"due"`
 }
 
 type ec2Route struct {
@@ -131,6 +131,52 @@ type ec2RouteTable struct {
 	Routes       []ec2Route   `xml:"routeSet>item" json:"routes"`
 	Associations []ec2RTAssoc `xml:"associationSet>item" json:"associations"`
 	Tags         []ec2Tag     `xml:"tagSet>item" json:"tags"`
+}
+
+// The EC2 query protocol's forms of the resources whose state holds more than EC2 answers (a VPC's
+// DNS attributes, default security group and main route table; a NAT gateway's due time): what
+// Describe* and Create* answer, made from the state at the edge (wire). Resources whose state is
+// exactly their answer (subnets, internet gateways, addresses, route tables) and the small value
+// types inside all of them (tags, attachments, routes) keep one struct with both tags.
+
+type xmlVpc struct {
+	VpcID           string   `xml:"vpcId"`
+	State           string   `xml:"state"`
+	CidrBlock       string   `xml:"cidrBlock"`
+	DhcpOptionsID   string   `xml:"dhcpOptionsId"`
+	InstanceTenancy string   `xml:"instanceTenancy"`
+	IsDefault       bool     `xml:"isDefault"`
+	OwnerID         string   `xml:"ownerId"`
+	Tags            []ec2Tag `xml:"tagSet>item"`
+}
+
+type xmlNat struct {
+	NatGatewayID     string          `xml:"natGatewayId"`
+	SubnetID         string          `xml:"subnetId"`
+	VpcID            string          `xml:"vpcId"`
+	State            string          `xml:"state"`
+	CreateTime       time.Time       `xml:"createTime"`
+	DeleteTime       *time.Time      `xml:"deleteTime,omitempty"`
+	ConnectivityType string          `xml:"connectivityType"`
+	Addresses        []ec2NatAddress `xml:"natGatewayAddressSet>item"`
+	Tags             []ec2Tag        `xml:"tagSet>item"`
+}
+
+func (x *ec2Vpc) wire() *xmlVpc {
+	return &xmlVpc{VpcID: x.VpcID, State: x.State, CidrBlock: x.CidrBlock, DhcpOptionsID: x.DhcpOptionsID, InstanceTenancy: x.InstanceTenancy, IsDefault: x.IsDefault, OwnerID: x.OwnerID, Tags: x.Tags}
+}
+
+func (x *ec2Nat) wire() *xmlNat {
+	return &xmlNat{NatGatewayID: x.NatGatewayID, SubnetID: x.SubnetID, VpcID: x.VpcID, State: x.State, CreateTime: x.CreateTime, DeleteTime: x.DeleteTime, ConnectivityType: x.ConnectivityType, Addresses: x.Addresses, Tags: x.Tags}
+}
+
+// wireAll is the wire form of each of xs.
+func wireAll[T any, W any](xs []*T, wire func(*T) *W) []*W {
+	out := make([]*W, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, wire(x))
+	}
+	return out
 }
 
 // sgRule is one rule of a security group, flattened (one peer per rule).
@@ -476,8 +522,8 @@ func (s *Server) ec2CreateVpc(p params) (any, error) {
 	e.Vpcs[v.VpcID] = v
 	return &struct {
 		ec2Meta
-		Vpc *ec2Vpc `xml:"vpc"`
-	}{Vpc: v}, nil
+		Vpc *xmlVpc `xml:"vpc"`
+	}{Vpc: v.wire()}, nil
 }
 
 func (s *Server) vpc(id string) (*ec2Vpc, error) {
@@ -497,8 +543,8 @@ func (s *Server) ec2DescribeVpcs(p params) (any, error) {
 		})
 	return &struct {
 		ec2Meta
-		Vpcs []*ec2Vpc `xml:"vpcSet>item"`
-	}{Vpcs: vpcs}, err
+		Vpcs []*xmlVpc `xml:"vpcSet>item"`
+	}{Vpcs: wireAll(vpcs, (*ec2Vpc).wire)}, err
 }
 
 func (s *Server) ec2DeleteVpc(p params) (any, error) {
@@ -938,8 +984,8 @@ func (s *Server) ec2CreateNat(p params) (any, error) {
 	return &struct {
 		ec2Meta
 		ClientToken string  `xml:"clientToken,omitempty"`
-		Nat         *ec2Nat `xml:"natGateway"`
-	}{ClientToken: p.get("ClientToken"), Nat: n}, nil
+		Nat         *xmlNat `xml:"natGateway"`
+	}{ClientToken: p.get("ClientToken"), Nat: n.wire()}, nil
 }
 
 func (s *Server) ec2DescribeNats(p params) (any, error) {
@@ -950,8 +996,8 @@ func (s *Server) ec2DescribeNats(p params) (any, error) {
 		})
 	return &struct {
 		ec2Meta
-		Nats []*ec2Nat `xml:"natGatewaySet>item"`
-	}{Nats: nats}, err
+		Nats []*xmlNat `xml:"natGatewaySet>item"`
+	}{Nats: wireAll(nats, (*ec2Nat).wire)}, err
 }
 
 func (s *Server) ec2DeleteNat(p params) (any, error) {
