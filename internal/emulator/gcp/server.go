@@ -24,7 +24,6 @@ package gcp
 
 import (
 	"context"
-	"encoding/json"
 	"net"
 	"net/http"
 	"os"
@@ -238,10 +237,7 @@ func (s *Server) admin(w http.ResponseWriter, r *http.Request) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, _ := json.MarshalIndent(v, "", "  ")
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	emucore.WriteJSON(w, status, "application/json; charset=UTF-8", v)
 }
 
 // Ping asks the emulator at addr for its health.
