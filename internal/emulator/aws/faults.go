@@ -24,9 +24,7 @@ type Fault struct {
 	// a cluster name, a role name, a VPC id).
 	Resource string `json:"resource,omitempty"`
 	// Code, Message and Status of an "error" fault (defaults: the service's internal error, 500).
-	Code    string `json:"code,omitempty"`
-	Message string `json:"message,omitempty"`
-	Status  int    `json:"status,omitempty"`
+	emucore.FaultError
 }
 
 func (f *Fault) validate() error {
@@ -37,8 +35,8 @@ func (f *Fault) validate() error {
 	switch f.Kind {
 	case "throttle", "access-denied":
 	case "error":
-		if f.Status != 0 && (f.Status < 400 || f.Status > 599) {
-			return fmt.Errorf("fault %s: status %d is not an HTTP error status (400-599)", f.Operation, f.Status)
+		if err := f.CheckStatus(f.Operation); err != nil {
+			return err
 		}
 	default:
 		return fmt.Errorf("fault %s: kind %q: want throttle, error or access-denied", f.Operation, f.Kind)

@@ -54,9 +54,8 @@ type Fault struct {
 	emucore.FaultLimits
 	// Resource restricts the fault to requests whose path names it (a cluster, pool or group).
 	Resource string `json:"resource,omitempty"`
-	Code     string `json:"code,omitempty"`
-	Message  string `json:"message,omitempty"`
-	Status   int    `json:"status,omitempty"`
+	// Code, Message and Status of an "error" or "lro-failure" fault.
+	emucore.FaultError
 }
 
 func (f *Fault) validate() error {
@@ -66,8 +65,8 @@ func (f *Fault) validate() error {
 	switch f.Kind {
 	case "throttle", "lro-failure", "expired-secret":
 	case "error":
-		if f.Status != 0 && (f.Status < 400 || f.Status > 599) {
-			return fmt.Errorf("fault %s: status %d is not an HTTP error status (400-599)", f.Operation, f.Status)
+		if err := f.CheckStatus(f.Operation); err != nil {
+			return err
 		}
 	default:
 		return fmt.Errorf("fault %s: kind %q: want throttle, error, lro-failure or expired-secret", f.Operation, f.Kind)

@@ -188,3 +188,20 @@ func Hit[F any](fs []F, n int, applies func(F) bool) F {
 	var none F
 	return none
 }
+
+// FaultError is what an injected "error" fault answers: the service's error code, its message and
+// the HTTP status (each defaults to the service's internal error, 500). An emulator's fault
+// embeds it, so in JSON they are the fault's own fields (code, message, status).
+type FaultError struct {
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+	Status  int    `json:"status,omitempty"`
+}
+
+// CheckStatus refuses a status of the fault of operation op that is not an HTTP error status.
+func (e FaultError) CheckStatus(op string) error {
+	if e.Status != 0 && (e.Status < 400 || e.Status > 599) {
+		return fmt.Errorf("fault %s: status %d is not an HTTP error status (400-599)", op, e.Status)
+	}
+	return nil
+}
