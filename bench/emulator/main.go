@@ -37,7 +37,7 @@ import (
 
 	"github.com/nuv-dev/nuv/bench/internal/benchutil"
 	"github.com/nuv-dev/nuv/internal/eksauth"
-	"github.com/nuv-dev/nuv/internal/emulator"
+	emulator "github.com/nuv-dev/nuv/internal/emulator/aws"
 )
 
 func main() {

@@ -32,7 +32,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cluster/gke"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
-	"github.com/nuv-dev/nuv/internal/emulator"
+	emulator "github.com/nuv-dev/nuv/internal/emulator/aws"
 	"github.com/nuv-dev/nuv/internal/emulator/azure"
 	"github.com/nuv-dev/nuv/internal/emulator/gcp"
 	"github.com/nuv-dev/nuv/internal/report"

@@ -20,7 +20,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/nuv-dev/nuv/internal/cluster/local"
-	"github.com/nuv-dev/nuv/internal/emulator"
+	emulator "github.com/nuv-dev/nuv/internal/emulator/aws"
 	"github.com/nuv-dev/nuv/internal/emulator/azure"
 	"github.com/nuv-dev/nuv/internal/emulator/gcp"
 	"github.com/nuv-dev/nuv/internal/fsutil"

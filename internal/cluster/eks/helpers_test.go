@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nuv-dev/nuv/internal/emulator"
+	emulator "github.com/nuv-dev/nuv/internal/emulator/aws"
 )
 
 // testEmulator serves nuv's AWS emulator on loopback until the test ends and points the SDK's

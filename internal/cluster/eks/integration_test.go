@@ -30,7 +30,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/clustertest"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
-	"github.com/nuv-dev/nuv/internal/emulator"
+	emulator "github.com/nuv-dev/nuv/internal/emulator/aws"
 	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
 

@@ -26,18 +26,18 @@ type call struct {
 	op      string
 }
 
-// handler serves one ARM operation with s.mu held: status and body of the answer.
+// handler serves one ARM operation with s.Mu held: status and body of the answer.
 type handler func(s *Server, c *call) (int, any, *armError)
 
-// route is one ARM operation: the method, the path pattern (lower case, "*" a name), the
-// api-versions it accepts and its handler.
-type route struct {
-	method  string
-	pattern string
-	op      string
+// armOp is how an ARM operation is served: the api-version it accepts and its handler.
+type armOp struct {
 	version string
 	h       handler
 }
+
+// route is one ARM operation: the method, the path pattern (lower case, "*" a name), its
+// operation id, the api-version it accepts and its handler.
+type route = emucore.Route[armOp]
 
 const (
 	rgPath  = "subscriptions/*/resourcegroups/*"
@@ -46,72 +46,46 @@ const (
 	locPath = csPath + "/locations/*"
 )
 
-var routes = []route{
-	{"GET", "subscriptions/*/resourcegroups", "ResourceGroups_List", ResourcesAPIVersion, (*Server).listGroups},
-	{"PUT", rgPath, "ResourceGroups_CreateOrUpdate", ResourcesAPIVersion, (*Server).putGroup},
-	{"GET", rgPath, "ResourceGroups_Get", ResourcesAPIVersion, (*Server).getGroup},
-	{"HEAD", rgPath, "ResourceGroups_CheckExistence", ResourcesAPIVersion, (*Server).getGroup},
-	{"DELETE", rgPath, "ResourceGroups_Delete", ResourcesAPIVersion, (*Server).deleteGroup},
-	{"GET", rgPath + "/resources", "Resources_ListByResourceGroup", ResourcesAPIVersion, (*Server).listResources},
-	{"GET", "subscriptions/*/operationresults/*", "ResourceGroups_OperationResults", ResourcesAPIVersion, (*Server).operationResult},
-	{"GET", csPath, "Providers_Get", ResourcesAPIVersion, (*Server).getProvider},
-	{"GET", "subscriptions/*/providers/microsoft.compute/skus", "ResourceSkus_List", SkusAPIVersion, (*Server).listSkus},
-	{"GET", locPath + "/kubernetesversions", "ManagedClusters_ListKubernetesVersions", APIVersion, (*Server).listVersions},
-	{"GET", locPath + "/operations/*", "Operations_GetStatus", APIVersion, (*Server).operationStatus},
-	{"GET", locPath + "/operationresults/*", "Operations_GetResult", APIVersion, (*Server).operationResult},
-	{"GET", csPath + "/managedclusters", "ManagedClusters_List", APIVersion, (*Server).listAllClusters},
-	{"GET", rgPath + "/providers/microsoft.containerservice/managedclusters", "ManagedClusters_ListByResourceGroup", APIVersion, (*Server).listClusters},
-	{"PUT", mcPath, "ManagedClusters_CreateOrUpdate", APIVersion, (*Server).putCluster},
-	{"GET", mcPath, "ManagedClusters_Get", APIVersion, (*Server).getCluster},
-	{"DELETE", mcPath, "ManagedClusters_Delete", APIVersion, (*Server).deleteCluster},
-	{"POST", mcPath + "/listclusterusercredential", "ManagedClusters_ListClusterUserCredentials", APIVersion, (*Server).listCredential},
-	{"POST", mcPath + "/listclusteradmincredential", "ManagedClusters_ListClusterAdminCredentials", APIVersion, (*Server).listCredential},
-	{"GET", mcPath + "/agentpools", "AgentPools_List", APIVersion, (*Server).listPools},
-	{"PUT", mcPath + "/agentpools/*", "AgentPools_CreateOrUpdate", APIVersion, (*Server).putPool},
-	{"GET", mcPath + "/agentpools/*", "AgentPools_Get", APIVersion, (*Server).getPool},
-	{"DELETE", mcPath + "/agentpools/*", "AgentPools_Delete", APIVersion, (*Server).deletePool},
-}
-
-func matches(pattern string, segs []string) bool {
-	p := strings.Split(pattern, "/")
-	if len(p) != len(segs) {
-		return false
-	}
-	for i := range p {
-		if p[i] != "*" && p[i] != strings.ToLower(segs[i]) {
-			return false
-		}
-	}
-	return true
+// routes is ARM's table of operations.
+var routes = emucore.Routes[armOp]{
+	{Method: "GET", Pattern: "subscriptions/*/resourcegroups", Op: "ResourceGroups_List", Handler: armOp{ResourcesAPIVersion, (*Server).listGroups}},
+	{Method: "PUT", Pattern: rgPath, Op: "ResourceGroups_CreateOrUpdate", Handler: armOp{ResourcesAPIVersion, (*Server).putGroup}},
+	{Method: "GET", Pattern: rgPath, Op: "ResourceGroups_Get", Handler: armOp{ResourcesAPIVersion, (*Server).getGroup}},
+	{Method: "HEAD", Pattern: rgPath, Op: "ResourceGroups_CheckExistence", Handler: armOp{ResourcesAPIVersion, (*Server).getGroup}},
+	{Method: "DELETE", Pattern: rgPath, Op: "ResourceGroups_Delete", Handler: armOp{ResourcesAPIVersion, (*Server).deleteGroup}},
+	{Method: "GET", Pattern: rgPath + "/resources", Op: "Resources_ListByResourceGroup", Handler: armOp{ResourcesAPIVersion, (*Server).listResources}},
+	{Method: "GET", Pattern: "subscriptions/*/operationresults/*", Op: "ResourceGroups_OperationResults", Handler: armOp{ResourcesAPIVersion, (*Server).operationResult}},
+	{Method: "GET", Pattern: csPath, Op: "Providers_Get", Handler: armOp{ResourcesAPIVersion, (*Server).getProvider}},
+	{Method: "GET", Pattern: "subscriptions/*/providers/microsoft.compute/skus", Op: "ResourceSkus_List", Handler: armOp{SkusAPIVersion, (*Server).listSkus}},
+	{Method: "GET", Pattern: locPath + "/kubernetesversions", Op: "ManagedClusters_ListKubernetesVersions", Handler: armOp{APIVersion, (*Server).listVersions}},
+	{Method: "GET", Pattern: locPath + "/operations/*", Op: "Operations_GetStatus", Handler: armOp{APIVersion, (*Server).operationStatus}},
+	{Method: "GET", Pattern: locPath + "/operationresults/*", Op: "Operations_GetResult", Handler: armOp{APIVersion, (*Server).operationResult}},
+	{Method: "GET", Pattern: csPath + "/managedclusters", Op: "ManagedClusters_List", Handler: armOp{APIVersion, (*Server).listAllClusters}},
+	{Method: "GET", Pattern: rgPath + "/providers/microsoft.containerservice/managedclusters", Op: "ManagedClusters_ListByResourceGroup", Handler: armOp{APIVersion, (*Server).listClusters}},
+	{Method: "PUT", Pattern: mcPath, Op: "ManagedClusters_CreateOrUpdate", Handler: armOp{APIVersion, (*Server).putCluster}},
+	{Method: "GET", Pattern: mcPath, Op: "ManagedClusters_Get", Handler: armOp{APIVersion, (*Server).getCluster}},
+	{Method: "DELETE", Pattern: mcPath, Op: "ManagedClusters_Delete", Handler: armOp{APIVersion, (*Server).deleteCluster}},
+	{Method: "POST", Pattern: mcPath + "/listclusterusercredential", Op: "ManagedClusters_ListClusterUserCredentials", Handler: armOp{APIVersion, (*Server).listCredential}},
+	{Method: "POST", Pattern: mcPath + "/listclusteradmincredential", Op: "ManagedClusters_ListClusterAdminCredentials", Handler: armOp{APIVersion, (*Server).listCredential}},
+	{Method: "GET", Pattern: mcPath + "/agentpools", Op: "AgentPools_List", Handler: armOp{APIVersion, (*Server).listPools}},
+	{Method: "PUT", Pattern: mcPath + "/agentpools/*", Op: "AgentPools_CreateOrUpdate", Handler: armOp{APIVersion, (*Server).putPool}},
+	{Method: "GET", Pattern: mcPath + "/agentpools/*", Op: "AgentPools_Get", Handler: armOp{APIVersion, (*Server).getPool}},
+	{Method: "DELETE", Pattern: mcPath + "/agentpools/*", Op: "AgentPools_Delete", Handler: armOp{APIVersion, (*Server).deletePool}},
 }
 
 // implemented lists the operations served, for the error on one that is not.
 func implemented() string {
-	var n []string
-	for _, r := range routes {
-		n = append(n, r.op)
-	}
-	return strings.Join(n, ", ")
+	return strings.Join(routes.Ops(), ", ")
 }
 
 // arm authenticates and serves an ARM request.
 func (s *Server) arm(w http.ResponseWriter, r *http.Request, segs []string) {
 	if e := s.authenticate(r); e != nil {
-		w.Header().Set("WWW-Authenticate", `Bearer authorization_uri="`+s.baseURL()+`", error="invalid_token"`)
+		w.Header().Set("WWW-Authenticate", `Bearer authorization_uri="`+s.BaseURL()+`", error="invalid_token"`)
 		writeARMError(w, e)
 		return
 	}
-	var rt *route
-	pathKnown := false
-	for i := range routes {
-		if matches(routes[i].pattern, segs) {
-			pathKnown = true
-			if routes[i].method == r.Method {
-				rt = &routes[i]
-				break
-			}
-		}
-	}
+	rt, pathKnown := routes.Match(r.Method, segs, true)
 	if rt == nil {
 		if pathKnown {
 			writeARMError(w, aerr(405, "MethodNotAllowed", "nuv azure emulator does not implement %s on %s (it implements: %s)", r.Method, r.URL.Path, implemented()))
@@ -124,20 +98,20 @@ func (s *Server) arm(w http.ResponseWriter, r *http.Request, segs []string) {
 		writeARMError(w, e)
 		return
 	}
-	s.mu.Lock()
-	sub := s.st.SubscriptionID
-	s.mu.Unlock()
+	s.Mu.Lock()
+	sub := s.St.SubscriptionID
+	s.Mu.Unlock()
 	if !strings.EqualFold(segs[1], sub) {
 		writeARMError(w, aerr(404, "SubscriptionNotFound", "The subscription '%s' could not be found.", segs[1]))
 		return
 	}
-	c := &call{r: r, segs: segs, hdr: w.Header(), op: rt.op}
-	if f := s.fault(rt.op, r.URL.Path); f != nil {
+	c := &call{r: r, segs: segs, hdr: w.Header(), op: rt.Op}
+	if f := s.fault(rt.Op, r.URL.Path); f != nil {
 		if f.Kind == "lro-failure" {
-			c.lroFail = f.failure(rt.op)
+			c.lroFail = f.failure(rt.Op)
 		} else {
-			s.log.V(1).Infof("azure emulator: fault %s on %s", f.Kind, rt.op)
-			writeFault(w, f, rt.op)
+			s.Log.V(1).Infof("azure emulator: fault %s on %s", f.Kind, rt.Op)
+			writeFault(w, f, rt.Op)
 			return
 		}
 	}
@@ -152,29 +126,29 @@ func (s *Server) arm(w http.ResponseWriter, r *http.Request, segs []string) {
 		return
 	}
 	c.body = body
-	s.mu.Lock()
-	status, out, e := rt.h(s, c)
+	s.Mu.Lock()
+	status, out, e := rt.Handler.h(s, c)
 	var b []byte
 	if e == nil && out != nil {
 		// Encode under the lock: out points into the state the reconciler changes.
 		b, err = json.Marshal(out)
 		if err != nil {
-			e = aerr(500, "InternalServerError", "nuv azure emulator: encode %s: %v", rt.op, err)
+			e = aerr(500, "InternalServerError", "nuv azure emulator: encode %s: %v", rt.Op, err)
 		}
 	}
 	if e == nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
-		if err := s.st.save(s.dir); err != nil {
+		if err := s.Save(); err != nil {
 			e = aerr(500, "InternalServerError", "nuv azure emulator: %v", err)
 		}
 	}
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	w.Header().Set("x-ms-request-id", newUUID())
 	if e != nil {
-		s.log.V(1).Infof("azure emulator: %s -> %s", rt.op, e.Code)
+		s.Log.V(1).Infof("azure emulator: %s -> %s", rt.Op, e.Code)
 		writeARMError(w, e)
 		return
 	}
-	s.log.V(2).Infof("azure emulator: %s %d", rt.op, status)
+	s.Log.V(2).Infof("azure emulator: %s %d", rt.Op, status)
 	if b == nil {
 		w.WriteHeader(status)
 		return
@@ -193,20 +167,20 @@ func (s *Server) checkAPIVersion(r *http.Request, segs []string, rt *route) *arm
 	if v == "" {
 		return aerr(400, "MissingApiVersionParameter", "The api-version query parameter (?api-version=) is required for all requests.")
 	}
-	if v == rt.version {
+	if v == rt.Handler.version {
 		return nil
 	}
-	if rt.version == APIVersion {
+	if rt.Handler.version == APIVersion {
 		typ := "managedClusters"
-		if strings.Contains(rt.pattern, "agentpools") {
+		if strings.Contains(rt.Pattern, "agentpools") {
 			typ = "managedClusters/agentPools"
-		} else if strings.Contains(rt.pattern, "locations") {
+		} else if strings.Contains(rt.Pattern, "locations") {
 			typ = "locations"
 		}
 		return aerr(400, "NoRegisteredProviderFound", "No registered resource provider found for location '%s' and API version '%s' for type '%s'. The supported api-versions are '%s'. The supported locations are '%s'.",
 			"global", v, typ, APIVersion, regionNames())
 	}
-	return aerr(400, "InvalidApiVersionParameter", "The api-version '%s' is invalid. The supported versions are '%s'.", v, rt.version)
+	return aerr(400, "InvalidApiVersionParameter", "The api-version '%s' is invalid. The supported versions are '%s'.", v, rt.Handler.version)
 }
 
 // decode reads a JSON request body into v.
@@ -224,9 +198,9 @@ func decode(c *call, v any) *armError {
 // Azure-AsyncOperation always, Location too when withLocation.
 func (s *Server) startOp(c *call, resource, location string, withLocation bool) *operation {
 	op := &operation{ID: newUUID(), Name: c.op, Resource: resource, Location: NormalizeLocation(location), Status: "InProgress", Start: time.Now().UTC(), FailWith: c.lroFail}
-	s.st.Operations[op.ID] = op
-	sub := s.st.SubscriptionID
-	base := fmt.Sprintf("%s/subscriptions/%s/providers/Microsoft.ContainerService/locations/%s", s.base, sub, op.Location)
+	s.St.Operations[op.ID] = op
+	sub := s.St.SubscriptionID
+	base := fmt.Sprintf("%s/subscriptions/%s/providers/Microsoft.ContainerService/locations/%s", s.Base, sub, op.Location)
 	c.hdr.Set("Azure-AsyncOperation", base+"/operations/"+op.ID+"?api-version="+APIVersion)
 	if withLocation {
 		c.hdr.Set("Location", base+"/operationresults/"+op.ID+"?api-version="+APIVersion)
@@ -237,14 +211,14 @@ func (s *Server) startOp(c *call, resource, location string, withLocation bool) 
 
 // finishOp ends an operation; e nil is success.
 func (s *Server) finishOp(id string, e *armError) {
-	op, ok := s.st.Operations[id]
+	op, ok := s.St.Operations[id]
 	if !ok || op.Status != "InProgress" {
 		return
 	}
 	op.End = time.Now().UTC()
 	if e != nil {
 		op.Status, op.Error = "Failed", e
-		s.log.Infof("azure emulator: %s on %s failed: %s", op.Name, op.Resource, e.Message)
+		s.Log.Infof("azure emulator: %s on %s failed: %s", op.Name, op.Resource, e.Message)
 		return
 	}
 	op.Status = "Succeeded"
@@ -262,7 +236,7 @@ type opStatus struct {
 
 func (s *Server) operationStatus(c *call) (int, any, *armError) {
 	id := c.segs[len(c.segs)-1]
-	op, ok := s.st.Operations[id]
+	op, ok := s.St.Operations[id]
 	if !ok {
 		return 0, nil, aerr(404, "NotFound", "Operation %s was not found.", id)
 	}
@@ -278,14 +252,14 @@ func (s *Server) operationStatus(c *call) (int, any, *armError) {
 // resource, or the operation's error.
 func (s *Server) operationResult(c *call) (int, any, *armError) {
 	id := c.segs[len(c.segs)-1]
-	op, ok := s.st.Operations[id]
+	op, ok := s.St.Operations[id]
 	if !ok {
 		return 0, nil, aerr(404, "NotFound", "Operation %s was not found.", id)
 	}
 	switch op.Status {
 	case "InProgress":
 		c.hdr.Set("Retry-After", "1")
-		c.hdr.Set("Location", s.base+c.r.URL.RequestURI())
+		c.hdr.Set("Location", s.Base+c.r.URL.RequestURI())
 		return 202, nil, nil
 	case "Failed":
 		e := *op.Error
@@ -297,9 +271,9 @@ func (s *Server) operationResult(c *call) (int, any, *armError) {
 // expireOps forgets operations finished more than an hour ago.
 func (s *Server) expireOps(t time.Time) bool {
 	changed := false
-	for id, op := range s.st.Operations {
+	for id, op := range s.St.Operations {
 		if op.Status != "InProgress" && t.Sub(op.End) > time.Hour {
-			delete(s.st.Operations, id)
+			delete(s.St.Operations, id)
 			changed = true
 		}
 	}

@@ -29,7 +29,7 @@ func (a *armFuzz) get(t *testing.T) *armFuzz {
 	}
 	c := s.Credentials()
 	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {c.ClientID}, "client_secret": {c.ClientSecret},
-		"scope": {s.baseURL() + "/.default"}}
+		"scope": {s.BaseURL() + "/.default"}}
 	req := httptest.NewRequest(http.MethodPost, "/"+c.TenantID+"/oauth2/v2.0/token", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	rec := httptest.NewRecorder()

@@ -101,11 +101,11 @@ func writeAADError(w http.ResponseWriter, status int, code string, aadsts int, f
 
 // authority serves /{tenant}/v2.0/.well-known/openid-configuration and /{tenant}/oauth2/v2.0/token.
 func (s *Server) authority(w http.ResponseWriter, r *http.Request, segs []string) bool {
-	s.mu.Lock()
-	st := s.st
+	s.Mu.Lock()
+	st := s.St
 	tenant, clientID, secret, key := st.TenantID, st.ClientID, st.ClientSecret, st.SigningKey
-	s.mu.Unlock()
-	base := s.baseURL()
+	s.Mu.Unlock()
+	base := s.BaseURL()
 	switch {
 	case len(segs) == 4 && segs[1] == "v2.0" && segs[2] == ".well-known" && segs[3] == "openid-configuration":
 		if segs[0] != tenant && segs[0] != "organizations" {
@@ -187,11 +187,11 @@ func (s *Server) authenticate(r *http.Request) *armError {
 	if !ok {
 		return aerr(401, "AuthenticationFailed", "Authentication failed. The 'Authorization' header is provided in an invalid format.")
 	}
-	s.mu.Lock()
-	key, tenant := s.st.SigningKey, s.st.TenantID
-	s.mu.Unlock()
+	s.Mu.Lock()
+	key, tenant := s.St.SigningKey, s.St.TenantID
+	s.Mu.Unlock()
 	k, _ := hex.DecodeString(key)
-	base := s.baseURL()
+	base := s.BaseURL()
 	_, e := verifyToken(k, tok, base, base, tenant, time.Now())
 	return e
 }

@@ -4,21 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/cluster"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 	"github.com/nuv-dev/nuv/internal/kube"
-	"github.com/nuv-dev/nuv/internal/paths"
 )
 
 // Backend runs the control planes behind managed clusters.
@@ -68,44 +61,33 @@ func LocalName(key string) string {
 	return "aks-" + n + "-" + hex.EncodeToString(h[:])[:6]
 }
 
-// LocalBackend runs each control plane as a nuv local cluster (flavor aks) under the emulator's
-// directory, apart from the user's own local clusters. The control plane runs the local provider's
-// Kubernetes version whatever version the managed cluster reports.
+// LocalBackend runs each control plane on the emulators' control-plane backend
+// (emucore.ControlPlanes: a nuv local cluster of flavor aks under the emulator's directory), with
+// AKS's node labels, taints and providerIDs.
 type LocalBackend struct {
-	Provider local.Provider
+	*emucore.ControlPlanes
 }
 
 // NewLocalBackend keeps the control planes under dir.
 func NewLocalBackend(dir string, log cli.Logger) *LocalBackend {
-	return &LocalBackend{Provider: local.Provider{Home: dir, Project: dir, Log: log, Getenv: os.Getenv}}
+	return &LocalBackend{emucore.NewControlPlanes(dir, "aks", log)}
 }
 
-// Ensure creates or starts the local cluster and converges its nodes to the pools.
+// Ensure creates or starts the local cluster and converges its nodes to the pools (a cluster
+// whose pools have no nodes yet is created with one node, then given its pools).
 func (b *LocalBackend) Ensure(ctx context.Context, spec ClusterSpec) error {
-	groups := make([]local.NodeGroup, 0, len(spec.Pools))
+	groups := make([]emucore.NodeGroup, 0, len(spec.Pools))
 	for _, p := range spec.Pools {
 		groups = append(groups, nodeGroup(spec, p))
 	}
-	create := local.CreateOptions{Name: spec.Name, Flavor: "aks", NodeGroups: groups, Durability: local.Safe}
-	if countNodes(groups) == 0 {
-		create.NodeGroups = nil // a cluster is created with one node, then given its pools
-	}
-	if _, err := b.Provider.Ensure(ctx, create); err != nil {
+	if _, err := b.ControlPlanes.Ensure(ctx, spec.Name, "", groups); err != nil {
 		return err
 	}
-	return b.Provider.SetNodeGroups(ctx, spec.Name, groups)
-}
-
-func countNodes(gs []local.NodeGroup) int {
-	n := 0
-	for _, g := range gs {
-		n += g.Count
-	}
-	return n
+	return b.SetNodeGroups(ctx, spec.Name, groups)
 }
 
 // nodeGroup is pool p as a local node group: AKS's node labels, taints and providerIDs.
-func nodeGroup(spec ClusterSpec, p Pool) local.NodeGroup {
+func nodeGroup(spec ClusterSpec, p Pool) emucore.NodeGroup {
 	labels := map[string]string{
 		"kubernetes.azure.com/cluster":   spec.NodeResourceGroup,
 		"kubernetes.azure.com/agentpool": p.Name,
@@ -137,36 +119,5 @@ func nodeGroup(spec ClusterSpec, p Pool) local.NodeGroup {
 	}
 	prefix := fmt.Sprintf("azure:///subscriptions/%s/resourceGroups/%s/providers/Microsoft.Compute/virtualMachineScaleSets/aks-%s-vmss/virtualMachines/",
 		spec.Subscription, strings.ToLower(spec.NodeResourceGroup), p.Name)
-	return local.NodeGroup{Name: p.Name, Count: p.Count, Labels: labels, Taints: taints, ProviderIDPrefix: prefix, InstanceType: p.VMSize, Spot: p.Spot}
-}
-
-// Kubeconfig reads the local cluster's kubeconfig and names its cluster, context and user as AKS does.
-func (b *LocalBackend) Kubeconfig(name, clusterName, user string) ([]byte, error) {
-	path := filepath.Join(paths.Clusters(b.Provider.Project), name+".kubeconfig")
-	cfg, err := clientcmd.LoadFromFile(path)
-	if err != nil {
-		return nil, err
-	}
-	ctx, ok := cfg.Contexts[cfg.CurrentContext]
-	if !ok {
-		return nil, fmt.Errorf("%s has no current context", path)
-	}
-	out := clientcmdapi.NewConfig()
-	out.Clusters[clusterName] = cfg.Clusters[ctx.Cluster]
-	out.AuthInfos[user] = cfg.AuthInfos[ctx.AuthInfo]
-	out.Contexts[clusterName] = &clientcmdapi.Context{Cluster: clusterName, AuthInfo: user}
-	out.CurrentContext = clusterName
-	if out.Clusters[clusterName] == nil || out.AuthInfos[user] == nil {
-		return nil, fmt.Errorf("%s: the current context names a missing cluster or user", path)
-	}
-	return clientcmd.Write(*out)
-}
-
-// Delete deletes the local cluster.
-func (b *LocalBackend) Delete(ctx context.Context, name string) error {
-	err := b.Provider.Delete(ctx, name)
-	if errors.Is(err, cluster.ErrNotFound) {
-		return nil
-	}
-	return err
+	return emucore.NodeGroup{Name: p.Name, Count: p.Count, Labels: labels, Taints: taints, ProviderIDPrefix: prefix, InstanceType: p.VMSize, Spot: p.Spot}
 }

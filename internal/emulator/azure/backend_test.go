@@ -4,14 +4,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
 
 func TestLocalName(t *testing.T) {
 	seen := map[string]string{}
 	for _, key := range []string{"rg/mc", "RG/MC_x", "a-very-long-resource-group-name.with.dots/and-a-long-cluster-name", "rg/mc2", "(weird)/x"} {
 		n := LocalName(key)
-		if err := local.ValidName(n); err != nil {
+		if err := emucore.ValidName(n); err != nil {
 			t.Errorf("LocalName(%q) = %q: %v", key, n, err)
 		}
 		if n != LocalName(key) {

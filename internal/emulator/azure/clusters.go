@@ -41,11 +41,11 @@ func poolNotFound(rg, name, pool string) *armError {
 // lookup finds the group and cluster a request names.
 func (s *Server) lookup(c *call) (*group, *managedCluster, *armError) {
 	rg, name := c.segs[3], c.segs[7]
-	g, ok := s.st.Groups[strings.ToLower(rg)]
+	g, ok := s.St.Groups[strings.ToLower(rg)]
 	if !ok {
 		return nil, nil, groupNotFound(rg)
 	}
-	mc, ok := s.st.Clusters[clusterKey(rg, name)]
+	mc, ok := s.St.Clusters[clusterKey(rg, name)]
 	if !ok {
 		return g, nil, clusterNotFound(rg, name)
 	}
@@ -202,7 +202,7 @@ func clone[T any](v *T) *T {
 
 func (s *Server) putCluster(c *call) (int, any, *armError) {
 	rg, name := c.segs[3], c.segs[7]
-	g, ok := s.st.Groups[strings.ToLower(rg)]
+	g, ok := s.St.Groups[strings.ToLower(rg)]
 	if !ok {
 		return 0, nil, groupNotFound(rg)
 	}
@@ -225,7 +225,7 @@ func (s *Server) putCluster(c *call) (int, any, *armError) {
 	}
 	p := in.Properties
 	key := clusterKey(rg, name)
-	old := s.st.Clusters[key]
+	old := s.St.Clusters[key]
 	if old != nil {
 		if str(old.MC.Properties.ProvisioningState) == "Deleting" {
 			return 0, nil, aerr(409, "OperationNotAllowed", "Operation is not allowed: managed cluster %s is being deleted.", name)
@@ -343,7 +343,7 @@ func (s *Server) putCluster(c *call) (int, any, *armError) {
 	if np.OutboundType == nil {
 		np.OutboundType = to.Ptr(acs.OutboundTypeLoadBalancer)
 	}
-	sub := s.st.SubscriptionID
+	sub := s.St.SubscriptionID
 	id := fmt.Sprintf("/subscriptions/%s/resourcegroups/%s/providers/Microsoft.ContainerService/managedClusters/%s", sub, rg, name)
 	mc := old
 	if mc == nil {
@@ -364,9 +364,9 @@ func (s *Server) putCluster(c *call) (int, any, *armError) {
 		if p.EnableRBAC != nil {
 			mc.MC.Properties.EnableRBAC = p.EnableRBAC
 		}
-		s.st.Groups[strings.ToLower(nodeRG)] = &group{Name: nodeRG, Location: reg.Name, ManagedBy: id, State: "Succeeded",
+		s.St.Groups[strings.ToLower(nodeRG)] = &group{Name: nodeRG, Location: reg.Name, ManagedBy: id, State: "Succeeded",
 			Tags: map[string]string{"aks-managed-cluster-name": name, "aks-managed-cluster-rg": rg}}
-		s.st.Clusters[key] = mc
+		s.St.Clusters[key] = mc
 	}
 	m := mc.MC
 	m.ID, m.Name, m.Type, m.Location = &id, &name, to.Ptr("Microsoft.ContainerService/ManagedClusters"), &reg.Name
@@ -378,7 +378,7 @@ func (s *Server) putCluster(c *call) (int, any, *armError) {
 	if in.Identity != nil {
 		m.Identity = in.Identity
 		if in.Identity.Type != nil && *in.Identity.Type == acs.ResourceIdentityTypeSystemAssigned && m.Identity.PrincipalID == nil {
-			m.Identity.PrincipalID, m.Identity.TenantID = to.Ptr(newUUID()), to.Ptr(s.st.TenantID)
+			m.Identity.PrincipalID, m.Identity.TenantID = to.Ptr(newUUID()), to.Ptr(s.St.TenantID)
 		}
 	}
 	m.Properties.KubernetesVersion, m.Properties.CurrentKubernetesVersion = &version, &patch
@@ -391,9 +391,9 @@ func (s *Server) putCluster(c *call) (int, any, *armError) {
 	}
 	m.Properties.ProvisioningState = &state
 	op := s.startOp(c, id, reg.Name, false)
-	mc.Op, mc.Due = op.ID, time.Now().Add(s.delay)
+	mc.Op, mc.Due = op.ID, time.Now().Add(s.Delay)
 	mc.Gen++
-	s.log.Infof("azure emulator: managed cluster %s/%s %s (version %s, %d agent pools)", rg, name, strings.ToLower(state), patch, len(pools))
+	s.Log.Infof("azure emulator: managed cluster %s/%s %s (version %s, %d agent pools)", rg, name, strings.ToLower(state), patch, len(pools))
 	return status, m, nil
 }
 
@@ -407,13 +407,13 @@ func (s *Server) getCluster(c *call) (int, any, *armError) {
 
 func (s *Server) listClusters(c *call) (int, any, *armError) {
 	rg := c.segs[3]
-	if _, ok := s.st.Groups[strings.ToLower(rg)]; !ok {
+	if _, ok := s.St.Groups[strings.ToLower(rg)]; !ok {
 		return 0, nil, groupNotFound(rg)
 	}
 	out := []*acs.ManagedCluster{}
-	for _, k := range sortedKeys(s.st.Clusters) {
-		if strings.EqualFold(s.st.Clusters[k].Group, rg) {
-			out = append(out, s.st.Clusters[k].MC)
+	for _, k := range sortedKeys(s.St.Clusters) {
+		if strings.EqualFold(s.St.Clusters[k].Group, rg) {
+			out = append(out, s.St.Clusters[k].MC)
 		}
 	}
 	return 200, map[string]any{"value": out}, nil
@@ -421,8 +421,8 @@ func (s *Server) listClusters(c *call) (int, any, *armError) {
 
 func (s *Server) listAllClusters(*call) (int, any, *armError) {
 	out := []*acs.ManagedCluster{}
-	for _, k := range sortedKeys(s.st.Clusters) {
-		out = append(out, s.st.Clusters[k].MC)
+	for _, k := range sortedKeys(s.St.Clusters) {
+		out = append(out, s.St.Clusters[k].MC)
 	}
 	return 200, map[string]any{"value": out}, nil
 }
@@ -441,7 +441,7 @@ func (s *Server) deleteCluster(c *call) (int, any, *armError) {
 	} else {
 		c.op = "ManagedClusters_Delete"
 		id := mc.Op
-		base := fmt.Sprintf("%s/subscriptions/%s/providers/Microsoft.ContainerService/locations/%s", s.base, s.st.SubscriptionID, str(mc.MC.Location))
+		base := fmt.Sprintf("%s/subscriptions/%s/providers/Microsoft.ContainerService/locations/%s", s.Base, s.St.SubscriptionID, str(mc.MC.Location))
 		c.hdr.Set("Azure-AsyncOperation", base+"/operations/"+id+"?api-version="+APIVersion)
 		c.hdr.Set("Location", base+"/operationresults/"+id+"?api-version="+APIVersion)
 	}
@@ -461,12 +461,12 @@ func (s *Server) beginClusterDelete(mc *managedCluster, opID string) {
 	mc.PoolOps = nil
 	if opID == "" {
 		op := &operation{ID: newUUID(), Name: "ManagedClusters_Delete", Resource: str(mc.MC.ID), Location: str(mc.MC.Location), Status: "InProgress", Start: time.Now().UTC()}
-		s.st.Operations[op.ID] = op
+		s.St.Operations[op.ID] = op
 		opID = op.ID
 	}
-	mc.Op, mc.Due = opID, time.Now().Add(s.delay)
+	mc.Op, mc.Due = opID, time.Now().Add(s.Delay)
 	mc.MC.Properties.ProvisioningState = to.Ptr("Deleting")
-	s.log.Infof("azure emulator: deleting managed cluster %s", str(mc.MC.Name))
+	s.Log.Infof("azure emulator: deleting managed cluster %s", str(mc.MC.Name))
 }
 
 // listCredential answers the kubeconfig of the cluster's control plane (the local cluster behind
@@ -611,9 +611,9 @@ func (s *Server) putPool(c *call) (int, any, *armError) {
 		mc.PoolOps = map[string]string{}
 	}
 	mc.PoolOps[strings.ToLower(name)] = op.ID
-	mc.Due = time.Now().Add(s.delay)
+	mc.Due = time.Now().Add(s.Delay)
 	mc.Gen++
-	s.log.Infof("azure emulator: agent pool %s of %s %s (%d nodes)", name, str(mc.MC.Name), strings.ToLower(state), i32(np.Count))
+	s.Log.Infof("azure emulator: agent pool %s of %s %s (%d nodes)", name, str(mc.MC.Name), strings.ToLower(state), i32(np.Count))
 	return status, agentPool(mc, &np), nil
 }
 
@@ -655,30 +655,22 @@ func (s *Server) deletePool(c *call) (int, any, *armError) {
 		}
 		mc.PoolOps[strings.ToLower(name)] = op.ID
 		mc.Gone[strings.ToLower(name)] = true
-		mc.Due = time.Now().Add(s.delay)
+		mc.Due = time.Now().Add(s.Delay)
 		mc.Gen++
 	}
 	return 202, nil, nil
 }
 
 // reconcile moves every operation whose time has come along, and saves if anything moved.
-func (s *Server) reconcile() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t := time.Now()
+func (s *Server) reconcile(t time.Time) bool {
 	changed := s.reconcileClusters(t)
 	changed = s.reconcileGroups(t) || changed
-	changed = s.expireOps(t) || changed
-	if changed {
-		if err := s.st.save(s.dir); err != nil {
-			s.log.Warnf("azure emulator: %v", err)
-		}
-	}
+	return s.expireOps(t) || changed
 }
 
 // backendSpec is what the control plane of mc should be (pools being deleted left out).
 func (s *Server) backendSpec(key string, mc *managedCluster) ClusterSpec {
-	cs := ClusterSpec{Name: LocalName(key), Cluster: str(mc.MC.Name), Subscription: s.st.SubscriptionID,
+	cs := ClusterSpec{Name: LocalName(key), Cluster: str(mc.MC.Name), Subscription: s.St.SubscriptionID,
 		NodeResourceGroup: str(mc.MC.Properties.NodeResourceGroup), Location: str(mc.MC.Location)}
 	for _, p := range mc.MC.Properties.AgentPoolProfiles {
 		if mc.Gone[strings.ToLower(str(p.Name))] {
@@ -698,45 +690,45 @@ func (s *Server) backendSpec(key string, mc *managedCluster) ClusterSpec {
 
 func (s *Server) reconcileClusters(t time.Time) bool {
 	changed := false
-	for key, mc := range s.st.Clusters {
+	for key, mc := range s.St.Clusters {
 		key, mc := key, mc
 		if str(mc.MC.Properties.ProvisioningState) == "Deleting" {
 			if t.Before(mc.Due) {
 				continue
 			}
-			if op := s.st.Operations[mc.Op]; op != nil && op.FailWith != nil {
+			if op := s.St.Operations[mc.Op]; op != nil && op.FailWith != nil {
 				s.finishOp(mc.Op, op.FailWith)
 				mc.MC.Properties.ProvisioningState, mc.Op = to.Ptr("Failed"), ""
 				changed = true
 				continue
 			}
-			s.spawn("mc/"+key, func(ctx context.Context) func() {
+			s.Spawn("mc/"+key, func(ctx context.Context) func() {
 				err := s.backend.Delete(ctx, LocalName(key))
 				return func() {
 					if err != nil {
-						s.log.Warnf("azure emulator: delete the control plane of %s: %v (retrying)", str(mc.MC.Name), err)
+						s.Log.Warnf("azure emulator: delete the control plane of %s: %v (retrying)", str(mc.MC.Name), err)
 						mc.Due = time.Now().Add(5 * time.Second)
 						return
 					}
-					delete(s.st.Clusters, key)
+					delete(s.St.Clusters, key)
 					delete(s.ensured, key)
-					delete(s.st.Groups, strings.ToLower(str(mc.MC.Properties.NodeResourceGroup)))
+					delete(s.St.Groups, strings.ToLower(str(mc.MC.Properties.NodeResourceGroup)))
 					s.finishOp(mc.Op, nil)
-					s.log.Infof("azure emulator: managed cluster %s deleted", str(mc.MC.Name))
+					s.Log.Infof("azure emulator: managed cluster %s deleted", str(mc.MC.Name))
 				}
 			})
 			continue
 		}
 		if (mc.Synced < mc.Gen || !s.ensured[key]) && !t.Before(s.retryAt[key]) {
 			gen, spec := mc.Gen, s.backendSpec(key, mc)
-			s.spawn("mc/"+key, func(ctx context.Context) func() {
+			s.Spawn("mc/"+key, func(ctx context.Context) func() {
 				err := s.backend.Ensure(ctx, spec)
 				return func() {
-					if s.st.Clusters[key] != mc {
+					if s.St.Clusters[key] != mc {
 						return
 					}
 					if err != nil {
-						s.log.Warnf("azure emulator: control plane of %s: %v (retrying)", str(mc.MC.Name), err)
+						s.Log.Warnf("azure emulator: control plane of %s: %v (retrying)", str(mc.MC.Name), err)
 						s.retryAt[key] = time.Now().Add(5 * time.Second)
 						return
 					}
@@ -752,7 +744,7 @@ func (s *Server) reconcileClusters(t time.Time) bool {
 		}
 		changed = true
 		if mc.Op != "" {
-			op := s.st.Operations[mc.Op]
+			op := s.St.Operations[mc.Op]
 			state := "Succeeded"
 			if op != nil && op.FailWith != nil {
 				state = "Failed"
@@ -765,10 +757,10 @@ func (s *Server) reconcileClusters(t time.Time) bool {
 				p.ProvisioningState = to.Ptr(state)
 			}
 			mc.Op = ""
-			s.log.Infof("azure emulator: managed cluster %s %s", str(mc.MC.Name), state)
+			s.Log.Infof("azure emulator: managed cluster %s %s", str(mc.MC.Name), state)
 		}
 		for pool, id := range mc.PoolOps {
-			op := s.st.Operations[id]
+			op := s.St.Operations[id]
 			var fail *armError
 			if op != nil {
 				fail = op.FailWith

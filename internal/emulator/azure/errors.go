@@ -54,9 +54,8 @@ type Fault struct {
 	emucore.FaultLimits
 	// Resource restricts the fault to requests whose path names it (a cluster, pool or group).
 	Resource string `json:"resource,omitempty"`
-	Code     string `json:"code,omitempty"`
-	Message  string `json:"message,omitempty"`
-	Status   int    `json:"status,omitempty"`
+	// Code, Message and Status of an "error" or "lro-failure" fault.
+	emucore.FaultError
 }
 
 func (f *Fault) validate() error {
@@ -66,8 +65,8 @@ func (f *Fault) validate() error {
 	switch f.Kind {
 	case "throttle", "lro-failure", "expired-secret":
 	case "error":
-		if f.Status != 0 && (f.Status < 400 || f.Status > 599) {
-			return fmt.Errorf("fault %s: status %d is not an HTTP error status (400-599)", f.Operation, f.Status)
+		if err := f.CheckStatus(f.Operation); err != nil {
+			return err
 		}
 	default:
 		return fmt.Errorf("fault %s: kind %q: want throttle, error, lro-failure or expired-secret", f.Operation, f.Kind)
@@ -79,15 +78,11 @@ func decodeFaults(b []byte) ([]*Fault, error) {
 	return emucore.DecodeFaults(b, false, (*Fault).validate)
 }
 
-func readFaultsFile(path string) ([]*Fault, error) { return emucore.ReadFaultsFile(path, decodeFaults) }
-
 // fault counts a call of op (on a request whose path is path) and returns the fault that hits it.
 func (s *Server) fault(op, path string) *Fault {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls[op]++
-	n := s.calls[op]
-	return emucore.Hit(s.faults, n, func(f *Fault) bool {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	return s.HitFault(op, func(f *Fault) bool {
 		return (f.Operation == "*" || strings.EqualFold(f.Operation, op)) && (f.Resource == "" || pathNames(path, f.Resource))
 	})
 }
@@ -124,17 +119,4 @@ func writeFault(w http.ResponseWriter, f *Fault, op string) {
 		w.Header().Set("Retry-After", "1")
 	}
 	writeARMError(w, e)
-}
-
-// faultsAPI is the /_nuv/faults endpoint over s.faults.
-func (s *Server) faultsAPI() emucore.FaultsEndpoint[Fault] {
-	return emucore.FaultsEndpoint[Fault]{Name: "nuv azure emulator", Mu: &s.mu, List: &s.faults, Decode: decodeFaults, WriteJSON: writeJSON, AdminToken: s.adminToken}
-}
-
-// faultList copies the faults (with their counts).
-func (s *Server) faultList() []Fault { return s.faultsAPI().Snapshot() }
-
-// faultsEndpoint serves /_nuv/faults.
-func (s *Server) faultsEndpoint(w http.ResponseWriter, r *http.Request) {
-	s.faultsAPI().ServeHTTP(w, r)
 }

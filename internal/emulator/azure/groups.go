@@ -21,7 +21,7 @@ type rgWire struct {
 }
 
 func (s *Server) groupWire(g *group) rgWire {
-	w := rgWire{ID: fmt.Sprintf("/subscriptions/%s/resourceGroups/%s", s.st.SubscriptionID, g.Name), Name: g.Name,
+	w := rgWire{ID: fmt.Sprintf("/subscriptions/%s/resourceGroups/%s", s.St.SubscriptionID, g.Name), Name: g.Name,
 		Type: "Microsoft.Resources/resourceGroups", Location: g.Location, ManagedBy: g.ManagedBy, Tags: g.Tags}
 	w.Properties.ProvisioningState = g.State
 	return w
@@ -33,8 +33,8 @@ func groupNotFound(name string) *armError {
 
 func (s *Server) listGroups(*call) (int, any, *armError) {
 	var out []rgWire
-	for _, k := range sortedKeys(s.st.Groups) {
-		out = append(out, s.groupWire(s.st.Groups[k]))
+	for _, k := range sortedKeys(s.St.Groups) {
+		out = append(out, s.groupWire(s.St.Groups[k]))
 	}
 	return 200, map[string]any{"value": out}, nil
 }
@@ -56,7 +56,7 @@ func (s *Server) putGroup(c *call) (int, any, *armError) {
 	if !ok {
 		return 0, nil, aerr(400, "LocationNotAvailableForResourceGroup", "The provided location '%s' is not available for resource group. List of available regions is '%s'.", in.Location, regionNames())
 	}
-	if g, ok := s.st.Groups[strings.ToLower(name)]; ok {
+	if g, ok := s.St.Groups[strings.ToLower(name)]; ok {
 		if g.State == "Deleting" {
 			return 0, nil, aerr(409, "ResourceGroupBeingDeleted", "The resource group '%s' is in deprovisioning state and cannot perform this operation.", g.Name)
 		}
@@ -67,13 +67,13 @@ func (s *Server) putGroup(c *call) (int, any, *armError) {
 		return 200, s.groupWire(g), nil
 	}
 	g := &group{Name: name, Location: r.Name, Tags: in.Tags, State: "Succeeded"}
-	s.st.Groups[strings.ToLower(name)] = g
-	s.log.Infof("azure emulator: resource group %s created in %s", name, r.Name)
+	s.St.Groups[strings.ToLower(name)] = g
+	s.Log.Infof("azure emulator: resource group %s created in %s", name, r.Name)
 	return 201, s.groupWire(g), nil
 }
 
 func (s *Server) getGroup(c *call) (int, any, *armError) {
-	g, ok := s.st.Groups[strings.ToLower(c.segs[3])]
+	g, ok := s.St.Groups[strings.ToLower(c.segs[3])]
 	if !ok {
 		return 0, nil, groupNotFound(c.segs[3])
 	}
@@ -86,7 +86,7 @@ func (s *Server) getGroup(c *call) (int, any, *armError) {
 // deleteGroup deletes a resource group and everything in it (its managed clusters first), as a
 // long-running operation polled through Location.
 func (s *Server) deleteGroup(c *call) (int, any, *armError) {
-	g, ok := s.st.Groups[strings.ToLower(c.segs[3])]
+	g, ok := s.St.Groups[strings.ToLower(c.segs[3])]
 	if !ok {
 		return 0, nil, groupNotFound(c.segs[3])
 	}
@@ -95,16 +95,16 @@ func (s *Server) deleteGroup(c *call) (int, any, *armError) {
 	}
 	if g.State != "Deleting" {
 		op := &operation{ID: newUUID(), Name: c.op, Resource: g.Name, Location: g.Location, Status: "InProgress", Start: time.Now().UTC(), FailWith: c.lroFail}
-		s.st.Operations[op.ID] = op
-		g.State, g.Due, g.Op = "Deleting", time.Now().Add(s.delay), op.ID
-		for _, mc := range s.st.Clusters {
+		s.St.Operations[op.ID] = op
+		g.State, g.Due, g.Op = "Deleting", time.Now().Add(s.Delay), op.ID
+		for _, mc := range s.St.Clusters {
 			if strings.EqualFold(mc.Group, g.Name) {
 				s.beginClusterDelete(mc, "")
 			}
 		}
-		s.log.Infof("azure emulator: deleting resource group %s", g.Name)
+		s.Log.Infof("azure emulator: deleting resource group %s", g.Name)
 	}
-	c.hdr.Set("Location", fmt.Sprintf("%s/subscriptions/%s/operationresults/%s?api-version=%s", s.base, s.st.SubscriptionID, g.Op, ResourcesAPIVersion))
+	c.hdr.Set("Location", fmt.Sprintf("%s/subscriptions/%s/operationresults/%s?api-version=%s", s.Base, s.St.SubscriptionID, g.Op, ResourcesAPIVersion))
 	c.hdr.Set("Retry-After", "1")
 	return 202, nil, nil
 }
@@ -112,12 +112,12 @@ func (s *Server) deleteGroup(c *call) (int, any, *armError) {
 // reconcileGroups removes resource groups being deleted once they are empty and due.
 func (s *Server) reconcileGroups(t time.Time) bool {
 	changed := false
-	for k, g := range s.st.Groups {
+	for k, g := range s.St.Groups {
 		if g.State != "Deleting" || t.Before(g.Due) {
 			continue
 		}
 		busy := false
-		for _, mc := range s.st.Clusters {
+		for _, mc := range s.St.Clusters {
 			if strings.EqualFold(mc.Group, g.Name) {
 				busy = true
 			}
@@ -125,22 +125,22 @@ func (s *Server) reconcileGroups(t time.Time) bool {
 		if busy {
 			continue
 		}
-		if op := s.st.Operations[g.Op]; op != nil && op.FailWith != nil {
+		if op := s.St.Operations[g.Op]; op != nil && op.FailWith != nil {
 			s.finishOp(g.Op, op.FailWith)
 			g.State = "Succeeded"
 			changed = true
 			continue
 		}
-		delete(s.st.Groups, k)
+		delete(s.St.Groups, k)
 		s.finishOp(g.Op, nil)
-		s.log.Infof("azure emulator: resource group %s deleted", g.Name)
+		s.Log.Infof("azure emulator: resource group %s deleted", g.Name)
 		changed = true
 	}
 	return changed
 }
 
 func (s *Server) listResources(c *call) (int, any, *armError) {
-	g, ok := s.st.Groups[strings.ToLower(c.segs[3])]
+	g, ok := s.St.Groups[strings.ToLower(c.segs[3])]
 	if !ok {
 		return 0, nil, groupNotFound(c.segs[3])
 	}
@@ -152,8 +152,8 @@ func (s *Server) listResources(c *call) (int, any, *armError) {
 		Tags     map[string]*string `json:"tags,omitempty"`
 	}
 	out := []res{}
-	for _, k := range sortedKeys(s.st.Clusters) {
-		mc := s.st.Clusters[k]
+	for _, k := range sortedKeys(s.St.Clusters) {
+		mc := s.St.Clusters[k]
 		if strings.EqualFold(mc.Group, g.Name) {
 			out = append(out, res{ID: *mc.MC.ID, Name: *mc.MC.Name, Type: "Microsoft.ContainerService/managedClusters", Location: *mc.MC.Location, Tags: mc.MC.Tags})
 		}
@@ -172,7 +172,7 @@ func (s *Server) getProvider(c *call) (int, any, *armError) {
 		APIVersions  []string `json:"apiVersions"`
 	}
 	return 200, map[string]any{
-		"id":                fmt.Sprintf("/subscriptions/%s/providers/Microsoft.ContainerService", s.st.SubscriptionID),
+		"id":                fmt.Sprintf("/subscriptions/%s/providers/Microsoft.ContainerService", s.St.SubscriptionID),
 		"namespace":         "Microsoft.ContainerService",
 		"registrationState": "Registered",
 		"resourceTypes": []rt{

@@ -35,9 +35,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
@@ -56,26 +54,15 @@ type Options struct {
 	Log cli.Logger
 }
 
-// Server is the emulator.
+// Server is the emulator: the kernel (state, faults, jobs, lifecycle), the authority and ARM.
 type Server struct {
-	dir     string
-	delay   time.Duration
+	*emucore.Kernel[State, Fault]
 	backend Backend
-	log     cli.Logger
-	tls     *tls.Config
 
-	mu      sync.Mutex
-	st      *State
-	faults  []*Fault
-	calls   map[string]int
-	jobs    map[string]bool
-	ensured map[string]bool      // control planes checked since this start
-	retryAt map[string]time.Time // control planes whose last start failed: when to try again
-	base    string               // https://127.0.0.1:port
-
-	bg *emucore.Background // the reconcile loop and jobs
-
-	adminToken string // what /_nuv/faults requires (emucore.AdminAllowed)
+	// ensured and retryAt are guarded by Mu: the control planes checked since this start, and
+	// those whose last start failed with when to try again.
+	ensured map[string]bool
+	retryAt map[string]time.Time
 }
 
 // New opens (or initialises) the state in o.Dir, makes its CA if needed and reads faults.json.
@@ -83,29 +70,26 @@ func New(o Options) (*Server, error) {
 	if o.Dir == "" {
 		return nil, errors.New("azure emulator: no state directory")
 	}
-	st, err := openState(o.Dir)
-	if err != nil {
-		return nil, err
-	}
+	st := stateSpec
+	st.New = func() (*State, error) { return newState(), nil }
 	tc, err := serverTLS(o.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("azure emulator TLS: %w", err)
 	}
-	s := &Server{dir: o.Dir, delay: o.Delay, backend: o.Backend, log: o.Log, tls: tc, st: st,
-		calls: map[string]int{}, jobs: map[string]bool{}, ensured: map[string]bool{}, retryAt: map[string]time.Time{}}
-	if s.log == nil {
-		s.log = cli.Quiet()
-	}
-	if s.adminToken, err = emucore.EnsureAdminToken(o.Dir); err != nil {
+	s := &Server{backend: o.Backend, ensured: map[string]bool{}, retryAt: map[string]time.Time{}}
+	k, err := emucore.NewKernel(emucore.Spec[State, Fault]{Name: "nuv azure emulator", What: "azure emulator", Dir: o.Dir, Delay: o.Delay,
+		Log: o.Log, Scheme: "https", TLS: tc, State: st, SetAddr: func(st *State, addr string) { st.Addr = addr }, Reconcile: s.reconcile,
+		Health: func(st *State) any {
+			return health{Subscription: st.SubscriptionID, Tenant: st.TenantID, PID: os.Getpid()}
+		},
+		DecodeFaults: decodeFaults, WriteJSON: writeJSON})
+	if err != nil {
 		return nil, err
 	}
+	s.Kernel = k
 	if s.backend == nil {
-		s.backend = NewLocalBackend(o.Dir, s.log)
+		s.backend = NewLocalBackend(o.Dir, s.Log)
 	}
-	if s.faults, err = readFaultsFile(filepath.Join(o.Dir, "faults.json")); err != nil {
-		return nil, err
-	}
-	s.bg = emucore.NewBackground()
 	return s, nil
 }
 
@@ -116,9 +100,9 @@ type Credentials struct {
 
 // Credentials returns the service principal and subscription the emulator accepts.
 func (s *Server) Credentials() Credentials {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return Credentials{s.st.TenantID, s.st.ClientID, s.st.ClientSecret, s.st.SubscriptionID}
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	return Credentials{s.St.TenantID, s.St.ClientID, s.St.ClientSecret, s.St.SubscriptionID}
 }
 
 // ReadCredentials reads the credentials of the emulator in dir (os.ErrNotExist before its first start).
@@ -131,54 +115,11 @@ func ReadCredentials(dir string) (Credentials, error) {
 }
 
 // TLSConfig is the server's TLS configuration (a certificate for loopback signed by CAFile(dir)).
-func (s *Server) TLSConfig() *tls.Config { return s.tls }
-
-func (s *Server) baseURL() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.base
-}
-
-// Start records the address the emulator answers at (https://addr) and starts moving operations.
-func (s *Server) Start(addr string) error {
-	s.mu.Lock()
-	s.base = "https://" + addr
-	s.st.Addr = addr
-	err := s.st.save(s.dir)
-	s.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	s.bg.Every(100*time.Millisecond, s.reconcile)
-	return nil
-}
-
-// Close stops the background work (an operation in progress is finished after the next start)
-// and saves the state.
-func (s *Server) Close() error {
-	return s.bg.StopAndSave(&s.mu, func() error { return s.st.save(s.dir) })
-}
+func (s *Server) TLSConfig() *tls.Config { return s.TLS }
 
 // Serve serves TLS on ln until ctx ends, then shuts down and closes s.
 func Serve(ctx context.Context, ln net.Listener, s *Server) error {
-	return emucore.Serve(ctx, ln, s, &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, TLSConfig: s.tls})
-}
-
-// spawn runs work in the background unless work of the same key runs; the function it returns
-// is applied to the state under the lock, then the state is saved. Called with s.mu held.
-func (s *Server) spawn(key string, work func(ctx context.Context) func()) {
-	s.bg.Spawn(&s.mu, s.jobs, key, func(ctx context.Context) func() {
-		apply := work(ctx)
-		if apply == nil {
-			return nil
-		}
-		return func() {
-			apply()
-			if err := s.st.save(s.dir); err != nil {
-				s.log.Warnf("azure emulator: %v", err)
-			}
-		}
-	})
+	return s.Kernel.Serve(ctx, ln, s, nil)
 }
 
 // health is what /_nuv/health answers (never a secret).
@@ -193,14 +134,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.Trim(r.URL.Path, "/")
 	segs := strings.Split(path, "/")
 	switch {
-	case path == "_nuv/health":
-		s.mu.Lock()
-		h := health{Subscription: s.st.SubscriptionID, Tenant: s.st.TenantID, PID: os.Getpid()}
-		s.mu.Unlock()
-		writeJSON(w, 200, h)
-		return
-	case path == "_nuv/faults":
-		s.faultsEndpoint(w, r)
+	case path == "_nuv/health" || path == "_nuv/faults":
+		s.ServeAdmin(w, r, "", nil)
 		return
 	case len(segs) > 0 && strings.EqualFold(segs[0], "subscriptions"):
 		s.arm(w, r, segs)

@@ -104,8 +104,8 @@ func TestRefusals(t *testing.T) {
 	e := startEmulator(t, "", 0)
 	sub := "/subscriptions/" + e.Creds.SubscriptionID
 	mcs := sub + "/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters"
-	k, _ := hex.DecodeString(e.st.SigningKey)
-	now, tenant := time.Now(), e.st.TenantID
+	k, _ := hex.DecodeString(e.St.SigningKey)
+	now, tenant := time.Now(), e.St.TenantID
 	iss := e.URL + "/" + tenant + "/v2.0"
 	// valid is a token as the authority issues it, changed by edit.
 	valid := func(edit func(*tokenClaims)) string {
@@ -174,13 +174,13 @@ func TestThrottlingRetriedAndStateKept(t *testing.T) {
 	if _, err := e.Groups.CreateOrUpdate(ctx, "kept", armresources.ResourceGroup{Location: to.Ptr("westeurope")}, nil); err != nil {
 		t.Fatal(err)
 	}
-	e.mu.Lock()
-	e.faults = []*Fault{{Operation: "ResourceGroups_Get", Kind: "throttle", FaultLimits: emucore.FaultLimits{Count: 2}}}
-	e.mu.Unlock()
+	e.Mu.Lock()
+	e.Faults = []*Fault{{Operation: "ResourceGroups_Get", Kind: "throttle", FaultLimits: emucore.FaultLimits{Count: 2}}}
+	e.Mu.Unlock()
 	if _, err := e.Groups.Get(ctx, "kept", nil); err != nil {
 		t.Fatalf("a throttled call is retried by the SDK (Retry-After): %v", err)
 	}
-	if f := e.faultList(); f[0].Fired != 2 {
+	if f := e.FaultList(); f[0].Fired != 2 {
 		t.Fatalf("throttle fired %d times, want 2", f[0].Fired)
 	}
 	creds := e.Creds
@@ -225,7 +225,7 @@ func TestAdminAndBodies(t *testing.T) {
 			t.Errorf("%s: %d, want %d", tc.name, resp.StatusCode, tc.status)
 		}
 	}
-	if fs := e.faultList(); len(fs) != 0 {
+	if fs := e.FaultList(); len(fs) != 0 {
 		t.Fatalf("refused requests injected %v", fs)
 	}
 	tk, err := e.Cred.GetToken(context.Background(), policy.TokenRequestOptions{Scopes: []string{e.URL + "/.default"}})

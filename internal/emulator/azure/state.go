@@ -3,10 +3,7 @@ package azure
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -81,7 +78,24 @@ type operation struct {
 	FailWith *armError `json:"failWith,omitempty"`
 }
 
-const stateFileName = "state.json"
+const stateFileName = emucore.StateFile
+
+// stateSpec keeps the State in <dir>/state.json.
+var stateSpec = emucore.StateSpec[State]{What: "azure emulator", Check: func(path string, s *State) error {
+	if s.TenantID == "" || s.ClientID == "" || s.ClientSecret == "" || s.SubscriptionID == "" || s.SigningKey == "" {
+		return fmt.Errorf("azure emulator state %s is incomplete (no tenant, client, subscription or signing key)", path)
+	}
+	if s.Groups == nil {
+		s.Groups = map[string]*group{}
+	}
+	if s.Clusters == nil {
+		s.Clusters = map[string]*managedCluster{}
+	}
+	if s.Operations == nil {
+		s.Operations = map[string]*operation{}
+	}
+	return nil
+}}
 
 func newState() *State {
 	return &State{
@@ -97,42 +111,7 @@ func newState() *State {
 }
 
 // loadState reads dir/state.json; os.ErrNotExist when there is none.
-func loadState(dir string) (*State, error) {
-	path := filepath.Join(dir, stateFileName)
-	var s State
-	if err := emucore.LoadJSON(path, "azure emulator", &s); err != nil {
-		return nil, err
-	}
-	if s.TenantID == "" || s.ClientID == "" || s.ClientSecret == "" || s.SubscriptionID == "" || s.SigningKey == "" {
-		return nil, fmt.Errorf("azure emulator state %s is incomplete (no tenant, client, subscription or signing key)", path)
-	}
-	if s.Groups == nil {
-		s.Groups = map[string]*group{}
-	}
-	if s.Clusters == nil {
-		s.Clusters = map[string]*managedCluster{}
-	}
-	if s.Operations == nil {
-		s.Operations = map[string]*operation{}
-	}
-	return &s, nil
-}
-
-func (s *State) save(dir string) error {
-	return emucore.SaveJSON(filepath.Join(dir, stateFileName), "azure emulator", s)
-}
-
-func openState(dir string) (*State, error) {
-	s, err := loadState(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("azure emulator directory %s: %w", dir, err)
-		}
-		s = newState()
-		return s, s.save(dir)
-	}
-	return s, err
-}
+func loadState(dir string) (*State, error) { return stateSpec.Load(dir) }
 
 func clusterKey(rg, name string) string { return strings.ToLower(rg) + "/" + strings.ToLower(name) }
 

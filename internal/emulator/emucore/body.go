@@ -1,6 +1,7 @@
 package emucore
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,4 +31,13 @@ func ReadBody(r *http.Request, limit int64) ([]byte, error) {
 		return nil, &BodyTooLargeError{Limit: limit}
 	}
 	return b, nil
+}
+
+// WriteJSON answers v as indented JSON (and a newline) with status and the Content-Type
+// contentType ("application/json", or with "; charset=UTF-8" as Google's front end sends it).
+func WriteJSON(w http.ResponseWriter, status int, contentType string, v any) {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	w.Header().Set("Content-Type", contentType)
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
 }

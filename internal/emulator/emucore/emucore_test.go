@@ -464,3 +464,42 @@ func TestHit(t *testing.T) {
 		t.Fatalf("a fault for another operation hit: %+v", f)
 	}
 }
+
+// TestRoutesMatch: a route matches its method and pattern ("*" one segment, any case with fold);
+// a path served with another method is known; other paths are not.
+func TestRoutesMatch(t *testing.T) {
+	rs := Routes[int]{
+		{"GET", "clusters", "ListClusters", 1},
+		{"POST", "clusters", "CreateCluster", 2},
+		{"GET", "clusters/*", "DescribeCluster", 3},
+		{"GET", "clusters/*/node-groups/*", "DescribeNodegroup", 4},
+	}
+	for _, tc := range []struct {
+		method, path string
+		fold         bool
+		want         int // 0: no route
+		known        bool
+	}{
+		{"GET", "clusters", false, 1, true},
+		{"POST", "clusters", false, 2, true},
+		{"GET", "clusters/a", false, 3, true},
+		{"DELETE", "clusters/a", false, 0, true},
+		{"GET", "clusters/a/node-groups/b", false, 4, true},
+		{"GET", "clusters/a/node-groups", false, 0, false},
+		{"GET", "Clusters/a", false, 0, false},
+		{"GET", "Clusters/A", true, 3, true},
+		{"GET", "addons", false, 0, false},
+	} {
+		r, known := rs.Match(tc.method, strings.Split(tc.path, "/"), tc.fold)
+		got := 0
+		if r != nil {
+			got = r.Handler
+		}
+		if got != tc.want || known != tc.known {
+			t.Errorf("%s %s (fold %v): route %d known %v; want %d %v", tc.method, tc.path, tc.fold, got, known, tc.want, tc.known)
+		}
+	}
+	if got := strings.Join(rs.Ops(), ","); got != "ListClusters,CreateCluster,DescribeCluster,DescribeNodegroup" {
+		t.Errorf("Ops: %s", got)
+	}
+}

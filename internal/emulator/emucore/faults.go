@@ -171,13 +171,14 @@ type Limited interface {
 
 // Hit returns the first of fs that applies to call number n of an operation (applies says whether
 // a fault names the operation and the resource) and Fires by its limits, counting the firing;
-// nil (the zero F) when none does.
-func Hit[F Limited](fs []F, n int, applies func(F) bool) F {
+// nil (the zero F) when none does. A fault that is not Limited never fires.
+func Hit[F any](fs []F, n int, applies func(F) bool) F {
 	for _, f := range fs {
-		if !applies(f) {
+		l, ok := any(f).(Limited)
+		if !ok || !applies(f) {
 			continue
 		}
-		every, count, fired := f.Limits()
+		every, count, fired := l.Limits()
 		if !Fires(every, count, *fired, n) {
 			continue
 		}
@@ -186,4 +187,21 @@ func Hit[F Limited](fs []F, n int, applies func(F) bool) F {
 	}
 	var none F
 	return none
+}
+
+// FaultError is what an injected "error" fault answers: the service's error code, its message and
+// the HTTP status (each defaults to the service's internal error, 500). An emulator's fault
+// embeds it, so in JSON they are the fault's own fields (code, message, status).
+type FaultError struct {
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+	Status  int    `json:"status,omitempty"`
+}
+
+// CheckStatus refuses a status of the fault of operation op that is not an HTTP error status.
+func (e FaultError) CheckStatus(op string) error {
+	if e.Status != 0 && (e.Status < 400 || e.Status > 599) {
+		return fmt.Errorf("fault %s: status %d is not an HTTP error status (400-599)", op, e.Status)
+	}
+	return nil
 }

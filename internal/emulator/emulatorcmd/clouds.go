@@ -12,7 +12,7 @@ import (
 	"syscall"
 
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/emulator"
+	awsemu "github.com/nuv-dev/nuv/internal/emulator/aws"
 	"github.com/nuv-dev/nuv/internal/emulator/azure"
 	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 	"github.com/nuv-dev/nuv/internal/proc"
@@ -97,10 +97,10 @@ type awsCloud struct{}
 
 func (awsCloud) Name() string                        { return "aws" }
 func (awsCloud) Label() string                       { return "emulator" }
-func (awsCloud) Dir(home string) string              { return emulator.Dir(home) }
+func (awsCloud) Dir(home string) string              { return awsemu.Dir(home) }
 func (awsCloud) Client(string) (*http.Client, error) { return http.DefaultClient, nil }
 func (awsCloud) Running(ctx context.Context, dir string) (string, bool, error) {
-	p, ok, err := emulator.Status(ctx, dir)
+	p, ok, err := awsemu.Status(ctx, dir)
 	return p.URL(), ok, err
 }
 
@@ -124,7 +124,7 @@ func (gcpCloud) Label() string                       { return "GKE emulator" }
 func (gcpCloud) Dir(home string) string              { return gcpDir(home) }
 func (gcpCloud) Client(string) (*http.Client, error) { return http.DefaultClient, nil }
 func (gcpCloud) Running(ctx context.Context, dir string) (string, bool, error) {
-	p, ok, err := emulator.Status(ctx, dir)
+	p, ok, err := awsemu.Status(ctx, dir)
 	return p.URL(), ok, err
 }
 
@@ -196,7 +196,7 @@ func (awsCloud) Up(ctx context.Context, env *cli.Env, home string) error {
 }
 
 func (awsCloud) Down(ctx context.Context, env *cli.Env, home string) error {
-	stopped, err := emulator.Down(ctx, emulator.Dir(home))
+	stopped, err := awsemu.Down(ctx, awsemu.Dir(home))
 	if err != nil {
 		return err
 	}
@@ -209,15 +209,15 @@ func (awsCloud) Down(ctx context.Context, env *cli.Env, home string) error {
 }
 
 func (awsCloud) Env(ctx context.Context, env *cli.Env, home string) error {
-	dir := emulator.Dir(home)
-	p, ok, err := emulator.Status(ctx, dir)
+	dir := awsemu.Dir(home)
+	p, ok, err := awsemu.Status(ctx, dir)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return cli.Exit(1, fmt.Errorf("the emulator is not running: start it with `nuv emulator up`"))
 	}
-	c, err := emulator.ReadCredentials(dir)
+	c, err := awsemu.ReadCredentials(dir)
 	if err != nil {
 		return err
 	}
@@ -250,7 +250,7 @@ func (gcpCloud) Up(ctx context.Context, env *cli.Env, home string) error {
 }
 
 func (gcpCloud) Down(ctx context.Context, env *cli.Env, home string) error {
-	if _, err := emulator.Down(ctx, gcpDir(home)); err != nil {
+	if _, err := awsemu.Down(ctx, gcpDir(home)); err != nil {
 		return fmt.Errorf("GKE emulator: %w", err)
 	}
 	return nil
@@ -261,13 +261,13 @@ func (gcpCloud) Env(ctx context.Context, env *cli.Env, home string) error {
 }
 
 func (awsCloud) Status(ctx context.Context, home string) (Status, error) {
-	dir := emulator.Dir(home)
+	dir := awsemu.Dir(home)
 	st := Status{Cloud: "aws", label: awsCloud{}.Label()}
-	p, ok, err := emulator.Status(ctx, dir)
+	p, ok, err := awsemu.Status(ctx, dir)
 	if err != nil || !ok {
 		return st, err
 	}
-	c, err := emulator.ReadCredentials(dir)
+	c, err := awsemu.ReadCredentials(dir)
 	if err != nil {
 		return st, err
 	}

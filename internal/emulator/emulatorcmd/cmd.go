@@ -18,7 +18,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/eksauth"
-	"github.com/nuv-dev/nuv/internal/emulator"
+	awsemu "github.com/nuv-dev/nuv/internal/emulator/aws"
 	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 	"github.com/nuv-dev/nuv/internal/paths"
 )
@@ -171,9 +171,9 @@ func envLines(ctx context.Context, env *cli.Env, home string) error {
 	return nil
 }
 
-// Port is NUV_EMULATOR_PORT or emulator.DefaultPort.
+// Port is NUV_EMULATOR_PORT or awsemu.DefaultPort.
 func Port(getenv func(string) string) (int, error) {
-	return portEnv(getenv, "NUV_EMULATOR_PORT", emulator.DefaultPort)
+	return portEnv(getenv, "NUV_EMULATOR_PORT", awsemu.DefaultPort)
 }
 
 // Delay is NUV_EMULATOR_DELAY or 2s.
@@ -190,10 +190,10 @@ func Delay(getenv func(string) string) (time.Duration, error) {
 }
 
 // Ensure starts the emulator for env (running `<nuv> emulator serve`) unless it runs.
-func Ensure(ctx context.Context, env *cli.Env, home string) (emulator.Process, bool, error) {
+func Ensure(ctx context.Context, env *cli.Env, home string) (awsemu.Process, bool, error) {
 	port, err := Port(env.Getenv)
 	if err != nil {
-		return emulator.Process{}, false, err
+		return awsemu.Process{}, false, err
 	}
 	var extra []string
 	if r := env.Getenv("NUV_EMULATOR_REGION"); r != "" {
@@ -201,9 +201,9 @@ func Ensure(ctx context.Context, env *cli.Env, home string) (emulator.Process, b
 	}
 	cmd, err := serveCommand(env, "serve", extra...)
 	if err != nil {
-		return emulator.Process{}, false, err
+		return awsemu.Process{}, false, err
 	}
-	return emulator.Up(ctx, emulator.UpOptions{Dir: emulator.Dir(home), Port: port, Command: cmd, Env: childEnv(os.Environ())})
+	return awsemu.Up(ctx, awsemu.UpOptions{Dir: awsemu.Dir(home), Port: port, Command: cmd, Env: childEnv(os.Environ())})
 }
 
 // childEnv is what the detached emulator needs besides the basics proc.Launch passes: nuv's own
@@ -224,9 +224,9 @@ func childEnv(environ []string) []string {
 func serveCmd(ctx context.Context, env *cli.Env, args []string) error {
 	fs := cli.NewFlagSet("nuv emulator serve")
 	dir := fs.String("dir", "", "state directory")
-	addr := fs.String("addr", "127.0.0.1:"+strconv.Itoa(emulator.DefaultPort), "listen address (loopback)")
+	addr := fs.String("addr", "127.0.0.1:"+strconv.Itoa(awsemu.DefaultPort), "listen address (loopback)")
 	delay := fs.Duration("delay", 2*time.Second, "how long resources stay in transitional statuses")
-	region := fs.String("region", emulator.DefaultRegion, "region of a new emulator")
+	region := fs.String("region", awsemu.DefaultRegion, "region of a new emulator")
 	if done, err := cli.Parse(env, fs, cli.Usage{Line: "nuv emulator serve --dir DIR [flags]", Short: "serve the AWS emulator in the foreground (what up starts detached)"}, args); done || err != nil {
 		return err
 	}
@@ -236,13 +236,13 @@ func serveCmd(ctx context.Context, env *cli.Env, args []string) error {
 	if err := loopbackAddr("serve", *addr); err != nil {
 		return err
 	}
-	s, err := emulator.New(emulator.Options{Dir: *dir, Region: *region, Delay: *delay, Log: env.Log})
+	s, err := awsemu.New(awsemu.Options{Dir: *dir, Region: *region, Delay: *delay, Log: env.Log})
 	if err != nil {
 		return err
 	}
 	return listenAndServe(ctx, env, "emulator", *dir, *addr, func(a net.Addr) {
 		env.Log.Infof("emulator listening on %s (state %s, delay %s)", a, *dir, *delay)
-	}, func(ctx context.Context, ln net.Listener) error { return emulator.Serve(ctx, ln, s) })
+	}, func(ctx context.Context, ln net.Listener) error { return awsemu.Serve(ctx, ln, s) })
 }
 
 // faultsCmd lists, adds or clears the faults of a running emulator: AWS's by default, another's

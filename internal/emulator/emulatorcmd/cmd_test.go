@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/emulator"
+	awsemu "github.com/nuv-dev/nuv/internal/emulator/aws"
 	"github.com/nuv-dev/nuv/internal/emulator/emulatorcmd"
 )
 
@@ -21,7 +21,7 @@ func TestPortAndDelay(t *testing.T) {
 		wantDelay   time.Duration
 		err         string
 	}{
-		{"", "", emulator.DefaultPort, 2 * time.Second, ""},
+		{"", "", awsemu.DefaultPort, 2 * time.Second, ""},
 		{"0", "0s", 0, 0, ""},
 		{"6000", "500ms", 6000, 500 * time.Millisecond, ""},
 		{"http", "", 0, 0, `NUV_EMULATOR_PORT="http" is not a port number`},
@@ -90,7 +90,7 @@ func TestEmulatorCommand(t *testing.T) {
 	}
 
 	added := ok[string](t)(nuv(t, "emulator", "faults", "add", `{"operation":"eks:CreateCluster","kind":"throttle","every":3}`))
-	var faults []emulator.Fault
+	var faults []awsemu.Fault
 	if json.Unmarshal([]byte(added), &faults) != nil || len(faults) != 1 || faults[0].Every != 3 {
 		t.Fatalf("faults add: %s", added)
 	}
@@ -142,7 +142,7 @@ func TestEmulatorCommand(t *testing.T) {
 	if _, err := nuv(t, "emulator", "env"); err == nil {
 		t.Fatal("env after down")
 	}
-	dir := emulator.Dir(home)
+	dir := awsemu.Dir(home)
 	log, err := os.ReadFile(filepath.Join(dir, "emulator.log"))
 	if err != nil || strings.Contains(string(log), secret) {
 		t.Fatalf("emulator log (%v) holds the secret", err)
@@ -152,7 +152,7 @@ func TestEmulatorCommand(t *testing.T) {
 			t.Errorf("%s: %v %v, want 0600", f, fi.Mode(), err)
 		}
 	}
-	if _, err := emulator.ReadProcess(dir); !errors.Is(err, os.ErrNotExist) {
+	if _, err := awsemu.ReadProcess(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("process record after down: %v", err)
 	}
 }

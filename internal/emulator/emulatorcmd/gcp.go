@@ -13,7 +13,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/gke"
-	"github.com/nuv-dev/nuv/internal/emulator"
+	awsemu "github.com/nuv-dev/nuv/internal/emulator/aws"
 	"github.com/nuv-dev/nuv/internal/emulator/gcp"
 )
 
@@ -21,7 +21,7 @@ import (
 // `nuv emulator up|down|status|env` act on both; `nuv emulator faults gcp ...` on its faults.
 
 // gcpDir is the GKE emulator's directory.
-func gcpDir(home string) string { return gcp.Dir(emulator.Dir(home)) }
+func gcpDir(home string) string { return gcp.Dir(awsemu.Dir(home)) }
 
 // GCPPort is NUV_EMULATOR_GCP_PORT, else any free port when NUV_EMULATOR_PORT is set (a chosen
 // AWS port says nothing of which one the GKE emulator may take; set both to keep both fixed), else
@@ -34,10 +34,10 @@ func GCPPort(getenv func(string) string) (int, error) {
 }
 
 // EnsureGCP starts the GKE emulator (`<nuv> emulator serve-gcp`) unless it runs.
-func EnsureGCP(ctx context.Context, env *cli.Env, home string) (emulator.Process, bool, error) {
+func EnsureGCP(ctx context.Context, env *cli.Env, home string) (awsemu.Process, bool, error) {
 	port, err := GCPPort(env.Getenv)
 	if err != nil {
-		return emulator.Process{}, false, err
+		return awsemu.Process{}, false, err
 	}
 	var extra []string
 	if p := env.Getenv("NUV_EMULATOR_GCP_PROJECT"); p != "" {
@@ -45,15 +45,15 @@ func EnsureGCP(ctx context.Context, env *cli.Env, home string) (emulator.Process
 	}
 	cmd, err := serveCommand(env, "serve-gcp", extra...)
 	if err != nil {
-		return emulator.Process{}, false, err
+		return awsemu.Process{}, false, err
 	}
-	return emulator.Up(ctx, emulator.UpOptions{Dir: gcpDir(home), Port: port, Command: cmd, Env: childEnv(os.Environ())})
+	return awsemu.Up(ctx, awsemu.UpOptions{Dir: gcpDir(home), Port: port, Command: cmd, Env: childEnv(os.Environ())})
 }
 
 // Status prints the GKE emulator's status line; false when it does not run.
 func (gcpCloud) Status(ctx context.Context, home string) (Status, error) {
 	st := Status{Cloud: "gcp", label: gcpCloud{}.Label()}
-	p, ok, err := emulator.Status(ctx, gcpDir(home))
+	p, ok, err := awsemu.Status(ctx, gcpDir(home))
 	if err != nil || !ok {
 		return st, err
 	}
@@ -64,7 +64,7 @@ func (gcpCloud) Status(ctx context.Context, home string) (Status, error) {
 // gcpEnv prints what points Google clients at the GKE emulator: gcloud's and nuv's endpoint
 // override, the credentials file (ADC) and the project.
 func gcpEnv(ctx context.Context, w io.Writer, home string) error {
-	p, ok, err := emulator.Status(ctx, gcpDir(home))
+	p, ok, err := awsemu.Status(ctx, gcpDir(home))
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/eksauth"
-	"github.com/nuv-dev/nuv/internal/emulator"
+	awsemu "github.com/nuv-dev/nuv/internal/emulator/aws"
 )
 
 // asNuv makes this test binary run as nuv itself: the emulator's detached process and the
@@ -109,7 +109,7 @@ func TestIntegrationEmulatorEKS(t *testing.T) {
 	t.Setenv("NUV_AZURE_EMULATOR_PORT", freePort(t))
 	t.Setenv("NUV_EMULATOR_DELAY", "300ms")
 	t.Setenv(asNuv, "1")
-	emuDir := emulator.Dir(home)
+	emuDir := awsemu.Dir(home)
 	t.Cleanup(func() {
 		if _, err := nuv(t, "emulator", "down"); err != nil {
 			t.Errorf("emulator down: %v", err)
@@ -171,7 +171,7 @@ func TestIntegrationEmulatorEKS(t *testing.T) {
 	}
 	// kill -9 of the emulator while the control plane is being created: the next start finishes it.
 	time.Sleep(2 * time.Second)
-	proc := ok[emulator.Process](t)(emulator.ReadProcess(emuDir))
+	proc := ok[awsemu.Process](t)(awsemu.ReadProcess(emuDir))
 	if err := syscall.Kill(proc.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +344,7 @@ current-context: demo
 	if as := ok[*eks.ListAddonsOutput](t)(kc.ListAddons(ctx, &eks.ListAddonsInput{ClusterName: aws.String(name)})).Addons; len(as) != 2 {
 		t.Fatalf("add-ons: %v", as)
 	}
-	if cv := ok[*eks.DescribeClusterVersionsOutput](t)(kc.DescribeClusterVersions(ctx, &eks.DescribeClusterVersionsInput{})).ClusterVersions; len(cv) != len(emulator.EKSVersions) || !cv[0].DefaultVersion {
+	if cv := ok[*eks.DescribeClusterVersionsOutput](t)(kc.DescribeClusterVersions(ctx, &eks.DescribeClusterVersionsInput{})).ClusterVersions; len(cv) != len(awsemu.EKSVersions) || !cv[0].DefaultVersion {
 		t.Fatalf("cluster versions: %+v", cv)
 	}
 	if cl := ok[*eks.ListClustersOutput](t)(kc.ListClusters(ctx, &eks.ListClustersInput{})).Clusters; len(cl) != 1 || cl[0] != name {
@@ -397,7 +397,7 @@ current-context: demo
 		t.Fatal(err)
 	}
 	t.Logf("EKS cluster deleted in %.1fs", time.Since(t1).Seconds())
-	if _, err := os.Stat(local.StateDir(emuDir, emulator.LocalName(name))); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(local.StateDir(emuDir, awsemu.LocalName(name))); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the control plane's state is still there: %v", err)
 	}
 	if _, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {

@@ -69,9 +69,9 @@ func parseName(name string, n int, project, zone, clusterID, poolID string) (l l
 	return l, cluster, pool, nil
 }
 
-// checkLoc checks that the caller may use project and that the location is offered; s.mu held.
+// checkLoc checks that the caller may use project and that the location is offered; s.Mu held.
 func (a *api) checkLoc(l loc, perm string, allowAll bool) error {
-	if l.project != a.s.st.Project && l.project != a.s.st.ProjectNumber {
+	if l.project != a.s.St.Project && l.project != a.s.St.ProjectNumber {
 		return status.Errorf(codes.PermissionDenied, "Permission '%s' denied on resource '//container.googleapis.com/%s' (or it may not exist).", perm, l.path())
 	}
 	if allowAll && l.location == "-" {
@@ -85,9 +85,9 @@ func (a *api) checkLoc(l loc, perm string, allowAll bool) error {
 
 func key(location, name string) string { return location + "/" + name }
 
-// cluster finds a cluster; s.mu held.
+// cluster finds a cluster; s.Mu held.
 func (a *api) cluster(l loc, name string) (*clusterRec, error) {
-	c := a.s.st.Clusters[key(l.location, name)]
+	c := a.s.St.Clusters[key(l.location, name)]
 	if c == nil {
 		return nil, status.Errorf(codes.NotFound, "Not found: %s/clusters/%s.", l.path(), name)
 	}
@@ -120,15 +120,15 @@ func (a *api) selfLink(path string) string {
 
 func (a *api) ListClusters(ctx context.Context, req *containerpb.ListClustersRequest) (*containerpb.ListClustersResponse, error) {
 	s := a.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	l, err := a.locOf(req.GetParent(), req.GetProjectId(), req.GetZone(), "container.clusters.list", true)
 	if err != nil {
 		return nil, err
 	}
 	out := &containerpb.ListClustersResponse{}
-	for _, k := range sortedKeys(s.st.Clusters) {
-		c := s.st.Clusters[k]
+	for _, k := range sortedKeys(s.St.Clusters) {
+		c := s.St.Clusters[k]
 		if l.location == "-" || c.Wire.Location == l.location {
 			out.Clusters = append(out.Clusters, cloneCluster(c.Wire))
 		}
@@ -138,8 +138,8 @@ func (a *api) ListClusters(ctx context.Context, req *containerpb.ListClustersReq
 
 func (a *api) GetCluster(ctx context.Context, req *containerpb.GetClusterRequest) (*containerpb.Cluster, error) {
 	s := a.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	c, _, _, err := a.clusterOf(req.GetName(), req.GetProjectId(), req.GetZone(), req.GetClusterId(), "container.clusters.get")
 	if err != nil {
 		return nil, err
@@ -149,8 +149,8 @@ func (a *api) GetCluster(ctx context.Context, req *containerpb.GetClusterRequest
 
 func (a *api) CreateCluster(ctx context.Context, req *containerpb.CreateClusterRequest) (*containerpb.Operation, error) {
 	s := a.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	l, err := a.locOf(req.GetParent(), req.GetProjectId(), req.GetZone(), "container.clusters.create", false)
 	if err != nil {
 		return nil, err
@@ -162,7 +162,7 @@ func (a *api) CreateCluster(ctx context.Context, req *containerpb.CreateClusterR
 	if !nameRE.MatchString(in.Name) {
 		return nil, status.Errorf(codes.InvalidArgument, "Invalid value for field 'cluster.name': %q. Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?)' (at most 40 characters).", in.Name)
 	}
-	if s.st.Clusters[key(l.location, in.Name)] != nil {
+	if s.St.Clusters[key(l.location, in.Name)] != nil {
 		return nil, status.Errorf(codes.AlreadyExists, "Already exists: %s/clusters/%s.", l.path(), in.Name)
 	}
 	c := cloneCluster(in)
@@ -240,7 +240,7 @@ func (a *api) CreateCluster(ctx context.Context, req *containerpb.CreateClusterR
 	}
 	countNodes(c)
 	rec := &clusterRec{Wire: c}
-	s.st.Clusters[key(l.location, c.Name)] = rec
+	s.St.Clusters[key(l.location, c.Name)] = rec
 	return a.startOp(ctx, rec, containerpb.Operation_CREATE_CLUSTER, "", nil, "")
 }
 
@@ -251,7 +251,7 @@ func channelNote(ch containerpb.ReleaseChannel_Channel) string {
 	return fmt.Sprintf(" (valid: %s)", strings.Join(gkeVersions, ", "))
 }
 
-// preparePool validates a new node pool and fills in what GKE fills in; s.mu held.
+// preparePool validates a new node pool and fills in what GKE fills in; s.Mu held.
 func (a *api) preparePool(c *containerpb.Cluster, p *containerpb.NodePool, master, cpath string) error {
 	if !nameRE.MatchString(p.Name) {
 		return status.Errorf(codes.InvalidArgument, "Invalid value for field 'node_pool.name': %q. Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?)'.", p.Name)
@@ -309,7 +309,7 @@ func (a *api) preparePool(c *containerpb.Cluster, p *containerpb.NodePool, maste
 	p.SelfLink = a.selfLink(ppath)
 	p.InstanceGroupUrls = nil
 	for _, z := range p.Locations {
-		p.InstanceGroupUrls = append(p.InstanceGroupUrls, fmt.Sprintf("https://www.googleapis.com/compute/v1/projects/%s/zones/%s/instanceGroupManagers/gke-%s-%s-%s-grp", a.s.st.Project, z, c.Name, p.Name, randHex(8)))
+		p.InstanceGroupUrls = append(p.InstanceGroupUrls, fmt.Sprintf("https://www.googleapis.com/compute/v1/projects/%s/zones/%s/instanceGroupManagers/gke-%s-%s-%s-grp", a.s.St.Project, z, c.Name, p.Name, randHex(8)))
 	}
 	p.Etag = randHex(16)
 	if p.Management == nil {
@@ -349,8 +349,8 @@ func countNodes(c *containerpb.Cluster) {
 
 func (a *api) DeleteCluster(ctx context.Context, req *containerpb.DeleteClusterRequest) (*containerpb.Operation, error) {
 	s := a.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	c, _, _, err := a.clusterOf(req.GetName(), req.GetProjectId(), req.GetZone(), req.GetClusterId(), "container.clusters.delete")
 	if err != nil {
 		return nil, err
@@ -365,8 +365,8 @@ func (a *api) DeleteCluster(ctx context.Context, req *containerpb.DeleteClusterR
 
 func (a *api) ListNodePools(ctx context.Context, req *containerpb.ListNodePoolsRequest) (*containerpb.ListNodePoolsResponse, error) {
 	s := a.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	c, _, _, err := a.clusterOf(req.GetParent(), req.GetProjectId(), req.GetZone(), req.GetClusterId(), "container.clusters.get")
 	if err != nil {
 		return nil, err
@@ -375,7 +375,7 @@ func (a *api) ListNodePools(ctx context.Context, req *containerpb.ListNodePoolsR
 }
 
 // locOf parses a parent location (or the deprecated project and zone fields) and checks perm on
-// it (allowAll: "-" stands for every location); s.mu held.
+// it (allowAll: "-" stands for every location); s.Mu held.
 func (a *api) locOf(parent, project, zone, perm string, allowAll bool) (loc, error) {
 	l, err := parseParent(parent, project, zone)
 	if err != nil {
@@ -385,7 +385,7 @@ func (a *api) locOf(parent, project, zone, perm string, allowAll bool) (loc, err
 }
 
 // clusterOf parses a cluster's name (or the deprecated project, zone and cluster fields), checks
-// perm on its location and finds it; s.mu held.
+// perm on its location and finds it; s.Mu held.
 func (a *api) clusterOf(name, project, zone, clusterID, perm string) (*clusterRec, loc, string, error) {
 	l, cname, _, err := parseName(name, 6, project, zone, clusterID, "")
 	if err != nil {
@@ -418,8 +418,8 @@ func (a *api) poolOf(name string, project, zone, clusterID, poolID, perm string)
 }
 
 func (a *api) GetNodePool(ctx context.Context, req *containerpb.GetNodePoolRequest) (*containerpb.NodePool, error) {
-	a.s.mu.Lock()
-	defer a.s.mu.Unlock()
+	a.s.Mu.Lock()
+	defer a.s.Mu.Unlock()
 	_, p, _, err := a.poolOf(req.GetName(), req.GetProjectId(), req.GetZone(), req.GetClusterId(), req.GetNodePoolId(), "container.clusters.get")
 	if err != nil {
 		return nil, err
@@ -429,8 +429,8 @@ func (a *api) GetNodePool(ctx context.Context, req *containerpb.GetNodePoolReque
 
 func (a *api) CreateNodePool(ctx context.Context, req *containerpb.CreateNodePoolRequest) (*containerpb.Operation, error) {
 	s := a.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	c, l, name, err := a.clusterOf(req.GetParent(), req.GetProjectId(), req.GetZone(), req.GetClusterId(), "container.clusters.update")
 	if err != nil {
 		return nil, err
@@ -458,8 +458,8 @@ func (a *api) CreateNodePool(ctx context.Context, req *containerpb.CreateNodePoo
 
 func (a *api) DeleteNodePool(ctx context.Context, req *containerpb.DeleteNodePoolRequest) (*containerpb.Operation, error) {
 	s := a.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	c, p, _, err := a.poolOf(req.GetName(), req.GetProjectId(), req.GetZone(), req.GetClusterId(), req.GetNodePoolId(), "container.clusters.update")
 	if err != nil {
 		return nil, err
@@ -473,11 +473,11 @@ func (a *api) DeleteNodePool(ctx context.Context, req *containerpb.DeleteNodePoo
 	return a.startOp(ctx, c, containerpb.Operation_DELETE_NODE_POOL, p.Name, before, "")
 }
 
-// changePool starts an operation that changes pool p of c (validated by change, under s.mu).
+// changePool starts an operation that changes pool p of c (validated by change, under s.Mu).
 func (a *api) changePool(ctx context.Context, name, project, zone, clusterID, poolID string, typ containerpb.Operation_Type, change func(c *clusterRec, p *containerpb.NodePool) error) (*containerpb.Operation, error) {
 	s := a.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	c, p, _, err := a.poolOf(name, project, zone, clusterID, poolID, "container.clusters.update")
 	if err != nil {
 		return nil, err
@@ -606,8 +606,8 @@ func (a *api) updateCluster(ctx context.Context, name, project, zone, clusterID 
 		return a.UpdateNodePool(ctx, &containerpb.UpdateNodePoolRequest{Name: l.path() + "/clusters/" + cname + "/nodePools/" + pool, NodeVersion: u.DesiredNodeVersion})
 	}
 	s := a.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	if err := a.checkLoc(l, "container.clusters.update", false); err != nil {
 		return nil, err
 	}
@@ -708,12 +708,12 @@ func (a *api) GetOperation(ctx context.Context, req *containerpb.GetOperationReq
 		l, op = loc{p[1], p[3]}, p[5]
 	}
 	s := a.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	if err := a.checkLoc(l, "container.operations.get", false); err != nil {
 		return nil, err
 	}
-	o := s.st.Operations[op]
+	o := s.St.Operations[op]
 	if o == nil || o.Wire.Location != l.location {
 		return nil, status.Errorf(codes.NotFound, "Not found: %s/operations/%s.", l.path(), op)
 	}
@@ -722,15 +722,15 @@ func (a *api) GetOperation(ctx context.Context, req *containerpb.GetOperationReq
 
 func (a *api) ListOperations(ctx context.Context, req *containerpb.ListOperationsRequest) (*containerpb.ListOperationsResponse, error) {
 	s := a.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	l, err := a.locOf(req.GetParent(), req.GetProjectId(), req.GetZone(), "container.operations.list", true)
 	if err != nil {
 		return nil, err
 	}
 	out := &containerpb.ListOperationsResponse{}
-	for _, k := range sortedKeys(s.st.Operations) {
-		if o := s.st.Operations[k]; l.location == "-" || o.Wire.Location == l.location {
+	for _, k := range sortedKeys(s.St.Operations) {
+		if o := s.St.Operations[k]; l.location == "-" || o.Wire.Location == l.location {
 			out.Operations = append(out.Operations, cloneOp(o.Wire))
 		}
 	}
@@ -739,8 +739,8 @@ func (a *api) ListOperations(ctx context.Context, req *containerpb.ListOperation
 
 func (a *api) GetServerConfig(ctx context.Context, req *containerpb.GetServerConfigRequest) (*containerpb.ServerConfig, error) {
 	s := a.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	_, err := a.locOf(req.GetName(), req.GetProjectId(), req.GetZone(), "container.clusters.list", false)
 	if err != nil {
 		return nil, err
@@ -754,8 +754,8 @@ func (a *api) CancelOperation(ctx context.Context, req *containerpb.CancelOperat
 
 func (a *api) SetLabels(ctx context.Context, req *containerpb.SetLabelsRequest) (*containerpb.Operation, error) {
 	s := a.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	c, _, _, err := a.clusterOf(req.GetName(), req.GetProjectId(), req.GetZone(), req.GetClusterId(), "container.clusters.update")
 	if err != nil {
 		return nil, err

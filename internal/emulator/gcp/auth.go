@@ -55,14 +55,14 @@ type credentialsFile struct {
 	UniverseDomain string `json:"universe_domain"`
 }
 
-// writeCredentials writes the service account key file for the emulator listening at base; s.mu
+// writeCredentials writes the service account key file for the emulator listening at base; s.Mu
 // is held.
 func (s *Server) writeCredentials() error {
-	f := credentialsFile{Type: "service_account", ProjectID: s.st.Project, PrivateKeyID: s.st.KeyID, PrivateKey: s.st.PrivateKey,
-		ClientEmail: s.st.ServiceAccount, ClientID: s.st.ProjectNumber, AuthURI: "https://accounts.google.com/o/oauth2/auth",
-		TokenURI: s.base + TokenPath, UniverseDomain: "googleapis.com"}
+	f := credentialsFile{Type: "service_account", ProjectID: s.St.Project, PrivateKeyID: s.St.KeyID, PrivateKey: s.St.PrivateKey,
+		ClientEmail: s.St.ServiceAccount, ClientID: s.St.ProjectNumber, AuthURI: "https://accounts.google.com/o/oauth2/auth",
+		TokenURI: s.Base + TokenPath, UniverseDomain: "googleapis.com"}
 	b, _ := json.MarshalIndent(f, "", "  ")
-	return fsutil.WriteFileAtomic(filepath.Join(s.dir, CredentialsFileName), append(b, '\n'), 0o600)
+	return fsutil.WriteFileAtomic(filepath.Join(s.Dir, CredentialsFileName), append(b, '\n'), 0o600)
 }
 
 // tokenClaims is what an access token the emulator issues says.
@@ -74,13 +74,13 @@ type tokenClaims struct {
 // mintToken issues an access token for the service account, valid for the token lifetime.
 func (s *Server) mintToken(now time.Time) (string, time.Duration) {
 	life := s.tokenLife
-	payload, _ := json.Marshal(tokenClaims{Sub: s.st.ServiceAccount, Exp: now.Add(life).Unix()})
+	payload, _ := json.Marshal(tokenClaims{Sub: s.St.ServiceAccount, Exp: now.Add(life).Unix()})
 	p := base64.RawURLEncoding.EncodeToString(payload)
 	return tokenPrefix + p + "." + s.sign(p), life
 }
 
 func (s *Server) sign(p string) string {
-	key, _ := base64.StdEncoding.DecodeString(s.st.TokenSecret)
+	key, _ := base64.StdEncoding.DecodeString(s.St.TokenSecret)
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte(p))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
@@ -89,7 +89,7 @@ func (s *Server) sign(p string) string {
 // errUnauthenticated is GKE's answer to a missing, malformed or expired access token.
 const unauthenticatedMsg = "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project."
 
-// checkToken validates a bearer token and returns the account it was issued to; s.mu is held.
+// checkToken validates a bearer token and returns the account it was issued to; s.Mu is held.
 func (s *Server) checkToken(tok string, now time.Time) (string, error) {
 	if tok == "" {
 		return "", errors.New("no bearer token (nuv emulator: use Application Default Credentials with the key file `nuv emulator env` names)")
@@ -139,8 +139,8 @@ func (s *Server) tokenEndpoint(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("Invalid grant_type: %s (nuv emulator: only the service account JWT bearer grant %s is served; use the key file `nuv emulator env` names)", g, jwtBearerGrant))
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	if f := s.fault("Token", ""); f != nil {
 		if f.Kind == "throttle" {
 			oauthError(w, http.StatusTooManyRequests, "rate_limit_exceeded", "Rate limit exceeded (nuv emulator: injected fault on Token)")
@@ -150,7 +150,7 @@ func (s *Server) tokenEndpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.verifyAssertion(r.PostForm.Get("assertion"), time.Now()); err != nil {
-		s.log.V(1).Infof("GKE emulator: token refused: %v", err)
+		s.Log.V(1).Infof("GKE emulator: token refused: %v", err)
 		oauthError(w, http.StatusBadRequest, "invalid_grant", err.Error())
 		return
 	}
@@ -158,7 +158,7 @@ func (s *Server) tokenEndpoint(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "expires_in": int(life.Seconds()), "token_type": "Bearer"})
 }
 
-// verifyAssertion checks a JWT signed with the service account key; s.mu is held.
+// verifyAssertion checks a JWT signed with the service account key; s.Mu is held.
 func (s *Server) verifyAssertion(jwt string, now time.Time) error {
 	parts := strings.Split(jwt, ".")
 	if len(parts) != 3 {
@@ -184,7 +184,7 @@ func (s *Server) verifyAssertion(jwt string, now time.Time) error {
 	if hdr.Alg != "RS256" {
 		return fmt.Errorf("Invalid JWT: algorithm %q (want RS256)", hdr.Alg)
 	}
-	key, err := s.st.privateKey()
+	key, err := s.St.privateKey()
 	if err != nil {
 		return err
 	}
@@ -196,10 +196,10 @@ func (s *Server) verifyAssertion(jwt string, now time.Time) error {
 	if err := rsa.VerifyPKCS1v15(&key.PublicKey, crypto.SHA256, sum[:], sig); err != nil {
 		return errors.New("Invalid JWT Signature.")
 	}
-	if cl.Iss != s.st.ServiceAccount {
-		return fmt.Errorf("Invalid JWT: the issuer %q is not a service account of project %s", cl.Iss, s.st.Project)
+	if cl.Iss != s.St.ServiceAccount {
+		return fmt.Errorf("Invalid JWT: the issuer %q is not a service account of project %s", cl.Iss, s.St.Project)
 	}
-	if hdr.Kid != "" && hdr.Kid != s.st.KeyID {
+	if hdr.Kid != "" && hdr.Kid != s.St.KeyID {
 		return errors.New("Invalid JWT Signature: the key was deleted or never existed")
 	}
 	// Google takes only short-lived assertions: iat and exp both present, at most an hour apart,

@@ -3,7 +3,6 @@ package gcp
 import (
 	"errors"
 	"fmt"
-	"net/http"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -123,19 +122,15 @@ func (f *Fault) err(method string) error {
 	return status.Error(f.code(), f.message(method))
 }
 
-func readFaultsFile(path string) ([]*Fault, error) { return emucore.ReadFaultsFile(path, decodeFaults) }
-
 // decodeFaults reads one fault or a list, refusing fields a Fault does not have.
 func decodeFaults(b []byte) ([]*Fault, error) {
 	return emucore.DecodeFaults(b, true, (*Fault).validate)
 }
 
 // fault counts the call of method and returns the fault that hits it, if any; resource is the
-// request's resource name. s.mu is held.
+// request's resource name. s.Mu is held.
 func (s *Server) fault(method, resource string) *Fault {
-	s.calls[method]++
-	n := s.calls[method]
-	return emucore.Hit(s.faults, n, func(f *Fault) bool {
+	return s.HitFault(method, func(f *Fault) bool {
 		// "*": every API method, not the token endpoint.
 		return (f.Method == method || (f.Method == "*" && method != "Token")) && (f.Resource == "" || namesResource(resource, f.Resource))
 	})
@@ -143,9 +138,4 @@ func (s *Server) fault(method, resource string) *Fault {
 
 func namesResource(name, res string) bool {
 	return emucore.NamesSegment(name, res, func(a, b string) bool { return a == b })
-}
-
-// faultsEndpoint serves /_nuv/faults.
-func (s *Server) faultsEndpoint(w http.ResponseWriter, r *http.Request) {
-	emucore.FaultsEndpoint[Fault]{Name: "nuv GKE emulator", Mu: &s.mu, List: &s.faults, Decode: decodeFaults, WriteJSON: writeJSON, AdminToken: s.adminToken}.ServeHTTP(w, r)
 }

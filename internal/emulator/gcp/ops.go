@@ -22,7 +22,7 @@ func cloneOp(o *containerpb.Operation) *containerpb.Operation {
 	return proto.Clone(o).(*containerpb.Operation)
 }
 
-// startOp records a new operation on cluster c (PENDING) and returns it; s.mu held. before is the
+// startOp records a new operation on cluster c (PENDING) and returns it; s.Mu held. before is the
 // cluster as it was (restored if the operation fails); target is an UPGRADE_MASTER's version.
 func (a *api) startOp(ctx context.Context, c *clusterRec, typ containerpb.Operation_Type, pool string, before *containerpb.Cluster, target string) (*containerpb.Operation, error) {
 	s := a.s
@@ -35,9 +35,9 @@ func (a *api) startOp(ctx context.Context, c *clusterRec, typ containerpb.Operat
 	}
 	o := &opRec{
 		Wire: &containerpb.Operation{Name: name, Zone: l, Location: l, OperationType: typ, Status: containerpb.Operation_PENDING,
-			SelfLink:   a.selfLink("projects/" + s.st.ProjectNumber + "/locations/" + l + "/operations/" + name),
+			SelfLink:   a.selfLink("projects/" + s.St.ProjectNumber + "/locations/" + l + "/operations/" + name),
 			TargetLink: target2, StartTime: now.Format(time.RFC3339Nano)},
-		Cluster: key(l, c.Wire.Name), Pool: pool, Due: now.Add(s.delay), Before: before,
+		Cluster: key(l, c.Wire.Name), Pool: pool, Due: now.Add(s.Delay), Before: before,
 	}
 	if target != "" {
 		o.Wire.Detail = target
@@ -46,28 +46,25 @@ func (a *api) startOp(ctx context.Context, c *clusterRec, typ containerpb.Operat
 		o.Fail = st.Message()
 		o.FailCode = int32(st.Code())
 	}
-	s.st.Operations[name] = o
+	s.St.Operations[name] = o
 	c.Op = name
 	// Saved before the caller hears of it: an operation the client was given survives a crash.
-	if err := s.st.save(s.dir); err != nil {
+	if err := s.Save(); err != nil {
 		return nil, status.Errorf(codes.Unavailable, "nuv GKE emulator: %v (the change is kept in memory only)", err)
 	}
-	s.log.Infof("GKE emulator: %s %s started (%s)", typ, o.Cluster+map[bool]string{true: "/" + pool}[pool != ""], name)
+	s.Log.Infof("GKE emulator: %s %s started (%s)", typ, o.Cluster+map[bool]string{true: "/" + pool}[pool != ""], name)
 	return cloneOp(o.Wire), nil
 }
 
-// reconcile moves operations along and saves if anything moved.
-func (s *Server) reconcile() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := time.Now()
+// reconcile moves operations along (s.Mu held); true when anything moved.
+func (s *Server) reconcile(now time.Time) bool {
 	changed := false
-	for _, name := range sortedKeys(s.st.Operations) {
-		o := s.st.Operations[name]
+	for _, name := range sortedKeys(s.St.Operations) {
+		o := s.St.Operations[name]
 		if o.Wire.Status == containerpb.Operation_DONE {
 			continue
 		}
-		c := s.st.Clusters[o.Cluster]
+		c := s.St.Clusters[o.Cluster]
 		if c == nil { // cannot happen: the cluster goes when its delete operation is done
 			s.finish(o, nil, status.New(codes.Internal, "the cluster disappeared"))
 			changed = true
@@ -79,7 +76,7 @@ func (s *Server) reconcile() {
 		}
 		start, _ := time.Parse(time.RFC3339Nano, o.Wire.StartTime)
 		if o.Fail != "" {
-			if now.Sub(start) >= s.delay/2 {
+			if now.Sub(start) >= s.Delay/2 {
 				s.finish(o, c, status.New(codes.Code(o.FailCode), o.Fail))
 				changed = true
 			}
@@ -96,51 +93,47 @@ func (s *Server) reconcile() {
 	}
 	// Control planes of clusters not in an operation are checked once per run of the emulator
 	// (they do not survive a reboot of the machine).
-	for k, c := range s.st.Clusters {
-		if c.Op == "" && c.Backend && !s.jobs["checked/"+k] && !s.jobs[k] {
-			s.jobs["checked/"+k] = true
+	for k, c := range s.St.Clusters {
+		if c.Op == "" && c.Backend && !s.Jobs["checked/"+k] && !s.Jobs[k] {
+			s.Jobs["checked/"+k] = true
 			s.spawnEnsure(k, c)
 		}
 	}
-	if changed {
-		if err := s.st.save(s.dir); err != nil {
-			s.log.Warnf("GKE emulator: %v", err)
-		}
-	}
+	return changed
 }
 
-// spawnEnsure makes sure the control plane of a settled cluster runs; s.mu held.
+// spawnEnsure makes sure the control plane of a settled cluster runs; s.Mu held.
 func (s *Server) spawnEnsure(k string, c *clusterRec) {
 	localName, webhook := LocalName(c.Wire.Location, c.Wire.Name), c.Webhook
-	s.bg.Spawn(&s.mu, s.jobs, k, func(ctx context.Context) func() {
+	s.BG.Spawn(&s.Mu, s.Jobs, k, func(ctx context.Context) func() {
 		ep, err := s.backend.Ensure(ctx, localName, webhook)
 		return func() {
 			if err != nil {
-				s.log.Warnf("GKE emulator: control plane of cluster %s: %v", k, err)
+				s.Log.Warnf("GKE emulator: control plane of cluster %s: %v", k, err)
 				return
 			}
-			if s.st.Clusters[k] == c && c.Op == "" {
+			if s.St.Clusters[k] == c && c.Op == "" {
 				setEndpoint(c.Wire, ep)
-				_ = s.st.save(s.dir)
+				_ = s.Save()
 			}
 		}
 	})
 }
 
-// spawnWork makes the control plane and nodes what operation o wants, in the background; s.mu held.
+// spawnWork makes the control plane and nodes what operation o wants, in the background; s.Mu held.
 func (s *Server) spawnWork(o *opRec, c *clusterRec) {
-	if s.jobs[o.Cluster] || s.bg.Ctx().Err() != nil {
+	if s.Jobs[o.Cluster] || s.BG.Ctx().Err() != nil {
 		return
 	}
 	localName := LocalName(c.Wire.Location, c.Wire.Name)
 	typ := o.Wire.OperationType
 	if c.Webhook == "" {
-		c.Webhook = s.base + "/_nuv/" + tokenReviewPath + localName
+		c.Webhook = s.Base + "/_nuv/" + tokenReviewPath + localName
 	}
 	webhook := c.Webhook
 	groups := s.nodeGroups(c.Wire)
 	k := o.Cluster
-	s.bg.Spawn(&s.mu, s.jobs, k, func(ctx context.Context) func() {
+	s.BG.Spawn(&s.Mu, s.Jobs, k, func(ctx context.Context) func() {
 		var ep Endpoint
 		var err error
 		switch typ {
@@ -163,7 +156,7 @@ func (s *Server) spawnWork(o *opRec, c *clusterRec) {
 		// Applied unless the emulator closes meanwhile (its next start does the work again).
 		return func() {
 			if err != nil {
-				s.log.Warnf("GKE emulator: %s %s: %v", typ, k, err)
+				s.Log.Warnf("GKE emulator: %s %s: %v", typ, k, err)
 				s.finish(o, c, status.New(codes.Internal, err.Error()))
 			} else {
 				if ep.URL != "" {
@@ -172,7 +165,7 @@ func (s *Server) spawnWork(o *opRec, c *clusterRec) {
 				}
 				o.WorkDone = true
 			}
-			_ = s.st.save(s.dir)
+			_ = s.Save()
 		}
 	})
 }
@@ -186,7 +179,7 @@ func setEndpoint(c *containerpb.Cluster, ep Endpoint) {
 	c.MasterAuth.ClusterCaCertificate = base64.StdEncoding.EncodeToString(ep.CA)
 }
 
-// finish ends operation o: DONE, with fail as its error when it failed; s.mu held.
+// finish ends operation o: DONE, with fail as its error when it failed; s.Mu held.
 func (s *Server) finish(o *opRec, c *clusterRec, fail *status.Status) {
 	now := time.Now().UTC()
 	o.Wire.Status = containerpb.Operation_DONE
@@ -199,7 +192,7 @@ func (s *Server) finish(o *opRec, c *clusterRec, fail *status.Status) {
 	if fail != nil {
 		o.Wire.Error = fail.Proto()
 		o.Wire.StatusMessage = fail.Message()
-		s.log.Infof("GKE emulator: %s %s failed: %s", o.Wire.OperationType, o.Wire.Name, fail.Message())
+		s.Log.Infof("GKE emulator: %s %s failed: %s", o.Wire.OperationType, o.Wire.Name, fail.Message())
 		if c == nil {
 			return
 		}
@@ -224,11 +217,11 @@ func (s *Server) finish(o *opRec, c *clusterRec, fail *status.Status) {
 		return
 	}
 	o.Before = nil
-	s.log.Infof("GKE emulator: %s %s DONE", o.Wire.OperationType, o.Wire.Name)
+	s.Log.Infof("GKE emulator: %s %s DONE", o.Wire.OperationType, o.Wire.Name)
 	switch o.Wire.OperationType {
 	case containerpb.Operation_DELETE_CLUSTER:
-		delete(s.st.Clusters, o.Cluster)
-		delete(s.jobs, "checked/"+o.Cluster)
+		delete(s.St.Clusters, o.Cluster)
+		delete(s.Jobs, "checked/"+o.Cluster)
 		return
 	case containerpb.Operation_UPGRADE_MASTER:
 		c.Wire.CurrentMasterVersion = o.Wire.Detail
@@ -294,7 +287,7 @@ func (s *Server) nodeGroups(c *containerpb.Cluster) []NodeGroup {
 				name += "-" + z[strings.LastIndex(z, "-")+1:]
 			}
 			out = append(out, NodeGroup{Name: name, Count: int(p.InitialNodeCount), Labels: labels, Taints: taints,
-				ProviderID: "gce://" + s.st.Project + "/" + z + "/", Machine: machine, Spot: p.Config.GetSpot()})
+				ProviderIDPrefix: "gce://" + s.St.Project + "/" + z + "/", InstanceType: machine, Spot: p.Config.GetSpot()})
 		}
 	}
 	return out

@@ -8,11 +8,11 @@ import (
 	"net/http"
 	"strings"
 
-	"cloud.google.com/go/container/apiv1/containerpb"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 	"github.com/nuv-dev/nuv/internal/lazy"
@@ -41,16 +41,54 @@ var restVerbs = lazy.Value[map[string]string]{New: func() map[string]string {
 	}
 }}
 
-// call makes a restRoute of an RPC: req is decoded from the body, named by set, served by fn.
-func call[T proto.Message, R proto.Message](rpc string, req T, set func(), fn func(context.Context, T) (R, error)) *restRoute {
-	return &restRoute{rpc: rpc, req: req, call: func(ctx context.Context) (proto.Message, error) {
-		set()
-		out, err := fn(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		return out, nil
-	}}
+// restOp is how a REST method is served: the request message it decodes, the field of it the
+// path fills ("name" with the path, "parent" with the path's parent, "name=parent" name with the
+// parent) and the RPC that serves it.
+type restOp struct {
+	field  string
+	newReq func() proto.Message
+	serve  func(a *api, ctx context.Context, req proto.Message) (proto.Message, error)
+}
+
+// rpc is the restOp of an RPC of the api whose request the path fills in field.
+func rpc[T proto.Message, R proto.Message](field string, fn func(*api, context.Context, T) (R, error)) restOp {
+	return restOp{
+		field:  field,
+		newReq: func() proto.Message { var t T; return t.ProtoReflect().Type().New().Interface() },
+		serve: func(a *api, ctx context.Context, req proto.Message) (proto.Message, error) {
+			out, err := fn(a, ctx, req.(T))
+			if err != nil {
+				return nil, err
+			}
+			return out, nil
+		},
+	}
+}
+
+// restLoc is the path of a location; the deprecated zonal paths (projects/*/zones/*) are served
+// as the same resources.
+const restLoc = "projects/*/locations/*"
+
+// restRoutes is the table of the REST methods of the v1 API, the paths the Go REST client and
+// gcloud use; a custom verb (":setSize") is the path's last segment.
+var restRoutes = emucore.Routes[restOp]{
+	{Method: "GET", Pattern: restLoc + "/clusters", Op: "ListClusters", Handler: rpc("parent", (*api).ListClusters)},
+	{Method: "POST", Pattern: restLoc + "/clusters", Op: "CreateCluster", Handler: rpc("parent", (*api).CreateCluster)},
+	{Method: "GET", Pattern: restLoc + "/operations", Op: "ListOperations", Handler: rpc("parent", (*api).ListOperations)},
+	{Method: "GET", Pattern: restLoc + "/serverConfig", Op: "GetServerConfig", Handler: rpc("name=parent", (*api).GetServerConfig)},
+	{Method: "GET", Pattern: restLoc + "/clusters/*", Op: "GetCluster", Handler: rpc("name", (*api).GetCluster)},
+	{Method: "PUT", Pattern: restLoc + "/clusters/*", Op: "UpdateCluster", Handler: rpc("name", (*api).UpdateCluster)},
+	{Method: "DELETE", Pattern: restLoc + "/clusters/*", Op: "DeleteCluster", Handler: rpc("name", (*api).DeleteCluster)},
+	{Method: "GET", Pattern: restLoc + "/operations/*", Op: "GetOperation", Handler: rpc("name", (*api).GetOperation)},
+	{Method: "GET", Pattern: restLoc + "/clusters/*/nodePools", Op: "ListNodePools", Handler: rpc("parent", (*api).ListNodePools)},
+	{Method: "POST", Pattern: restLoc + "/clusters/*/nodePools", Op: "CreateNodePool", Handler: rpc("parent", (*api).CreateNodePool)},
+	{Method: "GET", Pattern: restLoc + "/clusters/*/nodePools/*", Op: "GetNodePool", Handler: rpc("name", (*api).GetNodePool)},
+	{Method: "PUT", Pattern: restLoc + "/clusters/*/nodePools/*", Op: "UpdateNodePool", Handler: rpc("name", (*api).UpdateNodePool)},
+	{Method: "DELETE", Pattern: restLoc + "/clusters/*/nodePools/*", Op: "DeleteNodePool", Handler: rpc("name", (*api).DeleteNodePool)},
+	{Method: "POST", Pattern: restLoc + "/clusters/*/nodePools/*/:setSize", Op: "SetNodePoolSize", Handler: rpc("name", (*api).SetNodePoolSize)},
+	{Method: "POST", Pattern: restLoc + "/clusters/*/nodePools/*/:setAutoscaling", Op: "SetNodePoolAutoscaling", Handler: rpc("name", (*api).SetNodePoolAutoscaling)},
+	{Method: "POST", Pattern: restLoc + "/clusters/*/:setResourceLabels", Op: "SetLabels", Handler: rpc("name", (*api).SetLabels)},
+	{Method: "POST", Pattern: restLoc + "/clusters/*/:updateMaster", Op: "UpdateMaster", Handler: rpc("name", (*api).UpdateMaster)},
 }
 
 // route finds the REST method of a request: the v1 paths the Go REST client and gcloud use.
@@ -71,75 +109,37 @@ func (a *api) route(method, p string) (*restRoute, error) {
 	seg[2] = "locations" // the deprecated zonal paths name the same resources
 	name := strings.Join(seg, "/")
 	parent := strings.Join(seg[:n-1], "/")
-	// The resource the path names: clusters, a cluster, node pools, a node pool, operations, ...
-	what := seg[n-1]
-	if n == 6 || n == 8 {
-		what = seg[n-2] + "/*"
-	}
-	post, get, put, del := method == http.MethodPost, method == http.MethodGet, method == http.MethodPut, method == http.MethodDelete
 	if verb != "" {
-		rpc, ok := restVerbs.Get()[verb]
+		rpcName, ok := restVerbs.Get()[verb]
 		if !ok {
 			return nil, status.Errorf(codes.NotFound, "nuv GKE emulator: no such method :%s", verb)
 		}
-		switch {
-		case post && what == "nodePools/*" && verb == "setSize":
-			r := &containerpb.SetNodePoolSizeRequest{}
-			return call(rpc, r, func() { r.Name = name }, a.SetNodePoolSize), nil
-		case post && what == "nodePools/*" && verb == "setAutoscaling":
-			r := &containerpb.SetNodePoolAutoscalingRequest{}
-			return call(rpc, r, func() { r.Name = name }, a.SetNodePoolAutoscaling), nil
-		case post && what == "clusters/*" && verb == "setResourceLabels":
-			r := &containerpb.SetLabelsRequest{}
-			return call(rpc, r, func() { r.Name = name }, a.SetLabels), nil
-		case post && what == "clusters/*" && verb == "updateMaster":
-			r := &containerpb.UpdateMasterRequest{}
-			return call(rpc, r, func() { r.Name = name }, a.UpdateMaster), nil
+		rt, _ := restRoutes.Match(method, append(seg, ":"+verb), false)
+		if rt == nil {
+			return nil, status.Errorf(codes.Unimplemented, "nuv emulator does not implement the method %s (%s :%s)", rpcName, method, verb)
 		}
-		return nil, status.Errorf(codes.Unimplemented, "nuv emulator does not implement the method %s (%s :%s)", rpc, method, verb)
+		return a.restCall(rt, name, parent), nil
 	}
-	switch {
-	case get && what == "clusters":
-		r := &containerpb.ListClustersRequest{}
-		return call("ListClusters", r, func() { r.Parent = parent }, a.ListClusters), nil
-	case post && what == "clusters":
-		r := &containerpb.CreateClusterRequest{}
-		return call("CreateCluster", r, func() { r.Parent = parent }, a.CreateCluster), nil
-	case get && what == "operations":
-		r := &containerpb.ListOperationsRequest{}
-		return call("ListOperations", r, func() { r.Parent = parent }, a.ListOperations), nil
-	case get && what == "serverConfig":
-		r := &containerpb.GetServerConfigRequest{}
-		return call("GetServerConfig", r, func() { r.Name = parent }, a.GetServerConfig), nil
-	case get && what == "clusters/*":
-		r := &containerpb.GetClusterRequest{}
-		return call("GetCluster", r, func() { r.Name = name }, a.GetCluster), nil
-	case put && what == "clusters/*":
-		r := &containerpb.UpdateClusterRequest{}
-		return call("UpdateCluster", r, func() { r.Name = name }, a.UpdateCluster), nil
-	case del && what == "clusters/*":
-		r := &containerpb.DeleteClusterRequest{}
-		return call("DeleteCluster", r, func() { r.Name = name }, a.DeleteCluster), nil
-	case get && what == "operations/*":
-		r := &containerpb.GetOperationRequest{}
-		return call("GetOperation", r, func() { r.Name = name }, a.GetOperation), nil
-	case get && what == "nodePools" && n == 7:
-		r := &containerpb.ListNodePoolsRequest{}
-		return call("ListNodePools", r, func() { r.Parent = parent }, a.ListNodePools), nil
-	case post && what == "nodePools" && n == 7:
-		r := &containerpb.CreateNodePoolRequest{}
-		return call("CreateNodePool", r, func() { r.Parent = parent }, a.CreateNodePool), nil
-	case get && what == "nodePools/*":
-		r := &containerpb.GetNodePoolRequest{}
-		return call("GetNodePool", r, func() { r.Name = name }, a.GetNodePool), nil
-	case put && what == "nodePools/*":
-		r := &containerpb.UpdateNodePoolRequest{}
-		return call("UpdateNodePool", r, func() { r.Name = name }, a.UpdateNodePool), nil
-	case del && what == "nodePools/*":
-		r := &containerpb.DeleteNodePoolRequest{}
-		return call("DeleteNodePool", r, func() { r.Name = name }, a.DeleteNodePool), nil
+	rt, _ := restRoutes.Match(method, seg, false)
+	if rt == nil {
+		return nil, status.Errorf(codes.NotFound, "nuv GKE emulator: no method %s %s", method, p)
 	}
-	return nil, status.Errorf(codes.NotFound, "nuv GKE emulator: no method %s %s", method, p)
+	return a.restCall(rt, name, parent), nil
+}
+
+// restCall is the call of the REST method rt on the resource name (whose parent is parent).
+func (a *api) restCall(rt *emucore.Route[restOp], name, parent string) *restRoute {
+	req := rt.Handler.newReq()
+	field, from, _ := strings.Cut(rt.Handler.field, "=")
+	value := name
+	if from == "parent" || (from == "" && field == "parent") {
+		value = parent
+	}
+	return &restRoute{rpc: rt.Op, req: req, call: func(ctx context.Context) (proto.Message, error) {
+		m := req.ProtoReflect()
+		m.Set(m.Descriptor().Fields().ByName(protoreflect.Name(field)), protoreflect.ValueOfString(value))
+		return rt.Handler.serve(a, ctx, req)
+	}}
 }
 
 // rest serves the REST form of the API: JSON bodies in the proto3 JSON mapping, errors in
@@ -178,11 +178,11 @@ func (s *Server) rest(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := rt.call(ctx)
 	if err != nil {
-		s.log.V(1).Infof("GKE emulator: rest %s -> %v", rt.rpc, status.Code(err))
+		s.Log.V(1).Infof("GKE emulator: rest %s -> %v", rt.rpc, status.Code(err))
 		restError(w, err)
 		return
 	}
-	s.log.V(2).Infof("GKE emulator: rest %s", rt.rpc)
+	s.Log.V(2).Infof("GKE emulator: rest %s", rt.rpc)
 	b, err := protojson.MarshalOptions{}.Marshal(out)
 	if err != nil {
 		restError(w, status.Errorf(codes.Internal, "encode %s: %v", rt.rpc, err))

@@ -24,16 +24,12 @@ package gcp
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"cloud.google.com/go/container/apiv1/containerpb"
@@ -69,113 +65,80 @@ type Options struct {
 	Log cli.Logger
 }
 
-// Server is the GKE emulator. Create it with New, serve it with Serve (or Start it and use it as
-// an http.Handler), and Close it.
+// Server is the GKE emulator: the kernel (state, faults, jobs, lifecycle), the token endpoint
+// and the ClusterManager API in gRPC and REST. Create it with New, serve it with Serve (or Start
+// it and use it as an http.Handler), and Close it.
 type Server struct {
-	dir       string
-	delay     time.Duration
+	*emucore.Kernel[State, Fault]
 	tokenLife time.Duration
 	backend   Backend
-	log       cli.Logger
 	grpc      *grpc.Server
-
-	mu     sync.Mutex
-	st     *State
-	faults []*Fault
-	calls  map[string]int
-	jobs   map[string]bool // background work running, by cluster key
-	base   string          // http://127.0.0.1:port once listening
-
-	bg *emucore.Background // the reconcile loop and jobs
-
-	adminToken string // what /_nuv/faults requires (emucore.AdminAllowed)
 }
 
 // New opens (or initialises) the state in o.Dir and reads <dir>/faults.json if present.
 func New(o Options) (*Server, error) {
-	if o.Dir == "" {
-		return nil, errors.New("GKE emulator: no state directory")
-	}
 	if o.Project == "" {
 		o.Project = DefaultProject
 	}
-	st, err := openState(o.Dir, o.Project)
+	st := stateSpec
+	st.New = func() (*State, error) { return newState(o.Project) }
+	s := &Server{tokenLife: o.TokenLifetime, backend: o.Clusters}
+	k, err := emucore.NewKernel(emucore.Spec[State, Fault]{Name: "nuv GKE emulator", What: "GKE emulator", Dir: o.Dir, Delay: o.Delay, Log: o.Log,
+		State: st, SetAddr: func(st *State, addr string) { st.Addr = addr }, OnStart: s.onStart, Reconcile: s.reconcile,
+		Health:       func(st *State) any { return health{Project: st.Project, PID: os.Getpid()} },
+		DecodeFaults: decodeFaults, WriteJSON: writeJSON})
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{dir: o.Dir, delay: o.Delay, tokenLife: o.TokenLifetime, backend: o.Clusters, log: o.Log, st: st,
-		calls: map[string]int{}, jobs: map[string]bool{}}
+	s.Kernel = k
 	if s.tokenLife == 0 {
 		s.tokenLife = time.Hour
 	}
-	if s.adminToken, err = emucore.EnsureAdminToken(o.Dir); err != nil {
-		return nil, err
-	}
-	if s.log == nil {
-		s.log = cli.Quiet()
-	}
 	if s.backend == nil {
-		s.backend = NewLocalClusters(filepath.Join(o.Dir, "clusters"), s.log)
-	}
-	if s.faults, err = readFaultsFile(filepath.Join(o.Dir, "faults.json")); err != nil {
-		return nil, err
+		s.backend = NewLocalClusters(filepath.Join(o.Dir, "clusters"), s.Log)
 	}
 	s.grpc = grpc.NewServer(grpc.UnaryInterceptor(s.unary))
 	containerpb.RegisterClusterManagerServer(s.grpc, &api{s: s})
-	s.bg = emucore.NewBackground()
 	return s, nil
 }
 
 // Project returns the project the emulator serves and its service account's email.
 func (s *Server) Project() (project, serviceAccount string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.st.Project, s.st.ServiceAccount
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	return s.St.Project, s.St.ServiceAccount
 }
 
-// Start records the URL the emulator is reachable at (the token endpoint of the credentials file
-// and the token webhook of control planes point there), writes the credentials file and starts
-// moving operations along.
-func (s *Server) Start(addr string) error {
-	s.mu.Lock()
-	s.base = "http://" + addr
-	for _, key := range sortedKeys(s.st.Clusters) {
-		if wh := s.st.Clusters[key].Webhook; wh != "" && !strings.HasPrefix(wh, s.base+"/") {
-			s.log.Warnf("GKE emulator: listening on %s, but the control plane of cluster %s calls its token webhook at %s: "+
+// onStart warns about control planes whose token webhook is at another address and writes the
+// credentials file (its token endpoint is the emulator's URL).
+func (s *Server) onStart(addr string) error {
+	for _, key := range sortedKeys(s.St.Clusters) {
+		if wh := s.St.Clusters[key].Webhook; wh != "" && !strings.HasPrefix(wh, s.Base+"/") {
+			s.Log.Warnf("GKE emulator: listening on %s, but the control plane of cluster %s calls its token webhook at %s: "+
 				"its tokens are refused until the emulator listens there again (set NUV_EMULATOR_GCP_PORT)", addr, key, wh)
 		}
 	}
-	s.st.Addr = addr
-	err := s.st.save(s.dir)
-	if err == nil {
-		err = s.writeCredentials()
-	}
-	s.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	s.bg.Every(100*time.Millisecond, s.reconcile)
-	return nil
-}
-
-// Close stops the background work (operations running are resumed by the next start) and saves.
-func (s *Server) Close() error {
-	return s.bg.StopAndSave(&s.mu, func() error { return s.st.save(s.dir) })
+	return s.writeCredentials()
 }
 
 // Serve serves gRPC (h2c) and REST on ln until ctx ends, then shuts down and closes s.
 func Serve(ctx context.Context, ln net.Listener, s *Server) error {
-	return emucore.Serve(ctx, ln, s, NewHTTPServer(s))
+	return s.Kernel.Serve(ctx, ln, s, h2c)
 }
 
 // NewHTTPServer is the http.Server for s: HTTP/1.1 for REST and unencrypted HTTP/2 (prior
 // knowledge, as gRPC clients speak it without TLS) for gRPC.
 func NewHTTPServer(s *Server) *http.Server {
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	h2c(srv)
+	return srv
+}
+
+// h2c makes srv speak HTTP/1.1 and unencrypted HTTP/2.
+func h2c(srv *http.Server) {
 	srv.Protocols = new(http.Protocols)
 	srv.Protocols.SetHTTP1(true)
 	srv.Protocols.SetUnencryptedHTTP2(true)
-	return srv
 }
 
 // ServeHTTP sends gRPC to the gRPC server and the rest to the REST API, the token endpoint and
@@ -199,17 +162,17 @@ type failKey struct{}
 // gate authenticates a call of method on resource and applies the faults; the returned context
 // carries a fail-operation fault for the method to put on its operation.
 func (s *Server) gate(ctx context.Context, method, authorization, resource string) (context.Context, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
 	if _, err := s.checkToken(bearer(authorization), time.Now()); err != nil {
-		s.log.V(1).Infof("GKE emulator: %s refused: %v", method, err)
+		s.Log.V(1).Infof("GKE emulator: %s refused: %v", method, err)
 		return ctx, status.Errorf(codes.Unauthenticated, "%s (nuv emulator: %v)", unauthenticatedMsg, err)
 	}
 	f := s.fault(method, resource)
 	if f == nil {
 		return ctx, nil
 	}
-	s.log.V(1).Infof("GKE emulator: fault %s on %s", f.Kind, method)
+	s.Log.V(1).Infof("GKE emulator: fault %s on %s", f.Kind, method)
 	if f.Kind == "fail-operation" {
 		return context.WithValue(ctx, failKey{}, status.New(f.code(), f.message(method))), nil
 	}
@@ -231,9 +194,9 @@ func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo,
 	}
 	out, err := handler(ctx, req)
 	if err != nil {
-		s.log.V(1).Infof("GKE emulator: grpc %s -> %v", method, status.Code(err))
+		s.Log.V(1).Infof("GKE emulator: grpc %s -> %v", method, status.Code(err))
 	} else {
-		s.log.V(2).Infof("GKE emulator: grpc %s", method)
+		s.Log.V(2).Infof("GKE emulator: grpc %s", method)
 	}
 	return out, err
 }
@@ -270,27 +233,11 @@ type health struct {
 
 // admin serves /_nuv/health, /_nuv/faults and the token webhook of the control planes.
 func (s *Server) admin(w http.ResponseWriter, r *http.Request) {
-	p := strings.TrimPrefix(r.URL.Path, "/_nuv/")
-	switch {
-	case p == "health":
-		s.mu.Lock()
-		h := health{Project: s.st.Project, PID: os.Getpid()}
-		s.mu.Unlock()
-		writeJSON(w, http.StatusOK, h)
-	case p == "faults":
-		s.faultsEndpoint(w, r)
-	case strings.HasPrefix(p, tokenReviewPath):
-		s.tokenReview(w, r, strings.TrimPrefix(p, tokenReviewPath))
-	default:
-		http.Error(w, fmt.Sprintf("nuv GKE emulator: no admin endpoint %s (health, faults, %s<cluster>)", r.URL.Path, tokenReviewPath), http.StatusNotFound)
-	}
+	s.ServeAdmin(w, r, tokenReviewPath, s.tokenReview)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, _ := json.MarshalIndent(v, "", "  ")
-	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	emucore.WriteJSON(w, status, "application/json; charset=UTF-8", v)
 }
 
 // Ping asks the emulator at addr for its health.

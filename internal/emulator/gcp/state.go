@@ -11,8 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"os"
-	"path/filepath"
 	"time"
 
 	"cloud.google.com/go/container/apiv1/containerpb"
@@ -145,7 +143,7 @@ func (o *opRec) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-const stateFileName = "state.json"
+const stateFileName = emucore.StateFile
 
 // DefaultProject is the project of a new emulator unless Options say otherwise.
 const DefaultProject = "nuv-emulator"
@@ -174,15 +172,10 @@ func newState(project string) (*State, error) {
 	}, nil
 }
 
-// loadState reads dir/state.json; os.ErrNotExist when there is none.
-func loadState(dir string) (*State, error) {
-	path := filepath.Join(dir, stateFileName)
-	var s State
-	if err := emucore.LoadJSON(path, "GKE emulator", &s); err != nil {
-		return nil, err
-	}
+// stateSpec keeps the State in <dir>/state.json.
+var stateSpec = emucore.StateSpec[State]{What: "GKE emulator", Check: func(path string, s *State) error {
 	if s.Project == "" || s.PrivateKey == "" || s.TokenSecret == "" || s.ServiceAccount == "" {
-		return nil, fmt.Errorf("GKE emulator state %s is incomplete (no project, service account key or token secret)", path)
+		return fmt.Errorf("GKE emulator state %s is incomplete (no project, service account key or token secret)", path)
 	}
 	if s.Clusters == nil {
 		s.Clusters = map[string]*clusterRec{}
@@ -190,28 +183,11 @@ func loadState(dir string) (*State, error) {
 	if s.Operations == nil {
 		s.Operations = map[string]*opRec{}
 	}
-	return &s, nil
-}
+	return nil
+}}
 
-// save writes the state atomically, 0600.
-func (s *State) save(dir string) error {
-	return emucore.SaveJSON(filepath.Join(dir, stateFileName), "GKE emulator", s)
-}
-
-// openState loads the state in dir or creates and saves a new one.
-func openState(dir, project string) (*State, error) {
-	s, err := loadState(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		if s, err = newState(project); err != nil {
-			return nil, err
-		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("GKE emulator directory %s: %w", dir, err)
-		}
-		return s, s.save(dir)
-	}
-	return s, err
-}
+// loadState reads dir/state.json; os.ErrNotExist when there is none.
+func loadState(dir string) (*State, error) { return stateSpec.Load(dir) }
 
 func (s *State) privateKey() (*rsa.PrivateKey, error) {
 	blk, _ := pem.Decode([]byte(s.PrivateKey))

@@ -18,13 +18,13 @@ const tokenReviewPath = "gke/token-review/"
 func (s *Server) tokenReview(w http.ResponseWriter, r *http.Request, local string) {
 	emucore.ServeTokenReview(w, r, "nuv GKE emulator", func(token string) authv1.TokenReviewStatus {
 		st := authv1.TokenReviewStatus{}
-		s.mu.Lock()
+		s.Mu.Lock()
 		known := false
-		for _, c := range s.st.Clusters {
+		for _, c := range s.St.Clusters {
 			known = known || LocalName(c.Wire.Location, c.Wire.Name) == local
 		}
 		sub, terr := s.checkToken(token, time.Now())
-		s.mu.Unlock()
+		s.Mu.Unlock()
 		switch {
 		case !known:
 			st.Error = "no GKE cluster behind control plane " + local + " in the emulator"
@@ -35,7 +35,7 @@ func (s *Server) tokenReview(w http.ResponseWriter, r *http.Request, local strin
 				Groups: []string{"system:masters", "system:authenticated"}}}
 		}
 		if st.Error != "" {
-			s.log.V(1).Infof("GKE emulator: token for control plane %s refused: %s", local, st.Error)
+			s.Log.V(1).Infof("GKE emulator: token for control plane %s refused: %s", local, st.Error)
 		}
 		return st
 	}, writeJSON)

@@ -1,4 +1,4 @@
-package emulator
+package aws
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ func (s *Server) tokenReview(w http.ResponseWriter, r *http.Request, cluster str
 	emucore.ServeTokenReview(w, r, "nuv emulator", func(token string) authv1.TokenReviewStatus {
 		status, err := s.review(token, cluster, r.Host)
 		if err != nil {
-			s.log.V(1).Infof("emulator: token for EKS cluster %s refused: %v", cluster, err)
+			s.Log.V(1).Infof("emulator: token for EKS cluster %s refused: %v", cluster, err)
 			status = authv1.TokenReviewStatus{Authenticated: false, Error: err.Error()}
 		}
 		return status
@@ -29,10 +29,10 @@ func (s *Server) tokenReview(w http.ResponseWriter, r *http.Request, cluster str
 
 // review validates an EKS token for cluster.
 func (s *Server) review(token, cluster, emulatorHost string) (authv1.TokenReviewStatus, error) {
-	s.mu.Lock()
-	c := s.st.EKS.Clusters[cluster]
-	key, secret, account, userID, arn := s.st.AccessKeyID, s.st.SecretAccessKey, s.st.Account, s.st.UserID, s.st.callerARN()
-	s.mu.Unlock()
+	s.Mu.Lock()
+	c := s.St.EKS.Clusters[cluster]
+	key, secret, account, userID, arn := s.St.AccessKeyID, s.St.SecretAccessKey, s.St.Account, s.St.UserID, s.St.callerARN()
+	s.Mu.Unlock()
 	if c == nil {
 		return authv1.TokenReviewStatus{}, fmt.Errorf("no EKS cluster %s in the emulator", cluster)
 	}

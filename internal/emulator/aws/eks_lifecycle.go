@@ -1,4 +1,4 @@
-package emulator
+package aws
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 	"github.com/nuv-dev/nuv/internal/kube"
 )
 
@@ -31,10 +32,7 @@ type ControlPlane struct {
 }
 
 // Endpoint is where a control plane answers: its HTTPS URL and CA certificate (PEM).
-type Endpoint struct {
-	URL string
-	CA  []byte
-}
+type Endpoint = emucore.Endpoint
 
 // NodeGroup is a managed node group as nodes: Count nodes labelled and tainted as EKS does, with
 // providerIDs aws:///<zone>/i-....
@@ -54,10 +52,10 @@ type Taint struct {
 
 const tokenReviewPath = "eks/token-review/"
 
-// reconcileEKS moves clusters, node groups, add-ons and updates along; s.mu is held.
+// reconcileEKS moves clusters, node groups, add-ons and updates along; s.Mu is held.
 func (s *Server) reconcileEKS(t time.Time) bool {
 	changed := false
-	for name, c := range s.st.EKS.Clusters {
+	for name, c := range s.St.EKS.Clusters {
 		name, c := name, c
 		switch c.Wire.Status {
 		case "CREATING", "ACTIVE", "UPDATING":
@@ -66,22 +64,22 @@ func (s *Server) reconcileEKS(t time.Time) bool {
 			}
 			if c.Wire.Status == "CREATING" && c.Backend && c.NodesSynced >= c.NodesWant && !t.Before(c.Due.Time) {
 				c.Wire.Status = "ACTIVE"
-				s.log.Infof("emulator: EKS cluster %s ACTIVE (endpoint %s)", name, c.Wire.Endpoint)
+				s.Log.Infof("emulator: EKS cluster %s ACTIVE (endpoint %s)", name, c.Wire.Endpoint)
 				changed = true
 			}
 		case "DELETING":
 			if !t.Before(c.Due.Time) {
-				s.spawn("cluster/"+name, func(ctx context.Context) func() {
+				s.Spawn("cluster/"+name, func(ctx context.Context) func() {
 					err := s.clusters.Delete(ctx, name)
 					return func() {
 						if err != nil {
-							s.log.Warnf("emulator: delete the control plane of EKS cluster %s: %v (retrying)", name, err)
+							s.Log.Warnf("emulator: delete the control plane of EKS cluster %s: %v (retrying)", name, err)
 							c.Due = epoch{time.Now().Add(5 * time.Second)}
 							return
 						}
 						s.deleteSecurityGroup(c.SecurityGroup)
-						delete(s.st.EKS.Clusters, name)
-						s.log.Infof("emulator: EKS cluster %s deleted", name)
+						delete(s.St.EKS.Clusters, name)
+						s.Log.Infof("emulator: EKS cluster %s deleted", name)
 					}
 				})
 			}
@@ -97,11 +95,11 @@ func (s *Server) reconcileEKS(t time.Time) bool {
 			switch ng.Wire.Status {
 			case "CREATING":
 				ng.Wire.Status, ng.Wire.ModifiedAt = "ACTIVE", now()
-				s.log.Infof("emulator: EKS node group %s/%s ACTIVE", name, ngName)
+				s.Log.Infof("emulator: EKS node group %s/%s ACTIVE", name, ngName)
 				changed = true
 			case "DELETING":
 				delete(c.NodeGroups, ngName)
-				s.log.Infof("emulator: EKS node group %s/%s deleted", name, ngName)
+				s.Log.Infof("emulator: EKS node group %s/%s deleted", name, ngName)
 				changed = true
 			}
 		}
@@ -133,20 +131,20 @@ func (s *Server) reconcileEKS(t time.Time) bool {
 }
 
 // ensured reports whether this run of the emulator has checked that the control plane of name runs.
-func (s *Server) ensured(name string) bool { return s.jobs["ensured/"+name] }
+func (s *Server) ensured(name string) bool { return s.Jobs["ensured/"+name] }
 
 // spawnEnsure creates (or starts) the control plane of c in the background.
 func (s *Server) spawnEnsure(name string, c *eksCluster) {
-	cp := ControlPlane{Name: name, Version: c.Wire.Version, TokenWebhook: s.base + "/_nuv/" + tokenReviewPath + name}
-	s.spawn("cluster/"+name, func(ctx context.Context) func() {
+	cp := ControlPlane{Name: name, Version: c.Wire.Version, TokenWebhook: s.Base + "/_nuv/" + tokenReviewPath + name}
+	s.Spawn("cluster/"+name, func(ctx context.Context) func() {
 		ep, err := s.clusters.Ensure(ctx, cp)
 		return func() {
-			if s.st.EKS.Clusters[name] != c {
+			if s.St.EKS.Clusters[name] != c {
 				return // deleted meanwhile
 			}
 			if err != nil {
-				s.log.Warnf("emulator: control plane of EKS cluster %s: %v", name, err)
-				s.jobs["ensured/"+name] = true // no retry loop; the next start of the emulator tries again
+				s.Log.Warnf("emulator: control plane of EKS cluster %s: %v", name, err)
+				s.Jobs["ensured/"+name] = true // no retry loop; the next start of the emulator tries again
 				if c.Wire.Status == "CREATING" {
 					c.Wire.Status = "FAILED"
 					c.Wire.Health = &healthWire{Issues: []issueWire{{Code: "InternalFailure", Message: fmt.Sprintf("the control plane could not be started: %v", err)}}}
@@ -162,7 +160,7 @@ func (s *Server) spawnEnsure(name string, c *eksCluster) {
 			c.Backend = true
 			c.Wire.Endpoint = ep.URL
 			c.Wire.CertificateAuthority = &caWire{Data: base64.StdEncoding.EncodeToString(ep.CA)}
-			s.jobs["ensured/"+name] = true
+			s.Jobs["ensured/"+name] = true
 		}
 	})
 }
@@ -178,11 +176,11 @@ func (s *Server) spawnNodeSync(name string, c *eksCluster) {
 		}
 		groups = append(groups, s.nodeGroupOf(c, ng))
 	}
-	s.spawn("nodes/"+name, func(ctx context.Context) func() {
+	s.Spawn("nodes/"+name, func(ctx context.Context) func() {
 		err := s.clusters.SetNodeGroups(ctx, name, groups)
 		return func() {
 			if err != nil {
-				s.log.Warnf("emulator: nodes of EKS cluster %s: %v", name, err)
+				s.Log.Warnf("emulator: nodes of EKS cluster %s: %v", name, err)
 				for _, ng := range c.NodeGroups {
 					if ng.Gen > c.NodesSynced {
 						ng.Wire.Health.Issues = []issueWire{{Code: "InternalFailure", Message: err.Error(), ResourceIds: []string{ng.Wire.Resources.AutoScalingGroups[0].Name}}}
@@ -210,11 +208,11 @@ func (s *Server) nodeGroupOf(c *eksCluster, ng *eksNodegroup) NodeGroup {
 		"eks.amazonaws.com/capacityType":           w.CapacityType,
 		"eks.amazonaws.com/sourceLaunchTemplateId": "lt-0" + stableHex(w.NodegroupArn+"lt", 16),
 		"node.kubernetes.io/instance-type":         w.InstanceTypes[0],
-		"topology.kubernetes.io/region":            s.st.Region,
+		"topology.kubernetes.io/region":            s.St.Region,
 	}
 	zone := ""
 	if len(w.Subnets) > 0 {
-		if sn := s.st.EC2.Subnets[w.Subnets[0]]; sn != nil {
+		if sn := s.St.EC2.Subnets[w.Subnets[0]]; sn != nil {
 			zone = sn.AvailabilityZone
 			labels["topology.kubernetes.io/zone"] = zone
 		}

@@ -1,4 +1,4 @@
-package emulator
+package aws
 
 import (
 	"io"
@@ -55,13 +55,13 @@ func TestAdminEndpoints(t *testing.T) {
 			}
 		})
 	}
-	if fs := e.faultList(); len(fs) != 0 {
+	if fs := e.FaultList(); len(fs) != 0 {
 		t.Fatalf("refused requests injected %v", fs)
 	}
 	resp := must(e.admin(http.MethodPost, fault))
 	resp.Body.Close()
-	if resp.StatusCode != 200 || len(e.faultList()) != 1 {
-		t.Fatalf("with the admin token: %d %v", resp.StatusCode, e.faultList())
+	if resp.StatusCode != 200 || len(e.FaultList()) != 1 {
+		t.Fatalf("with the admin token: %d %v", resp.StatusCode, e.FaultList())
 	}
 	resp = must(http.Get(e.URL + "/_nuv/health"))
 	resp.Body.Close()

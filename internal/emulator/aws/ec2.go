@@ -1,4 +1,4 @@
-package emulator
+package aws
 
 import (
 	"crypto/rand"
@@ -30,18 +30,18 @@ type ec2Tag struct {
 }
 
 type ec2Vpc struct {
-	VpcID            string   `xml:"vpcId" json:"vpcId"`
-	State            string   `xml:"state" json:"state"`
-	CidrBlock        string   `xml:"cidrBlock" json:"cidrBlock"`
-	DhcpOptionsID    string   `xml:"dhcpOptionsId" json:"dhcpOptionsId"`
-	InstanceTenancy  string   `xml:"instanceTenancy" json:"instanceTenancy"`
-	IsDefault        bool     `xml:"isDefault" json:"isDefault"`
-	OwnerID          string   `xml:"ownerId" json:"ownerId"`
-	Tags             []ec2Tag `xml:"tagSet>item" json:"tags"`
-	EnableDNSSupport bool     `xml:"-" json:"enableDnsSupport"`
-	EnableDNSHosts   bool     `xml:"-" json:"enableDnsHostnames"`
-	DefaultSG        string   `xml:"-" json:"defaultSecurityGroup"`
-	MainRouteTable   string   `xml:"-" json:"mainRouteTable"`
+	VpcID            string   `json:"vpcId"`
+	State            string   `json:"state"`
+	CidrBlock        string   `json:"cidrBlock"`
+	DhcpOptionsID    string   `json:"dhcpOptionsId"`
+	InstanceTenancy  string   `json:"instanceTenancy"`
+	IsDefault        bool     `json:"isDefault"`
+	OwnerID          string   `json:"ownerId"`
+	Tags             []ec2Tag `json:"tags"`
+	EnableDNSSupport bool     `json:"enableDnsSupport"`
+	EnableDNSHosts   bool     `json:"enableDnsHostnames"`
+	DefaultSG        string   `json:"defaultSecurityGroup"`
+	MainRouteTable   string   `json:"mainRouteTable"`
 }
 
 type ec2Subnet struct {
@@ -92,16 +92,16 @@ type ec2NatAddress struct {
 }
 
 type ec2Nat struct {
-	NatGatewayID     string          `xml:"natGatewayId" json:"natGatewayId"`
-	SubnetID         string          `xml:"subnetId" json:"subnetId"`
-	VpcID            string          `xml:"vpcId" json:"vpcId"`
-	State            string          `xml:"state" json:"state"`
-	CreateTime       time.Time       `xml:"createTime" json:"createTime"`
-	DeleteTime       *time.Time      `xml:"deleteTime,omitempty" json:"deleteTime,omitempty"`
-	ConnectivityType string          `xml:"connectivityType" json:"connectivityType"`
-	Addresses        []ec2NatAddress `xml:"natGatewayAddressSet>item" json:"addresses"`
-	Tags             []ec2Tag        `xml:"tagSet>item" json:"tags"`
-	Due              time.Time       `xml:"-" json:"due"`
+	NatGatewayID     string          `json:"natGatewayId"`
+	SubnetID         string          `json:"subnetId"`
+	VpcID            string          `json:"vpcId"`
+	State            string          `json:"state"`
+	CreateTime       time.Time       `json:"createTime"`
+	DeleteTime       *time.Time      `json:"deleteTime,omitempty"`
+	ConnectivityType string          `json:"connectivityType"`
+	Addresses        []ec2NatAddress `json:"addresses"`
+	Tags             []ec2Tag        `json:"tags"`
+	Due              time.Time       `json:"due"`
 }
 
 type ec2Route struct {
@@ -131,6 +131,52 @@ type ec2RouteTable struct {
 	Routes       []ec2Route   `xml:"routeSet>item" json:"routes"`
 	Associations []ec2RTAssoc `xml:"associationSet>item" json:"associations"`
 	Tags         []ec2Tag     `xml:"tagSet>item" json:"tags"`
+}
+
+// The EC2 query protocol's forms of the resources whose state holds more than EC2 answers (a VPC's
+// DNS attributes, default security group and main route table; a NAT gateway's due time): what
+// Describe* and Create* answer, made from the state at the edge (wire). Resources whose state is
+// exactly their answer (subnets, internet gateways, addresses, route tables) and the small value
+// types inside all of them (tags, attachments, routes) keep one struct with both tags.
+
+type xmlVpc struct {
+	VpcID           string   `xml:"vpcId"`
+	State           string   `xml:"state"`
+	CidrBlock       string   `xml:"cidrBlock"`
+	DhcpOptionsID   string   `xml:"dhcpOptionsId"`
+	InstanceTenancy string   `xml:"instanceTenancy"`
+	IsDefault       bool     `xml:"isDefault"`
+	OwnerID         string   `xml:"ownerId"`
+	Tags            []ec2Tag `xml:"tagSet>item"`
+}
+
+type xmlNat struct {
+	NatGatewayID     string          `xml:"natGatewayId"`
+	SubnetID         string          `xml:"subnetId"`
+	VpcID            string          `xml:"vpcId"`
+	State            string          `xml:"state"`
+	CreateTime       time.Time       `xml:"createTime"`
+	DeleteTime       *time.Time      `xml:"deleteTime,omitempty"`
+	ConnectivityType string          `xml:"connectivityType"`
+	Addresses        []ec2NatAddress `xml:"natGatewayAddressSet>item"`
+	Tags             []ec2Tag        `xml:"tagSet>item"`
+}
+
+func (x *ec2Vpc) wire() *xmlVpc {
+	return &xmlVpc{VpcID: x.VpcID, State: x.State, CidrBlock: x.CidrBlock, DhcpOptionsID: x.DhcpOptionsID, InstanceTenancy: x.InstanceTenancy, IsDefault: x.IsDefault, OwnerID: x.OwnerID, Tags: x.Tags}
+}
+
+func (x *ec2Nat) wire() *xmlNat {
+	return &xmlNat{NatGatewayID: x.NatGatewayID, SubnetID: x.SubnetID, VpcID: x.VpcID, State: x.State, CreateTime: x.CreateTime, DeleteTime: x.DeleteTime, ConnectivityType: x.ConnectivityType, Addresses: x.Addresses, Tags: x.Tags}
+}
+
+// wireAll is the wire form of each of xs.
+func wireAll[T any, W any](xs []*T, wire func(*T) *W) []*W {
+	out := make([]*W, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, wire(x))
+	}
+	return out
 }
 
 // sgRule is one rule of a security group, flattened (one peer per rule).
@@ -231,7 +277,7 @@ var ec2Actions = lazy.Value[map[string]queryHandler]{New: func() map[string]quer
 }}
 
 func (s *Server) ec2() *ec2State {
-	e := &s.st.EC2
+	e := &s.St.EC2
 	if e.Vpcs == nil {
 		e.Vpcs = map[string]*ec2Vpc{}
 	}
@@ -259,12 +305,12 @@ func (s *Server) ec2() *ec2State {
 // zones are the Availability Zones of the emulator's region.
 func (s *Server) zones() []string {
 	letters := "abc"
-	if s.st.Region == "us-east-1" {
+	if s.St.Region == "us-east-1" {
 		letters = "abcdef"
 	}
 	var out []string
 	for _, l := range letters {
-		out = append(out, s.st.Region+string(l))
+		out = append(out, s.St.Region+string(l))
 	}
 	return out
 }
@@ -300,7 +346,7 @@ func (s *Server) ec2DescribeAZs(p params) (any, error) {
 		if len(names) > 0 && !contains(names, z) {
 			continue
 		}
-		a := az{z, "available", s.st.Region, zoneID(z), "availability-zone", "opt-in-not-required", s.st.Region, s.st.Region}
+		a := az{z, "available", s.St.Region, zoneID(z), "availability-zone", "opt-in-not-required", s.St.Region, s.St.Region}
 		if !matchFilters(filters, nil, func(n string) []string {
 			return map[string][]string{"zone-name": {a.ZoneName}, "zone-id": {a.ZoneID}, "state": {a.ZoneState}, "region-name": {a.RegionName}, "zone-type": {a.ZoneType}}[n]
 		}) {
@@ -464,11 +510,11 @@ func (s *Server) ec2CreateVpc(p params) (any, error) {
 		return nil, err
 	}
 	v := &ec2Vpc{VpcID: awsID("vpc"), State: "available", CidrBlock: pfx.String(), DhcpOptionsID: awsID("dopt"), InstanceTenancy: "default",
-		OwnerID: s.st.Account, Tags: tags, EnableDNSSupport: true}
+		OwnerID: s.St.Account, Tags: tags, EnableDNSSupport: true}
 	sg := s.newSecurityGroup(v.VpcID, "default", "default VPC security group", nil)
 	sg.Ingress = []sgRule{{Protocol: "-1", Group: sg.GroupID}}
 	v.DefaultSG = sg.GroupID
-	rt := &ec2RouteTable{RouteTableID: awsID("rtb"), VpcID: v.VpcID, OwnerID: s.st.Account,
+	rt := &ec2RouteTable{RouteTableID: awsID("rtb"), VpcID: v.VpcID, OwnerID: s.St.Account,
 		Routes: []ec2Route{{DestinationCidrBlock: v.CidrBlock, GatewayID: "local", State: "active", Origin: "CreateRouteTable"}}}
 	rt.Associations = []ec2RTAssoc{{RouteTableAssociationID: awsID("rtbassoc"), RouteTableID: rt.RouteTableID, Main: true, AssociationState: ec2AssocState{"associated"}}}
 	e.RouteTables[rt.RouteTableID] = rt
@@ -476,8 +522,8 @@ func (s *Server) ec2CreateVpc(p params) (any, error) {
 	e.Vpcs[v.VpcID] = v
 	return &struct {
 		ec2Meta
-		Vpc *ec2Vpc `xml:"vpc"`
-	}{Vpc: v}, nil
+		Vpc *xmlVpc `xml:"vpc"`
+	}{Vpc: v.wire()}, nil
 }
 
 func (s *Server) vpc(id string) (*ec2Vpc, error) {
@@ -497,8 +543,8 @@ func (s *Server) ec2DescribeVpcs(p params) (any, error) {
 		})
 	return &struct {
 		ec2Meta
-		Vpcs []*ec2Vpc `xml:"vpcSet>item"`
-	}{Vpcs: vpcs}, err
+		Vpcs []*xmlVpc `xml:"vpcSet>item"`
+	}{Vpcs: wireAll(vpcs, (*ec2Vpc).wire)}, err
 }
 
 func (s *Server) ec2DeleteVpc(p params) (any, error) {
@@ -656,9 +702,9 @@ func (s *Server) ec2CreateSubnet(p params) (any, error) {
 		return nil, err
 	}
 	id := awsID("subnet")
-	sn := &ec2Subnet{SubnetID: id, SubnetArn: fmt.Sprintf("arn:aws:ec2:%s:%s:subnet/%s", s.st.Region, s.st.Account, id), State: "available",
+	sn := &ec2Subnet{SubnetID: id, SubnetArn: fmt.Sprintf("arn:aws:ec2:%s:%s:subnet/%s", s.St.Region, s.St.Account, id), State: "available",
 		VpcID: vpcID, CidrBlock: pfx.String(), AvailableIPAddressCount: 1<<(32-pfx.Bits()) - 5, AvailabilityZone: zone,
-		AvailabilityZoneID: zoneID(zone), OwnerID: s.st.Account, Tags: tags}
+		AvailabilityZoneID: zoneID(zone), OwnerID: s.St.Account, Tags: tags}
 	e.Subnets[id] = sn
 	return &struct {
 		ec2Meta
@@ -697,7 +743,7 @@ func (s *Server) ec2DeleteSubnet(p params) (any, error) {
 			deps = append(deps, n.NatGatewayID)
 		}
 	}
-	for _, c := range s.st.EKS.Clusters {
+	for _, c := range s.St.EKS.Clusters {
 		if contains(c.Wire.ResourcesVpcConfig.SubnetIds, id) {
 			deps = append(deps, "EKS cluster "+c.Wire.Name)
 		}
@@ -754,7 +800,7 @@ func (s *Server) ec2CreateIGW(p params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &ec2IGW{InternetGatewayID: awsID("igw"), OwnerID: s.st.Account, Tags: tags, Attachments: []ec2Attachment{}}
+	g := &ec2IGW{InternetGatewayID: awsID("igw"), OwnerID: s.St.Account, Tags: tags, Attachments: []ec2Attachment{}}
 	s.ec2().InternetGateways[g.InternetGatewayID] = g
 	return &struct {
 		ec2Meta
@@ -845,7 +891,7 @@ func (s *Server) ec2AllocateAddress(p params) (any, error) {
 	var n [3]byte
 	_, _ = rand.Read(n[:])
 	ip := net.IPv4(3, n[0], n[1], n[2]).String()
-	a := &ec2Address{PublicIP: ip, AllocationID: awsID("eipalloc"), Domain: "vpc", NetworkBorderGroup: s.st.Region, Tags: tags}
+	a := &ec2Address{PublicIP: ip, AllocationID: awsID("eipalloc"), Domain: "vpc", NetworkBorderGroup: s.St.Region, Tags: tags}
 	s.ec2().Addresses[a.AllocationID] = a
 	return &struct {
 		ec2Meta
@@ -933,13 +979,13 @@ func (s *Server) ec2CreateNat(p params) (any, error) {
 		addr.AllocationID, addr.PublicIP = a.AllocationID, a.PublicIP
 	}
 	n := &ec2Nat{NatGatewayID: "nat-0" + randFrom(hexDigits, 16), SubnetID: snID, VpcID: sn.VpcID, State: "pending",
-		CreateTime: time.Now().UTC().Truncate(time.Second), ConnectivityType: ct, Addresses: []ec2NatAddress{addr}, Tags: tags, Due: time.Now().Add(s.delay)}
+		CreateTime: time.Now().UTC().Truncate(time.Second), ConnectivityType: ct, Addresses: []ec2NatAddress{addr}, Tags: tags, Due: time.Now().Add(s.Delay)}
 	e.NatGateways[n.NatGatewayID] = n
 	return &struct {
 		ec2Meta
 		ClientToken string  `xml:"clientToken,omitempty"`
-		Nat         *ec2Nat `xml:"natGateway"`
-	}{ClientToken: p.get("ClientToken"), Nat: n}, nil
+		Nat         *xmlNat `xml:"natGateway"`
+	}{ClientToken: p.get("ClientToken"), Nat: n.wire()}, nil
 }
 
 func (s *Server) ec2DescribeNats(p params) (any, error) {
@@ -950,8 +996,8 @@ func (s *Server) ec2DescribeNats(p params) (any, error) {
 		})
 	return &struct {
 		ec2Meta
-		Nats []*ec2Nat `xml:"natGatewaySet>item"`
-	}{Nats: nats}, err
+		Nats []*xmlNat `xml:"natGatewaySet>item"`
+	}{Nats: wireAll(nats, (*ec2Nat).wire)}, err
 }
 
 func (s *Server) ec2DeleteNat(p params) (any, error) {
@@ -960,7 +1006,7 @@ func (s *Server) ec2DeleteNat(p params) (any, error) {
 		return nil, err
 	}
 	if n.State != "deleting" && n.State != "deleted" {
-		n.State, n.Due = "deleting", time.Now().Add(s.delay)
+		n.State, n.Due = "deleting", time.Now().Add(s.Delay)
 	}
 	return &struct {
 		ec2Meta
@@ -969,7 +1015,7 @@ func (s *Server) ec2DeleteNat(p params) (any, error) {
 }
 
 // reconcileEC2 moves NAT gateways along (pending -> available, deleting -> deleted, and deleted
-// ones are forgotten an hour later, as EC2 does); s.mu is held.
+// ones are forgotten an hour later, as EC2 does); s.Mu is held.
 func (s *Server) reconcileEC2(t time.Time) bool {
 	changed := false
 	e := s.ec2()
@@ -1014,7 +1060,7 @@ func (s *Server) ec2CreateRouteTable(p params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &ec2RouteTable{RouteTableID: awsID("rtb"), VpcID: v.VpcID, OwnerID: s.st.Account, Tags: tags, Associations: []ec2RTAssoc{},
+	rt := &ec2RouteTable{RouteTableID: awsID("rtb"), VpcID: v.VpcID, OwnerID: s.St.Account, Tags: tags, Associations: []ec2RTAssoc{},
 		Routes: []ec2Route{{DestinationCidrBlock: v.CidrBlock, GatewayID: "local", State: "active", Origin: "CreateRouteTable"}}}
 	s.ec2().RouteTables[rt.RouteTableID] = rt
 	return &struct {
@@ -1193,7 +1239,7 @@ func (s *Server) ec2DisassociateRouteTable(p params) (any, error) {
 
 // newSecurityGroup makes a group in vpc that allows all egress.
 func (s *Server) newSecurityGroup(vpc, name, desc string, tags map[string]string) *ec2SG {
-	g := &ec2SG{GroupID: awsID("sg"), GroupName: name, Description: desc, VpcID: vpc, OwnerID: s.st.Account,
+	g := &ec2SG{GroupID: awsID("sg"), GroupName: name, Description: desc, VpcID: vpc, OwnerID: s.St.Account,
 		Ingress: []sgRule{}, Egress: []sgRule{{Protocol: "-1", Cidr: "0.0.0.0/0"}}}
 	for _, k := range sortedKeys(tags) {
 		g.Tags = append(g.Tags, ec2Tag{k, tags[k]})
@@ -1263,7 +1309,7 @@ func (s *Server) ec2CreateSG(p params) (any, error) {
 }
 
 func (s *Server) sgArn(g *ec2SG) string {
-	return fmt.Sprintf("arn:aws:ec2:%s:%s:security-group/%s", s.st.Region, s.st.Account, g.GroupID)
+	return fmt.Sprintf("arn:aws:ec2:%s:%s:security-group/%s", s.St.Region, s.St.Account, g.GroupID)
 }
 
 // xmlPerms groups flattened rules by protocol and ports, as EC2 reports them.
@@ -1285,7 +1331,7 @@ func (s *Server) xmlPerms(rules []sgRule) []xmlPermission {
 		if r.Cidr != "" {
 			out[i].IPRanges = append(out[i].IPRanges, xmlIPRange{r.Cidr, r.Desc})
 		} else {
-			out[i].Groups = append(out[i].Groups, xmlGroupPair{r.Group, s.st.Account, r.Desc})
+			out[i].Groups = append(out[i].Groups, xmlGroupPair{r.Group, s.St.Account, r.Desc})
 		}
 	}
 	return out
@@ -1333,7 +1379,7 @@ func (s *Server) ec2DeleteSG(p params) (any, error) {
 			}
 		}
 	}
-	for _, c := range s.st.EKS.Clusters {
+	for _, c := range s.St.EKS.Clusters {
 		if contains(c.Wire.ResourcesVpcConfig.SecurityGroupIds, g.GroupID) || c.SecurityGroup == g.GroupID {
 			return nil, errf(400, "DependencyViolation", "resource %s has a dependent object (EKS cluster %s)", g.GroupID, c.Wire.Name)
 		}

@@ -1,9 +1,8 @@
-package emulator
+package aws
 
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/nuv-dev/nuv/internal/emulator/emucore"
@@ -25,9 +24,7 @@ type Fault struct {
 	// a cluster name, a role name, a VPC id).
 	Resource string `json:"resource,omitempty"`
 	// Code, Message and Status of an "error" fault (defaults: the service's internal error, 500).
-	Code    string `json:"code,omitempty"`
-	Message string `json:"message,omitempty"`
-	Status  int    `json:"status,omitempty"`
+	emucore.FaultError
 }
 
 func (f *Fault) validate() error {
@@ -38,17 +35,14 @@ func (f *Fault) validate() error {
 	switch f.Kind {
 	case "throttle", "access-denied":
 	case "error":
-		if f.Status != 0 && (f.Status < 400 || f.Status > 599) {
-			return fmt.Errorf("fault %s: status %d is not an HTTP error status (400-599)", f.Operation, f.Status)
+		if err := f.CheckStatus(f.Operation); err != nil {
+			return err
 		}
 	default:
 		return fmt.Errorf("fault %s: kind %q: want throttle, error or access-denied", f.Operation, f.Kind)
 	}
 	return f.Check(f.Operation)
 }
-
-// readFaultsFile reads a JSON list of faults; a missing file is no faults.
-func readFaultsFile(path string) ([]*Fault, error) { return emucore.ReadFaultsFile(path, decodeFaults) }
 
 // decodeFaults reads one fault object or a list of them.
 func decodeFaults(b []byte) ([]*Fault, error) {
@@ -58,11 +52,9 @@ func decodeFaults(b []byte) ([]*Fault, error) {
 // fault counts the call of op and returns the fault that hits it, if any.
 func (s *Server) fault(rq *request, op string) *Fault {
 	full := rq.service + ":" + op
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls[full]++
-	n := s.calls[full]
-	return emucore.Hit(s.faults, n, func(f *Fault) bool {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	return s.HitFault(full, func(f *Fault) bool {
 		svc, fop, _ := strings.Cut(f.Operation, ":")
 		return (svc == "*" || svc == rq.service) && (fop == "*" || fop == op) && (f.Resource == "" || namesResource(rq, f.Resource))
 	})
@@ -130,17 +122,4 @@ func (f *Fault) apiError(service, op, caller string) *apiError {
 		msg = fmt.Sprintf("nuv emulator: injected failure on %s:%s", service, op)
 	}
 	return &apiError{Status: status, Code: code, Msg: msg}
-}
-
-// faultsAPI is the /_nuv/faults endpoint over s.faults.
-func (s *Server) faultsAPI() emucore.FaultsEndpoint[Fault] {
-	return emucore.FaultsEndpoint[Fault]{Name: "nuv emulator", Mu: &s.mu, List: &s.faults, Decode: decodeFaults, WriteJSON: writeJSON, AdminToken: s.adminToken}
-}
-
-// faultList copies the faults (with their counts).
-func (s *Server) faultList() []Fault { return s.faultsAPI().Snapshot() }
-
-// faultsEndpoint serves /_nuv/faults.
-func (s *Server) faultsEndpoint(w http.ResponseWriter, r *http.Request) {
-	s.faultsAPI().ServeHTTP(w, r)
 }

@@ -1,4 +1,4 @@
-// Package emulator is nuv's stateful AWS emulator: one HTTP server on loopback that answers the
+// Package aws is nuv's stateful AWS emulator: one HTTP server on loopback that answers the
 // AWS operations nuv's eks provider uses in AWS's own wire protocols — EKS in restJson1, EC2 in the
 // EC2 query protocol, IAM and STS in the AWS query protocol — so the official AWS SDKs and the aws
 // CLI run against it unmodified (AWS_ENDPOINT_URL). Requests must carry a valid Signature Version 4
@@ -14,7 +14,7 @@
 // Faults can be injected (throttling every Nth call, a forced error, an AccessDenied) through the
 // admin endpoint /_nuv/faults or <dir>/faults.json, to test retries and resumption. An operation
 // the emulator does not implement is answered with an error naming it.
-package emulator
+package aws
 
 import (
 	"context"
@@ -25,9 +25,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
@@ -55,131 +53,73 @@ type Options struct {
 	Log cli.Logger
 }
 
-// Server is the emulator. Create it with New, serve it with Serve (or use it as an http.Handler
-// after Start), and Close it.
+// Server is the emulator: the kernel (state, faults, jobs, lifecycle) and the EKS, EC2, IAM and
+// STS services. Create it with New, serve it with Serve (or use it as an http.Handler after
+// Start), and Close it.
 type Server struct {
-	dir      string
-	delay    time.Duration
+	*emucore.Kernel[State, Fault]
 	clusters Clusters
-	log      cli.Logger
-
-	mu     sync.Mutex
-	st     *State
-	faults []*Fault
-	calls  map[string]int
-	jobs   map[string]bool // background work running, by key
-	base   string          // http://127.0.0.1:port once listening
-
-	bg *emucore.Background // the reconcile loop and jobs
-
-	adminToken string // what /_nuv/faults requires (emucore.AdminAllowed)
 }
 
 // New opens (or initialises) the emulator state in o.Dir and reads <dir>/faults.json if present.
 func New(o Options) (*Server, error) {
-	if o.Dir == "" {
-		return nil, errors.New("emulator: no state directory")
-	}
 	if o.Region == "" {
 		o.Region = DefaultRegion
 	}
-	st, err := openState(o.Dir, o.Region)
+	s := &Server{clusters: o.Clusters}
+	st := stateSpec
+	st.New = func() (*State, error) { return newState(o.Region), nil }
+	k, err := emucore.NewKernel(emucore.Spec[State, Fault]{Name: "nuv emulator", What: "emulator", Dir: o.Dir, Delay: o.Delay, Log: o.Log,
+		State: st, SetAddr: func(st *State, addr string) { st.Addr = addr }, OnStart: s.onStart, Reconcile: s.reconcile,
+		Health:       func(st *State) any { return health{Account: st.Account, Region: st.Region, PID: os.Getpid()} },
+		DecodeFaults: decodeFaults, WriteJSON: writeJSON})
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{dir: o.Dir, delay: o.Delay, clusters: o.Clusters, log: o.Log, st: st, calls: map[string]int{}, jobs: map[string]bool{}}
-	if s.log == nil {
-		s.log = cli.Quiet()
-	}
+	s.Kernel = k
 	if s.clusters == nil {
-		s.clusters = NewLocalClusters(o.Dir, s.log)
+		s.clusters = NewLocalClusters(o.Dir, s.Log)
 	}
-	if s.adminToken, err = emucore.EnsureAdminToken(o.Dir); err != nil {
-		return nil, err
-	}
-	if s.faults, err = readFaultsFile(filepath.Join(o.Dir, "faults.json")); err != nil {
-		return nil, err
-	}
-	s.bg = emucore.NewBackground()
 	return s, nil
 }
 
 // Credentials returns the access key id and secret the emulator accepts, its account and region.
 func (s *Server) Credentials() (accessKeyID, secret, account, region string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.st.AccessKeyID, s.st.SecretAccessKey, s.st.Account, s.st.Region
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	return s.St.AccessKeyID, s.St.SecretAccessKey, s.St.Account, s.St.Region
 }
 
 // RecordedAddr is the address the emulator listened on last (empty for a new state).
 func (s *Server) RecordedAddr() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.st.Addr
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	return s.St.Addr
 }
 
-// Start records the URL the emulator is reachable at (the token webhook of EKS control planes
-// points there) and starts moving resources through their statuses.
-func (s *Server) Start(addr string) error {
-	s.mu.Lock()
-	s.base = "http://" + addr
-	for _, name := range sortedKeys(s.st.EKS.Clusters) {
+// onStart warns about control planes whose token webhook is at another address (the EKS token
+// webhook points at the emulator's URL).
+func (s *Server) onStart(addr string) error {
+	for _, name := range sortedKeys(s.St.EKS.Clusters) {
 		// A control plane's token webhook keeps the address it was created with.
-		if wh := s.st.EKS.Clusters[name].Webhook; wh != "" && !strings.HasPrefix(wh, s.base+"/") {
-			s.log.Warnf("emulator: listening on %s, but the control plane of EKS cluster %s calls its token webhook at %s: "+
+		if wh := s.St.EKS.Clusters[name].Webhook; wh != "" && !strings.HasPrefix(wh, s.Base+"/") {
+			s.Log.Warnf("emulator: listening on %s, but the control plane of EKS cluster %s calls its token webhook at %s: "+
 				"its EKS tokens are refused until the emulator listens there again (set NUV_EMULATOR_PORT)", addr, name, wh)
 		}
 	}
-	s.st.Addr = addr
-	err := s.st.save(s.dir)
-	s.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	s.bg.Every(100*time.Millisecond, s.reconcile)
 	return nil
-}
-
-// Close stops the background work (a cluster being created is left for the next start to finish)
-// and saves the state.
-func (s *Server) Close() error {
-	return s.bg.StopAndSave(&s.mu, func() error { return s.st.save(s.dir) })
 }
 
 // Serve serves on ln until ctx ends, then shuts down and closes s.
 func Serve(ctx context.Context, ln net.Listener, s *Server) error {
-	return emucore.Serve(ctx, ln, s, &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second})
+	return s.Kernel.Serve(ctx, ln, s, nil)
 }
 
-// reconcile moves every resource whose time has come to its next status, and saves if anything moved.
-func (s *Server) reconcile() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t := time.Now()
+// reconcile moves every resource whose time has come to its next status (s.Mu held); true when
+// anything moved.
+func (s *Server) reconcile(t time.Time) bool {
 	changed := s.reconcileEKS(t)
-	changed = s.reconcileEC2(t) || changed
-	if changed {
-		if err := s.st.save(s.dir); err != nil {
-			s.log.Warnf("emulator: %v", err)
-		}
-	}
-}
-
-// spawn runs work in the background unless work of the same key runs; work returns a function
-// applied to the state under the lock (then saved). Called with s.mu held.
-func (s *Server) spawn(key string, work func(ctx context.Context) func()) {
-	s.bg.Spawn(&s.mu, s.jobs, key, func(ctx context.Context) func() {
-		apply := work(ctx)
-		if apply == nil {
-			return nil
-		}
-		return func() {
-			apply()
-			if err := s.st.save(s.dir); err != nil {
-				s.log.Warnf("emulator: %v", err)
-			}
-		}
-	})
+	return s.reconcileEC2(t) || changed
 }
 
 // request is one AWS API call being served.
@@ -240,31 +180,31 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f := s.fault(rq, op); f != nil {
-		s.log.V(1).Infof("emulator: fault %s on %s:%s", f.Kind, rq.service, op)
+		s.Log.V(1).Infof("emulator: fault %s on %s:%s", f.Kind, rq.service, op)
 		s.fail(w, rq, f.apiError(rq.service, op, s.callerARN()))
 		return
 	}
-	s.mu.Lock()
+	s.Mu.Lock()
 	out, err := handle()
 	if err == nil && mutating(op) {
-		err = s.st.save(s.dir)
+		err = s.Save()
 	}
 	var resp bufferedResponse
 	if err == nil {
 		// Encode under the lock: results point into the state the reconciler changes.
 		s.answer(&resp, rq, op, out)
 	}
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	if err == nil {
 		resp.copyTo(w)
-		s.log.V(2).Infof("emulator: %s:%s", rq.service, op)
+		s.Log.V(2).Infof("emulator: %s:%s", rq.service, op)
 		return
 	}
 	var ae *apiError
 	if !errors.As(err, &ae) {
 		ae = errf(500, internalCode(rq.service), "nuv emulator: %s:%s: %v", rq.service, op, err)
 	}
-	s.log.V(1).Infof("emulator: %s:%s -> %s", rq.service, op, ae.Code)
+	s.Log.V(1).Infof("emulator: %s:%s -> %s", rq.service, op, ae.Code)
 	s.fail(w, rq, ae)
 }
 
@@ -300,9 +240,9 @@ func (b *bufferedResponse) copyTo(w http.ResponseWriter) {
 }
 
 func (s *Server) callerARN() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.st.callerARN()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	return s.St.callerARN()
 }
 
 // mutating reports whether op can change state (everything but reads).
@@ -317,9 +257,9 @@ func mutating(op string) bool {
 
 // authenticate checks the access key, the region and the signature of rq.
 func (s *Server) authenticate(rq *request) error {
-	s.mu.Lock()
-	key, secret, region := s.st.AccessKeyID, s.st.SecretAccessKey, s.st.Region
-	s.mu.Unlock()
+	s.Mu.Lock()
+	key, secret, region := s.St.AccessKeyID, s.St.SecretAccessKey, s.St.Region
+	s.Mu.Unlock()
 	if rq.sig.AccessKey != key {
 		return &authError{"InvalidClientTokenId", "The security token included in the request is invalid. (nuv emulator: use the credentials `nuv emulator env` prints)"}
 	}
@@ -412,7 +352,7 @@ func (s *Server) route(rq *request) (string, func() (any, error), *apiError) {
 	return "", nil, errf(400, "InvalidAction", "nuv emulator does not serve the service %q", rq.service)
 }
 
-// queryHandler serves one query-protocol action; s.mu is held.
+// queryHandler serves one query-protocol action; s.Mu is held.
 type queryHandler func(s *Server, p params) (any, error)
 
 // fail answers an error in rq's protocol.
@@ -471,25 +411,9 @@ type health struct {
 
 // admin serves the emulator's own endpoints: /_nuv/health, /_nuv/faults and the EKS token webhook.
 func (s *Server) admin(w http.ResponseWriter, r *http.Request) {
-	path := strings.TrimPrefix(r.URL.Path, "/_nuv/")
-	switch {
-	case path == "health":
-		s.mu.Lock()
-		h := health{Account: s.st.Account, Region: s.st.Region, PID: os.Getpid()}
-		s.mu.Unlock()
-		writeJSON(w, 200, h)
-	case path == "faults":
-		s.faultsEndpoint(w, r)
-	case strings.HasPrefix(path, tokenReviewPath):
-		s.tokenReview(w, r, strings.TrimPrefix(path, tokenReviewPath))
-	default:
-		http.Error(w, fmt.Sprintf("nuv emulator: no admin endpoint %s (health, faults, %s<cluster>)", r.URL.Path, tokenReviewPath), http.StatusNotFound)
-	}
+	s.ServeAdmin(w, r, tokenReviewPath, s.tokenReview)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, _ := json.MarshalIndent(v, "", "  ")
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	emucore.WriteJSON(w, status, "application/json", v)
 }

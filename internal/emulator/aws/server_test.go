@@ -1,4 +1,4 @@
-package emulator
+package aws
 
 import (
 	"bytes"
@@ -209,9 +209,9 @@ func TestFaults(t *testing.T) {
 	for i := 0; i < 9; i++ {
 		must(c.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{}))
 	}
-	e.mu.Lock()
-	fired, calls := e.faults[0].Fired, e.calls["ec2:DescribeVpcs"]
-	e.mu.Unlock()
+	e.Mu.Lock()
+	fired, calls := e.Faults[0].Fired, e.Calls["ec2:DescribeVpcs"]
+	e.Mu.Unlock()
 	if fired < 4 || calls != 9+fired {
 		t.Fatalf("throttle fired %d times over %d calls; want every third call throttled and retried", fired, calls)
 	}

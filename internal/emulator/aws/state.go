@@ -1,13 +1,10 @@
-package emulator
+package aws
 
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math/big"
-	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -36,8 +33,6 @@ type State struct {
 	IAM iamState `json:"iam"`
 }
 
-const stateFileName = "state.json"
-
 // callerARN is the ARN GetCallerIdentity reports for the emulator's credentials.
 func (s *State) callerARN() string { return "arn:aws:iam::" + s.Account + ":user/nuv" }
 
@@ -52,36 +47,18 @@ func newState(region string) *State {
 	}
 }
 
-// loadState reads dir/state.json; os.ErrNotExist when there is none.
-func loadState(dir string) (*State, error) {
-	path := filepath.Join(dir, stateFileName)
-	var s State
-	if err := emucore.LoadJSON(path, "emulator", &s); err != nil {
-		return nil, err
-	}
+const stateFileName = emucore.StateFile
+
+// stateSpec keeps the State in <dir>/state.json.
+var stateSpec = emucore.StateSpec[State]{What: "emulator", Check: func(path string, s *State) error {
 	if s.AccessKeyID == "" || s.SecretAccessKey == "" || s.Account == "" || s.Region == "" {
-		return nil, fmt.Errorf("emulator state %s is incomplete (no credentials, account or region)", path)
+		return fmt.Errorf("emulator state %s is incomplete (no credentials, account or region)", path)
 	}
-	return &s, nil
-}
+	return nil
+}}
 
-// save writes the state atomically, 0600.
-func (s *State) save(dir string) error {
-	return emucore.SaveJSON(filepath.Join(dir, stateFileName), "emulator", s)
-}
-
-// openState loads the state in dir or creates and saves a new one.
-func openState(dir, region string) (*State, error) {
-	s, err := loadState(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		s = newState(region)
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("emulator directory %s: %w", dir, err)
-		}
-		return s, s.save(dir)
-	}
-	return s, err
-}
+// loadState reads dir/state.json; os.ErrNotExist when there is none.
+func loadState(dir string) (*State, error) { return stateSpec.Load(dir) }
 
 // epoch is a time that restJson1 sends as seconds since the epoch (a JSON number).
 type epoch struct{ time.Time }

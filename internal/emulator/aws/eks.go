@@ -1,16 +1,16 @@
-package emulator
+package aws
 
 import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
@@ -261,6 +261,34 @@ var eksUnimplemented = lazy.Value[map[string]string]{New: func() map[string]stri
 	}
 }}
 
+// eksRoutes is EKS's table of operations: restJson1 method and path, operation, handler.
+var eksRoutes = emucore.Routes[eksHandler]{
+	{Method: "POST", Pattern: "clusters", Op: "CreateCluster", Handler: (*Server).eksCreateCluster},
+	{Method: "GET", Pattern: "clusters", Op: "ListClusters", Handler: (*Server).eksListClusters},
+	{Method: "GET", Pattern: "clusters/*", Op: "DescribeCluster", Handler: (*Server).eksDescribeCluster},
+	{Method: "DELETE", Pattern: "clusters/*", Op: "DeleteCluster", Handler: (*Server).eksDeleteCluster},
+	{Method: "POST", Pattern: "clusters/*/updates", Op: "UpdateClusterVersion", Handler: (*Server).eksUpdateClusterVersion},
+	{Method: "GET", Pattern: "clusters/*/updates", Op: "ListUpdates", Handler: (*Server).eksListUpdates},
+	{Method: "GET", Pattern: "clusters/*/updates/*", Op: "DescribeUpdate", Handler: (*Server).eksDescribeUpdate},
+	{Method: "POST", Pattern: "clusters/*/update-config", Op: "UpdateClusterConfig", Handler: (*Server).eksUpdateClusterConfig},
+	{Method: "POST", Pattern: "clusters/*/node-groups", Op: "CreateNodegroup", Handler: (*Server).eksCreateNodegroup},
+	{Method: "GET", Pattern: "clusters/*/node-groups", Op: "ListNodegroups", Handler: (*Server).eksListNodegroups},
+	{Method: "GET", Pattern: "clusters/*/node-groups/*", Op: "DescribeNodegroup", Handler: (*Server).eksDescribeNodegroup},
+	{Method: "DELETE", Pattern: "clusters/*/node-groups/*", Op: "DeleteNodegroup", Handler: (*Server).eksDeleteNodegroup},
+	{Method: "POST", Pattern: "clusters/*/node-groups/*/update-config", Op: "UpdateNodegroupConfig", Handler: (*Server).eksUpdateNodegroupConfig},
+	{Method: "POST", Pattern: "clusters/*/node-groups/*/update-version", Op: "UpdateNodegroupVersion", Handler: (*Server).eksUpdateNodegroupVersion},
+	{Method: "POST", Pattern: "clusters/*/addons", Op: "CreateAddon", Handler: (*Server).eksCreateAddon},
+	{Method: "GET", Pattern: "clusters/*/addons", Op: "ListAddons", Handler: (*Server).eksListAddons},
+	{Method: "GET", Pattern: "clusters/*/addons/*", Op: "DescribeAddon", Handler: (*Server).eksDescribeAddon},
+	{Method: "DELETE", Pattern: "clusters/*/addons/*", Op: "DeleteAddon", Handler: (*Server).eksDeleteAddon},
+	{Method: "POST", Pattern: "clusters/*/addons/*/update", Op: "UpdateAddon", Handler: (*Server).eksUpdateAddon},
+	{Method: "GET", Pattern: "addons/supported-versions", Op: "DescribeAddonVersions", Handler: (*Server).eksDescribeAddonVersions},
+	{Method: "GET", Pattern: "cluster-versions", Op: "DescribeClusterVersions", Handler: (*Server).eksDescribeClusterVersions},
+	{Method: "POST", Pattern: "tags/*", Op: "TagResource", Handler: (*Server).eksTagResource},
+	{Method: "DELETE", Pattern: "tags/*", Op: "UntagResource", Handler: (*Server).eksUntagResource},
+	{Method: "GET", Pattern: "tags/*", Op: "ListTagsForResource", Handler: (*Server).eksListTags},
+}
+
 // routeEKS maps a restJson1 request to its operation.
 func (s *Server) routeEKS(rq *request) (string, func() (any, error), *apiError) {
 	raw := strings.Split(strings.Trim(rq.http.URL.EscapedPath(), "/"), "/")
@@ -272,74 +300,23 @@ func (s *Server) routeEKS(rq *request) (string, func() (any, error), *apiError) 
 		}
 		segs[i] = v
 	}
-	m := rq.http.Method
-	n := len(segs)
-	var op string
-	var h eksHandler
-	switch {
-	case n == 1 && segs[0] == "clusters" && m == http.MethodPost:
-		op, h = "CreateCluster", (*Server).eksCreateCluster
-	case n == 1 && segs[0] == "clusters" && m == http.MethodGet:
-		op, h = "ListClusters", (*Server).eksListClusters
-	case n == 2 && segs[0] == "clusters" && m == http.MethodGet:
-		op, h = "DescribeCluster", (*Server).eksDescribeCluster
-	case n == 2 && segs[0] == "clusters" && m == http.MethodDelete:
-		op, h = "DeleteCluster", (*Server).eksDeleteCluster
-	case n == 3 && segs[0] == "clusters" && segs[2] == "updates" && m == http.MethodPost:
-		op, h = "UpdateClusterVersion", (*Server).eksUpdateClusterVersion
-	case n == 3 && segs[0] == "clusters" && segs[2] == "updates" && m == http.MethodGet:
-		op, h = "ListUpdates", (*Server).eksListUpdates
-	case n == 4 && segs[0] == "clusters" && segs[2] == "updates" && m == http.MethodGet:
-		op, h = "DescribeUpdate", (*Server).eksDescribeUpdate
-	case n == 3 && segs[0] == "clusters" && segs[2] == "update-config" && m == http.MethodPost:
-		op, h = "UpdateClusterConfig", (*Server).eksUpdateClusterConfig
-	case n == 3 && segs[0] == "clusters" && segs[2] == "node-groups" && m == http.MethodPost:
-		op, h = "CreateNodegroup", (*Server).eksCreateNodegroup
-	case n == 3 && segs[0] == "clusters" && segs[2] == "node-groups" && m == http.MethodGet:
-		op, h = "ListNodegroups", (*Server).eksListNodegroups
-	case n == 4 && segs[0] == "clusters" && segs[2] == "node-groups" && m == http.MethodGet:
-		op, h = "DescribeNodegroup", (*Server).eksDescribeNodegroup
-	case n == 4 && segs[0] == "clusters" && segs[2] == "node-groups" && m == http.MethodDelete:
-		op, h = "DeleteNodegroup", (*Server).eksDeleteNodegroup
-	case n == 5 && segs[0] == "clusters" && segs[2] == "node-groups" && segs[4] == "update-config" && m == http.MethodPost:
-		op, h = "UpdateNodegroupConfig", (*Server).eksUpdateNodegroupConfig
-	case n == 5 && segs[0] == "clusters" && segs[2] == "node-groups" && segs[4] == "update-version" && m == http.MethodPost:
-		op, h = "UpdateNodegroupVersion", (*Server).eksUpdateNodegroupVersion
-	case n == 3 && segs[0] == "clusters" && segs[2] == "addons" && m == http.MethodPost:
-		op, h = "CreateAddon", (*Server).eksCreateAddon
-	case n == 3 && segs[0] == "clusters" && segs[2] == "addons" && m == http.MethodGet:
-		op, h = "ListAddons", (*Server).eksListAddons
-	case n == 4 && segs[0] == "clusters" && segs[2] == "addons" && m == http.MethodGet:
-		op, h = "DescribeAddon", (*Server).eksDescribeAddon
-	case n == 4 && segs[0] == "clusters" && segs[2] == "addons" && m == http.MethodDelete:
-		op, h = "DeleteAddon", (*Server).eksDeleteAddon
-	case n == 5 && segs[0] == "clusters" && segs[2] == "addons" && segs[4] == "update" && m == http.MethodPost:
-		op, h = "UpdateAddon", (*Server).eksUpdateAddon
-	case n == 2 && segs[0] == "addons" && segs[1] == "supported-versions" && m == http.MethodGet:
-		op, h = "DescribeAddonVersions", (*Server).eksDescribeAddonVersions
-	case n == 1 && segs[0] == "cluster-versions" && m == http.MethodGet:
-		op, h = "DescribeClusterVersions", (*Server).eksDescribeClusterVersions
-	case n == 2 && segs[0] == "tags" && m == http.MethodPost:
-		op, h = "TagResource", (*Server).eksTagResource
-	case n == 2 && segs[0] == "tags" && m == http.MethodDelete:
-		op, h = "UntagResource", (*Server).eksUntagResource
-	case n == 2 && segs[0] == "tags" && m == http.MethodGet:
-		op, h = "ListTagsForResource", (*Server).eksListTags
-	default:
+	rt, _ := eksRoutes.Match(rq.http.Method, segs, false)
+	if rt == nil {
 		what := ""
 		for seg, name := range eksUnimplemented.Get() {
 			if strings.Contains("/"+strings.Join(segs, "/")+"/", "/"+seg+"/") {
 				what = " (" + name + ")"
 			}
 		}
-		return "", nil, errf(404, "UnknownOperationException", "nuv emulator does not implement the EKS operation %s %s%s; it serves clusters, node groups, add-ons, updates, tags and DescribeAddonVersions", m, rq.http.URL.Path, what)
+		return "", nil, errf(404, "UnknownOperationException", "nuv emulator does not implement the EKS operation %s %s%s; it serves clusters, node groups, add-ons, updates, tags and DescribeAddonVersions", rq.http.Method, rq.http.URL.Path, what)
 	}
+	op, h := rt.Op, rt.Handler
 	er := &eksRequest{request: rq, segs: segs}
 	return op, func() (any, error) { return h(s, er) }, nil
 }
 
 func (s *Server) eksARN(kind, rest string) string {
-	return fmt.Sprintf("arn:aws:eks:%s:%s:%s/%s", s.st.Region, s.st.Account, kind, rest)
+	return fmt.Sprintf("arn:aws:eks:%s:%s:%s/%s", s.St.Region, s.St.Account, kind, rest)
 }
 
 func notFoundCluster(name string) *apiError {
@@ -348,7 +325,7 @@ func notFoundCluster(name string) *apiError {
 
 // cluster returns the named cluster or EKS's ResourceNotFoundException.
 func (s *Server) cluster(name string) (*eksCluster, error) {
-	c := s.st.EKS.Clusters[name]
+	c := s.St.EKS.Clusters[name]
 	if c == nil {
 		return nil, notFoundCluster(name)
 	}
@@ -390,7 +367,7 @@ func (s *Server) eksCreateCluster(r *eksRequest) (any, error) {
 	if in.Name == "" || len(in.Name) > 100 || !eksNameRE.MatchString(in.Name) {
 		return nil, inval("The cluster name %q is invalid: it must start with a letter or digit, contain only letters, digits, '-' and '_', and be at most 100 characters", in.Name)
 	}
-	if c := s.st.EKS.Clusters[in.Name]; c != nil {
+	if c := s.St.EKS.Clusters[in.Name]; c != nil {
 		return nil, errf(409, "ResourceInUseException", "Cluster already exists with name: %s", in.Name).with("clusterName", in.Name)
 	}
 	if in.Version == "" {
@@ -407,7 +384,7 @@ func (s *Server) eksCreateCluster(r *eksRequest) (any, error) {
 		return nil, err
 	}
 	for _, sg := range in.ResourcesVpcConfig.SecurityGroupIds {
-		g := s.st.EC2.SecurityGroups[sg]
+		g := s.St.EC2.SecurityGroups[sg]
 		if g == nil || g.VpcID != vpcID {
 			return nil, inval("Security group %s does not exist in VPC %s", sg, vpcID)
 		}
@@ -460,17 +437,17 @@ func (s *Server) eksCreateCluster(r *eksRequest) (any, error) {
 		Status: "CREATING", ClientRequestToken: in.ClientRequestToken, PlatformVersion: eksPlatformVersion,
 		Tags: in.Tags, AccessConfig: ac, Identity: &identityWire{},
 	}
-	w.Identity.OIDC.Issuer = fmt.Sprintf("https://oidc.eks.%s.amazonaws.com/id/%s", s.st.Region, strings.ToUpper(randFrom(hexDigits, 32)))
+	w.Identity.OIDC.Issuer = fmt.Sprintf("https://oidc.eks.%s.amazonaws.com/id/%s", s.St.Region, strings.ToUpper(randFrom(hexDigits, 32)))
 	c := &eksCluster{Wire: w, NodeGroups: map[string]*eksNodegroup{}, Addons: map[string]*eksAddon{}, Due: s.due(), SecurityGroup: sg.GroupID}
-	if s.st.EKS.Clusters == nil {
-		s.st.EKS.Clusters = map[string]*eksCluster{}
+	if s.St.EKS.Clusters == nil {
+		s.St.EKS.Clusters = map[string]*eksCluster{}
 	}
-	s.st.EKS.Clusters[in.Name] = c
-	s.log.Infof("emulator: EKS cluster %s CREATING (Kubernetes %s)", in.Name, in.Version)
+	s.St.EKS.Clusters[in.Name] = c
+	s.Log.Infof("emulator: EKS cluster %s CREATING (Kubernetes %s)", in.Name, in.Version)
 	return map[string]any{"cluster": c.Wire}, nil
 }
 
-func (s *Server) due() epoch { return epoch{time.Now().UTC().Add(s.delay)} }
+func (s *Server) due() epoch { return epoch{time.Now().UTC().Add(s.Delay)} }
 
 // mergeLogging applies a logging request to the current setup: each type goes to the setup with
 // its enabled value.
@@ -516,7 +493,7 @@ func (s *Server) checkSubnets(ids []string, twoZones bool) (string, error) {
 	vpc := ""
 	zones := map[string]bool{}
 	for _, id := range ids {
-		sn := s.st.EC2.Subnets[id]
+		sn := s.St.EC2.Subnets[id]
 		if sn == nil {
 			return "", errf(400, "InvalidParameterException", "The subnet ID '%s' does not exist", id)
 		}
@@ -538,7 +515,7 @@ func (s *Server) checkRole(arn, principal, field string) error {
 		return errf(400, "InvalidParameterException", "%s is required", field)
 	}
 	name := arn[strings.LastIndexByte(arn, '/')+1:]
-	role := s.st.IAM.Roles[name]
+	role := s.St.IAM.Roles[name]
 	if role == nil || role.Arn != arn {
 		return errf(400, "InvalidParameterException", "Role with arn: %s, does not exist (%s)", arn, field)
 	}
@@ -549,7 +526,7 @@ func (s *Server) checkRole(arn, principal, field string) error {
 }
 
 func (s *Server) eksListClusters(r *eksRequest) (any, error) {
-	names := sortedKeys(s.st.EKS.Clusters)
+	names := sortedKeys(s.St.EKS.Clusters)
 	return r.page(names, "clusters")
 }
 
@@ -616,7 +593,7 @@ func (s *Server) eksDeleteCluster(r *eksRequest) (any, error) {
 	c.Wire.Status = "DELETING"
 	c.Due = s.due()
 	c.Backend = false
-	s.log.Infof("emulator: EKS cluster %s DELETING", c.Wire.Name)
+	s.Log.Infof("emulator: EKS cluster %s DELETING", c.Wire.Name)
 	return map[string]any{"cluster": c.Wire}, nil
 }
 
@@ -955,7 +932,7 @@ func (s *Server) eksCreateNodegroup(r *eksRequest) (any, error) {
 	}{"eks-" + in.NodegroupName + "-" + id})
 	c.NodesWant++
 	c.NodeGroups[in.NodegroupName] = &eksNodegroup{Wire: w, Due: s.due(), Gen: c.NodesWant}
-	s.log.Infof("emulator: EKS node group %s/%s CREATING (%d node(s))", name, in.NodegroupName, *sc.DesiredSize)
+	s.Log.Infof("emulator: EKS node group %s/%s CREATING (%d node(s))", name, in.NodegroupName, *sc.DesiredSize)
 	return map[string]any{"nodegroup": w}, nil
 }
 
@@ -1034,7 +1011,7 @@ func (s *Server) eksDeleteNodegroup(r *eksRequest) (any, error) {
 	ng.Wire.Status, ng.Wire.ModifiedAt = "DELETING", now()
 	c.NodesWant++
 	ng.Gen, ng.Due = c.NodesWant, s.due()
-	s.log.Infof("emulator: EKS node group %s/%s DELETING", c.Wire.Name, ng.Wire.NodegroupName)
+	s.Log.Infof("emulator: EKS node group %s/%s DELETING", c.Wire.Name, ng.Wire.NodegroupName)
 	return map[string]any{"nodegroup": ng.Wire}, nil
 }
 
@@ -1145,7 +1122,7 @@ func (s *Server) eksUpdateNodegroupConfig(r *eksRequest) (any, error) {
 	ng.Gen = c.NodesWant
 	u := s.newUpdate(c, "ConfigUpdate", p, r.body, ng.Wire.NodegroupName, "")
 	ng.Due = u.Due
-	s.log.Infof("emulator: EKS node group %s/%s UPDATING (%d node(s))", c.Wire.Name, ng.Wire.NodegroupName, *w.ScalingConfig.DesiredSize)
+	s.Log.Infof("emulator: EKS node group %s/%s UPDATING (%d node(s))", c.Wire.Name, ng.Wire.NodegroupName, *w.ScalingConfig.DesiredSize)
 	return map[string]any{"update": u.Wire}, nil
 }
 
@@ -1284,7 +1261,7 @@ func (s *Server) eksDeleteAddon(r *eksRequest) (any, error) {
 
 // resourceTags finds the tags of an EKS resource by ARN.
 func (s *Server) resourceTags(arn string) (*map[string]string, error) {
-	for _, c := range s.st.EKS.Clusters {
+	for _, c := range s.St.EKS.Clusters {
 		if c.Wire.Arn == arn {
 			return &c.Wire.Tags, nil
 		}

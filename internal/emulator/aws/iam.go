@@ -1,4 +1,4 @@
-package emulator
+package aws
 
 import (
 	"encoding/json"
@@ -75,10 +75,10 @@ var managedPolicies = []string{
 var roleNameRE = lazy.MustCompile(`^[\w+=,.@-]{1,64}$`)
 
 func (s *Server) iam() *iamState {
-	if s.st.IAM.Roles == nil {
-		s.st.IAM.Roles = map[string]*iamRole{}
+	if s.St.IAM.Roles == nil {
+		s.St.IAM.Roles = map[string]*iamRole{}
 	}
-	return &s.st.IAM
+	return &s.St.IAM
 }
 
 func noSuchRole(name string) error {
@@ -154,7 +154,7 @@ func (s *Server) iamCreateRole(p params) (any, error) {
 	if !strings.HasPrefix(path, "/") || !strings.HasSuffix(path, "/") {
 		return nil, errf(400, "ValidationError", "The specified value for path is invalid. It must begin and end with / and contain only alphanumeric characters and/or / characters.")
 	}
-	r := &iamRole{Path: path, RoleName: name, RoleID: "AROA" + randUpper(17), Arn: "arn:aws:iam::" + s.st.Account + ":role" + path + name,
+	r := &iamRole{Path: path, RoleName: name, RoleID: "AROA" + randUpper(17), Arn: "arn:aws:iam::" + s.St.Account + ":role" + path + name,
 		CreateDate: time.Now().UTC().Truncate(time.Second), AssumeRolePolicy: doc, Description: p.get("Description"),
 		MaxSessionDuration: 3600, Tags: iamTags(p), Attached: []string{}}
 	s.iam().Roles[name] = r
@@ -196,9 +196,9 @@ func (s *Server) iamDeleteRole(p params) (any, error) {
 	if len(r.Attached) > 0 {
 		return nil, errf(409, "DeleteConflict", "Cannot delete entity, must detach all policies first. (nuv emulator: %s)", strings.Join(r.Attached, ", "))
 	}
-	for _, c := range s.st.EKS.Clusters {
+	for _, c := range s.St.EKS.Clusters {
 		if c.Wire.RoleArn == r.Arn {
-			s.log.V(1).Infof("emulator: role %s deleted while EKS cluster %s uses it", r.RoleName, c.Wire.Name)
+			s.Log.V(1).Infof("emulator: role %s deleted while EKS cluster %s uses it", r.RoleName, c.Wire.Name)
 		}
 	}
 	delete(s.iam().Roles, r.RoleName)
@@ -224,7 +224,7 @@ func (s *Server) iamUpdateAssumeRolePolicy(p params) (any, error) {
 func (s *Server) policyName(arn string) (string, error) {
 	name, ok := strings.CutPrefix(arn, "arn:aws:iam::aws:policy/")
 	if !ok {
-		if strings.HasPrefix(arn, "arn:aws:iam::"+s.st.Account+":policy/") {
+		if strings.HasPrefix(arn, "arn:aws:iam::"+s.St.Account+":policy/") {
 			return "", errf(404, "NoSuchEntity", "Policy %s does not exist or is not attachable. (nuv emulator: customer managed policies are not emulated)", arn)
 		}
 		return "", errf(400, "InvalidInput", "ARN %s is not valid.", arn)
@@ -355,5 +355,5 @@ type callerIdentity struct {
 }
 
 func (s *Server) stsGetCallerIdentity(params) (any, error) {
-	return callerIdentity{Arn: s.st.callerARN(), UserID: s.st.UserID, Account: s.st.Account}, nil
+	return callerIdentity{Arn: s.St.callerARN(), UserID: s.St.UserID, Account: s.St.Account}, nil
 }
