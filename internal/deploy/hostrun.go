@@ -20,10 +20,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/nuv-dev/nuv/internal/cluster/local"
-	"github.com/nuv-dev/nuv/internal/emulator"
-	"github.com/nuv-dev/nuv/internal/emulator/azure"
-	"github.com/nuv-dev/nuv/internal/emulator/gcp"
 	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/internal/proc"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
@@ -44,29 +42,10 @@ type hostRun struct {
 }
 
 // newHostRun is the host operator of local cluster cluster: one of home's, else the control plane
-// of a cluster of one of nuv's cloud emulators (EKS, AKS or GKE; see emulatorHomes).
+// of a cluster of one of nuv's cloud emulators (EKS, AKS or GKE), wherever the locator finds it.
 func newHostRun(home, cluster string) hostRun {
-	if _, err := os.Stat(local.StateDir(home, cluster)); err != nil {
-		for _, emu := range emulatorHomes(home) {
-			if dirExists(local.StateDir(emu, cluster)) {
-				home = emu
-				break
-			}
-		}
-	}
+	home, _ = paths.Locator{Home: home}.FindControlPlane(cluster)
 	return hostRun{home: home, cluster: cluster, stateDir: local.StateDir(home, cluster)}
-}
-
-// emulatorHomes are where nuv's cloud emulators keep the local clusters behind their clusters: the
-// AWS emulator's EKS clusters, the Azure emulator's AKS clusters and the GKE emulator's clusters.
-func emulatorHomes(home string) []string {
-	aws := emulator.Dir(home)
-	return []string{aws, azure.Dir(home), filepath.Join(gcp.Dir(aws), "clusters")}
-}
-
-func dirExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
 }
 
 func (h hostRun) dir() string        { return filepath.Join(h.stateDir, "operator") }

@@ -227,7 +227,7 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (_ cluster.Info, 
 		}
 		return cluster.Info{}, fmt.Errorf("create state directory: %w", err)
 	}
-	kubeconfig := filepath.Join(paths.Clusters(p.Project), o.Name+".kubeconfig")
+	kubeconfig := paths.Kubeconfig(p.Project, o.Name)
 	s := &state{Name: o.Name, Provider: "local", Version: o.Version, Flavor: o.Flavor, HA: o.HA, Nodes: o.Nodes,
 		NodeGroups: o.NodeGroups, PodCIDR: o.PodCIDR, ServiceCIDR: o.ServiceCIDR,
 		Created: time.Now().UTC(), Kubeconfig: kubeconfig, Binary: bins.Path, BinarySource: bins.Source, Phase: record.Creating}
@@ -399,7 +399,7 @@ func (p Provider) Delete(ctx context.Context, name string) error {
 	defer unlock()
 	s, _ := loadState(dir)
 	stopAll(dir, s)
-	kubeconfig := filepath.Join(paths.Clusters(p.Project), name+".kubeconfig")
+	kubeconfig := paths.Kubeconfig(p.Project, name)
 	if s != nil && s.Kubeconfig != "" {
 		kubeconfig = s.Kubeconfig
 	}
@@ -414,7 +414,7 @@ func (p Provider) Delete(ctx context.Context, name string) error {
 
 // Names lists the clusters in Home, sorted.
 func (p Provider) Names() ([]string, error) {
-	entries, err := os.ReadDir(filepath.Join(p.Home, "clusters"))
+	entries, err := os.ReadDir(paths.Locator{Home: p.Home}.ControlPlanes())
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
@@ -468,7 +468,7 @@ func (p Provider) lock(ctx context.Context, name string) (func(), error) {
 	if err := ValidName(name); err != nil {
 		return nil, err
 	}
-	root := filepath.Join(p.Home, "clusters")
+	root := paths.Locator{Home: p.Home}.ControlPlanes()
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, fmt.Errorf("nuv home: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	record "github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/lazy"
+	"github.com/nuv-dev/nuv/internal/paths"
 )
 
 // state is local's view of the record of one cluster, <home>/clusters/<name>/state.json: a
@@ -70,8 +71,9 @@ func (s *state) durable() bool { return s.Durability == Safe }
 
 const stateFile = "state.json"
 
-// StateDir returns the state directory of the local cluster name under nuv home.
-func StateDir(home, name string) string { return filepath.Join(home, "clusters", name) }
+// StateDir returns the state directory of the local cluster name under nuv home (or under an
+// emulator's control-plane home; paths.Locator knows the layout).
+func StateDir(home, name string) string { return paths.Locator{Home: home}.ControlPlane(name) }
 
 // PIDDir is where every process of a cluster is recorded as <component>.pid; stop and delete stop
 // each one. Other parts of nuv record processes they start for a cluster here (RegisterProcess).

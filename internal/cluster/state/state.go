@@ -20,6 +20,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/internal/proc"
 )
 
@@ -252,7 +253,7 @@ func Lock(ctx context.Context, s Store, name string, h Holder, wait time.Duratio
 func Open(location, home, defaultKubeconfig string) (Store, error) {
 	switch {
 	case location == "":
-		return Dir{Path: home + string(os.PathSeparator) + "state"}, nil
+		return Dir{Path: paths.Locator{Home: home}.StateStore()}, nil
 	case strings.HasPrefix(location, "kube:"):
 		ns, kc, _ := strings.Cut(strings.TrimPrefix(location, "kube:"), "@")
 		if kc == "" {
