@@ -20,8 +20,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/controlplane"
 	"github.com/nuv-dev/nuv/internal/fsutil"
-	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/internal/proc"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
@@ -44,15 +44,17 @@ type hostRun struct {
 // newHostRun is the host operator of local cluster cluster: one of home's, else the control plane
 // of a cluster of one of nuv's cloud emulators (EKS, AKS or GKE), wherever the locator finds it.
 func newHostRun(home, cluster string) hostRun {
-	home, _ = paths.Locator{Home: home}.FindControlPlane(cluster)
-	return hostRun{home: home, cluster: cluster, stateDir: local.StateDir(home, cluster)}
+	m, _ := controlplane.Find(home, cluster)
+	return hostRun{home: m.Home, cluster: cluster, stateDir: m.Dir(cluster)}
 }
+
+func (h hostRun) controlPlane() controlplane.Manager { return controlplane.Manager{Home: h.home} }
 
 func (h hostRun) dir() string        { return filepath.Join(h.stateDir, "operator") }
 func (h hostRun) kubeconfig() string { return filepath.Join(h.dir(), "kubeconfig") }
 func (h hostRun) logFile() string    { return filepath.Join(h.stateDir, "logs", "operator.log") }
 func (h hostRun) pidFile() string {
-	return filepath.Join(local.PIDDir(h.home, h.cluster), hostProcessName+".pid")
+	return h.controlPlane().ProcessFile(h.cluster, hostProcessName)
 }
 
 // mainPackage is the operator's main package, relative to the project: $NUV_OPERATOR_MAIN, else
@@ -224,7 +226,7 @@ func (h hostRun) start(ctx context.Context, bin string) (int, error) {
 		return 0, err
 	}
 	pid := p.PID
-	if err := local.RegisterProcess(h.home, h.cluster, hostProcessName, pid); err != nil {
+	if err := h.controlPlane().Register(h.cluster, hostProcessName, pid); err != nil {
 		_ = p.Kill()
 		return 0, err
 	}
