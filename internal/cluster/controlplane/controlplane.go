@@ -32,6 +32,9 @@ type Options = local.CreateOptions
 // NodeGroup is a group of identical nodes of a control plane.
 type NodeGroup = local.NodeGroup
 
+// ValidName reports whether name can name a control plane (a DNS label of at most 40 characters).
+func ValidName(name string) error { return local.ValidName(name) }
+
 // Durabilities of a control plane's etcd (Options.Durability).
 const (
 	Fast = local.Fast
