@@ -37,8 +37,15 @@ type Provider interface {
 	Execute(ctx context.Context, c *spec.Cluster, ch Change, save func(Resource) error) (*Resource, error)
 	// List reports every cluster of this provider that it can see (broken ones with Info.Err set).
 	List(ctx context.Context) ([]Info, error)
-	// Status reports one cluster; ErrNotFound if unknown.
-	Status(ctx context.Context, name string) (Info, error)
+	// Status reports one cluster; ErrNotFound if unknown. c is the spec the cluster's state record
+	// holds (its name, region and provider section: where to look), or, for a cluster nuv keeps no
+	// record of, only its name (Named); a provider then looks where its environment points.
+	Status(ctx context.Context, c *spec.Cluster) (Info, error)
+}
+
+// Named is the spec Status gets for a cluster nuv keeps no record of: its name alone.
+func Named(name string) *spec.Cluster {
+	return &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: name}}
 }
 
 // Preflighter is a provider that checks, before an apply changes anything, that it can carry out

@@ -19,10 +19,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/nuv-dev/nuv/internal/cluster/controlplane"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
-	emulator "github.com/nuv-dev/nuv/internal/emulator/aws"
-	"github.com/nuv-dev/nuv/internal/emulator/azure"
-	"github.com/nuv-dev/nuv/internal/emulator/gcp"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/proc"
 	"github.com/nuv-dev/nuv/internal/runner"
@@ -44,36 +42,19 @@ type hostRun struct {
 }
 
 // newHostRun is the host operator of local cluster cluster: one of home's, else the control plane
-// of a cluster of one of nuv's cloud emulators (EKS, AKS or GKE; see emulatorHomes).
+// of a cluster of one of nuv's cloud emulators (EKS, AKS or GKE), wherever the locator finds it.
 func newHostRun(home, cluster string) hostRun {
-	if _, err := os.Stat(local.StateDir(home, cluster)); err != nil {
-		for _, emu := range emulatorHomes(home) {
-			if dirExists(local.StateDir(emu, cluster)) {
-				home = emu
-				break
-			}
-		}
-	}
-	return hostRun{home: home, cluster: cluster, stateDir: local.StateDir(home, cluster)}
+	m, _ := controlplane.Find(home, cluster)
+	return hostRun{home: m.Home, cluster: cluster, stateDir: m.Dir(cluster)}
 }
 
-// emulatorHomes are where nuv's cloud emulators keep the local clusters behind their clusters: the
-// AWS emulator's EKS clusters, the Azure emulator's AKS clusters and the GKE emulator's clusters.
-func emulatorHomes(home string) []string {
-	aws := emulator.Dir(home)
-	return []string{aws, azure.Dir(home), filepath.Join(gcp.Dir(aws), "clusters")}
-}
-
-func dirExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
-}
+func (h hostRun) controlPlane() controlplane.Manager { return controlplane.Manager{Home: h.home} }
 
 func (h hostRun) dir() string        { return filepath.Join(h.stateDir, "operator") }
 func (h hostRun) kubeconfig() string { return filepath.Join(h.dir(), "kubeconfig") }
 func (h hostRun) logFile() string    { return filepath.Join(h.stateDir, "logs", "operator.log") }
 func (h hostRun) pidFile() string {
-	return filepath.Join(local.PIDDir(h.home, h.cluster), hostProcessName+".pid")
+	return h.controlPlane().ProcessFile(h.cluster, hostProcessName)
 }
 
 // mainPackage is the operator's main package, relative to the project: $NUV_OPERATOR_MAIN, else
@@ -245,7 +226,7 @@ func (h hostRun) start(ctx context.Context, bin string) (int, error) {
 		return 0, err
 	}
 	pid := p.PID
-	if err := local.RegisterProcess(h.home, h.cluster, hostProcessName, pid); err != nil {
+	if err := h.controlPlane().Register(h.cluster, hostProcessName, pid); err != nil {
 		_ = p.Kill()
 		return 0, err
 	}

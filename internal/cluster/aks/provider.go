@@ -752,7 +752,11 @@ func (p *Provider) deleteGroup(ctx context.Context, cl *clients, name string) er
 // List reports the AKS clusters nuv made that the configured subscription holds (none when no
 // Azure subscription is configured).
 func (p *Provider) List(ctx context.Context) ([]cluster.Info, error) {
-	sub := p.getenv()("AZURE_SUBSCRIPTION_ID")
+	return p.listIn(ctx, p.getenv()("AZURE_SUBSCRIPTION_ID"))
+}
+
+// listIn lists the AKS clusters nuv made in subscription sub (none when sub is "").
+func (p *Provider) listIn(ctx context.Context, sub string) ([]cluster.Info, error) {
 	if sub == "" {
 		return nil, nil
 	}
@@ -801,9 +805,12 @@ func (p *Provider) info(name string, mc *acs.ManagedCluster) cluster.Info {
 	return i
 }
 
-// Status reports one cluster nuv made.
-func (p *Provider) Status(ctx context.Context, name string) (cluster.Info, error) {
-	all, err := p.List(ctx)
+// Status reports one cluster nuv made, in the subscription its spec names (the environment's
+// for a cluster without a record).
+func (p *Provider) Status(ctx context.Context, c *spec.Cluster) (cluster.Info, error) {
+	name := c.Metadata.Name
+	s, _ := section(c, p.getenv())
+	all, err := p.listIn(ctx, s.Subscription)
 	if err != nil {
 		return cluster.Info{}, err
 	}

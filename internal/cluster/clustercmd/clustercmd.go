@@ -265,15 +265,25 @@ func (c *cmdCtx) notFound(ctx context.Context, err error) error {
 	return fmt.Errorf("%w (known: %s)", err, strings.Join(known, ", "))
 }
 
-// find returns the provider that knows cluster name, with its status.
+// find returns the provider that knows cluster name, with its status. The provider the default
+// state store records the cluster under is asked with the recorded spec (so it looks in the
+// cluster's region and account), the others with the name alone.
 func (c *cmdCtx) find(ctx context.Context, name string) (cluster.Provider, cluster.Info, error) {
 	var names []string
 	for n := range c.providers {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	var rec *state.Record
+	if e, err := c.engineFor(c.env.Getenv("NUV_STATE"), "nuv cluster"); err == nil {
+		rec, _ = e.Store.Load(ctx, name)
+	}
 	for _, n := range names {
-		info, err := c.providers[n].Status(ctx, name)
+		ref := cluster.Named(name)
+		if rec != nil && rec.Provider == n && rec.Spec != nil {
+			ref = rec.Spec
+		}
+		info, err := c.providers[n].Status(ctx, ref)
 		if err == nil {
 			return c.providers[n], info, nil
 		}

@@ -115,7 +115,7 @@ func runCreate(ctx context.Context, c *cmdCtx, args []string) error {
 		}
 		_ = plan
 		p := c.providers[s.Spec.Provider]
-		info, err := p.Status(ctx, s.Metadata.Name)
+		info, err := p.Status(ctx, s)
 		if err != nil {
 			errs = append(errs, err)
 			continue

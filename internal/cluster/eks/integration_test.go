@@ -54,11 +54,14 @@ type world struct {
 	iam     *iam.Client
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t *testing.T) *world { t.Helper(); return newWorldIn(t, "") }
+
+// newWorldIn is newWorld with an emulator serving region ("": the emulator's default).
+func newWorldIn(t *testing.T, region string) *world {
 	t.Helper()
 	home, project := t.TempDir(), t.TempDir()
 	dir := filepath.Join(home, "emulator")
-	s, err := emulator.New(emulator.Options{Dir: dir, Delay: 300 * time.Millisecond})
+	s, err := emulator.New(emulator.Options{Dir: dir, Delay: 300 * time.Millisecond, Region: region})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,14 +67,16 @@ func (p *Provider) List(ctx context.Context) ([]cluster.Info, error) {
 	return out, nil
 }
 
-// Status reports one EKS cluster nuv made.
-func (p *Provider) Status(ctx context.Context, name string) (cluster.Info, error) {
-	if !p.configured() {
+// Status reports one EKS cluster nuv made, in the region and account its spec names (the
+// environment's for a cluster without a record).
+func (p *Provider) Status(ctx context.Context, c *spec.Cluster) (cluster.Info, error) {
+	name, sec := c.Metadata.Name, sectionOf(c)
+	if !p.configured() && sec.Endpoint == "" && sec.Profile == "" {
 		return cluster.Info{}, fmt.Errorf("%q: %w", name, cluster.ErrNotFound)
 	}
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
-	s, err := p.session(ctx, &spec.Cluster{}, Section{})
+	s, err := p.session(ctx, c, sec)
 	if err != nil {
 		return cluster.Info{}, err
 	}

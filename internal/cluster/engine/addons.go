@@ -39,7 +39,7 @@ func addonsOptions(c *spec.Cluster) addons.Options {
 
 // addonsTarget connects to the cluster the provider made, if it runs now.
 func (e *Engine) addonsTarget(ctx context.Context, p cluster.Provider, c *spec.Cluster) (*addons.Target, error) {
-	info, err := p.Status(ctx, c.Metadata.Name)
+	info, err := p.Status(ctx, c)
 	if err != nil || info.Status != cluster.Running || info.Kubeconfig == "" {
 		return nil, nil
 	}

@@ -77,7 +77,7 @@ func (m *memProvider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.C
 	}
 }
 func (m *memProvider) List(ctx context.Context) ([]cluster.Info, error) { return nil, nil }
-func (m *memProvider) Status(ctx context.Context, n string) (cluster.Info, error) {
+func (m *memProvider) Status(ctx context.Context, _ *spec.Cluster) (cluster.Info, error) {
 	return cluster.Info{}, cluster.ErrNotFound
 }
 

@@ -267,7 +267,11 @@ func joinSorted(ss []string) string {
 // List reports the GKE clusters nuv made in the project of the credentials (or
 // CLOUDSDK_CORE_PROJECT), when credentials are configured; none otherwise (no network call).
 func (p *Provider) List(ctx context.Context) ([]cluster.Info, error) {
-	project := p.defaultProject()
+	return p.listIn(ctx, p.defaultProject())
+}
+
+// listIn lists the GKE clusters nuv made in project (none when project is "").
+func (p *Provider) listIn(ctx context.Context, project string) ([]cluster.Info, error) {
 	if project == "" {
 		return nil, nil
 	}
@@ -329,9 +333,14 @@ func (p *Provider) info(gc *containerpb.Cluster) cluster.Info {
 	return info
 }
 
-// Status reports the GKE cluster called name in the default project.
-func (p *Provider) Status(ctx context.Context, name string) (cluster.Info, error) {
-	all, err := p.List(ctx)
+// Status reports the GKE cluster c names, in the project of its spec (the default project for a
+// cluster without a record).
+func (p *Provider) Status(ctx context.Context, c *spec.Cluster) (cluster.Info, error) {
+	name, project := c.Metadata.Name, p.defaultProject()
+	if c.Spec.GKE != nil && c.Spec.GKE.Project != "" {
+		project = c.Spec.GKE.Project
+	}
+	all, err := p.listIn(ctx, project)
 	if err != nil {
 		return cluster.Info{}, err
 	}

@@ -53,6 +53,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/paths"
 )
@@ -281,7 +282,8 @@ func (p *Provider) List(ctx context.Context) ([]cluster.Info, error) {
 }
 
 // Status reports one kind cluster; cluster.ErrNotFound when the runtime has none of that name.
-func (p *Provider) Status(ctx context.Context, name string) (cluster.Info, error) {
+func (p *Provider) Status(ctx context.Context, c *spec.Cluster) (cluster.Info, error) {
+	name := c.Metadata.Name
 	rt, err := p.runtime(ctx)
 	if err != nil {
 		return cluster.Info{}, fmt.Errorf("%q: %w", name, cluster.ErrNotFound)

@@ -119,14 +119,14 @@ func TestIntegrationHA(t *testing.T) {
 		t.Errorf("%d failed attempts: the cluster did not recover within a few seconds", failures)
 	}
 
-	st, err := c.Provider.Status(ctx, c.Name)
+	st, err := c.Provider.Status(ctx, cluster.Named(c.Name))
 	if err != nil || st.Status != cluster.Degraded {
 		t.Fatalf("status after kills: %v %v", st.Status, err)
 	}
 	if err := c.Provider.Start(ctx, c.Name); err != nil {
 		t.Fatalf("repair: %v", err)
 	}
-	if st, _ := c.Provider.Status(ctx, c.Name); st.Status != cluster.Running {
+	if st, _ := c.Provider.Status(ctx, cluster.Named(c.Name)); st.Status != cluster.Running {
 		t.Fatalf("status after start: %s", st.Status)
 	}
 	if err := write("after-repair"); err != nil {

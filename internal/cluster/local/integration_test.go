@@ -444,7 +444,7 @@ spec:
 		if string(before) != string(after) {
 			t.Fatal("state.json changed")
 		}
-		st, _ := p.Status(ctx, "it")
+		st, _ := p.Status(ctx, cluster.Named("it"))
 		if st.Status != cluster.Running {
 			t.Fatalf("status %s after failed create", st.Status)
 		}
@@ -467,7 +467,7 @@ spec:
 		if err := p.Start(ctx, "it"); err != nil {
 			t.Fatalf("start: %v", err)
 		}
-		st, _ := p.Status(ctx, "it")
+		st, _ := p.Status(ctx, cluster.Named("it"))
 		if st.Status != cluster.Running || st.NodesReady != 3 {
 			t.Fatalf("after start: %s, %d nodes ready", st.Status, st.NodesReady)
 		}
@@ -476,7 +476,7 @@ spec:
 		if err := p.Stop(ctx, "it"); err != nil {
 			t.Fatal(err)
 		}
-		st, _ := p.Status(ctx, "it")
+		st, _ := p.Status(ctx, cluster.Named("it"))
 		if st.Status != cluster.Stopped {
 			t.Fatalf("after stop: %s", st.Status)
 		}

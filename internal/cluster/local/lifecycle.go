@@ -12,6 +12,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	record "github.com/nuv-dev/nuv/internal/cluster/state"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -247,7 +248,7 @@ func (p Provider) Observe(ctx context.Context, c *spec.Cluster, _ []cluster.Reso
 		recorded[g.Name] = true
 		if live {
 			n, ok := observed[g.Name]
-			if !ok && s.Phase != "created" {
+			if !ok && s.Phase != record.Running {
 				continue // not made yet by an interrupted create
 			}
 			g.Count = n
@@ -403,31 +404,7 @@ func (p Provider) Adopt(_ context.Context, name string) (*spec.Cluster, error) {
 	if err != nil { // broken: enough of a spec to delete it
 		return &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: name}, Spec: spec.Spec{Provider: "local"}}, nil
 	}
-	c := &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: name},
-		Spec: spec.Spec{Provider: "local", KubernetesVersion: s.Version,
-			Networking: spec.Networking{PodCIDR: s.PodCIDR, ServiceCIDR: s.ServiceCIDR}}}
-	if s.HA {
-		c.Spec.ControlPlane.Count = 3
-	}
-	if s.Flavor != "" || s.durable() {
-		c.Spec.Local = &spec.LocalSpec{Flavor: s.Flavor}
-		if s.durable() {
-			c.Spec.Local.Durability = Safe
-		}
-	}
-	for _, g := range s.groups() {
-		n := g.Count
-		sg := spec.NodeGroup{Name: g.Name, Count: &n, Labels: g.Labels, InstanceType: g.InstanceType, Spot: g.Spot}
-		for _, t := range g.Taints {
-			ts := t.Key
-			if t.Value != "" {
-				ts += "=" + t.Value
-			}
-			sg.Taints = append(sg.Taints, ts+":"+string(t.Effect))
-		}
-		c.Spec.NodeGroups = append(c.Spec.NodeGroups, sg)
-	}
-	return c, nil
+	return s.spec(), nil
 }
 
 // LogFiles maps each component of a cluster to its log file.

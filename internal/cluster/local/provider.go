@@ -23,6 +23,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	record "github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/paths"
 )
@@ -226,10 +227,10 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (_ cluster.Info, 
 		}
 		return cluster.Info{}, fmt.Errorf("create state directory: %w", err)
 	}
-	kubeconfig := filepath.Join(paths.Clusters(p.Project), o.Name+".kubeconfig")
+	kubeconfig := paths.Kubeconfig(p.Project, o.Name)
 	s := &state{Name: o.Name, Provider: "local", Version: o.Version, Flavor: o.Flavor, HA: o.HA, Nodes: o.Nodes,
 		NodeGroups: o.NodeGroups, PodCIDR: o.PodCIDR, ServiceCIDR: o.ServiceCIDR,
-		Created: time.Now().UTC(), Kubeconfig: kubeconfig, Binary: bins.Path, BinarySource: bins.Source, Phase: "creating"}
+		Created: time.Now().UTC(), Kubeconfig: kubeconfig, Binary: bins.Path, BinarySource: bins.Source, Phase: record.Creating}
 	s.TokenWebhook = o.TokenWebhook
 	s.Durability = p.durability(o, kubeconfig)
 	ok, wroteKubeconfig := false, false
@@ -292,13 +293,13 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (_ cluster.Info, 
 	if err := p.writeKubeconfig(dir, s); err != nil {
 		return cluster.Info{}, err
 	}
-	s.Phase = "created"
+	s.Phase = record.Running
 	if err := saveState(dir, s); err != nil {
 		return cluster.Info{}, err
 	}
 	ok = true
 	p.log().Infof("cluster %s ready in %.1fs: %d node(s) Ready, API %s, kubeconfig %s", o.Name, time.Since(start).Seconds(), o.Nodes, s.APIURL, kubeconfig)
-	return p.Status(context.WithoutCancel(ctx), o.Name)
+	return p.statusOf(context.WithoutCancel(ctx), o.Name)
 }
 
 func flavorNote(f string) string {
@@ -369,7 +370,7 @@ func (p Provider) Start(ctx context.Context, name string) error {
 	if err := p.startComponents(ctx, dir, s, true); err != nil {
 		return fmt.Errorf("start %q: %w", name, err)
 	}
-	if s.Phase != "created" {
+	if s.Phase != record.Running {
 		// The nuv that created it died before finishing (killed, machine crash): finish the job.
 		if err := setupCluster(ctx, dir, s, p.log()); err != nil {
 			return fmt.Errorf("start %q: %w", name, err)
@@ -377,7 +378,7 @@ func (p Provider) Start(ctx context.Context, name string) error {
 		if err := p.writeKubeconfig(dir, s); err != nil {
 			return err
 		}
-		s.Phase = "created"
+		s.Phase = record.Running
 		return saveState(dir, s)
 	}
 	if err := waitNodesReady(ctx, dir, s, p.log()); err != nil {
@@ -398,7 +399,7 @@ func (p Provider) Delete(ctx context.Context, name string) error {
 	defer unlock()
 	s, _ := loadState(dir)
 	stopAll(dir, s)
-	kubeconfig := filepath.Join(paths.Clusters(p.Project), name+".kubeconfig")
+	kubeconfig := paths.Kubeconfig(p.Project, name)
 	if s != nil && s.Kubeconfig != "" {
 		kubeconfig = s.Kubeconfig
 	}
@@ -413,7 +414,7 @@ func (p Provider) Delete(ctx context.Context, name string) error {
 
 // Names lists the clusters in Home, sorted.
 func (p Provider) Names() ([]string, error) {
-	entries, err := os.ReadDir(filepath.Join(p.Home, "clusters"))
+	entries, err := os.ReadDir(paths.Locator{Home: p.Home}.ControlPlanes())
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
@@ -437,13 +438,13 @@ func (p Provider) Ensure(ctx context.Context, o CreateOptions) (cluster.Info, er
 	if o.Name == "" {
 		o.Name = "local"
 	}
-	info, err := p.Status(ctx, o.Name)
+	info, err := p.statusOf(ctx, o.Name)
 	if errors.Is(err, cluster.ErrNotFound) {
 		info, err = p.Create(ctx, o)
 		if !errors.Is(err, cluster.ErrExists) { // else another nuv created it meanwhile
 			return info, err
 		}
-		info, err = p.Status(ctx, o.Name)
+		info, err = p.statusOf(ctx, o.Name)
 	}
 	if err != nil {
 		return info, err
@@ -456,7 +457,7 @@ func (p Provider) Ensure(ctx context.Context, o CreateOptions) (cluster.Info, er
 		if err := p.Start(ctx, o.Name); err != nil {
 			return info, err
 		}
-		return p.Status(ctx, o.Name)
+		return p.statusOf(ctx, o.Name)
 	}
 	return info, nil
 }
@@ -467,7 +468,7 @@ func (p Provider) lock(ctx context.Context, name string) (func(), error) {
 	if err := ValidName(name); err != nil {
 		return nil, err
 	}
-	root := filepath.Join(p.Home, "clusters")
+	root := paths.Locator{Home: p.Home}.ControlPlanes()
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, fmt.Errorf("nuv home: %w", err)
 	}

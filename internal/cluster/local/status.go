@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	record "github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/proc"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -53,8 +55,13 @@ func clientForConfig(cfg *rest.Config) (kubernetes.Interface, error) {
 	return cs, nil
 }
 
-// Status reports one cluster: its processes, and its nodes when the API answers.
-func (p Provider) Status(ctx context.Context, name string) (cluster.Info, error) {
+// Status reports one cluster: its processes, and its nodes when the API answers. The cluster's
+// own record (in its directory) says all there is to know, so of c only the name counts.
+func (p Provider) Status(ctx context.Context, c *spec.Cluster) (cluster.Info, error) {
+	return p.statusOf(ctx, c.Metadata.Name)
+}
+
+func (p Provider) statusOf(ctx context.Context, name string) (cluster.Info, error) {
 	dir := StateDir(p.Home, name)
 	if _, err := os.Stat(dir); err != nil {
 		return cluster.Info{}, fmt.Errorf("%q: %w", name, cluster.ErrNotFound)
@@ -153,7 +160,7 @@ func processStatus(dir string, s *state) ([]cluster.Component, cluster.Status) {
 	default:
 		status = cluster.Degraded
 	}
-	if s.Phase == "creating" && status != cluster.Stopped {
+	if s.Phase == record.Creating && status != cluster.Stopped {
 		status = cluster.Creating
 	}
 	return out, status

@@ -19,6 +19,8 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/internal/proc"
 )
 
@@ -65,6 +67,46 @@ type Record struct {
 	Updated time.Time `json:"updated"`
 	// Generation counts writes; a backend refuses a write based on an older generation.
 	Generation int64 `json:"generation"`
+	// Data is what the provider keeps about the cluster beyond its spec and resources, in the
+	// provider's own typed form (SetData, DataInto): the local provider's control plane records
+	// its ports, binaries and API address here.
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// SetData stores v (a provider's own type) as the record's provider data.
+func (r *Record) SetData(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("provider data of cluster %s: %w", r.Name, err)
+	}
+	r.Data = b
+	return nil
+}
+
+// DataInto decodes the record's provider data into v; a record without any leaves v as it is.
+func (r *Record) DataInto(v any) error {
+	if len(r.Data) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(r.Data, v); err != nil {
+		return fmt.Errorf("provider data of cluster %s: %w", r.Name, err)
+	}
+	return nil
+}
+
+// WriteFile writes r to path atomically (0600), as its next version (generation bumped,
+// timestamps set), and updates r to it: for a provider that keeps a record of its own beside
+// what it runs (the local provider, in its cluster's directory). The caller serialises writers.
+func WriteFile(path string, r *Record) error {
+	next, b, err := nextVersion(r)
+	if err != nil {
+		return err
+	}
+	if err := fsutil.WriteFileAtomic(path, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("save state of cluster %s: %w", r.Name, err)
+	}
+	*r = next
+	return nil
 }
 
 // Expired reports whether the record's expiry passed at now.
@@ -217,7 +259,7 @@ func Lock(ctx context.Context, s Store, name string, h Holder, wait time.Duratio
 func Open(location, home, defaultKubeconfig string) (Store, error) {
 	switch {
 	case location == "":
-		return Dir{Path: home + string(os.PathSeparator) + "state"}, nil
+		return Dir{Path: paths.Locator{Home: home}.StateStore()}, nil
 	case strings.HasPrefix(location, "kube:"):
 		ns, kc, _ := strings.Cut(strings.TrimPrefix(location, "kube:"), "@")
 		if kc == "" {
