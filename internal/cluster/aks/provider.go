@@ -17,12 +17,9 @@ package aks
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,13 +36,12 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
-	"github.com/nuv-dev/nuv/internal/fsutil"
-	"github.com/nuv-dev/nuv/internal/paths"
 )
 
 // TagCluster is the tag nuv puts on what it makes for a cluster.
-const TagCluster = "nuv.dev/cluster"
+const TagCluster = kit.TagCluster
 
 // Resource kinds.
 const (
@@ -76,23 +72,11 @@ type Provider struct {
 // Name is "aks".
 func (p *Provider) Name() string { return "aks" }
 
-func (p *Provider) getenv() func(string) string {
-	if p.Getenv == nil {
-		return os.Getenv
-	}
-	return p.Getenv
-}
+func (p *Provider) getenv() func(string) string { return kit.Getenv(p.Getenv) }
 
-func (p *Provider) log() cli.Logger {
-	if p.Log == nil {
-		return cli.Quiet()
-	}
-	return p.Log
-}
+func (p *Provider) log() cli.Logger { return kit.Log(p.Log) }
 
-func (p *Provider) kubeconfigPath(name string) string {
-	return filepath.Join(paths.Clusters(p.Project), name+".kubeconfig")
-}
+func (p *Provider) kubeconfigPath(name string) string { return kit.KubeconfigPath(p.Project, name) }
 
 // Desired lists the resource group (unless it exists already and is not nuv's), the managed
 // cluster with its system pool (the first node group), one agent pool per further group, and the
@@ -107,7 +91,7 @@ func (p *Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
 	var out []cluster.Resource
 	var deps []string
 	if !s.ExistingResourceGroup {
-		rg := cluster.Resource{Kind: kindGroup, Name: s.ResourceGroup, Fields: map[string]string{"location": loc, "tags": tagString(tagsOf(c))}, Replace: []string{"location"}}
+		rg := cluster.Resource{Kind: kindGroup, Name: s.ResourceGroup, Fields: map[string]string{"location": loc, "tags": kit.Map(tagsOf(c))}, Replace: []string{"location"}}
 		out = append(out, rg)
 		deps = []string{rg.Key()}
 	}
@@ -120,7 +104,7 @@ func (p *Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
 		"serviceCIDR":   c.Spec.Networking.ServiceCIDR,
 		"dnsPrefix":     s.DNSPrefix,
 		"skuTier":       s.SKUTier,
-		"tags":          tagString(tagsOf(c)),
+		"tags":          kit.Map(tagsOf(c)),
 		"state":         "Succeeded",
 	}
 	sys := c.Spec.NodeGroups[0]
@@ -145,29 +129,16 @@ func (p *Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
 }
 
 func tagsOf(c *spec.Cluster) map[string]string {
-	t := maps.Clone(map[string]string(c.Spec.Tags))
-	if t == nil {
-		t = map[string]string{}
-	}
-	t[TagCluster] = c.Metadata.Name
-	return t
-}
-
-func tagString(t map[string]string) string {
-	var kv []string
-	for _, k := range slices.Sorted(maps.Keys(t)) {
-		kv = append(kv, k+"="+t[k])
-	}
-	return strings.Join(kv, ",")
+	return kit.Tags(c.Spec.Tags, TagCluster, c.Metadata.Name)
 }
 
 // poolFields are the compared fields of a node pool.
 func poolFields(c *spec.Cluster, g spec.NodeGroup, version string) map[string]string {
 	f := map[string]string{
 		"vmSize":  vmSize(g),
-		"spot":    strconv.FormatBool(g.Spot),
+		"spot":    kit.Bool(g.Spot),
 		"zones":   strings.Join(c.Spec.Zones, ","),
-		"labels":  tagString(g.Labels),
+		"labels":  kit.Map(g.Labels),
 		"taints":  strings.Join(g.Taints, ","),
 		"version": version,
 	}
@@ -194,7 +165,7 @@ func poolFields(c *spec.Cluster, g spec.NodeGroup, version string) map[string]st
 func observedPoolFields(p *acs.ManagedClusterAgentPoolProfile, wantVersion string) map[string]string {
 	f := map[string]string{
 		"vmSize": deref(p.VMSize),
-		"spot":   strconv.FormatBool(p.ScaleSetPriority != nil && *p.ScaleSetPriority == acs.ScaleSetPrioritySpot),
+		"spot":   kit.Bool(p.ScaleSetPriority != nil && *p.ScaleSetPriority == acs.ScaleSetPrioritySpot),
 		"count":  strconv.Itoa(int(deref(p.Count))),
 	}
 	var zones []string
@@ -206,7 +177,7 @@ func observedPoolFields(p *acs.ManagedClusterAgentPoolProfile, wantVersion strin
 	for k, v := range p.NodeLabels {
 		labels[k] = deref(v)
 	}
-	f["labels"] = tagString(labels)
+	f["labels"] = kit.Map(labels)
 	var taints []string
 	for _, t := range p.NodeTaints {
 		taints = append(taints, deref(t))
@@ -284,7 +255,7 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, _ []cluster.Res
 				tags[k] = deref(v)
 			}
 			out = append(out, cluster.Resource{Kind: kindGroup, Name: s.ResourceGroup, ID: deref(g.ID), Foreign: tags[TagCluster] != name,
-				Fields: map[string]string{"location": deref(g.Location), "tags": tagString(tags)}})
+				Fields: map[string]string{"location": deref(g.Location), "tags": kit.Map(tags)}})
 		}
 	}
 	var mc *acs.ManagedCluster
@@ -325,7 +296,7 @@ func observedCluster(mc *acs.ManagedCluster, c *spec.Cluster) []cluster.Resource
 		"version":       versionAs(deref(pr.KubernetesVersion), deref(pr.CurrentKubernetesVersion), wantVersion),
 		"networkPlugin": string(deref(np.NetworkPlugin)),
 		"dnsPrefix":     deref(pr.DNSPrefix),
-		"tags":          tagString(tags),
+		"tags":          kit.Map(tags),
 		"state":         deref(pr.ProvisioningState),
 	}
 	if mc.SKU != nil {
@@ -370,40 +341,27 @@ func sourceFile(c *spec.Cluster) string {
 // wait follows a long-running operation to its end, logging its status and elapsed time.
 func wait[T any](ctx context.Context, p *Provider, what, op string, poller *runtime.Poller[T]) (T, error) {
 	start := time.Now()
-	last, lastLog := "", time.Time{}
-	interval := p.Poll
-	if interval == 0 {
-		interval = 2 * time.Second
-	}
 	bound, err := cluster.WaitTimeout(p.getenv())
 	if err != nil {
 		var z T
 		return z, err
 	}
-	for !poller.Done() {
+	err = kit.Poller{What: fmt.Sprintf("%s on %s", op, what), Interval: p.interval(), Bound: bound,
+		Report: func(status string, elapsed time.Duration) {
+			p.log().Infof("aks: %s: %s %s (%s)", what, op, status, elapsed.Round(time.Second))
+		}}.Wait(ctx, func(ctx context.Context) (string, bool, error) {
+		if poller.Done() {
+			return "", true, nil
+		}
 		resp, err := poller.Poll(ctx)
 		if err != nil {
-			var z T
-			return z, fmt.Errorf("%s on %s: %w", op, what, err)
+			return "", false, fmt.Errorf("%s on %s: %w", op, what, err)
 		}
-		status := operationStatus(resp)
-		if status != last || time.Since(lastLog) > 15*time.Second {
-			p.log().Infof("aks: %s: %s %s (%s)", what, op, status, time.Since(start).Round(time.Second))
-			last, lastLog = status, time.Now()
-		}
-		if poller.Done() {
-			break
-		}
-		if time.Since(start) >= bound {
-			var z T
-			return z, &cluster.WaitExpired{What: fmt.Sprintf("%s on %s", op, what), Last: status, Waited: time.Since(start)}
-		}
-		select {
-		case <-ctx.Done():
-			var z T
-			return z, ctx.Err()
-		case <-time.After(interval):
-		}
+		return operationStatus(resp), poller.Done(), nil
+	})
+	if err != nil {
+		var z T
+		return z, err
 	}
 	res, err := poller.Result(ctx)
 	if err != nil {
@@ -467,10 +425,7 @@ func (p *Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chan
 	case kindKubeconfig:
 		path := p.kubeconfigPath(name)
 		if ch.Action == cluster.Delete {
-			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return nil, err
-			}
-			return nil, nil
+			return nil, kit.RemoveKubeconfig(path)
 		}
 		res, err := cl.clusters.ListClusterUserCredentials(ctx, s.ResourceGroup, name, nil)
 		if err != nil {
@@ -479,11 +434,8 @@ func (p *Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chan
 		if len(res.Kubeconfigs) == 0 || len(res.Kubeconfigs[0].Value) == 0 {
 			return nil, fmt.Errorf("managed cluster %s: the service returned no user kubeconfig", name)
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		if err := kit.WriteKubeconfig(path, res.Kubeconfigs[0].Value); err != nil {
 			return nil, err
-		}
-		if err := fsutil.WriteFileAtomic(path, res.Kubeconfigs[0].Value, 0o600); err != nil {
-			return nil, fmt.Errorf("write %s: %w", path, err)
 		}
 		p.log().Infof("aks: kubeconfig of %s written to %s", name, path)
 		r := *ch.Desired
@@ -803,14 +755,5 @@ func (p *Provider) info(name string, mc *acs.ManagedCluster) cluster.Info {
 
 // Status reports one cluster nuv made.
 func (p *Provider) Status(ctx context.Context, name string) (cluster.Info, error) {
-	all, err := p.List(ctx)
-	if err != nil {
-		return cluster.Info{}, err
-	}
-	for _, i := range all {
-		if i.Name == name {
-			return i, nil
-		}
-	}
-	return cluster.Info{}, fmt.Errorf("aks cluster %s: %w", name, cluster.ErrNotFound)
+	return kit.StatusFromList(ctx, p.List, name)
 }

@@ -11,10 +11,13 @@
 package kit
 
 import (
+	"context"
+	"fmt"
 	"maps"
 	"os"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster"
 )
 
 // TagCluster marks every cloud resource nuv makes for a cluster, valued with the cluster's name:
@@ -50,4 +53,19 @@ func Log(l cli.Logger) cli.Logger {
 		return cli.Quiet()
 	}
 	return l
+}
+
+// StatusFromList is the Status of a provider that reads one cluster as it lists them all: the
+// cluster named name among list's, cluster.ErrNotFound if there is none.
+func StatusFromList(ctx context.Context, list func(context.Context) ([]cluster.Info, error), name string) (cluster.Info, error) {
+	all, err := list(ctx)
+	if err != nil {
+		return cluster.Info{}, err
+	}
+	for _, i := range all {
+		if i.Name == name {
+			return i, nil
+		}
+	}
+	return cluster.Info{}, fmt.Errorf("%q: %w", name, cluster.ErrNotFound)
 }

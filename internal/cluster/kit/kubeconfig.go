@@ -1,6 +1,7 @@
 package kit
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -84,4 +85,12 @@ func CurrentExec(path string) (server string, exec *clientcmdapi.ExecConfig) {
 		return "", nil
 	}
 	return cl.Server, ai.Exec
+}
+
+// RemoveKubeconfig deletes the kubeconfig at path; one already gone is done.
+func RemoveKubeconfig(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove kubeconfig: %w", err)
+	}
+	return nil
 }

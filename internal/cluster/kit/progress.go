@@ -58,7 +58,7 @@ type Poller struct {
 	now func() time.Time
 }
 
-// Wait calls look until it says done or fails. A wait past Bound is a *cluster.WaitExpired naming
+// Wait calls look until it says done or fails; a look that knows no status ("") reports nothing. A wait past Bound is a *cluster.WaitExpired naming
 // the last status; a cancelled context returns ctx.Err() unwrapped, so a caller can say what goes
 // on without it.
 func (p Poller) Wait(ctx context.Context, look func(ctx context.Context) (status string, done bool, err error)) error {
@@ -72,7 +72,7 @@ func (p Poller) Wait(ctx context.Context, look func(ctx context.Context) (status
 		if err != nil {
 			return err
 		}
-		if g.Due(status) && p.Report != nil {
+		if status != "" && g.Due(status) && p.Report != nil {
 			p.Report(status, g.Elapsed())
 		}
 		if done {
