@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
 
@@ -83,33 +83,31 @@ func (x *executor) wait(ctx context.Context, op *containerpb.Operation) error {
 	if op.Location == "" {
 		name = locPath(x.project, x.location) + "/operations/" + op.Name
 	}
-	last, lastLog := containerpb.Operation_STATUS_UNSPECIFIED, time.Time{}
-	for {
-		if op.Status != last || time.Since(lastLog) >= 15*time.Second {
-			x.p.log().Infof("  GKE operation %s (%s %s): %s, %s elapsed", op.Name, op.OperationType, target, op.Status, time.Since(start).Round(time.Second))
-			last, lastLog = op.Status, time.Now()
-		}
-		if op.Status == containerpb.Operation_DONE {
-			if e := op.GetError(); e != nil && e.Code != 0 {
-				return &opError{Name: op.Name, Type: op.OperationType.String(), Target: target, Code: codes.Code(e.Code), Msg: e.Message, Elapsed: time.Since(start)}
+	first := true
+	err = kit.Poller{What: fmt.Sprintf("GKE operation %s (%s of %s)", op.Name, op.OperationType, target), Interval: x.poll(), Bound: bound,
+		Report: func(status string, elapsed time.Duration) {
+			x.p.log().Infof("  GKE operation %s (%s %s): %s, %s elapsed", op.Name, op.OperationType, target, status, elapsed.Round(time.Second))
+		}}.Wait(ctx, func(ctx context.Context) (string, bool, error) {
+		if !first {
+			next, err := x.cn.Client.GetOperation(ctx, &containerpb.GetOperationRequest{Name: name}, retry())
+			if err != nil {
+				return "", false, fmt.Errorf("follow GKE operation %s: %w", op.Name, err)
 			}
-			return nil
+			op = next
 		}
-		if time.Since(start) >= bound {
-			return &cluster.WaitExpired{What: fmt.Sprintf("GKE operation %s (%s of %s)", op.Name, op.OperationType, target),
-				Last: op.Status.String(), Waited: time.Since(start)}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("stopped following GKE operation %s (%s of %s; it goes on, and the next run waits for it): %w", op.Name, op.OperationType, target, ctx.Err())
-		case <-time.After(x.poll()):
-		}
-		next, err := x.cn.Client.GetOperation(ctx, &containerpb.GetOperationRequest{Name: name}, retry())
-		if err != nil {
-			return fmt.Errorf("follow GKE operation %s: %w", op.Name, err)
-		}
-		op = next
+		first = false
+		return op.Status.String(), op.Status == containerpb.Operation_DONE, nil
+	})
+	if err != nil && err == ctx.Err() {
+		return fmt.Errorf("stopped following GKE operation %s (%s of %s; it goes on, and the next run waits for it): %w", op.Name, op.OperationType, target, err)
 	}
+	if err != nil {
+		return err
+	}
+	if e := op.GetError(); e != nil && e.Code != 0 {
+		return &opError{Name: op.Name, Type: op.OperationType.String(), Target: target, Code: codes.Code(e.Code), Msg: e.Message, Elapsed: time.Since(start)}
+	}
+	return nil
 }
 
 // idle waits for the operations running on the cluster (started by a nuv that was interrupted,
@@ -482,10 +480,7 @@ func (x *executor) kubeconfig(ctx context.Context, ch cluster.Change) (*cluster.
 	name := x.c.Metadata.Name
 	path := x.p.kubeconfigPath(name)
 	if ch.Action == cluster.Delete {
-		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("remove kubeconfig: %w", err)
-		}
-		return nil, nil
+		return nil, kit.RemoveKubeconfig(path)
 	}
 	gc, err := getCluster(ctx, x.cn, x.project, x.location, name)
 	if err != nil {
