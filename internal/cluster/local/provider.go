@@ -23,6 +23,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/paths"
 )
@@ -117,19 +118,9 @@ const (
 // Name is "local".
 func (p Provider) Name() string { return "local" }
 
-func (p Provider) log() cli.Logger {
-	if p.Log == nil {
-		return cli.Quiet()
-	}
-	return p.Log
-}
+func (p Provider) log() cli.Logger { return kit.Log(p.Log) }
 
-func (p Provider) getenv() func(string) string {
-	if p.Getenv == nil {
-		return os.Getenv
-	}
-	return p.Getenv
-}
+func (p Provider) getenv() func(string) string { return kit.Getenv(p.Getenv) }
 
 // validate normalises and checks options, listing valid values on error.
 func (o *CreateOptions) validate() error {
@@ -320,10 +311,7 @@ func (p Provider) writeKubeconfig(dir string, s *state) error {
 	if err != nil {
 		return err
 	}
-	if err := fsutil.WriteFileAtomic(s.Kubeconfig, b, 0o600); err != nil {
-		return fmt.Errorf("write kubeconfig: %w", err)
-	}
-	return nil
+	return kit.WriteKubeconfig(s.Kubeconfig, b)
 }
 
 // Stop stops every process of a cluster and keeps its state.
