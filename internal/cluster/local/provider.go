@@ -25,7 +25,6 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/fsutil"
-	"github.com/nuv-dev/nuv/internal/paths"
 )
 
 // Provider manages local clusters.
@@ -217,7 +216,7 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (_ cluster.Info, 
 		}
 		return cluster.Info{}, fmt.Errorf("create state directory: %w", err)
 	}
-	kubeconfig := filepath.Join(paths.Clusters(p.Project), o.Name+".kubeconfig")
+	kubeconfig := kit.KubeconfigPath(p.Project, o.Name)
 	s := &state{Name: o.Name, Provider: "local", Version: o.Version, Flavor: o.Flavor, HA: o.HA, Nodes: o.Nodes,
 		NodeGroups: o.NodeGroups, PodCIDR: o.PodCIDR, ServiceCIDR: o.ServiceCIDR,
 		Created: time.Now().UTC(), Kubeconfig: kubeconfig, Binary: bins.Path, BinarySource: bins.Source, Phase: "creating"}
@@ -386,7 +385,7 @@ func (p Provider) Delete(ctx context.Context, name string) error {
 	defer unlock()
 	s, _ := loadState(dir)
 	stopAll(dir, s)
-	kubeconfig := filepath.Join(paths.Clusters(p.Project), name+".kubeconfig")
+	kubeconfig := kit.KubeconfigPath(p.Project, name)
 	if s != nil && s.Kubeconfig != "" {
 		kubeconfig = s.Kubeconfig
 	}
