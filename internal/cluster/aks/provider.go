@@ -371,7 +371,32 @@ func wait[T any](ctx context.Context, p *Provider, what, op string, poller *runt
 	return res, nil
 }
 
-// Execute carries out one change.
+// kinds are the resource kinds of an AKS cluster, each with its create/update, delete and
+// Terraform form. Each kind is made again when a field it cannot change in place changes.
+var kinds = kit.Kinds[*change, *tfWriter]{
+	Provider: "aks",
+	ByKind: map[string]kit.Kind[*change, *tfWriter]{
+		kindGroup:   {Apply: (*change).group, Delete: (*change).deleteGroup, Replace: true, Terraform: (*tfWriter).group},
+		kindCluster: {Apply: (*change).cluster, Delete: (*change).deleteCluster, Replace: true, Terraform: (*tfWriter).cluster},
+		kindPool:    {Apply: (*change).pool, Delete: (*change).deletePool, Replace: true, Terraform: (*tfWriter).pool},
+		// The kubeconfig is the service's user kubeconfig, written by nuv; the module outputs it.
+		kindKubeconfig: {Apply: (*change).kubeconfig, Delete: (*change).deleteKubeconfig, Replace: true},
+	},
+}
+
+// change is one change of an AKS cluster being carried out: its clients, the spec and section,
+// the name in the change's key, and the resource as the change left it (out).
+type change struct {
+	p    *Provider
+	cl   *clients
+	c    *spec.Cluster
+	s    Section
+	name string
+	save func(cluster.Resource) error
+	out  *cluster.Resource
+}
+
+// Execute carries out one change with the handler of its kind.
 func (p *Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Change, save func(cluster.Resource) error) (*cluster.Resource, error) {
 	s, errs := section(c, p.getenv())
 	if len(errs) > 0 {
@@ -381,68 +406,88 @@ func (p *Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chan
 	if err != nil {
 		return nil, err
 	}
-	kind, name, _ := strings.Cut(ch.Key, "/")
-	switch kind {
-	case kindGroup:
-		if ch.Action == cluster.Delete {
-			return nil, p.deleteGroup(ctx, cl, name)
-		}
-		tags := map[string]*string{}
-		for k, v := range tagsOf(c) {
-			tags[k] = to.Ptr(v)
-		}
-		g, err := cl.groups.CreateOrUpdate(ctx, name, armresources.ResourceGroup{Location: to.Ptr(ch.Desired.Fields["location"]), Tags: tags}, nil)
-		if err != nil {
-			return nil, fmt.Errorf("ResourceGroups_CreateOrUpdate on resource group %s: %s", name, firstLineARM(err))
-		}
-		r := *ch.Desired
-		r.ID = deref(g.ID)
-		p.log().Infof("aks: resource group %s in %s", name, deref(g.Location))
-		return &r, nil
-	case kindCluster:
-		switch ch.Action {
-		case cluster.Delete:
-			return nil, p.deleteCluster(ctx, cl, s.ResourceGroup, name)
-		case cluster.Replace:
-			// A field AKS cannot change in place (location, network, the system pool's VM size
-			// or zones): the cluster is made again, with every pool of the spec.
-			if err := p.deleteCluster(ctx, cl, s.ResourceGroup, name); err != nil {
-				return nil, err
-			}
-		}
-		return p.putCluster(ctx, cl, c, s, ch, save)
-	case kindPool:
-		switch ch.Action {
-		case cluster.Delete:
-			return nil, p.deletePool(ctx, cl, s.ResourceGroup, c.Metadata.Name, name)
-		case cluster.Replace:
-			// VM size, zones, spot or disk are fixed on a pool: it is made again.
-			if err := p.deletePool(ctx, cl, s.ResourceGroup, c.Metadata.Name, name); err != nil {
-				return nil, err
-			}
-		}
-		return p.putPool(ctx, cl, c, s, ch, save)
-	case kindKubeconfig:
-		path := p.kubeconfigPath(name)
-		if ch.Action == cluster.Delete {
-			return nil, kit.RemoveKubeconfig(path)
-		}
-		res, err := cl.clusters.ListClusterUserCredentials(ctx, s.ResourceGroup, name, nil)
-		if err != nil {
-			return nil, fmt.Errorf("ManagedClusters_ListClusterUserCredentials on managed cluster %s: %s", name, firstLineARM(err))
-		}
-		if len(res.Kubeconfigs) == 0 || len(res.Kubeconfigs[0].Value) == 0 {
-			return nil, fmt.Errorf("managed cluster %s: the service returned no user kubeconfig", name)
-		}
-		if err := kit.WriteKubeconfig(path, res.Kubeconfigs[0].Value); err != nil {
-			return nil, err
-		}
-		p.log().Infof("aks: kubeconfig of %s written to %s", name, path)
-		r := *ch.Desired
-		r.ID = path
-		return &r, nil
+	_, name, _ := strings.Cut(ch.Key, "/")
+	x := &change{p: p, cl: cl, c: c, s: s, name: name, save: save}
+	if err := kinds.Execute(ctx, x, ch); err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("aks: unknown resource %s", ch.Key)
+	return x.out, nil
+}
+
+func (x *change) group(ctx context.Context, ch cluster.Change) error {
+	tags := map[string]*string{}
+	for k, v := range tagsOf(x.c) {
+		tags[k] = to.Ptr(v)
+	}
+	g, err := x.cl.groups.CreateOrUpdate(ctx, x.name, armresources.ResourceGroup{Location: to.Ptr(ch.Desired.Fields["location"]), Tags: tags}, nil)
+	if err != nil {
+		return fmt.Errorf("ResourceGroups_CreateOrUpdate on resource group %s: %s", x.name, firstLineARM(err))
+	}
+	r := *ch.Desired
+	r.ID = deref(g.ID)
+	x.p.log().Infof("aks: resource group %s in %s", x.name, deref(g.Location))
+	x.out = &r
+	return nil
+}
+
+func (x *change) deleteGroup(ctx context.Context, _ cluster.Change) error {
+	return x.p.deleteGroup(ctx, x.cl, x.name)
+}
+
+// cluster creates or updates the managed cluster; a field AKS cannot change in place (location,
+// network, the system pool's VM size or zones) makes it again, with every pool of the spec.
+func (x *change) cluster(ctx context.Context, ch cluster.Change) (err error) {
+	if ch.Action == cluster.Replace {
+		if err := x.deleteCluster(ctx, ch); err != nil {
+			return err
+		}
+	}
+	x.out, err = x.p.putCluster(ctx, x.cl, x.c, x.s, ch, x.save)
+	return err
+}
+
+func (x *change) deleteCluster(ctx context.Context, _ cluster.Change) error {
+	return x.p.deleteCluster(ctx, x.cl, x.s.ResourceGroup, x.name)
+}
+
+// pool creates or updates an agent pool; VM size, zones, spot or disk are fixed on a pool: it is
+// made again.
+func (x *change) pool(ctx context.Context, ch cluster.Change) (err error) {
+	if ch.Action == cluster.Replace {
+		if err := x.deletePool(ctx, ch); err != nil {
+			return err
+		}
+	}
+	x.out, err = x.p.putPool(ctx, x.cl, x.c, x.s, ch, x.save)
+	return err
+}
+
+func (x *change) deletePool(ctx context.Context, _ cluster.Change) error {
+	return x.p.deletePool(ctx, x.cl, x.s.ResourceGroup, x.c.Metadata.Name, x.name)
+}
+
+// kubeconfig writes the cluster's user kubeconfig as the service returns it.
+func (x *change) kubeconfig(ctx context.Context, ch cluster.Change) error {
+	path := x.p.kubeconfigPath(x.name)
+	res, err := x.cl.clusters.ListClusterUserCredentials(ctx, x.s.ResourceGroup, x.name, nil)
+	if err != nil {
+		return fmt.Errorf("ManagedClusters_ListClusterUserCredentials on managed cluster %s: %s", x.name, firstLineARM(err))
+	}
+	if len(res.Kubeconfigs) == 0 || len(res.Kubeconfigs[0].Value) == 0 {
+		return fmt.Errorf("managed cluster %s: the service returned no user kubeconfig", x.name)
+	}
+	if err := kit.WriteKubeconfig(path, res.Kubeconfigs[0].Value); err != nil {
+		return err
+	}
+	x.p.log().Infof("aks: kubeconfig of %s written to %s", x.name, path)
+	r := *ch.Desired
+	r.ID = path
+	x.out = &r
+	return nil
+}
+
+func (x *change) deleteKubeconfig(context.Context, cluster.Change) error {
+	return kit.RemoveKubeconfig(x.p.kubeconfigPath(x.name))
 }
 
 // settle waits for a managed cluster's operation in progress (a create resumed after nuv was
@@ -604,7 +649,8 @@ func (p *Provider) putCluster(ctx context.Context, cl *clients, c *spec.Cluster,
 		if _, err := os.Stat(p.kubeconfigPath(name)); err == nil {
 			kc := cluster.Change{Action: cluster.Update, Key: kindKubeconfig + "/" + name,
 				Desired: &cluster.Resource{Kind: kindKubeconfig, Name: name, Fields: map[string]string{"path": p.kubeconfigPath(name)}}}
-			if _, err := p.Execute(ctx, c, kc, save); err != nil {
+			kx := &change{p: p, cl: cl, c: c, s: s, name: name, save: save}
+			if err := kx.kubeconfig(ctx, kc); err != nil {
 				return nil, err
 			}
 		}
