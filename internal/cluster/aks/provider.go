@@ -377,8 +377,8 @@ var kinds = kit.Kinds[*change, *tfWriter]{
 	Provider: "aks",
 	ByKind: map[string]kit.Kind[*change, *tfWriter]{
 		kindGroup:   {Apply: (*change).group, Delete: (*change).deleteGroup, Replace: true, Terraform: (*tfWriter).group},
-		kindCluster: {Apply: (*change).cluster, Delete: (*change).deleteCluster, Replace: true, Terraform: (*tfWriter).cluster},
-		kindPool:    {Apply: (*change).pool, Delete: (*change).deletePool, Replace: true, Terraform: (*tfWriter).pool},
+		kindCluster: {Apply: (*change).cluster, Delete: (*change).deleteCluster, Recreate: true, Terraform: (*tfWriter).cluster},
+		kindPool:    {Apply: (*change).pool, Delete: (*change).deletePool, Recreate: true, Terraform: (*tfWriter).pool},
 		// The kubeconfig is the service's user kubeconfig, written by nuv; the module outputs it.
 		kindKubeconfig: {Apply: (*change).kubeconfig, Delete: (*change).deleteKubeconfig, Replace: true},
 	},
@@ -437,11 +437,6 @@ func (x *change) deleteGroup(ctx context.Context, _ cluster.Change) error {
 // cluster creates or updates the managed cluster; a field AKS cannot change in place (location,
 // network, the system pool's VM size or zones) makes it again, with every pool of the spec.
 func (x *change) cluster(ctx context.Context, ch cluster.Change) (err error) {
-	if ch.Action == cluster.Replace {
-		if err := x.deleteCluster(ctx, ch); err != nil {
-			return err
-		}
-	}
 	x.out, err = x.p.putCluster(ctx, x.cl, x.c, x.s, ch, x.save)
 	return err
 }
@@ -453,11 +448,6 @@ func (x *change) deleteCluster(ctx context.Context, _ cluster.Change) error {
 // pool creates or updates an agent pool; VM size, zones, spot or disk are fixed on a pool: it is
 // made again.
 func (x *change) pool(ctx context.Context, ch cluster.Change) (err error) {
-	if ch.Action == cluster.Replace {
-		if err := x.deletePool(ctx, ch); err != nil {
-			return err
-		}
-	}
 	x.out, err = x.p.putPool(ctx, x.cl, x.c, x.s, ch, x.save)
 	return err
 }

@@ -18,8 +18,9 @@ type Kind[X, T any] struct {
 	// Delete removes the resource (ch.Actual) and waits until it is gone; one already gone is done.
 	Delete func(x X, ctx context.Context, ch cluster.Change) error
 	// Replace says Apply can carry out a replace (a node group made anew under a running
-	// cluster); for other kinds the provider refuses one (Kinds.Refuse).
-	Replace bool
+	// cluster); Recreate that a replace is Delete then Apply (which sees the replace). For other
+	// kinds the provider refuses a replace (Kinds.Refuse).
+	Replace, Recreate bool
 	// Terraform renders the resource into the module being written; nil: the kind has no
 	// Terraform form and is left out (a kubeconfig, written by nuv).
 	Terraform func(w T, r cluster.Resource) error
@@ -59,6 +60,10 @@ func (ks Kinds[X, T]) Execute(ctx context.Context, x X, ch cluster.Change) error
 		return h.Delete(x, ctx, ch)
 	case !ok || h.Apply == nil:
 		return fmt.Errorf("%s provider: cannot %s %s", ks.Provider, ch.Action, ch.Key)
+	case ch.Action == cluster.Replace && h.Recreate:
+		if err := h.Delete(x, ctx, ch); err != nil {
+			return err
+		}
 	case ch.Action == cluster.Replace && !h.Replace:
 		if ks.Refuse != nil {
 			return ks.Refuse(x, ch)
@@ -72,7 +77,7 @@ func (ks Kinds[X, T]) Execute(ctx context.Context, x X, ch cluster.Change) error
 // can refuse it before it opens a session or resolves anything).
 func (ks Kinds[X, T]) Refuses(ch cluster.Change) bool {
 	h, ok := ks.ByKind[KindOf(ch.Key)]
-	return ch.Action == cluster.Replace && ok && !h.Replace
+	return ch.Action == cluster.Replace && ok && !h.Replace && !h.Recreate
 }
 
 // Terraform renders resource r with the handler of its kind; a kind without a Terraform form is

@@ -240,13 +240,14 @@ func TestKindsExecute(t *testing.T) {
 		ByKind: map[string]Kind[*recorder, *[]string]{
 			"net":  {Apply: r.handler("apply"), Delete: r.handler("delete"), Terraform: func(w *[]string, res cluster.Resource) error { *w = append(*w, res.Key()); return nil }},
 			"pool": {Apply: r.handler("apply"), Delete: r.handler("delete"), Replace: true},
+			"disk": {Apply: r.handler("apply"), Delete: r.handler("delete"), Recreate: true},
 		},
 		Stranger: func(_ *recorder, ch cluster.Change) error { return errors.New("stranger " + ch.Key) },
 	}
 	for _, tc := range []struct {
 		action  cluster.Action
 		key     string
-		want    string // the call recorded
+		want    string // the calls recorded
 		wantErr string
 		refuses bool
 	}{
@@ -255,8 +256,9 @@ func TestKindsExecute(t *testing.T) {
 		{cluster.Delete, "net/a", "delete net/a", "", false},
 		{cluster.Replace, "pool/p", "apply pool/p", "", false},
 		{cluster.Replace, "net/a", "", "test provider: net/a cannot be replaced", true},
-		{cluster.Create, "disk/d", "", "test provider: cannot create disk/d", false},
-		{cluster.Delete, "disk/d", "", "stranger disk/d", false},
+		{cluster.Replace, "disk/d", "delete disk/d, apply disk/d", "", false},
+		{cluster.Create, "tape/t", "", "test provider: cannot create tape/t", false},
+		{cluster.Delete, "tape/t", "", "stranger tape/t", false},
 	} {
 		t.Run(string(tc.action)+" "+tc.key, func(t *testing.T) {
 			r.calls = nil
@@ -274,7 +276,7 @@ func TestKindsExecute(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || len(r.calls) != 1 || r.calls[0] != tc.want {
+			if err != nil || strings.Join(r.calls, ", ") != tc.want {
 				t.Fatalf("err %v, calls %v, want %q", err, r.calls, tc.want)
 			}
 		})
@@ -288,7 +290,7 @@ func TestKindsExecute(t *testing.T) {
 	if !reflect.DeepEqual(module, []string{"net/a"}) {
 		t.Fatalf("rendered %v: want the net only (a pool has no Terraform form)", module)
 	}
-	if err := ks.Terraform(&module, cluster.Resource{Kind: "disk", Name: "d"}); err == nil || err.Error() != "terraform: no Terraform form for disk/d" {
+	if err := ks.Terraform(&module, cluster.Resource{Kind: "tape", Name: "t"}); err == nil || err.Error() != "terraform: no Terraform form for tape/t" {
 		t.Fatalf("unknown kind: %v", err)
 	}
 }
