@@ -21,8 +21,9 @@ import (
 )
 
 // TagCluster marks every cloud resource nuv makes for a cluster, valued with the cluster's name:
-// resources are found by it, and a same-named resource without it is another's (Foreign).
-const TagCluster = "nuv.dev/cluster"
+// resources are found by it, and a same-named resource without it is another's (Foreign). It is
+// the label nuv's nodes carry (cluster.LabelCluster), so one key says "nuv's" everywhere.
+const TagCluster = cluster.LabelCluster
 
 // LabelCluster is TagCluster where label keys allow no '.' or '/' (Google Cloud labels): the same
 // mark, spelled as GKE clusters made by nuv have always carried it.
