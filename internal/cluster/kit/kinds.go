@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
 
 // Kind is what a provider does with one kind of resource, in one place: carry out a plan's changes
@@ -91,4 +92,19 @@ func (ks Kinds[X, T]) Terraform(w T, r cluster.Resource) error {
 		return nil
 	}
 	return h.Terraform(w, r)
+}
+
+// Observed is the resource key as observe (a provider's Observe) now sees it: what a provider
+// returns after it made or changed the resource. A resource not there is an error.
+func Observed(ctx context.Context, observe func(context.Context, *spec.Cluster, []cluster.Resource) ([]cluster.Resource, error), c *spec.Cluster, key string, recorded ...cluster.Resource) (*cluster.Resource, error) {
+	rs, err := observe(ctx, c, recorded)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rs {
+		if r.Key() == key {
+			return &r, nil
+		}
+	}
+	return nil, fmt.Errorf("%s is not there after it was made", key)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
 
 func TestTags(t *testing.T) {
@@ -292,5 +293,38 @@ func TestKindsExecute(t *testing.T) {
 	}
 	if err := ks.Terraform(&module, cluster.Resource{Kind: "tape", Name: "t"}); err == nil || err.Error() != "terraform: no Terraform form for tape/t" {
 		t.Fatalf("unknown kind: %v", err)
+	}
+}
+
+func TestObserved(t *testing.T) {
+	seen := []cluster.Resource{{Kind: "net", Name: "a", ID: "n-1"}, {Kind: "pool", Name: "p", ID: "p-1"}}
+	boom := errors.New("boom")
+	for _, tc := range []struct {
+		name, key string
+		err       error
+		wantID    string
+		wantErr   string
+	}{
+		{"found", "pool/p", nil, "p-1", ""},
+		{"not there", "pool/q", nil, "", "pool/q is not there after it was made"},
+		{"observe fails", "net/a", boom, "", "boom"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var gotRecorded []cluster.Resource
+			observe := func(_ context.Context, _ *spec.Cluster, recorded []cluster.Resource) ([]cluster.Resource, error) {
+				gotRecorded = recorded
+				return seen, tc.err
+			}
+			r, err := Observed(context.Background(), observe, &spec.Cluster{}, tc.key, seen[0])
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || r.ID != tc.wantID || len(gotRecorded) != 1 {
+				t.Fatalf("Observed = %+v, %v (recorded passed: %v)", r, err, gotRecorded)
+			}
+		})
 	}
 }
