@@ -17,12 +17,9 @@ package aks
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,13 +36,12 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
-	"github.com/nuv-dev/nuv/internal/fsutil"
-	"github.com/nuv-dev/nuv/internal/paths"
 )
 
 // TagCluster is the tag nuv puts on what it makes for a cluster.
-const TagCluster = "nuv.dev/cluster"
+const TagCluster = kit.TagCluster
 
 // Resource kinds.
 const (
@@ -76,23 +72,11 @@ type Provider struct {
 // Name is "aks".
 func (p *Provider) Name() string { return "aks" }
 
-func (p *Provider) getenv() func(string) string {
-	if p.Getenv == nil {
-		return os.Getenv
-	}
-	return p.Getenv
-}
+func (p *Provider) getenv() func(string) string { return kit.Getenv(p.Getenv) }
 
-func (p *Provider) log() cli.Logger {
-	if p.Log == nil {
-		return cli.Quiet()
-	}
-	return p.Log
-}
+func (p *Provider) log() cli.Logger { return kit.Log(p.Log) }
 
-func (p *Provider) kubeconfigPath(name string) string {
-	return filepath.Join(paths.Clusters(p.Project), name+".kubeconfig")
-}
+func (p *Provider) kubeconfigPath(name string) string { return kit.KubeconfigPath(p.Project, name) }
 
 // Desired lists the resource group (unless it exists already and is not nuv's), the managed
 // cluster with its system pool (the first node group), one agent pool per further group, and the
@@ -107,7 +91,7 @@ func (p *Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
 	var out []cluster.Resource
 	var deps []string
 	if !s.ExistingResourceGroup {
-		rg := cluster.Resource{Kind: kindGroup, Name: s.ResourceGroup, Fields: map[string]string{"location": loc, "tags": tagString(tagsOf(c))}, Replace: []string{"location"}}
+		rg := cluster.Resource{Kind: kindGroup, Name: s.ResourceGroup, Fields: map[string]string{"location": loc, "tags": kit.Map(tagsOf(c))}, Replace: []string{"location"}}
 		out = append(out, rg)
 		deps = []string{rg.Key()}
 	}
@@ -120,7 +104,7 @@ func (p *Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
 		"serviceCIDR":   c.Spec.Networking.ServiceCIDR,
 		"dnsPrefix":     s.DNSPrefix,
 		"skuTier":       s.SKUTier,
-		"tags":          tagString(tagsOf(c)),
+		"tags":          kit.Map(tagsOf(c)),
 		"state":         "Succeeded",
 	}
 	sys := c.Spec.NodeGroups[0]
@@ -145,29 +129,16 @@ func (p *Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
 }
 
 func tagsOf(c *spec.Cluster) map[string]string {
-	t := maps.Clone(map[string]string(c.Spec.Tags))
-	if t == nil {
-		t = map[string]string{}
-	}
-	t[TagCluster] = c.Metadata.Name
-	return t
-}
-
-func tagString(t map[string]string) string {
-	var kv []string
-	for _, k := range slices.Sorted(maps.Keys(t)) {
-		kv = append(kv, k+"="+t[k])
-	}
-	return strings.Join(kv, ",")
+	return kit.Tags(c.Spec.Tags, TagCluster, c.Metadata.Name)
 }
 
 // poolFields are the compared fields of a node pool.
 func poolFields(c *spec.Cluster, g spec.NodeGroup, version string) map[string]string {
 	f := map[string]string{
 		"vmSize":  vmSize(g),
-		"spot":    strconv.FormatBool(g.Spot),
+		"spot":    kit.Bool(g.Spot),
 		"zones":   strings.Join(c.Spec.Zones, ","),
-		"labels":  tagString(g.Labels),
+		"labels":  kit.Map(g.Labels),
 		"taints":  strings.Join(g.Taints, ","),
 		"version": version,
 	}
@@ -194,7 +165,7 @@ func poolFields(c *spec.Cluster, g spec.NodeGroup, version string) map[string]st
 func observedPoolFields(p *acs.ManagedClusterAgentPoolProfile, wantVersion string) map[string]string {
 	f := map[string]string{
 		"vmSize": deref(p.VMSize),
-		"spot":   strconv.FormatBool(p.ScaleSetPriority != nil && *p.ScaleSetPriority == acs.ScaleSetPrioritySpot),
+		"spot":   kit.Bool(p.ScaleSetPriority != nil && *p.ScaleSetPriority == acs.ScaleSetPrioritySpot),
 		"count":  strconv.Itoa(int(deref(p.Count))),
 	}
 	var zones []string
@@ -206,7 +177,7 @@ func observedPoolFields(p *acs.ManagedClusterAgentPoolProfile, wantVersion strin
 	for k, v := range p.NodeLabels {
 		labels[k] = deref(v)
 	}
-	f["labels"] = tagString(labels)
+	f["labels"] = kit.Map(labels)
 	var taints []string
 	for _, t := range p.NodeTaints {
 		taints = append(taints, deref(t))
@@ -284,7 +255,7 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, _ []cluster.Res
 				tags[k] = deref(v)
 			}
 			out = append(out, cluster.Resource{Kind: kindGroup, Name: s.ResourceGroup, ID: deref(g.ID), Foreign: tags[TagCluster] != name,
-				Fields: map[string]string{"location": deref(g.Location), "tags": tagString(tags)}})
+				Fields: map[string]string{"location": deref(g.Location), "tags": kit.Map(tags)}})
 		}
 	}
 	var mc *acs.ManagedCluster
@@ -325,7 +296,7 @@ func observedCluster(mc *acs.ManagedCluster, c *spec.Cluster) []cluster.Resource
 		"version":       versionAs(deref(pr.KubernetesVersion), deref(pr.CurrentKubernetesVersion), wantVersion),
 		"networkPlugin": string(deref(np.NetworkPlugin)),
 		"dnsPrefix":     deref(pr.DNSPrefix),
-		"tags":          tagString(tags),
+		"tags":          kit.Map(tags),
 		"state":         deref(pr.ProvisioningState),
 	}
 	if mc.SKU != nil {
@@ -370,40 +341,27 @@ func sourceFile(c *spec.Cluster) string {
 // wait follows a long-running operation to its end, logging its status and elapsed time.
 func wait[T any](ctx context.Context, p *Provider, what, op string, poller *runtime.Poller[T]) (T, error) {
 	start := time.Now()
-	last, lastLog := "", time.Time{}
-	interval := p.Poll
-	if interval == 0 {
-		interval = 2 * time.Second
-	}
 	bound, err := cluster.WaitTimeout(p.getenv())
 	if err != nil {
 		var z T
 		return z, err
 	}
-	for !poller.Done() {
+	err = kit.Poller{What: fmt.Sprintf("%s on %s", op, what), Interval: p.interval(), Bound: bound,
+		Report: func(status string, elapsed time.Duration) {
+			p.log().Infof("aks: %s: %s %s (%s)", what, op, status, elapsed.Round(time.Second))
+		}}.Wait(ctx, func(ctx context.Context) (string, bool, error) {
+		if poller.Done() {
+			return "", true, nil
+		}
 		resp, err := poller.Poll(ctx)
 		if err != nil {
-			var z T
-			return z, fmt.Errorf("%s on %s: %w", op, what, err)
+			return "", false, fmt.Errorf("%s on %s: %w", op, what, err)
 		}
-		status := operationStatus(resp)
-		if status != last || time.Since(lastLog) > 15*time.Second {
-			p.log().Infof("aks: %s: %s %s (%s)", what, op, status, time.Since(start).Round(time.Second))
-			last, lastLog = status, time.Now()
-		}
-		if poller.Done() {
-			break
-		}
-		if time.Since(start) >= bound {
-			var z T
-			return z, &cluster.WaitExpired{What: fmt.Sprintf("%s on %s", op, what), Last: status, Waited: time.Since(start)}
-		}
-		select {
-		case <-ctx.Done():
-			var z T
-			return z, ctx.Err()
-		case <-time.After(interval):
-		}
+		return operationStatus(resp), poller.Done(), nil
+	})
+	if err != nil {
+		var z T
+		return z, err
 	}
 	res, err := poller.Result(ctx)
 	if err != nil {
@@ -413,7 +371,32 @@ func wait[T any](ctx context.Context, p *Provider, what, op string, poller *runt
 	return res, nil
 }
 
-// Execute carries out one change.
+// kinds are the resource kinds of an AKS cluster, each with its create/update, delete and
+// Terraform form. Each kind is made again when a field it cannot change in place changes.
+var kinds = kit.Kinds[*change, *tfWriter]{
+	Provider: "aks",
+	ByKind: map[string]kit.Kind[*change, *tfWriter]{
+		kindGroup:   {Apply: (*change).group, Delete: (*change).deleteGroup, Replace: true, Terraform: (*tfWriter).group},
+		kindCluster: {Apply: (*change).cluster, Delete: (*change).deleteCluster, Recreate: true, Terraform: (*tfWriter).cluster},
+		kindPool:    {Apply: (*change).pool, Delete: (*change).deletePool, Recreate: true, Terraform: (*tfWriter).pool},
+		// The kubeconfig is the service's user kubeconfig, written by nuv; the module outputs it.
+		kindKubeconfig: {Apply: (*change).kubeconfig, Delete: (*change).deleteKubeconfig, Replace: true},
+	},
+}
+
+// change is one change of an AKS cluster being carried out: its clients, the spec and section,
+// the name in the change's key, and the resource as the change left it (out).
+type change struct {
+	p    *Provider
+	cl   *clients
+	c    *spec.Cluster
+	s    Section
+	name string
+	save func(cluster.Resource) error
+	out  *cluster.Resource
+}
+
+// Execute carries out one change with the handler of its kind.
 func (p *Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Change, save func(cluster.Resource) error) (*cluster.Resource, error) {
 	s, errs := section(c, p.getenv())
 	if len(errs) > 0 {
@@ -423,74 +406,78 @@ func (p *Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chan
 	if err != nil {
 		return nil, err
 	}
-	kind, name, _ := strings.Cut(ch.Key, "/")
-	switch kind {
-	case kindGroup:
-		if ch.Action == cluster.Delete {
-			return nil, p.deleteGroup(ctx, cl, name)
-		}
-		tags := map[string]*string{}
-		for k, v := range tagsOf(c) {
-			tags[k] = to.Ptr(v)
-		}
-		g, err := cl.groups.CreateOrUpdate(ctx, name, armresources.ResourceGroup{Location: to.Ptr(ch.Desired.Fields["location"]), Tags: tags}, nil)
-		if err != nil {
-			return nil, fmt.Errorf("ResourceGroups_CreateOrUpdate on resource group %s: %s", name, firstLineARM(err))
-		}
-		r := *ch.Desired
-		r.ID = deref(g.ID)
-		p.log().Infof("aks: resource group %s in %s", name, deref(g.Location))
-		return &r, nil
-	case kindCluster:
-		switch ch.Action {
-		case cluster.Delete:
-			return nil, p.deleteCluster(ctx, cl, s.ResourceGroup, name)
-		case cluster.Replace:
-			// A field AKS cannot change in place (location, network, the system pool's VM size
-			// or zones): the cluster is made again, with every pool of the spec.
-			if err := p.deleteCluster(ctx, cl, s.ResourceGroup, name); err != nil {
-				return nil, err
-			}
-		}
-		return p.putCluster(ctx, cl, c, s, ch, save)
-	case kindPool:
-		switch ch.Action {
-		case cluster.Delete:
-			return nil, p.deletePool(ctx, cl, s.ResourceGroup, c.Metadata.Name, name)
-		case cluster.Replace:
-			// VM size, zones, spot or disk are fixed on a pool: it is made again.
-			if err := p.deletePool(ctx, cl, s.ResourceGroup, c.Metadata.Name, name); err != nil {
-				return nil, err
-			}
-		}
-		return p.putPool(ctx, cl, c, s, ch, save)
-	case kindKubeconfig:
-		path := p.kubeconfigPath(name)
-		if ch.Action == cluster.Delete {
-			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return nil, err
-			}
-			return nil, nil
-		}
-		res, err := cl.clusters.ListClusterUserCredentials(ctx, s.ResourceGroup, name, nil)
-		if err != nil {
-			return nil, fmt.Errorf("ManagedClusters_ListClusterUserCredentials on managed cluster %s: %s", name, firstLineARM(err))
-		}
-		if len(res.Kubeconfigs) == 0 || len(res.Kubeconfigs[0].Value) == 0 {
-			return nil, fmt.Errorf("managed cluster %s: the service returned no user kubeconfig", name)
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return nil, err
-		}
-		if err := fsutil.WriteFileAtomic(path, res.Kubeconfigs[0].Value, 0o600); err != nil {
-			return nil, fmt.Errorf("write %s: %w", path, err)
-		}
-		p.log().Infof("aks: kubeconfig of %s written to %s", name, path)
-		r := *ch.Desired
-		r.ID = path
-		return &r, nil
+	_, name, _ := strings.Cut(ch.Key, "/")
+	x := &change{p: p, cl: cl, c: c, s: s, name: name, save: save}
+	if err := kinds.Execute(ctx, x, ch); err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("aks: unknown resource %s", ch.Key)
+	return x.out, nil
+}
+
+func (x *change) group(ctx context.Context, ch cluster.Change) error {
+	tags := map[string]*string{}
+	for k, v := range tagsOf(x.c) {
+		tags[k] = to.Ptr(v)
+	}
+	g, err := x.cl.groups.CreateOrUpdate(ctx, x.name, armresources.ResourceGroup{Location: to.Ptr(ch.Desired.Fields["location"]), Tags: tags}, nil)
+	if err != nil {
+		return fmt.Errorf("ResourceGroups_CreateOrUpdate on resource group %s: %s", x.name, firstLineARM(err))
+	}
+	r := *ch.Desired
+	r.ID = deref(g.ID)
+	x.p.log().Infof("aks: resource group %s in %s", x.name, deref(g.Location))
+	x.out = &r
+	return nil
+}
+
+func (x *change) deleteGroup(ctx context.Context, _ cluster.Change) error {
+	return x.p.deleteGroup(ctx, x.cl, x.name)
+}
+
+// cluster creates or updates the managed cluster; a field AKS cannot change in place (location,
+// network, the system pool's VM size or zones) makes it again, with every pool of the spec.
+func (x *change) cluster(ctx context.Context, ch cluster.Change) (err error) {
+	x.out, err = x.p.putCluster(ctx, x.cl, x.c, x.s, ch, x.save)
+	return err
+}
+
+func (x *change) deleteCluster(ctx context.Context, _ cluster.Change) error {
+	return x.p.deleteCluster(ctx, x.cl, x.s.ResourceGroup, x.name)
+}
+
+// pool creates or updates an agent pool; VM size, zones, spot or disk are fixed on a pool: it is
+// made again.
+func (x *change) pool(ctx context.Context, ch cluster.Change) (err error) {
+	x.out, err = x.p.putPool(ctx, x.cl, x.c, x.s, ch, x.save)
+	return err
+}
+
+func (x *change) deletePool(ctx context.Context, _ cluster.Change) error {
+	return x.p.deletePool(ctx, x.cl, x.s.ResourceGroup, x.c.Metadata.Name, x.name)
+}
+
+// kubeconfig writes the cluster's user kubeconfig as the service returns it.
+func (x *change) kubeconfig(ctx context.Context, ch cluster.Change) error {
+	path := x.p.kubeconfigPath(x.name)
+	res, err := x.cl.clusters.ListClusterUserCredentials(ctx, x.s.ResourceGroup, x.name, nil)
+	if err != nil {
+		return fmt.Errorf("ManagedClusters_ListClusterUserCredentials on managed cluster %s: %s", x.name, firstLineARM(err))
+	}
+	if len(res.Kubeconfigs) == 0 || len(res.Kubeconfigs[0].Value) == 0 {
+		return fmt.Errorf("managed cluster %s: the service returned no user kubeconfig", x.name)
+	}
+	if err := kit.WriteKubeconfig(path, res.Kubeconfigs[0].Value); err != nil {
+		return err
+	}
+	x.p.log().Infof("aks: kubeconfig of %s written to %s", x.name, path)
+	r := *ch.Desired
+	r.ID = path
+	x.out = &r
+	return nil
+}
+
+func (x *change) deleteKubeconfig(context.Context, cluster.Change) error {
+	return kit.RemoveKubeconfig(x.p.kubeconfigPath(x.name))
 }
 
 // settle waits for a managed cluster's operation in progress (a create resumed after nuv was
@@ -652,7 +639,8 @@ func (p *Provider) putCluster(ctx context.Context, cl *clients, c *spec.Cluster,
 		if _, err := os.Stat(p.kubeconfigPath(name)); err == nil {
 			kc := cluster.Change{Action: cluster.Update, Key: kindKubeconfig + "/" + name,
 				Desired: &cluster.Resource{Kind: kindKubeconfig, Name: name, Fields: map[string]string{"path": p.kubeconfigPath(name)}}}
-			if _, err := p.Execute(ctx, c, kc, save); err != nil {
+			kx := &change{p: p, cl: cl, c: c, s: s, name: name, save: save}
+			if err := kx.kubeconfig(ctx, kc); err != nil {
 				return nil, err
 			}
 		}
@@ -808,16 +796,6 @@ func (p *Provider) info(name string, mc *acs.ManagedCluster) cluster.Info {
 // Status reports one cluster nuv made, in the subscription its spec names (the environment's
 // for a cluster without a record).
 func (p *Provider) Status(ctx context.Context, c *spec.Cluster) (cluster.Info, error) {
-	name := c.Metadata.Name
 	s, _ := section(c, p.getenv())
-	all, err := p.listIn(ctx, s.Subscription)
-	if err != nil {
-		return cluster.Info{}, err
-	}
-	for _, i := range all {
-		if i.Name == name {
-			return i, nil
-		}
-	}
-	return cluster.Info{}, fmt.Errorf("aks cluster %s: %w", name, cluster.ErrNotFound)
+	return kit.StatusFromList(ctx, func(ctx context.Context) ([]cluster.Info, error) { return p.listIn(ctx, s.Subscription) }, c.Metadata.Name)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
 
@@ -85,7 +86,7 @@ func desired(c *spec.Cluster, r *resolved) ([]cluster.Resource, error) {
 		add(cluster.Resource{Kind: kindVPC, Name: name, Fields: map[string]string{"cidr": orDefault(c.Spec.Networking.VPCCIDR, DefaultVPCCIDR)}, Replace: []string{"cidr"}})
 		var publicKeys []string
 		for _, s := range r.subnets {
-			add(cluster.Resource{Kind: kindSubnet, Name: s.Name(), Fields: map[string]string{"cidr": s.CIDR, "zone": s.Zone, "public": strconv.FormatBool(s.Public)},
+			add(cluster.Resource{Kind: kindSubnet, Name: s.Name(), Fields: map[string]string{"cidr": s.CIDR, "zone": s.Zone, "public": kit.Bool(s.Public)},
 				Replace: []string{"cidr", "zone"}, DependsOn: []string{vpc}})
 			if s.Public {
 				publicKeys = append(publicKeys, key(kindSubnet, s.Name()))
@@ -140,12 +141,12 @@ func desired(c *spec.Cluster, r *resolved) ([]cluster.Resource, error) {
 	clusterDeps = append(clusterDeps, key(kindRole, cr))
 	cf := map[string]string{
 		"version":         r.version,
-		"endpointPublic":  strconv.FormatBool(sec.EndpointPublic),
-		"endpointPrivate": strconv.FormatBool(sec.EndpointPrivate),
+		"endpointPublic":  kit.Bool(sec.EndpointPublic),
+		"endpointPrivate": kit.Bool(sec.EndpointPrivate),
 		"publicCIDRs":     strings.Join(orList(sec.PublicAccessCIDRs, "0.0.0.0/0"), ","),
 		"logging":         strings.Join(sec.Logging, ","),
 		"serviceCIDR":     c.Spec.Networking.ServiceCIDR,
-		"tags":            tagString(c.Spec.Tags),
+		"tags":            kit.Map(c.Spec.Tags),
 	}
 	if sec.VPCID != "" {
 		cf["subnets"] = strings.Join(sec.SubnetIDs, ",")
@@ -193,14 +194,6 @@ func orList(v []string, d ...string) []string {
 		return d
 	}
 	return v
-}
-
-func tagString(t spec.Tags) string {
-	var kv []string
-	for _, k := range slices.Sorted(maps.Keys(t)) {
-		kv = append(kv, k+"="+t[k])
-	}
-	return strings.Join(kv, ",")
 }
 
 // scaling returns a group's EKS scaling: min, max and desired size.

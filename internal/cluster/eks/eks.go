@@ -27,6 +27,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/karpenter"
 )
@@ -37,7 +38,7 @@ const Name = "eks"
 // TagCluster marks every resource nuv makes for a cluster; TagResource names the resource (its
 // key in the plan) on EC2 resources, whose names are only tags.
 const (
-	TagCluster  = "nuv.dev/cluster"
+	TagCluster  = kit.TagCluster
 	TagResource = "nuv.dev/resource"
 )
 
@@ -103,19 +104,9 @@ func New(project, exe string, getenv func(string) string, log cli.Logger) *Provi
 // Name is "eks".
 func (p *Provider) Name() string { return Name }
 
-func (p *Provider) getenv(k string) string {
-	if p.Getenv == nil {
-		return ""
-	}
-	return p.Getenv(k)
-}
+func (p *Provider) getenv(k string) string { return kit.Getenv(p.Getenv)(k) }
 
-func (p *Provider) log() cli.Logger {
-	if p.Log == nil {
-		return cli.Quiet()
-	}
-	return p.Log
-}
+func (p *Provider) log() cli.Logger { return kit.Log(p.Log) }
 
 // resolved is what a spec means once the AWS API has answered: the Kubernetes version, the zones,
 // the subnets and the add-on versions. Validate computes it; Desired and Terraform use it.
@@ -333,17 +324,16 @@ func loopback(endpoint string) bool {
 	return h == "localhost" || strings.HasPrefix(h, "127.") || h == "::1"
 }
 
-// progress prints a wait's status changes with the elapsed time, and the status every 15s.
+// progress prints a wait's status changes with the elapsed time, and the status every 15s
+// (kit.Progress).
 type progress struct {
-	log   cli.Logger
-	what  string
-	start time.Time
-	last  string
-	at    time.Time
+	log  cli.Logger
+	what string
+	*kit.Progress
 }
 
 func (p *Provider) progress(what string) *progress {
-	return &progress{log: p.log(), what: what, start: time.Now()}
+	return &progress{log: p.log(), what: what, Progress: kit.NewProgress()}
 }
 
 // doneStatuses end a wait; a wait that finds one at its first look prints nothing (the resource
@@ -351,14 +341,9 @@ func (p *Provider) progress(what string) *progress {
 var doneStatuses = map[string]bool{"ACTIVE": true, "available": true, "Successful": true, "deleted": true}
 
 func (g *progress) status(s string) {
-	now := time.Now()
-	first := g.at.IsZero()
-	if s == g.last && now.Sub(g.at) < 15*time.Second {
+	first := !g.Started()
+	if !g.Due(s) || first && doneStatuses[s] {
 		return
 	}
-	g.last, g.at = s, now
-	if first && doneStatuses[s] {
-		return
-	}
-	g.log.Infof("  waiting for %s: %s (%s)", g.what, s, now.Sub(g.start).Round(100*time.Millisecond))
+	g.log.Infof("  waiting for %s: %s (%s)", g.what, s, g.Elapsed().Round(100*time.Millisecond))
 }

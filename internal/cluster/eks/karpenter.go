@@ -153,7 +153,8 @@ func wantsKarpenter(c *spec.Cluster, name string) bool {
 
 // karpenter installs Karpenter's CRDs and applies group's objects; a replace (a pool that turns
 // static or dynamic, which Karpenter refuses in place) deletes the old objects first.
-func (x *exec) karpenter(ctx context.Context, ch cluster.Change, group string) error {
+func (x *exec) karpenter(ctx context.Context, ch cluster.Change) error {
+	group := x.rname
 	g, err := groupNamed(x.c, group)
 	if err != nil {
 		return fmt.Errorf("%s: %w", ch.Key, err)
@@ -191,7 +192,8 @@ func (x *exec) karpenter(ctx context.Context, ch cluster.Change, group string) e
 
 // deleteKarpenter removes the objects of a group (one the spec no longer lists, or of a cluster
 // being deleted) by name; without a kubeconfig the cluster, and its objects, went first.
-func (x *exec) deleteKarpenter(ctx context.Context, group string) error {
+func (x *exec) deleteKarpenter(ctx context.Context, _ cluster.Change) error {
+	group := x.rname
 	cfg, err := x.p.restConfig(x.name)
 	if err != nil {
 		return nil

@@ -1,10 +1,22 @@
 package eks
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"net/netip"
+	"slices"
+	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/cluster/tfgen"
 )
 
 // DefaultVPCCIDR is the VPC network when spec.networking.vpcCIDR is not set.
@@ -110,4 +122,650 @@ func nth(p netip.Prefix, bits, i int) netip.Prefix {
 	v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
 	v += uint32(i) << (32 - bits)
 	return netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), bits)
+}
+
+// The network kinds: VPC, subnets, internet and NAT gateways, addresses, route tables and
+// the security group; each one's create, delete, Terraform form, and their observation.
+
+func (x *exec) vpc(ctx context.Context, _ cluster.Change) error {
+	if x.res.ID == "" {
+		out, err := x.s.ec2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String(x.res.Fields["cidr"]), TagSpecifications: x.ec2Tags(ec2types.ResourceTypeVpc)})
+		if err != nil {
+			return x.fail("ec2:CreateVpc", x.res.Key(), err)
+		}
+		if err := x.made(aws.ToString(out.Vpc.VpcId)); err != nil {
+			return err
+		}
+	}
+	for _, attr := range []*ec2.ModifyVpcAttributeInput{
+		{VpcId: aws.String(x.res.ID), EnableDnsSupport: &ec2types.AttributeBooleanValue{Value: aws.Bool(true)}},
+		{VpcId: aws.String(x.res.ID), EnableDnsHostnames: &ec2types.AttributeBooleanValue{Value: aws.Bool(true)}},
+	} {
+		if _, err := x.s.ec2.ModifyVpcAttribute(ctx, attr); err != nil {
+			return x.fail("ec2:ModifyVpcAttribute", x.res.Key(), err)
+		}
+	}
+	return x.p.waitVPC(ctx, x.s, x.res.ID)
+}
+
+func (x *exec) subnet(ctx context.Context, ch cluster.Change) error {
+	f := x.res.Fields
+	public := f["public"] == "true"
+	if x.res.ID == "" {
+		vpc, err := x.id(key(kindVPC, x.name))
+		if err != nil {
+			return err
+		}
+		out, err := x.s.ec2.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: aws.String(vpc), CidrBlock: aws.String(f["cidr"]), AvailabilityZone: aws.String(f["zone"]),
+			TagSpecifications: x.ec2Tags(ec2types.ResourceTypeSubnet, subnetTags(x.name, public)...)})
+		if err != nil {
+			return x.fail("ec2:CreateSubnet", x.res.Key(), err)
+		}
+		if err := x.made(aws.ToString(out.Subnet.SubnetId)); err != nil {
+			return err
+		}
+	}
+	if ch.Actual == nil || ch.Actual.Fields["public"] != f["public"] {
+		if _, err := x.s.ec2.ModifySubnetAttribute(ctx, &ec2.ModifySubnetAttributeInput{SubnetId: aws.String(x.res.ID),
+			MapPublicIpOnLaunch: &ec2types.AttributeBooleanValue{Value: aws.Bool(public)}}); err != nil {
+			return x.fail("ec2:ModifySubnetAttribute", x.res.Key(), err)
+		}
+	}
+	return x.p.waitSubnet(ctx, x.s, x.res.ID)
+}
+
+// subnetTags are the tags of a subnet besides nuv's: the load balancer role Kubernetes' cloud
+// controllers look for, and on private subnets Karpenter's discovery tag (its nodes go there).
+func subnetTags(clusterName string, public bool) []string {
+	if public {
+		return []string{"kubernetes.io/role/elb", "1"}
+	}
+	return []string{"kubernetes.io/role/internal-elb", "1", "karpenter.sh/discovery", clusterName}
+}
+
+func (x *exec) igw(ctx context.Context, _ cluster.Change) error {
+	vpc, err := x.id(key(kindVPC, x.name))
+	if err != nil {
+		return err
+	}
+	if x.res.ID == "" {
+		out, err := x.s.ec2.CreateInternetGateway(ctx, &ec2.CreateInternetGatewayInput{TagSpecifications: x.ec2Tags(ec2types.ResourceTypeInternetGateway)})
+		if err != nil {
+			return x.fail("ec2:CreateInternetGateway", x.res.Key(), err)
+		}
+		if err := x.made(aws.ToString(out.InternetGateway.InternetGatewayId)); err != nil {
+			return err
+		}
+	}
+	_, err = x.s.ec2.AttachInternetGateway(ctx, &ec2.AttachInternetGatewayInput{InternetGatewayId: aws.String(x.res.ID), VpcId: aws.String(vpc)})
+	if err != nil && apiCode(err) != "Resource.AlreadyAssociated" {
+		return x.fail("ec2:AttachInternetGateway", x.res.Key(), err)
+	}
+	return nil
+}
+
+func (x *exec) eip(ctx context.Context, _ cluster.Change) error {
+	out, err := x.s.ec2.AllocateAddress(ctx, &ec2.AllocateAddressInput{Domain: ec2types.DomainTypeVpc, TagSpecifications: x.ec2Tags(ec2types.ResourceTypeElasticIp)})
+	if err != nil {
+		return x.fail("ec2:AllocateAddress", x.res.Key(), err)
+	}
+	return x.made(aws.ToString(out.AllocationId))
+}
+
+func (x *exec) nat(ctx context.Context, _ cluster.Change) error {
+	if x.res.ID == "" {
+		sub, err := x.id(x.res.Fields["subnet"])
+		if err != nil {
+			return err
+		}
+		eip, err := x.id(x.res.Fields["eip"])
+		if err != nil {
+			return err
+		}
+		out, err := x.s.ec2.CreateNatGateway(ctx, &ec2.CreateNatGatewayInput{SubnetId: aws.String(sub), AllocationId: aws.String(eip),
+			TagSpecifications: x.ec2Tags(ec2types.ResourceTypeNatgateway)})
+		if err != nil {
+			return x.fail("ec2:CreateNatGateway", x.res.Key(), err)
+		}
+		if err := x.made(aws.ToString(out.NatGateway.NatGatewayId)); err != nil {
+			return err
+		}
+	}
+	return x.p.waitNAT(ctx, x.s, x.res.ID, true)
+}
+
+func (x *exec) routeTable(ctx context.Context, ch cluster.Change) error {
+	f := x.res.Fields
+	if x.res.ID == "" {
+		vpc, err := x.id(key(kindVPC, x.name))
+		if err != nil {
+			return err
+		}
+		out, err := x.s.ec2.CreateRouteTable(ctx, &ec2.CreateRouteTableInput{VpcId: aws.String(vpc), TagSpecifications: x.ec2Tags(ec2types.ResourceTypeRouteTable)})
+		if err != nil {
+			return x.fail("ec2:CreateRouteTable", x.res.Key(), err)
+		}
+		if err := x.made(aws.ToString(out.RouteTable.RouteTableId)); err != nil {
+			return err
+		}
+	}
+	cur, err := x.s.ec2.DescribeRouteTables(ctx, &ec2.DescribeRouteTablesInput{RouteTableIds: []string{x.res.ID}})
+	if err != nil || len(cur.RouteTables) == 0 {
+		return x.fail("ec2:DescribeRouteTables", x.res.Key(), err)
+	}
+	rt := cur.RouteTables[0]
+	// The default route: to the internet gateway, a NAT gateway, or none.
+	target := ""
+	if f["default"] != "" {
+		if target, err = x.id(f["default"]); err != nil {
+			return err
+		}
+	}
+	have := ""
+	for _, r := range rt.Routes {
+		if aws.ToString(r.DestinationCidrBlock) == "0.0.0.0/0" {
+			have = aws.ToString(r.GatewayId) + aws.ToString(r.NatGatewayId)
+		}
+	}
+	if have != target && have != "" {
+		if _, err := x.s.ec2.DeleteRoute(ctx, &ec2.DeleteRouteInput{RouteTableId: aws.String(x.res.ID), DestinationCidrBlock: aws.String("0.0.0.0/0")}); err != nil {
+			return x.fail("ec2:DeleteRoute", x.res.Key(), err)
+		}
+	}
+	if have != target && target != "" {
+		in := &ec2.CreateRouteInput{RouteTableId: aws.String(x.res.ID), DestinationCidrBlock: aws.String("0.0.0.0/0")}
+		if strings.HasPrefix(f["default"], kindNAT+"/") {
+			if err := x.p.waitNAT(ctx, x.s, target, true); err != nil {
+				return err
+			}
+			in.NatGatewayId = aws.String(target)
+		} else {
+			in.GatewayId = aws.String(target)
+		}
+		if _, err := x.s.ec2.CreateRoute(ctx, in); err != nil {
+			return x.fail("ec2:CreateRoute", x.res.Key(), err)
+		}
+	}
+	// Associations: every subnet the spec lists, no other.
+	want := map[string]bool{}
+	for _, sn := range strings.Split(f["subnets"], ",") {
+		if sn == "" {
+			continue
+		}
+		id, err := x.id(key(kindSubnet, sn))
+		if err != nil {
+			return err
+		}
+		want[id] = true
+	}
+	for _, a := range rt.Associations {
+		id := aws.ToString(a.SubnetId)
+		if id == "" || aws.ToBool(a.Main) {
+			continue
+		}
+		if want[id] {
+			delete(want, id)
+			continue
+		}
+		if _, err := x.s.ec2.DisassociateRouteTable(ctx, &ec2.DisassociateRouteTableInput{AssociationId: a.RouteTableAssociationId}); err != nil {
+			return x.fail("ec2:DisassociateRouteTable", x.res.Key(), err)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(want)) {
+		if _, err := x.s.ec2.AssociateRouteTable(ctx, &ec2.AssociateRouteTableInput{RouteTableId: aws.String(x.res.ID), SubnetId: aws.String(id)}); err != nil {
+			return x.fail("ec2:AssociateRouteTable", x.res.Key()+" and "+id, err)
+		}
+	}
+	return nil
+}
+
+func (x *exec) securityGroup(ctx context.Context, _ cluster.Change) error {
+	if x.res.ID == "" {
+		vpc, err := x.id(key(kindVPC, x.name))
+		if err != nil {
+			return err
+		}
+		out, err := x.s.ec2.CreateSecurityGroup(ctx, &ec2.CreateSecurityGroupInput{GroupName: aws.String("nuv-" + x.name), VpcId: aws.String(vpc),
+			Description:       aws.String("nuv cluster " + x.name + ": control plane and nodes"),
+			TagSpecifications: x.ec2Tags(ec2types.ResourceTypeSecurityGroup, "karpenter.sh/discovery", x.name)})
+		if err != nil {
+			return x.fail("ec2:CreateSecurityGroup", x.res.Key(), err)
+		}
+		if err := x.made(aws.ToString(out.GroupId)); err != nil {
+			return err
+		}
+	}
+	_, err := x.s.ec2.AuthorizeSecurityGroupIngress(ctx, &ec2.AuthorizeSecurityGroupIngressInput{GroupId: aws.String(x.res.ID),
+		IpPermissions: []ec2types.IpPermission{{IpProtocol: aws.String("-1"), UserIdGroupPairs: []ec2types.UserIdGroupPair{{GroupId: aws.String(x.res.ID),
+			Description: aws.String("everything between the control plane and the nodes")}}}}})
+	if err != nil && apiCode(err) != "InvalidPermission.Duplicate" {
+		return x.fail("ec2:AuthorizeSecurityGroupIngress", x.res.Key(), err)
+	}
+	return nil
+}
+
+func (x *exec) deleteVPC(ctx context.Context, ch cluster.Change) error {
+	id := actualID(ch)
+	return x.ec2Retry(ctx, ch, "ec2:DeleteVpc", func() error {
+		_, err := x.s.ec2.DeleteVpc(ctx, &ec2.DeleteVpcInput{VpcId: aws.String(id)})
+		return err
+	})
+}
+
+func (x *exec) deleteSubnet(ctx context.Context, ch cluster.Change) error {
+	id := actualID(ch)
+	return x.ec2Retry(ctx, ch, "ec2:DeleteSubnet", func() error {
+		_, err := x.s.ec2.DeleteSubnet(ctx, &ec2.DeleteSubnetInput{SubnetId: aws.String(id)})
+		return err
+	})
+}
+
+func (x *exec) deleteIGW(ctx context.Context, ch cluster.Change) error {
+	id := actualID(ch)
+	k := ch.Key
+	out, err := x.s.ec2.DescribeInternetGateways(ctx, &ec2.DescribeInternetGatewaysInput{InternetGatewayIds: []string{id}})
+	if err != nil {
+		if notFound(err) {
+			return nil
+		}
+		return x.fail("ec2:DescribeInternetGateways", k, err)
+	}
+	for _, g := range out.InternetGateways {
+		for _, a := range g.Attachments {
+			if err := x.ec2Retry(ctx, ch, "ec2:DetachInternetGateway", func() error {
+				_, err := x.s.ec2.DetachInternetGateway(ctx, &ec2.DetachInternetGatewayInput{InternetGatewayId: aws.String(id), VpcId: a.VpcId})
+				return err
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	return x.ec2Retry(ctx, ch, "ec2:DeleteInternetGateway", func() error {
+		_, err := x.s.ec2.DeleteInternetGateway(ctx, &ec2.DeleteInternetGatewayInput{InternetGatewayId: aws.String(id)})
+		return err
+	})
+}
+
+func (x *exec) deleteEIP(ctx context.Context, ch cluster.Change) error {
+	id := actualID(ch)
+	return x.ec2Retry(ctx, ch, "ec2:ReleaseAddress", func() error {
+		_, err := x.s.ec2.ReleaseAddress(ctx, &ec2.ReleaseAddressInput{AllocationId: aws.String(id)})
+		return err
+	})
+}
+
+func (x *exec) deleteNAT(ctx context.Context, ch cluster.Change) error {
+	id := actualID(ch)
+	k := ch.Key
+	_, err := x.s.ec2.DeleteNatGateway(ctx, &ec2.DeleteNatGatewayInput{NatGatewayId: aws.String(id)})
+	if notFound(err) && err != nil {
+		return nil
+	}
+	if err != nil {
+		return x.fail("ec2:DeleteNatGateway", k, err)
+	}
+	return x.p.waitNAT(ctx, x.s, id, false)
+}
+
+func (x *exec) deleteRouteTable(ctx context.Context, ch cluster.Change) error {
+	id := actualID(ch)
+	k := ch.Key
+	out, err := x.s.ec2.DescribeRouteTables(ctx, &ec2.DescribeRouteTablesInput{RouteTableIds: []string{id}})
+	if err != nil {
+		if notFound(err) {
+			return nil
+		}
+		return x.fail("ec2:DescribeRouteTables", k, err)
+	}
+	for _, rt := range out.RouteTables {
+		for _, a := range rt.Associations {
+			if aws.ToBool(a.Main) {
+				continue
+			}
+			if _, err := x.s.ec2.DisassociateRouteTable(ctx, &ec2.DisassociateRouteTableInput{AssociationId: a.RouteTableAssociationId}); !notFound(err) {
+				return x.fail("ec2:DisassociateRouteTable", k, err)
+			}
+		}
+	}
+	return x.ec2Retry(ctx, ch, "ec2:DeleteRouteTable", func() error {
+		_, err := x.s.ec2.DeleteRouteTable(ctx, &ec2.DeleteRouteTableInput{RouteTableId: aws.String(id)})
+		return err
+	})
+}
+
+func (x *exec) deleteSecurityGroup(ctx context.Context, ch cluster.Change) error {
+	id := actualID(ch)
+	return x.ec2Retry(ctx, ch, "ec2:DeleteSecurityGroup", func() error {
+		_, err := x.s.ec2.DeleteSecurityGroup(ctx, &ec2.DeleteSecurityGroupInput{GroupId: aws.String(id)})
+		return err
+	})
+}
+
+func (w *tfWriter) vpc(r cluster.Resource) error {
+	f := r.Fields
+	b := w.block("aws_vpc", r.Key())
+	b.SetAttributeValue("cidr_block", cty.StringVal(f["cidr"]))
+	b.SetAttributeValue("enable_dns_support", cty.True)
+	b.SetAttributeValue("enable_dns_hostnames", cty.True)
+	b.SetAttributeValue("tags", w.nameTags(r))
+	return nil
+}
+
+func (w *tfWriter) subnet(r cluster.Resource) error {
+	f := r.Fields
+	name := w.c.Metadata.Name
+	b := w.block("aws_subnet", r.Key())
+	vpc, err := w.ref(key(kindVPC, name), "id")
+	if err != nil {
+		return err
+	}
+	b.SetAttributeRaw("vpc_id", vpc)
+	b.SetAttributeValue("cidr_block", cty.StringVal(f["cidr"]))
+	b.SetAttributeValue("availability_zone", cty.StringVal(f["zone"]))
+	b.SetAttributeValue("map_public_ip_on_launch", cty.BoolVal(f["public"] == "true"))
+	b.SetAttributeValue("tags", w.nameTags(r, subnetTags(name, f["public"] == "true")...))
+	return nil
+}
+
+func (w *tfWriter) igw(r cluster.Resource) error {
+	name := w.c.Metadata.Name
+	b := w.block("aws_internet_gateway", r.Key())
+	vpc, err := w.ref(key(kindVPC, name), "id")
+	if err != nil {
+		return err
+	}
+	b.SetAttributeRaw("vpc_id", vpc)
+	b.SetAttributeValue("tags", w.nameTags(r))
+	return nil
+}
+
+func (w *tfWriter) eip(r cluster.Resource) error {
+	b := w.block("aws_eip", r.Key())
+	b.SetAttributeValue("domain", cty.StringVal("vpc"))
+	b.SetAttributeValue("tags", w.nameTags(r))
+	return nil
+}
+
+func (w *tfWriter) nat(r cluster.Resource) error {
+	f := r.Fields
+	name := w.c.Metadata.Name
+	b := w.block("aws_nat_gateway", r.Key())
+	eip, err := w.ref(f["eip"], "id")
+	if err != nil {
+		return err
+	}
+	sub, err := w.ref(f["subnet"], "id")
+	if err != nil {
+		return err
+	}
+	b.SetAttributeRaw("allocation_id", eip)
+	b.SetAttributeRaw("subnet_id", sub)
+	b.SetAttributeValue("tags", w.nameTags(r))
+	b.SetAttributeRaw("depends_on", w.addrs(key(kindIGW, name)))
+	return nil
+}
+
+func (w *tfWriter) routeTable(r cluster.Resource) error {
+	f := r.Fields
+	name := w.c.Metadata.Name
+	b := w.block("aws_route_table", r.Key())
+	vpc, err := w.ref(key(kindVPC, name), "id")
+	if err != nil {
+		return err
+	}
+	b.SetAttributeRaw("vpc_id", vpc)
+	if d := f["default"]; d != "" {
+		rb := b.AppendNewBlock("route", nil).Body()
+		rb.SetAttributeValue("cidr_block", cty.StringVal("0.0.0.0/0"))
+		target, err := w.ref(d, "id")
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(d, kindNAT+"/") {
+			rb.SetAttributeRaw("nat_gateway_id", target)
+		} else {
+			rb.SetAttributeRaw("gateway_id", target)
+		}
+	}
+	b.SetAttributeValue("tags", w.nameTags(r))
+	rt, _ := w.ref(r.Key(), "id")
+	for _, sn := range kit.ParseList(f["subnets"]) {
+		sk := key(kindSubnet, sn)
+		sub, err := w.ref(sk, "id")
+		if err != nil {
+			return err
+		}
+		w.body.AppendNewline()
+		ab := w.body.AppendNewBlock("resource", []string{"aws_route_table_association", tfgen.Name(sn)}).Body()
+		ab.SetAttributeRaw("subnet_id", sub)
+		ab.SetAttributeRaw("route_table_id", rt)
+	}
+	return nil
+}
+
+func (w *tfWriter) securityGroup(r cluster.Resource) error {
+	name := w.c.Metadata.Name
+	b := w.block("aws_security_group", r.Key())
+	vpc, err := w.ref(key(kindVPC, name), "id")
+	if err != nil {
+		return err
+	}
+	b.SetAttributeValue("name", cty.StringVal("nuv-"+name))
+	b.SetAttributeValue("description", cty.StringVal("nuv cluster "+name+": control plane and nodes"))
+	b.SetAttributeRaw("vpc_id", vpc)
+	in := b.AppendNewBlock("ingress", nil).Body()
+	in.SetAttributeValue("description", cty.StringVal("everything between the control plane and the nodes"))
+	in.SetAttributeValue("from_port", cty.NumberIntVal(0))
+	in.SetAttributeValue("to_port", cty.NumberIntVal(0))
+	in.SetAttributeValue("protocol", cty.StringVal("-1"))
+	in.SetAttributeValue("self", cty.True)
+	eg := b.AppendNewBlock("egress", nil).Body()
+	eg.SetAttributeValue("from_port", cty.NumberIntVal(0))
+	eg.SetAttributeValue("to_port", cty.NumberIntVal(0))
+	eg.SetAttributeValue("protocol", cty.StringVal("-1"))
+	eg.SetAttributeValue("cidr_blocks", tfgen.Strings("0.0.0.0/0"))
+	b.SetAttributeValue("tags", w.nameTags(r, "karpenter.sh/discovery", name))
+	return nil
+}
+
+func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[string][]string) error {
+	wrap := func(op string, err error) error { return fmt.Errorf("ec2:%s: %s", op, apiMessage(err)) }
+	vpcs, err := describe(ctx, o, rec[kindVPC], func(ctx context.Context, f []ec2types.Filter, ids []string) ([]ec2types.Vpc, error) {
+		out, err := s.ec2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{Filters: f, VpcIds: ids})
+		if err != nil {
+			return nil, err
+		}
+		return out.Vpcs, nil
+	}, func(v ec2types.Vpc) string { return aws.ToString(v.VpcId) })
+	if err != nil {
+		return wrap("DescribeVpcs", err)
+	}
+	for _, v := range vpcs {
+		t := tagsOf(v.Tags)
+		k, n := o.resourceKey(t, kindVPC, aws.ToString(v.VpcId))
+		o.add(cluster.Resource{Kind: k, Name: n, ID: aws.ToString(v.VpcId), Fields: map[string]string{"cidr": aws.ToString(v.CidrBlock)}})
+	}
+	// A VPC named like the cluster's that nuv did not make: a conflict, never touched.
+	named, err := s.ec2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{Filters: []ec2types.Filter{{Name: aws.String("tag:Name"), Values: []string{o.name}}}})
+	if err != nil {
+		return wrap("DescribeVpcs", err)
+	}
+	for _, v := range named.Vpcs {
+		if tagsOf(v.Tags)[TagCluster] != o.name && !o.seen[aws.ToString(v.VpcId)] {
+			o.out = append(o.out, cluster.Resource{Kind: kindVPC, Name: o.name, ID: aws.ToString(v.VpcId), Foreign: true})
+		}
+	}
+	vpcKey := func(id string) []string {
+		if k := o.ref(id); k != id {
+			return []string{k}
+		}
+		return nil
+	}
+
+	subnets, err := describe(ctx, o, rec[kindSubnet], func(ctx context.Context, f []ec2types.Filter, ids []string) ([]ec2types.Subnet, error) {
+		out, err := s.ec2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: f, SubnetIds: ids})
+		if err != nil {
+			return nil, err
+		}
+		return out.Subnets, nil
+	}, func(v ec2types.Subnet) string { return aws.ToString(v.SubnetId) })
+	if err != nil {
+		return wrap("DescribeSubnets", err)
+	}
+	for _, sn := range subnets {
+		k, n := o.resourceKey(tagsOf(sn.Tags), kindSubnet, aws.ToString(sn.SubnetId))
+		o.add(cluster.Resource{Kind: k, Name: n, ID: aws.ToString(sn.SubnetId), Fields: map[string]string{
+			"cidr": aws.ToString(sn.CidrBlock), "zone": aws.ToString(sn.AvailabilityZone), "public": kit.Bool(aws.ToBool(sn.MapPublicIpOnLaunch))},
+			DependsOn: vpcKey(aws.ToString(sn.VpcId))})
+	}
+
+	igws, err := describe(ctx, o, rec[kindIGW], func(ctx context.Context, f []ec2types.Filter, ids []string) ([]ec2types.InternetGateway, error) {
+		out, err := s.ec2.DescribeInternetGateways(ctx, &ec2.DescribeInternetGatewaysInput{Filters: f, InternetGatewayIds: ids})
+		if err != nil {
+			return nil, err
+		}
+		return out.InternetGateways, nil
+	}, func(v ec2types.InternetGateway) string { return aws.ToString(v.InternetGatewayId) })
+	if err != nil {
+		return wrap("DescribeInternetGateways", err)
+	}
+	for _, g := range igws {
+		k, n := o.resourceKey(tagsOf(g.Tags), kindIGW, aws.ToString(g.InternetGatewayId))
+		vpc, attachment := "", ""
+		for _, a := range g.Attachments {
+			vpc, attachment = o.ref(aws.ToString(a.VpcId)), aws.ToString(a.VpcId)
+		}
+		o.add(cluster.Resource{Kind: k, Name: n, ID: aws.ToString(g.InternetGatewayId), Fields: map[string]string{"vpc": vpc}, DependsOn: vpcKey(attachment)})
+	}
+	igwKeys := o.keysOf(kindIGW)
+
+	eips, err := describe(ctx, o, rec[kindEIP], func(ctx context.Context, f []ec2types.Filter, ids []string) ([]ec2types.Address, error) {
+		out, err := s.ec2.DescribeAddresses(ctx, &ec2.DescribeAddressesInput{Filters: f, AllocationIds: ids})
+		if err != nil {
+			return nil, err
+		}
+		return out.Addresses, nil
+	}, func(v ec2types.Address) string { return aws.ToString(v.AllocationId) })
+	if err != nil {
+		return wrap("DescribeAddresses", err)
+	}
+	for _, a := range eips {
+		k, n := o.resourceKey(tagsOf(a.Tags), kindEIP, aws.ToString(a.AllocationId))
+		o.add(cluster.Resource{Kind: k, Name: n, ID: aws.ToString(a.AllocationId), Fields: map[string]string{"domain": string(a.Domain)}, DependsOn: igwKeys})
+	}
+
+	nats, err := describe(ctx, o, rec[kindNAT], func(ctx context.Context, f []ec2types.Filter, ids []string) ([]ec2types.NatGateway, error) {
+		out, err := s.ec2.DescribeNatGateways(ctx, &ec2.DescribeNatGatewaysInput{Filter: f, NatGatewayIds: ids})
+		if err != nil {
+			return nil, err
+		}
+		return out.NatGateways, nil
+	}, func(v ec2types.NatGateway) string { return aws.ToString(v.NatGatewayId) })
+	if err != nil {
+		return wrap("DescribeNatGateways", err)
+	}
+	for _, g := range nats {
+		if g.State == ec2types.NatGatewayStateDeleted {
+			continue
+		}
+		k, n := o.resourceKey(tagsOf(g.Tags), kindNAT, aws.ToString(g.NatGatewayId))
+		eip := ""
+		for _, a := range g.NatGatewayAddresses {
+			eip = o.ref(aws.ToString(a.AllocationId))
+		}
+		sub := o.ref(aws.ToString(g.SubnetId))
+		deps := append([]string{sub}, igwKeys...)
+		if eip != "" {
+			deps = append(deps, eip)
+		}
+		o.add(cluster.Resource{Kind: k, Name: n, ID: aws.ToString(g.NatGatewayId), Fields: map[string]string{"subnet": sub, "eip": eip}, DependsOn: deps})
+	}
+
+	rts, err := describe(ctx, o, rec[kindRouteTable], func(ctx context.Context, f []ec2types.Filter, ids []string) ([]ec2types.RouteTable, error) {
+		out, err := s.ec2.DescribeRouteTables(ctx, &ec2.DescribeRouteTablesInput{Filters: f, RouteTableIds: ids})
+		if err != nil {
+			return nil, err
+		}
+		return out.RouteTables, nil
+	}, func(v ec2types.RouteTable) string { return aws.ToString(v.RouteTableId) })
+	if err != nil {
+		return wrap("DescribeRouteTables", err)
+	}
+	for _, rt := range rts {
+		k, n := o.resourceKey(tagsOf(rt.Tags), kindRouteTable, aws.ToString(rt.RouteTableId))
+		def := ""
+		deps := vpcKey(aws.ToString(rt.VpcId))
+		for _, r := range rt.Routes {
+			if aws.ToString(r.DestinationCidrBlock) != "0.0.0.0/0" {
+				continue
+			}
+			if r.GatewayId != nil {
+				def = o.ref(aws.ToString(r.GatewayId))
+			}
+			if r.NatGatewayId != nil {
+				def = o.ref(aws.ToString(r.NatGatewayId))
+			}
+			deps = append(deps, def)
+		}
+		var subs []string
+		for _, a := range rt.Associations {
+			if a.SubnetId != nil {
+				sk := o.ref(aws.ToString(a.SubnetId))
+				_, sn, _ := strings.Cut(sk, "/")
+				subs = append(subs, sn)
+				deps = append(deps, sk)
+			}
+		}
+		slices.Sort(subs)
+		o.add(cluster.Resource{Kind: k, Name: n, ID: aws.ToString(rt.RouteTableId), Fields: map[string]string{"default": def, "subnets": strings.Join(subs, ",")}, DependsOn: deps})
+	}
+
+	sgs, err := describe(ctx, o, rec[kindSG], func(ctx context.Context, f []ec2types.Filter, ids []string) ([]ec2types.SecurityGroup, error) {
+		out, err := s.ec2.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{Filters: f, GroupIds: ids})
+		if err != nil {
+			return nil, err
+		}
+		return out.SecurityGroups, nil
+	}, func(v ec2types.SecurityGroup) string { return aws.ToString(v.GroupId) })
+	if err != nil {
+		return wrap("DescribeSecurityGroups", err)
+	}
+	for _, g := range sgs {
+		k, n := o.resourceKey(tagsOf(g.Tags), kindSG, aws.ToString(g.GroupId))
+		ingress := ""
+		for _, perm := range g.IpPermissions {
+			for _, pair := range perm.UserIdGroupPairs {
+				if aws.ToString(pair.GroupId) == aws.ToString(g.GroupId) {
+					ingress = "self"
+				}
+			}
+		}
+		o.add(cluster.Resource{Kind: k, Name: n, ID: aws.ToString(g.GroupId), Fields: map[string]string{"vpc": o.ref(aws.ToString(g.VpcId)), "ingress": ingress},
+			DependsOn: vpcKey(aws.ToString(g.VpcId))})
+	}
+	return nil
+}
+
+// sweep adds every other EC2 resource tagged with the cluster's name, so nothing tagged for it
+// goes unnoticed (delete fails naming it).
+func (s *session) sweep(ctx context.Context, o *observation) error {
+	pg := ec2.NewDescribeTagsPaginator(s.ec2, &ec2.DescribeTagsInput{Filters: []ec2types.Filter{
+		{Name: aws.String("key"), Values: []string{TagCluster}}, {Name: aws.String("value"), Values: []string{o.name}}}})
+	for pg.HasMorePages() {
+		page, err := pg.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("ec2:DescribeTags: %s", apiMessage(err))
+		}
+		for _, t := range page.Tags {
+			id := aws.ToString(t.ResourceId)
+			if o.seen[id] {
+				continue
+			}
+			if t.ResourceType == ec2types.ResourceTypeNatgateway {
+				continue // a deleted NAT gateway keeps its tags for a while
+			}
+			o.add(cluster.Resource{Kind: "tagged", Name: id, ID: id, Fields: map[string]string{"type": string(t.ResourceType)}})
+		}
+	}
+	return nil
 }

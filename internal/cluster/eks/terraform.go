@@ -2,15 +2,14 @@ package eks
 
 import (
 	"fmt"
-	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/tfgen"
 )
@@ -23,11 +22,7 @@ import (
 func (p *Provider) Terraform(c *spec.Cluster, desired []cluster.Resource) (map[string][]byte, error) {
 	sec := sectionOf(c)
 	m := tfgen.NewModule()
-	tags := map[string]string(maps.Clone(c.Spec.Tags))
-	if tags == nil {
-		tags = map[string]string{}
-	}
-	tags[TagCluster] = c.Metadata.Name
+	tags := kit.Tags(c.Spec.Tags, TagCluster, c.Metadata.Name)
 	region := c.Spec.Region
 	if region == "" {
 		if r, ok := p.cachedRegion(c); ok {
@@ -41,7 +36,7 @@ func (p *Provider) Terraform(c *spec.Cluster, desired []cluster.Resource) (map[s
 		w.byKey[r.Key()] = r
 	}
 	for _, r := range desired {
-		if err := w.resource(r); err != nil {
+		if err := kinds.Terraform(w, r); err != nil {
 			return nil, err
 		}
 	}
@@ -157,226 +152,6 @@ func (w *tfWriter) nameTags(r cluster.Resource, extra ...string) cty.Value {
 		t[extra[i]] = extra[i+1]
 	}
 	return tfgen.StringMap(t)
-}
-
-func (w *tfWriter) resource(r cluster.Resource) error {
-	f := r.Fields
-	name := w.c.Metadata.Name
-	switch r.Kind {
-	case kindVPC:
-		b := w.block("aws_vpc", r.Key())
-		b.SetAttributeValue("cidr_block", cty.StringVal(f["cidr"]))
-		b.SetAttributeValue("enable_dns_support", cty.True)
-		b.SetAttributeValue("enable_dns_hostnames", cty.True)
-		b.SetAttributeValue("tags", w.nameTags(r))
-	case kindSubnet:
-		b := w.block("aws_subnet", r.Key())
-		vpc, err := w.ref(key(kindVPC, name), "id")
-		if err != nil {
-			return err
-		}
-		b.SetAttributeRaw("vpc_id", vpc)
-		b.SetAttributeValue("cidr_block", cty.StringVal(f["cidr"]))
-		b.SetAttributeValue("availability_zone", cty.StringVal(f["zone"]))
-		b.SetAttributeValue("map_public_ip_on_launch", cty.BoolVal(f["public"] == "true"))
-		b.SetAttributeValue("tags", w.nameTags(r, subnetTags(name, f["public"] == "true")...))
-	case kindIGW:
-		b := w.block("aws_internet_gateway", r.Key())
-		vpc, err := w.ref(key(kindVPC, name), "id")
-		if err != nil {
-			return err
-		}
-		b.SetAttributeRaw("vpc_id", vpc)
-		b.SetAttributeValue("tags", w.nameTags(r))
-	case kindEIP:
-		b := w.block("aws_eip", r.Key())
-		b.SetAttributeValue("domain", cty.StringVal("vpc"))
-		b.SetAttributeValue("tags", w.nameTags(r))
-	case kindNAT:
-		b := w.block("aws_nat_gateway", r.Key())
-		eip, err := w.ref(f["eip"], "id")
-		if err != nil {
-			return err
-		}
-		sub, err := w.ref(f["subnet"], "id")
-		if err != nil {
-			return err
-		}
-		b.SetAttributeRaw("allocation_id", eip)
-		b.SetAttributeRaw("subnet_id", sub)
-		b.SetAttributeValue("tags", w.nameTags(r))
-		b.SetAttributeRaw("depends_on", w.addrs(key(kindIGW, name)))
-	case kindRouteTable:
-		b := w.block("aws_route_table", r.Key())
-		vpc, err := w.ref(key(kindVPC, name), "id")
-		if err != nil {
-			return err
-		}
-		b.SetAttributeRaw("vpc_id", vpc)
-		if d := f["default"]; d != "" {
-			rb := b.AppendNewBlock("route", nil).Body()
-			rb.SetAttributeValue("cidr_block", cty.StringVal("0.0.0.0/0"))
-			target, err := w.ref(d, "id")
-			if err != nil {
-				return err
-			}
-			if strings.HasPrefix(d, kindNAT+"/") {
-				rb.SetAttributeRaw("nat_gateway_id", target)
-			} else {
-				rb.SetAttributeRaw("gateway_id", target)
-			}
-		}
-		b.SetAttributeValue("tags", w.nameTags(r))
-		rt, _ := w.ref(r.Key(), "id")
-		for _, sn := range parseList(f["subnets"]) {
-			sk := key(kindSubnet, sn)
-			sub, err := w.ref(sk, "id")
-			if err != nil {
-				return err
-			}
-			w.body.AppendNewline()
-			ab := w.body.AppendNewBlock("resource", []string{"aws_route_table_association", tfgen.Name(sn)}).Body()
-			ab.SetAttributeRaw("subnet_id", sub)
-			ab.SetAttributeRaw("route_table_id", rt)
-		}
-	case kindSG:
-		b := w.block("aws_security_group", r.Key())
-		vpc, err := w.ref(key(kindVPC, name), "id")
-		if err != nil {
-			return err
-		}
-		b.SetAttributeValue("name", cty.StringVal("nuv-"+name))
-		b.SetAttributeValue("description", cty.StringVal("nuv cluster "+name+": control plane and nodes"))
-		b.SetAttributeRaw("vpc_id", vpc)
-		in := b.AppendNewBlock("ingress", nil).Body()
-		in.SetAttributeValue("description", cty.StringVal("everything between the control plane and the nodes"))
-		in.SetAttributeValue("from_port", cty.NumberIntVal(0))
-		in.SetAttributeValue("to_port", cty.NumberIntVal(0))
-		in.SetAttributeValue("protocol", cty.StringVal("-1"))
-		in.SetAttributeValue("self", cty.True)
-		eg := b.AppendNewBlock("egress", nil).Body()
-		eg.SetAttributeValue("from_port", cty.NumberIntVal(0))
-		eg.SetAttributeValue("to_port", cty.NumberIntVal(0))
-		eg.SetAttributeValue("protocol", cty.StringVal("-1"))
-		eg.SetAttributeValue("cidr_blocks", tfgen.Strings("0.0.0.0/0"))
-		b.SetAttributeValue("tags", w.nameTags(r, "karpenter.sh/discovery", name))
-	case kindRole:
-		b := w.block("aws_iam_role", r.Key())
-		b.SetAttributeValue("name", cty.StringVal(r.Name))
-		b.SetAttributeRaw("assume_role_policy", jsonencode(f["service"]))
-		role, _ := w.ref(r.Key(), "name")
-		if w.policyAttachments == nil {
-			w.policyAttachments = map[string][]string{}
-		}
-		for _, pol := range parseList(f["policies"]) {
-			label := tfgen.Name(r.Name + "-" + pol)
-			w.body.AppendNewline()
-			ab := w.body.AppendNewBlock("resource", []string{"aws_iam_role_policy_attachment", label}).Body()
-			ab.SetAttributeRaw("role", role)
-			ab.SetAttributeValue("policy_arn", cty.StringVal("arn:aws:iam::aws:policy/"+pol))
-			w.policyAttachments[r.Key()] = append(w.policyAttachments[r.Key()], "aws_iam_role_policy_attachment."+label)
-		}
-	case kindCluster:
-		b := w.block("aws_eks_cluster", r.Key())
-		b.SetAttributeValue("name", cty.StringVal(name))
-		b.SetAttributeValue("version", cty.StringVal(f["version"]))
-		roleKey := key(kindRole, clusterRoleName(name))
-		role, err := w.ref(roleKey, "arn")
-		if err != nil {
-			return err
-		}
-		b.SetAttributeRaw("role_arn", role)
-		vc := b.AppendNewBlock("vpc_config", nil).Body()
-		if err := w.subnetsAttr(vc, false); err != nil {
-			return err
-		}
-		if w.sec.VPCID == "" {
-			sg, err := w.refs("id", key(kindSG, name))
-			if err != nil {
-				return err
-			}
-			vc.SetAttributeRaw("security_group_ids", sg)
-		}
-		vc.SetAttributeValue("endpoint_public_access", cty.BoolVal(f["endpointPublic"] == "true"))
-		vc.SetAttributeValue("endpoint_private_access", cty.BoolVal(f["endpointPrivate"] == "true"))
-		vc.SetAttributeValue("public_access_cidrs", tfgen.Strings(parseList(f["publicCIDRs"])...))
-		if f["logging"] != "" {
-			b.SetAttributeValue("enabled_cluster_log_types", tfgen.Strings(parseList(f["logging"])...))
-		}
-		if f["serviceCIDR"] != "" {
-			b.AppendNewBlock("kubernetes_network_config", nil).Body().SetAttributeValue("service_ipv4_cidr", cty.StringVal(f["serviceCIDR"]))
-		}
-		b.SetAttributeRaw("depends_on", rawList(w.policyAttachments[roleKey]))
-	case kindKubeconfig:
-		// nuv writes the kubeconfig (`nuv cluster apply`); Terraform users get the endpoint and CA
-		// as outputs and `aws eks update-kubeconfig` or nuv's exec credential.
-	case kindNodeGroup:
-		b := w.block("aws_eks_node_group", r.Key())
-		cl, err := w.ref(key(kindCluster, name), "name")
-		if err != nil {
-			return err
-		}
-		roleKey := key(kindRole, nodeRoleName(name))
-		role, err := w.ref(roleKey, "arn")
-		if err != nil {
-			return err
-		}
-		b.SetAttributeRaw("cluster_name", cl)
-		b.SetAttributeValue("node_group_name", cty.StringVal(r.Name))
-		b.SetAttributeRaw("node_role_arn", role)
-		if err := w.subnetsAttr(b, true); err != nil {
-			return err
-		}
-		b.SetAttributeValue("version", cty.StringVal(f["version"]))
-		b.SetAttributeValue("instance_types", tfgen.Strings(parseList(f["instanceTypes"])...))
-		b.SetAttributeValue("capacity_type", cty.StringVal(f["capacity"]))
-		b.SetAttributeValue("ami_type", cty.StringVal(f["amiType"]))
-		disk, _ := strconv.Atoi(f["diskSize"])
-		b.SetAttributeValue("disk_size", cty.NumberIntVal(int64(disk)))
-		sc := b.AppendNewBlock("scaling_config", nil).Body()
-		for _, k := range []struct{ tf, f string }{{"desired_size", "desired"}, {"max_size", "max"}, {"min_size", "min"}} {
-			n, _ := strconv.Atoi(f[k.f])
-			sc.SetAttributeValue(k.tf, cty.NumberIntVal(int64(n)))
-		}
-		if l := labelsOf(f["labels"]); len(l) > 0 {
-			b.SetAttributeValue("labels", tfgen.StringMap(l))
-		}
-		for _, t := range taintsOf(f["taints"]) {
-			tb := b.AppendNewBlock("taint", nil).Body()
-			tb.SetAttributeValue("key", cty.StringVal(*t.Key))
-			if t.Value != nil {
-				tb.SetAttributeValue("value", cty.StringVal(*t.Value))
-			}
-			tb.SetAttributeValue("effect", cty.StringVal(string(t.Effect)))
-		}
-		deps := slices.Clone(w.policyAttachments[roleKey])
-		for _, d := range r.DependsOn {
-			if strings.HasPrefix(d, kindRouteTable+"/") {
-				deps = append(deps, w.addr[d])
-			}
-		}
-		b.SetAttributeRaw("depends_on", rawList(deps))
-		w.nodeGroups = append(w.nodeGroups, w.addr[r.Key()])
-	case kindAddon:
-		b := w.block("aws_eks_addon", r.Key())
-		cl, err := w.ref(key(kindCluster, name), "name")
-		if err != nil {
-			return err
-		}
-		b.SetAttributeRaw("cluster_name", cl)
-		b.SetAttributeValue("addon_name", cty.StringVal(r.Name))
-		b.SetAttributeValue("addon_version", cty.StringVal(f["version"]))
-		b.SetAttributeValue("resolve_conflicts_on_create", cty.StringVal("OVERWRITE"))
-		b.SetAttributeValue("resolve_conflicts_on_update", cty.StringVal("OVERWRITE"))
-		if len(w.nodeGroups) > 0 {
-			b.SetAttributeRaw("depends_on", rawList(w.nodeGroups))
-		}
-	case kindKarpenter:
-		return w.karpenter(r)
-	default:
-		return fmt.Errorf("terraform: no Terraform form for %s", r.Key())
-	}
-	return nil
 }
 
 // subnetsAttr sets subnet_ids: the existing subnets of the spec, else the private (nodes) or all

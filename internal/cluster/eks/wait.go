@@ -78,7 +78,7 @@ func waitErr(what string, g *progress, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("wait for %s (%s, last status %s): %w", what, time.Since(g.start).Round(time.Second), g.last, err)
+	return fmt.Errorf("wait for %s (%s, last status %s): %w", what, g.Elapsed().Round(time.Second), g.Last(), err)
 }
 
 func (p *Provider) waitCluster(ctx context.Context, s *session, name string, active bool) (*eks.DescribeClusterOutput, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
 
@@ -22,25 +22,62 @@ func (p *Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chan
 	if err != nil {
 		return nil, err
 	}
-	kind, name, _ := strings.Cut(ch.Key, "/")
-	x := &executor{p: p, cn: cn, c: c, project: c.Spec.GKE.Project, location: c.Spec.GKE.Location}
-	switch kind {
-	case "cluster":
-		return x.cluster(ctx, ch, save)
-	case "node-pool":
-		return x.pool(ctx, name, ch, save)
-	case "kubeconfig":
-		return x.kubeconfig(ctx, ch)
+	_, name, _ := strings.Cut(ch.Key, "/")
+	x := &executor{p: p, cn: cn, c: c, project: c.Spec.GKE.Project, location: c.Spec.GKE.Location, name: name, save: save}
+	if err := kinds.Execute(ctx, x, ch); err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("gke: no resource kind %q", kind)
+	return x.out, nil
 }
 
-// executor carries out the changes of one cluster.
+// kinds are the resource kinds of a GKE cluster: a cluster or node pool GKE cannot change in
+// place is deleted and created again; the kubeconfig is nuv's.
+var kinds = kit.Kinds[*executor, any]{
+	Provider: "gke",
+	ByKind: map[string]kit.Kind[*executor, any]{
+		"cluster":    {Apply: (*executor).applyCluster, Delete: (*executor).removeCluster, Recreate: true},
+		"node-pool":  {Apply: (*executor).applyPool, Delete: (*executor).removePool, Recreate: true},
+		"kubeconfig": {Apply: (*executor).applyKubeconfig, Delete: (*executor).removeKubeconfig, Replace: true},
+	},
+}
+
+// executor carries out one change of a cluster: name is the name in the change's key, out the
+// resource as the change left it.
 type executor struct {
 	p                 *Provider
 	cn                *Conn
 	c                 *spec.Cluster
 	project, location string
+	name              string
+	save              func(cluster.Resource) error
+	out               *cluster.Resource
+}
+
+func (x *executor) applyCluster(ctx context.Context, ch cluster.Change) (err error) {
+	x.out, err = x.cluster(ctx, ch, x.save)
+	return err
+}
+
+func (x *executor) removeCluster(ctx context.Context, _ cluster.Change) error {
+	return x.deleteCluster(ctx)
+}
+
+func (x *executor) applyPool(ctx context.Context, ch cluster.Change) (err error) {
+	x.out, err = x.pool(ctx, x.name, ch, x.save)
+	return err
+}
+
+func (x *executor) removePool(ctx context.Context, _ cluster.Change) error {
+	return x.deletePool(ctx, x.name)
+}
+
+func (x *executor) applyKubeconfig(ctx context.Context, ch cluster.Change) (err error) {
+	x.out, err = x.kubeconfig(ctx, ch)
+	return err
+}
+
+func (x *executor) removeKubeconfig(context.Context, cluster.Change) error {
+	return kit.RemoveKubeconfig(x.p.kubeconfigPath(x.c.Metadata.Name))
 }
 
 func (x *executor) path() string { return clusterPath(x.project, x.location, x.c.Metadata.Name) }
@@ -83,33 +120,31 @@ func (x *executor) wait(ctx context.Context, op *containerpb.Operation) error {
 	if op.Location == "" {
 		name = locPath(x.project, x.location) + "/operations/" + op.Name
 	}
-	last, lastLog := containerpb.Operation_STATUS_UNSPECIFIED, time.Time{}
-	for {
-		if op.Status != last || time.Since(lastLog) >= 15*time.Second {
-			x.p.log().Infof("  GKE operation %s (%s %s): %s, %s elapsed", op.Name, op.OperationType, target, op.Status, time.Since(start).Round(time.Second))
-			last, lastLog = op.Status, time.Now()
-		}
-		if op.Status == containerpb.Operation_DONE {
-			if e := op.GetError(); e != nil && e.Code != 0 {
-				return &opError{Name: op.Name, Type: op.OperationType.String(), Target: target, Code: codes.Code(e.Code), Msg: e.Message, Elapsed: time.Since(start)}
+	first := true
+	err = kit.Poller{What: fmt.Sprintf("GKE operation %s (%s of %s)", op.Name, op.OperationType, target), Interval: x.poll(), Bound: bound,
+		Report: func(status string, elapsed time.Duration) {
+			x.p.log().Infof("  GKE operation %s (%s %s): %s, %s elapsed", op.Name, op.OperationType, target, status, elapsed.Round(time.Second))
+		}}.Wait(ctx, func(ctx context.Context) (string, bool, error) {
+		if !first {
+			next, err := x.cn.Client.GetOperation(ctx, &containerpb.GetOperationRequest{Name: name}, retry())
+			if err != nil {
+				return "", false, fmt.Errorf("follow GKE operation %s: %w", op.Name, err)
 			}
-			return nil
+			op = next
 		}
-		if time.Since(start) >= bound {
-			return &cluster.WaitExpired{What: fmt.Sprintf("GKE operation %s (%s of %s)", op.Name, op.OperationType, target),
-				Last: op.Status.String(), Waited: time.Since(start)}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("stopped following GKE operation %s (%s of %s; it goes on, and the next run waits for it): %w", op.Name, op.OperationType, target, ctx.Err())
-		case <-time.After(x.poll()):
-		}
-		next, err := x.cn.Client.GetOperation(ctx, &containerpb.GetOperationRequest{Name: name}, retry())
-		if err != nil {
-			return fmt.Errorf("follow GKE operation %s: %w", op.Name, err)
-		}
-		op = next
+		first = false
+		return op.Status.String(), op.Status == containerpb.Operation_DONE, nil
+	})
+	if err != nil && err == ctx.Err() {
+		return fmt.Errorf("stopped following GKE operation %s (%s of %s; it goes on, and the next run waits for it): %w", op.Name, op.OperationType, target, err)
 	}
+	if err != nil {
+		return err
+	}
+	if e := op.GetError(); e != nil && e.Code != 0 {
+		return &opError{Name: op.Name, Type: op.OperationType.String(), Target: target, Code: codes.Code(e.Code), Msg: e.Message, Elapsed: time.Since(start)}
+	}
+	return nil
 }
 
 // idle waits for the operations running on the cluster (started by a nuv that was interrupted,
@@ -159,16 +194,8 @@ func (x *executor) clusterRes(ctx context.Context) (*cluster.Resource, error) {
 }
 
 func (x *executor) cluster(ctx context.Context, ch cluster.Change, save func(cluster.Resource) error) (*cluster.Resource, error) {
-	switch ch.Action {
-	case cluster.Create:
+	if ch.Action != cluster.Update { // a create, or the create of a replace (kinds deleted the old one)
 		return x.createCluster(ctx, ch, save)
-	case cluster.Replace:
-		if err := x.deleteCluster(ctx); err != nil {
-			return nil, err
-		}
-		return x.createCluster(ctx, ch, save)
-	case cluster.Delete:
-		return nil, x.deleteCluster(ctx)
 	}
 	// Update: field by field, each its own operation.
 	name := x.c.Metadata.Name
@@ -309,16 +336,8 @@ func (x *executor) poolRes(ctx context.Context, name string) (*cluster.Resource,
 }
 
 func (x *executor) pool(ctx context.Context, name string, ch cluster.Change, save func(cluster.Resource) error) (*cluster.Resource, error) {
-	switch ch.Action {
-	case cluster.Create:
+	if ch.Action != cluster.Update { // a create, or the create of a replace (kinds deleted the old one)
 		return x.createPool(ctx, name, ch, save)
-	case cluster.Replace:
-		if err := x.deletePool(ctx, name); err != nil {
-			return nil, err
-		}
-		return x.createPool(ctx, name, ch, save)
-	case cluster.Delete:
-		return nil, x.deletePool(ctx, name)
 	}
 	ng, i := x.group(name)
 	ppath := x.path() + "/nodePools/" + name
@@ -481,12 +500,6 @@ func fieldNote(err error, path string) error {
 func (x *executor) kubeconfig(ctx context.Context, ch cluster.Change) (*cluster.Resource, error) {
 	name := x.c.Metadata.Name
 	path := x.p.kubeconfigPath(name)
-	if ch.Action == cluster.Delete {
-		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("remove kubeconfig: %w", err)
-		}
-		return nil, nil
-	}
 	gc, err := getCluster(ctx, x.cn, x.project, x.location, name)
 	if err != nil {
 		return nil, err

@@ -23,13 +23,14 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // LabelCluster is the resource label nuv puts on the GKE clusters it makes (GCP label keys allow
 // no '/' or '.', so not nuv.dev/cluster).
-const LabelCluster = "nuv-cluster"
+const LabelCluster = kit.LabelCluster
 
 // bootstrapPool is the node pool a cluster is created with and that nuv deletes right away (GKE
 // creates clusters with a node pool; the spec's node groups are separate resources).
@@ -56,12 +57,7 @@ type Provider struct {
 // Name is "gke".
 func (p *Provider) Name() string { return "gke" }
 
-func (p *Provider) log() cli.Logger {
-	if p.Log == nil {
-		return cli.Quiet()
-	}
-	return p.Log
-}
+func (p *Provider) log() cli.Logger { return kit.Log(p.Log) }
 
 var (
 	zoneRE   = lazy.MustCompile(`^[a-z]+-[a-z]+[0-9]+-[a-z]$`)
@@ -223,7 +219,7 @@ func (p *Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
 		"project":  g.Project,
 		"location": g.Location,
 		"zones":    strings.Join(clusterZones(c), ","),
-		"labels":   kv(s.Tags),
+		"labels":   kit.Map(s.Tags),
 		"status":   "RUNNING",
 	}
 	if s.KubernetesVersion != "" {
@@ -243,8 +239,8 @@ func (p *Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
 		ps := poolSettings(g, ng.Name)
 		f := map[string]string{
 			"machineType": machineType(ng),
-			"spot":        strconv.FormatBool(ng.Spot),
-			"labels":      kv(ng.Labels),
+			"spot":        kit.Bool(ng.Spot),
+			"labels":      kit.Map(ng.Labels),
 			"taints":      strings.Join(sortedTaints(ng.Taints), ","),
 			"zones":       strings.Join(poolZones(c, ps), ","),
 			"imageType":   imageType(ps),
@@ -305,15 +301,6 @@ func poolZones(c *spec.Cluster, ps spec.GKENodePool) []string {
 		return z
 	}
 	return clusterZones(c)
-}
-
-// kv renders labels as sorted k=v pairs.
-func kv(m map[string]string) string {
-	var out []string
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		out = append(out, k+"="+m[k])
-	}
-	return strings.Join(out, ",")
 }
 
 func sortedTaints(ts []string) []string {

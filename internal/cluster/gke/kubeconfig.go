@@ -10,19 +10,14 @@ import (
 	"slices"
 
 	"cloud.google.com/go/container/apiv1/containerpb"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/nuv-dev/nuv/internal/fsutil"
-	"github.com/nuv-dev/nuv/internal/paths"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
 )
 
 // TokenFlag is the hidden nuv entry the kubeconfig's exec credential runs.
 const TokenFlag = "-gke-token"
 
-func (p *Provider) kubeconfigPath(name string) string {
-	return filepath.Join(paths.Clusters(p.Project), name+".kubeconfig")
-}
+func (p *Provider) kubeconfigPath(name string) string { return kit.KubeconfigPath(p.Project, name) }
 
 func (p *Provider) exe() string {
 	if p.Exe != "" {
@@ -51,42 +46,17 @@ func (p *Provider) kubeconfigFor(project string, c *containerpb.Cluster) ([]byte
 	if c.Endpoint == "" {
 		return nil, fmt.Errorf("cluster %s reports no endpoint yet", c.Name)
 	}
-	name := contextName(project, c.Location, c.Name)
-	exec := &clientcmdapi.ExecConfig{
-		APIVersion:         "client.authentication.k8s.io/v1beta1",
-		Command:            p.exe(),
-		Args:               []string{TokenFlag},
-		InstallHint:        "nuv provides GKE tokens itself (nuv -gke-token): install nuv, or point this kubeconfig's exec command at it",
-		ProvideClusterInfo: true,
-		InteractiveMode:    clientcmdapi.NeverExecInteractiveMode,
+	creds := p.getenv()("GOOGLE_APPLICATION_CREDENTIALS")
+	if abs, err := filepath.Abs(creds); err == nil && creds != "" {
+		creds = abs
 	}
-	getenv := p.getenv()
-	for _, k := range []string{"GOOGLE_APPLICATION_CREDENTIALS"} {
-		if v := getenv(k); v != "" {
-			if abs, err := filepath.Abs(v); err == nil {
-				v = abs
-			}
-			exec.Env = append(exec.Env, clientcmdapi.ExecEnvVar{Name: k, Value: v})
-		}
-	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: "https://" + c.Endpoint, CertificateAuthorityData: ca}
-	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Exec: exec}
-	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
-	cfg.CurrentContext = name
-	b, err := clientcmd.Write(*cfg)
-	if err != nil {
-		return nil, fmt.Errorf("render kubeconfig: %w", err)
-	}
-	return b, nil
+	user := kit.ExecUser("client.authentication.k8s.io/v1beta1", p.exe(), []string{TokenFlag}, "GOOGLE_APPLICATION_CREDENTIALS", creds)
+	user.Exec.InstallHint = "nuv provides GKE tokens itself (nuv -gke-token): install nuv, or point this kubeconfig's exec command at it"
+	user.Exec.ProvideClusterInfo = true
+	return kit.Kubeconfig{Context: contextName(project, c.Location, c.Name), Server: "https://" + c.Endpoint, CA: ca, User: user}.Render()
 }
 
-func (p *Provider) getenv() func(string) string {
-	if p.Getenv == nil {
-		return os.Getenv
-	}
-	return p.Getenv
-}
+func (p *Provider) getenv() func(string) string { return kit.Getenv(p.Getenv) }
 
 // writeKubeconfig writes the kubeconfig of c atomically, 0600.
 func (p *Provider) writeKubeconfig(project string, c *containerpb.Cluster, name string) error {
@@ -94,14 +64,7 @@ func (p *Provider) writeKubeconfig(project string, c *containerpb.Cluster, name 
 	if err != nil {
 		return err
 	}
-	path := p.kubeconfigPath(name)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	if err := fsutil.WriteFileAtomic(path, b, 0o600); err != nil {
-		return fmt.Errorf("write kubeconfig: %w", err)
-	}
-	return nil
+	return kit.WriteKubeconfig(p.kubeconfigPath(name), b)
 }
 
 // observeKubeconfig says whether the kubeconfig of name is nuv's GKE kubeconfig (found) and whether
@@ -113,13 +76,7 @@ func (p *Provider) observeKubeconfig(project string, name string, c *containerpb
 	if errors.Is(err, os.ErrNotExist) {
 		return false, false, false
 	}
-	cfg, err := clientcmd.Load(b)
-	if err != nil {
-		return true, false, true
-	}
-	ctx := cfg.Contexts[cfg.CurrentContext]
-	if ctx == nil || cfg.AuthInfos[ctx.AuthInfo] == nil || cfg.AuthInfos[ctx.AuthInfo].Exec == nil ||
-		!slices.Contains(cfg.AuthInfos[ctx.AuthInfo].Exec.Args, TokenFlag) {
+	if _, exec := kit.CurrentExec(path); exec == nil || !slices.Contains(exec.Args, TokenFlag) {
 		return true, false, true
 	}
 	if c == nil {

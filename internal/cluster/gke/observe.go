@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
 
@@ -178,7 +179,7 @@ func (p *Provider) clusterResource(c *spec.Cluster, gc *containerpb.Cluster) clu
 		"project":  g.Project,
 		"location": gc.Location,
 		"zones":    joinSorted(gc.Locations),
-		"labels":   kv(tags),
+		"labels":   kit.Map(tags),
 	}
 	if len(c.Spec.Zones) == 0 && !zoneRE.MatchString(g.Location) {
 		f["zones"] = "" // the region's zones, as GKE chose them
@@ -214,8 +215,8 @@ func (p *Provider) poolResource(c *spec.Cluster, gc *containerpb.Cluster, np *co
 	sort.Strings(taints)
 	f := map[string]string{
 		"machineType": cfg.GetMachineType(),
-		"spot":        strconv.FormatBool(cfg.GetSpot()),
-		"labels":      kv(cfg.GetLabels()),
+		"spot":        kit.Bool(cfg.GetSpot()),
+		"labels":      kit.Map(cfg.GetLabels()),
 		"taints":      strings.Join(taints, ","),
 		"zones":       joinSorted(np.Locations),
 		"imageType":   cfg.GetImageType(),
@@ -336,20 +337,11 @@ func (p *Provider) info(gc *containerpb.Cluster) cluster.Info {
 // Status reports the GKE cluster c names, in the project of its spec (the default project for a
 // cluster without a record).
 func (p *Provider) Status(ctx context.Context, c *spec.Cluster) (cluster.Info, error) {
-	name, project := c.Metadata.Name, p.defaultProject()
+	project := p.defaultProject()
 	if c.Spec.GKE != nil && c.Spec.GKE.Project != "" {
 		project = c.Spec.GKE.Project
 	}
-	all, err := p.listIn(ctx, project)
-	if err != nil {
-		return cluster.Info{}, err
-	}
-	for _, i := range all {
-		if i.Name == name {
-			return i, nil
-		}
-	}
-	return cluster.Info{}, fmt.Errorf("%q: %w", name, cluster.ErrNotFound)
+	return kit.StatusFromList(ctx, func(ctx context.Context) ([]cluster.Info, error) { return p.listIn(ctx, project) }, c.Metadata.Name)
 }
 
 // clusterStatus is the status field: RUNNING for a usable cluster (RECONCILING is one being

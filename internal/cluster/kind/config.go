@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
 
@@ -16,7 +17,7 @@ import (
 // node group (control-plane for control-plane nodes). They tell nuv's clusters from foreign ones
 // and let Observe count each group's nodes.
 const (
-	LabelCluster   = "nuv.dev/cluster"
+	LabelCluster   = kit.TagCluster
 	LabelProvider  = "nuv.dev/provider"
 	LabelNodeGroup = "nuv.dev/node-group"
 )

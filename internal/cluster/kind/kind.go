@@ -52,10 +52,9 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
-	"github.com/nuv-dev/nuv/internal/fsutil"
-	"github.com/nuv-dev/nuv/internal/paths"
 )
 
 // Resource kinds of a kind cluster.
@@ -117,19 +116,9 @@ var (
 // Name is "kind".
 func (p *Provider) Name() string { return "kind" }
 
-func (p *Provider) log() cli.Logger {
-	if p.Log == nil {
-		return cli.Quiet()
-	}
-	return p.Log
-}
+func (p *Provider) log() cli.Logger { return kit.Log(p.Log) }
 
-func (p *Provider) getenv(k string) string {
-	if p.Getenv == nil {
-		return os.Getenv(k)
-	}
-	return p.Getenv(k)
-}
+func (p *Provider) getenv(k string) string { return kit.Getenv(p.Getenv)(k) }
 
 // runtime detects the container runtime once.
 func (p *Provider) runtime(ctx context.Context) (Runtime, error) {
@@ -138,11 +127,7 @@ func (p *Provider) runtime(ctx context.Context) (Runtime, error) {
 	if p.rt != nil {
 		return *p.rt, nil
 	}
-	getenv := p.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	rt, err := DetectRuntime(ctx, getenv)
+	rt, err := DetectRuntime(ctx, kit.Getenv(p.Getenv))
 	if err != nil {
 		return Runtime{}, err
 	}
@@ -160,9 +145,7 @@ func (p *Provider) kindTimed(rt Runtime, clock *phaseClock) *kindcluster.Provide
 }
 
 // KubeconfigPath is where the kubeconfig of cluster name is written.
-func (p *Provider) KubeconfigPath(name string) string {
-	return filepath.Join(paths.Clusters(p.Project), name+".kubeconfig")
-}
+func (p *Provider) KubeconfigPath(name string) string { return kit.KubeconfigPath(p.Project, name) }
 
 // nodeContainer is one node container of a kind cluster.
 type nodeContainer struct {
@@ -502,13 +485,7 @@ func (p *Provider) writeKubeconfig(rt Runtime, name string) (string, error) {
 		return "", fmt.Errorf("kubeconfig of kind cluster %s: %w", name, err)
 	}
 	path := p.KubeconfigPath(name)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", err
-	}
-	if err := fsutil.WriteFileAtomic(path, []byte(raw), 0o600); err != nil {
-		return "", fmt.Errorf("write kubeconfig: %w", err)
-	}
-	return path, nil
+	return path, kit.WriteKubeconfig(path, []byte(raw))
 }
 
 // kindLogger carries the kind library's messages to nuv's logger (and, when timing a create, to

@@ -19,6 +19,7 @@ import (
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/lazy"
@@ -443,16 +444,7 @@ func (p *Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chan
 
 // observed returns the resource key as Observe now sees it.
 func (p *Provider) observed(ctx context.Context, c *spec.Cluster, key string, recorded ...cluster.Resource) (*cluster.Resource, error) {
-	rs, err := p.Observe(ctx, c, recorded)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range rs {
-		if r.Key() == key {
-			return &r, nil
-		}
-	}
-	return nil, fmt.Errorf("%s is not there after it was made", key)
+	return kit.Observed(ctx, p.Observe, c, key, recorded...)
 }
 
 // create makes the kind cluster: the node image (refused when its Kubernetes version is not the

@@ -12,6 +12,7 @@ import (
 
 	nuvsrc "github.com/nuv-dev/nuv"
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/kubebin"
 	"github.com/nuv-dev/nuv/internal/companion"
 	"github.com/nuv-dev/nuv/internal/runner"
@@ -125,19 +126,9 @@ func (c Companion) buildProgram(ctx context.Context, p Program, offline bool) (s
 	return c.builder().Build(ctx, p, offline)
 }
 
-func (c Companion) getenv() func(string) string {
-	if c.Getenv == nil {
-		return os.Getenv
-	}
-	return c.Getenv
-}
+func (c Companion) getenv() func(string) string { return kit.Getenv(c.Getenv) }
 
-func (c Companion) log() cli.Logger {
-	if c.Log == nil {
-		return cli.Quiet()
-	}
-	return c.Log
-}
+func (c Companion) log() cli.Logger { return kit.Log(c.Log) }
 
 // programKey is the cache key of prog's build (companion.Key).
 func programKey(goVersion string, prog Program, modules string) (string, error) {

@@ -1,10 +1,9 @@
 package local
 
 import (
-	"fmt"
-
-	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
 )
 
 // kubeconfigFor renders a kubeconfig for server authenticated with the client certificate user
@@ -22,14 +21,6 @@ func kubeconfigFor(pkiDir, contextName, server, user string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[contextName] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
-	cfg.AuthInfos[contextName] = &clientcmdapi.AuthInfo{ClientCertificateData: crt, ClientKeyData: key}
-	cfg.Contexts[contextName] = &clientcmdapi.Context{Cluster: contextName, AuthInfo: contextName}
-	cfg.CurrentContext = contextName
-	b, err := clientcmd.Write(*cfg)
-	if err != nil {
-		return nil, fmt.Errorf("render kubeconfig: %w", err)
-	}
-	return b, nil
+	return kit.Kubeconfig{Context: contextName, Server: server, CA: ca,
+		User: clientcmdapi.AuthInfo{ClientCertificateData: crt, ClientKeyData: key}}.Render()
 }

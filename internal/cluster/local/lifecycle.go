@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	record "github.com/nuv-dev/nuv/internal/cluster/state"
 	corev1 "k8s.io/api/core/v1"
@@ -382,16 +383,7 @@ func (p Provider) createFromSpec(ctx context.Context, c *spec.Cluster) (*cluster
 
 // observed returns the resource key as Observe now sees it.
 func (p Provider) observed(ctx context.Context, c *spec.Cluster, key string) (*cluster.Resource, error) {
-	rs, err := p.Observe(ctx, c, nil)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range rs {
-		if r.Key() == key {
-			return &r, nil
-		}
-	}
-	return nil, fmt.Errorf("%s is not there after it was made", key)
+	return kit.Observed(ctx, p.Observe, c, key)
 }
 
 // Adopt describes an existing local cluster as a spec (for clusters made without a state record).

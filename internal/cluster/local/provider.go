@@ -23,6 +23,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	record "github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/paths"
@@ -118,19 +119,9 @@ const (
 // Name is "local".
 func (p Provider) Name() string { return "local" }
 
-func (p Provider) log() cli.Logger {
-	if p.Log == nil {
-		return cli.Quiet()
-	}
-	return p.Log
-}
+func (p Provider) log() cli.Logger { return kit.Log(p.Log) }
 
-func (p Provider) getenv() func(string) string {
-	if p.Getenv == nil {
-		return os.Getenv
-	}
-	return p.Getenv
-}
+func (p Provider) getenv() func(string) string { return kit.Getenv(p.Getenv) }
 
 // validate normalises and checks options, listing valid values on error.
 func (o *CreateOptions) validate() error {
@@ -227,7 +218,7 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (_ cluster.Info, 
 		}
 		return cluster.Info{}, fmt.Errorf("create state directory: %w", err)
 	}
-	kubeconfig := paths.Kubeconfig(p.Project, o.Name)
+	kubeconfig := kit.KubeconfigPath(p.Project, o.Name)
 	s := &state{Name: o.Name, Provider: "local", Version: o.Version, Flavor: o.Flavor, HA: o.HA, Nodes: o.Nodes,
 		NodeGroups: o.NodeGroups, PodCIDR: o.PodCIDR, ServiceCIDR: o.ServiceCIDR,
 		Created: time.Now().UTC(), Kubeconfig: kubeconfig, Binary: bins.Path, BinarySource: bins.Source, Phase: record.Creating}
@@ -321,10 +312,7 @@ func (p Provider) writeKubeconfig(dir string, s *state) error {
 	if err != nil {
 		return err
 	}
-	if err := fsutil.WriteFileAtomic(s.Kubeconfig, b, 0o600); err != nil {
-		return fmt.Errorf("write kubeconfig: %w", err)
-	}
-	return nil
+	return kit.WriteKubeconfig(s.Kubeconfig, b)
 }
 
 // Stop stops every process of a cluster and keeps its state.
@@ -399,7 +387,7 @@ func (p Provider) Delete(ctx context.Context, name string) error {
 	defer unlock()
 	s, _ := loadState(dir)
 	stopAll(dir, s)
-	kubeconfig := paths.Kubeconfig(p.Project, name)
+	kubeconfig := kit.KubeconfigPath(p.Project, name)
 	if s != nil && s.Kubeconfig != "" {
 		kubeconfig = s.Kubeconfig
 	}

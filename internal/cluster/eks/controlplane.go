@@ -1,0 +1,337 @@
+package eks
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/cluster/tfgen"
+)
+
+// The EKS cluster (the control plane) and its kubeconfig. Each kind's create and update, delete, Terraform form and observation.
+
+func loggingOf(types string) *ekstypes.Logging {
+	var on, off []ekstypes.LogType
+	enabled := strings.Split(types, ",")
+	for _, t := range LogTypes {
+		if slices.Contains(enabled, t) {
+			on = append(on, ekstypes.LogType(t))
+		} else {
+			off = append(off, ekstypes.LogType(t))
+		}
+	}
+	l := &ekstypes.Logging{}
+	if len(on) > 0 {
+		l.ClusterLogging = append(l.ClusterLogging, ekstypes.LogSetup{Types: on, Enabled: aws.Bool(true)})
+	}
+	if len(off) > 0 {
+		l.ClusterLogging = append(l.ClusterLogging, ekstypes.LogSetup{Types: off, Enabled: aws.Bool(false)})
+	}
+	return l
+}
+
+// subnetIDs are the cluster's subnets: the spec's existing ones, else every subnet nuv made.
+func (x *exec) subnetIDs(private bool) ([]string, error) {
+	if x.sec.VPCID != "" {
+		return x.sec.SubnetIDs, nil
+	}
+	var out []string
+	for _, s := range x.r.subnets {
+		if private && s.Public {
+			continue
+		}
+		id, err := x.id(key(kindSubnet, s.Name()))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}
+
+func (x *exec) cluster(ctx context.Context, ch cluster.Change) error {
+	f := x.res.Fields
+	if x.res.ID == "" {
+		roleArn, err := x.id(key(kindRole, clusterRoleName(x.name)))
+		if err != nil {
+			return err
+		}
+		subnets, err := x.subnetIDs(false)
+		if err != nil {
+			return err
+		}
+		vc := &ekstypes.VpcConfigRequest{SubnetIds: subnets, EndpointPublicAccess: aws.Bool(kit.ParseBool(f["endpointPublic"])),
+			EndpointPrivateAccess: aws.Bool(kit.ParseBool(f["endpointPrivate"])), PublicAccessCidrs: strings.Split(f["publicCIDRs"], ",")}
+		if x.sec.VPCID == "" {
+			sg, err := x.id(key(kindSG, x.name))
+			if err != nil {
+				return err
+			}
+			vc.SecurityGroupIds = []string{sg}
+		}
+		in := &eks.CreateClusterInput{Name: aws.String(x.name), Version: aws.String(f["version"]), RoleArn: aws.String(roleArn),
+			ResourcesVpcConfig: vc, Logging: loggingOf(f["logging"]), Tags: x.tags()}
+		if cidr := f["serviceCIDR"]; cidr != "" {
+			in.KubernetesNetworkConfig = &ekstypes.KubernetesNetworkConfigRequest{ServiceIpv4Cidr: aws.String(cidr)}
+		}
+		var out *eks.CreateClusterOutput
+		// A role made a moment ago may not be assumable by EKS yet (IAM is eventually consistent).
+		err = x.p.retryWhile(ctx, x.s, 2*time.Minute, func() error {
+			var err error
+			out, err = x.s.eks.CreateCluster(ctx, in)
+			return err
+		}, func(err error) bool {
+			return apiCode(err) == "InvalidParameterException" && strings.Contains(apiMessage(err), "role")
+		})
+		if err != nil {
+			return x.fail("eks:CreateCluster", x.res.Key(), err)
+		}
+		if err := x.made(aws.ToString(out.Cluster.Arn)); err != nil {
+			return err
+		}
+		_, err = x.p.waitCluster(ctx, x.s, x.name, true)
+		return err
+	}
+	if _, err := x.p.waitCluster(ctx, x.s, x.name, true); err != nil {
+		return err
+	}
+	old := map[string]string{}
+	if ch.Actual != nil {
+		old = ch.Actual.Fields
+	}
+	// The control plane goes up one minor version at a time, as EKS requires.
+	if old["version"] != f["version"] {
+		for _, v := range upgradePath(old["version"], f["version"]) {
+			out, err := x.s.eks.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: aws.String(x.name), Version: aws.String(v)})
+			if err != nil {
+				return x.fail("eks:UpdateClusterVersion", x.res.Key()+" (to "+v+")", err)
+			}
+			if err := x.p.waitUpdate(ctx, x.s, x.res.Key()+" upgrade to "+v, x.name, aws.ToString(out.Update.Id), "", ""); err != nil {
+				return err
+			}
+		}
+	}
+	if old["endpointPublic"] != f["endpointPublic"] || old["endpointPrivate"] != f["endpointPrivate"] || old["publicCIDRs"] != f["publicCIDRs"] {
+		out, err := x.s.eks.UpdateClusterConfig(ctx, &eks.UpdateClusterConfigInput{Name: aws.String(x.name), ResourcesVpcConfig: &ekstypes.VpcConfigRequest{
+			EndpointPublicAccess: aws.Bool(kit.ParseBool(f["endpointPublic"])), EndpointPrivateAccess: aws.Bool(kit.ParseBool(f["endpointPrivate"])),
+			PublicAccessCidrs: strings.Split(f["publicCIDRs"], ",")}})
+		if err != nil {
+			return x.fail("eks:UpdateClusterConfig", x.res.Key()+" (endpoint access)", err)
+		}
+		if err := x.p.waitUpdate(ctx, x.s, x.res.Key()+" endpoint access", x.name, aws.ToString(out.Update.Id), "", ""); err != nil {
+			return err
+		}
+	}
+	if old["logging"] != f["logging"] {
+		out, err := x.s.eks.UpdateClusterConfig(ctx, &eks.UpdateClusterConfigInput{Name: aws.String(x.name), Logging: loggingOf(f["logging"])})
+		if err != nil {
+			return x.fail("eks:UpdateClusterConfig", x.res.Key()+" (logging)", err)
+		}
+		if err := x.p.waitUpdate(ctx, x.s, x.res.Key()+" logging", x.name, aws.ToString(out.Update.Id), "", ""); err != nil {
+			return err
+		}
+	}
+	if old["tags"] != f["tags"] {
+		want := x.tags()
+		var gone []string
+		for _, kv := range strings.Split(old["tags"], ",") {
+			if k, _, _ := strings.Cut(kv, "="); k != "" {
+				if _, ok := want[k]; !ok {
+					gone = append(gone, k)
+				}
+			}
+		}
+		if len(gone) > 0 {
+			if _, err := x.s.eks.UntagResource(ctx, &eks.UntagResourceInput{ResourceArn: aws.String(x.res.ID), TagKeys: gone}); err != nil {
+				return x.fail("eks:UntagResource", x.res.Key(), err)
+			}
+		}
+		if _, err := x.s.eks.TagResource(ctx, &eks.TagResourceInput{ResourceArn: aws.String(x.res.ID), Tags: want}); err != nil {
+			return x.fail("eks:TagResource", x.res.Key(), err)
+		}
+	}
+	return nil
+}
+
+// upgradePath lists the minor versions from (exclusive) to to (inclusive): 1.34 -> 1.36 is 1.35, 1.36.
+func upgradePath(from, to string) []string {
+	fm, tm := minor(from), minor(to)
+	if fm < 0 || tm < 0 || tm <= fm {
+		return []string{to}
+	}
+	major, _, _ := strings.Cut(to, ".")
+	var out []string
+	for m := fm + 1; m <= tm; m++ {
+		out = append(out, major+"."+strconv.Itoa(m))
+	}
+	return out
+}
+
+func minor(v string) int {
+	_, m, ok := strings.Cut(v, ".")
+	if !ok {
+		return -1
+	}
+	n, err := strconv.Atoi(m)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+func (x *exec) kubeconfig(ctx context.Context, _ cluster.Change) error {
+	out, err := x.p.waitCluster(ctx, x.s, x.name, true)
+	if err != nil {
+		return err
+	}
+	cl := out.Cluster
+	if cl.CertificateAuthority == nil || aws.ToString(cl.Endpoint) == "" {
+		return fmt.Errorf("eks-cluster/%s is ACTIVE without an endpoint or certificate authority", x.name)
+	}
+	b, err := x.p.kubeconfig(x.name, aws.ToString(cl.Endpoint), aws.ToString(cl.CertificateAuthority.Data), x.s.cfg.Region, x.s.endpoint, x.sec.Profile)
+	if err != nil {
+		return err
+	}
+	if err := kit.WriteKubeconfig(x.p.KubeconfigPath(x.name), b); err != nil {
+		return err
+	}
+	x.res.ID = x.p.KubeconfigPath(x.name)
+	return nil
+}
+
+func (x *exec) deleteCluster(ctx context.Context, ch cluster.Change) error {
+	k := ch.Key
+	_, err := x.s.eks.DeleteCluster(ctx, &eks.DeleteClusterInput{Name: aws.String(x.name)})
+	if notFound(err) && err != nil {
+		return nil
+	}
+	if err != nil && !(apiCode(err) == "ResourceInUseException" && strings.Contains(apiMessage(err), "DELETING")) {
+		return x.fail("eks:DeleteCluster", k, err)
+	}
+	_, err = x.p.waitCluster(ctx, x.s, x.name, false)
+	return err
+}
+
+func (x *exec) deleteKubeconfig(ctx context.Context, ch cluster.Change) error {
+	if err := os.Remove(x.p.KubeconfigPath(x.name)); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
+}
+
+func (w *tfWriter) cluster(r cluster.Resource) error {
+	f := r.Fields
+	name := w.c.Metadata.Name
+	b := w.block("aws_eks_cluster", r.Key())
+	b.SetAttributeValue("name", cty.StringVal(name))
+	b.SetAttributeValue("version", cty.StringVal(f["version"]))
+	roleKey := key(kindRole, clusterRoleName(name))
+	role, err := w.ref(roleKey, "arn")
+	if err != nil {
+		return err
+	}
+	b.SetAttributeRaw("role_arn", role)
+	vc := b.AppendNewBlock("vpc_config", nil).Body()
+	if err := w.subnetsAttr(vc, false); err != nil {
+		return err
+	}
+	if w.sec.VPCID == "" {
+		sg, err := w.refs("id", key(kindSG, name))
+		if err != nil {
+			return err
+		}
+		vc.SetAttributeRaw("security_group_ids", sg)
+	}
+	vc.SetAttributeValue("endpoint_public_access", cty.BoolVal(f["endpointPublic"] == "true"))
+	vc.SetAttributeValue("endpoint_private_access", cty.BoolVal(f["endpointPrivate"] == "true"))
+	vc.SetAttributeValue("public_access_cidrs", tfgen.Strings(kit.ParseList(f["publicCIDRs"])...))
+	if f["logging"] != "" {
+		b.SetAttributeValue("enabled_cluster_log_types", tfgen.Strings(kit.ParseList(f["logging"])...))
+	}
+	if f["serviceCIDR"] != "" {
+		b.AppendNewBlock("kubernetes_network_config", nil).Body().SetAttributeValue("service_ipv4_cidr", cty.StringVal(f["serviceCIDR"]))
+	}
+	b.SetAttributeRaw("depends_on", rawList(w.policyAttachments[roleKey]))
+	return nil
+}
+
+func (s *session) observeCluster(ctx context.Context, o *observation, c *spec.Cluster, sec Section) (*ekstypes.Cluster, bool, error) {
+	name := o.name
+	out, err := s.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(name)})
+	if apiCode(err) == "ResourceNotFoundException" {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("eks:DescribeCluster %s: %s", name, apiMessage(err))
+	}
+	cl := out.Cluster
+	if cl.Tags[TagCluster] != name {
+		o.out = append(o.out, cluster.Resource{Kind: kindCluster, Name: name, ID: aws.ToString(cl.Arn), Foreign: true})
+		return cl, true, nil
+	}
+	f := map[string]string{"version": aws.ToString(cl.Version)}
+	var deps []string
+	if vc := cl.ResourcesVpcConfig; vc != nil {
+		f["endpointPublic"] = kit.Bool(vc.EndpointPublicAccess)
+		f["endpointPrivate"] = kit.Bool(vc.EndpointPrivateAccess)
+		cidrs := slices.Clone(vc.PublicAccessCidrs)
+		slices.Sort(cidrs)
+		f["publicCIDRs"] = strings.Join(cidrs, ",")
+		ids := slices.Clone(vc.SubnetIds)
+		if sec.VPCID != "" {
+			f["subnets"] = strings.Join(ids, ",")
+		}
+		for _, id := range ids {
+			if k := o.ref(id); k != id {
+				deps = append(deps, k)
+			}
+		}
+		for _, id := range vc.SecurityGroupIds {
+			if k := o.ref(id); k != id {
+				deps = append(deps, k)
+			}
+		}
+	}
+	var logs []string
+	if cl.Logging != nil {
+		for _, ls := range cl.Logging.ClusterLogging {
+			if aws.ToBool(ls.Enabled) {
+				for _, t := range ls.Types {
+					logs = append(logs, string(t))
+				}
+			}
+		}
+	}
+	slices.Sort(logs)
+	f["logging"] = strings.Join(logs, ",")
+	if c.Spec.Networking.ServiceCIDR != "" && cl.KubernetesNetworkConfig != nil {
+		f["serviceCIDR"] = aws.ToString(cl.KubernetesNetworkConfig.ServiceIpv4Cidr)
+	} else {
+		f["serviceCIDR"] = ""
+	}
+	tags := maps.Clone(cl.Tags)
+	delete(tags, TagCluster)
+	f["tags"] = kit.Map(tags)
+	deps = append(deps, key(kindRole, clusterRoleName(name)))
+	o.add(cluster.Resource{Kind: kindCluster, Name: name, ID: aws.ToString(cl.Arn), Fields: f, DependsOn: deps})
+	return cl, false, nil
+}
+
+// kubeconfigOf reports whether clusters/NAME.kubeconfig is one nuv wrote for EKS cluster name.
+func (p *Provider) kubeconfigOf(name string) bool {
+	b, err := os.ReadFile(p.KubeconfigPath(name))
+	return err == nil && strings.Contains(string(b), "-eks-token") && strings.Contains(string(b), name)
+}
