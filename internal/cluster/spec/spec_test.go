@@ -44,7 +44,7 @@ func TestDecodeGood(t *testing.T) {
 	}
 	c := cs[0]
 	if c.Metadata.Name != "dev" || c.Spec.ControlPlane.Count != 3 || c.Spec.NodeGroups[0].Size() != 2 ||
-		c.Spec.NodeGroups[0].Labels["tier"] != "web" || c.Spec.Local.Flavor != "eks" {
+		c.Spec.NodeGroups[0].Labels["tier"] != "web" || string(c.Section("local")) != `{"flavor":"eks"}` {
 		t.Fatalf("decoded %+v", c.Spec)
 	}
 	if c.Source != "specs.yaml:1" || cs[1].Source != "specs.yaml:22" {
