@@ -108,6 +108,19 @@ func (c *Cluster) SectionMap(name string) ProviderSpec {
 	return m
 }
 
+// FreeSection is SectionMap for a decoder: a section that is not a mapping is a problem.
+func FreeSection(c *Cluster, name string) (ProviderSpec, []FieldError) {
+	raw := c.Section(name)
+	if raw == nil {
+		return nil, nil
+	}
+	m := c.SectionMap(name)
+	if m == nil {
+		return nil, []FieldError{Errorf("spec."+name, "want a mapping, got %s", raw)}
+	}
+	return m, nil
+}
+
 // specFields are the JSON names of Spec's own fields: every other key of a spec is a section.
 var specFields = func() map[string]bool {
 	m := map[string]bool{}
