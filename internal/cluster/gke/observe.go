@@ -32,15 +32,15 @@ func clusterPath(project, location, name string) string {
 // and offers the version and release channel the spec asks for. Problems carry the spec's file,
 // line and field path.
 func (p *Provider) checkServer(ctx context.Context, cn *Conn, c *spec.Cluster) error {
-	g := c.Spec.GKE
+	g := p.section(c)
 	sc, err := cn.Client.GetServerConfig(ctx, &containerpb.GetServerConfigRequest{Name: locPath(g.Project, g.Location)}, retry())
 	if err != nil {
 		if st, ok := status.FromError(err); ok {
 			switch st.Code() {
 			case codes.InvalidArgument, codes.NotFound:
-				return c.Positioned(specFile(c), []spec.FieldError{spec.Errorf("spec.gke.location", "%s: %s", g.Location, st.Message())})
+				return c.Positioned(specFile(c), []spec.FieldError{spec.Errorf(g.locationPath, "%s: %s", g.Location, st.Message())})
 			case codes.PermissionDenied:
-				return c.Positioned(specFile(c), []spec.FieldError{spec.Errorf("spec.gke.project", "%s: %s (credentials from %s)", g.Project, st.Message(), cn.Source)})
+				return c.Positioned(specFile(c), []spec.FieldError{spec.Errorf(g.projectPath, "%s: %s (credentials from %s)", g.Project, st.Message(), cn.Source)})
 			}
 		}
 		return fmt.Errorf("GKE server config for %s: %w", locPath(g.Project, g.Location), err)
@@ -139,7 +139,7 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 	if err := p.checkServer(ctx, cn, c); err != nil {
 		return nil, err
 	}
-	g := c.Spec.GKE
+	g := p.section(c)
 	name := c.Metadata.Name
 	gc, err := getCluster(ctx, cn, g.Project, g.Location, name)
 	if err == errNoCluster {
@@ -171,7 +171,7 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 
 // clusterResource is what exists of the cluster, in the fields Desired compares.
 func (p *Provider) clusterResource(c *spec.Cluster, gc *containerpb.Cluster) cluster.Resource {
-	g := c.Spec.GKE
+	g := p.section(c)
 	tags := maps.Clone(gc.ResourceLabels)
 	delete(tags, LabelCluster)
 	f := map[string]string{
@@ -236,7 +236,7 @@ func (p *Provider) poolResource(c *spec.Cluster, gc *containerpb.Cluster, np *co
 		if ng.Min != nil && ng.Max != nil && ng.Count == nil {
 			delete(f, "count") // the autoscaler's business
 		}
-		if len(poolSettings(c.Spec.GKE, np.Name).Zones) == 0 && len(c.Spec.Zones) == 0 && !zoneRE.MatchString(c.Spec.GKE.Location) {
+		if len(poolSettings(Placement(c), np.Name).Zones) == 0 && len(c.Spec.Zones) == 0 && !zoneRE.MatchString(Placement(c).Location) {
 			f["zones"] = ""
 		}
 	}
@@ -244,7 +244,7 @@ func (p *Provider) poolResource(c *spec.Cluster, gc *containerpb.Cluster, np *co
 		f["version"] = asSpecVersion(np.Version, strings.TrimPrefix(v, "v"))
 	}
 	f["status"] = poolStatus(np)
-	return cluster.Resource{Kind: "node-pool", Name: np.Name, ID: clusterPath(c.Spec.GKE.Project, gc.Location, gc.Name) + "/nodePools/" + np.Name,
+	return cluster.Resource{Kind: "node-pool", Name: np.Name, ID: clusterPath(p.section(c).Project, gc.Location, gc.Name) + "/nodePools/" + np.Name,
 		Fields: f, DependsOn: []string{"cluster/" + gc.Name}}
 }
 
