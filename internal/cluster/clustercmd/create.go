@@ -132,8 +132,8 @@ func (c *cmdCtx) shorthand(rest []string, o cluster.CreateOptions) (*spec.Cluste
 	if o.Name == "" {
 		o.Name = rest[0]
 	}
-	if err := spec.ValidName(o.Name); err != nil {
-		return nil, cli.Usagef("nuv cluster create: %v", err)
+	if spec.ValidName(o.Name) != nil {
+		return nil, cli.Usagef("nuv cluster create: invalid cluster name %q: use lower-case letters, digits and '-', at most 40 characters", o.Name)
 	}
 	if o.Nodes < 1 || o.Nodes > maxNodes {
 		return nil, cli.Usagef("nuv cluster create: --nodes %d: must be between 1 and %d", o.Nodes, maxNodes)
