@@ -3,8 +3,8 @@ package spec
 import (
 	"fmt"
 	"maps"
-	"slices"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/nuv-dev/nuv/internal/lazy"
