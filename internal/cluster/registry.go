@@ -142,8 +142,9 @@ func (r *Registry) All() []Registration {
 
 // Decoder is the spec decoder that knows the registered providers and their sections.
 func (r *Registry) Decoder() spec.Decoder {
-	d := spec.Decoder{Providers: r.Names(), Sections: map[string]spec.SectionDecoder{}}
-	for _, reg := range r.regs {
+	d := spec.Decoder{Sections: map[string]spec.SectionDecoder{}}
+	for _, reg := range r.regs { // in registration order, as messages list them
+		d.Providers = append(d.Providers, reg.Name)
 		if reg.Section != nil {
 			d.Sections[reg.Name] = reg.Section
 		}

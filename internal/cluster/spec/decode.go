@@ -23,7 +23,7 @@ func ReadFile(path string) ([]*Cluster, error) { return Decoder{}.ReadFile(path)
 // reported with the others, by file, line and path). The zero Decoder knows no provider: it keeps
 // the section of the spec's provider as it is, for the provider's Validate to check.
 type Decoder struct {
-	// Providers are the provider names.
+	// Providers are the provider names, in the order messages list them.
 	Providers []string
 	// Sections are the section decoders, by provider name.
 	Sections map[string]SectionDecoder

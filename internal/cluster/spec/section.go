@@ -202,9 +202,9 @@ func (s Spec) MarshalYAML() (any, error) {
 	return doc.Content[0], nil
 }
 
-// takeSections removes the keys of the spec mapping of root that are not Spec fields and are
-// sections (mappings, or the key of the spec's provider) and keeps them in c: the provider's
-// section in its JSON form, another's as a problem. What remains is checked against Spec's type.
+// takeSections removes the keys of the spec mapping of root that are not Spec fields and keeps
+// the section of the spec's provider in c, in its JSON form; any other is a problem (another
+// provider's section, or an unknown field). What remains is checked against Spec's type.
 func (d Decoder) takeSections(c *Cluster, root *yaml.Node) []PositionedError {
 	sp := mappingValue(root, "spec")
 	if sp == nil {
@@ -218,7 +218,7 @@ func (d Decoder) takeSections(c *Cluster, root *yaml.Node) []PositionedError {
 	var keep []*yaml.Node
 	for i := 0; i+1 < len(sp.Content); i += 2 {
 		k, v := sp.Content[i], sp.Content[i+1]
-		if specFields[k.Value] || (k.Value != provider && v.Kind != yaml.MappingNode) {
+		if specFields[k.Value] {
 			keep = append(keep, k, v)
 			continue
 		}
@@ -227,11 +227,13 @@ func (d Decoder) takeSections(c *Cluster, root *yaml.Node) []PositionedError {
 		case k.Value != provider && slices.Contains(d.Providers, k.Value):
 			errs = append(errs, PositionedError{Line: k.Line, Path: path, Msg: fmt.Sprintf("is for provider %s; this spec's provider is %s", k.Value, provider)})
 		case k.Value != provider:
-			own := ""
-			if provider != "" {
-				own = fmt.Sprintf(", and spec.%s: the section of the spec's provider", provider)
+			valid := specFieldNames()
+			if len(d.Providers) > 0 {
+				valid = append(valid, d.Providers...)
+			} else if provider != "" {
+				valid = append(valid, provider)
 			}
-			errs = append(errs, PositionedError{Line: k.Line, Path: path, Msg: fmt.Sprintf("unknown field (valid: %s%s)", strings.Join(specFieldNames(), ", "), own)})
+			errs = append(errs, PositionedError{Line: k.Line, Path: path, Msg: fmt.Sprintf("unknown field (valid: %s)", strings.Join(valid, ", "))})
 		case c.HasSection(k.Value):
 			errs = append(errs, PositionedError{Line: k.Line, Path: path, Msg: "given twice"})
 		default:
