@@ -26,6 +26,9 @@ type Registration struct {
 	// Shorthand builds the spec `nuv cluster create NAME` stands for; nil makes the plain one
 	// (DefaultShorthand).
 	Shorthand func(o CreateOptions) (*spec.Cluster, error)
+	// Cloud says the provider's clusters are cloud resources: deleting one is never undone by a
+	// quick create, so `nuv cluster delete` asks for consent even when it is named.
+	Cloud bool
 }
 
 // Host is what a provider is built from: the command's environment and nuv's folders.

@@ -34,13 +34,13 @@ func Registry() *cluster.Registry {
 			Section: kind.DecodeSection, Shorthand: kind.Shorthand},
 		{Name: "eks", Short: "Amazon EKS through the AWS SDK (or nuv's emulator)", New: func(h cluster.Host) (cluster.Provider, error) {
 			return eks.New(h.Project, h.Env.Exe, h.Env.Getenv, h.Env.Log), nil
-		}, Section: eks.DecodeSpecSection},
+		}, Section: eks.DecodeSpecSection, Cloud: true},
 		{Name: "aks", Short: "Azure AKS through the Azure SDK (or nuv's emulator)", New: func(h cluster.Host) (cluster.Provider, error) {
 			return &aks.Provider{Project: h.Project, Log: h.Env.Log, Getenv: h.Env.Getenv}, nil
-		}, Section: aks.DecodeSection},
+		}, Section: aks.DecodeSection, Cloud: true},
 		{Name: "gke", Short: "Google GKE through the Google Cloud SDK (or nuv's emulator)", New: func(h cluster.Host) (cluster.Provider, error) {
 			return &gke.Provider{Project: h.Project, Log: h.Env.Log, Getenv: h.Env.Getenv, Exe: h.Env.Exe}, nil
-		}, Section: gke.DecodeSection},
+		}, Section: gke.DecodeSection, Cloud: true},
 	} {
 		if err := r.Register(reg); err != nil {
 			panic(err) // a programming error of the list above, caught by its tests
