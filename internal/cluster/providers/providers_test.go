@@ -2,6 +2,10 @@ package providers
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,5 +49,27 @@ func TestSectionJSONShape(t *testing.T) {
 				t.Fatalf("read back and written: %s, want %s", again, tc.json)
 			}
 		})
+	}
+}
+
+// TestDocsListEveryProvider: docs/providers.md lists every registered provider with its one-line
+// description, and no other.
+func TestDocsListEveryProvider(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "providers.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "| `") {
+			rows = append(rows, l)
+		}
+	}
+	var want []string
+	for _, reg := range Registry().All() {
+		want = append(want, fmt.Sprintf("| `%s` | %s |", reg.Name, reg.Short))
+	}
+	if !slices.Equal(rows, want) {
+		t.Errorf("docs/providers.md lists\n%s\nwant\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
 	}
 }
