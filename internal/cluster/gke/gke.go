@@ -85,7 +85,7 @@ func regionOf(location string) string {
 // from spec.gke.project or the environment (CLOUDSDK_CORE_PROJECT, GOOGLE_CLOUD_PROJECT, the
 // credentials file's).
 func (p *Provider) Validate(c *spec.Cluster) []spec.FieldError {
-	_, errs := spec.DecodeSection[Section](c, "gke")
+	_, errs := Key.Decode(c)
 	if len(errs) > 0 {
 		return errs
 	}

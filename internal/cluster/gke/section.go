@@ -39,13 +39,8 @@ type NodePool struct {
 	ImageType string `yaml:"imageType,omitempty" json:"imageType,omitempty"`
 }
 
-// DecodeSection decodes and checks spec.gke strictly (the registry's section decoder).
-var DecodeSection = spec.Typed[Section]("gke")
-
-// SetSection sets c's spec.gke (nil: none).
-func SetSection(c *spec.Cluster, s *Section) {
-	_ = c.SetSection("gke", s) // a Section always marshals
-}
+// Key names spec.gke: its decoder (the registry's), reader and writer.
+var Key = spec.SectionKey[Section]("gke")
 
 // Placement is c's spec.gke with its location resolved from the spec alone: spec.gke.location if
 // given, else from spec.region and spec.zones as for every provider: a highly available control
@@ -53,10 +48,7 @@ func SetSection(c *spec.Cluster, s *Section) {
 // zones), a single zone a zonal cluster in it, else the region (regional). The project is the
 // section's (see Provider.section for the environment's).
 func Placement(c *spec.Cluster) Section {
-	var s Section
-	if p, _ := spec.DecodeSection[Section](c, "gke"); p != nil {
-		s = *p
-	}
+	s := Key.Get(c)
 	if s.Project != "" {
 		s.projectPath = "spec.gke.project"
 	}

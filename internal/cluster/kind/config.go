@@ -53,7 +53,7 @@ func Config(in ConfigInput) (*v1alpha4.Cluster, error) {
 	for i := 0; i < cps; i++ {
 		n := v1alpha4.Node{Role: v1alpha4.ControlPlaneRole, Image: in.Image, Labels: withGroup(base, ControlPlaneGroup, nil)}
 		if i == 0 {
-			for _, p := range sectionOf(c).Ports {
+			for _, p := range Key.Get(c).Ports {
 				n.ExtraPortMappings = append(n.ExtraPortMappings, portMapping(p))
 			}
 		}
@@ -109,7 +109,7 @@ var (
 )
 
 func kubeProxyMode(c *spec.Cluster) string {
-	if m := sectionOf(c).KubeProxyMode; m != "" {
+	if m := Key.Get(c).KubeProxyMode; m != "" {
 		return m
 	}
 	return DefaultKubeProxyMode

@@ -199,6 +199,6 @@ func TestValidate(t *testing.T) {
 // setKind sets the kind section of a spec under test.
 func setKind(s *spec.Spec, sec *Section) {
 	c := &spec.Cluster{Spec: *s}
-	SetSection(c, sec)
+	Key.Set(c, sec)
 	*s = c.Spec
 }

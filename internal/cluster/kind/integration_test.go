@@ -86,7 +86,7 @@ func TestIntegrationKindVersionMismatch(t *testing.T) {
 	p := &Provider{Home: t.TempDir(), Project: t.TempDir(), Log: localtest.Logger(t), Getenv: os.Getenv}
 	c := &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: "nuv-mismatch"},
 		Spec: spec.Spec{Provider: "kind", KubernetesVersion: "1.36"}}
-	SetSection(c, &Section{Image: ref})
+	Key.Set(c, &Section{Image: ref})
 	if errs := p.Validate(c); len(errs) > 0 {
 		t.Fatal(errs)
 	}

@@ -88,7 +88,7 @@ func (p *Provider) Validate(c *spec.Cluster) []spec.FieldError {
 	if total > 20 {
 		errs = append(errs, spec.Errorf("spec.nodeGroups", "%d nodes in all: a kind cluster on one machine has at most 20", total))
 	}
-	k, serrs := spec.DecodeSection[Section](c, "kind")
+	k, serrs := Key.Decode(c)
 	errs = append(errs, serrs...)
 	if k != nil {
 		switch k.KubeProxyMode {
@@ -122,14 +122,14 @@ func desiredVersion(c *spec.Cluster) string {
 	if v, ok := spec.NormalVersion(c.Spec.KubernetesVersion); ok {
 		return v
 	}
-	if sectionOf(c).Image != "" {
+	if Key.Get(c).Image != "" {
 		return ""
 	}
 	return DefaultVersion
 }
 
 func specImage(c *spec.Cluster) string {
-	return sectionOf(c).Image
+	return Key.Get(c).Image
 }
 
 // Desired lists the kind cluster and, if asked, the registry advertisement.
@@ -158,7 +158,7 @@ func desiredFields(c *spec.Cluster) map[string]string {
 		}
 	}
 	var ports []string
-	for _, pm := range sectionOf(c).Ports {
+	for _, pm := range Key.Get(c).Ports {
 		m := portMapping(pm)
 		ports = append(ports, fmt.Sprintf("%s:%d->%d/%s", m.ListenAddress, m.HostPort, m.ContainerPort, m.Protocol))
 	}

@@ -25,23 +25,8 @@ type PortMapping struct {
 	Protocol string `yaml:"protocol,omitempty" json:"protocol,omitempty"`
 }
 
-// DecodeSection decodes and checks spec.kind strictly (the registry's section decoder).
-var DecodeSection = spec.Typed[Section]("kind")
-
-// sectionOf is c's spec.kind (the zero section when it has none or it does not decode; Validate
-// reports why).
-func sectionOf(c *spec.Cluster) Section {
-	s, _ := spec.DecodeSection[Section](c, "kind")
-	if s == nil {
-		return Section{}
-	}
-	return *s
-}
-
-// SetSection sets c's spec.kind (nil: none).
-func SetSection(c *spec.Cluster, s *Section) {
-	_ = c.SetSection("kind", s) // a Section always marshals
-}
+// Key names spec.kind: its decoder (the registry's), reader and writer.
+var Key = spec.SectionKey[Section]("kind")
 
 // Shorthand is the spec `nuv cluster create kind [NAME]` stands for: kind nodes are all real, so
 // --nodes counts the control plane and the rest are workers.

@@ -82,7 +82,7 @@ func (p Provider) Validate(c *spec.Cluster) []spec.FieldError {
 	if len(s.NodeGroups) > 0 && total == 0 {
 		errs = append(errs, spec.Errorf("spec.nodeGroups", "no nodes in any group: a local cluster needs at least one"))
 	}
-	sec, serrs := spec.DecodeSection[Section](c, "local")
+	sec, serrs := Key.Decode(c)
 	errs = append(errs, serrs...)
 	if sec != nil {
 		if _, err := cluster.LookupFlavor(sec.Flavor); err != nil {
@@ -132,7 +132,7 @@ func groupsOf(c *spec.Cluster) []NodeGroup {
 	return out
 }
 
-func flavorOf(c *spec.Cluster) string { return sectionOf(c).Flavor }
+func flavorOf(c *spec.Cluster) string { return Key.Get(c).Flavor }
 
 // Desired lists the control plane, one resource per node group and, if asked, the registry.
 func (p Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
@@ -362,7 +362,7 @@ func (p Provider) createFromSpec(ctx context.Context, c *spec.Cluster) (*cluster
 	v, _ := p.version(c.Spec.KubernetesVersion)
 	o := CreateOptions{Name: c.Metadata.Name, Version: v, Flavor: flavorOf(c), HA: c.Spec.ControlPlane.Count > 1,
 		NodeGroups: groupsOf(c), PodCIDR: c.Spec.Networking.PodCIDR, ServiceCIDR: c.Spec.Networking.ServiceCIDR}
-	sec := sectionOf(c)
+	sec := Key.Get(c)
 	o.PortBase, o.Durability = sec.PortBase, sec.Durability
 	if _, err := p.Create(ctx, o); err != nil {
 		return nil, err
@@ -405,7 +405,7 @@ func (p Provider) Adopt(_ context.Context, name string) (*spec.Cluster, error) {
 		if s.durable() {
 			sec.Durability = Safe
 		}
-		SetSection(c, sec)
+		Key.Set(c, sec)
 	}
 	for _, g := range s.groups() {
 		n := g.Count

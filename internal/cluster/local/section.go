@@ -20,23 +20,8 @@ type Section struct {
 	Durability string `yaml:"durability,omitempty" json:"durability,omitempty"`
 }
 
-// DecodeSection decodes and checks spec.local strictly (the registry's section decoder).
-var DecodeSection = spec.Typed[Section]("local")
-
-// sectionOf is c's spec.local (the zero section when it has none or it does not decode; Validate
-// reports why).
-func sectionOf(c *spec.Cluster) Section {
-	s, _ := spec.DecodeSection[Section](c, "local")
-	if s == nil {
-		return Section{}
-	}
-	return *s
-}
-
-// SetSection sets c's spec.local (nil: none).
-func SetSection(c *spec.Cluster, s *Section) {
-	_ = c.SetSection("local", s) // a Section always marshals
-}
+// Key names spec.local: its decoder (the registry's), reader and writer.
+var Key = spec.SectionKey[Section]("local")
 
 // Shorthand is the spec `nuv cluster create local [NAME]` stands for: one node group of --nodes
 // nodes of a version local clusters offer (default KubeVersion), with the flavor, port base and
@@ -63,7 +48,7 @@ func Shorthand(o cluster.CreateOptions) (*spec.Cluster, error) {
 	}
 	c := cluster.BaseShorthand("local", o)
 	if o.Flavor != "" || o.PortBase != 0 || o.Durability != "" {
-		SetSection(c, &Section{Flavor: o.Flavor, PortBase: o.PortBase, Durability: o.Durability})
+		Key.Set(c, &Section{Flavor: o.Flavor, PortBase: o.PortBase, Durability: o.Durability})
 	}
 	return c, nil
 }

@@ -29,9 +29,9 @@ func Registry() *cluster.Registry {
 	r := &cluster.Registry{}
 	for _, reg := range []cluster.Registration{
 		{Name: "local", Short: "control-plane processes and kwok nodes on loopback", New: newLocal,
-			Section: local.DecodeSection, Shorthand: local.Shorthand},
+			Section: local.Key.Decoder(), Shorthand: local.Shorthand},
 		{Name: "kind", Short: "real nodes: containers of docker, nerdctl or podman", New: newKind,
-			Section: kind.DecodeSection, Shorthand: kind.Shorthand},
+			Section: kind.Key.Decoder(), Shorthand: kind.Shorthand},
 		{Name: "eks", Short: "Amazon EKS through the AWS SDK (or nuv's emulator)", New: func(h cluster.Host) (cluster.Provider, error) {
 			return eks.New(h.Project, h.Env.Exe, h.Env.Getenv, h.Env.Log), nil
 		}, Section: eks.DecodeSpecSection, Cloud: true},
@@ -40,7 +40,7 @@ func Registry() *cluster.Registry {
 		}, Section: aks.DecodeSection, Cloud: true},
 		{Name: "gke", Short: "Google GKE through the Google Cloud SDK (or nuv's emulator)", New: func(h cluster.Host) (cluster.Provider, error) {
 			return &gke.Provider{Project: h.Project, Log: h.Env.Log, Getenv: h.Env.Getenv, Exe: h.Env.Exe}, nil
-		}, Section: gke.DecodeSection, Cloud: true},
+		}, Section: gke.Key.Decoder(), Cloud: true},
 	} {
 		if err := r.Register(reg); err != nil {
 			panic(err) // a programming error of the list above, caught by its tests

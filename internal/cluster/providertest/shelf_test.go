@@ -32,6 +32,9 @@ type Section struct {
 	Size string `yaml:"size,omitempty" json:"size,omitempty"`
 }
 
+// Key names spec.shelf.
+var Key = spec.SectionKey[Section]("shelf")
+
 // Provider keeps each cluster as a directory under Dir: cluster.json and pool-NAME.json.
 type Provider struct{ Dir string }
 
@@ -42,13 +45,13 @@ var registration = cluster.Registration{
 	New: func(h cluster.Host) (cluster.Provider, error) {
 		return &Provider{Dir: filepath.Join(h.Home, "shelf")}, nil
 	},
-	Section: spec.Typed[Section]("shelf"),
+	Section: Key.Decoder(),
 }
 
 func (p *Provider) Name() string { return "shelf" }
 
 func (p *Provider) Validate(c *spec.Cluster) []spec.FieldError {
-	sec, errs := spec.DecodeSection[Section](c, "shelf")
+	sec, errs := Key.Decode(c)
 	if sec != nil && sec.Size != "" && sec.Size != "small" && sec.Size != "large" {
 		errs = append(errs, spec.Errorf("spec.shelf.size", "%q: want small or large", sec.Size))
 	}
@@ -59,8 +62,8 @@ func (p *Provider) Validate(c *spec.Cluster) []spec.FieldError {
 }
 
 func size(c *spec.Cluster) string {
-	if sec, _ := spec.DecodeSection[Section](c, "shelf"); sec != nil && sec.Size != "" {
-		return sec.Size
+	if s := Key.Get(c).Size; s != "" {
+		return s
 	}
 	return "small"
 }

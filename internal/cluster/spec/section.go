@@ -82,6 +82,38 @@ func DecodeSection[T any](c *Cluster, name string) (*T, []FieldError) {
 	return out, nil
 }
 
+// SectionValue is c's section name decoded into T: the zero T when the spec has none or it does not
+// decode (the provider's Validate reports why).
+func SectionValue[T any](c *Cluster, name string) T {
+	if v, _ := DecodeSection[T](c, name); v != nil {
+		return *v
+	}
+	var zero T
+	return zero
+}
+
+// SectionKey names a provider's section and reads and writes it as its Go type T: a provider
+// declares `var Key = spec.SectionKey[Section]("NAME")` and has its decoder, reader and writer.
+type SectionKey[T any] string
+
+// Get is c's section decoded (the zero T when absent or not decodable: SectionValue).
+func (k SectionKey[T]) Get(c *Cluster) T { return SectionValue[T](c, string(k)) }
+
+// Set sets c's section (nil removes it); a typed section always marshals.
+func (k SectionKey[T]) Set(c *Cluster, v *T) {
+	if v == nil {
+		delete(c.Spec.Sections, string(k))
+		return
+	}
+	_ = c.SetSection(string(k), v)
+}
+
+// Decode decodes c's section strictly (DecodeSection).
+func (k SectionKey[T]) Decode(c *Cluster) (*T, []FieldError) { return DecodeSection[T](c, string(k)) }
+
+// Decoder is the registry's SectionDecoder of the section (Typed).
+func (k SectionKey[T]) Decoder() SectionDecoder { return Typed[T](string(k)) }
+
 // Typed is the SectionDecoder of a provider whose section decodes strictly into T and has no
 // rules beyond its type (the provider's Validate checks the values).
 func Typed[T any](name string) SectionDecoder {
