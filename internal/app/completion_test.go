@@ -266,3 +266,26 @@ func TestZshScriptParses(t *testing.T) {
 		t.Errorf("zsh -n on the script: %v\n%s", err, b)
 	}
 }
+
+// TestCompletionClustersOfEveryProvider: cluster names are completed from the local provider and
+// from the records of the state store, whatever their provider (an eks cluster here), without a
+// network call.
+func TestCompletionClustersOfEveryProvider(t *testing.T) {
+	env, project := completionWorld(t)
+	var home string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "NUV_HOME="); ok {
+			home = v
+		}
+	}
+	rec := `{"name":"gamma","provider":"eks","phase":"running","spec":{"apiVersion":"nuv.dev/v1alpha1","kind":"Cluster","metadata":{"name":"gamma"},"spec":{"provider":"eks","region":"us-east-1"}},"created":"2026-01-01T00:00:00Z","updated":"2026-01-01T00:00:00Z","generation":1}`
+	if err := os.MkdirAll(filepath.Join(home, "state"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "state", "gamma.json"), []byte(rec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(bashComplete(t, env, project, "nuv cluster delete "), " "); got != "alpha beta gamma" {
+		t.Errorf("completion of cluster names: %q, want %q", got, "alpha beta gamma")
+	}
+}

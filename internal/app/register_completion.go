@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/cluster/providers"
+	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/completion"
 	"github.com/nuv-dev/nuv/internal/kube"
 	"github.com/nuv-dev/nuv/internal/paths"
@@ -125,19 +127,9 @@ func (s completionSource) Tree() []cli.Command { return commandTable() }
 func (s completionSource) Values(ctx context.Context, kind string) []string {
 	switch kind {
 	case cli.ValProvider:
-		e, _ := s.quiet()
-		ps, err := providers.New(e) // the provider registry: every registered provider
-		if err != nil {
-			return nil
-		}
-		var names []string
-		for n := range ps {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return names
+		return providers.Registry().Names() // every registered provider, sorted
 	case cli.ValCluster:
-		return s.localClusters()
+		return s.clusters(ctx)
 	case cli.ValInventory:
 		return s.inventory()
 	case cli.ValStack, cli.ValAddon:
@@ -183,13 +175,24 @@ func addonsIndex(env *cli.Env) string {
 	return p
 }
 
-func (s completionSource) localClusters() []string {
+// clusters are the clusters of every provider nuv knows without a network call: those the
+// local state store records (whatever their provider) and the local provider's own.
+func (s completionSource) clusters(ctx context.Context) []string {
 	home, err := paths.Home(s.env.Getenv)
 	if err != nil {
 		return nil
 	}
 	names, _ := local.Provider{Home: home}.Names()
-	return names
+	if loc := s.env.Getenv("NUV_STATE"); loc == "" || !strings.HasPrefix(loc, "kube:") {
+		if store, err := state.Open(loc, home, ""); err == nil {
+			recs, _ := store.List(ctx)
+			for _, r := range recs {
+				names = append(names, r.Name)
+			}
+		}
+	}
+	sort.Strings(names)
+	return slices.Compact(names)
 }
 
 func (s completionSource) inventory() []string {

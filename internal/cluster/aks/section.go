@@ -36,41 +36,52 @@ var (
 	dnsRE      = lazy.MustCompile(`^[a-zA-Z0-9][-a-zA-Z0-9]{0,52}[a-zA-Z0-9]$`)
 )
 
+// DecodeSection decodes and checks spec.aks strictly (the registry's section decoder): it returns
+// the section as written.
+func DecodeSection(c *spec.Cluster) (any, []spec.FieldError) {
+	m, errs := spec.FreeSection(c, "aks")
+	if len(errs) == 0 {
+		_, errs = section(c, nil)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return m, nil
+}
+
 // section decodes c's spec.aks strictly: an unknown field or a value of the wrong type is an
 // error with its field path.
 func section(c *spec.Cluster, getenv func(string) string) (Section, []spec.FieldError) {
 	var s Section
 	var errs []spec.FieldError
-	if c.Spec.AKS != nil {
-		for k, v := range *c.Spec.AKS {
-			path := "spec.aks." + k
-			str := func(dst *string) {
-				if x, ok := v.(string); ok {
-					*dst = x
-				} else {
-					errs = append(errs, spec.Errorf(path, "want a string, got %v", v))
-				}
+	for k, v := range c.SectionMap("aks") {
+		path := "spec.aks." + k
+		str := func(dst *string) {
+			if x, ok := v.(string); ok {
+				*dst = x
+			} else {
+				errs = append(errs, spec.Errorf(path, "want a string, got %v", v))
 			}
-			switch k {
-			case "subscription":
-				str(&s.Subscription)
-			case "resourceGroup":
-				str(&s.ResourceGroup)
-			case "networkPlugin":
-				str(&s.NetworkPlugin)
-			case "dnsPrefix":
-				str(&s.DNSPrefix)
-			case "skuTier":
-				str(&s.SKUTier)
-			case "existingResourceGroup":
-				if b, ok := v.(bool); ok {
-					s.ExistingResourceGroup = b
-				} else {
-					errs = append(errs, spec.Errorf(path, "want true or false, got %v", v))
-				}
-			default:
-				errs = append(errs, spec.Errorf(path, "unknown field (valid: %s)", strings.Join(sectionFields, ", ")))
+		}
+		switch k {
+		case "subscription":
+			str(&s.Subscription)
+		case "resourceGroup":
+			str(&s.ResourceGroup)
+		case "networkPlugin":
+			str(&s.NetworkPlugin)
+		case "dnsPrefix":
+			str(&s.DNSPrefix)
+		case "skuTier":
+			str(&s.SKUTier)
+		case "existingResourceGroup":
+			if b, ok := v.(bool); ok {
+				s.ExistingResourceGroup = b
+			} else {
+				errs = append(errs, spec.Errorf(path, "want true or false, got %v", v))
 			}
+		default:
+			errs = append(errs, spec.Errorf(path, "unknown field (valid: %s)", strings.Join(sectionFields, ", ")))
 		}
 	}
 	if s.Subscription == "" && getenv != nil {
@@ -159,12 +170,7 @@ func (p *Provider) Validate(c *spec.Cluster) []spec.FieldError {
 			add(path+".min", "the autoscaler needs both min and max")
 		}
 	}
-	for _, other := range []string{"local", "kind", "eks", "gke"} {
-		set := map[string]bool{"local": sp.Local != nil, "kind": sp.Kind != nil, "eks": sp.EKS != nil, "gke": sp.GKE != nil}[other]
-		if set {
-			add("spec."+other, "is for provider %s; this spec's provider is aks", other)
-		}
-	}
+	errs = append(errs, c.CheckSections()...)
 	slices.SortFunc(errs, func(a, b spec.FieldError) int { return strings.Compare(a.Path, b.Path) })
 	return errs
 }

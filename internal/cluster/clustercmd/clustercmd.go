@@ -30,7 +30,9 @@ func NewCommand() cli.Command {
 
 // ctx is what a subcommand gets: the environment and the providers.
 type cmdCtx struct {
-	env       *cli.Env
+	env *cli.Env
+	// registry lists the providers; providers are they, built over env.
+	registry  *cluster.Registry
 	providers map[string]cluster.Provider
 	// overrides are environment settings a flag gave explicitly (--wait-timeout is
 	// NUV_CLUSTER_WAIT_TIMEOUT): env.Getenv, which the providers read, answers them first.
@@ -49,7 +51,8 @@ func newCmdCtx(env *cli.Env) (*cmdCtx, error) {
 		return env.Getenv(k)
 	}
 	c.env = &derived
-	ps, err := providers.New(c.env)
+	c.registry = providers.Registry()
+	ps, err := providers.Build(c.registry, c.env)
 	if err != nil {
 		return nil, err
 	}

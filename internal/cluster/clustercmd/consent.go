@@ -18,10 +18,6 @@ import (
 // "yes" consents); --yes/--auto-approve skips the question; without a terminal and without --yes
 // they refuse and change nothing.
 
-// cloudProviders are the providers whose clusters are cloud resources: deleting one is never
-// undone by a quick create, so it is asked for even when named one by one.
-var cloudProviders = map[string]bool{"eks": true, "aks": true, "gke": true}
-
 // destroys reports whether a change destroys something that exists.
 func destroys(ch cluster.Change) bool {
 	return ch.Action == cluster.Delete || ch.Action == cluster.Replace
@@ -103,7 +99,8 @@ func (c *cmdCtx) approveDelete(ctx context.Context, e *engine.Engine, list []str
 			ask = append(ask, n)
 			continue
 		}
-		if _, p, _, err := e.Target(ctx, n); err == nil && cloudProviders[p.Name()] {
+		// A cloud cluster (cluster.Registration.Cloud) is never undone by a quick create.
+		if _, p, _, err := e.Target(ctx, n); err == nil && c.cloud(p.Name()) {
 			ask = append(ask, n)
 		}
 	}
@@ -129,4 +126,10 @@ func (c *cmdCtx) approveDelete(ctx context.Context, e *engine.Engine, list []str
 	}
 	q := "Delete " + what + "? Everything listed above is destroyed, the state record and kubeconfig too."
 	return notConfirmed(cli.Confirm(ctx, c.env, "delete "+what, q, false))
+}
+
+// cloud reports whether the provider's clusters are cloud resources (its registration says so).
+func (c *cmdCtx) cloud(provider string) bool {
+	reg, ok := c.registry.Get(provider)
+	return ok && reg.Cloud
 }

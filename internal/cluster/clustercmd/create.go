@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/nuv-dev/nuv/internal/cli"
@@ -14,14 +13,8 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
 
-func (c *cmdCtx) providerNames() []string {
-	var n []string
-	for k := range c.providers {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
-}
+// maxNodes bounds --nodes as a spec bounds a node group.
+const maxNodes = 1000
 
 func runCreate(ctx context.Context, c *cmdCtx, args []string) error {
 	fs := flags(c.env, "create")
@@ -52,27 +45,19 @@ func runCreate(ctx context.Context, c *cmdCtx, args []string) error {
 		if *durability != "" {
 			return cli.Usagef("nuv cluster create: --durability is for `create local`; with -f FILE set spec.local.durability in the file")
 		}
-		cs, err := spec.ReadFile(*file)
+		cs, err := c.registry.Decoder().ReadFile(*file)
 		if err != nil {
 			return err // a broken spec file is bad input, not a usage error: exit 1 as plan and apply
 		}
 		specs = cs
 	} else {
-		if !fs.Changed("version") && fs.NArg() > 0 && fs.Arg(0) != "local" {
-			version = "" // a cloud provider's default version (eks: the one EKS reports as default)
+		if !fs.Changed("version") {
+			version = "" // the provider's default version (local: KubeVersion; eks: the one EKS reports as default)
 		}
-		cs, err := c.shorthand(fs.Args(), name, version, flavor, nodes, portBase, ha)
+		cs, err := c.shorthand(fs.Args(), cluster.CreateOptions{Name: name, Version: version, Nodes: nodes, HA: ha,
+			Flavor: flavor, PortBase: portBase, Durability: *durability})
 		if err != nil {
 			return err
-		}
-		if *durability != "" {
-			if err := local.ValidDurability(*durability); err != nil || cs.Spec.Provider != "local" {
-				return cli.Usagef("nuv cluster create: --durability %q: local clusters only, fast or safe", *durability)
-			}
-			if cs.Spec.Local == nil {
-				cs.Spec.Local = &spec.LocalSpec{}
-			}
-			cs.Spec.Local.Durability = *durability
 		}
 		specs = []*spec.Cluster{cs}
 	}
@@ -125,72 +110,36 @@ func runCreate(ctx context.Context, c *cmdCtx, args []string) error {
 	return errors.Join(errs...)
 }
 
-// shorthand builds the spec `create PROVIDER [NAME] --nodes K ...` stands for.
-func (c *cmdCtx) shorthand(rest []string, name, version, flavor string, nodes, portBase int, ha bool) (*spec.Cluster, error) {
-	valid := strings.Join(c.providerNames(), ", ")
+// shorthand builds the spec `create PROVIDER [NAME] --nodes K ...` stands for: the checks every
+// provider shares here, the rest by the provider's registered Shorthand.
+func (c *cmdCtx) shorthand(rest []string, o cluster.CreateOptions) (*spec.Cluster, error) {
+	valid := strings.Join(c.registry.Names(), ", ")
 	if len(rest) == 0 {
 		return nil, cli.Usagef("nuv cluster create: name a provider (valid: %s), e.g. `nuv cluster create local --nodes 3`, or give -f FILE", valid)
 	}
-	if _, ok := c.providers[rest[0]]; !ok {
+	if _, ok := c.registry.Get(rest[0]); !ok {
 		return nil, cli.Usagef("nuv cluster create: unknown provider %q (valid: %s)", rest[0], valid)
 	}
 	if len(rest) > 2 {
 		return nil, cli.Usagef("nuv cluster create: unexpected arguments %q", rest[2:])
 	}
 	if len(rest) == 2 {
-		if name != "" && name != rest[1] {
-			return nil, cli.Usagef("nuv cluster create: two names given (%q and --name %q)", rest[1], name)
+		if o.Name != "" && o.Name != rest[1] {
+			return nil, cli.Usagef("nuv cluster create: two names given (%q and --name %q)", rest[1], o.Name)
 		}
-		name = rest[1]
+		o.Name = rest[1]
 	}
-	if name == "" {
-		name = rest[0]
+	if o.Name == "" {
+		o.Name = rest[0]
 	}
-	if err := local.ValidName(name); err != nil {
-		return nil, cli.Usagef("nuv cluster create: %v", err)
+	if spec.ValidName(o.Name) != nil {
+		return nil, cli.Usagef("nuv cluster create: invalid cluster name %q: use lower-case letters, digits and '-', at most 40 characters", o.Name)
 	}
-	if nodes < 1 || nodes > local.MaxNodes {
-		return nil, cli.Usagef("nuv cluster create: --nodes %d: must be between 1 and %d", nodes, local.MaxNodes)
+	if o.Nodes < 1 || o.Nodes > maxNodes {
+		return nil, cli.Usagef("nuv cluster create: --nodes %d: must be between 1 and %d", o.Nodes, maxNodes)
 	}
-	if _, ok := spec.NormalVersion(version); !ok && version != "" {
-		return nil, cli.Usagef("nuv cluster create: unsupported --version %q (valid: %s)", version, strings.Join(local.SupportedVersions(), ", "))
+	if _, ok := spec.NormalVersion(o.Version); !ok && o.Version != "" {
+		return nil, cli.Usagef("nuv cluster create: unsupported --version %q (want MAJOR.MINOR or MAJOR.MINOR.PATCH)", o.Version)
 	}
-	if rest[0] == "local" {
-		v := strings.TrimPrefix(version, "v")
-		ok := false
-		for _, s := range local.SupportedVersions() {
-			ok = ok || s == v
-		}
-		if !ok {
-			return nil, cli.Usagef("nuv cluster create: unsupported --version %q (valid: %s)", version, strings.Join(local.SupportedVersions(), ", "))
-		}
-		if _, err := cluster.LookupFlavor(flavor); err != nil {
-			return nil, cli.Usagef("nuv cluster create: %v", err)
-		}
-	}
-	s := &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: name},
-		Source: "nuv cluster create",
-		Spec: spec.Spec{Provider: rest[0], KubernetesVersion: version,
-			NodeGroups: []spec.NodeGroup{{Name: local.DefaultNodeGroup, Count: &nodes}}}}
-	if rest[0] == "kind" {
-		// kind nodes are all real: --nodes counts the control plane, the rest are workers.
-		if flavor != "" || portBase != 0 {
-			return nil, cli.Usagef("nuv cluster create kind: --flavor and --port-base are for local clusters")
-		}
-		s.Spec.NodeGroups = nil
-		if workers := nodes - 1; workers > 0 {
-			s.Spec.NodeGroups = []spec.NodeGroup{{Name: "workers", Count: &workers}}
-		}
-		if ha {
-			s.Spec.ControlPlane.Count = 3
-		}
-		return s, nil
-	}
-	if ha {
-		s.Spec.ControlPlane.Count = 3
-	}
-	if flavor != "" || portBase != 0 {
-		s.Spec.Local = &spec.LocalSpec{Flavor: flavor, PortBase: portBase}
-	}
-	return s, nil
+	return c.registry.Shorthand(rest[0], o)
 }

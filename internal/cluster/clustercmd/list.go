@@ -248,7 +248,7 @@ func writeStatusOf(w io.Writer, i cluster.Info, now time.Time, wide bool) {
 // listAll lists every provider's clusters (in parallel: a cloud may be slow) plus the clusters
 // the state store records that no provider sees any more (a failed create, an interrupted delete).
 func (c *cmdCtx) listAll(ctx context.Context) ([]cluster.Info, error) {
-	names := c.providerNames()
+	names := c.registry.Names()
 	results := make([][]cluster.Info, len(names))
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup

@@ -12,6 +12,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
+	"github.com/nuv-dev/nuv/internal/cluster/providers"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/tfgen"
 )
@@ -21,7 +22,7 @@ func readSpecs(verb, file, only string) ([]*spec.Cluster, error) {
 	if file == "" {
 		return nil, cli.Usagef("nuv cluster %s: give a spec file with -f FILE (by convention in clusters/specs/)", verb)
 	}
-	cs, err := spec.ReadFile(file)
+	cs, err := providers.Registry().Decoder().ReadFile(file)
 	if err != nil {
 		return nil, err
 	}

@@ -139,14 +139,8 @@ func (p *Provider) staticChecks(c *spec.Cluster) []spec.FieldError {
 	var errs []spec.FieldError
 	add := func(path, f string, a ...any) { errs = append(errs, spec.Errorf(path, f, a...)) }
 	s := &c.Spec
-	var sec Section
-	if s.EKS != nil {
-		var serrs []spec.FieldError
-		sec, serrs = DecodeSection(*s.EKS)
-		errs = append(errs, serrs...)
-	} else {
-		sec, _ = DecodeSection(nil)
-	}
+	sec, serrs := DecodeSection(c.SectionMap("eks"))
+	errs = append(errs, serrs...)
 	if s.KubernetesVersion != "" {
 		v, _ := spec.NormalVersion(s.KubernetesVersion)
 		if strings.Count(v, ".") != 1 {
@@ -174,14 +168,7 @@ func (p *Provider) staticChecks(c *spec.Cluster) []spec.FieldError {
 			add("spec.networking.serviceCIDR", "%s overlaps the VPC network %s", s.Networking.ServiceCIDR, vpc)
 		}
 	}
-	if s.Local != nil {
-		add("spec.local", "is for provider local; this spec's provider is eks")
-	}
-	for name, set := range map[string]bool{"kind": s.Kind != nil, "aks": s.AKS != nil, "gke": s.GKE != nil} {
-		if set {
-			add("spec."+name, "is for provider %s; this spec's provider is eks", name)
-		}
-	}
+	errs = append(errs, c.CheckSections()...)
 	errs = append(errs, karpenter.Validate(c)...)
 	for i, g := range s.NodeGroups {
 		path := "spec.nodeGroups[" + strconv.Itoa(i) + "]"
@@ -213,12 +200,7 @@ func (p *Provider) resolve(ctx context.Context, c *spec.Cluster) (*resolved, []s
 		return r, nil
 	}
 	p.mu.Unlock()
-	var sec Section
-	if c.Spec.EKS != nil {
-		sec, _ = DecodeSection(*c.Spec.EKS)
-	} else {
-		sec, _ = DecodeSection(nil)
-	}
+	sec := sectionOf(c)
 	ss, err := p.session(ctx, c, sec)
 	if err != nil {
 		return nil, []spec.FieldError{{Path: "", Msg: err.Error()}}
@@ -307,7 +289,7 @@ func (p *Provider) resolve(ctx context.Context, c *spec.Cluster) (*resolved, []s
 
 func cacheKey(c *spec.Cluster) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%s|%s|%v|%s|%v", c.Metadata.Name, c.Spec.Region, c.Spec.KubernetesVersion, c.Spec.Zones, c.Spec.Networking.VPCCIDR, c.Spec.EKS)
+	fmt.Fprintf(&b, "%s|%s|%s|%v|%s|%v", c.Metadata.Name, c.Spec.Region, c.Spec.KubernetesVersion, c.Spec.Zones, c.Spec.Networking.VPCCIDR, c.Section("eks"))
 	for _, g := range c.Spec.NodeGroups {
 		b.WriteString("|" + g.InstanceType)
 	}

@@ -14,11 +14,7 @@ import (
 )
 
 func sectionOf(c *spec.Cluster) Section {
-	if c.Spec.EKS == nil {
-		s, _ := DecodeSection(nil)
-		return s
-	}
-	s, _ := DecodeSection(*c.Spec.EKS)
+	s, _ := DecodeSection(c.SectionMap("eks"))
 	return s
 }
 

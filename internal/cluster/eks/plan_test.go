@@ -238,7 +238,7 @@ func TestExampleSpec(t *testing.T) {
 func TestObserveByRecordedID(t *testing.T) {
 	e := startEmulator(t, 0)
 	c := parse(t, strings.ReplaceAll(existingVPC, "vpcId: vpc-0123456789abcdef0\n    subnetIds: [subnet-0aaa, subnet-0bbb]\n", ""))
-	c.Spec.EKS = nil
+	delete(c.Spec.Sections, "eks")
 	p := New(t.TempDir(), "nuv", e.getenv, nil)
 	ctx := context.Background()
 	ss, err := p.session(ctx, c, sectionOf(c))

@@ -170,6 +170,19 @@ func DecodeSection(raw spec.ProviderSpec) (Section, []spec.FieldError) {
 	return s, errs
 }
 
+// DecodeSpecSection decodes and checks c's spec.eks strictly (the registry's section decoder): it
+// returns the section as written.
+func DecodeSpecSection(c *spec.Cluster) (any, []spec.FieldError) {
+	m, errs := spec.FreeSection(c, "eks")
+	if len(errs) == 0 {
+		_, errs = DecodeSection(m)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return m, nil
+}
+
 // AddonVersions returns the add-ons the cluster gets, by name: the defaults plus the section's,
 // without those set to none; a version of "" means the API's default.
 func (s Section) AddonVersions() map[string]string {

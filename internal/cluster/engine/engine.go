@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -94,7 +95,14 @@ func (e *Engine) Validate(c *spec.Cluster) (cluster.Provider, error) {
 	if err != nil {
 		return nil, c.Positioned(sourceFile(c), []spec.FieldError{{Path: "spec.provider", Msg: err.Error()}})
 	}
-	if errs := p.Validate(c); len(errs) > 0 {
+	// A spec holds only its provider's section: one generic check, whatever the provider checks.
+	errs := c.CheckSections()
+	for _, fe := range p.Validate(c) {
+		if !slices.Contains(errs, fe) {
+			errs = append(errs, fe)
+		}
+	}
+	if len(errs) > 0 {
 		return nil, c.Positioned(sourceFile(c), errs)
 	}
 	return p, nil

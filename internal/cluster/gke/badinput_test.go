@@ -20,7 +20,7 @@ func TestValidate(t *testing.T) {
 	for _, tc := range []struct{ name, body, want string }{
 		{"ok zonal", "  gke: {project: my-project, location: us-central1-a}\n  nodeGroups: [{name: a, count: 1, instanceType: n2-standard-8}]\n", ""},
 		{"ok regional HA", "  controlPlane: {count: 3}\n  zones: [us-central1-a, us-central1-b]\n  gke: {project: my-project, location: us-central1, releaseChannel: STABLE, nodePools: [{name: a, zones: [us-central1-b]}]}\n  nodeGroups: [{name: a, min: 1, max: 3}]\n", ""},
-		{"no section", "  nodeGroups: [{name: a}]\n", "spec.gke: required"},
+		{"no place", "  nodeGroups: [{name: a}]\n", "spec.region: required"},
 		{"no project", "  gke: {location: us-central1-a}\n", "spec.gke.project: required"},
 		{"bad project", "  gke: {project: X, location: us-central1-a}\n", `spec.gke.project: "X" is not a project id`},
 		{"bad location", "  gke: {project: my-project, location: moon}\n", `spec.gke.location: "moon" is neither a zone`},

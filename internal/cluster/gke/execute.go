@@ -23,7 +23,7 @@ func (p *Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chan
 		return nil, err
 	}
 	_, name, _ := strings.Cut(ch.Key, "/")
-	x := &executor{p: p, cn: cn, c: c, project: c.Spec.GKE.Project, location: c.Spec.GKE.Location, name: name, save: save}
+	x := &executor{p: p, cn: cn, c: c, project: p.section(c).Project, location: p.section(c).Location, name: name, save: save}
 	if err := kinds.Execute(ctx, x, ch); err != nil {
 		return nil, err
 	}
@@ -199,7 +199,7 @@ func (x *executor) cluster(ctx context.Context, ch cluster.Change, save func(clu
 	}
 	// Update: field by field, each its own operation.
 	name := x.c.Metadata.Name
-	g := x.c.Spec.GKE
+	g := x.p.section(x.c)
 	for _, f := range ch.Fields {
 		var err error
 		switch f.Field {
@@ -257,7 +257,7 @@ func (x *executor) labels() map[string]string {
 
 func (x *executor) createCluster(ctx context.Context, ch cluster.Change, save func(cluster.Resource) error) (*cluster.Resource, error) {
 	s := x.c.Spec
-	g := s.GKE
+	g := x.p.section(x.c)
 	gc := &containerpb.Cluster{
 		Name:                  x.c.Metadata.Name,
 		Description:           "made by nuv (" + specFile(x.c) + ")",
@@ -428,7 +428,7 @@ func taints(ts []string) []*containerpb.NodeTaint {
 
 func (x *executor) createPool(ctx context.Context, name string, ch cluster.Change, save func(cluster.Resource) error) (*cluster.Resource, error) {
 	ng, i := x.group(name)
-	ps := poolSettings(x.c.Spec.GKE, name)
+	ps := poolSettings(x.p.section(x.c), name)
 	np := &containerpb.NodePool{
 		Name:             name,
 		InitialNodeCount: int32(ng.Size()),

@@ -77,42 +77,48 @@ func regionOf(location string) string {
 
 // Validate checks the spec's GKE rules offline; what only the API knows (the versions and
 // locations it offers) is checked by Observe against GetServerConfig, before anything is made.
+// The cluster's location comes from spec.region and spec.zones (or spec.gke.location), its project
+// from spec.gke.project or the environment (CLOUDSDK_CORE_PROJECT, GOOGLE_CLOUD_PROJECT, the
+// credentials file's).
 func (p *Provider) Validate(c *spec.Cluster) []spec.FieldError {
-	var errs []spec.FieldError
+	_, errs := Key.Decode(c)
+	if len(errs) > 0 {
+		return errs
+	}
 	add := func(path, f string, a ...any) { errs = append(errs, spec.Errorf(path, f, a...)) }
 	s := c.Spec
-	g := s.GKE
-	if g == nil {
-		return []spec.FieldError{spec.Errorf("spec.gke", "required: the gke provider needs project and location (spec.gke: {project: P, location: us-central1-a})")}
-	}
-	if g.Project == "" {
-		add("spec.gke.project", "required: the Google Cloud project")
-	} else if !projRE.MatchString(g.Project) {
-		add("spec.gke.project", "%q is not a project id (6 to 30 lower-case letters, digits and '-', starting with a letter)", g.Project)
+	g := p.section(c)
+	switch {
+	case g.Project == "":
+		add("spec.gke.project", "required: the Google Cloud project (or set CLOUDSDK_CORE_PROJECT or GOOGLE_CLOUD_PROJECT, or use credentials of a project)")
+	case !projRE.MatchString(g.Project):
+		add(g.projectPath, "%q is not a project id (6 to 30 lower-case letters, digits and '-', starting with a letter)", g.Project)
 	}
 	switch {
 	case g.Location == "":
-		add("spec.gke.location", "required: a zone (zonal cluster) or a region (regional, highly available)")
-	case !zoneRE.MatchString(g.Location) && !regionRE.MatchString(g.Location):
-		add("spec.gke.location", "%q is neither a zone (us-central1-a) nor a region (us-central1)", g.Location)
+		add("spec.region", "required: the region (us-central1: a regional cluster) or one zone in spec.zones (a zonal cluster)")
+	case g.locationPath == "spec.gke.location" && !zoneRE.MatchString(g.Location) && !regionRE.MatchString(g.Location):
+		add(g.locationPath, "%q is neither a zone (us-central1-a) nor a region (us-central1)", g.Location)
+	case g.locationPath == "spec.region" && !regionRE.MatchString(g.Location):
+		add(g.locationPath, "%q is not a region (us-central1)", g.Location)
 	}
 	zonal := zoneRE.MatchString(g.Location)
 	if s.ControlPlane.Count > 1 && zonal {
-		add("spec.controlPlane.count", "%d: a zonal cluster (spec.gke.location %s) has one control plane; set spec.gke.location to a region (%s) for a highly available one", s.ControlPlane.Count, g.Location, regionOf(g.Location))
+		add("spec.controlPlane.count", "%d: a zonal cluster (%s %s) has one control plane; place it in a region (%s) for a highly available one", s.ControlPlane.Count, g.locationPath, g.Location, regionOf(g.Location))
 	}
-	if s.Region != "" && g.Location != "" && s.Region != regionOf(g.Location) {
-		add("spec.region", "%q differs from the region of spec.gke.location %s (leave it out or make them agree)", s.Region, g.Location)
+	if s.Region != "" && g.locationPath == "spec.gke.location" && s.Region != regionOf(g.Location) {
+		add("spec.region", "%q differs from the region of spec.gke.location %s (leave one out or make them agree)", s.Region, g.Location)
 	}
 	for i, z := range s.Zones {
 		path := fmt.Sprintf("spec.zones[%d]", i)
 		if !zoneRE.MatchString(z) {
 			add(path, "%q is not a zone", z)
 		} else if g.Location != "" && regionOf(z) != regionOf(g.Location) {
-			add(path, "zone %s is not in region %s of spec.gke.location", z, regionOf(g.Location))
+			add(path, "zone %s is not in region %s of %s", z, regionOf(g.Location), g.locationPath)
 		}
 	}
 	if zonal && len(s.Zones) > 0 && !slices.Contains(s.Zones, g.Location) {
-		add("spec.zones", "must include the cluster's zone %s (spec.gke.location)", g.Location)
+		add("spec.zones", "must include the cluster's zone %s (%s)", g.Location, g.locationPath)
 	}
 	switch g.ReleaseChannel {
 	case "", "RAPID", "REGULAR", "STABLE", "EXTENDED":
@@ -179,9 +185,7 @@ func (p *Provider) Validate(c *spec.Cluster) []spec.FieldError {
 			add(path+".imageType", "%q: want COS_CONTAINERD or UBUNTU_CONTAINERD", np.ImageType)
 		}
 	}
-	if s.Local != nil || s.Kind != nil || s.EKS != nil || s.AKS != nil {
-		add("spec", "only the gke section applies to provider gke")
-	}
+	errs = append(errs, c.CheckSections()...)
 	if s.Registry {
 		add("spec.registry", "a GKE cluster cannot reach nuv's loopback registry; push images to a registry it can pull from")
 	}
@@ -192,13 +196,13 @@ func (p *Provider) Validate(c *spec.Cluster) []spec.FieldError {
 }
 
 // poolSettings returns the GKE settings of node group name.
-func poolSettings(g *spec.GKESpec, name string) spec.GKENodePool {
+func poolSettings(g Section, name string) NodePool {
 	for _, np := range g.NodePools {
 		if np.Name == name {
 			return np
 		}
 	}
-	return spec.GKENodePool{Name: name}
+	return NodePool{Name: name}
 }
 
 // machineType is a group's machine type (GKE's default e2-medium when the spec names none).
@@ -212,7 +216,7 @@ func machineType(ng spec.NodeGroup) string {
 // Desired is the cluster, a node pool per node group, and the kubeconfig.
 func (p *Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
 	s := c.Spec
-	g := s.GKE
+	g := p.section(c)
 	name := c.Metadata.Name
 	ck := "cluster/" + name
 	cf := map[string]string{
@@ -265,7 +269,7 @@ func (p *Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
 	return out, nil
 }
 
-func imageType(ps spec.GKENodePool) string {
+func imageType(ps NodePool) string {
 	if ps.ImageType == "" {
 		return "COS_CONTAINERD"
 	}
@@ -287,14 +291,14 @@ func clusterZones(c *spec.Cluster) []string {
 		sort.Strings(z)
 		return z
 	}
-	loc := c.Spec.GKE.Location
+	loc := Placement(c).Location
 	if zoneRE.MatchString(loc) {
 		return []string{loc}
 	}
 	return nil // the region's default zones: whatever GKE chooses
 }
 
-func poolZones(c *spec.Cluster, ps spec.GKENodePool) []string {
+func poolZones(c *spec.Cluster, ps NodePool) []string {
 	if len(ps.Zones) > 0 {
 		z := slices.Clone(ps.Zones)
 		sort.Strings(z)

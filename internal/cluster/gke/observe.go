@@ -33,15 +33,15 @@ func clusterPath(project, location, name string) string {
 // and offers the version and release channel the spec asks for. Problems carry the spec's file,
 // line and field path.
 func (p *Provider) checkServer(ctx context.Context, cn *Conn, c *spec.Cluster) error {
-	g := c.Spec.GKE
+	g := p.section(c)
 	sc, err := cn.Client.GetServerConfig(ctx, &containerpb.GetServerConfigRequest{Name: locPath(g.Project, g.Location)}, retry())
 	if err != nil {
 		if st, ok := status.FromError(err); ok {
 			switch st.Code() {
 			case codes.InvalidArgument, codes.NotFound:
-				return c.Positioned(specFile(c), []spec.FieldError{spec.Errorf("spec.gke.location", "%s: %s", g.Location, st.Message())})
+				return c.Positioned(specFile(c), []spec.FieldError{spec.Errorf(g.locationPath, "%s: %s", g.Location, st.Message())})
 			case codes.PermissionDenied:
-				return c.Positioned(specFile(c), []spec.FieldError{spec.Errorf("spec.gke.project", "%s: %s (credentials from %s)", g.Project, st.Message(), cn.Source)})
+				return c.Positioned(specFile(c), []spec.FieldError{spec.Errorf(g.projectPath, "%s: %s (credentials from %s)", g.Project, st.Message(), cn.Source)})
 			}
 		}
 		return fmt.Errorf("GKE server config for %s: %w", locPath(g.Project, g.Location), err)
@@ -140,7 +140,7 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 	if err := p.checkServer(ctx, cn, c); err != nil {
 		return nil, err
 	}
-	g := c.Spec.GKE
+	g := p.section(c)
 	name := c.Metadata.Name
 	gc, err := getCluster(ctx, cn, g.Project, g.Location, name)
 	if err == errNoCluster {
@@ -172,7 +172,7 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 
 // clusterResource is what exists of the cluster, in the fields Desired compares.
 func (p *Provider) clusterResource(c *spec.Cluster, gc *containerpb.Cluster) cluster.Resource {
-	g := c.Spec.GKE
+	g := p.section(c)
 	tags := maps.Clone(gc.ResourceLabels)
 	delete(tags, LabelCluster)
 	f := map[string]string{
@@ -237,7 +237,7 @@ func (p *Provider) poolResource(c *spec.Cluster, gc *containerpb.Cluster, np *co
 		if ng.Min != nil && ng.Max != nil && ng.Count == nil {
 			delete(f, "count") // the autoscaler's business
 		}
-		if len(poolSettings(c.Spec.GKE, np.Name).Zones) == 0 && len(c.Spec.Zones) == 0 && !zoneRE.MatchString(c.Spec.GKE.Location) {
+		if len(poolSettings(Placement(c), np.Name).Zones) == 0 && len(c.Spec.Zones) == 0 && !zoneRE.MatchString(Placement(c).Location) {
 			f["zones"] = ""
 		}
 	}
@@ -245,7 +245,7 @@ func (p *Provider) poolResource(c *spec.Cluster, gc *containerpb.Cluster, np *co
 		f["version"] = asSpecVersion(np.Version, strings.TrimPrefix(v, "v"))
 	}
 	f["status"] = poolStatus(np)
-	return cluster.Resource{Kind: "node-pool", Name: np.Name, ID: clusterPath(c.Spec.GKE.Project, gc.Location, gc.Name) + "/nodePools/" + np.Name,
+	return cluster.Resource{Kind: "node-pool", Name: np.Name, ID: clusterPath(p.section(c).Project, gc.Location, gc.Name) + "/nodePools/" + np.Name,
 		Fields: f, DependsOn: []string{"cluster/" + gc.Name}}
 }
 
@@ -337,10 +337,7 @@ func (p *Provider) info(gc *containerpb.Cluster) cluster.Info {
 // Status reports the GKE cluster c names, in the project of its spec (the default project for a
 // cluster without a record).
 func (p *Provider) Status(ctx context.Context, c *spec.Cluster) (cluster.Info, error) {
-	project := p.defaultProject()
-	if c.Spec.GKE != nil && c.Spec.GKE.Project != "" {
-		project = c.Spec.GKE.Project
-	}
+	project := p.section(c).Project
 	return kit.StatusFromList(ctx, func(ctx context.Context) ([]cluster.Info, error) { return p.listIn(ctx, project) }, c.Metadata.Name)
 }
 

@@ -18,7 +18,7 @@ import (
 // theirs with `gcloud container clusters get-credentials`.
 func (p *Provider) Terraform(c *spec.Cluster, desired []cluster.Resource) (map[string][]byte, error) {
 	s := c.Spec
-	g := s.GKE
+	g := p.section(c)
 	name := c.Metadata.Name
 	labels := map[string]string{LabelCluster: name}
 	for k, v := range s.Tags {
@@ -107,11 +107,11 @@ func groupOf(s spec.Spec, name string) (spec.NodeGroup, bool) {
 }
 
 func writePool(pb *hclwrite.Body, c *spec.Cluster, ng spec.NodeGroup, clusterLabel string, pinned bool) {
-	ps := poolSettings(c.Spec.GKE, ng.Name)
+	ps := poolSettings(Placement(c), ng.Name)
 	pb.SetAttributeValue("name", cty.StringVal(ng.Name))
 	pb.SetAttributeRaw("cluster", tfgen.Ref("google_container_cluster", clusterLabel, "id"))
 	pb.SetAttributeRaw("location", tfgen.Ident("var.location"))
-	if z := poolZones(c, ps); len(z) > 0 && !(len(z) == 1 && z[0] == c.Spec.GKE.Location) {
+	if z := poolZones(c, ps); len(z) > 0 && !(len(z) == 1 && z[0] == Placement(c).Location) {
 		pb.SetAttributeValue("node_locations", tfgen.Strings(z...))
 	}
 	if pinned {

@@ -53,8 +53,8 @@ func Config(in ConfigInput) (*v1alpha4.Cluster, error) {
 	base := map[string]string{LabelCluster: c.Metadata.Name, LabelProvider: "kind"}
 	for i := 0; i < cps; i++ {
 		n := v1alpha4.Node{Role: v1alpha4.ControlPlaneRole, Image: in.Image, Labels: withGroup(base, ControlPlaneGroup, nil)}
-		if i == 0 && s.Kind != nil {
-			for _, p := range s.Kind.Ports {
+		if i == 0 {
+			for _, p := range Key.Get(c).Ports {
 				n.ExtraPortMappings = append(n.ExtraPortMappings, portMapping(p))
 			}
 		}
@@ -110,8 +110,8 @@ var (
 )
 
 func kubeProxyMode(c *spec.Cluster) string {
-	if c.Spec.Kind != nil && c.Spec.Kind.KubeProxyMode != "" {
-		return c.Spec.Kind.KubeProxyMode
+	if m := Key.Get(c).KubeProxyMode; m != "" {
+		return m
 	}
 	return DefaultKubeProxyMode
 }
@@ -123,7 +123,7 @@ func withGroup(base map[string]string, group string, extra map[string]string) ma
 	return out
 }
 
-func portMapping(p spec.PortMapping) v1alpha4.PortMapping {
+func portMapping(p PortMapping) v1alpha4.PortMapping {
 	addr := p.ListenAddress
 	if addr == "" {
 		addr = "127.0.0.1"

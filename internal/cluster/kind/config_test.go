@@ -177,11 +177,11 @@ func TestValidate(t *testing.T) {
 		{"min max only", func(s *spec.Spec) { s.NodeGroups = []spec.NodeGroup{{Name: "w", Min: &one, Max: &one}} }, "spec.nodeGroups[0].count", "no autoscaler"},
 		{"group named control-plane", func(s *spec.Spec) { s.NodeGroups = []spec.NodeGroup{{Name: "control-plane", Count: &one}} }, "spec.nodeGroups[0].name", "control-plane nodes"},
 		{"region", func(s *spec.Spec) { s.Region = "eu-west-1" }, "spec.region", "no region"},
-		{"local section", func(s *spec.Spec) { s.Local = &spec.LocalSpec{Flavor: "eks"} }, "spec.local", "provider local"},
-		{"proxy mode", func(s *spec.Spec) { s.Kind = &spec.KindSpec{KubeProxyMode: "userspace"} }, "spec.kind.kubeProxyMode", "want nftables"},
-		{"port", func(s *spec.Spec) { s.Kind = &spec.KindSpec{Ports: []spec.PortMapping{{ContainerPort: 70000}}} }, "spec.kind.ports[0].containerPort", "between 1 and 65535"},
+		{"local section", func(s *spec.Spec) { s.Sections = spec.Sections{"local": []byte(`{"flavor":"eks"}`)} }, "spec.local", "provider local"},
+		{"proxy mode", func(s *spec.Spec) { setKind(s, &Section{KubeProxyMode: "userspace"}) }, "spec.kind.kubeProxyMode", "want nftables"},
+		{"port", func(s *spec.Spec) { setKind(s, &Section{Ports: []PortMapping{{ContainerPort: 70000}}}) }, "spec.kind.ports[0].containerPort", "between 1 and 65535"},
 		{"protocol", func(s *spec.Spec) {
-			s.Kind = &spec.KindSpec{Ports: []spec.PortMapping{{ContainerPort: 80, Protocol: "http"}}}
+			setKind(s, &Section{Ports: []PortMapping{{ContainerPort: 80, Protocol: "http"}}})
 		}, "spec.kind.ports[0].protocol", "TCP, UDP or SCTP"},
 		{"too many nodes", func(s *spec.Spec) { n := 30; s.NodeGroups = []spec.NodeGroup{{Name: "w", Count: &n}} }, "spec.nodeGroups", "at most 20"},
 	} {
@@ -194,4 +194,11 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// setKind sets the kind section of a spec under test.
+func setKind(s *spec.Spec, sec *Section) {
+	c := &spec.Cluster{Spec: *s}
+	Key.Set(c, sec)
+	*s = c.Spec
 }

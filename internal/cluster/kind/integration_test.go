@@ -85,7 +85,8 @@ func TestIntegrationKindVersionMismatch(t *testing.T) {
 	loadImage(t, rt, ref, map[string]string{"kind/version": "v1.35.0\n"})
 	p := &Provider{Home: t.TempDir(), Project: t.TempDir(), Log: localtest.Logger(t), Getenv: os.Getenv}
 	c := &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: "nuv-mismatch"},
-		Spec: spec.Spec{Provider: "kind", KubernetesVersion: "1.36", Kind: &spec.KindSpec{Image: ref}}}
+		Spec: spec.Spec{Provider: "kind", KubernetesVersion: "1.36"}}
+	Key.Set(c, &Section{Image: ref})
 	if errs := p.Validate(c); len(errs) > 0 {
 		t.Fatal(errs)
 	}

@@ -89,7 +89,9 @@ func (p *Provider) Validate(c *spec.Cluster) []spec.FieldError {
 	if total > 20 {
 		errs = append(errs, spec.Errorf("spec.nodeGroups", "%d nodes in all: a kind cluster on one machine has at most 20", total))
 	}
-	if k := s.Kind; k != nil {
+	k, serrs := Key.Decode(c)
+	errs = append(errs, serrs...)
+	if k != nil {
 		switch k.KubeProxyMode {
 		case "", "iptables", "nftables", "ipvs", "none":
 		default:
@@ -110,11 +112,7 @@ func (p *Provider) Validate(c *spec.Cluster) []spec.FieldError {
 			}
 		}
 	}
-	for name, set := range map[string]bool{"local": s.Local != nil, "eks": s.EKS != nil, "aks": s.AKS != nil, "gke": s.GKE != nil} {
-		if set {
-			errs = append(errs, spec.Errorf("spec."+name, "is for provider %s; this spec's provider is kind", name))
-		}
-	}
+	errs = append(errs, c.CheckSections()...)
 	slices.SortFunc(errs, func(a, b spec.FieldError) int { return strings.Compare(a.Path, b.Path) })
 	return errs
 }
@@ -125,17 +123,14 @@ func desiredVersion(c *spec.Cluster) string {
 	if v, ok := spec.NormalVersion(c.Spec.KubernetesVersion); ok {
 		return v
 	}
-	if c.Spec.Kind != nil && c.Spec.Kind.Image != "" {
+	if Key.Get(c).Image != "" {
 		return ""
 	}
 	return DefaultVersion
 }
 
 func specImage(c *spec.Cluster) string {
-	if c.Spec.Kind != nil {
-		return c.Spec.Kind.Image
-	}
-	return ""
+	return Key.Get(c).Image
 }
 
 // Desired lists the kind cluster and, if asked, the registry advertisement.
@@ -164,11 +159,9 @@ func desiredFields(c *spec.Cluster) map[string]string {
 		}
 	}
 	var ports []string
-	if c.Spec.Kind != nil {
-		for _, pm := range c.Spec.Kind.Ports {
-			m := portMapping(pm)
-			ports = append(ports, fmt.Sprintf("%s:%d->%d/%s", m.ListenAddress, m.HostPort, m.ContainerPort, m.Protocol))
-		}
+	for _, pm := range Key.Get(c).Ports {
+		m := portMapping(pm)
+		ports = append(ports, fmt.Sprintf("%s:%d->%d/%s", m.ListenAddress, m.HostPort, m.ContainerPort, m.Protocol))
 	}
 	return map[string]string{
 		"version":       desiredVersion(c),

@@ -89,9 +89,7 @@ func TestDurability(t *testing.T) {
 				t.Fatal(err)
 			}
 			adopted := ""
-			if c.Spec.Local != nil {
-				adopted = c.Spec.Local.Durability
-			}
+			adopted = Key.Get(c).Durability
 			if (tt.want == Safe) != (adopted == Safe) {
 				t.Errorf("adopted spec durability %q, want %s", adopted, tt.want)
 			}
@@ -101,7 +99,8 @@ func TestDurability(t *testing.T) {
 
 func TestDurabilityValidation(t *testing.T) {
 	c := &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: "demo"},
-		Spec: spec.Spec{Provider: "local", Local: &spec.LocalSpec{Durability: "sometimes"}}}
+		Spec: spec.Spec{Provider: "local"}}
+	Key.Set(c, &Section{Durability: "sometimes"})
 	errs := Provider{}.Validate(c)
 	if len(errs) != 1 || errs[0].Path != "spec.local.durability" || !strings.Contains(errs[0].Error(), `"sometimes"`) {
 		t.Fatalf("validation errors %v, want one naming spec.local.durability and the value", errs)

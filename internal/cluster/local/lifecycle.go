@@ -84,22 +84,20 @@ func (p Provider) Validate(c *spec.Cluster) []spec.FieldError {
 	if len(s.NodeGroups) > 0 && total == 0 {
 		errs = append(errs, spec.Errorf("spec.nodeGroups", "no nodes in any group: a local cluster needs at least one"))
 	}
-	if s.Local != nil {
-		if _, err := cluster.LookupFlavor(s.Local.Flavor); err != nil {
+	sec, serrs := Key.Decode(c)
+	errs = append(errs, serrs...)
+	if sec != nil {
+		if _, err := cluster.LookupFlavor(sec.Flavor); err != nil {
 			errs = append(errs, spec.Errorf("spec.local.flavor", "%v", err))
 		}
-		if b := s.Local.PortBase; b != 0 && (b < 1024 || b > 65000) {
+		if b := sec.PortBase; b != 0 && (b < 1024 || b > 65000) {
 			errs = append(errs, spec.Errorf("spec.local.portBase", "%d: want a port between 1024 and 65000", b))
 		}
-		if err := ValidDurability(s.Local.Durability); err != nil {
+		if err := ValidDurability(sec.Durability); err != nil {
 			errs = append(errs, spec.Errorf("spec.local.durability", "%v", err))
 		}
 	}
-	for name, set := range map[string]bool{"kind": s.Kind != nil, "eks": s.EKS != nil, "aks": s.AKS != nil, "gke": s.GKE != nil} {
-		if set {
-			errs = append(errs, spec.Errorf("spec."+name, "is for provider %s; this spec's provider is local", name))
-		}
-	}
+	errs = append(errs, c.CheckSections()...)
 	slices.SortFunc(errs, func(a, b spec.FieldError) int { return strings.Compare(a.Path, b.Path) })
 	return errs
 }
@@ -136,12 +134,7 @@ func groupsOf(c *spec.Cluster) []NodeGroup {
 	return out
 }
 
-func flavorOf(c *spec.Cluster) string {
-	if c.Spec.Local == nil {
-		return ""
-	}
-	return c.Spec.Local.Flavor
-}
+func flavorOf(c *spec.Cluster) string { return Key.Get(c).Flavor }
 
 // Desired lists the control plane, one resource per node group and, if asked, the registry.
 func (p Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
@@ -371,10 +364,8 @@ func (p Provider) createFromSpec(ctx context.Context, c *spec.Cluster) (*cluster
 	v, _ := p.version(c.Spec.KubernetesVersion)
 	o := CreateOptions{Name: c.Metadata.Name, Version: v, Flavor: flavorOf(c), HA: c.Spec.ControlPlane.Count > 1,
 		NodeGroups: groupsOf(c), PodCIDR: c.Spec.Networking.PodCIDR, ServiceCIDR: c.Spec.Networking.ServiceCIDR}
-	if c.Spec.Local != nil {
-		o.PortBase = c.Spec.Local.PortBase
-		o.Durability = c.Spec.Local.Durability
-	}
+	sec := Key.Get(c)
+	o.PortBase, o.Durability = sec.PortBase, sec.Durability
 	if _, err := p.Create(ctx, o); err != nil {
 		return nil, err
 	}

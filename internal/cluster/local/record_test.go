@@ -72,7 +72,7 @@ func TestLegacyStateIsRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Spec.ControlPlane.Count != 3 || c.Spec.Local == nil || c.Spec.Local.Durability != Safe || len(c.Spec.NodeGroups) != 2 ||
+	if c.Spec.ControlPlane.Count != 3 || Key.Get(c).Durability != Safe || len(c.Spec.NodeGroups) != 2 ||
 		c.Spec.NodeGroups[1].Taints[0] != "gpu=true:NoSchedule" || !c.Spec.NodeGroups[1].Spot {
 		t.Fatalf("adopted spec: %+v", c.Spec)
 	}

@@ -142,8 +142,8 @@ func fromRecord(r *record.Record) (*state, error) {
 		Version: c.KubernetesVersion, HA: c.ControlPlane.Count > 1, PodCIDR: c.Networking.PodCIDR, ServiceCIDR: c.Networking.ServiceCIDR,
 		NodeGroups: groupsOf(r.Spec), Kubeconfig: d.Kubeconfig, APIURL: d.APIURL, Binary: d.Binary, BinarySource: d.BinarySource,
 		Ports: d.Ports, TokenWebhook: d.TokenWebhook}
-	if c.Local != nil {
-		s.Flavor, s.Durability = c.Local.Flavor, c.Local.Durability
+	if sec := Key.Get(r.Spec); sec.Flavor != "" || sec.Durability != "" {
+		s.Flavor, s.Durability = sec.Flavor, sec.Durability
 	}
 	for i := range s.NodeGroups {
 		s.NodeGroups[i].ProviderIDPrefix = d.ProviderIDs[s.NodeGroups[i].Name]
@@ -176,10 +176,11 @@ func (s *state) spec() *spec.Cluster {
 		c.Spec.ControlPlane.Count = 3
 	}
 	if s.Flavor != "" || s.durable() {
-		c.Spec.Local = &spec.LocalSpec{Flavor: s.Flavor}
+		sec := &Section{Flavor: s.Flavor}
 		if s.durable() {
-			c.Spec.Local.Durability = Safe
+			sec.Durability = Safe
 		}
+		Key.Set(c, sec)
 	}
 	for _, g := range s.groups() {
 		n := g.Count

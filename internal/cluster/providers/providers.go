@@ -1,6 +1,8 @@
-// Package providers is the registry of nuv's cluster providers: it builds each provider from the
-// command environment, so every `nuv cluster` verb and the lifecycle engine see the same set.
-// A new provider is one package implementing cluster.Provider and one entry here.
+// Package providers is the registry of nuv's cluster providers (cluster.Registry): each entry says
+// how a provider is built from the command environment, how its spec section decodes and what
+// `nuv cluster create NAME` makes, so every `nuv cluster` verb, spec decoding, completion and the
+// lifecycle engine see the same set. A new provider is one package implementing cluster.Provider
+// and one entry in Registry (docs/providers.md).
 package providers
 
 import (
@@ -22,56 +24,84 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// New returns every provider, by name, for a command running in env.
+// Registry returns nuv's providers, a fresh registry on each call (a test may register more).
+func Registry() *cluster.Registry {
+	r := &cluster.Registry{}
+	for _, reg := range []cluster.Registration{
+		{Name: "local", Short: "control-plane processes and kwok nodes on loopback", New: newLocal,
+			Section: local.Key.Decoder(), Shorthand: local.Shorthand},
+		{Name: "kind", Short: "real nodes: containers of docker, nerdctl or podman", New: newKind,
+			Section: kind.Key.Decoder(), Shorthand: kind.Shorthand},
+		{Name: "eks", Short: "Amazon EKS through the AWS SDK (or nuv's emulator)", New: func(h cluster.Host) (cluster.Provider, error) {
+			return eks.New(h.Project, h.Env.Exe, h.Env.Getenv, h.Env.Log), nil
+		}, Section: eks.DecodeSpecSection, Cloud: true},
+		{Name: "aks", Short: "Azure AKS through the Azure SDK (or nuv's emulator)", New: func(h cluster.Host) (cluster.Provider, error) {
+			return &aks.Provider{Project: h.Project, Log: h.Env.Log, Getenv: h.Env.Getenv}, nil
+		}, Section: aks.DecodeSection, Cloud: true},
+		{Name: "gke", Short: "Google GKE through the Google Cloud SDK (or nuv's emulator)", New: func(h cluster.Host) (cluster.Provider, error) {
+			return &gke.Provider{Project: h.Project, Log: h.Env.Log, Getenv: h.Env.Getenv, Exe: h.Env.Exe}, nil
+		}, Section: gke.Key.Decoder(), Cloud: true},
+	} {
+		if err := r.Register(reg); err != nil {
+			panic(err) // a programming error of the list above, caught by its tests
+		}
+	}
+	return r
+}
+
+// New returns every provider of Registry, by name, for a command running in env.
 func New(env *cli.Env) (map[string]cluster.Provider, error) {
+	return Build(Registry(), env)
+}
+
+// Build returns every provider of r, by name, for a command running in env.
+func Build(r *cluster.Registry, env *cli.Env) (map[string]cluster.Provider, error) {
 	home, err := paths.EnsureHome(env.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	project := paths.Project(env.Getenv, env.Dir)
+	return r.Providers(cluster.Host{Env: env, Home: home, Project: paths.Project(env.Getenv, env.Dir)})
+}
+
+// ensureRegistry starts nuv's loopback registry if needed and returns its host.
+func ensureRegistry(ctx context.Context, h cluster.Host) (string, error) {
+	st, started, err := registry.Ensure(ctx, h.Env, h.Home)
+	if err != nil {
+		return "", fmt.Errorf("loopback registry: %w", err)
+	}
+	if started {
+		h.Env.Log.Infof("started nuv's loopback registry on %s", st.Addr)
+	}
+	return st.Host(), nil
+}
+
+func newLocal(h cluster.Host) (cluster.Provider, error) {
 	// advertise starts nuv's loopback registry if needed and advertises it in a cluster (KEP-1755).
 	advertise := func(ctx context.Context, cfg *rest.Config) (string, error) {
-		st, started, err := registry.Ensure(ctx, env, home)
+		host, err := ensureRegistry(ctx, h)
 		if err != nil {
-			return "", fmt.Errorf("loopback registry: %w", err)
-		}
-		if started {
-			env.Log.Infof("started nuv's loopback registry on %s", st.Addr)
-		}
-		if err := load.AdvertiseRegistry(ctx, cfg, st.Host()); err != nil {
 			return "", err
 		}
-		return st.Host(), nil
+		if err := load.AdvertiseRegistry(ctx, cfg, host); err != nil {
+			return "", err
+		}
+		return host, nil
 	}
-	lp := local.Provider{Home: home, Project: project, Log: env.Log, Getenv: env.Getenv, Registry: advertise}
-	port, err := registry.Port(env.Getenv)
+	return local.Provider{Home: h.Home, Project: h.Project, Log: h.Env.Log, Getenv: h.Env.Getenv, Registry: advertise}, nil
+}
+
+func newKind(h cluster.Host) (cluster.Provider, error) {
+	port, err := registry.Port(h.Env.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	// kind clusters advertise the registry themselves (with the relay their nodes reach it by).
-	ensureRegistry := func(ctx context.Context, _ *rest.Config) (string, error) {
-		st, started, err := registry.Ensure(ctx, env, home)
-		if err != nil {
-			return "", fmt.Errorf("loopback registry: %w", err)
-		}
-		if started {
-			env.Log.Infof("started nuv's loopback registry on %s", st.Addr)
-		}
-		return st.Host(), nil
-	}
-	kp := &kind.Provider{Home: home, Project: project, Log: env.Log, Getenv: env.Getenv,
-		RegistryHost: "localhost:" + strconv.Itoa(port), Registry: ensureRegistry,
+	env := h.Env
+	return &kind.Provider{Home: h.Home, Project: h.Project, Log: env.Log, Getenv: env.Getenv,
+		RegistryHost: "localhost:" + strconv.Itoa(port),
+		// kind clusters advertise the registry themselves (with the relay their nodes reach it by).
+		Registry: func(ctx context.Context, _ *rest.Config) (string, error) { return ensureRegistry(ctx, h) },
 		// Where kindest/node cannot be pulled, nuv assembles the node image offline (cached).
 		NodeImage: func(ctx context.Context, version, runtime string) (string, error) {
 			return nodeimage.Ensure(ctx, nodeimage.Options{Version: version, Log: env.Log, Getenv: env.Getenv, Runtime: runtime})
-		}}
-	ap := &aks.Provider{Project: project, Log: env.Log, Getenv: env.Getenv}
-	gp := &gke.Provider{Project: project, Log: env.Log, Getenv: env.Getenv, Exe: env.Exe}
-	ep := eks.New(project, env.Exe, env.Getenv, env.Log)
-	return map[string]cluster.Provider{lp.Name(): lp, kp.Name(): kp, ap.Name(): ap, gp.Name(): gp, ep.Name(): ep}, nil
-}
-
-// Local returns the local provider of a set made by New.
-func Local(ps map[string]cluster.Provider) local.Provider {
-	return ps["local"].(local.Provider)
+		}}, nil
 }

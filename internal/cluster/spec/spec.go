@@ -59,13 +59,11 @@ type Spec struct {
 	Networking        Networking   `yaml:"networking,omitempty" json:"networking,omitempty"`
 	Registry          bool         `yaml:"registry,omitempty" json:"registry,omitempty"`
 	// Addons are installed (nuv addons) once the cluster is up; apply keeps them converged.
-	Addons *AddonsSpec   `yaml:"addons,omitempty" json:"addons,omitempty"`
-	Tags   Tags          `yaml:"tags,omitempty" json:"tags,omitempty"`
-	Local  *LocalSpec    `yaml:"local,omitempty" json:"local,omitempty"`
-	Kind   *KindSpec     `yaml:"kind,omitempty" json:"kind,omitempty"`
-	EKS    *ProviderSpec `yaml:"eks,omitempty" json:"eks,omitempty"`
-	AKS    *ProviderSpec `yaml:"aks,omitempty" json:"aks,omitempty"`
-	GKE    *GKESpec      `yaml:"gke,omitempty" json:"gke,omitempty"`
+	Addons *AddonsSpec `yaml:"addons,omitempty" json:"addons,omitempty"`
+	Tags   Tags        `yaml:"tags,omitempty" json:"tags,omitempty"`
+	// Sections hold the provider's own section, `spec.<provider>:` (see Sections); written and
+	// read as keys of spec.
+	Sections Sections `yaml:"-" json:"-"`
 }
 
 // AddonsSpec selects add-ons of an add-ons index (internal/addons) for a cluster.
@@ -118,38 +116,6 @@ type Networking struct {
 	ServiceCIDR string `yaml:"serviceCIDR,omitempty" json:"serviceCIDR,omitempty"`
 	// VPCCIDR is a cloud cluster's network (providers with VPCs).
 	VPCCIDR string `yaml:"vpcCIDR,omitempty" json:"vpcCIDR,omitempty"`
-}
-
-// LocalSpec is the local provider's section.
-type LocalSpec struct {
-	// Flavor makes nodes look like a distribution's (eks, aks, gke, kind, k3s, ...).
-	Flavor string `yaml:"flavor,omitempty" json:"flavor,omitempty"`
-	// PortBase, if set, takes loopback ports upwards from it.
-	PortBase int `yaml:"portBase,omitempty" json:"portBase,omitempty"`
-	// Durability is "fast" (etcd does not fsync: a host crash can lose recent writes; for throwaway
-	// clusters) or "safe" (etcd fsyncs every write). Default: safe for a cluster that hosts nuv's
-	// state store (NUV_STATE=kube:...@its kubeconfig), else fast.
-	Durability string `yaml:"durability,omitempty" json:"durability,omitempty"`
-}
-
-// KindSpec is the kind provider's section.
-type KindSpec struct {
-	// Image is the node image (default: nuv's node image for kubernetesVersion).
-	Image string `yaml:"image,omitempty" json:"image,omitempty"`
-	// KubeProxyMode is kube-proxy's mode: nftables (nuv's default), iptables, ipvs or none.
-	KubeProxyMode string `yaml:"kubeProxyMode,omitempty" json:"kubeProxyMode,omitempty"`
-	// Ports are extra port mappings from the host to the first control-plane node.
-	Ports []PortMapping `yaml:"ports,omitempty" json:"ports,omitempty"`
-}
-
-// PortMapping publishes a node container's port on the host.
-type PortMapping struct {
-	ContainerPort int `yaml:"containerPort" json:"containerPort"`
-	HostPort      int `yaml:"hostPort,omitempty" json:"hostPort,omitempty"`
-	// ListenAddress is the host address (default 127.0.0.1: nuv publishes on loopback only).
-	ListenAddress string `yaml:"listenAddress,omitempty" json:"listenAddress,omitempty"`
-	// Protocol is TCP (default), UDP or SCTP.
-	Protocol string `yaml:"protocol,omitempty" json:"protocol,omitempty"`
 }
 
 // ProviderSpec is the free-form section of a provider whose typed section has not been defined yet;
@@ -227,7 +193,7 @@ func (c *Cluster) Positioned(file string, errs []FieldError) error {
 	return out
 }
 
-// Clone returns a deep copy (through the JSON form, which is the spec's canonical form).
+// Clone returns a deep copy.
 func (c *Cluster) Clone() *Cluster {
 	out := *c
 	out.Metadata.Labels = maps.Clone(c.Metadata.Labels)
@@ -244,16 +210,12 @@ func (c *Cluster) Clone() *Cluster {
 		a.Only, a.Stacks = slices.Clone(a.Only), slices.Clone(a.Stacks)
 		out.Spec.Addons = &a
 	}
-	if c.Spec.Local != nil {
-		l := *c.Spec.Local
-		out.Spec.Local = &l
+	if c.Spec.Sections != nil {
+		out.Spec.Sections = Sections{}
+		for k, v := range c.Spec.Sections {
+			out.Spec.Sections[k] = slices.Clone(v)
+		}
 	}
-	if c.Spec.Kind != nil {
-		k := *c.Spec.Kind
-		k.Ports = slices.Clone(k.Ports)
-		out.Spec.Kind = &k
-	}
-	out.Spec.GKE = c.Spec.GKE.clone()
 	out.lines = c.lines
 	return &out
 }

@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -44,7 +46,7 @@ func TestDecodeGood(t *testing.T) {
 	}
 	c := cs[0]
 	if c.Metadata.Name != "dev" || c.Spec.ControlPlane.Count != 3 || c.Spec.NodeGroups[0].Size() != 2 ||
-		c.Spec.NodeGroups[0].Labels["tier"] != "web" || c.Spec.Local.Flavor != "eks" {
+		c.Spec.NodeGroups[0].Labels["tier"] != "web" || string(c.Section("local")) != `{"flavor":"eks"}` {
 		t.Fatalf("decoded %+v", c.Spec)
 	}
 	if c.Source != "specs.yaml:1" || cs[1].Source != "specs.yaml:22" {
@@ -116,5 +118,57 @@ func TestParseTaint(t *testing.T) {
 		if _, err := ParseTaint(bad); err == nil {
 			t.Errorf("ParseTaint(%q): no error", bad)
 		}
+	}
+}
+
+// TestSections: a spec keeps only its provider's section; the zero decoder keeps it as written,
+// refuses another provider's and lists the provider's section among the valid fields; the JSON
+// form writes sections as keys of spec and reads them back as they were.
+func TestSections(t *testing.T) {
+	head := "apiVersion: nuv.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: dev\nspec:\n  provider: demo\n"
+	for _, tc := range []struct {
+		name, doc, want string
+		d               Decoder
+	}{
+		{"own section", head + "  demo: {b: 1, a: [x]}\n", "", Decoder{}},
+		{"unknown", head + "  other: {a: 1}\n", "f.yaml:7: spec.other: unknown field (valid: provider, region, zones, ttl, kubernetesVersion, controlPlane, nodeGroups, networking, registry, addons, tags, demo)", Decoder{}},
+		{"another provider's", head + "  other: {a: 1}\n", "f.yaml:7: spec.other: is for provider other; this spec's provider is demo", Decoder{Providers: []string{"demo", "other"}}},
+		{"twice", head + "  demo: {}\n  demo: {}\n", "f.yaml:8: spec.demo: given twice", Decoder{}},
+		{"decoder's problem", head + "  demo:\n    b: 1\n", "f.yaml:8: spec.demo.b: no b here", Decoder{Sections: map[string]SectionDecoder{
+			"demo": func(c *Cluster) (any, []FieldError) { return nil, []FieldError{Errorf("spec.demo.b", "no b here")} }}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs, err := tc.d.Decode("f.yaml", []byte(tc.doc))
+			if tc.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("error %v, want %q", err, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(cs[0].Section("demo")); got != `{"b":1,"a":["x"]}` {
+				t.Fatalf("section %s", got)
+			}
+			b, err := json.Marshal(cs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasSuffix(string(b), `"provider":"demo","controlPlane":{},"networking":{},"demo":{"b":1,"a":["x"]}}}`) {
+				t.Fatalf("JSON form %s", b)
+			}
+			var back Cluster
+			if err := json.Unmarshal(b, &back); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(back.Spec, cs[0].Spec) || len(back.CheckSections()) != 0 {
+				t.Fatalf("read back %+v, want %+v", back.Spec, cs[0].Spec)
+			}
+			back.Spec.Provider = "other"
+			if errs := back.CheckSections(); len(errs) != 1 || errs[0].Error() != "spec.demo: is for provider demo; this spec's provider is other" {
+				t.Fatalf("CheckSections: %v", errs)
+			}
+		})
 	}
 }

@@ -2,7 +2,9 @@ package spec
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/nuv-dev/nuv/internal/lazy"
@@ -140,6 +142,18 @@ func (c *Cluster) validate() []FieldError {
 	for k := range s.Tags {
 		if k == "" || len(k) > 128 {
 			add("spec.tags", "invalid tag key %q", k)
+		}
+	}
+	return append(errs, c.CheckSections()...)
+}
+
+// CheckSections refuses a section that is not the spec's provider's: a spec holds only the
+// section of its own provider (spec.kind for provider kind).
+func (c *Cluster) CheckSections() []FieldError {
+	var errs []FieldError
+	for _, k := range slices.Sorted(maps.Keys(c.Spec.Sections)) {
+		if k != c.Spec.Provider {
+			errs = append(errs, Errorf("spec."+k, "is for provider %s; this spec's provider is %s", k, c.Spec.Provider))
 		}
 	}
 	return errs
