@@ -67,7 +67,7 @@ type sub struct {
 
 func subcommands() []sub {
 	return []sub{
-		{"create", "create PROVIDER [NAME] [--nodes K] [--version V] [--flavor TYPE] [--ha] [--dry-run] | create -f FILE", "create a cluster (a shorthand for a one-group spec) and write clusters/NAME.kubeconfig", runCreate},
+		{"create", "create PROVIDER [NAME] [--nodes K] [--version V] [--flavor TYPE] [--ha] [--ttl D] [--dry-run] | create -f FILE", "create a cluster (a shorthand for a one-group spec) and write clusters/NAME.kubeconfig", runCreate},
 		{"plan", "plan -f FILE [--only NAME] [--detailed-exitcode] [-o text|json|yaml] [-out PLANFILE] [--terraform DIR]", "show what apply would change, resource by resource (reads only)", runPlan},
 		{"apply", "apply -f FILE [--only NAME] [--yes] | apply PLANFILE", "converge clusters to their specs: create what is missing, update what differs; asks before deleting or replacing", runApply},
 		{"delete", "delete NAME...|--all [--dry-run] [--yes]", "delete clusters with everything nuv made for them, state and kubeconfig included; --all and cloud clusters ask first", runDelete},

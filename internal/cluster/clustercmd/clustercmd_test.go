@@ -50,6 +50,7 @@ func TestBadInput(t *testing.T) {
 		{"misspelt verb", []string{"crate"}, 2, `unknown verb "crate"; did you mean "create"?`},
 		{"no provider", []string{"create"}, 2, "name a provider (valid: "},
 		{"unknown provider", []string{"create", "kind2"}, 2, `unknown provider "kind2" (valid: `},
+		{"bad ttl", []string{"create", "local", "--ttl", "soon"}, 2, `nuv cluster create: --ttl "soon" is not a duration (want e.g. 90m, 4h or 2d)`},
 		{"unknown flavor", []string{"create", "local", "--flavor", "foo"}, 2, `unknown flavor "foo" (valid: aks, eks, generic, gke, k3s, kind, lks, m8s, osh)`},
 		{"unknown version", []string{"create", "local", "--version", "1.30.0"}, 2, `unsupported --version "1.30.0" (valid: 1.36.3)`},
 		{"bad name", []string{"create", "local", "Bad_Name"}, 2, `invalid cluster name "Bad_Name"`},

@@ -32,10 +32,16 @@ func runCreate(ctx context.Context, c *cmdCtx, args []string) error {
 	fs.IntVar(&portBase, "port-base", 0, "local: take loopback ports upwards from this one (skipping used ones); default random")
 	fs.BoolVar(&dryRun, "dry-run", false, "print the plan and change nothing")
 	durability := fs.String("durability", "", "local: fast (etcd does not fsync) or safe (etcd fsyncs every write); default safe for a cluster hosting NUV_STATE=kube:..., else fast")
+	ttl := fs.String("ttl", "", "time to live (4h, 2d): `nuv cluster gc` deletes the cluster once it passed (sets spec.ttl)")
 	waitFlag(fs, c)
 	stateLoc := stateFlag(fs, c)
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *ttl != "" {
+		if _, err := spec.ParseTTL(*ttl); err != nil {
+			return fs.usage.Errorf("nuv cluster create: --ttl %v", err)
+		}
 	}
 	var specs []*spec.Cluster
 	if *file != "" {
@@ -60,6 +66,11 @@ func runCreate(ctx context.Context, c *cmdCtx, args []string) error {
 			return err
 		}
 		specs = []*spec.Cluster{cs}
+	}
+	if *ttl != "" {
+		for _, s := range specs {
+			s.Spec.TTL = *ttl
+		}
 	}
 	e, err := c.engineFor(*stateLoc, "nuv cluster create")
 	if err != nil {

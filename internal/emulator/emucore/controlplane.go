@@ -2,38 +2,34 @@ package emucore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/cluster"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
-	"github.com/nuv-dev/nuv/internal/paths"
+	"github.com/nuv-dev/nuv/internal/cluster/controlplane"
 )
 
 // This file is the emulators' one control-plane backend, and the only place where they use nuv's
-// local clusters: every emulated cluster (EKS, AKS, GKE) is a real local cluster of the cloud's
+// local control planes (package controlplane): every emulated cluster (EKS, AKS, GKE) is a real local cluster of the cloud's
 // flavor whose state lives under the emulator's directory, apart from the user's own clusters.
 
 // ControlPlanes runs the control planes (and the nodes) of an emulator's clusters as nuv local
 // clusters of one flavor. The control planes run the local provider's Kubernetes version
 // whatever version the emulated cluster reports.
 type ControlPlanes struct {
-	// Provider is the local provider whose home and project are the control planes' directory.
-	Provider local.Provider
+	// Provider manages the control planes; its home and project are the control planes' directory.
+	Provider controlplane.Manager
 	// Flavor is the local flavor of the clusters: eks, aks or gke.
 	Flavor string
 }
 
 // NewControlPlanes keeps control planes of flavor under dir.
 func NewControlPlanes(dir, flavor string, log cli.Logger) *ControlPlanes {
-	return &ControlPlanes{Provider: local.Provider{Home: dir, Project: dir, Log: log, Getenv: os.Getenv}, Flavor: flavor}
+	return &ControlPlanes{Provider: controlplane.Manager{Home: dir, Project: dir, Log: log, Getenv: os.Getenv}, Flavor: flavor}
 }
 
 // NodeGroup is a group of nodes of an emulated cluster, as the cloud shapes them.
@@ -57,26 +53,22 @@ type Endpoint struct {
 }
 
 // ValidName reports why name cannot name a control plane (a local cluster), if it cannot.
-func ValidName(name string) error { return local.ValidName(name) }
+func ValidName(name string) error { return controlplane.ValidName(name) }
 
 // Ensure creates the control plane name (or starts it when stopped) and returns where it answers.
 // webhook, if set, is the TokenReview webhook its API server asks about bearer tokens. A new
 // control plane gets groups as its nodes, or one node when they have none (the emulator sets its
 // node groups before the cluster is ready).
 func (c *ControlPlanes) Ensure(ctx context.Context, name, webhook string, groups []NodeGroup) (Endpoint, error) {
-	o := local.CreateOptions{Name: name, Nodes: 1, Flavor: c.Flavor, TokenWebhook: webhook, Durability: local.Safe}
+	o := controlplane.Options{Name: name, Nodes: 1, Flavor: c.Flavor, TokenWebhook: webhook, Durability: controlplane.Safe}
 	if n := localGroups(groups); countNodes(n) > 0 {
 		o.Nodes, o.NodeGroups = 0, n
 	}
-	info, err := c.Provider.Ensure(ctx, o)
+	ep, err := c.Provider.Ensure(ctx, o)
 	if err != nil {
 		return Endpoint{}, err
 	}
-	ca, err := os.ReadFile(filepath.Join(local.StateDir(c.Provider.Home, name), "pki", "ca.crt"))
-	if err != nil {
-		return Endpoint{}, fmt.Errorf("CA of local cluster %s: %w", name, err)
-	}
-	return Endpoint{URL: info.APIURL, CA: ca}, nil
+	return Endpoint{URL: ep.URL, CA: ep.CA}, nil
 }
 
 // SetNodeGroups makes the nodes of control plane name those of groups: nodes added, removed,
@@ -87,17 +79,13 @@ func (c *ControlPlanes) SetNodeGroups(ctx context.Context, name string, groups [
 
 // Delete stops and removes control plane name; a missing one is no error.
 func (c *ControlPlanes) Delete(ctx context.Context, name string) error {
-	err := c.Provider.Delete(ctx, name)
-	if errors.Is(err, cluster.ErrNotFound) {
-		return nil
-	}
-	return err
+	return c.Provider.Delete(ctx, name)
 }
 
 // Kubeconfig is a kubeconfig of control plane name whose cluster and context are called
 // clusterName and whose user is user (as the cloud names them).
 func (c *ControlPlanes) Kubeconfig(name, clusterName, user string) ([]byte, error) {
-	path := filepath.Join(paths.Clusters(c.Provider.Project), name+".kubeconfig")
+	path := c.Provider.Kubeconfig(name)
 	cfg, err := clientcmd.LoadFromFile(path)
 	if err != nil {
 		return nil, err
@@ -118,19 +106,19 @@ func (c *ControlPlanes) Kubeconfig(name, clusterName, user string) ([]byte, erro
 }
 
 // localGroups converts groups (nil stays nil: a cluster whose groups were never set).
-func localGroups(groups []NodeGroup) []local.NodeGroup {
+func localGroups(groups []NodeGroup) []controlplane.NodeGroup {
 	if groups == nil {
 		return nil
 	}
-	out := make([]local.NodeGroup, 0, len(groups))
+	out := make([]controlplane.NodeGroup, 0, len(groups))
 	for _, g := range groups {
-		out = append(out, local.NodeGroup{Name: g.Name, Count: g.Count, Labels: g.Labels, Taints: g.Taints,
+		out = append(out, controlplane.NodeGroup{Name: g.Name, Count: g.Count, Labels: g.Labels, Taints: g.Taints,
 			ProviderIDPrefix: g.ProviderIDPrefix, InstanceType: g.InstanceType, Spot: g.Spot})
 	}
 	return out
 }
 
-func countNodes(gs []local.NodeGroup) int {
+func countNodes(gs []controlplane.NodeGroup) int {
 	n := 0
 	for _, g := range gs {
 		n += g.Count
