@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // The inventory reads every kubeconfig of clusters/ on each `task`, `task N` and `nuv kube list`,
@@ -41,7 +43,7 @@ func quickKubeconfig(data []byte) (m kubeconfigModel, ok bool) {
 		return m, false // several documents
 	}
 	root := doc.Content[0]
-	if !plainTree(root) || !configSchema.check(root) {
+	if !plainTree(root) || !configSchema.Get().check(root) {
 		return m, false
 	}
 	if str(get(root, "apiVersion")) != "v1" || str(get(root, "kind")) != "Config" {
@@ -201,17 +203,20 @@ func (s *shape) check(n *yaml.Node) bool {
 func object(fields map[string]*shape) *shape { return &shape{kind: sObject, fields: fields} }
 func listOf(e *shape) *shape                 { return &shape{kind: sList, elem: e} }
 
-var (
-	tString    = &shape{kind: sString}
-	tBool      = &shape{kind: sBool}
-	tBytes     = &shape{kind: sBytes}
-	tRefuse    = &shape{kind: sRefuse}
-	tStrings   = listOf(tString)
-	tExtension = tRefuse
+// configSchema is client-go's clientcmd/api/v1 Config, built on first use (no work at init). A
+// YAML null anywhere is refused by plainTree's ambiguousPlain (a plain empty value or ~), so no
+// field needs to allow it.
+var configSchema = lazy.Value[*shape]{New: configShape}
 
-	// configSchema is client-go's clientcmd/api/v1 Config. A YAML null anywhere is refused by
-	// plainTree's ambiguousPlain (a plain empty value or ~), so no field needs to allow it.
-	configSchema = object(map[string]*shape{
+func configShape() *shape {
+	var (
+		tString    = &shape{kind: sString}
+		tBool      = &shape{kind: sBool}
+		tBytes     = &shape{kind: sBytes}
+		tStrings   = listOf(tString)
+		tExtension = &shape{kind: sRefuse} // not vouched for
+	)
+	return object(map[string]*shape{
 		"kind":            tString,
 		"apiVersion":      tString,
 		"current-context": tString,
@@ -238,7 +243,7 @@ var (
 			}),
 		})})),
 	})
-)
+}
 
 // get returns the value of key in mapping n (nil if n is nil, not a mapping, or lacks key).
 func get(n *yaml.Node, key string) *yaml.Node {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/nuv-dev/nuv/internal/lazy"
 	"maps"
 	"reflect"
 	"slices"
@@ -154,7 +155,7 @@ func FreeSection(c *Cluster, name string) (ProviderSpec, []FieldError) {
 }
 
 // specFields are the JSON names of Spec's own fields: every other key of a spec is a section.
-var specFields = func() map[string]bool {
+var specFields = lazy.Value[map[string]bool]{New: func() map[string]bool {
 	m := map[string]bool{}
 	t := reflect.TypeFor[Spec]()
 	for i := 0; i < t.NumField(); i++ {
@@ -163,7 +164,7 @@ var specFields = func() map[string]bool {
 		}
 	}
 	return m
-}()
+}}
 
 // MarshalJSON writes the spec's fields and then its sections as keys of the same object, so a
 // record holds `"spec": {"provider": "kind", ..., "kind": {...}}` as users write it.
@@ -205,7 +206,7 @@ func (s *Spec) UnmarshalJSON(b []byte) error {
 	}
 	p.Sections = nil
 	for k, v := range all {
-		if specFields[k] || string(v) == "null" {
+		if specFields.Get()[k] || string(v) == "null" {
 			continue
 		}
 		if p.Sections == nil {
@@ -250,7 +251,7 @@ func (d Decoder) takeSections(c *Cluster, root *yaml.Node) []PositionedError {
 	var keep []*yaml.Node
 	for i := 0; i+1 < len(sp.Content); i += 2 {
 		k, v := sp.Content[i], sp.Content[i+1]
-		if specFields[k.Value] {
+		if specFields.Get()[k.Value] {
 			keep = append(keep, k, v)
 			continue
 		}

@@ -71,25 +71,27 @@ const restLoc = "projects/*/locations/*"
 
 // restRoutes is the table of the REST methods of the v1 API, the paths the Go REST client and
 // gcloud use; a custom verb (":setSize") is the path's last segment.
-var restRoutes = emucore.Routes[restOp]{
-	{Method: "GET", Pattern: restLoc + "/clusters", Op: "ListClusters", Handler: rpc("parent", (*api).ListClusters)},
-	{Method: "POST", Pattern: restLoc + "/clusters", Op: "CreateCluster", Handler: rpc("parent", (*api).CreateCluster)},
-	{Method: "GET", Pattern: restLoc + "/operations", Op: "ListOperations", Handler: rpc("parent", (*api).ListOperations)},
-	{Method: "GET", Pattern: restLoc + "/serverConfig", Op: "GetServerConfig", Handler: rpc("name=parent", (*api).GetServerConfig)},
-	{Method: "GET", Pattern: restLoc + "/clusters/*", Op: "GetCluster", Handler: rpc("name", (*api).GetCluster)},
-	{Method: "PUT", Pattern: restLoc + "/clusters/*", Op: "UpdateCluster", Handler: rpc("name", (*api).UpdateCluster)},
-	{Method: "DELETE", Pattern: restLoc + "/clusters/*", Op: "DeleteCluster", Handler: rpc("name", (*api).DeleteCluster)},
-	{Method: "GET", Pattern: restLoc + "/operations/*", Op: "GetOperation", Handler: rpc("name", (*api).GetOperation)},
-	{Method: "GET", Pattern: restLoc + "/clusters/*/nodePools", Op: "ListNodePools", Handler: rpc("parent", (*api).ListNodePools)},
-	{Method: "POST", Pattern: restLoc + "/clusters/*/nodePools", Op: "CreateNodePool", Handler: rpc("parent", (*api).CreateNodePool)},
-	{Method: "GET", Pattern: restLoc + "/clusters/*/nodePools/*", Op: "GetNodePool", Handler: rpc("name", (*api).GetNodePool)},
-	{Method: "PUT", Pattern: restLoc + "/clusters/*/nodePools/*", Op: "UpdateNodePool", Handler: rpc("name", (*api).UpdateNodePool)},
-	{Method: "DELETE", Pattern: restLoc + "/clusters/*/nodePools/*", Op: "DeleteNodePool", Handler: rpc("name", (*api).DeleteNodePool)},
-	{Method: "POST", Pattern: restLoc + "/clusters/*/nodePools/*/:setSize", Op: "SetNodePoolSize", Handler: rpc("name", (*api).SetNodePoolSize)},
-	{Method: "POST", Pattern: restLoc + "/clusters/*/nodePools/*/:setAutoscaling", Op: "SetNodePoolAutoscaling", Handler: rpc("name", (*api).SetNodePoolAutoscaling)},
-	{Method: "POST", Pattern: restLoc + "/clusters/*/:setResourceLabels", Op: "SetLabels", Handler: rpc("name", (*api).SetLabels)},
-	{Method: "POST", Pattern: restLoc + "/clusters/*/:updateMaster", Op: "UpdateMaster", Handler: rpc("name", (*api).UpdateMaster)},
-}
+var restRoutes = lazy.Value[emucore.Routes[restOp]]{New: func() emucore.Routes[restOp] {
+	return emucore.Routes[restOp]{
+		{Method: "GET", Pattern: restLoc + "/clusters", Op: "ListClusters", Handler: rpc("parent", (*api).ListClusters)},
+		{Method: "POST", Pattern: restLoc + "/clusters", Op: "CreateCluster", Handler: rpc("parent", (*api).CreateCluster)},
+		{Method: "GET", Pattern: restLoc + "/operations", Op: "ListOperations", Handler: rpc("parent", (*api).ListOperations)},
+		{Method: "GET", Pattern: restLoc + "/serverConfig", Op: "GetServerConfig", Handler: rpc("name=parent", (*api).GetServerConfig)},
+		{Method: "GET", Pattern: restLoc + "/clusters/*", Op: "GetCluster", Handler: rpc("name", (*api).GetCluster)},
+		{Method: "PUT", Pattern: restLoc + "/clusters/*", Op: "UpdateCluster", Handler: rpc("name", (*api).UpdateCluster)},
+		{Method: "DELETE", Pattern: restLoc + "/clusters/*", Op: "DeleteCluster", Handler: rpc("name", (*api).DeleteCluster)},
+		{Method: "GET", Pattern: restLoc + "/operations/*", Op: "GetOperation", Handler: rpc("name", (*api).GetOperation)},
+		{Method: "GET", Pattern: restLoc + "/clusters/*/nodePools", Op: "ListNodePools", Handler: rpc("parent", (*api).ListNodePools)},
+		{Method: "POST", Pattern: restLoc + "/clusters/*/nodePools", Op: "CreateNodePool", Handler: rpc("parent", (*api).CreateNodePool)},
+		{Method: "GET", Pattern: restLoc + "/clusters/*/nodePools/*", Op: "GetNodePool", Handler: rpc("name", (*api).GetNodePool)},
+		{Method: "PUT", Pattern: restLoc + "/clusters/*/nodePools/*", Op: "UpdateNodePool", Handler: rpc("name", (*api).UpdateNodePool)},
+		{Method: "DELETE", Pattern: restLoc + "/clusters/*/nodePools/*", Op: "DeleteNodePool", Handler: rpc("name", (*api).DeleteNodePool)},
+		{Method: "POST", Pattern: restLoc + "/clusters/*/nodePools/*/:setSize", Op: "SetNodePoolSize", Handler: rpc("name", (*api).SetNodePoolSize)},
+		{Method: "POST", Pattern: restLoc + "/clusters/*/nodePools/*/:setAutoscaling", Op: "SetNodePoolAutoscaling", Handler: rpc("name", (*api).SetNodePoolAutoscaling)},
+		{Method: "POST", Pattern: restLoc + "/clusters/*/:setResourceLabels", Op: "SetLabels", Handler: rpc("name", (*api).SetLabels)},
+		{Method: "POST", Pattern: restLoc + "/clusters/*/:updateMaster", Op: "UpdateMaster", Handler: rpc("name", (*api).UpdateMaster)},
+	}
+}}
 
 // route finds the REST method of a request: the v1 paths the Go REST client and gcloud use.
 func (a *api) route(method, p string) (*restRoute, error) {
@@ -114,13 +116,13 @@ func (a *api) route(method, p string) (*restRoute, error) {
 		if !ok {
 			return nil, status.Errorf(codes.NotFound, "nuv GKE emulator: no such method :%s", verb)
 		}
-		rt, _ := restRoutes.Match(method, append(seg, ":"+verb), false)
+		rt, _ := restRoutes.Get().Match(method, append(seg, ":"+verb), false)
 		if rt == nil {
 			return nil, status.Errorf(codes.Unimplemented, "nuv emulator does not implement the method %s (%s :%s)", rpcName, method, verb)
 		}
 		return a.restCall(rt, name, parent), nil
 	}
-	rt, _ := restRoutes.Match(method, seg, false)
+	rt, _ := restRoutes.Get().Match(method, seg, false)
 	if rt == nil {
 		return nil, status.Errorf(codes.NotFound, "nuv GKE emulator: no method %s %s", method, p)
 	}
