@@ -33,6 +33,12 @@ type Resource struct {
 // Key identifies the resource within its cluster: "kind/name".
 func (r Resource) Key() string { return r.Kind + "/" + r.Name }
 
+// KindOf is the kind in a resource key ("subnet" of "subnet/private-a").
+func KindOf(key string) string {
+	k, _, _ := strings.Cut(key, "/")
+	return k
+}
+
 // Action is what a plan does to one resource.
 type Action string
 

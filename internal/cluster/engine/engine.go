@@ -378,16 +378,10 @@ func (e *Engine) recordStep(ctx context.Context, provider, name string, ch clust
 	if e.History == nil {
 		return
 	}
-	s := history.Sample{Kind: changeKind(ch), Action: string(ch.Action), Seconds: took.Seconds(), At: time.Now().UTC(), Cluster: name}
+	s := history.Sample{Kind: cluster.KindOf(ch.Key), Action: string(ch.Action), Seconds: took.Seconds(), At: time.Now().UTC(), Cluster: name}
 	if err := e.History.Add(context.WithoutCancel(ctx), provider, s); err != nil {
 		e.log().Warnf("%v", err)
 	}
-}
-
-// changeKind is the resource kind of a change (its key's "kind/name").
-func changeKind(ch cluster.Change) string {
-	kind, _, _ := strings.Cut(ch.Key, "/")
-	return kind
 }
 
 // Estimates returns, for each change of plan, how long the history says it takes, and the total;
@@ -403,7 +397,7 @@ func (e *Engine) Estimates(ctx context.Context, plan *cluster.Plan) ([]history.E
 	est := make([]history.Estimate, len(plan.Changes))
 	var total history.Total
 	for i, ch := range plan.Changes {
-		est[i] = history.For(samples, changeKind(ch), string(ch.Action))
+		est[i] = history.For(samples, cluster.KindOf(ch.Key), string(ch.Action))
 		total.Add(est[i])
 	}
 	return est, total, nil

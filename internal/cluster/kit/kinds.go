@@ -3,7 +3,6 @@ package kit
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
@@ -41,15 +40,9 @@ type Kinds[X, T any] struct {
 	Stranger func(x X, ch cluster.Change) error
 }
 
-// KindOf is the kind in a resource key ("subnet" of "subnet/private-a").
-func KindOf(key string) string {
-	k, _, _ := strings.Cut(key, "/")
-	return k
-}
-
 // Execute carries out change ch with the handler of its kind.
 func (ks Kinds[X, T]) Execute(ctx context.Context, x X, ch cluster.Change) error {
-	kind := KindOf(ch.Key)
+	kind := cluster.KindOf(ch.Key)
 	h, ok := ks.ByKind[kind]
 	switch {
 	case ch.Action == cluster.Delete && (!ok || h.Delete == nil):
@@ -77,7 +70,7 @@ func (ks Kinds[X, T]) Execute(ctx context.Context, x X, ch cluster.Change) error
 // Refuses says whether a change is a replace its kind's handler cannot carry out (so a provider
 // can refuse it before it opens a session or resolves anything).
 func (ks Kinds[X, T]) Refuses(ch cluster.Change) bool {
-	h, ok := ks.ByKind[KindOf(ch.Key)]
+	h, ok := ks.ByKind[cluster.KindOf(ch.Key)]
 	return ch.Action == cluster.Replace && ok && !h.Replace && !h.Recreate
 }
 

@@ -15,7 +15,7 @@ import (
 
 // KubeconfigPath is where the kubeconfig of a project's cluster goes: PROJECT/clusters/NAME.kubeconfig.
 func KubeconfigPath(project, name string) string {
-	return filepath.Join(paths.Clusters(project), name+".kubeconfig")
+	return paths.Kubeconfig(project, name)
 }
 
 // WriteKubeconfig writes a kubeconfig to path atomically (a reader sees the old file or the new
