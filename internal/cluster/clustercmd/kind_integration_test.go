@@ -47,6 +47,27 @@ func rtOut(t *testing.T, rt kind.Runtime, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// removeNode removes node container node of kind cluster name behind nuv's back, as a user's
+// `docker rm -f -v` would. On a loaded cgroup v1 host the runtime can fail to kill a node whose
+// freezer group runc left frozen ("did not receive an exit event"): like nuv's own delete, it
+// thaws the cluster's frozen groups and asks again, a few times.
+func removeNode(t *testing.T, rt kind.Runtime, c cliRun, name, node string) {
+	t.Helper()
+	kp := kindtest.Provider(t, c.home, c.project, nil)
+	for attempt := 1; ; attempt++ {
+		kp.ThawNodes(context.Background(), rt, name)
+		out, err := runner.Output(context.Background(), runner.Cmd{Path: rt.Path, Args: []string{"rm", "-f", "-v", node}})
+		if err == nil {
+			return
+		}
+		if attempt == 4 {
+			t.Fatalf("%s rm -f -v %s (%d attempts): %v\n%s", rt.Path, node, attempt, err, out)
+		}
+		t.Logf("%s rm -f -v %s failed (%v); trying again", rt.Path, node, err)
+		time.Sleep(time.Duration(attempt) * 5 * time.Second)
+	}
+}
+
 // kindLeftovers asks the runtime what is left of kind cluster name: its containers, the volumes
 // they had (vols), and kind's network if it has no other cluster on it.
 func kindLeftovers(t *testing.T, rt kind.Runtime, name string, vols []string) []string {
@@ -395,7 +416,7 @@ func TestIntegrationKindResume(t *testing.T) {
 	// 2b. The node container removed behind nuv's back (what a delete killed right after kind
 	// removed the nodes leaves): the plan replaces the cluster, naming what nuv still has of it,
 	// and apply makes it again.
-	rtOut(t, rt, "rm", "-f", "-v", node)
+	removeNode(t, rt, c, name, node)
 	out, errs, code = c.run("plan", "-f", file, "--detailed-exitcode")
 	if code != 2 || !strings.Contains(out, "-/+ replace kind-cluster/"+name) ||
 		!strings.Contains(out, "why: its node containers are gone") || !strings.Contains(out, "kubeconfig "+kc) {
