@@ -16,11 +16,13 @@ import (
 
 // Packages are the Debian packages of the node's root file system: those of kind's base image
 // (images/base/Dockerfile of the kind module) that Debian has, plus containerd, runc and the CNI
-// plugins, which kind builds from source and Debian ships.
+// plugins, which kind builds from source and Debian ships; and what a machine of a self-managed
+// cluster needs beside them (nuv reaches machines over SSH, and a load-balancer machine runs
+// HAProxy). Neither service starts unless a machine's user data enables it: kind nodes never do.
 var Packages = []string{
 	"systemd", "dbus", "conntrack", "iptables", "nftables", "iproute2", "ethtool", "util-linux", "mount", "kmod",
 	"libseccomp2", "pigz", "fuse-overlayfs", "e2fsprogs", "bash", "ca-certificates", "curl", "jq", "procps",
-	"socat", "containerd", "runc", "containernetworking-plugins",
+	"socat", "containerd", "runc", "containernetworking-plugins", "openssh-server", "haproxy",
 }
 
 // Debian says which Debian release and mirror the root file system comes from.
@@ -130,7 +132,7 @@ func rootfsKey(d Debian, arch string) string {
 }
 
 // rootfsRecipe names the edits buildRootfs makes after debootstrap; change it with them.
-const rootfsRecipe = "kind-base-cleanup-v1"
+const rootfsRecipe = "kind-base-cleanup-v2"
 
 // buildRootfs runs debootstrap into a new directory and makes the root file system layer
 // (rootfs.tar) in dir.
@@ -216,6 +218,9 @@ func kindBaseCleanup(root string) error {
 		"lib/systemd/system/sockets.target.wants/*udev*",
 		"lib/systemd/system/sockets.target.wants/*initctl*",
 		"lib/systemd/system/basic.target.wants/*",
+		// openssh-server's install made host keys: every machine of the image would share them.
+		// A machine gets its own from its user data (nuv makes them and pins them).
+		"etc/ssh/ssh_host_*",
 	} {
 		if err := rm(p); err != nil {
 			return err
