@@ -82,58 +82,13 @@ func desired(c *spec.Cluster, r *resolved) ([]cluster.Resource, error) {
 	add := func(res cluster.Resource) { out = append(out, res) }
 	var clusterDeps, privateKeys, nodeDeps []string
 	if sec.VPCID == "" {
-		vpc := key(kindVPC, name)
-		add(cluster.Resource{Kind: kindVPC, Name: name, Fields: map[string]string{"cidr": orDefault(c.Spec.Networking.VPCCIDR, DefaultVPCCIDR)}, Replace: []string{"cidr"}})
-		var publicKeys []string
-		for _, s := range r.subnets {
-			add(cluster.Resource{Kind: kindSubnet, Name: s.Name(), Fields: map[string]string{"cidr": s.CIDR, "zone": s.Zone, "public": kit.Bool(s.Public)},
-				Replace: []string{"cidr", "zone"}, DependsOn: []string{vpc}})
-			if s.Public {
-				publicKeys = append(publicKeys, key(kindSubnet, s.Name()))
-			} else {
-				privateKeys = append(privateKeys, key(kindSubnet, s.Name()))
-			}
-		}
-		igw := key(kindIGW, name)
-		add(cluster.Resource{Kind: kindIGW, Name: name, Fields: map[string]string{"vpc": vpc}, DependsOn: []string{vpc}})
-		var natZones []string
-		switch sec.NAT {
-		case NATSingle:
-			natZones = r.zones[:1]
-		case NATPerAZ:
-			natZones = r.zones
-		}
-		for _, z := range natZones {
-			eip := key(kindEIP, "nat-"+z)
-			add(cluster.Resource{Kind: kindEIP, Name: "nat-" + z, Fields: map[string]string{"domain": "vpc"}, DependsOn: []string{igw}})
-			add(cluster.Resource{Kind: kindNAT, Name: z, Fields: map[string]string{"subnet": key(kindSubnet, "public-"+z), "eip": eip},
-				Replace: []string{"subnet", "eip"}, DependsOn: []string{key(kindSubnet, "public-"+z), eip, igw}})
-		}
-		add(cluster.Resource{Kind: kindRouteTable, Name: "public", Fields: map[string]string{"default": igw, "subnets": strings.Join(names(publicKeys), ",")},
-			DependsOn: append([]string{vpc, igw}, publicKeys...)})
-		nodeDeps = append(nodeDeps, key(kindRouteTable, "public"))
-		// Private route tables: one per NAT gateway's zone (perAZ), else one for all private subnets.
-		if sec.NAT == NATPerAZ {
-			for _, z := range r.zones {
-				sn := key(kindSubnet, "private-"+z)
-				add(cluster.Resource{Kind: kindRouteTable, Name: "private-" + z, Fields: map[string]string{"default": key(kindNAT, z), "subnets": "private-" + z},
-					DependsOn: []string{vpc, sn, key(kindNAT, z)}})
-				nodeDeps = append(nodeDeps, key(kindRouteTable, "private-"+z))
-			}
-		} else {
-			f := map[string]string{"default": "", "subnets": strings.Join(names(privateKeys), ",")}
-			deps := append([]string{vpc}, privateKeys...)
-			if sec.NAT == NATSingle {
-				f["default"] = key(kindNAT, r.zones[0])
-				deps = append(deps, key(kindNAT, r.zones[0]))
-			}
-			add(cluster.Resource{Kind: kindRouteTable, Name: "private", Fields: f, DependsOn: deps})
-			nodeDeps = append(nodeDeps, key(kindRouteTable, "private"))
-		}
-		add(cluster.Resource{Kind: kindSG, Name: name, Fields: map[string]string{"vpc": vpc, "ingress": "self"}, Replace: []string{"vpc"}, DependsOn: []string{vpc}})
+		n := networkDesired(c, r.subnets, r.zones, sec.NAT)
+		out = append(out, n.resources...)
+		add(cluster.Resource{Kind: kindSG, Name: name, Fields: map[string]string{"vpc": n.vpc, "ingress": "self"}, Replace: []string{"vpc"}, DependsOn: []string{n.vpc}})
+		privateKeys, nodeDeps = n.private, n.routes
 		clusterDeps = append(clusterDeps, key(kindSG, name))
-		clusterDeps = append(clusterDeps, privateKeys...)
-		clusterDeps = append(clusterDeps, publicKeys...)
+		clusterDeps = append(clusterDeps, n.private...)
+		clusterDeps = append(clusterDeps, n.public...)
 	}
 	cr, nr := clusterRoleName(name), nodeRoleName(name)
 	add(cluster.Resource{Kind: kindRole, Name: cr, Fields: map[string]string{"service": "eks.amazonaws.com", "policies": strings.Join(clusterPolicies, ",")}, Replace: []string{"service"}})
@@ -243,4 +198,71 @@ func groupFields(g spec.NodeGroup, version, ami string) map[string]string {
 		"version":       version,
 		"amiType":       ami,
 	}
+}
+
+// network is the VPC nuv makes for a cluster (EKS or self-managed): its resources and the keys
+// of what the rest of the cluster hangs on.
+type network struct {
+	resources []cluster.Resource
+	vpc       string   // the VPC's key
+	private   []string // keys of the private subnets (nodes), by zone
+	public    []string // keys of the public subnets (NAT gateways, load balancers), by zone
+	routes    []string // keys of the route tables: a node has a way out once they exist
+}
+
+// networkDesired lists the VPC, its public and private subnet per zone, the internet gateway, the
+// NAT gateways nat asks for (none, single, perAZ) with their addresses, and the route tables.
+func networkDesired(c *spec.Cluster, subnets []Subnet, zones []string, nat string) network {
+	name := c.Metadata.Name
+	var n network
+	add := func(res cluster.Resource) { n.resources = append(n.resources, res) }
+	vpc := key(kindVPC, name)
+	n.vpc = vpc
+	add(cluster.Resource{Kind: kindVPC, Name: name, Fields: map[string]string{"cidr": orDefault(c.Spec.Networking.VPCCIDR, DefaultVPCCIDR)}, Replace: []string{"cidr"}})
+	for _, s := range subnets {
+		add(cluster.Resource{Kind: kindSubnet, Name: s.Name(), Fields: map[string]string{"cidr": s.CIDR, "zone": s.Zone, "public": kit.Bool(s.Public)},
+			Replace: []string{"cidr", "zone"}, DependsOn: []string{vpc}})
+		if s.Public {
+			n.public = append(n.public, key(kindSubnet, s.Name()))
+		} else {
+			n.private = append(n.private, key(kindSubnet, s.Name()))
+		}
+	}
+	igw := key(kindIGW, name)
+	add(cluster.Resource{Kind: kindIGW, Name: name, Fields: map[string]string{"vpc": vpc}, DependsOn: []string{vpc}})
+	var natZones []string
+	switch nat {
+	case NATSingle:
+		natZones = zones[:1]
+	case NATPerAZ:
+		natZones = zones
+	}
+	for _, z := range natZones {
+		eip := key(kindEIP, "nat-"+z)
+		add(cluster.Resource{Kind: kindEIP, Name: "nat-" + z, Fields: map[string]string{"domain": "vpc"}, DependsOn: []string{igw}})
+		add(cluster.Resource{Kind: kindNAT, Name: z, Fields: map[string]string{"subnet": key(kindSubnet, "public-"+z), "eip": eip},
+			Replace: []string{"subnet", "eip"}, DependsOn: []string{key(kindSubnet, "public-"+z), eip, igw}})
+	}
+	add(cluster.Resource{Kind: kindRouteTable, Name: "public", Fields: map[string]string{"default": igw, "subnets": strings.Join(names(n.public), ",")},
+		DependsOn: append([]string{vpc, igw}, n.public...)})
+	n.routes = append(n.routes, key(kindRouteTable, "public"))
+	// Private route tables: one per NAT gateway's zone (perAZ), else one for all private subnets.
+	if nat == NATPerAZ {
+		for _, z := range zones {
+			sn := key(kindSubnet, "private-"+z)
+			add(cluster.Resource{Kind: kindRouteTable, Name: "private-" + z, Fields: map[string]string{"default": key(kindNAT, z), "subnets": "private-" + z},
+				DependsOn: []string{vpc, sn, key(kindNAT, z)}})
+			n.routes = append(n.routes, key(kindRouteTable, "private-"+z))
+		}
+	} else {
+		f := map[string]string{"default": "", "subnets": strings.Join(names(n.private), ",")}
+		deps := append([]string{vpc}, n.private...)
+		if nat == NATSingle {
+			f["default"] = key(kindNAT, zones[0])
+			deps = append(deps, key(kindNAT, zones[0]))
+		}
+		add(cluster.Resource{Kind: kindRouteTable, Name: "private", Fields: f, DependsOn: deps})
+		n.routes = append(n.routes, key(kindRouteTable, "private"))
+	}
+	return n
 }
