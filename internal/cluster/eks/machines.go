@@ -18,12 +18,13 @@ import (
 // running HAProxy), the machines of every role, and then bootstraps Kubernetes on them with
 // kubeadm, each step a resource of its own so a killed apply resumes where it stopped:
 //
-//	security-group/NAME-control-plane   6443 from the API's clients; 2379-2380 (stacked etcd),
+//	security-group/control-plane        6443 from the API's clients; 2379-2380 (stacked etcd),
 //	                                    10250, 10257, 10259 from the control planes
-//	security-group/NAME-workers         10250 from the control planes, 10256 from the VPC,
+//	security-group/workers              10250 from the control planes, 10256 from the VPC,
 //	                                    30000-32767 (NodePort services) from the API's clients
-//	security-group/NAME-etcd            2379 from the control planes, 2380 between members (external)
-//	security-group/NAME-machines        22 from spec.aws.ssh.cidrs (nuv bootstraps over SSH), and
+//	security-group/etcd                 2379 from the control planes, 2380 between members (external)
+//	security-group/lb                   6443 from the API's clients (the HAProxy machine)
+//	security-group/machines             22 from spec.aws.ssh.cidrs (nuv bootstraps over SSH), and
 //	                                    everything between the cluster's machines: the pod network
 //	                                    routes pods' traffic between nodes without encapsulation
 //	key-pair/nuv-NAME                   nuv's SSH key (its private half stays in nuv's home, 0600)
@@ -305,7 +306,7 @@ func machinesDesired(c *spec.Cluster, r *machinesResolved) []cluster.Resource {
 	n := networkDesired(c, r.subnets, r.zones, sec.NAT)
 	out = append(out, n.resources...)
 
-	sg := func(role string) string { return key(kindSG, name+"-"+role) }
+	sg := func(role string) string { return key(kindSG, role) }
 	vpcCIDR := orDefault(c.Spec.Networking.VPCCIDR, DefaultVPCCIDR)
 	api := strings.Join(sec.APIAccessCIDRs, " ")
 	rules := map[string][]string{
@@ -350,7 +351,7 @@ func machinesDesired(c *spec.Cluster, r *machinesResolved) []cluster.Resource {
 			}
 		}
 		slices.Sort(deps)
-		add(cluster.Resource{Kind: kindSG, Name: name + "-" + role, Fields: map[string]string{"vpc": n.vpc, "ingress": strings.Join(rs, ",")},
+		add(cluster.Resource{Kind: kindSG, Name: role, Fields: map[string]string{"vpc": n.vpc, "ingress": strings.Join(rs, ",")},
 			Replace: []string{"vpc"}, DependsOn: append([]string{n.vpc}, slices.Compact(deps)...)})
 	}
 	kp := key(kindKeyPair, "nuv-"+name)

@@ -2,11 +2,14 @@ package eks
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/cluster/tfgen/tfgentest"
 )
 
 // haNLB is a self-managed cluster of three control planes with stacked etcd behind a Network
@@ -50,23 +53,46 @@ spec:
 func TestMachinesPlanGolden(t *testing.T) {
 	for _, tc := range []struct{ name, doc string }{{"plan-machines-ha-nlb.txt", haNLB}, {"plan-machines-external-haproxy.txt", externalHAProxy}} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := parse(t, tc.doc)
-			if errs := checkMachines(c); len(errs) > 0 {
-				t.Fatalf("checkMachines: %v", errs)
-			}
-			sec := MachinesKey.Get(c).withDefaults()
-			subnets, errs := CarveSubnets(c.Spec.Networking.VPCCIDR, c.Spec.Zones, sec.PublicSubnetCIDRs, sec.PrivateSubnetCIDRs)
-			if len(errs) > 0 {
-				t.Fatal(errs)
-			}
-			r := &machinesResolved{sec: sec, version: "1.36.3", image: "nuv-machine-1.36.3", zones: c.Spec.Zones, subnets: subnets}
-			plan, err := cluster.Diff(c.Metadata.Name, MachinesName, machinesDesired(c, r), nil)
+			c, desired := machinesPlan(t, tc.doc)
+			plan, err := cluster.Diff(c.Metadata.Name, MachinesName, desired, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var b bytes.Buffer
 			engine.WritePlan(&b, plan)
 			golden(t, tc.name, b.Bytes())
+		})
+	}
+}
+
+// machinesPlan is the resolved desired resources of a self-managed spec, as the plan golden has
+// them.
+func machinesPlan(t *testing.T, doc string) (*spec.Cluster, []cluster.Resource) {
+	t.Helper()
+	c := parse(t, doc)
+	if errs := checkMachines(c); len(errs) > 0 {
+		t.Fatalf("checkMachines: %v", errs)
+	}
+	sec := MachinesKey.Get(c).withDefaults()
+	subnets, errs := CarveSubnets(c.Spec.Networking.VPCCIDR, c.Spec.Zones, sec.PublicSubnetCIDRs, sec.PrivateSubnetCIDRs)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	r := &machinesResolved{sec: sec, version: "1.36.3", image: "nuv-machine-1.36.3", zones: c.Spec.Zones, subnets: subnets}
+	return c, machinesDesired(c, r)
+}
+
+// TestMachinesTerraformGolden writes both self-managed specs as Terraform modules: golden files,
+// HCL that parses and terraform fmt -check clean.
+func TestMachinesTerraformGolden(t *testing.T) {
+	for name, doc := range map[string]string{"machines-ha-nlb": haNLB, "machines-external-haproxy": externalHAProxy} {
+		t.Run(name, func(t *testing.T) {
+			c, desired := machinesPlan(t, doc)
+			files, err := (&Provider{}).machinesTerraform(c, desired)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tfgentest.Check(t, filepath.Join("testdata", "terraform", name), files)
 		})
 	}
 }

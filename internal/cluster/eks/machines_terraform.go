@@ -1,0 +1,313 @@
+package eks
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/cluster/tfgen"
+)
+
+// machineKinds are the resource kinds of a self-managed cluster with their Terraform forms; the
+// network's are EKS's.
+var machineKinds = kit.Kinds[*exec, *tfWriter]{
+	Provider: MachinesName,
+	ByKind: map[string]kit.Kind[*exec, *tfWriter]{
+		kindVPC:          kinds.ByKind[kindVPC],
+		kindSubnet:       kinds.ByKind[kindSubnet],
+		kindIGW:          kinds.ByKind[kindIGW],
+		kindEIP:          kinds.ByKind[kindEIP],
+		kindNAT:          kinds.ByKind[kindNAT],
+		kindRouteTable:   kinds.ByKind[kindRouteTable],
+		kindSG:           {Terraform: (*tfWriter).machineSecurityGroup},
+		kindKeyPair:      {Terraform: (*tfWriter).keyPair},
+		kindInstance:     {Terraform: (*tfWriter).instance},
+		kindLoadBalancer: {Terraform: (*tfWriter).loadBalancer},
+		kindTargetGroup:  {Terraform: (*tfWriter).targetGroup},
+		kindListener:     {Terraform: (*tfWriter).listener},
+		// The bootstrap runs on the machines over SSH: one provisioner step after Terraform made
+		// them (bootstrap), which nuv's own apply carries out.
+		kindHAProxy:     {Terraform: (*tfWriter).bootstrap},
+		kindEtcdMember:  {Terraform: (*tfWriter).bootstrap},
+		kindKubeadmInit: {Terraform: (*tfWriter).bootstrap},
+		kindKubeadmJoin: {Terraform: (*tfWriter).bootstrap},
+		kindCNI:         {Terraform: (*tfWriter).bootstrap},
+		kindKubeconfig:  {},
+	},
+}
+
+// machinesTerraform writes a self-managed cluster as a Terraform module for the hashicorp/aws and
+// hashicorp/tls providers: the network, the security groups with one rule resource per port and
+// source, the key pair (its private key made by tls_private_key), nuv's machine image looked up
+// by name, the instances, the Network Load Balancer, and the bootstrap as one terraform_data
+// step whose local-exec runs `nuv cluster apply` on the same spec: nuv adopts the machines by
+// their tags and runs kubeadm on them over SSH, as its own apply does.
+func (p *Provider) machinesTerraform(c *spec.Cluster, desired []cluster.Resource) (map[string][]byte, error) {
+	m := tfgen.NewModule()
+	m.Variables(c.Spec.Region, kit.Tags(c.Spec.Tags, TagCluster, c.Metadata.Name))
+	w := &tfWriter{p: p, c: c, body: m.File("main.tf"), addr: map[string]string{}, byKey: map[string]cluster.Resource{}, desired: desired}
+	w.machinesHeader()
+	for _, r := range desired {
+		w.byKey[r.Key()] = r
+	}
+	for _, r := range desired {
+		if err := machineKinds.Terraform(w, r); err != nil {
+			return nil, err
+		}
+	}
+	w.machinesOutputs(m.File("outputs.tf"))
+	return m.Bytes(), nil
+}
+
+func (w *tfWriter) machinesHeader() {
+	tf := w.body.AppendNewBlock("terraform", nil).Body()
+	rp := tf.AppendNewBlock("required_providers", nil).Body()
+	rp.SetAttributeValue("aws", cty.ObjectVal(map[string]cty.Value{"source": cty.StringVal("hashicorp/aws"), "version": cty.StringVal(">= 5.40")}))
+	rp.SetAttributeValue("tls", cty.ObjectVal(map[string]cty.Value{"source": cty.StringVal("hashicorp/tls"), "version": cty.StringVal(">= 4.0")}))
+	w.body.AppendNewline()
+	pb := w.body.AppendNewBlock("provider", []string{"aws"}).Body()
+	pb.SetAttributeRaw("region", tfgen.Ref("var", "region"))
+	pb.AppendNewBlock("default_tags", nil).Body().SetAttributeRaw("tags", tfgen.Ref("var", "tags"))
+}
+
+// machineImage declares the AMI lookup once, by the name the plan's instances carry.
+func (w *tfWriter) machineImage(name string) hclwrite.Tokens {
+	const label = "machine"
+	if _, ok := w.addr["ami"]; !ok {
+		w.addr["ami"] = "data.aws_ami." + label
+		w.body.AppendNewline()
+		b := w.body.AppendNewBlock("data", []string{"aws_ami", label}).Body()
+		b.SetAttributeValue("most_recent", cty.True)
+		b.SetAttributeValue("owners", tfgen.Strings("self"))
+		f := b.AppendNewBlock("filter", nil).Body()
+		f.SetAttributeValue("name", cty.StringVal("name"))
+		f.SetAttributeValue("values", tfgen.Strings(name))
+	}
+	return tfgen.Ident("data.aws_ami." + label + ".id")
+}
+
+// machineSecurityGroup is the group and one aws_vpc_security_group_ingress_rule per port range and
+// source (separate rule resources: groups that name each other make no cycle), and egress to
+// anywhere.
+func (w *tfWriter) machineSecurityGroup(r cluster.Resource) error {
+	b := w.block("aws_security_group", r.Key())
+	vpc, err := w.ref(r.Fields["vpc"], "id")
+	if err != nil {
+		return err
+	}
+	b.SetAttributeValue("name", cty.StringVal("nuv-"+w.c.Metadata.Name+"-"+r.Name))
+	b.SetAttributeValue("description", cty.StringVal("nuv cluster "+w.c.Metadata.Name+": "+r.Name))
+	b.SetAttributeRaw("vpc_id", vpc)
+	b.SetAttributeValue("tags", w.nameTags(r))
+	self, _ := w.ref(r.Key(), "id")
+	label := tfgen.Name(r.Name)
+	n := 0
+	for _, rl := range kit.ParseList(r.Fields["ingress"]) {
+		proto, ports, _ := strings.Cut(rl, ":")
+		from, to := -1, -1
+		if proto != "all" {
+			pr, _, _ := strings.Cut(ports, ":")
+			lo, hi, ranged := strings.Cut(pr, "-")
+			from, _ = strconv.Atoi(lo)
+			to = from
+			if ranged {
+				to, _ = strconv.Atoi(hi)
+			}
+		}
+		for _, src := range ruleSources(rl) {
+			w.body.AppendNewline()
+			rb := w.body.AppendNewBlock("resource", []string{"aws_vpc_security_group_ingress_rule", fmt.Sprintf("%s_%d", label, n)}).Body()
+			n++
+			rb.SetAttributeRaw("security_group_id", self)
+			if proto == "all" {
+				rb.SetAttributeValue("ip_protocol", cty.StringVal("-1"))
+			} else {
+				rb.SetAttributeValue("ip_protocol", cty.StringVal(proto))
+				rb.SetAttributeValue("from_port", cty.NumberIntVal(int64(from)))
+				rb.SetAttributeValue("to_port", cty.NumberIntVal(int64(to)))
+			}
+			if strings.HasPrefix(src, kindSG+"/") {
+				if src == r.Key() {
+					rb.SetAttributeRaw("referenced_security_group_id", self)
+					continue
+				}
+				// A group declared later is referenced by its address all the same: Terraform
+				// orders by references, not by position in the file.
+				rb.SetAttributeRaw("referenced_security_group_id", tfgen.Ref("aws_security_group", tfgen.Name(strings.TrimPrefix(src, kindSG+"/")), "id"))
+				continue
+			}
+			rb.SetAttributeValue("cidr_ipv4", cty.StringVal(src))
+		}
+	}
+	w.body.AppendNewline()
+	eb := w.body.AppendNewBlock("resource", []string{"aws_vpc_security_group_egress_rule", label}).Body()
+	eb.SetAttributeRaw("security_group_id", self)
+	eb.SetAttributeValue("ip_protocol", cty.StringVal("-1"))
+	eb.SetAttributeValue("cidr_ipv4", cty.StringVal("0.0.0.0/0"))
+	return nil
+}
+
+// keyPair is nuv's SSH key: made by tls_private_key (it stays in Terraform's state, which the user
+// keeps safe), its public half imported as the key pair.
+func (w *tfWriter) keyPair(r cluster.Resource) error {
+	label := tfgen.Name(r.Name)
+	w.body.AppendNewline()
+	kb := w.body.AppendNewBlock("resource", []string{"tls_private_key", label}).Body()
+	kb.SetAttributeValue("algorithm", cty.StringVal(strings.ToUpper(r.Fields["algorithm"])))
+	b := w.block("aws_key_pair", r.Key())
+	b.SetAttributeValue("key_name", cty.StringVal(r.Name))
+	b.SetAttributeRaw("public_key", tfgen.Ref("tls_private_key", label, "public_key_openssh"))
+	b.SetAttributeValue("tags", w.nameTags(r))
+	return nil
+}
+
+// instance is one machine, tagged with its role; source/destination checks are off because the
+// pod network routes pods' addresses through the nodes.
+func (w *tfWriter) instance(r cluster.Resource) error {
+	f := r.Fields
+	ami := w.machineImage(f["image"])
+	b := w.block("aws_instance", r.Key())
+	b.SetAttributeRaw("ami", ami)
+	b.SetAttributeValue("instance_type", cty.StringVal(f["instanceType"]))
+	sub, err := w.ref(f["subnet"], "id")
+	if err != nil {
+		return err
+	}
+	b.SetAttributeRaw("subnet_id", sub)
+	sgs, err := w.refs("id", kit.ParseList(f["securityGroups"])...)
+	if err != nil {
+		return err
+	}
+	b.SetAttributeRaw("vpc_security_group_ids", sgs)
+	kp, err := w.ref(f["keyPair"], "key_name")
+	if err != nil {
+		return err
+	}
+	b.SetAttributeRaw("key_name", kp)
+	b.SetAttributeValue("source_dest_check", cty.False)
+	b.SetAttributeValue("tags", w.nameTags(r, TagRole, f["role"]))
+	return nil
+}
+
+func (w *tfWriter) loadBalancer(r cluster.Resource) error {
+	b := w.block("aws_lb", r.Key())
+	b.SetAttributeValue("name", cty.StringVal("nuv-"+r.Name))
+	b.SetAttributeValue("load_balancer_type", cty.StringVal(r.Fields["type"]))
+	b.SetAttributeValue("internal", cty.BoolVal(r.Fields["scheme"] == "internal"))
+	var subs []string
+	for _, s := range kit.ParseList(r.Fields["subnets"]) {
+		subs = append(subs, key(kindSubnet, s))
+	}
+	t, err := w.refs("id", subs...)
+	if err != nil {
+		return err
+	}
+	b.SetAttributeRaw("subnets", t)
+	b.SetAttributeValue("tags", w.nameTags(r))
+	return nil
+}
+
+// targetGroup is the API's target group and an attachment per control plane.
+func (w *tfWriter) targetGroup(r cluster.Resource) error {
+	f := r.Fields
+	b := w.block("aws_lb_target_group", r.Key())
+	b.SetAttributeValue("name", cty.StringVal("nuv-"+r.Name))
+	b.SetAttributeValue("protocol", cty.StringVal(f["protocol"]))
+	port, _ := strconv.Atoi(f["port"])
+	b.SetAttributeValue("port", cty.NumberIntVal(int64(port)))
+	vpc, err := w.ref(f["vpc"], "id")
+	if err != nil {
+		return err
+	}
+	b.SetAttributeRaw("vpc_id", vpc)
+	b.SetAttributeValue("target_type", cty.StringVal("instance"))
+	hc := b.AppendNewBlock("health_check", nil).Body()
+	hc.SetAttributeValue("protocol", cty.StringVal("TCP"))
+	b.SetAttributeValue("tags", w.nameTags(r))
+	tg, _ := w.ref(r.Key(), "arn")
+	for _, t := range kit.ParseList(f["targets"]) {
+		id, err := w.ref(key(kindInstance, t), "id")
+		if err != nil {
+			return err
+		}
+		w.body.AppendNewline()
+		ab := w.body.AppendNewBlock("resource", []string{"aws_lb_target_group_attachment", tfgen.Name(t)}).Body()
+		ab.SetAttributeRaw("target_group_arn", tg)
+		ab.SetAttributeRaw("target_id", id)
+		ab.SetAttributeValue("port", cty.NumberIntVal(int64(port)))
+	}
+	return nil
+}
+
+func (w *tfWriter) listener(r cluster.Resource) error {
+	f := r.Fields
+	b := w.block("aws_lb_listener", r.Key())
+	lb, err := w.ref(f["loadBalancer"], "arn")
+	if err != nil {
+		return err
+	}
+	tg, err := w.ref(f["targetGroup"], "arn")
+	if err != nil {
+		return err
+	}
+	b.SetAttributeRaw("load_balancer_arn", lb)
+	b.SetAttributeValue("protocol", cty.StringVal(f["protocol"]))
+	port, _ := strconv.Atoi(f["port"])
+	b.SetAttributeValue("port", cty.NumberIntVal(int64(port)))
+	ab := b.AppendNewBlock("default_action", nil).Body()
+	ab.SetAttributeValue("type", cty.StringVal("forward"))
+	ab.SetAttributeRaw("target_group_arn", tg)
+	return nil
+}
+
+// bootstrap writes, once, the step that bootstraps Kubernetes on the machines Terraform made:
+// `nuv cluster apply` on the cluster's spec, run again whenever a machine is replaced.
+func (w *tfWriter) bootstrap(cluster.Resource) error {
+	if _, ok := w.addr["bootstrap"]; ok {
+		return nil
+	}
+	w.addr["bootstrap"] = "terraform_data.bootstrap"
+	var machines, after []string
+	for _, r := range w.desired {
+		switch r.Kind {
+		case kindInstance:
+			machines = append(machines, r.Key())
+			after = append(after, r.Key())
+		case kindListener, kindTargetGroup:
+			after = append(after, r.Key())
+		}
+	}
+	ids, err := w.refs("id", machines...)
+	if err != nil {
+		return err
+	}
+	w.body.AppendNewline()
+	b := w.body.AppendNewBlock("resource", []string{"terraform_data", "bootstrap"}).Body()
+	b.SetAttributeRaw("triggers_replace", ids)
+	pb := b.AppendNewBlock("provisioner", []string{"local-exec"}).Body()
+	// A template: Terraform fills in the module's directory, where the spec is kept beside it.
+	pb.SetAttributeRaw("command", tfgen.Ident(`"nuv cluster apply -f ${path.module}/`+w.c.Metadata.Name+`.yaml --yes"`))
+	b.SetAttributeRaw("depends_on", w.addrs(after...))
+	return nil
+}
+
+func (w *tfWriter) machinesOutputs(b *hclwrite.Body) {
+	name := w.c.Metadata.Name
+	if a, ok := w.addr[key(kindLoadBalancer, name)]; ok {
+		ob := b.AppendNewBlock("output", []string{"endpoint"}).Body()
+		ob.SetAttributeValue("description", cty.StringVal("The API servers' load balancer (port 6443)."))
+		ob.SetAttributeRaw("value", tfgen.Ident(a+".dns_name"))
+		return
+	}
+	if a, ok := w.addr[key(kindInstance, "lb-0")]; ok {
+		ob := b.AppendNewBlock("output", []string{"endpoint"}).Body()
+		ob.SetAttributeValue("description", cty.StringVal("The HAProxy machine in front of the API servers (port 6443)."))
+		ob.SetAttributeRaw("value", tfgen.Ident(a+".private_ip"))
+	}
+}
