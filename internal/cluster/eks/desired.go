@@ -61,6 +61,9 @@ func key(kind, name string) string { return kind + "/" + name }
 
 // Desired lists the resources the spec asks for (Validate has resolved it against AWS).
 func (p *Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
+	if p.selfManaged {
+		return p.machinesDesiredOf(c)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	r, errs := p.resolve(ctx, c)

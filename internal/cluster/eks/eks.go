@@ -56,9 +56,13 @@ type Provider struct {
 	// and the SDK waiters' own defaults against AWS.
 	Poll time.Duration
 
+	// selfManaged makes it the self-managed provider (NewMachines, `provider: aws`).
+	selfManaged bool
+
 	mu       sync.Mutex
 	sessions map[string]*session // by region, endpoint and profile
 	resolved map[string]*resolved
+	machines map[string]*machinesResolved
 	ids      map[string]map[string]string // cluster -> resource key -> id, from Observe and creates
 }
 
@@ -101,8 +105,13 @@ func New(project, exe string, getenv func(string) string, log cli.Logger) *Provi
 	return &Provider{Project: project, Exe: exe, Getenv: getenv, Log: log}
 }
 
-// Name is "eks".
-func (p *Provider) Name() string { return Name }
+// Name is "eks", or "aws" for the self-managed provider.
+func (p *Provider) Name() string {
+	if p.selfManaged {
+		return MachinesName
+	}
+	return Name
+}
 
 func (p *Provider) getenv(k string) string { return kit.Getenv(p.Getenv)(k) }
 
@@ -124,6 +133,9 @@ type resolved struct {
 // credentials, before anything else; the versions EKS offers; the zones; the instance types; the
 // add-on versions). Every problem has its field path.
 func (p *Provider) Validate(c *spec.Cluster) []spec.FieldError {
+	if p.selfManaged {
+		return p.validateMachines(c)
+	}
 	errs := p.staticChecks(c)
 	if len(errs) > 0 {
 		return errs

@@ -135,3 +135,4 @@ func TestCheckMachines(t *testing.T) {
 		t.Errorf("the valid spec was refused: %v", errs)
 	}
 }
+

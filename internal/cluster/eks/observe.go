@@ -14,6 +14,9 @@ import (
 )
 
 func sectionOf(c *spec.Cluster) Section {
+	if c.Spec.Provider == MachinesName {
+		return MachinesKey.Get(c).withDefaults().network()
+	}
 	s, _ := DecodeSection(c.SectionMap("eks"))
 	return s
 }

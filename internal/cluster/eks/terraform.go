@@ -20,6 +20,9 @@ import (
 // makes, and the Karpenter objects as kubernetes_manifest resources. Tags come from the region
 // and tags variables (the provider's default_tags), so every resource carries nuv.dev/cluster.
 func (p *Provider) Terraform(c *spec.Cluster, desired []cluster.Resource) (map[string][]byte, error) {
+	if p.selfManaged {
+		return p.machinesTerraform(c, desired)
+	}
 	sec := sectionOf(c)
 	m := tfgen.NewModule()
 	tags := kit.Tags(c.Spec.Tags, TagCluster, c.Metadata.Name)
