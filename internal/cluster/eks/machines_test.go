@@ -135,4 +135,3 @@ func TestCheckMachines(t *testing.T) {
 		t.Errorf("the valid spec was refused: %v", errs)
 	}
 }
-
