@@ -87,7 +87,8 @@ type Spec struct {
 	Name, Image string
 	// Network is the machines' network (EnsureNetwork made it); IP the machine's address in it.
 	Network, IP string
-	// Hostname is the machine's hostname (default Name).
+	// Hostname is the machine's hostname (default Name). The runtime sets it at every start, so
+	// it should be the one the user data sets, if any.
 	Hostname string
 	// Labels are put on the container besides MachineLabel.
 	Labels map[string]string
@@ -108,6 +109,8 @@ type Info struct {
 	// Pid is the container's init process on the host (0 when it is not running).
 	Pid     int
 	Created time.Time
+	// Volumes are the container's volumes (its /var); Remove removes them with it.
+	Volumes []string
 }
 
 // Machine is the machine.Machine of info, reached with the runtime's exec.
@@ -356,9 +359,9 @@ const runOnce = `umask 077
 rc=0
 if [ "$(head -c 2 ` + UserDataPath + `)" = '#!' ]; then
   cp ` + UserDataPath + ` ` + ScriptPath + ` && chmod 0700 ` + ScriptPath + `
-  echo "nuv machine: running user data, $(date -u +%Y-%m-%dT%H:%M:%SZ)" >> ` + OutputLog + `
+  echo "nuv machine: running user data, $(date -u +%Y-%m-%dT%H:%M:%S.%NZ)" >> ` + OutputLog + `
   ` + ScriptPath + ` >> ` + OutputLog + ` 2>&1 < /dev/null || rc=$?
-  echo "nuv machine: user data exited with $rc" >> ` + OutputLog + `
+  echo "nuv machine: user data exited with $rc, $(date -u +%Y-%m-%dT%H:%M:%S.%NZ)" >> ` + OutputLog + `
 else
   echo "nuv machine: user data is not a script (#!): stored only" >> ` + OutputLog + `
 fi
@@ -546,6 +549,9 @@ type inspected struct {
 		Image    string
 		Labels   map[string]string
 	}
+	Mounts []struct {
+		Type, Name string
+	}
 	NetworkSettings struct {
 		Networks map[string]struct {
 			IPAddress  string
@@ -577,6 +583,11 @@ func (m *Manager) inspect(ctx context.Context, names ...string) ([]Info, error) 
 		}
 		if t, err := time.Parse(time.RFC3339Nano, r.Created); err == nil {
 			info.Created = t
+		}
+		for _, mt := range r.Mounts {
+			if mt.Type == "volume" && mt.Name != "" {
+				info.Volumes = append(info.Volumes, mt.Name)
+			}
 		}
 		nets := make([]string, 0, len(r.NetworkSettings.Networks))
 		for n := range r.NetworkSettings.Networks {
