@@ -114,16 +114,16 @@ func checkPath(machine, p string) error {
 
 // writeScript is the script of WriteFile: the data is its standard input.
 func writeScript(p string, mode fs.FileMode) string {
-	dir, base := path.Split(p)
+	dir := path.Dir(p)
 	return fmt.Sprintf(`d=%s
 mkdir -p "$d"
-t=$(mktemp "$d/.%s.XXXXXX")
+t=$(mktemp "$d/.nuv-write.XXXXXX")
 trap 'rm -f "$t"' EXIT
 cat > "$t"
 chmod %04o "$t"
 mv -f "$t" %s
 trap - EXIT
-`, Quote(path.Clean(dir)), strings.ReplaceAll(base, "'", ""), mode.Perm(), Quote(p))
+`, Quote(dir), mode.Perm(), Quote(p))
 }
 
 // notExistCode is the exit status of readScript for a missing file.
