@@ -30,6 +30,11 @@ type SSHConfig struct {
 	Key *Key
 	// HostKey is the machine's host key, pinned: the machine must present exactly this key.
 	HostKey ssh.PublicKey
+	// HostKeyGrace is how long a machine presenting another host key is asked again before it is
+	// refused (0: refused at once). A real EC2 instance offers the host keys cloud-init made
+	// until its user data installed nuv's: dial it with a grace. A different key is never
+	// accepted, only waited out.
+	HostKeyGrace time.Duration
 	// Wait is how long Dial keeps trying while the machine boots and its sshd comes up
 	// (default 3 minutes).
 	Wait time.Duration
@@ -56,7 +61,7 @@ var _ Machine = (*SSH)(nil)
 
 // DialSSH connects to the machine cfg describes, trying again until cfg.Wait passes while the
 // machine does not answer or its sshd is not up yet. A host key other than cfg.HostKey is a
-// *HostKeyError at once, never retried.
+// *HostKeyError, at once or after cfg.HostKeyGrace.
 func DialSSH(ctx context.Context, cfg SSHConfig) (*SSH, error) {
 	if cfg.Name == "" || cfg.Address == "" {
 		return nil, errors.New("ssh to a machine: its name and address are required")
@@ -135,7 +140,7 @@ func (s *SSH) dial(ctx context.Context) (*ssh.Client, error) {
 			return c, nil
 		}
 		var hk *HostKeyError
-		if errors.As(err, &hk) {
+		if errors.As(err, &hk) && (time.Since(start) >= s.cfg.HostKeyGrace || time.Now().After(deadline)) {
 			return nil, hk
 		}
 		if ctx.Err() != nil {
