@@ -61,7 +61,7 @@ type Check struct {
 	Rise, Fall int
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+func nameRE() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`) }
 
 // Render renders c, or says which value is wrong.
 func Render(c Config) ([]byte, error) {
@@ -92,7 +92,7 @@ func Render(c Config) ([]byte, error) {
 	binds := map[string]string{}
 	for i, f := range c.Frontends {
 		where := fmt.Sprintf("haproxy config: frontend %d (%q)", i+1, f.Name)
-		if !nameRE.MatchString(f.Name) {
+		if !nameRE().MatchString(f.Name) {
 			return nil, fmt.Errorf("%s: the name must be letters, digits, '-', '_' and '.'", where)
 		}
 		if seen[f.Name] {
@@ -126,7 +126,7 @@ func Render(c Config) ([]byte, error) {
 		fe := frontend{Name: f.Name, Bind: bind, Inter: duration(ck.Interval), Rise: ck.Rise, Fall: ck.Fall}
 		names := map[string]bool{}
 		for j, s := range f.Servers {
-			if !nameRE.MatchString(s.Name) {
+			if !nameRE().MatchString(s.Name) {
 				return nil, fmt.Errorf("%s: server %d (%q): the name must be letters, digits, '-', '_' and '.'", where, j+1, s.Name)
 			}
 			if names[s.Name] {

@@ -48,7 +48,7 @@ const (
 )
 
 // hostnameRE is a hostname of RFC 1123 labels.
-var hostnameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$`)
+func hostnameRE() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$`) }
 
 // Script renders the user data of c.
 func Script(c Config) ([]byte, error) {
@@ -58,7 +58,7 @@ func Script(c Config) ([]byte, error) {
 	if len(c.AuthorizedKeys) == 0 {
 		return nil, fmt.Errorf("user data: at least one authorized key (nuv's client key) is required")
 	}
-	if c.Hostname != "" && (len(c.Hostname) > 253 || !hostnameRE.MatchString(c.Hostname)) {
+	if c.Hostname != "" && (len(c.Hostname) > 253 || !hostnameRE().MatchString(c.Hostname)) {
 		return nil, fmt.Errorf("user data: hostname %q is not a valid hostname (lower-case letters, digits, '-' and '.')", c.Hostname)
 	}
 	var auth []string
