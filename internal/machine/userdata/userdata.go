@@ -48,7 +48,9 @@ const (
 )
 
 // hostnameRE is a hostname of RFC 1123 labels.
-func hostnameRE() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$`) }
+func hostnameRE() *regexp.Regexp {
+	return regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$`)
+}
 
 // Script renders the user data of c.
 func Script(c Config) ([]byte, error) {
