@@ -243,6 +243,36 @@ func TestIntegrationBootstrapOneControlPlane(t *testing.T) {
 	if b2.Secrets.CACertHash != b.Secrets.CACertHash {
 		t.Errorf("the CA hash read back differs from init's")
 	}
+
+	// the worker leaves (drained, reset, its Node deleted) and a later run joins it again
+	t3 := time.Now()
+	if err := b.Drain(ctx, w.Name()); err != nil {
+		t.Fatal(err)
+	}
+	n, err := cs.CoreV1().Nodes().Get(ctx, w.Name(), metav1.GetOptions{})
+	if err != nil || !n.Spec.Unschedulable {
+		t.Fatalf("the drained node is not cordoned: %v", err)
+	}
+	if err := b.Reset(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeleteNode(ctx, w.Name()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Drain(ctx, w.Name()); err != nil {
+		t.Errorf("drain of a node that is gone: %v", err)
+	}
+	if _, err := w.ReadFile(ctx, bootstrap.KubeletConf); err == nil {
+		t.Errorf("the reset worker still has %s", bootstrap.KubeletConf)
+	}
+	t.Logf("drain, reset and delete of the worker: %.1fs", time.Since(t3).Seconds())
+	b3 := &bootstrap.Bootstrap{Cluster: b.Cluster}
+	timedRun(t, ctx, b3)
+	waitReady(t, ctx, b3.Kubeconfig, 2, 3*time.Minute)
+	n, err = cs.CoreV1().Nodes().Get(ctx, w.Name(), metav1.GetOptions{})
+	if err != nil || n.Spec.Unschedulable {
+		t.Errorf("the worker did not join again as a schedulable node: %v", err)
+	}
 }
 
 func checkSecretsNotLogged(t *testing.T, b *bootstrap.Bootstrap, log []string) {
