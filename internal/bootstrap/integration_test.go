@@ -433,3 +433,38 @@ func TestIntegrationBootstrapExternalEtcd(t *testing.T) {
 		t.Errorf("a write after the removal: %v", err)
 	}
 }
+
+// TestIntegrationBootstrapResumeAfterKill: the apply dies during `kubeadm init` (its context
+// cancelled: the docker exec client killed, as a kill -9 of nuv would); the next run of the steps
+// waits for the kubeadm still running on the machine, finds init completed and does not run it
+// again (the cluster CA made by the first and only init is the one the cluster serves), and the
+// node becomes Ready.
+func TestIntegrationBootstrapResumeAfterKill(t *testing.T) {
+	tm := newTestMachines(t, "nuv-bootstrap-4", "10.204.4")
+	ctx := context.Background()
+	ms := tm.start(map[string]int{"nuv-bs4-cp-0": 10})
+	cp := ms["nuv-bs4-cp-0"]
+	c := bootstrap.Cluster{Name: "bs4", KubernetesVersion: "1.36.3", Endpoint: cp.Address() + ":6443",
+		PodCIDR: "10.244.0.0/16", ServiceCIDR: "10.96.0.0/16", ControlPlanes: []bootstrap.Machine{cp}, Host: hostFacts()}
+	killed, cancel := context.WithTimeout(ctx, 8*time.Second)
+	defer cancel()
+	if err := (&bootstrap.Bootstrap{Cluster: c}).Init(killed); err == nil {
+		t.Fatal("init finished within 8 s; the test kills it part-way")
+	}
+	ca, err := cp.ReadFile(ctx, "/etc/kubernetes/pki/ca.crt")
+	if err != nil {
+		t.Fatalf("the killed init made no CA yet: %v", err)
+	}
+	t0 := time.Now()
+	var log []string
+	b := &bootstrap.Bootstrap{Cluster: c, Log: func(f string, a ...any) { log = append(log, fmt.Sprintf(f, a...)) }}
+	timedRun(t, ctx, b)
+	t.Logf("resume after the kill: %.1fs; log:\n%s", time.Since(t0).Seconds(), strings.Join(log, "\n"))
+	if got, _ := cp.ReadFile(ctx, "/etc/kubernetes/pki/ca.crt"); string(got) != string(ca) {
+		t.Errorf("the cluster CA changed: kubeadm init ran a second time")
+	}
+	if !strings.Contains(strings.Join(log, "\n"), "is initialised") {
+		t.Errorf("the resumed run did not find init completed")
+	}
+	waitReady(t, ctx, b.Kubeconfig, 1, 3*time.Minute)
+}

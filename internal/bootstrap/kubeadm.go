@@ -18,6 +18,41 @@ const (
 	joinDone = ConfigDir + "/join.done"
 )
 
+// What a kubeadm command left on a machine.
+const (
+	stateNone    = "none"    // it never ran
+	statePartial = "partial" // it ran part-way (its files, no marker)
+	stateDone    = "done"    // it completed (the marker)
+)
+
+// kubeadmWait bounds the wait for a kubeadm still running on a machine (seconds).
+const kubeadmWait = 600
+
+// kubeadmState waits until no kubeadm runs on m (one a killed apply left running finishes, and
+// writes its marker, first) and says whether the command completed (marker), ran part-way (its
+// file partial) or never ran.
+func (b *Bootstrap) kubeadmState(ctx context.Context, step string, m Machine, marker, partial string) (string, error) {
+	script := fmt.Sprintf(`i=0
+while grep -qsx kubeadm /proc/[0-9]*/comm; do
+  i=$((i+1)); [ $i -lt %d ] || { echo "a kubeadm still runs after %d s" >&2; exit 1; }
+  sleep 1
+done
+[ -e %s ] && echo %s && exit 0
+[ -e %s ] && echo %s && exit 0
+echo %s
+`, kubeadmWait, kubeadmWait, shq(marker), stateDone, shq(partial), statePartial, stateNone)
+	out, err := b.run(ctx, step, m, script, nil)
+	if err != nil {
+		return "", err
+	}
+	switch st := strings.TrimSpace(string(out)); st {
+	case stateNone, statePartial, stateDone:
+		return st, nil
+	default:
+		return "", fmt.Errorf("%s on %s: unexpected state %q", step, m.Name(), st)
+	}
+}
+
 const uploadCerts = ConfigDir + "/upload-certs.yaml"
 
 const kubeadmFlags = " --skip-token-print --skip-certificate-key-print"
@@ -30,11 +65,11 @@ func (b *Bootstrap) Init(ctx context.Context) error {
 	const step = "kubeadm init"
 	c := &b.Cluster
 	m := c.ControlPlanes[0]
-	done, err := b.exists(ctx, step, m, initDone)
+	st, err := b.kubeadmState(ctx, step, m, initDone, AdminConf)
 	if err != nil {
 		return err
 	}
-	if done {
+	if st == stateDone {
 		b.logf("%s: %s is initialised", step, m.Name())
 		return b.readCAHash(ctx, step, m)
 	}
@@ -43,9 +78,7 @@ func (b *Bootstrap) Init(ctx context.Context) error {
 			return err
 		}
 	}
-	if partial, err := b.exists(ctx, step, m, AdminConf); err != nil {
-		return err
-	} else if partial {
+	if st == statePartial {
 		b.logf("%s: %s has an interrupted init: kubeadm reset", step, m.Name())
 		if _, err := b.run(ctx, step, m, "kubeadm reset -f >/dev/null 2>&1 || true\nrm -rf /etc/cni/net.d/* /var/lib/etcd\n", nil); err != nil {
 			return err
@@ -68,10 +101,9 @@ func (b *Bootstrap) Init(ctx context.Context) error {
 		return err
 	}
 	b.logf("%s: %s (endpoint %s)", step, m.Name(), c.Endpoint)
-	if _, err := b.run(ctx, step, m, "kubeadm init --config "+path+" --upload-certs"+kubeadmFlags+" 2>&1\n", nil); err != nil {
-		return err
-	}
-	if _, err := b.run(ctx, step, m, "rm -f "+path+"\ntouch "+initDone+"\n", nil); err != nil {
+	// the marker in the same script: a kubeadm that outlives nuv (a killed apply) still marks
+	// its completion
+	if _, err := b.run(ctx, step, m, "kubeadm init --config "+path+" --upload-certs"+kubeadmFlags+" 2>&1\nrm -f "+path+"\ntouch "+initDone+"\n", nil); err != nil {
 		return err
 	}
 	b.fresh = true
@@ -199,17 +231,15 @@ func (b *Bootstrap) JoinWorker(ctx context.Context, m Machine) error {
 
 func (b *Bootstrap) join(ctx context.Context, step string, m Machine, controlPlane bool) error {
 	c := &b.Cluster
-	done, err := b.exists(ctx, step, m, joinDone)
+	st, err := b.kubeadmState(ctx, step, m, joinDone, KubeletConf)
 	if err != nil {
 		return err
 	}
-	if done {
+	if st == stateDone {
 		b.logf("%s: %s has joined", step, m.Name())
 		return nil
 	}
-	if partial, err := b.exists(ctx, step, m, KubeletConf); err != nil {
-		return err
-	} else if partial {
+	if st == statePartial {
 		b.logf("%s: %s has an interrupted join: kubeadm reset", step, m.Name())
 		if err := b.Reset(ctx, m); err != nil {
 			return err
