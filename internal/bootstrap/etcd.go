@@ -1,0 +1,394 @@
+package bootstrap
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+)
+
+// Paths of an etcd member's files (kubeadm's).
+const (
+	etcdManifest = "/etc/kubernetes/manifests/etcd.yaml"
+	etcdServer   = PKIDir + "/etcd/server"
+	etcdPeer     = PKIDir + "/etcd/peer"
+	kubeletDrop  = "/etc/systemd/system/kubelet.service.d/20-nuv-etcd.conf"
+	kubeletYAML  = "/var/lib/kubelet/config.yaml"
+)
+
+// etcdWait bounds the wait for a member to answer and join.
+var etcdWait = 3 * time.Minute
+
+// Now is the clock certificates are issued by.
+var now = time.Now
+
+// etcdCA is the external etcd tier's CA: made once by the first member's step, read back from any
+// member afterwards (each member keeps it, as each control plane keeps kubeadm's).
+func (b *Bootstrap) etcdCA(ctx context.Context, step string, create bool, from []Machine) (*CA, error) {
+	if b.ca != nil {
+		return b.ca, nil
+	}
+	for _, m := range from {
+		crt, err := m.ReadFile(ctx, etcdCACert)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			b.logf("%s: %s does not answer (%v); the etcd CA from another machine", step, m.Name(), err)
+			continue
+		}
+		key, err := b.read(ctx, step, m, etcdCAKey)
+		if err != nil {
+			return nil, err
+		}
+		ca, err := ParseCA(crt, key)
+		if err != nil {
+			return nil, fmt.Errorf("%s on %s: %s: %w", step, m.Name(), etcdCACert, err)
+		}
+		b.ca = ca
+		return ca, nil
+	}
+	if !create {
+		return nil, fmt.Errorf("%s: no machine has the etcd CA (%s)", step, etcdCACert)
+	}
+	ca, err := NewCA("etcd-ca", now())
+	if err != nil {
+		return nil, fmt.Errorf("%s: make the etcd CA: %w", step, err)
+	}
+	b.ca = ca
+	return ca, nil
+}
+
+// EtcdMember starts external etcd member i (Cluster.Etcd[i]), one at a time: its certificates
+// (server and peer, signed by the etcd CA nuv makes with the first member), a standalone kubelet,
+// and the static pod kubeadm writes (`kubeadm init phase etcd local`). The first member of a new
+// tier starts a cluster of its own; any other is first added to the member list of the running
+// ones as a learner, started with initial-cluster-state=existing, and promoted once it has caught
+// up. A member that is in the member list and answers is left alone.
+func (b *Bootstrap) EtcdMember(ctx context.Context, i int) error {
+	c := &b.Cluster
+	m := c.Etcd[i]
+	step := "etcd member"
+	others := append(append([]Machine(nil), c.Etcd[:i]...), c.Etcd[i+1:]...)
+	ca, err := b.etcdCA(ctx, step, true, append([]Machine{m}, others...))
+	if err != nil {
+		return err
+	}
+	if err := b.memberFiles(ctx, step, m, ca); err != nil {
+		return err
+	}
+	started, err := b.exists(ctx, step, m, etcdManifest)
+	if err != nil {
+		return err
+	}
+	// the running members: the others with a manifest
+	var running []Machine
+	for _, o := range others {
+		ok, err := b.exists(ctx, step, o, etcdManifest)
+		if err != nil {
+			b.logf("%s: %s does not answer: %v", step, o.Name(), err)
+			continue
+		}
+		if ok {
+			running = append(running, o)
+		}
+	}
+	peerURL := "https://" + hostPort(m.Address(), EtcdPeerPort)
+	if started {
+		return b.waitMember(ctx, step, m, append(running, m), peerURL)
+	}
+	initial := []string{m.Name() + "=" + peerURL}
+	existing := len(running) > 0
+	if existing {
+		cli, err := b.etcdClient(ctx, ca, running)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", step, m.Name(), err)
+		}
+		defer cli.Close()
+		list, err := cli.MemberList(ctx)
+		if err != nil {
+			return fmt.Errorf("%s %s: member list: %w", step, m.Name(), err)
+		}
+		var self *memberInfo
+		for _, mem := range list.Members {
+			if contains(mem.PeerURLs, peerURL) {
+				self = &memberInfo{ID: mem.ID}
+				continue
+			}
+			if mem.Name == "" {
+				return fmt.Errorf("%s %s: member %x (%v) was added but never started: remove it first", step, m.Name(), mem.ID, mem.PeerURLs)
+			}
+			initial = append(initial, mem.Name+"="+mem.PeerURLs[0])
+		}
+		if self == nil {
+			b.logf("%s: add %s to the member list as a learner", step, m.Name())
+			if _, err := cli.MemberAddAsLearner(ctx, []string{peerURL}); err != nil {
+				return fmt.Errorf("%s %s: member add: %w", step, m.Name(), err)
+			}
+		}
+	}
+	cfg, err := c.EtcdMemberConfig(m, initial, existing)
+	if err != nil {
+		return err
+	}
+	path := ConfigDir + "/etcd.yaml"
+	if err := b.write(ctx, step, m, path, cfg, 0o600); err != nil {
+		return err
+	}
+	b.logf("%s: start %s (%d member(s) before it)", step, m.Name(), len(running))
+	if _, err := b.run(ctx, step, m, "kubeadm init phase etcd local --config "+path+" 2>&1\n", nil); err != nil {
+		return err
+	}
+	return b.waitMember(ctx, step, m, append(running, m), peerURL)
+}
+
+type memberInfo struct{ ID uint64 }
+
+// memberFiles puts the CA, the member's server and peer certificates and its standalone kubelet
+// on m, where they are not yet.
+func (b *Bootstrap) memberFiles(ctx context.Context, step string, m Machine, ca *CA) error {
+	have, err := b.exists(ctx, step, m, etcdPeer+".key")
+	if err != nil {
+		return err
+	}
+	if !have {
+		hosts := []string{m.Name(), "localhost", "127.0.0.1", "::1", m.Address()}
+		srv, srvKey, err := ca.Issue(CertRequest{CommonName: m.Name(), Hosts: hosts, Server: true, Client: true}, now())
+		if err != nil {
+			return err
+		}
+		peer, peerKey, err := ca.Issue(CertRequest{CommonName: m.Name(), Hosts: hosts, Server: true, Client: true}, now())
+		if err != nil {
+			return err
+		}
+		for _, f := range []struct {
+			path string
+			data []byte
+			mode fs.FileMode
+		}{{etcdCACert, ca.CertPEM, 0o644}, {etcdCAKey, ca.KeyPEM, 0o600},
+			{etcdServer + ".crt", srv, 0o644}, {etcdServer + ".key", srvKey, 0o600},
+			{etcdPeer + ".crt", peer, 0o644}, {etcdPeer + ".key", peerKey, 0o600}} {
+			if err := b.write(ctx, step, m, f.path, f.data, f.mode); err != nil {
+				return err
+			}
+		}
+	}
+	kc, err := b.Cluster.EtcdKubeletConfig()
+	if err != nil {
+		return err
+	}
+	cur, _ := m.ReadFile(ctx, kubeletYAML)
+	drop, _ := m.ReadFile(ctx, kubeletDrop)
+	if string(cur) == string(kc) && string(drop) == etcdKubeletDropIn {
+		return nil
+	}
+	if err := b.write(ctx, step, m, kubeletYAML, kc, 0o644); err != nil {
+		return err
+	}
+	if err := b.write(ctx, step, m, kubeletDrop, []byte(etcdKubeletDropIn), 0o644); err != nil {
+		return err
+	}
+	_, err = b.run(ctx, step, m, "systemctl daemon-reload\nsystemctl enable kubelet >/dev/null 2>&1 || true\nsystemctl restart kubelet\n", nil)
+	return err
+}
+
+// waitMember waits until m's member answers and is a voting member of the list (a learner is
+// promoted once it has caught up).
+func (b *Bootstrap) waitMember(ctx context.Context, step string, m Machine, members []Machine, peerURL string) error {
+	cli, err := b.etcdClient(ctx, b.ca, members)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", step, m.Name(), err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(ctx, etcdWait)
+	defer cancel()
+	var last error
+	for {
+		last = b.checkMember(ctx, cli, m, peerURL)
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s %s: not a healthy member after %s: %w", step, m.Name(), etcdWait, last)
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (b *Bootstrap) checkMember(ctx context.Context, cli *clientv3.Client, m Machine, peerURL string) error {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	list, err := cli.MemberList(cctx)
+	if err != nil {
+		return err
+	}
+	for _, mem := range list.Members {
+		if !contains(mem.PeerURLs, peerURL) {
+			continue
+		}
+		if mem.IsLearner {
+			if _, err := cli.MemberPromote(cctx, mem.ID); err != nil {
+				return fmt.Errorf("promote the learner: %w", err)
+			}
+			b.logf("etcd member: %s promoted", m.Name())
+			return errors.New("promoted; checking again")
+		}
+		if mem.Name == "" {
+			return errors.New("the member has not started")
+		}
+		if _, err := cli.Status(cctx, "https://"+hostPort(m.Address(), EtcdClientPort)); err != nil {
+			return fmt.Errorf("status: %w", err)
+		}
+		return nil
+	}
+	return fmt.Errorf("%s is not in the member list", peerURL)
+}
+
+// etcdClient is an etcd v3 client of the members' client URLs, authenticated with a client
+// certificate signed in memory by the etcd CA (valid for an hour, never written anywhere).
+func (b *Bootstrap) etcdClient(ctx context.Context, ca *CA, members []Machine) (*clientv3.Client, error) {
+	if len(members) == 0 {
+		return nil, errors.New("no etcd member to ask")
+	}
+	crt, key, err := ca.Issue(CertRequest{CommonName: "nuv", Client: true}, now())
+	if err != nil {
+		return nil, err
+	}
+	pair, err := tls.X509KeyPair(crt, key)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.Cert)
+	var eps []string
+	for _, m := range members {
+		eps = append(eps, "https://"+hostPort(m.Address(), EtcdClientPort))
+	}
+	cfg := clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second, Context: ctx, Logger: zap.NewNop(),
+		TLS: &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pool, MinVersion: tls.VersionTLS12}}
+	if b.Dial != nil {
+		cfg.DialOptions = append(cfg.DialOptions, grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			return b.Dial(ctx, addr)
+		}))
+	}
+	cli, err := clientv3.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("etcd client of %s: %w", strings.Join(eps, ","), err)
+	}
+	return cli, nil
+}
+
+// placeEtcdClient puts the external etcd CA's certificate and the API server's etcd client
+// certificate on control plane m, where they are not yet.
+func (b *Bootstrap) placeEtcdClient(ctx context.Context, step string, m Machine) error {
+	have, err := b.exists(ctx, step, m, etcdClientKey)
+	if err != nil || have {
+		return err
+	}
+	ca, err := b.etcdCA(ctx, step, false, b.Cluster.Etcd)
+	if err != nil {
+		return err
+	}
+	crt, key, err := ca.Issue(CertRequest{CommonName: "kube-apiserver-etcd-client", Client: true}, now())
+	if err != nil {
+		return err
+	}
+	if err := b.write(ctx, step, m, etcdCACert, ca.CertPEM, 0o644); err != nil {
+		return err
+	}
+	if err := b.write(ctx, step, m, etcdClientCert, crt, 0o644); err != nil {
+		return err
+	}
+	return b.write(ctx, step, m, etcdClientKey, key, 0o600)
+}
+
+// RemoveEtcdMember removes the etcd member of machine name (a dead control plane with stacked
+// etcd, or a dead machine of the external tier) through the surviving members, so that a
+// replacement can join and the quorum counts only live members. A name that is not a member is
+// nothing to do.
+func (b *Bootstrap) RemoveEtcdMember(ctx context.Context, name string) error {
+	step := "remove etcd member " + name
+	pool := b.Cluster.ControlPlanes
+	if len(b.Cluster.Etcd) > 0 {
+		pool = b.Cluster.Etcd
+	}
+	var survivors []Machine
+	var dead Machine
+	for _, m := range pool {
+		if m.Name() == name {
+			dead = m
+			continue
+		}
+		survivors = append(survivors, m)
+	}
+	ca, err := b.etcdCA(ctx, step, false, survivors)
+	if err != nil {
+		return err
+	}
+	cli, err := b.etcdClient(ctx, ca, survivors)
+	if err != nil {
+		return fmt.Errorf("%s: %w", step, err)
+	}
+	defer cli.Close()
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	list, err := cli.MemberList(cctx)
+	if err != nil {
+		return fmt.Errorf("%s: member list: %w", step, err)
+	}
+	for _, mem := range list.Members {
+		match := mem.Name == name
+		if dead != nil && !match {
+			match = contains(mem.PeerURLs, "https://"+hostPort(dead.Address(), EtcdPeerPort))
+		}
+		if !match {
+			continue
+		}
+		b.logf("%s: member %x", step, mem.ID)
+		if _, err := cli.MemberRemove(cctx, mem.ID); err != nil {
+			return fmt.Errorf("%s: %w", step, err)
+		}
+		return nil
+	}
+	b.logf("%s: not a member", step)
+	return nil
+}
+
+// EtcdMembers lists the names of the etcd cluster's members (stacked or external), asked of the
+// given members (nil: every etcd machine, or every control plane).
+func (b *Bootstrap) EtcdMembers(ctx context.Context) ([]string, error) {
+	pool := b.Cluster.ControlPlanes
+	if len(b.Cluster.Etcd) > 0 {
+		pool = b.Cluster.Etcd
+	}
+	ca, err := b.etcdCA(ctx, "etcd members", false, pool)
+	if err != nil {
+		return nil, err
+	}
+	cli, err := b.etcdClient(ctx, ca, pool)
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	list, err := cli.MemberList(cctx)
+	if err != nil {
+		return nil, fmt.Errorf("etcd member list: %w", err)
+	}
+	var names []string
+	for _, mem := range list.Members {
+		names = append(names, mem.Name)
+	}
+	return names, nil
+}
