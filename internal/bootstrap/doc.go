@@ -13,7 +13,16 @@
 // work is already there (/etc/kubernetes/admin.conf on the first control plane means init is done:
 // never a second `kubeadm init`; /etc/kubernetes/kubelet.conf means a node has joined; an etcd
 // member in the member list is not added again), so an apply killed anywhere resumes by running
-// the steps again.
+// the steps again. kubeadm writes admin.conf and kubelet.conf part-way through, so completion is
+// nuv's own marker (/etc/kubernetes/nuv/init.done, join.done), written by the same script right
+// after kubeadm succeeds: a resumed step first waits for a kubeadm still running on the machine (a
+// killed apply's docker exec or SSH session may leave it running), then finds it completed, or
+// finds a part-way init or join, which it resets (kubeadm reset; for a control plane its etcd
+// member removed, for any node its Node deleted) before running it again. No machine joins before
+// init completed, so resetting a part-way init loses nothing.
+//
+// kubeadm's preflight phase is skipped (as kind does): its checks assume a whole machine (kernel
+// configuration, swap, pulling images), while nuv's machines carry the images kubeadm lists.
 //
 // External etcd (Cluster.Etcd): nuv makes the etcd CA, each member's server and peer certificates
 // and the API servers' etcd client certificate (ECDSA P-256, crypto/x509), writes them where kubeadm
