@@ -49,6 +49,9 @@ type Options struct {
 	Delay time.Duration
 	// Clusters runs the control planes of EKS clusters; nil means nuv local clusters under Dir.
 	Clusters Clusters
+	// Machines runs the machines of EC2 instances; nil means containers of nuv's node image on
+	// the Docker daemon (ContainerMachines).
+	Machines Machines
 	// Log receives what the emulator does (never secrets); nil is quiet.
 	Log cli.Logger
 }
@@ -59,6 +62,9 @@ type Options struct {
 type Server struct {
 	*emucore.Kernel[State, Fault]
 	clusters Clusters
+	machines Machines
+	images   machineImageCache
+	inst     instanceRuntime
 }
 
 // New opens (or initialises) the emulator state in o.Dir and reads <dir>/faults.json if present.
@@ -66,7 +72,7 @@ func New(o Options) (*Server, error) {
 	if o.Region == "" {
 		o.Region = DefaultRegion
 	}
-	s := &Server{clusters: o.Clusters}
+	s := &Server{clusters: o.Clusters, machines: o.Machines}
 	st := stateSpec
 	st.New = func() (*State, error) { return newState(o.Region), nil }
 	k, err := emucore.NewKernel(emucore.Spec[State, Fault]{Name: "nuv emulator", What: "emulator", Dir: o.Dir, Delay: o.Delay, Log: o.Log,
@@ -79,6 +85,9 @@ func New(o Options) (*Server, error) {
 	s.Kernel = k
 	if s.clusters == nil {
 		s.clusters = NewLocalClusters(o.Dir, s.Log)
+	}
+	if s.machines == nil {
+		s.machines = NewContainerMachines(s.St.Account, s.Log)
 	}
 	return s, nil
 }
@@ -119,6 +128,7 @@ func Serve(ctx context.Context, ln net.Listener, s *Server) error {
 // anything moved.
 func (s *Server) reconcile(t time.Time) bool {
 	changed := s.reconcileEKS(t)
+	changed = s.reconcileInstances(t) || changed
 	return s.reconcileEC2(t) || changed
 }
 
@@ -182,6 +192,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f := s.fault(rq, op); f != nil {
 		s.Log.V(1).Infof("emulator: fault %s on %s:%s", f.Kind, rq.service, op)
 		s.fail(w, rq, f.apiError(rq.service, op, s.callerARN()))
+		return
+	}
+	if ae := s.prepare(r.Context(), rq.service, op); ae != nil {
+		s.fail(w, rq, ae)
 		return
 	}
 	s.Mu.Lock()
