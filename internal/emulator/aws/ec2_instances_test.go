@@ -539,7 +539,9 @@ func TestEC2RunInstancesRefusals(t *testing.T) {
 		{"reserved address", func(in *ec2.RunInstancesInput) { in.PrivateIpAddress = aws.String("10.30.1.2") }, "InvalidParameterValue"},
 		{"broadcast address", func(in *ec2.RunInstancesInput) { in.PrivateIpAddress = aws.String("10.30.1.15") }, "InvalidParameterValue"},
 		{"address in use", func(in *ec2.RunInstancesInput) { in.PrivateIpAddress = aws.String("10.30.1.9") }, "InvalidIPAddress.InUse"},
-		{"address for two", func(in *ec2.RunInstancesInput) { in.PrivateIpAddress, in.MaxCount = aws.String("10.30.1.10"), aws.Int32(2) }, "InvalidParameterCombination"},
+		{"address for two", func(in *ec2.RunInstancesInput) {
+			in.PrivateIpAddress, in.MaxCount = aws.String("10.30.1.10"), aws.Int32(2)
+		}, "InvalidParameterCombination"},
 		{"min above max", func(in *ec2.RunInstancesInput) { in.MinCount, in.MaxCount = aws.Int32(3), aws.Int32(2) }, "InvalidParameterValue"},
 		{"zero count", func(in *ec2.RunInstancesInput) { in.MinCount = aws.Int32(0) }, "InvalidParameterValue"},
 		{"more than the subnet holds", func(in *ec2.RunInstancesInput) { in.MinCount, in.MaxCount = aws.Int32(11), aws.Int32(11) }, "InsufficientFreeAddressesInSubnet"},
