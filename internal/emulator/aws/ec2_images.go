@@ -82,11 +82,22 @@ type ami struct {
 
 func (s *Server) amiOf(img MachineImage) ami {
 	tag := img.Ref[strings.LastIndex(img.Ref, ":")+1:]
+	created := img.Created
+	if created.IsZero() {
+		e := s.ec2()
+		if e.ImagesSeen == nil {
+			e.ImagesSeen = map[string]time.Time{}
+		}
+		if _, ok := e.ImagesSeen[img.Ref]; !ok {
+			e.ImagesSeen[img.Ref] = time.Now().UTC().Truncate(time.Second)
+		}
+		created = e.ImagesSeen[img.Ref]
+	}
 	arch := img.Architecture
 	if arch == "" {
 		arch = "x86_64"
 	}
-	return ami{ID: "ami-0" + stableHex(img.Ref, 16), Name: "nuv-machine-" + strings.TrimPrefix(tag, "v"), Arch: arch, Created: img.Created,
+	return ami{ID: "ami-0" + stableHex(img.Ref, 16), Name: "nuv-machine-" + strings.TrimPrefix(tag, "v"), Arch: arch, Created: created,
 		Description: "nuv machine image: Kubernetes " + img.KubernetesVersion + " with systemd, containerd, kubeadm, openssh-server and haproxy (" + img.Ref + ")"}
 }
 

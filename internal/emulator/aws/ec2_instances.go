@@ -39,6 +39,9 @@ type ec2Machines struct {
 	MachineNetworks []string `json:"machineNetworks,omitempty"`
 	// NetworksToRemove are machine networks of deleted subnets still to be removed.
 	NetworksToRemove []string `json:"networksToRemove,omitempty"`
+	// ImagesSeen dates the machine images without a creation time of their own: when the
+	// emulator first served them.
+	ImagesSeen map[string]time.Time `json:"imagesSeen,omitempty"`
 }
 
 type ec2StateReason struct {
@@ -877,8 +880,8 @@ func (s *Server) reconcileInstances(t time.Time) bool {
 		case "pending":
 			if in.Booted {
 				if !t.Before(in.Due) {
+					s.Log.Infof("emulator: EC2 instance %s running (%s, %.1fs after it was pending)", id, in.PrivateIP, t.Sub(in.Since).Seconds())
 					in.setState("running", t.UTC(), "", nil)
-					s.Log.Infof("emulator: EC2 instance %s running (%s, %.1fs after launch)", id, in.PrivateIP, t.Sub(in.Since).Seconds())
 					changed = true
 				}
 				continue

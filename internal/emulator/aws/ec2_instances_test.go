@@ -500,6 +500,23 @@ func TestEC2InstanceLifecycle(t *testing.T) {
 	if n := len(must(c.DescribeInstances(ctx, &ec2.DescribeInstancesInput{})).Reservations); n != 2 {
 		t.Fatalf("terminated instances vanished at once: %d reservations, want 2", n)
 	}
+	// An hour later they are gone (the clock moved by making them older).
+	e.Mu.Lock()
+	for _, in := range e.St.EC2.Instances {
+		old := in.TerminatedAt.Add(-terminatedVisible - time.Second)
+		in.TerminatedAt = &old
+	}
+	e.Mu.Unlock()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if n := len(must(c.DescribeInstances(ctx, &ec2.DescribeInstancesInput{})).Reservations); n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("terminated instances still visible an hour after their termination")
+		}
+	}
+	_, err = c.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: ids[:1]})
+	wantCode(t, err, "InvalidInstanceID.NotFound")
 }
 
 // TestEC2RunInstancesRefusals: what EC2 refuses, it refuses with its codes, launching nothing.

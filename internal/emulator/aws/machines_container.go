@@ -99,11 +99,12 @@ func (c *ContainerMachines) Image(ctx context.Context) (MachineImage, error) {
 		return MachineImage{}, err
 	}
 	img := MachineImage{Ref: ref, KubernetesVersion: local.KubeVersion, Architecture: ec2Arch(runtime.GOARCH)}
+	// nuv assembles the image without a creation time (zero): the emulator then dates the AMI.
 	out, err := exec.CommandContext(ctx, c.rt.Path, "image", "inspect", "--format", "{{.Created}}", ref).Output()
 	if err != nil {
 		return MachineImage{}, fmt.Errorf("inspect the node image %s: %w", ref, err)
 	}
-	if t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(out))); err == nil {
+	if t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(out))); err == nil && t.Year() > 2000 {
 		img.Created = t
 	}
 	return img, nil
@@ -224,6 +225,12 @@ func (c *ContainerMachines) List(ctx context.Context) (map[string]MachineStatus,
 		return nil, err
 	}
 	infos, err := mgr.List(ctx, c.labels())
+	if errors.Is(err, container.ErrNotFound) {
+		// listed while being made or removed (docker ps names it, inspect does not yet or no
+		// more): ask again
+		time.Sleep(time.Second)
+		infos, err = mgr.List(ctx, c.labels())
+	}
 	if err != nil {
 		return nil, err
 	}
