@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/netip"
 	"sort"
@@ -908,17 +909,21 @@ func (s *Server) reconcileInstances(t time.Time) bool {
 	for _, sn := range e.NetworksToRemove {
 		s.spawnRemoveNetwork(sn)
 	}
-	if t.Sub(s.inst.lastCheck) >= machineCheckEvery && s.hasMachines() {
+	if t.Sub(s.inst.lastCheck) >= machineCheckEvery && s.hasMachines(t) {
 		s.inst.lastCheck = t
 		s.spawnCheck(t)
 	}
 	return changed
 }
 
+// orphanWatch is how long after a termination the machines are still listed, to remove one that
+// appeared late (a launch cut short while the runtime was making its container).
+const orphanWatch = 2 * time.Minute
+
 // hasMachines reports whether an instance has (or may have) a machine.
-func (s *Server) hasMachines() bool {
+func (s *Server) hasMachines(t time.Time) bool {
 	for _, in := range s.instances() {
-		if in.live() {
+		if in.live() || (in.TerminatedAt != nil && t.Sub(*in.TerminatedAt) < orphanWatch) {
 			return true
 		}
 	}
@@ -1017,6 +1022,10 @@ func (s *Server) spawnLaunch(in *ec2Instance) {
 				return // terminated meanwhile: the termination removes the machine
 			}
 			now := time.Now().UTC()
+			if errors.Is(err, ErrNoMachine) {
+				s.machineGone(in, now)
+				return
+			}
 			if err != nil {
 				s.Log.Warnf("emulator: EC2 instance %s failed to launch: %v", id, err)
 				in.Launched = true // whatever was made is removed
@@ -1040,6 +1049,10 @@ func (s *Server) spawnMachineOp(in *ec2Instance, from, what string, op func(cont
 		}
 		return func() {
 			if s.instances()[id] != in || in.State != from {
+				return
+			}
+			if errors.Is(err, ErrNoMachine) {
+				s.machineGone(in, time.Now().UTC())
 				return
 			}
 			if err != nil {
@@ -1072,6 +1085,27 @@ func (s *Server) spawnRemoveNetwork(subnet string) {
 	})
 }
 
+// removeOrphan removes in the background the machine of an instance that is terminated or
+// forgotten (made late by a launch cut short). s.Mu is held.
+func (s *Server) removeOrphan(id string) {
+	s.Log.Infof("emulator: removing machine %s: its instance is terminated", id)
+	s.Spawn(jobKey(id), func(ctx context.Context) func() {
+		err := s.machines.Remove(ctx, id)
+		return func() {
+			if err != nil {
+				s.Log.Warnf("emulator: remove machine %s of a terminated instance: %v", id, err)
+			}
+		}
+	})
+}
+
+// machineGone terminates in, whose machine was removed behind the emulator's back. s.Mu is held.
+func (s *Server) machineGone(in *ec2Instance, now time.Time) {
+	s.Log.Warnf("emulator: EC2 instance %s: its machine is gone: the instance is terminated", in.InstanceID)
+	in.setState("terminated", now, "Server.InternalError", serverError("the instance's machine is gone (nuv emulator: its container was removed behind the emulator's back)"))
+	s.finishTermination(in, now)
+}
+
 // spawnCheck lists the machines in the background and compares them with the instances that
 // should have one: a machine gone makes its instance terminated, a machine stopped behind the
 // emulator's back makes it stopped, one started again makes it running. Only instances that
@@ -1090,6 +1124,11 @@ func (s *Server) spawnCheck(start time.Time) {
 			}
 			s.inst.warned = ""
 			now := time.Now().UTC()
+			for _, id := range sortedKeys(list) {
+				if in := s.instances()[id]; (in == nil || in.State == "terminated") && !s.Jobs[jobKey(id)] {
+					s.removeOrphan(id)
+				}
+			}
 			for _, id := range sortedKeys(s.instances()) {
 				in := s.instances()[id]
 				if (in.State != "running" && in.State != "stopped") || !in.Since.Before(start) || s.Jobs[jobKey(id)] {
@@ -1098,9 +1137,7 @@ func (s *Server) spawnCheck(start time.Time) {
 				st, ok := list[id]
 				switch {
 				case !ok:
-					s.Log.Warnf("emulator: EC2 instance %s: its machine is gone: the instance is terminated", id)
-					in.setState("terminated", now, "Server.InternalError", serverError("the instance's machine is gone (nuv emulator: its container was removed behind the emulator's back)"))
-					s.finishTermination(in, now)
+					s.machineGone(in, now)
 				case in.State == "running" && !st.Running:
 					s.Log.Warnf("emulator: EC2 instance %s: its machine stopped: the instance is stopped", id)
 					in.setState("stopped", now, "User initiated", reasonInsideStop)

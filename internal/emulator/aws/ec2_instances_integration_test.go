@@ -212,6 +212,25 @@ func TestIntegrationEC2Instances(t *testing.T) {
 		}
 	}
 
+	// An instance terminated while it boots (an injected fault): its launch is cut short and its
+	// container removed.
+	resp := must(e.admin("POST", `{"operation":"ec2:RunInstances","kind":"terminate-after","seconds":2,"count":1}`))
+	resp.Body.Close()
+	lost := aws.ToString(must(c.RunInstances(ctx, &ec2.RunInstancesInput{ImageId: aws.String(ami), InstanceType: ec2types.InstanceTypeT3Medium,
+		MinCount: aws.Int32(1), MaxCount: aws.Int32(1), SubnetId: sn.SubnetId})).Instances[0].InstanceId)
+	in = waitState(t, c, lost, ec2types.InstanceStateNameTerminated, 2*time.Minute)
+	if aws.ToString(in.StateReason.Code) != "Server.InternalError" {
+		t.Fatalf("instance terminated by the fault: %+v", in.StateReason)
+	}
+	waitGone(t, mgr, lost)
+
+	// A container removed behind the emulator's back: its instance is terminated, with the reason.
+	must(0, mgr.Remove(ctx, ids[1]))
+	in = waitState(t, c, ids[1], ec2types.InstanceStateNameTerminated, 30*time.Second)
+	if aws.ToString(in.StateReason.Code) != "Server.InternalError" || !strings.Contains(aws.ToString(in.StateReason.Message), "machine is gone") {
+		t.Fatalf("instance whose container was removed: %+v", in.StateReason)
+	}
+
 	// Terminate: the containers go; the subnet and the VPC can go, and the network with them.
 	_, err = c.DeleteSubnet(ctx, &ec2.DeleteSubnetInput{SubnetId: sn.SubnetId})
 	wantCode(t, err, "DependencyViolation")
@@ -219,9 +238,7 @@ func TestIntegrationEC2Instances(t *testing.T) {
 	must(c.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: ids}))
 	for _, id := range ids {
 		waitState(t, c, id, ec2types.InstanceStateNameTerminated, 2*time.Minute)
-		if _, err := mgr.Inspect(ctx, id); !errors.Is(err, container.ErrNotFound) {
-			t.Fatalf("the container of terminated instance %s: %v", id, err)
-		}
+		waitGone(t, mgr, id)
 	}
 	t.Logf("TerminateInstances to terminated: %.1fs", time.Since(t0).Seconds())
 	must(c.DeleteSubnet(ctx, &ec2.DeleteSubnetInput{SubnetId: sn.SubnetId}))
@@ -237,6 +254,28 @@ func TestIntegrationEC2Instances(t *testing.T) {
 	}
 	if left := must(mgr.List(ctx, map[string]string{LabelEmulator: "aws", LabelAccount: account})); len(left) != 0 {
 		t.Fatalf("machines left: %+v", left)
+	}
+}
+
+// waitGone waits until the container of instance id is gone (a container whose making was cut
+// short may appear after its instance terminated; the emulator removes it within seconds).
+func waitGone(t *testing.T, mgr *container.Manager, id string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := mgr.Inspect(context.Background(), id)
+		if errors.Is(err, container.ErrNotFound) {
+			// and stays gone a moment (the runtime may still be making it)
+			time.Sleep(3 * time.Second)
+			if _, err := mgr.Inspect(context.Background(), id); errors.Is(err, container.ErrNotFound) {
+				return
+			}
+			continue
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the container of terminated instance %s remains: %v", id, err)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }
 

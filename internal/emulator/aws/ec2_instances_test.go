@@ -79,7 +79,7 @@ func (m *memMachines) set(id string, running bool) error {
 	defer m.mu.Unlock()
 	mm := m.machines[id]
 	if mm == nil {
-		return fmt.Errorf("machine %s: not found", id)
+		return fmt.Errorf("machine %s: %w", id, ErrNoMachine)
 	}
 	mm.running = running
 	return nil
@@ -705,6 +705,7 @@ func TestEC2InstancesAcrossRestart(t *testing.T) {
 	close(mm.gate)
 	mm.gate = nil
 	mm.mu.Unlock()
+	must(0, mm.Create(ctx, MachineSpec{ID: "i-0aaaaaaaaaaaaaaa0", Subnet: n.subnet, CIDR: "10.50.1.0/24"})) // no instance of the emulator's
 
 	e2 := startEmulatorWith(t, Options{Dir: dir, Machines: mm})
 	c2 := ec2.NewFromConfig(e2.Cfg)
@@ -720,7 +721,21 @@ func TestEC2InstancesAcrossRestart(t *testing.T) {
 	if in := describeInstance(t, c2, ids[0]); in.State.Name != ec2types.InstanceStateNameRunning {
 		t.Fatalf("instance with its machine is %s after the restart", in.State.Name)
 	}
-	if mm.created != 4 {
-		t.Fatalf("%d machines made, want 4 (the interrupted launch made its machine once)", mm.created)
+	if mm.created != 5 {
+		t.Fatalf("%d machines made, want 5 (the interrupted launch made its machine once)", mm.created)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, ok := mm.get("i-0aaaaaaaaaaaaaaa0"); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a machine of the emulator's without an instance was not removed")
+		}
+	}
+	// Stopping an instance whose machine is gone terminates it.
+	must(0, mm.Remove(ctx, ids[0]))
+	must(c2.StopInstances(ctx, &ec2.StopInstancesInput{InstanceIds: ids[:1]}))
+	if in := waitState(t, c2, ids[0], ec2types.InstanceStateNameTerminated, 10*time.Second); !strings.Contains(aws.ToString(in.StateReason.Message), "machine is gone") {
+		t.Fatalf("stopped instance without a machine: %+v", in.StateReason)
 	}
 }

@@ -2,8 +2,13 @@ package aws
 
 import (
 	"context"
+	"errors"
 	"time"
 )
+
+// ErrNoMachine is wrapped by the errors of Start and Stop about a machine that does not exist
+// (removed behind the emulator's back): its instance is then terminated.
+var ErrNoMachine = errors.New("the machine does not exist")
 
 // Machines runs the machines behind the emulator's EC2 instances, and the network of each subnet
 // they sit on. The emulator calls it from its background jobs, never while it holds its lock, so

@@ -195,9 +195,17 @@ func (c *ContainerMachines) Start(ctx context.Context, id string) error {
 		return err
 	}
 	if err := mgr.Start(ctx, id); err != nil && !isUserDataError(err, c.Log) {
-		return err
+		return noMachine(err)
 	}
 	return nil
+}
+
+// noMachine wraps ErrNoMachine into an error about a container that does not exist.
+func noMachine(err error) error {
+	if errors.Is(err, container.ErrNotFound) {
+		return fmt.Errorf("%w: %w", ErrNoMachine, err)
+	}
+	return err
 }
 
 // Stop shuts machine id down.
@@ -206,7 +214,7 @@ func (c *ContainerMachines) Stop(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return mgr.Stop(ctx, id)
+	return noMachine(mgr.Stop(ctx, id))
 }
 
 // Remove removes machine id and its disk.

@@ -11,7 +11,15 @@
 // carries on. Each EKS cluster is a real control plane (a nuv local cluster, see Clusters) whose API
 // server authenticates the presigned-STS tokens of EKS (see TokenReview) through the emulator.
 //
-// Faults can be injected (throttling every Nth call, a forced error, an AccessDenied) through the
+// EC2 instances are real machines (see Machines): RunInstances boots a privileged systemd
+// container of nuv's kind node image (the one AMI, DescribeImages) on a network per subnet made
+// with the subnet's CIDR, so the instance's private IP is the VPC's; its user data runs once as
+// cloud-init runs it and its key pair's public key is root's. Instances go pending, running,
+// stopping, stopped, shutting-down and terminated as on EC2, and are matched with their machines
+// again after a restart.
+//
+// Faults can be injected (throttling every Nth call, a forced error, an AccessDenied, an EC2
+// instance that fails to launch or is terminated after some seconds) through the
 // admin endpoint /_nuv/faults or <dir>/faults.json, to test retries and resumption. An operation
 // the emulator does not implement is answered with an error naming it.
 package aws
