@@ -124,7 +124,9 @@ const (
 type instanceRuntime struct {
 	cancels   map[string]context.CancelFunc
 	lastCheck time.Time
-	warned    string
+	// warned is the listing error warned about last; listFailures counts the failures in a row.
+	warned       string
+	listFailures int
 }
 
 func (s *Server) instances() map[string]*ec2Instance {
@@ -1029,7 +1031,15 @@ func (s *Server) spawnLaunch(in *ec2Instance) {
 			if err != nil {
 				s.Log.Warnf("emulator: EC2 instance %s failed to launch: %v", id, err)
 				in.Launched = true // whatever was made is removed
-				s.beginTermination(in, now, "Server.InternalError: Internal error on launch", reasonLaunchFailure)
+				// EC2's reason, and the cause (a network whose CIDR another network on the
+				// container runtime overlaps, a machine that did not boot) for the user
+				cause := err.Error()
+				if len(cause) > 400 {
+					cause = cause[:400] + "..."
+				}
+				sr := *reasonLaunchFailure
+				sr.Message += " (nuv emulator: " + cause + ")"
+				s.beginTermination(in, now, "Server.InternalError: Internal error on launch", &sr)
 				return
 			}
 			in.Launched, in.Booted = true, true
@@ -1116,13 +1126,15 @@ func (s *Server) spawnCheck(start time.Time) {
 		list, err := s.machines.List(ctx)
 		return func() {
 			if err != nil {
-				if msg := err.Error(); msg != s.inst.warned {
+				// once in a row is a machine listed while it is made or removed; twice is a problem
+				s.inst.listFailures++
+				if msg := err.Error(); msg != s.inst.warned && s.inst.listFailures > 1 {
 					s.Log.Warnf("emulator: list the machines of the EC2 instances: %v", err)
 					s.inst.warned = msg
 				}
 				return
 			}
-			s.inst.warned = ""
+			s.inst.warned, s.inst.listFailures = "", 0
 			now := time.Now().UTC()
 			for _, id := range sortedKeys(list) {
 				if in := s.instances()[id]; (in == nil || in.State == "terminated") && !s.Jobs[jobKey(id)] {

@@ -212,6 +212,21 @@ func TestIntegrationEC2Instances(t *testing.T) {
 		}
 	}
 
+	// A second VPC with the same block: legal on EC2, but the container runtime cannot have two
+	// networks of one subnet, so its instance fails to launch, saying why.
+	vpc2 := must(c.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: vpc.CidrBlock})).Vpc
+	sn2 := must(c.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: vpc2.VpcId, CidrBlock: sn.CidrBlock})).Subnet
+	subnets = append(subnets, aws.ToString(sn2.SubnetId))
+	clash := aws.ToString(must(c.RunInstances(ctx, &ec2.RunInstancesInput{ImageId: aws.String(ami), InstanceType: ec2types.InstanceTypeT3Medium,
+		MinCount: aws.Int32(1), MaxCount: aws.Int32(1), SubnetId: sn2.SubnetId})).Instances[0].InstanceId)
+	in = waitState(t, c, clash, ec2types.InstanceStateNameTerminated, time.Minute)
+	if msg := aws.ToString(in.StateReason.Message); aws.ToString(in.StateReason.Code) != "Server.InternalError" || !strings.Contains(msg, networkName(aws.ToString(sn2.SubnetId))) {
+		t.Fatalf("instance in a subnet whose block another network holds: %+v", in.StateReason)
+	}
+	t.Logf("the same CIDR in a second VPC: %s", aws.ToString(in.StateReason.Message))
+	must(c.DeleteSubnet(ctx, &ec2.DeleteSubnetInput{SubnetId: sn2.SubnetId}))
+	must(c.DeleteVpc(ctx, &ec2.DeleteVpcInput{VpcId: vpc2.VpcId}))
+
 	// An instance terminated while it boots (an injected fault): its launch is cut short and its
 	// container removed.
 	resp := must(e.admin("POST", `{"operation":"ec2:RunInstances","kind":"terminate-after","seconds":2,"count":1}`))

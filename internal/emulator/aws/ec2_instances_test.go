@@ -636,7 +636,7 @@ func TestEC2InstanceFaults(t *testing.T) {
 	post(`{"operation":"ec2:RunInstances","kind":"launch-failure","count":1}`, http.StatusOK)
 	failed := launch()
 	in := waitState(t, c, failed, ec2types.InstanceStateNameTerminated, 10*time.Second)
-	if aws.ToString(in.StateReason.Code) != "Server.InternalError" || aws.ToString(in.StateReason.Message) != "Server.InternalError: Internal error on launch" {
+	if aws.ToString(in.StateReason.Code) != "Server.InternalError" || aws.ToString(in.StateReason.Message) != "Server.InternalError: Internal error on launch (nuv emulator: injected fault launch-failure)" {
 		t.Fatalf("instance that failed to launch: %+v %+v", in.State, in.StateReason)
 	}
 	if _, ok := mm.get(failed); ok {
