@@ -28,7 +28,7 @@ type fuzzServer struct {
 
 func (f *fuzzServer) get(t *testing.T) *Server {
 	if f.s == nil || f.uses >= 2000 {
-		s, err := New(Options{Dir: t.TempDir()})
+		s, err := New(Options{Dir: t.TempDir(), Machines: newMemMachines()})
 		if err != nil {
 			t.Fatal(err)
 		}

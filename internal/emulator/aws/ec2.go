@@ -22,6 +22,7 @@ type ec2State struct {
 	NatGateways      map[string]*ec2Nat        `json:"natGateways"`
 	RouteTables      map[string]*ec2RouteTable `json:"routeTables"`
 	SecurityGroups   map[string]*ec2SG         `json:"securityGroups"`
+	ec2Machines                                // instances, key pairs (ec2_instances.go)
 }
 
 type ec2Tag struct {
@@ -273,6 +274,17 @@ var ec2Actions = lazy.Value[map[string]queryHandler]{New: func() map[string]quer
 		"DeleteTags":                    (*Server).ec2DeleteTags,
 		"DescribeTags":                  (*Server).ec2DescribeTags,
 		"DescribeInstanceTypes":         (*Server).ec2DescribeInstanceTypes,
+		"RunInstances":                  (*Server).ec2RunInstances,
+		"DescribeInstances":             (*Server).ec2DescribeInstances,
+		"DescribeInstanceStatus":        (*Server).ec2DescribeInstanceStatus,
+		"StopInstances":                 (*Server).ec2StopInstances,
+		"StartInstances":                (*Server).ec2StartInstances,
+		"TerminateInstances":            (*Server).ec2TerminateInstances,
+		"CreateKeyPair":                 (*Server).ec2CreateKeyPair,
+		"ImportKeyPair":                 (*Server).ec2ImportKeyPair,
+		"DescribeKeyPairs":              (*Server).ec2DescribeKeyPairs,
+		"DeleteKeyPair":                 (*Server).ec2DeleteKeyPair,
+		"DescribeImages":                (*Server).ec2DescribeImages,
 	}
 }}
 
@@ -743,6 +755,7 @@ func (s *Server) ec2DeleteSubnet(p params) (any, error) {
 			deps = append(deps, n.NatGatewayID)
 		}
 	}
+	deps = append(deps, s.instanceDeps(func(in *ec2Instance) bool { return in.SubnetID == id })...)
 	for _, c := range s.St.EKS.Clusters {
 		if contains(c.Wire.ResourcesVpcConfig.SubnetIds, id) {
 			deps = append(deps, "EKS cluster "+c.Wire.Name)
@@ -767,6 +780,7 @@ func (s *Server) ec2DeleteSubnet(p params) (any, error) {
 		rt.Associations = kept
 	}
 	delete(e.Subnets, id)
+	s.subnetDeleted(id)
 	return &ec2Return{Return: true}, nil
 }
 
@@ -1379,6 +1393,9 @@ func (s *Server) ec2DeleteSG(p params) (any, error) {
 			}
 		}
 	}
+	if deps := s.instanceDeps(func(in *ec2Instance) bool { return contains(in.Groups, g.GroupID) }); len(deps) > 0 {
+		return nil, errf(400, "DependencyViolation", "resource %s has a dependent object (nuv emulator: instances %s)", g.GroupID, strings.Join(deps, ", "))
+	}
 	for _, c := range s.St.EKS.Clusters {
 		if contains(c.Wire.ResourcesVpcConfig.SecurityGroupIds, g.GroupID) || c.SecurityGroup == g.GroupID {
 			return nil, errf(400, "DependencyViolation", "resource %s has a dependent object (EKS cluster %s)", g.GroupID, c.Wire.Name)
@@ -1514,6 +1531,9 @@ func (s *Server) ec2RevokeEgress(p params) (any, error)     { return s.revoke(p,
 // taggable finds the tags of an EC2 resource by id, with its DescribeTags resource type.
 func (s *Server) taggable(id string) (*[]ec2Tag, string, error) {
 	e := s.ec2()
+	if t, typ, ok := s.taggableInstance(id); ok {
+		return t, typ, nil
+	}
 	switch {
 	case e.Vpcs[id] != nil:
 		return &e.Vpcs[id].Tags, "vpc", nil
@@ -1532,7 +1552,8 @@ func (s *Server) taggable(id string) (*[]ec2Tag, string, error) {
 	}
 	prefix, _, _ := strings.Cut(id, "-")
 	code := map[string]string{"vpc": "InvalidVpcID.NotFound", "subnet": "InvalidSubnetID.NotFound", "igw": "InvalidInternetGatewayID.NotFound",
-		"nat": "NatGatewayNotFound", "rtb": "InvalidRouteTableID.NotFound", "sg": "InvalidGroup.NotFound", "eipalloc": "InvalidAllocationID.NotFound"}[prefix]
+		"nat": "NatGatewayNotFound", "rtb": "InvalidRouteTableID.NotFound", "sg": "InvalidGroup.NotFound", "eipalloc": "InvalidAllocationID.NotFound",
+		"i": "InvalidInstanceID.NotFound", "key": "InvalidKeyPairID.NotFound"}[prefix]
 	if code == "" {
 		return nil, "", errf(400, "InvalidID", "The ID '%s' is not valid", id)
 	}
@@ -1598,7 +1619,7 @@ func (s *Server) ec2DescribeTags(p params) (any, error) {
 	}
 	var all []string
 	for _, m := range [][]string{sortedKeys(e.Vpcs), sortedKeys(e.Subnets), sortedKeys(e.InternetGateways), sortedKeys(e.NatGateways),
-		sortedKeys(e.RouteTables), sortedKeys(e.SecurityGroups), sortedKeys(e.Addresses)} {
+		sortedKeys(e.RouteTables), sortedKeys(e.SecurityGroups), sortedKeys(e.Addresses), s.taggableInstanceIDs()} {
 		all = append(all, m...)
 	}
 	filters := p.filters()

@@ -25,6 +25,23 @@ type Fault struct {
 	Resource string `json:"resource,omitempty"`
 	// Code, Message and Status of an "error" fault (defaults: the service's internal error, 500).
 	emucore.FaultError
+	// Seconds is how long after its launch (or, for a fault naming an instance, after the fault
+	// is set) a "terminate-after" fault terminates the instance.
+	Seconds float64 `json:"seconds,omitempty"`
+}
+
+// The faults of EC2 instances: they do not fail the RunInstances call; each instance launched
+// counts as one call of them. "launch-failure" makes the instance go from pending to terminated
+// (StateReason Server.InternalError); "terminate-after" terminates it Seconds after its launch,
+// or, with Resource an instance ID, that instance Seconds after the fault is set.
+const (
+	faultLaunchFailure  = "launch-failure"
+	faultTerminateAfter = "terminate-after"
+)
+
+// instanceFault reports whether f is a fault of EC2 instances rather than of calls.
+func (f *Fault) instanceFault() bool {
+	return f.Kind == faultLaunchFailure || f.Kind == faultTerminateAfter
 }
 
 func (f *Fault) validate() error {
@@ -34,12 +51,19 @@ func (f *Fault) validate() error {
 	}
 	switch f.Kind {
 	case "throttle", "access-denied":
+	case faultLaunchFailure, faultTerminateAfter:
+		if op != "RunInstances" && op != "*" || svc != "ec2" && svc != "*" {
+			return fmt.Errorf("fault %s: kind %s is a fault of EC2 instances: give operation ec2:RunInstances", f.Operation, f.Kind)
+		}
+		if f.Seconds < 0 || (f.Kind == faultLaunchFailure && f.Seconds != 0) {
+			return fmt.Errorf("fault %s: seconds %v: a terminate-after fault takes seconds >= 0, a launch-failure none", f.Operation, f.Seconds)
+		}
 	case "error":
 		if err := f.CheckStatus(f.Operation); err != nil {
 			return err
 		}
 	default:
-		return fmt.Errorf("fault %s: kind %q: want throttle, error or access-denied", f.Operation, f.Kind)
+		return fmt.Errorf("fault %s: kind %q: want throttle, error, access-denied, launch-failure or terminate-after", f.Operation, f.Kind)
 	}
 	return f.Check(f.Operation)
 }
@@ -56,7 +80,7 @@ func (s *Server) fault(rq *request, op string) *Fault {
 	defer s.Mu.Unlock()
 	return s.HitFault(full, func(f *Fault) bool {
 		svc, fop, _ := strings.Cut(f.Operation, ":")
-		return (svc == "*" || svc == rq.service) && (fop == "*" || fop == op) && (f.Resource == "" || namesResource(rq, f.Resource))
+		return !f.instanceFault() && (svc == "*" || svc == rq.service) && (fop == "*" || fop == op) && (f.Resource == "" || namesResource(rq, f.Resource))
 	})
 }
 

@@ -32,10 +32,17 @@ type testEmulator struct {
 // the test ends; Cfg is an SDK configuration with the emulator's credentials.
 func startEmulator(t testing.TB, dir string, delay time.Duration) *testEmulator {
 	t.Helper()
-	if dir == "" {
-		dir = t.TempDir()
+	return startEmulatorWith(t, Options{Dir: dir, Delay: delay})
+}
+
+// startEmulatorWith is startEmulator with all the options (o.Dir empty: a new temporary directory).
+func startEmulatorWith(t testing.TB, o Options) *testEmulator {
+	t.Helper()
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
 	}
-	s, err := New(Options{Dir: dir, Delay: delay})
+	dir := o.Dir
+	s, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

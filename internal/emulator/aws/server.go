@@ -11,7 +11,15 @@
 // carries on. Each EKS cluster is a real control plane (a nuv local cluster, see Clusters) whose API
 // server authenticates the presigned-STS tokens of EKS (see TokenReview) through the emulator.
 //
-// Faults can be injected (throttling every Nth call, a forced error, an AccessDenied) through the
+// EC2 instances are real machines (see Machines): RunInstances boots a privileged systemd
+// container of nuv's kind node image (the one AMI, DescribeImages) on a network per subnet made
+// with the subnet's CIDR, so the instance's private IP is the VPC's; its user data runs once as
+// cloud-init runs it and its key pair's public key is root's. Instances go pending, running,
+// stopping, stopped, shutting-down and terminated as on EC2, and are matched with their machines
+// again after a restart.
+//
+// Faults can be injected (throttling every Nth call, a forced error, an AccessDenied, an EC2
+// instance that fails to launch or is terminated after some seconds) through the
 // admin endpoint /_nuv/faults or <dir>/faults.json, to test retries and resumption. An operation
 // the emulator does not implement is answered with an error naming it.
 package aws
@@ -49,6 +57,9 @@ type Options struct {
 	Delay time.Duration
 	// Clusters runs the control planes of EKS clusters; nil means nuv local clusters under Dir.
 	Clusters Clusters
+	// Machines runs the machines of EC2 instances; nil means containers of nuv's node image on
+	// the Docker daemon (ContainerMachines).
+	Machines Machines
 	// Log receives what the emulator does (never secrets); nil is quiet.
 	Log cli.Logger
 }
@@ -59,6 +70,9 @@ type Options struct {
 type Server struct {
 	*emucore.Kernel[State, Fault]
 	clusters Clusters
+	machines Machines
+	images   machineImageCache
+	inst     instanceRuntime
 }
 
 // New opens (or initialises) the emulator state in o.Dir and reads <dir>/faults.json if present.
@@ -66,7 +80,7 @@ func New(o Options) (*Server, error) {
 	if o.Region == "" {
 		o.Region = DefaultRegion
 	}
-	s := &Server{clusters: o.Clusters}
+	s := &Server{clusters: o.Clusters, machines: o.Machines}
 	st := stateSpec
 	st.New = func() (*State, error) { return newState(o.Region), nil }
 	k, err := emucore.NewKernel(emucore.Spec[State, Fault]{Name: "nuv emulator", What: "emulator", Dir: o.Dir, Delay: o.Delay, Log: o.Log,
@@ -79,6 +93,9 @@ func New(o Options) (*Server, error) {
 	s.Kernel = k
 	if s.clusters == nil {
 		s.clusters = NewLocalClusters(o.Dir, s.Log)
+	}
+	if s.machines == nil {
+		s.machines = NewContainerMachines(s.St.Account, s.Log)
 	}
 	return s, nil
 }
@@ -119,6 +136,7 @@ func Serve(ctx context.Context, ln net.Listener, s *Server) error {
 // anything moved.
 func (s *Server) reconcile(t time.Time) bool {
 	changed := s.reconcileEKS(t)
+	changed = s.reconcileInstances(t) || changed
 	return s.reconcileEC2(t) || changed
 }
 
@@ -182,6 +200,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f := s.fault(rq, op); f != nil {
 		s.Log.V(1).Infof("emulator: fault %s on %s:%s", f.Kind, rq.service, op)
 		s.fail(w, rq, f.apiError(rq.service, op, s.callerARN()))
+		return
+	}
+	if ae := s.prepare(r.Context(), rq.service, op); ae != nil {
+		s.fail(w, rq, ae)
 		return
 	}
 	s.Mu.Lock()

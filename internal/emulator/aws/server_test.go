@@ -301,8 +301,8 @@ func TestUnimplemented(t *testing.T) {
 	defer catch(t)
 	e := startEmulator(t, "", 0)
 	ctx := context.Background()
-	_, err := ec2.NewFromConfig(e.Cfg).DescribeInstances(ctx, &ec2.DescribeInstancesInput{})
-	if msg := wantCode(t, err, "InvalidAction"); !strings.Contains(msg, "DescribeInstances") || !strings.Contains(msg, "nuv emulator does not implement") {
+	_, err := ec2.NewFromConfig(e.Cfg).DescribeVolumes(ctx, &ec2.DescribeVolumesInput{})
+	if msg := wantCode(t, err, "InvalidAction"); !strings.Contains(msg, "DescribeVolumes") || !strings.Contains(msg, "nuv emulator does not implement") {
 		t.Fatalf("message %q", msg)
 	}
 	_, err = iam.NewFromConfig(e.Cfg).CreateInstanceProfile(ctx, &iam.CreateInstanceProfileInput{InstanceProfileName: aws.String("p")})
@@ -414,9 +414,9 @@ func TestAWSCLI(t *testing.T) {
 	if err == nil || !strings.Contains(out, "ResourceNotFoundException") || !strings.Contains(out, "No cluster found for name: nope.") {
 		t.Fatalf("aws eks describe-cluster of a missing cluster: %v\n%s", err, out)
 	}
-	out, err = run("ec2", "describe-instances")
-	if err == nil || !strings.Contains(out, "InvalidAction") || !strings.Contains(out, "DescribeInstances") {
-		t.Fatalf("aws ec2 describe-instances: %v\n%s", err, out)
+	out, err = run("ec2", "describe-volumes")
+	if err == nil || !strings.Contains(out, "InvalidAction") || !strings.Contains(out, "DescribeVolumes") {
+		t.Fatalf("aws ec2 describe-volumes: %v\n%s", err, out)
 	}
 	out, err = run("eks", "describe-addon-versions", "--kubernetes-version", "1.35", "--addon-name", "coredns")
 	if err != nil || !strings.Contains(out, "v1.12.4-eksbuild.1") {
