@@ -239,11 +239,23 @@ func (c *ContainerBalancers) waitListening(ctx context.Context, b Balancer) erro
 		}
 		select {
 		case <-ctx.Done():
-			logs, _ := c.docker(context.Background(), "container", "logs", "--tail", "5", b.Container)
-			return fmt.Errorf("balancer %s does not listen on %s: %w (its last log lines: %s)", b.Container, strings.Join(missing, ", "), ctx.Err(), logs)
+			return fmt.Errorf("balancer %s does not listen on %s: %w (its last log lines: %s)", b.Container, strings.Join(missing, ", "), ctx.Err(), c.logs(b.Container))
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// logs are the last lines a balancer's HAProxy wrote (it logs to stderr).
+func (c *ContainerBalancers) logs(container string) string {
+	d := c.Docker
+	if d == "" {
+		d = "docker"
+	}
+	var b bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = runner.Run(ctx, runner.Cmd{Path: d, Args: []string{"container", "logs", "--tail", "5", container}, Stdout: &b, Stderr: &b})
+	return strings.Join(strings.Fields(strings.ReplaceAll(b.String(), "\n", " | ")), " ")
 }
 
 // Remove implements Balancers.
@@ -294,7 +306,6 @@ func RenderHAProxy(b Balancer) string {
 	fmt.Fprintf(&w, "# nuv AWS emulator: the balancer of network load balancer %s (account %s)\n", b.LoadBalancer, b.Account)
 	w.WriteString(`global
   log stdout format raw local0 notice
-  maxconn 20000
 
 defaults
   mode tcp

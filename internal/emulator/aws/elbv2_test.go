@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	elbtypes "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
+
+	"github.com/nuv-dev/nuv/internal/cli"
 )
 
 // recordingBalancers stands in for the balancer containers in the API tests (the integration
@@ -60,7 +62,7 @@ func (r *recordingBalancers) get(container string) (Balancer, int) {
 // through dial (nil: the network) until the test ends; stop ends it earlier.
 func startELBEmulator(t testing.TB, dir string, delay time.Duration, bal Balancers, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (e *testEmulator, stop func()) {
 	t.Helper()
-	s, err := New(Options{Dir: dir, Delay: delay, Balancers: bal})
+	s, err := New(Options{Dir: dir, Delay: delay, Balancers: bal, Log: cli.NewLogger(testLog{t}, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,6 +90,14 @@ func startELBEmulator(t testing.TB, dir string, delay time.Duration, bal Balance
 	url := "http://" + ln.Addr().String()
 	cfg := aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider(key, secret, ""), BaseEndpoint: aws.String(url)}
 	return &testEmulator{Server: s, URL: url, Cfg: cfg, Dir: dir}, stop
+}
+
+// testLog writes the emulator's log to the test's.
+type testLog struct{ t testing.TB }
+
+func (w testLog) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }
 
 // addrMap dials the targets' VPC addresses at loopback listeners (the test cannot own 10.x
