@@ -65,8 +65,9 @@ type BalancerCheck struct {
 }
 
 // SubnetNetwork is the name of the Docker network of a VPC subnet of the AWS emulator: the
-// balancers of load balancers and the machines of EC2 instances in that subnet share it.
-func SubnetNetwork(subnetID string) string { return "nuv-aws-" + subnetID }
+// balancers of load balancers and the machines of EC2 instances in that subnet share it (EC2's
+// machines name it the same way: nuv-ec2-<subnet ID>).
+func SubnetNetwork(subnetID string) string { return "nuv-ec2-" + subnetID }
 
 // balancerContainer names the container of load balancer name (id: the ARN's last part) of
 // account: unique across emulators sharing a Docker daemon.
@@ -93,10 +94,8 @@ func (s *Server) elbRT() *elbRuntime {
 func (s *Server) balancerOf(lb *elbLB) Balancer {
 	e := s.elb()
 	b := Balancer{Container: lb.Container, LoadBalancer: lb.Name, Account: s.St.Account}
-	own := map[string]bool{}
 	for _, z := range lb.Zones {
 		b.Listen = append(b.Listen, Subnet{ID: z.SubnetID, CIDR: s.subnetCIDR(z.SubnetID), IP: z.IP})
-		own[z.SubnetID] = true
 	}
 	for _, id := range sortedKeys(lb.Reach) {
 		b.Reach = append(b.Reach, Subnet{ID: id, CIDR: s.subnetCIDR(id), IP: lb.Reach[id]})

@@ -17,28 +17,64 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
+	"github.com/nuv-dev/nuv/internal/machine/container"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
 // ContainerBalancers runs each balancer as a container of nuv's node image (which carries Debian's
-// HAProxy) on the Docker daemon the docker CLI reaches (DOCKER_HOST): HAProxy in master-worker mode
+// HAProxy) on the Docker daemon kind clusters use (kind.DetectRuntime: DOCKER_HOST): HAProxy in master-worker mode
 // is the container's only process, its configuration is copied in and reloaded gracefully
 // (SIGUSR2: established connections stay on the old workers) when listeners or targets change.
 // The container sits on the Docker network of each of the load balancer's subnets
-// (SubnetNetwork, made with the subnet's CIDR if missing) with the load balancer's address there,
-// and on those of its targets' other subnets, so it reaches them without routing through the host.
+// (SubnetNetwork, made with the subnet's CIDR by package machine/container when missing, as EC2
+// instances' machines make it) with the load balancer's address there, and on those of its
+// targets' other subnets, so it reaches them without routing through the host.
 type ContainerBalancers struct {
-	// Docker is the docker CLI (default "docker").
-	Docker string
 	// Image returns the node image to run.
 	Image func(ctx context.Context) (string, error)
 	// Log receives what the balancers do.
 	Log cli.Logger
+	// Getenv reads DOCKER_HOST and PATH (nil: the process's environment).
+	Getenv func(string) string
 
 	mu sync.Mutex
 	// applied is the hash of the configuration each container was last given.
-	applied map[string]string
+	applied    map[string]string
+	mgr        *container.Manager
+	dockerPath string // the runtime's program
+}
+
+// Labels of what the balancers make, the ones EC2's machines carry too.
+const (
+	labelEmulator     = "nuv.dev/emulator"
+	labelAccount      = "nuv.dev/aws-account"
+	labelSubnet       = "nuv.dev/ec2-subnet"
+	labelLoadBalancer = "nuv.dev/elb-load-balancer"
+)
+
+// manager finds the container runtime the first time it is needed.
+func (c *ContainerBalancers) manager(ctx context.Context) (*container.Manager, string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mgr != nil {
+		return c.mgr, c.dockerPath, nil
+	}
+	getenv := c.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	rt, err := kind.DetectRuntime(ctx, getenv)
+	if err != nil {
+		return nil, "", fmt.Errorf("load balancers are containers: %w", err)
+	}
+	mgr, err := container.New(container.Runtime{Name: rt.Name, Path: rt.Path}, c.Log)
+	if err != nil {
+		return nil, "", fmt.Errorf("load balancers are containers: %w", err)
+	}
+	c.mgr, c.dockerPath = mgr, rt.Path
+	return mgr, rt.Path, nil
 }
 
 // NewContainerBalancers runs balancers from the node image nodeimage.Ensure gives (built or
@@ -53,35 +89,27 @@ func NewContainerBalancers(log cli.Logger) *ContainerBalancers {
 const haproxyConfig = "/etc/haproxy/haproxy.cfg"
 
 func (c *ContainerBalancers) docker(ctx context.Context, args ...string) (string, error) {
-	d := c.Docker
-	if d == "" {
-		d = "docker"
+	_, d, err := c.manager(ctx)
+	if err != nil {
+		return "", err
 	}
 	out, err := runner.Output(ctx, runner.Cmd{Path: d, Args: args})
 	return strings.TrimSpace(string(out)), err
 }
 
-// EnsureNetwork makes the Docker network of a subnet exist with the subnet's CIDR (the daemon
-// makes the first address its gateway, which AWS reserves for the VPC router) and returns its
-// name. A network of that name with another subnet is an error.
-func (c *ContainerBalancers) EnsureNetwork(ctx context.Context, sn Subnet) (string, error) {
-	name := SubnetNetwork(sn.ID)
-	for attempt := 0; ; attempt++ {
-		got, err := c.docker(ctx, "network", "inspect", "-f", "{{range .IPAM.Config}}{{.Subnet}} {{end}}", name)
-		if err == nil {
-			if !strings.Contains(" "+got+" ", " "+sn.CIDR+" ") {
-				return "", fmt.Errorf("docker network %s has subnet %q, the VPC subnet %s is %s", name, got, sn.ID, sn.CIDR)
-			}
-			return name, nil
-		}
-		if attempt > 0 {
-			return "", fmt.Errorf("docker network %s: %w", name, err)
-		}
-		_, err = c.docker(ctx, "network", "create", "--driver", "bridge", "--subnet", sn.CIDR, "--label", "nuv.dev/aws-subnet="+sn.ID, name)
-		if err != nil && !strings.Contains(err.Error(), "already exists") {
-			return "", fmt.Errorf("create docker network %s for subnet %s (%s): %w", name, sn.ID, sn.CIDR, err)
-		}
+// EnsureNetwork makes the network of a subnet of the emulator of account exist with the subnet's
+// CIDR (its first address the gateway, which AWS reserves for the VPC router) and returns its
+// name: the network EC2 instances' machines of that subnet sit on too.
+func (c *ContainerBalancers) EnsureNetwork(ctx context.Context, account string, sn Subnet) (string, error) {
+	mgr, _, err := c.manager(ctx)
+	if err != nil {
+		return "", err
 	}
+	name := SubnetNetwork(sn.ID)
+	if err := mgr.EnsureNetwork(ctx, name, sn.CIDR, map[string]string{labelEmulator: "aws", labelAccount: account, labelSubnet: sn.ID}); err != nil {
+		return "", fmt.Errorf("the network of subnet %s (%s): %w", sn.ID, sn.CIDR, err)
+	}
+	return name, nil
 }
 
 // containerState is what Ensure reads of an existing container.
@@ -125,7 +153,7 @@ func (c *ContainerBalancers) Ensure(ctx context.Context, b Balancer) error {
 	}
 	subnets := append(append([]Subnet{}, b.Listen...), b.Reach...)
 	for _, sn := range subnets {
-		if _, err := c.EnsureNetwork(ctx, sn); err != nil {
+		if _, err := c.EnsureNetwork(ctx, b.Account, sn); err != nil {
 			return err
 		}
 	}
@@ -143,7 +171,7 @@ func (c *ContainerBalancers) Ensure(ctx context.Context, b Balancer) error {
 		}
 		first := b.Listen[0]
 		if _, err := c.docker(ctx, "container", "create", "--name", b.Container, "--hostname", b.LoadBalancer,
-			"--label", "nuv.dev/aws-account="+b.Account, "--label", "nuv.dev/aws-load-balancer="+b.LoadBalancer,
+			"--label", labelEmulator+"=aws", "--label", labelAccount+"="+b.Account, "--label", labelLoadBalancer+"="+b.LoadBalancer,
 			"--network", SubnetNetwork(first.ID), "--ip", first.IP, "--restart", "unless-stopped",
 			"--entrypoint", "/usr/sbin/haproxy", image, "-W", "-db", "-f", haproxyConfig); err != nil {
 			return fmt.Errorf("create balancer %s: %w", b.Container, err)
@@ -247,10 +275,9 @@ func (c *ContainerBalancers) waitListening(ctx context.Context, b Balancer) erro
 
 // logs are the last lines a balancer's HAProxy wrote (it logs to stderr).
 func (c *ContainerBalancers) logs(container string) string {
-	d := c.Docker
-	if d == "" {
-		d = "docker"
-	}
+	c.mu.Lock()
+	d := c.dockerPath
+	c.mu.Unlock()
 	var b bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -280,19 +307,16 @@ func (c *ContainerBalancers) Remove(ctx context.Context, container string, subne
 // removeNetworkIfUnused removes a subnet's network when no container is attached to it any more
 // (the machines of EC2 instances and other balancers keep it).
 func (c *ContainerBalancers) removeNetworkIfUnused(ctx context.Context, name string) error {
-	n, err := c.docker(ctx, "network", "inspect", "-f", "{{len .Containers}}", name)
+	mgr, _, err := c.manager(ctx)
 	if err != nil {
-		return nil // gone already
+		return err
 	}
-	if n != "0" {
-		return nil
+	n, err := c.docker(ctx, "network", "inspect", "-f", "{{len .Containers}}", name)
+	if err != nil || n != "0" {
+		return nil // gone already, or used
 	}
-	if _, err := c.docker(ctx, "network", "rm", name); err != nil {
-		var re *runner.RunError
-		if errors.As(err, &re) && (strings.Contains(string(re.Stderr), "active endpoints") || strings.Contains(strings.ToLower(string(re.Stderr)), "not found")) {
-			return nil // something joined it meanwhile, or it went
-		}
-		return fmt.Errorf("remove docker network %s: %w", name, err)
+	if err := mgr.RemoveNetwork(ctx, name); err != nil && !strings.Contains(err.Error(), "still used by") {
+		return err // (a machine joining it meanwhile keeps it)
 	}
 	return nil
 }

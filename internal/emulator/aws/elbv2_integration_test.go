@@ -75,7 +75,7 @@ func TestIntegrationELBv2(t *testing.T) {
 	vpc, sns := elbNetwork(t, ec, vpcCIDR, subnetCIDR)
 	subnet := sns[0]
 	network := SubnetNetwork(subnet)
-	testLabel := "nuv.dev/test=elbv2-" + account
+	testLabel := "nuv.dev/test=elbv2-" + account // the backends
 	t.Cleanup(func() {
 		for _, label := range []string{testLabel, "nuv.dev/aws-account=" + account} {
 			if ids, _ := dockerRun("ps", "-aq", "--filter", "label="+label); ids != "" {
@@ -86,7 +86,7 @@ func TestIntegrationELBv2(t *testing.T) {
 	})
 
 	// The backends: socat answering its name, on the subnet's network at fixed addresses.
-	if _, err := balancers().EnsureNetwork(ctx, Subnet{ID: subnet, CIDR: subnetCIDR}); err != nil {
+	if _, err := balancers().EnsureNetwork(ctx, account, Subnet{ID: subnet, CIDR: subnetCIDR}); err != nil {
 		t.Fatal(err)
 	}
 	backends := map[string]string{} // name -> address
