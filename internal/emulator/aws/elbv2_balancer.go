@@ -257,6 +257,23 @@ func (s *Server) elbSubnetDeps(id string) []string {
 	return out
 }
 
+// elbSubnetAddresses are the addresses balancers hold in subnet id (what EC2 must not give an
+// instance there; s.Mu held).
+func (s *Server) elbSubnetAddresses(id string) []string {
+	var out []string
+	for _, lb := range s.elb().LoadBalancers {
+		for _, z := range lb.Zones {
+			if z.SubnetID == id {
+				out = append(out, z.IP)
+			}
+		}
+		if ip := lb.Reach[id]; ip != "" {
+			out = append(out, ip)
+		}
+	}
+	return out
+}
+
 // defaultDial is how the emulator reaches targets for their health checks.
 func defaultDial(ctx context.Context, network, addr string) (net.Conn, error) {
 	return (&net.Dialer{}).DialContext(ctx, network, addr)

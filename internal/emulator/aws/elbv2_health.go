@@ -39,6 +39,16 @@ func (s *Server) refreshTargets(tg *elbTG, t time.Time) bool {
 				x.State, x.Reason, x.Description, x.OK, x.Fail = "unused", "Target.NotInUse", "Target group is not configured to receive traffic from the load balancer", 0, 0
 				changed = true
 			}
+		case tg.TargetType == "instance" && !s.instanceUsable(x.ID):
+			inst, ok := s.ec2InstanceTarget(x.ID)
+			if !ok { // terminated: the service deregisters it
+				changed = true
+				continue
+			}
+			if x.State != "unused" || x.Reason != "Target.InvalidState" {
+				x.State, x.Reason, x.Description, x.OK, x.Fail = "unused", "Target.InvalidState", "Target is in the "+inst.State+" state", 0, 0
+				changed = true
+			}
 		case x.State == "" || x.State == "unused":
 			x.State, x.Reason, x.Description, x.OK, x.Fail = "initial", "Elb.RegistrationInProgress", "Target registration is in progress", 0, 0
 			x.Next = t
@@ -48,6 +58,12 @@ func (s *Server) refreshTargets(tg *elbTG, t time.Time) bool {
 	}
 	tg.Targets = kept
 	return changed
+}
+
+// instanceUsable reports whether instance id runs (what an instance target needs to be checked).
+func (s *Server) instanceUsable(id string) bool {
+	inst, ok := s.ec2InstanceTarget(id)
+	return ok && inst.State == "running"
 }
 
 // touchTargetGroups refreshes the named target groups (all when none is named) and makes the

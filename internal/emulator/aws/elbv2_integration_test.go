@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +130,21 @@ func TestIntegrationELBv2(t *testing.T) {
 	containerID, err := dockerRun("inspect", "-f", "{{.Id}}", container)
 	if err != nil {
 		t.Fatalf("the balancer container %s: %v %s", container, err, containerID)
+	}
+
+	// The HAProxy in the balancer takes what the emulator renders (the live configuration and the
+	// golden ones of TestRenderHAProxy, HTTP checks among them).
+	goldens, _ := filepath.Glob(filepath.Join("testdata", "haproxy", "*.cfg"))
+	for _, f := range append([]string{""}, goldens...) {
+		cmd := exec.Command("docker", "exec", "-i", container, "/bin/sh", "-c", "cat > /tmp/check.cfg && haproxy -c -f /tmp/check.cfg")
+		if f == "" {
+			cmd = exec.Command("docker", "exec", container, "haproxy", "-c", "-f", haproxyConfig)
+		} else if cmd.Stdin, err = os.Open(f); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "Configuration file is valid") {
+			t.Fatalf("haproxy -c of %q: %v %s", f, err, out)
+		}
 	}
 
 	// Traffic through the balancer's address reaches both backends.

@@ -2,8 +2,12 @@ package aws
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -17,6 +21,7 @@ import (
 	elbtypes "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/golden"
 )
 
 // recordingBalancers stands in for the balancer containers in the API tests (the integration
@@ -392,7 +397,7 @@ func TestELBv2Lifecycle(t *testing.T) {
 	took := waitFor(t, "active", 30*time.Second, func() bool {
 		return must(c.DescribeLoadBalancers(ctx, &elb.DescribeLoadBalancersInput{LoadBalancerArns: []string{lbARN}})).LoadBalancers[0].State.Code == elbtypes.LoadBalancerStateEnumActive
 	})
-	t.Logf("active %s after the balancer came up", took.Round(time.Millisecond))
+	t.Logf("active %s after the balancer could come up (a failed balancer is tried again after 5s)", took.Round(time.Millisecond))
 	_, _, account, _ := e.Credentials()
 	container := balancerContainer(account, "api", lbARN[len(lbARN)-16:])
 	b, _ := rec.get(container)
@@ -512,5 +517,75 @@ func TestELBv2Lifecycle(t *testing.T) {
 	must(c.DeleteTargetGroup(ctx, &elb.DeleteTargetGroupInput{TargetGroupArn: tg.TargetGroupArn}))
 	for _, id := range sn {
 		must(ec2.NewFromConfig(e2.Cfg).DeleteSubnet(ctx, &ec2.DeleteSubnetInput{SubnetId: aws.String(id)}))
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// TestRenderHAProxy pins the configuration a balancer runs: a TCP frontend per listener, round
+// robin over the targets, HAProxy's own checks with the target group's interval, timeout and
+// thresholds (TCP, or HTTP on another port), and a balancer without listeners.
+func TestRenderHAProxy(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		b    Balancer
+	}{
+		{"no-listeners", Balancer{LoadBalancer: "api", Account: "123456789012"}},
+		{"two-listeners", Balancer{LoadBalancer: "api", Account: "123456789012", Listeners: []BalancerListener{
+			{Port: 6443, Targets: []BalancerTarget{{IP: "10.0.1.10", Port: 6443}, {IP: "10.0.2.10", Port: 6443}},
+				Check: BalancerCheck{Protocol: "TCP", Interval: 10 * time.Second, Timeout: 5 * time.Second, Rise: 3, Fall: 2}},
+			{Port: 8080, Targets: []BalancerTarget{{IP: "10.0.1.11", Port: 30080}},
+				Check: BalancerCheck{Protocol: "HTTP", Port: 10256, Path: "/healthz", Interval: 30 * time.Second, Timeout: 6 * time.Second, Rise: 5, Fall: 2}},
+			{Port: 9000, Check: BalancerCheck{Protocol: "TCP", Interval: 30 * time.Second, Timeout: 10 * time.Second, Rise: 5, Fall: 2}},
+		}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			golden.Check(t, filepath.Join("testdata", "haproxy", tc.name+".cfg"), RenderHAProxy(tc.b), *update)
+		})
+	}
+}
+
+// TestELBv2HealthCheck: a check passes or fails the way the target group's protocol and matcher
+// say, against real servers on loopback.
+func TestELBv2HealthCheck(t *testing.T) {
+	httpSrv := func(code int) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/healthz" {
+				http.NotFound(w, r)
+				return
+			}
+			w.Header().Set("Location", "/elsewhere")
+			w.WriteHeader(code)
+		}))
+		t.Cleanup(srv.Close)
+		return strings.TrimPrefix(srv.URL, "http://")
+	}
+	closed := tcpServer(t)
+	closed.Close()
+	tcp := func() elbHealthCheck { return elbHealthCheck{Protocol: "TCP", Timeout: 2} }
+	hc := func(path, matcher string) elbHealthCheck {
+		return elbHealthCheck{Protocol: "HTTP", Path: path, Matcher: matcher, Timeout: 2}
+	}
+	for _, tc := range []struct {
+		name string
+		addr string
+		hc   elbHealthCheck
+		ok   bool
+	}{
+		{"TCP to a listening port", tcpServer(t).Addr().String(), tcp(), true},
+		{"TCP to a closed port", closed.Addr().String(), tcp(), false},
+		{"HTTP 200 within 200-399", httpSrv(200), hc("/healthz", "200-399"), true},
+		{"HTTP 302 within 200-399, not followed", httpSrv(302), hc("/healthz", "200-399"), true},
+		{"HTTP 500", httpSrv(500), hc("/healthz", "200-399"), false},
+		{"HTTP 204 against matcher 200", httpSrv(204), hc("/healthz", "200"), false},
+		{"HTTP 204 against matcher 200,204", httpSrv(204), hc("/healthz", "200,204"), true},
+		{"HTTP on the wrong path", httpSrv(200), hc("/", "200-399"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkTarget(context.Background(), defaultDial, tc.addr, tc.hc)
+			if (err == nil) != tc.ok {
+				t.Fatalf("check of %s: %v, want ok=%v", tc.addr, err, tc.ok)
+			}
+		})
 	}
 }
