@@ -766,6 +766,7 @@ func (s *Server) ec2DeleteSubnet(p params) (any, error) {
 			}
 		}
 	}
+	deps = append(deps, s.elbSubnetDeps(id)...)
 	if len(deps) > 0 {
 		sort.Strings(deps)
 		return nil, errf(400, "DependencyViolation", "The subnet '%s' has dependencies and cannot be deleted. (nuv emulator: %s)", id, strings.Join(deps, ", "))

@@ -46,8 +46,8 @@ func (f *Fault) instanceFault() bool {
 
 func (f *Fault) validate() error {
 	svc, op, ok := strings.Cut(f.Operation, ":")
-	if !ok || op == "" || !map[string]bool{"eks": true, "ec2": true, "iam": true, "sts": true, "*": true}[svc] {
-		return fmt.Errorf("fault operation %q: want service:Operation with service eks, ec2, iam or sts (e.g. eks:CreateCluster, ec2:*)", f.Operation)
+	if !ok || op == "" || !map[string]bool{"eks": true, "ec2": true, "iam": true, "sts": true, elbService: true, "*": true}[svc] {
+		return fmt.Errorf("fault operation %q: want service:Operation with service eks, ec2, elasticloadbalancing, iam or sts (e.g. eks:CreateCluster, ec2:*)", f.Operation)
 	}
 	switch f.Kind {
 	case "throttle", "access-denied":

@@ -62,6 +62,9 @@ type Options struct {
 	Machines Machines
 	// Log receives what the emulator does (never secrets); nil is quiet.
 	Log cli.Logger
+	// Balancers runs the balancers of network load balancers; nil means containers of nuv's
+	// node image on the Docker daemon of DOCKER_HOST (ContainerBalancers).
+	Balancers Balancers
 }
 
 // Server is the emulator: the kernel (state, faults, jobs, lifecycle) and the EKS, EC2, IAM and
@@ -73,6 +76,10 @@ type Server struct {
 	machines Machines
 	images   machineImageCache
 	inst     instanceRuntime
+	// balancers, elbrt and elbDial serve Elastic Load Balancing (elbv2*.go).
+	balancers Balancers
+	elbrt     elbRuntime
+	elbDial   func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // New opens (or initialises) the emulator state in o.Dir and reads <dir>/faults.json if present.
@@ -80,7 +87,7 @@ func New(o Options) (*Server, error) {
 	if o.Region == "" {
 		o.Region = DefaultRegion
 	}
-	s := &Server{clusters: o.Clusters, machines: o.Machines}
+	s := &Server{clusters: o.Clusters, machines: o.Machines, balancers: o.Balancers, elbDial: defaultDial}
 	st := stateSpec
 	st.New = func() (*State, error) { return newState(o.Region), nil }
 	k, err := emucore.NewKernel(emucore.Spec[State, Fault]{Name: "nuv emulator", What: "emulator", Dir: o.Dir, Delay: o.Delay, Log: o.Log,
@@ -96,6 +103,9 @@ func New(o Options) (*Server, error) {
 	}
 	if s.machines == nil {
 		s.machines = NewContainerMachines(s.St.Account, s.Log)
+	}
+	if s.balancers == nil {
+		s.balancers = NewContainerBalancers(s.Log)
 	}
 	return s, nil
 }
@@ -137,6 +147,7 @@ func Serve(ctx context.Context, ln net.Listener, s *Server) error {
 func (s *Server) reconcile(t time.Time) bool {
 	changed := s.reconcileEKS(t)
 	changed = s.reconcileInstances(t) || changed
+	changed = s.reconcileELB(t) || changed
 	return s.reconcileEC2(t) || changed
 }
 
@@ -144,7 +155,7 @@ func (s *Server) reconcile(t time.Time) bool {
 type request struct {
 	http    *http.Request
 	id      string
-	service string // eks, ec2, iam, sts
+	service string // eks, ec2, iam, sts, elasticloadbalancing
 	body    []byte
 	form    url.Values // query protocols: the parameters
 	sig     *sigv4
@@ -286,13 +297,13 @@ func (s *Server) authenticate(rq *request) error {
 		return &authError{"InvalidClientTokenId", "The security token included in the request is invalid. (nuv emulator: use the credentials `nuv emulator env` prints)"}
 	}
 	switch rq.service {
-	case "eks", "ec2":
+	case "eks", "ec2", elbService:
 		if rq.sig.Region != region {
 			return &authError{"SignatureDoesNotMatch", fmt.Sprintf("Credential should be scoped to a valid region: this emulator serves %s, the request is signed for %q (set AWS_REGION=%s)", region, rq.sig.Region, region)}
 		}
 	case "iam", "sts":
 	default:
-		return &authError{"InvalidClientTokenId", fmt.Sprintf("nuv emulator does not serve the service %q (it serves eks, ec2, iam and sts)", rq.service)}
+		return &authError{"InvalidClientTokenId", fmt.Sprintf("nuv emulator does not serve the service %q (it serves eks, ec2, elasticloadbalancing, iam and sts)", rq.service)}
 	}
 	return rq.sig.verify(rq.http, rq.body, secret, time.Now())
 }
@@ -308,6 +319,9 @@ func guessService(r *http.Request, form url.Values) string {
 	}
 	if _, ok := stsActions.Get()[a]; ok {
 		return "sts"
+	}
+	if _, ok := elbActions.Get()[a]; ok || (form != nil && form.Get("Version") == "2015-12-01") {
+		return elbService
 	}
 	return "ec2"
 }
@@ -359,12 +373,12 @@ func (s *Server) route(rq *request) (string, func() (any, error), *apiError) {
 	switch rq.service {
 	case "eks":
 		return s.routeEKS(rq)
-	case "ec2", "iam", "sts":
+	case "ec2", "iam", "sts", elbService:
 		action := rq.form.Get("Action")
 		if action == "" {
 			return "", nil, errf(400, "MissingAction", "the request names no Action (nuv emulator serves %s in the query protocol)", rq.service)
 		}
-		table := map[string]map[string]queryHandler{"ec2": ec2Actions.Get(), "iam": iamActions.Get(), "sts": stsActions.Get()}[rq.service]
+		table := map[string]map[string]queryHandler{"ec2": ec2Actions.Get(), "iam": iamActions.Get(), "sts": stsActions.Get(), elbService: elbActions.Get()}[rq.service]
 		h, ok := table[action]
 		if !ok {
 			return action, nil, errf(400, "InvalidAction", "nuv emulator does not implement the %s action %s (implemented: %s)", strings.ToUpper(rq.service), action, strings.Join(sortedKeys(table), ", "))
@@ -390,6 +404,8 @@ func (s *Server) fail(w http.ResponseWriter, rq *request, e *apiError) {
 			return
 		}
 		writeQueryError(w, rq.id, stsNS, e)
+	case elbService:
+		writeQueryError(w, rq.id, elbNS, e)
 	default:
 		writeQueryError(w, rq.id, iamNS, e)
 	}
@@ -415,6 +431,8 @@ func (s *Server) answer(w http.ResponseWriter, rq *request, op string, out any) 
 			return
 		}
 		writeQueryResult(w, rq.id, stsNS, op, out)
+	case elbService:
+		writeQueryResult(w, rq.id, elbNS, op, out)
 	default:
 		writeQueryResult(w, rq.id, iamNS, op, out)
 	}

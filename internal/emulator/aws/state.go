@@ -31,6 +31,8 @@ type State struct {
 	EKS eksState `json:"eks"`
 	EC2 ec2State `json:"ec2"`
 	IAM iamState `json:"iam"`
+	// ELBV2 is Elastic Load Balancing (v2): load balancers, target groups, listeners.
+	ELBV2 elbState `json:"elbv2"`
 }
 
 // callerARN is the ARN GetCallerIdentity reports for the emulator's credentials.
