@@ -870,9 +870,8 @@ func jobKey(id string) string { return "ec2/" + id }
 // reconcileInstances moves instances along and starts the jobs that make, stop and remove their
 // machines; s.Mu is held.
 func (s *Server) reconcileInstances(t time.Time) bool {
-	changed := false
 	e := s.ec2()
-	s.namedInstanceFaults(t)
+	changed := s.namedInstanceFaults(t)
 	for id, in := range s.instances() {
 		if in.TerminateAt != nil && !t.Before(*in.TerminateAt) && in.live() && in.State != "shutting-down" {
 			s.Log.Infof("emulator: EC2 instance %s terminated by an injected fault", id)
@@ -946,8 +945,9 @@ func (s *Server) forgetReservation(in *ec2Instance) {
 }
 
 // namedInstanceFaults arms the terminate-after faults naming an instance (resource i-...): the
-// instance is terminated Seconds after the fault is seen. s.Mu is held.
-func (s *Server) namedInstanceFaults(t time.Time) {
+// instance is terminated Seconds after the fault is seen. s.Mu is held; true when one was armed.
+func (s *Server) namedInstanceFaults(t time.Time) bool {
+	armed := false
 	for _, f := range s.Faults {
 		if f.Kind != faultTerminateAfter || !strings.HasPrefix(f.Resource, "i-") || (f.Count > 0 && f.Fired >= f.Count) {
 			continue
@@ -959,8 +959,10 @@ func (s *Server) namedInstanceFaults(t time.Time) {
 		at := t.Add(time.Duration(f.Seconds * float64(time.Second)))
 		in.TerminateAt = &at
 		f.Fired++
+		armed = true
 		s.Log.V(1).Infof("emulator: fault terminate-after: instance %s at %s", in.InstanceID, at.Format(time.RFC3339))
 	}
+	return armed
 }
 
 // spec is the machine of in.
@@ -1026,6 +1028,13 @@ func (s *Server) spawnLaunch(in *ec2Instance) {
 			now := time.Now().UTC()
 			if errors.Is(err, ErrNoMachine) {
 				s.machineGone(in, now)
+				return
+			}
+			if err != nil && launched {
+				// a start that failed leaves the instance stopped, as EC2 does
+				s.Log.Warnf("emulator: EC2 instance %s failed to start: %v", id, err)
+				in.setState("stopped", now, "Server.InternalError", serverError("the instance failed to start (nuv emulator: "+err.Error()+")"))
+				in.Booted = false
 				return
 			}
 			if err != nil {

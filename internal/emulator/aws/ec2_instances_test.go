@@ -32,6 +32,8 @@ type memMachines struct {
 	created  int
 	// gate, when set, holds every Create until it is closed (or the job is cancelled).
 	gate chan struct{}
+	// startErr, when set, is what Start answers (the machine does not boot).
+	startErr error
 }
 
 type memMachine struct {
@@ -85,8 +87,16 @@ func (m *memMachines) set(id string, running bool) error {
 	return nil
 }
 
-func (m *memMachines) Start(ctx context.Context, id string) error { return m.set(id, true) }
-func (m *memMachines) Stop(ctx context.Context, id string) error  { return m.set(id, false) }
+func (m *memMachines) Start(ctx context.Context, id string) error {
+	m.mu.Lock()
+	err := m.startErr
+	m.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return m.set(id, true)
+}
+func (m *memMachines) Stop(ctx context.Context, id string) error { return m.set(id, false) }
 
 func (m *memMachines) Remove(ctx context.Context, id string) error {
 	m.mu.Lock()
@@ -661,6 +671,30 @@ func TestEC2InstanceFaults(t *testing.T) {
 	if _, ok := mm.get(named); ok {
 		t.Fatal("the machine of the terminated instance remains")
 	}
+
+	// A start that fails leaves the instance stopped, saying why; the next start works.
+	again := launch()
+	waitState(t, c, again, ec2types.InstanceStateNameRunning, 10*time.Second)
+	must(c.StopInstances(ctx, &ec2.StopInstancesInput{InstanceIds: []string{again}}))
+	waitState(t, c, again, ec2types.InstanceStateNameStopped, 10*time.Second)
+	mm.mu.Lock()
+	mm.startErr = fmt.Errorf("machine %s did not boot", again)
+	mm.mu.Unlock()
+	must(c.StartInstances(ctx, &ec2.StartInstancesInput{InstanceIds: []string{again}}))
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		in = describeInstance(t, c, again)
+		if in.State.Name == ec2types.InstanceStateNameStopped && in.StateReason != nil && strings.Contains(aws.ToString(in.StateReason.Message), "did not boot") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("instance whose start failed: %s %+v", in.State.Name, in.StateReason)
+		}
+	}
+	mm.mu.Lock()
+	mm.startErr = nil
+	mm.mu.Unlock()
+	must(c.StartInstances(ctx, &ec2.StartInstancesInput{InstanceIds: []string{again}}))
+	waitState(t, c, again, ec2types.InstanceStateNameRunning, 10*time.Second)
 
 	post(`{"operation":"ec2:RunInstances","kind":"throttle","count":1}`, http.StatusOK)
 	c1 := ec2.NewFromConfig(e.Cfg, func(o *ec2.Options) { o.RetryMaxAttempts = 1 })
