@@ -298,7 +298,9 @@ func guessService(r *http.Request, form url.Values) string {
 	if _, ok := stsActions.Get()[a]; ok {
 		return "sts"
 	}
-	if _, ok := elbActions.Get()[a]; ok || (form != nil && form.Get("Version") == "2015-12-01") {
+	_, isELB := elbActions.Get()[a]
+	_, isEC2 := ec2Actions.Get()[a]
+	if (isELB && !isEC2) || (form != nil && form.Get("Version") == "2015-12-01") {
 		return elbService
 	}
 	return "ec2"
