@@ -1356,7 +1356,7 @@ func (s *Server) elbCreateListener(p params) (any, error) {
 			return nil, errf(400, "DuplicateListener", "A listener already exists on port %d of this load balancer", port)
 		}
 	}
-	lbPath := strings.TrimPrefix(lbARN[strings.Index(lbARN, ":loadbalancer/")+len(":loadbalancer/"):], "")
+	lbPath := lbARN[strings.Index(lbARN, ":loadbalancer/")+len(":loadbalancer/"):] // net/<name>/<id>
 	l := &elbListener{ARN: fmt.Sprintf("arn:aws:%s:%s:%s:listener/%s/%s", elbService, s.St.Region, s.St.Account, lbPath, randFrom(hexDigits, 16)),
 		LoadBalancer: lbARN, Port: port, Protocol: proto, TargetGroup: tgARN, Tags: tags}
 	e.Listeners[l.ARN] = l

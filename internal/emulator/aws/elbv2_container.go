@@ -85,6 +85,13 @@ func NewContainerBalancers(log cli.Logger) *ContainerBalancers {
 	}}
 }
 
+func (c *ContainerBalancers) log() cli.Logger {
+	if c.Log == nil {
+		return cli.Quiet()
+	}
+	return c.Log
+}
+
 // haproxyConfig is where the configuration lives in the container (the Debian package's place).
 const haproxyConfig = "/etc/haproxy/haproxy.cfg"
 
@@ -197,13 +204,26 @@ func (c *ContainerBalancers) Ensure(ctx context.Context, b Balancer) error {
 		if err := c.copyConfig(ctx, b.Container, cfg); err != nil {
 			return err
 		}
-		if st.Running {
-			if _, err := c.docker(ctx, "container", "kill", "-s", "USR2", b.Container); err != nil {
-				return fmt.Errorf("reload balancer %s: %w", b.Container, err)
+		loaded, _ := c.loads(ctx, b.Container)
+		signal := func() error {
+			if st.Running {
+				if _, err := c.docker(ctx, "container", "kill", "-s", "USR2", b.Container); err != nil {
+					return fmt.Errorf("reload balancer %s: %w", b.Container, err)
+				}
+				return nil
 			}
-		} else if _, err := c.docker(ctx, "container", "start", b.Container); err != nil {
-			return fmt.Errorf("start balancer %s: %w", b.Container, err)
+			if _, err := c.docker(ctx, "container", "start", b.Container); err != nil {
+				return fmt.Errorf("start balancer %s: %w", b.Container, err)
+			}
+			return nil
 		}
+		if err := signal(); err != nil {
+			return err
+		}
+		if err := c.waitLoaded(ctx, b.Container, loaded, signal); err != nil {
+			return err
+		}
+		c.log().V(1).Infof("emulator: balancer %s runs its configuration (%d listeners)", b.Container, len(b.Listeners))
 	}
 	if err := c.waitListening(ctx, b); err != nil {
 		return err
@@ -232,6 +252,48 @@ func (c *ContainerBalancers) copyConfig(ctx context.Context, container, cfg stri
 		return fmt.Errorf("configure balancer %s: %w", container, err)
 	}
 	return nil
+}
+
+// loads counts the configurations the balancer's HAProxy loaded and refused so far (its master
+// logs "Loading success" or "Loading failure" at every start and reload).
+func (c *ContainerBalancers) loads(ctx context.Context, container string) (ok, failed int) {
+	_, d, err := c.manager(ctx)
+	if err != nil {
+		return 0, 0
+	}
+	var b bytes.Buffer
+	_ = runner.Run(ctx, runner.Cmd{Path: d, Args: []string{"container", "logs", container}, Stdout: &b, Stderr: &b})
+	return strings.Count(b.String(), "Loading success"), strings.Count(b.String(), "Loading failure")
+}
+
+// waitLoaded waits until HAProxy has loaded a configuration more than before (after signal
+// started or reloaded it): a reload signal that comes while HAProxy is still starting can go
+// unnoticed, so it is sent again every 5s; a configuration HAProxy refuses is an error.
+func (c *ContainerBalancers) waitLoaded(ctx context.Context, container string, before int, signal func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_, failedBefore := c.loads(ctx, container)
+	sent := time.Now()
+	for {
+		ok, failed := c.loads(ctx, container)
+		if ok > before {
+			return nil
+		}
+		if failed > failedBefore {
+			return fmt.Errorf("balancer %s refused its configuration: %s", container, c.logs(container))
+		}
+		if time.Since(sent) > 5*time.Second {
+			if err := signal(); err != nil {
+				return err
+			}
+			sent = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("balancer %s did not load its configuration: %w (its last log lines: %s)", container, ctx.Err(), c.logs(container))
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // waitListening waits until every listener accepts connections on every address the balancer

@@ -309,12 +309,32 @@ func TestELBv2Refusals(t *testing.T) {
 		t.Fatalf("refused calls made load balancers: %+v", lbs)
 	}
 
+	// Injected faults reach Elastic Load Balancing too: a throttle twice, which the SDK retries
+	// through; an error fault answered in the service's shape.
+	for _, f := range []string{`{"operation":"elasticloadbalancing:DescribeLoadBalancers","kind":"throttle","count":2}`,
+		`{"operation":"elasticloadbalancing:DescribeTargetGroups","kind":"error","code":"InternalFailure","status":500,"count":5}`} {
+		if resp := must(e.admin(http.MethodPost, f)); resp.StatusCode != http.StatusOK {
+			t.Fatalf("add fault %s: %s", f, resp.Status)
+		}
+	}
+	must(c.DescribeLoadBalancers(ctx, &elb.DescribeLoadBalancersInput{}))
+	_, err := c.DescribeTargetGroups(ctx, &elb.DescribeTargetGroupsInput{})
+	wantCode(t, err, "InternalFailure")
+	for _, f := range e.FaultList() {
+		if want := map[string]int{"throttle": 2, "error": 3}[f.Kind]; f.Fired != want { // 3: the SDK's attempts
+			t.Fatalf("fault %s %s fired %d times, want %d", f.Operation, f.Kind, f.Fired, want)
+		}
+	}
+	if resp := must(e.admin(http.MethodDelete, "")); resp.StatusCode != http.StatusOK {
+		t.Fatalf("clear faults: %s", resp.Status)
+	}
+
 	// Listener refusals need a load balancer and target groups.
 	lb := must(c.CreateLoadBalancer(ctx, nlb("lb", sn[0]))).LoadBalancers[0]
 	g := must(c.CreateTargetGroup(ctx, tg("g", nil))).TargetGroups[0]
 	g2 := must(c.CreateTargetGroup(ctx, tg("g2", nil))).TargetGroups[0]
 	gOther := must(c.CreateTargetGroup(ctx, tg("o", func(in *elb.CreateTargetGroupInput) { in.VpcId = aws.String(other) }))).TargetGroups[0]
-	_, err := c.CreateTargetGroup(ctx, tg("g", func(in *elb.CreateTargetGroupInput) { in.Port = aws.Int32(7001) }))
+	_, err = c.CreateTargetGroup(ctx, tg("g", func(in *elb.CreateTargetGroupInput) { in.Port = aws.Int32(7001) }))
 	wantCode(t, err, "DuplicateTargetGroupName")
 	if again := must(c.CreateTargetGroup(ctx, tg("g", nil))).TargetGroups[0]; aws.ToString(again.TargetGroupArn) != aws.ToString(g.TargetGroupArn) {
 		t.Fatal("creating the same target group again made another")

@@ -1,7 +1,8 @@
 // Package aws is nuv's stateful AWS emulator: one HTTP server on loopback that answers the
 // AWS operations nuv's eks provider uses in AWS's own wire protocols — EKS in restJson1, EC2 in the
-// EC2 query protocol, IAM and STS in the AWS query protocol — so the official AWS SDKs and the aws
-// CLI run against it unmodified (AWS_ENDPOINT_URL). Requests must carry a valid Signature Version 4
+// EC2 query protocol, IAM, STS and Elastic Load Balancing v2 in the AWS query protocol — so the
+// official AWS SDKs and the aws CLI run against it unmodified (AWS_ENDPOINT_URL). Its network load
+// balancers are real TCP balancers (HAProxy containers, see Balancers). Requests must carry a valid Signature Version 4
 // made with the credentials the emulator issued (see State).
 //
 // It keeps state like AWS does: resources get AWS-shaped ids and ARNs, move through their statuses
@@ -320,7 +321,9 @@ func guessService(r *http.Request, form url.Values) string {
 	if _, ok := stsActions.Get()[a]; ok {
 		return "sts"
 	}
-	if _, ok := elbActions.Get()[a]; ok || (form != nil && form.Get("Version") == "2015-12-01") {
+	_, isELB := elbActions.Get()[a]
+	_, isEC2 := ec2Actions.Get()[a]
+	if (isELB && !isEC2) || (form != nil && form.Get("Version") == "2015-12-01") {
 		return elbService
 	}
 	return "ec2"
