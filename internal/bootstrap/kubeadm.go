@@ -303,3 +303,14 @@ func (b *Bootstrap) DeleteNode(ctx context.Context, node string) error {
 		"kubectl --kubeconfig "+AdminConf+" delete node "+shq(node)+" --ignore-not-found >/dev/null\n", nil)
 	return err
 }
+
+// Initialised reports whether m is the machine `kubeadm init` completed on (nuv's marker): the
+// cluster's first control plane, which a provider puts first in Cluster.ControlPlanes and never
+// joins.
+func Initialised(ctx context.Context, m Machine) (bool, error) {
+	out, err := m.Run(ctx, "if [ -e "+initDone+" ]; then echo yes; else echo no; fi\n", nil)
+	if err != nil {
+		return false, fmt.Errorf("is %s initialised: %w", m.Name(), err)
+	}
+	return strings.TrimSpace(string(out)) == "yes", nil
+}

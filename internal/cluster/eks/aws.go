@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
+	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
@@ -30,6 +31,7 @@ type session struct {
 	ec2      *ec2.Client
 	eks      *eks.Client
 	iam      *iam.Client
+	elb      *elbv2.Client
 	account  string
 	arn      string
 	poll     time.Duration // 0: the SDK waiters' defaults
@@ -119,7 +121,7 @@ func (p *Provider) session(ctx context.Context, c *spec.Cluster, sec Section) (*
 		return nil, fmt.Errorf("the AWS credentials from %s were refused by %s (sts:GetCallerIdentity): %s (the SDK's chain tried %s)",
 			creds.Source, where, apiMessage(err), chainDescription(profile))
 	}
-	s := &session{cfg: cfg, endpoint: endpoint, ec2: ec2.NewFromConfig(cfg), eks: eks.NewFromConfig(cfg), iam: iam.NewFromConfig(cfg),
+	s := &session{cfg: cfg, endpoint: endpoint, ec2: ec2.NewFromConfig(cfg), eks: eks.NewFromConfig(cfg), iam: iam.NewFromConfig(cfg), elb: elbv2.NewFromConfig(cfg),
 		account: aws.ToString(id.Account), arn: aws.ToString(id.Arn), poll: p.Poll}
 	if s.poll == 0 && endpoint != "" && loopback(endpoint) {
 		s.poll = 100 * time.Millisecond

@@ -30,6 +30,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/karpenter"
+	"github.com/nuv-dev/nuv/internal/machine"
 )
 
 // Name is the provider's name in specs.
@@ -56,6 +57,10 @@ type Provider struct {
 	// and the SDK waiters' own defaults against AWS.
 	Poll time.Duration
 
+	// Home is nuv's home: the self-managed provider keeps its SSH key of each cluster's machines
+	// there (aws/NAME/id_ed25519, 0600).
+	Home string
+
 	// selfManaged makes it the self-managed provider (NewMachines, `provider: aws`).
 	selfManaged bool
 
@@ -63,6 +68,7 @@ type Provider struct {
 	sessions map[string]*session // by region, endpoint and profile
 	resolved map[string]*resolved
 	machines map[string]*machinesResolved
+	conns    map[string]*machine.SSH // SSH connections to machines, by instance id
 	ids      map[string]map[string]string // cluster -> resource key -> id, from Observe and creates
 }
 

@@ -53,27 +53,39 @@ func (p *Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chan
 	}
 	_, rname, _ := strings.Cut(ch.Key, "/")
 	x := &exec{p: p, s: s, c: c, sec: sec, name: c.Metadata.Name, rname: rname, save: save}
+	ks := kinds
+	if p.selfManaged {
+		ks = machineKinds
+	}
 	if ch.Action == cluster.Delete {
-		err := kinds.Execute(ctx, x, ch)
+		err := ks.Execute(ctx, x, ch)
 		if err == nil {
 			p.remember(x.name, ch.Key, "")
 		}
 		return nil, err
 	}
-	if kinds.Refuses(ch) {
+	if ks.Refuses(ch) {
 		return nil, x.refuse(ch)
 	}
-	r, errs := p.resolve(ctx, c)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s: %v", ch.Key, errs[0])
+	if p.selfManaged {
+		m, errs := p.resolveMachines(ctx, c)
+		if len(errs) > 0 {
+			return nil, fmt.Errorf("%s: %v", ch.Key, errs[0])
+		}
+		x.m = m
+	} else {
+		r, errs := p.resolve(ctx, c)
+		if len(errs) > 0 {
+			return nil, fmt.Errorf("%s: %v", ch.Key, errs[0])
+		}
+		x.r = r
 	}
-	x.r = r
 	res := *ch.Desired
 	if ch.Actual != nil {
 		res.ID = ch.Actual.ID
 	}
 	x.res = &res
-	if err := kinds.Execute(ctx, x, ch); err != nil {
+	if err := ks.Execute(ctx, x, ch); err != nil {
 		return nil, err
 	}
 	p.remember(x.name, ch.Key, res.ID)
@@ -99,6 +111,7 @@ type exec struct {
 	c    *spec.Cluster
 	sec  Section
 	r    *resolved
+	m    *machinesResolved // a self-managed cluster's
 	name string
 	// rname is the name in the change's key ("private-us-east-1a" of "subnet/private-us-east-1a").
 	rname string

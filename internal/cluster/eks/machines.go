@@ -339,7 +339,14 @@ func machinesDesired(c *spec.Cluster, r *machinesResolved) []cluster.Resource {
 		rules["lb"] = []string{rule(portAPI, portAPI, api)}
 	}
 	for _, role := range slices.Sorted(maps.Keys(rules)) {
-		rs := slices.Clone(rules[role])
+		// One rule per port range and source, as AWS lists them.
+		var rs []string
+		for _, r := range rules[role] {
+			head := r[:strings.LastIndex(r, ":")+1]
+			for _, src := range ruleSources(r) {
+				rs = append(rs, head+src)
+			}
+		}
 		slices.Sort(rs)
 		rs = slices.Compact(rs)
 		var deps []string
@@ -369,6 +376,7 @@ func machinesDesired(c *spec.Cluster, r *machinesResolved) []cluster.Resource {
 		for _, g := range groups {
 			sgs = append(sgs, sg(g))
 		}
+		slices.Sort(sgs)
 		deps := append([]string{subnet, kp}, sgs...)
 		deps = append(deps, n.routes...)
 		add(cluster.Resource{Kind: kindInstance, Name: iname, Fields: map[string]string{
@@ -430,8 +438,10 @@ func machinesDesired(c *spec.Cluster, r *machinesResolved) []cluster.Resource {
 		"podCIDR": c.Spec.Networking.PodCIDR, "serviceCIDR": c.Spec.Networking.ServiceCIDR}
 	add(cluster.Resource{Kind: kindKubeadmInit, Name: "control-plane-0", Fields: initFields,
 		Replace: []string{"version", "etcd", "podCIDR", "serviceCIDR"}, DependsOn: append(append([]string{cpKeys[0]}, endpoint...), etcdDeps...)})
+	// Every control plane has a join: the one kubeadm initialised has nothing to do, and a
+	// machine that replaces it joins like the others.
 	prev := initKey
-	for _, k := range cpKeys[1:] {
+	for _, k := range cpKeys {
 		_, n, _ := strings.Cut(k, "/")
 		add(cluster.Resource{Kind: kindKubeadmJoin, Name: n, Fields: map[string]string{"instance": k, "role": RoleControlPlane}, DependsOn: []string{k, prev}})
 		prev = key(kindKubeadmJoin, n) // control planes join one at a time: etcd grows by one member

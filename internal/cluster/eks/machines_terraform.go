@@ -25,21 +25,24 @@ var machineKinds = kit.Kinds[*exec, *tfWriter]{
 		kindEIP:          kinds.ByKind[kindEIP],
 		kindNAT:          kinds.ByKind[kindNAT],
 		kindRouteTable:   kinds.ByKind[kindRouteTable],
-		kindSG:           {Terraform: (*tfWriter).machineSecurityGroup},
-		kindKeyPair:      {Terraform: (*tfWriter).keyPair},
-		kindInstance:     {Terraform: (*tfWriter).instance},
-		kindLoadBalancer: {Terraform: (*tfWriter).loadBalancer},
-		kindTargetGroup:  {Terraform: (*tfWriter).targetGroup},
-		kindListener:     {Terraform: (*tfWriter).listener},
-		// The bootstrap runs on the machines over SSH: one provisioner step after Terraform made
-		// them (bootstrap), which nuv's own apply carries out.
-		kindHAProxy:     {Terraform: (*tfWriter).bootstrap},
-		kindEtcdMember:  {Terraform: (*tfWriter).bootstrap},
-		kindKubeadmInit: {Terraform: (*tfWriter).bootstrap},
-		kindKubeadmJoin: {Terraform: (*tfWriter).bootstrap},
-		kindCNI:         {Terraform: (*tfWriter).bootstrap},
-		kindKubeconfig:  {},
+		kindSG:           {Apply: (*exec).machineSG, Delete: (*exec).deleteSecurityGroup, Terraform: (*tfWriter).machineSecurityGroup},
+		kindKeyPair:      {Apply: (*exec).keyPair, Delete: (*exec).deleteKeyPair, Terraform: (*tfWriter).keyPair},
+		kindInstance:     {Apply: (*exec).instance, Delete: (*exec).deleteInstance, Replace: true, Recreate: true, Terraform: (*tfWriter).instance},
+		kindLoadBalancer: {Apply: (*exec).loadBalancer, Delete: (*exec).deleteLoadBalancer, Terraform: (*tfWriter).loadBalancer},
+		kindTargetGroup:  {Apply: (*exec).targetGroup, Delete: (*exec).deleteTargetGroup, Terraform: (*tfWriter).targetGroup},
+		kindListener:     {Apply: (*exec).listener, Delete: (*exec).deleteListener, Terraform: (*tfWriter).listener},
+		// The bootstrap runs on the machines over SSH; in Terraform it is one provisioner step after
+		// the machines are made (bootstrap), which nuv's own apply carries out. Its steps go with
+		// their machines; a join's delete drains the node when the cluster stays.
+		kindHAProxy:     {Apply: (*exec).haproxy, Delete: noop, Terraform: (*tfWriter).bootstrap},
+		kindEtcdMember:  {Apply: (*exec).etcdMember, Delete: (*exec).removeEtcdMember, Terraform: (*tfWriter).bootstrap},
+		kindKubeadmInit: {Apply: (*exec).kubeadmInit, Delete: noop, Terraform: (*tfWriter).bootstrap},
+		kindKubeadmJoin: {Apply: (*exec).kubeadmJoin, Delete: (*exec).leaving, Terraform: (*tfWriter).bootstrap},
+		kindCNI:         {Apply: (*exec).cni, Delete: noop, Terraform: (*tfWriter).bootstrap},
+		kindKubeconfig:  {Apply: (*exec).machinesKubeconfig, Delete: (*exec).deleteKubeconfig},
 	},
+	Refuse:   (*exec).refuse,
+	Stranger: (*exec).stranger,
 }
 
 // machinesTerraform writes a self-managed cluster as a Terraform module for the hashicorp/aws and

@@ -730,6 +730,11 @@ func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[st
 	if err != nil {
 		return wrap("DescribeSecurityGroups", err)
 	}
+	// The groups' keys first: a self-managed cluster's rules name other groups by key.
+	for _, g := range sgs {
+		k, n := o.resourceKey(tagsOf(g.Tags), kindSG, aws.ToString(g.GroupId))
+		o.keys[aws.ToString(g.GroupId)] = key(k, n)
+	}
 	for _, g := range sgs {
 		k, n := o.resourceKey(tagsOf(g.Tags), kindSG, aws.ToString(g.GroupId))
 		ingress := ""
@@ -739,6 +744,9 @@ func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[st
 					ingress = "self"
 				}
 			}
+		}
+		if o.rules {
+			ingress = observedRules(o, g.IpPermissions)
 		}
 		o.add(cluster.Resource{Kind: k, Name: n, ID: aws.ToString(g.GroupId), Fields: map[string]string{"vpc": o.ref(aws.ToString(g.VpcId)), "ingress": ingress},
 			DependsOn: vpcKey(aws.ToString(g.VpcId))})
@@ -763,6 +771,9 @@ func (s *session) sweep(ctx context.Context, o *observation) error {
 			}
 			if t.ResourceType == ec2types.ResourceTypeNatgateway {
 				continue // a deleted NAT gateway keeps its tags for a while
+			}
+			if t.ResourceType == ec2types.ResourceTypeInstance && o.rules {
+				continue // so does a terminated instance; the live ones are observed
 			}
 			o.add(cluster.Resource{Kind: "tagged", Name: id, ID: id, Fields: map[string]string{"type": string(t.ResourceType)}})
 		}

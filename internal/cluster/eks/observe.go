@@ -29,6 +29,8 @@ type observation struct {
 	out      []cluster.Resource
 	keys     map[string]string // EC2 id -> resource key
 	seen     map[string]bool   // EC2 ids observed
+	// rules: security groups are read as a self-managed cluster's, every ingress rule listed.
+	rules bool
 }
 
 func (o *observation) add(r cluster.Resource) {
@@ -85,6 +87,9 @@ func (o *observation) resourceKey(tags map[string]string, kind, id string) (stri
 // the node groups and add-ons of the cluster, the kubeconfig, and anything else EC2 lists with the
 // cluster's tag.
 func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []cluster.Resource) ([]cluster.Resource, error) {
+	if p.selfManaged {
+		return p.observeMachines(ctx, c, recorded)
+	}
 	sec := sectionOf(c)
 	s, err := p.session(ctx, c, sec)
 	if err != nil {

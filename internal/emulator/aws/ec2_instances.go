@@ -194,6 +194,10 @@ func (s *Server) usedIPs(subnet string) map[string]bool {
 			used[in.PrivateIP] = true
 		}
 	}
+	// A load balancer's addresses, taken from the top of the subnet down.
+	for _, ip := range s.elbSubnetAddresses(subnet) {
+		used[ip] = true
+	}
 	for _, n := range s.ec2().NatGateways {
 		if n.SubnetID == subnet && n.State != "deleted" {
 			for _, a := range n.Addresses {

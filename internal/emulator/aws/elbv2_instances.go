@@ -14,11 +14,22 @@ type elbInstance struct {
 }
 
 // ec2InstanceTarget looks up instance id for an instance target (s.Mu held); false when EC2 has
-// no such instance. The emulator's EC2 does not run instances yet, so no id is found: instance
-// targets are refused with InvalidTarget, as AWS refuses an unknown instance.
+// no such instance or it is terminated (an instance target AWS refuses with InvalidTarget).
 func (s *Server) ec2InstanceTarget(id string) (elbInstance, bool) {
-	return elbInstance{}, false
+	in := s.instances()[id]
+	if in == nil || !in.live() {
+		return elbInstance{}, false
+	}
+	return elbInstance{VpcID: in.VpcID, SubnetID: in.SubnetID, PrivateIP: in.PrivateIP, State: in.State}, true
 }
 
 // ec2PrivateAddresses are the private addresses EC2 instances hold (s.Mu held).
-func (s *Server) ec2PrivateAddresses() []string { return nil }
+func (s *Server) ec2PrivateAddresses() []string {
+	var out []string
+	for _, in := range s.instances() {
+		if in.live() {
+			out = append(out, in.PrivateIP)
+		}
+	}
+	return out
+}

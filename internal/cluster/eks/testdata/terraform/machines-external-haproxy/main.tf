@@ -293,7 +293,7 @@ resource "aws_instance" "control-plane-0" {
   ami                    = data.aws_ami.machine.id
   instance_type          = "m6i.large"
   subnet_id              = aws_subnet.private-us-east-1a.id
-  vpc_security_group_ids = [aws_security_group.machines.id, aws_security_group.control-plane.id]
+  vpc_security_group_ids = [aws_security_group.control-plane.id, aws_security_group.machines.id]
   key_name               = aws_key_pair.nuv-tier.key_name
   source_dest_check      = false
   tags = {
@@ -307,7 +307,7 @@ resource "aws_instance" "etcd-0" {
   ami                    = data.aws_ami.machine.id
   instance_type          = "m6i.large"
   subnet_id              = aws_subnet.private-us-east-1a.id
-  vpc_security_group_ids = [aws_security_group.machines.id, aws_security_group.etcd.id]
+  vpc_security_group_ids = [aws_security_group.etcd.id, aws_security_group.machines.id]
   key_name               = aws_key_pair.nuv-tier.key_name
   source_dest_check      = false
   tags = {
@@ -321,7 +321,7 @@ resource "aws_instance" "etcd-1" {
   ami                    = data.aws_ami.machine.id
   instance_type          = "m6i.large"
   subnet_id              = aws_subnet.private-us-east-1a.id
-  vpc_security_group_ids = [aws_security_group.machines.id, aws_security_group.etcd.id]
+  vpc_security_group_ids = [aws_security_group.etcd.id, aws_security_group.machines.id]
   key_name               = aws_key_pair.nuv-tier.key_name
   source_dest_check      = false
   tags = {
@@ -335,7 +335,7 @@ resource "aws_instance" "etcd-2" {
   ami                    = data.aws_ami.machine.id
   instance_type          = "m6i.large"
   subnet_id              = aws_subnet.private-us-east-1a.id
-  vpc_security_group_ids = [aws_security_group.machines.id, aws_security_group.etcd.id]
+  vpc_security_group_ids = [aws_security_group.etcd.id, aws_security_group.machines.id]
   key_name               = aws_key_pair.nuv-tier.key_name
   source_dest_check      = false
   tags = {
@@ -363,7 +363,7 @@ resource "aws_instance" "lb-0" {
   ami                    = data.aws_ami.machine.id
   instance_type          = "t3.small"
   subnet_id              = aws_subnet.public-us-east-1a.id
-  vpc_security_group_ids = [aws_security_group.machines.id, aws_security_group.lb.id]
+  vpc_security_group_ids = [aws_security_group.lb.id, aws_security_group.machines.id]
   key_name               = aws_key_pair.nuv-tier.key_name
   source_dest_check      = false
   tags = {

@@ -310,7 +310,7 @@ resource "aws_instance" "control-plane-0" {
   ami                    = data.aws_ami.machine.id
   instance_type          = "m6i.xlarge"
   subnet_id              = aws_subnet.private-us-east-1a.id
-  vpc_security_group_ids = [aws_security_group.machines.id, aws_security_group.control-plane.id]
+  vpc_security_group_ids = [aws_security_group.control-plane.id, aws_security_group.machines.id]
   key_name               = aws_key_pair.nuv-ha.key_name
   source_dest_check      = false
   tags = {
@@ -324,7 +324,7 @@ resource "aws_instance" "control-plane-1" {
   ami                    = data.aws_ami.machine.id
   instance_type          = "m6i.xlarge"
   subnet_id              = aws_subnet.private-us-east-1b.id
-  vpc_security_group_ids = [aws_security_group.machines.id, aws_security_group.control-plane.id]
+  vpc_security_group_ids = [aws_security_group.control-plane.id, aws_security_group.machines.id]
   key_name               = aws_key_pair.nuv-ha.key_name
   source_dest_check      = false
   tags = {
@@ -338,7 +338,7 @@ resource "aws_instance" "control-plane-2" {
   ami                    = data.aws_ami.machine.id
   instance_type          = "m6i.xlarge"
   subnet_id              = aws_subnet.private-us-east-1a.id
-  vpc_security_group_ids = [aws_security_group.machines.id, aws_security_group.control-plane.id]
+  vpc_security_group_ids = [aws_security_group.control-plane.id, aws_security_group.machines.id]
   key_name               = aws_key_pair.nuv-ha.key_name
   source_dest_check      = false
   tags = {

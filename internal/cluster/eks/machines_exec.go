@@ -1,0 +1,343 @@
+package eks
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/machine"
+	"github.com/nuv-dev/nuv/internal/machine/userdata"
+)
+
+// TagHostKey holds an instance's SSH host key (its public half, an authorized_keys line): nuv made
+// the key and put it in the machine's user data, and pins it when it connects.
+const TagHostKey = "nuv.dev/host-key"
+
+// sshKeyPath is nuv's SSH key for the machines of cluster name, under nuv's home (0600; its public
+// half is the cluster's key pair).
+func (p *Provider) sshKeyPath(name string) string {
+	return filepath.Join(p.Home, "aws", name, "id_ed25519")
+}
+
+// clientKey reads nuv's SSH key of cluster name, making it when create is set and there is none.
+func (p *Provider) clientKey(name string, create bool) (*machine.Key, error) {
+	path := p.sshKeyPath(name)
+	k, err := machine.ReadKey(path)
+	if err == nil {
+		return k, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) || !create {
+		return nil, fmt.Errorf("nuv's SSH key of cluster %s (%s): %w; it is made by the apply that created the cluster, on that machine", name, path, err)
+	}
+	if p.Home == "" {
+		return nil, errors.New("nuv's home is not set: the SSH key of the machines has nowhere to go")
+	}
+	k, err = machine.NewKey()
+	if err != nil {
+		return nil, err
+	}
+	if err := machine.WriteKey(path, k, "nuv@"+name); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// machineSG makes a role's security group and brings its ingress rules to the plan's: each port
+// range and source is one permission; rules nuv did not ask for are revoked.
+func (x *exec) machineSG(ctx context.Context, _ cluster.Change) error {
+	if x.res.ID == "" {
+		vpc, err := x.id(x.res.Fields["vpc"])
+		if err != nil {
+			return err
+		}
+		out, err := x.s.ec2.CreateSecurityGroup(ctx, &ec2.CreateSecurityGroupInput{GroupName: aws.String("nuv-" + x.name + "-" + x.rname), VpcId: aws.String(vpc),
+			Description:       aws.String("nuv cluster " + x.name + ": " + x.rname),
+			TagSpecifications: x.ec2Tags(ec2types.ResourceTypeSecurityGroup)})
+		if err != nil {
+			return x.fail("ec2:CreateSecurityGroup", x.res.Key(), err)
+		}
+		if err := x.made(aws.ToString(out.GroupId)); err != nil {
+			return err
+		}
+	}
+	want := map[string]ec2types.IpPermission{}
+	for _, r := range strings.Split(x.res.Fields["ingress"], ",") {
+		if r == "" {
+			continue
+		}
+		proto, from, to := ruleProto(r)
+		for _, src := range ruleSources(r) {
+			perm := ec2types.IpPermission{IpProtocol: aws.String(proto)}
+			if proto != "-1" {
+				perm.FromPort, perm.ToPort = aws.Int32(int32(from)), aws.Int32(int32(to))
+			}
+			if strings.HasPrefix(src, kindSG+"/") {
+				id := x.res.ID
+				if src != x.res.Key() {
+					var err error
+					if id, err = x.id(src); err != nil {
+						return err
+					}
+				}
+				perm.UserIdGroupPairs = []ec2types.UserIdGroupPair{{GroupId: aws.String(id)}}
+			} else {
+				perm.IpRanges = []ec2types.IpRange{{CidrIp: aws.String(src)}}
+			}
+			want[permKey(perm)] = perm
+		}
+	}
+	cur, err := x.s.ec2.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{GroupIds: []string{x.res.ID}})
+	if err != nil || len(cur.SecurityGroups) == 0 {
+		return x.fail("ec2:DescribeSecurityGroups", x.res.Key(), err)
+	}
+	for _, perm := range splitPerms(cur.SecurityGroups[0].IpPermissions) {
+		k := permKey(perm)
+		if _, ok := want[k]; ok {
+			delete(want, k)
+			continue
+		}
+		if _, err := x.s.ec2.RevokeSecurityGroupIngress(ctx, &ec2.RevokeSecurityGroupIngressInput{GroupId: aws.String(x.res.ID), IpPermissions: []ec2types.IpPermission{perm}}); err != nil && !notFound(err) {
+			return x.fail("ec2:RevokeSecurityGroupIngress", x.res.Key(), err)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		_, err := x.s.ec2.AuthorizeSecurityGroupIngress(ctx, &ec2.AuthorizeSecurityGroupIngressInput{GroupId: aws.String(x.res.ID), IpPermissions: []ec2types.IpPermission{want[k]}})
+		if err != nil && apiCode(err) != "InvalidPermission.Duplicate" {
+			return x.fail("ec2:AuthorizeSecurityGroupIngress", x.res.Key(), err)
+		}
+	}
+	return nil
+}
+
+// ruleProto reads a plan rule's protocol ("tcp", or "-1" for all) and ports.
+func ruleProto(r string) (proto string, from, to int) {
+	p, rest, _ := strings.Cut(r, ":")
+	if p == "all" {
+		return "-1", -1, -1
+	}
+	ports, _, _ := strings.Cut(rest, ":")
+	lo, hi, ranged := strings.Cut(ports, "-")
+	from, _ = strconv.Atoi(lo)
+	to = from
+	if ranged {
+		to, _ = strconv.Atoi(hi)
+	}
+	return p, from, to
+}
+
+// splitPerms splits permissions into one per source (AWS groups the sources of a port range).
+func splitPerms(perms []ec2types.IpPermission) []ec2types.IpPermission {
+	var out []ec2types.IpPermission
+	for _, p := range perms {
+		base := ec2types.IpPermission{IpProtocol: p.IpProtocol, FromPort: p.FromPort, ToPort: p.ToPort}
+		for _, r := range p.IpRanges {
+			q := base
+			q.IpRanges = []ec2types.IpRange{{CidrIp: r.CidrIp}}
+			out = append(out, q)
+		}
+		for _, g := range p.UserIdGroupPairs {
+			q := base
+			q.UserIdGroupPairs = []ec2types.UserIdGroupPair{{GroupId: g.GroupId}}
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// permKey is a one-source permission as a comparable string.
+func permKey(p ec2types.IpPermission) string {
+	src := ""
+	if len(p.IpRanges) > 0 {
+		src = aws.ToString(p.IpRanges[0].CidrIp)
+	}
+	if len(p.UserIdGroupPairs) > 0 {
+		src = aws.ToString(p.UserIdGroupPairs[0].GroupId)
+	}
+	proto := aws.ToString(p.IpProtocol)
+	if proto == "-1" {
+		return "all:" + src
+	}
+	return fmt.Sprintf("%s:%d-%d:%s", proto, aws.ToInt32(p.FromPort), aws.ToInt32(p.ToPort), src)
+}
+
+// keyPair imports nuv's SSH key (made now if the cluster has none) as the cluster's key pair.
+func (x *exec) keyPair(ctx context.Context, _ cluster.Change) error {
+	if x.res.ID != "" {
+		return nil
+	}
+	k, err := x.p.clientKey(x.name, true)
+	if err != nil {
+		return err
+	}
+	out, err := x.s.ec2.ImportKeyPair(ctx, &ec2.ImportKeyPairInput{KeyName: aws.String(x.rname), PublicKeyMaterial: []byte(k.AuthorizedKey("nuv@" + x.name)),
+		TagSpecifications: x.ec2Tags(ec2types.ResourceTypeKeyPair)})
+	if err != nil {
+		return x.fail("ec2:ImportKeyPair", x.res.Key(), err)
+	}
+	return x.made(aws.ToString(out.KeyPairId))
+}
+
+func (x *exec) deleteKeyPair(ctx context.Context, ch cluster.Change) error {
+	_, err := x.s.ec2.DeleteKeyPair(ctx, &ec2.DeleteKeyPairInput{KeyPairId: aws.String(actualID(ch))})
+	if !notFound(err) {
+		return x.fail("ec2:DeleteKeyPair", ch.Key, err)
+	}
+	// The key's private half goes with the key pair: no machine of the cluster accepts it any more.
+	if err := os.RemoveAll(filepath.Dir(x.p.sshKeyPath(x.name))); err != nil {
+		return fmt.Errorf("remove nuv's SSH key of cluster %s: %w", x.name, err)
+	}
+	return nil
+}
+
+// instance launches one machine with user data that installs a host key nuv made (its public half
+// in the instance's tags) and nuv's SSH key, and waits until it runs. The client token makes a
+// launch that a killed apply repeats return the same instance; a replacement gets a new one.
+func (x *exec) instance(ctx context.Context, ch cluster.Change) error {
+	f := x.res.Fields
+	if x.res.ID == "" {
+		client, err := x.p.clientKey(x.name, false)
+		if err != nil {
+			return err
+		}
+		host, err := machine.NewKey()
+		if err != nil {
+			return err
+		}
+		ud, err := userdata.Script(userdata.Config{Hostname: x.name + "-" + x.rname, HostKey: host, AuthorizedKeys: []string{client.AuthorizedKey("nuv@" + x.name)}})
+		if err != nil {
+			return err
+		}
+		ami, err := x.s.imageID(ctx, f["image"])
+		if err != nil {
+			return err
+		}
+		subnet, err := x.id(f["subnet"])
+		if err != nil {
+			return err
+		}
+		var sgs []string
+		for _, k := range strings.Split(f["securityGroups"], ",") {
+			id, err := x.id(k)
+			if err != nil {
+				return err
+			}
+			sgs = append(sgs, id)
+		}
+		out, err := x.s.ec2.RunInstances(ctx, &ec2.RunInstancesInput{
+			ImageId: aws.String(ami), InstanceType: ec2types.InstanceType(f["instanceType"]), MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
+			SubnetId: aws.String(subnet), SecurityGroupIds: sgs, KeyName: aws.String(strings.TrimPrefix(f["keyPair"], kindKeyPair+"/")),
+			UserData: aws.String(base64.StdEncoding.EncodeToString(ud)), ClientToken: aws.String(clientToken(x.name, x.res.Key(), actualID(ch))),
+			TagSpecifications: x.ec2Tags(ec2types.ResourceTypeInstance, TagRole, f["role"], TagHostKey, host.AuthorizedKey("")),
+		})
+		if err != nil {
+			return x.fail("ec2:RunInstances", x.res.Key(), err)
+		}
+		if len(out.Instances) != 1 {
+			return fmt.Errorf("ec2:RunInstances on %s: %d instances launched, want 1", x.res.Key(), len(out.Instances))
+		}
+		if err := x.made(aws.ToString(out.Instances[0].InstanceId)); err != nil {
+			return err
+		}
+	}
+	return x.p.waitInstance(ctx, x.s, x.res.Key(), x.res.ID, true)
+}
+
+// clientToken is the idempotency token of a machine's launch: the same for the same cluster,
+// resource and machine it replaces (none for a first launch).
+func clientToken(clusterName, key, replaced string) string {
+	h := sha256.Sum256([]byte(clusterName + "\x00" + key + "\x00" + replaced))
+	return "nuv-" + hex.EncodeToString(h[:16])
+}
+
+func (x *exec) deleteInstance(ctx context.Context, ch cluster.Change) error {
+	id := actualID(ch)
+	_, err := x.s.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}})
+	if notFound(err) && err != nil {
+		return nil
+	}
+	if err != nil {
+		return x.fail("ec2:TerminateInstances", ch.Key, err)
+	}
+	x.p.forgetMachine(id)
+	return x.p.waitInstance(ctx, x.s, ch.Key, id, false)
+}
+
+// imageID is the id of the AMI named name.
+func (s *session) imageID(ctx context.Context, name string) (string, error) {
+	out, err := s.ec2.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"self"}, Filters: []ec2types.Filter{{Name: aws.String("name"), Values: []string{name}}}})
+	if err != nil {
+		return "", fmt.Errorf("look up machine image %s (ec2:DescribeImages): %s", name, apiMessage(err))
+	}
+	for _, im := range out.Images {
+		if im.State == ec2types.ImageStateAvailable {
+			return aws.ToString(im.ImageId), nil
+		}
+	}
+	return "", fmt.Errorf("machine image %s is not available in %s", name, s.cfg.Region)
+}
+
+// waitInstance waits until instance id runs (its machine booted and its user data ran), or, with
+// running unset, until it is terminated or gone. An instance that ends terminated while nuv waits
+// for it to run is an error saying why (its state reason).
+func (p *Provider) waitInstance(ctx context.Context, s *session, what, id string, running bool) error {
+	g := p.progress(what)
+	delay := s.poll
+	if delay == 0 {
+		delay = 2 * time.Second
+	}
+	deadline := time.Now().Add(15 * time.Minute)
+	for {
+		out, err := s.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+		state, reason := "", ""
+		switch {
+		case notFound(err) && err != nil:
+			state = "gone"
+		case err != nil:
+			return fmt.Errorf("wait for %s (%s): ec2:DescribeInstances: %s", what, id, apiMessage(err))
+		default:
+			for _, r := range out.Reservations {
+				for _, in := range r.Instances {
+					state = string(in.State.Name)
+					if in.StateReason != nil {
+						reason = aws.ToString(in.StateReason.Message)
+					}
+				}
+			}
+			if state == "" {
+				state = "gone"
+			}
+		}
+		g.status(state)
+		switch {
+		case running && state == "running":
+			return nil
+		case running && (state == "terminated" || state == "shutting-down" || state == "gone"):
+			return fmt.Errorf("%s (%s) did not start: it is %s (%s)", what, id, state, orDefault(reason, "no reason given"))
+		case !running && (state == "terminated" || state == "gone"):
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("wait for %s (%s): still %s after %s", what, id, state, g.Elapsed().Round(time.Second))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+	}
+}
