@@ -68,7 +68,7 @@ type Provider struct {
 	sessions map[string]*session // by region, endpoint and profile
 	resolved map[string]*resolved
 	machines map[string]*machinesResolved
-	conns    map[string]*machine.SSH // SSH connections to machines, by instance id
+	conns    map[string]*machine.SSH      // SSH connections to machines, by instance id
 	ids      map[string]map[string]string // cluster -> resource key -> id, from Observe and creates
 }
 
