@@ -46,6 +46,9 @@ func (p *Provider) List(ctx context.Context) ([]cluster.Info, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.selfManaged {
+		return p.listMachines(ctx, s, "")
+	}
 	var out []cluster.Info
 	pg := eks.NewListClustersPaginator(s.eks, &eks.ListClustersInput{})
 	for pg.HasMorePages() {
@@ -70,6 +73,9 @@ func (p *Provider) List(ctx context.Context) ([]cluster.Info, error) {
 // Status reports one EKS cluster nuv made, in the region and account its spec names (the
 // environment's for a cluster without a record).
 func (p *Provider) Status(ctx context.Context, c *spec.Cluster) (cluster.Info, error) {
+	if p.selfManaged {
+		return p.statusMachines(ctx, c)
+	}
 	name, sec := c.Metadata.Name, sectionOf(c)
 	if !p.configured() && sec.Endpoint == "" && sec.Profile == "" {
 		return cluster.Info{}, fmt.Errorf("%q: %w", name, cluster.ErrNotFound)
@@ -164,7 +170,7 @@ func (p *Provider) Adopt(ctx context.Context, name string) (*spec.Cluster, error
 	}
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
-	c := &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: name}, Spec: spec.Spec{Provider: Name}}
+	c := &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: name}, Spec: spec.Spec{Provider: p.Name()}}
 	// An AWS that cannot be asked is not a reason to stop another provider from adopting the name.
 	s, err := p.session(ctx, c, Section{})
 	if err != nil {

@@ -35,6 +35,11 @@ func Registry() *cluster.Registry {
 		{Name: "eks", Short: "Amazon EKS through the AWS SDK (or nuv's emulator)", New: func(h cluster.Host) (cluster.Provider, error) {
 			return eks.New(h.Project, h.Env.Exe, h.Env.Getenv, h.Env.Log), nil
 		}, Section: eks.DecodeSpecSection, Cloud: true},
+		{Name: "aws", Short: "self-managed Kubernetes on EC2 machines: kubeadm, an etcd tier, a load balancer (or nuv's emulator)", New: func(h cluster.Host) (cluster.Provider, error) {
+			p := eks.NewMachines(h.Project, h.Env.Exe, h.Env.Getenv, h.Env.Log)
+			p.Home = h.Home
+			return p, nil
+		}, Section: eks.MachinesKey.Decoder(), Cloud: true},
 		{Name: "aks", Short: "Azure AKS through the Azure SDK (or nuv's emulator)", New: func(h cluster.Host) (cluster.Provider, error) {
 			return &aks.Provider{Project: h.Project, Log: h.Env.Log, Getenv: h.Env.Getenv}, nil
 		}, Section: aks.DecodeSection, Cloud: true},
