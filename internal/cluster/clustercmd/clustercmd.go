@@ -77,7 +77,7 @@ func subcommands() []sub {
 		{"plan", "plan -f FILE [--only NAME] [--detailed-exitcode] [-o text|json|yaml] [-out PLANFILE] [--terraform DIR]", "show what apply would change, resource by resource (reads only)", runPlan},
 		{"apply", "apply -f FILE [--only NAME] [--yes] | apply PLANFILE", "converge clusters to their specs: create what is missing, update what differs; asks before deleting or replacing", runApply},
 		{"delete", "delete NAME...|--all [--dry-run] [--yes]", "delete clusters with everything nuv made for them, state and kubeconfig included; --all and cloud clusters ask first", runDelete},
-		{"list", "list [--refresh] [-o table|wide|json|yaml]", "list every provider's clusters: name, provider, status, API URL, nodes ready, age (a cloud's answer cached less than 5m ago shows its age)", runList},
+		{"list", "list [--refresh] [-o table|wide|json|yaml]", "list every provider's clusters: name, provider, status (a cloud's cached answer with its age), API URL, nodes ready, age", runList},
 		{"status", "status NAME [--refresh] [-o table|wide|json|yaml]", "show a cluster and its components", runStatus},
 		{"stop", "stop NAME...|--all", "stop a cluster's processes, keep its state (local clusters)", runStop},
 		{"start", "start NAME...|--all", "start a stopped cluster or repair a degraded one (local clusters)", runStart},
