@@ -250,15 +250,31 @@ func (c *cmdCtx) engineFor(location, command string) (*engine.Engine, error) {
 	return e, nil
 }
 
-// knownNames lists every cluster any provider or the default store knows, sorted.
-func (c *cmdCtx) knownNames(ctx context.Context) []string {
+// knownNames lists every cluster any provider or the default store knows, sorted. The providers
+// are asked all at once; with cached, a cloud's fresh cached answer serves (for the names an error
+// message suggests; --all asks every cloud now).
+func (c *cmdCtx) knownNames(ctx context.Context, cached bool) []string {
 	seen := map[string]bool{}
-	for _, p := range c.providers {
-		infos, _ := p.List(ctx)
-		for _, i := range infos {
-			seen[i.Name] = true
-		}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for n, p := range c.providers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var infos []cluster.Info
+			if cached {
+				infos, _ = c.list(ctx, n)
+			} else {
+				infos, _ = p.List(ctx)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, i := range infos {
+				seen[i.Name] = true
+			}
+		}()
 	}
+	wg.Wait()
 	if e, err := c.engineFor(c.env.Getenv("NUV_STATE"), "nuv cluster"); err == nil {
 		recs, _ := e.Store.List(ctx)
 		for _, r := range recs {
@@ -279,7 +295,7 @@ func (c *cmdCtx) names(ctx context.Context, args []string, all bool, verb string
 		if len(args) > 0 {
 			return nil, cli.Usagef("nuv cluster %s: give cluster names or --all, not both", verb)
 		}
-		return c.knownNames(ctx), nil
+		return c.knownNames(ctx, false), nil
 	}
 	if len(args) == 0 {
 		return nil, cli.Usagef("nuv cluster %s: name a cluster (or --all); `nuv cluster list` shows them", verb)
@@ -292,7 +308,7 @@ func (c *cmdCtx) notFound(ctx context.Context, err error) error {
 	if !errors.Is(err, cluster.ErrNotFound) {
 		return err
 	}
-	known := c.knownNames(ctx)
+	known := c.knownNames(ctx, true)
 	if len(known) == 0 {
 		return fmt.Errorf("%w (no clusters exist)", err)
 	}
