@@ -111,6 +111,9 @@ type Info struct {
 	Components []Component
 	// Err explains a Corrupt cluster.
 	Err error
+	// CachedAt is when a cloud answered what this Info says, when it comes from nuv's cache of
+	// cloud answers (package clustercache); zero when the provider was asked now.
+	CachedAt time.Time
 }
 
 // Component is one process of a cluster.

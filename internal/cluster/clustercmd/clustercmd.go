@@ -9,15 +9,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/clustercache"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
 	"github.com/nuv-dev/nuv/internal/cluster/history"
 	"github.com/nuv-dev/nuv/internal/cluster/providers"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/spf13/pflag"
@@ -37,6 +41,8 @@ type cmdCtx struct {
 	// overrides are environment settings a flag gave explicitly (--wait-timeout is
 	// NUV_CLUSTER_WAIT_TIMEOUT): env.Getenv, which the providers read, answers them first.
 	overrides map[string]string
+	// refresh is --refresh of list and status: ask the clouds now, not their cached answers.
+	refresh bool
 }
 
 // newCmdCtx is a subcommand's context: env, whose Getenv answers the command's flag overrides
@@ -71,8 +77,8 @@ func subcommands() []sub {
 		{"plan", "plan -f FILE [--only NAME] [--detailed-exitcode] [-o text|json|yaml] [-out PLANFILE] [--terraform DIR]", "show what apply would change, resource by resource (reads only)", runPlan},
 		{"apply", "apply -f FILE [--only NAME] [--yes] | apply PLANFILE", "converge clusters to their specs: create what is missing, update what differs; asks before deleting or replacing", runApply},
 		{"delete", "delete NAME...|--all [--dry-run] [--yes]", "delete clusters with everything nuv made for them, state and kubeconfig included; --all and cloud clusters ask first", runDelete},
-		{"list", "list [-o table|wide|json|yaml]", "list every provider's clusters: name, provider, status, API URL, nodes ready, age", runList},
-		{"status", "status NAME [-o table|wide|json|yaml]", "show a cluster and its components", runStatus},
+		{"list", "list [--refresh] [-o table|wide|json|yaml]", "list every provider's clusters: name, provider, status (a cloud's cached answer with its age), API URL, nodes ready, age", runList},
+		{"status", "status NAME [--refresh] [-o table|wide|json|yaml]", "show a cluster and its components", runStatus},
 		{"stop", "stop NAME...|--all", "stop a cluster's processes, keep its state (local clusters)", runStop},
 		{"start", "start NAME...|--all", "start a stopped cluster or repair a degraded one (local clusters)", runStart},
 		{"logs", "logs NAME [COMPONENT] [--tail N]", "print a cluster's component logs", runLogs},
@@ -104,6 +110,11 @@ State: records and locks in $NUV_HOME/state, or a shared store: NUV_STATE=kube:N
 			if err != nil {
 				return err
 			}
+			if changesClusters(s.name) {
+				// A list after this verb shows the clusters as they now are, not as a cloud
+				// answered before it (the cache is dropped after the verb, which may fail half-way).
+				defer c.invalidateCache()
+			}
 			return s.run(ctx, c, args)
 		}}
 		switch s.name {
@@ -117,6 +128,26 @@ State: records and locks in $NUV_HOME/state, or a shared store: NUV_STATE=kube:N
 		g.Verbs = append(g.Verbs, v)
 	}
 	return g
+}
+
+// changesClusters reports whether verb may create, change or delete clusters (and so makes the
+// cached cloud answers out of date).
+func changesClusters(verb string) bool {
+	switch verb {
+	case "list", "status", "logs", "kubeconfig", "plan", "prepare", "node-image":
+		return false
+	}
+	return true
+}
+
+// invalidateCache drops the cached cloud answers; failing to is a warning (the cache then shows
+// the clusters as they were until its time to live passes, with their age).
+func (c *cmdCtx) invalidateCache() {
+	if cache := c.cache(); cache != nil {
+		if err := cache.Invalidate(); err != nil {
+			c.env.Log.Warnf("%v", err)
+		}
+	}
 }
 
 // flagSet is a subcommand's flags with the env it prints help to (cli.Parse).
@@ -219,15 +250,31 @@ func (c *cmdCtx) engineFor(location, command string) (*engine.Engine, error) {
 	return e, nil
 }
 
-// knownNames lists every cluster any provider or the default store knows, sorted.
-func (c *cmdCtx) knownNames(ctx context.Context) []string {
+// knownNames lists every cluster any provider or the default store knows, sorted. The providers
+// are asked all at once; with cached, a cloud's fresh cached answer serves (for the names an error
+// message suggests; --all asks every cloud now).
+func (c *cmdCtx) knownNames(ctx context.Context, cached bool) []string {
 	seen := map[string]bool{}
-	for _, p := range c.providers {
-		infos, _ := p.List(ctx)
-		for _, i := range infos {
-			seen[i.Name] = true
-		}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for n, p := range c.providers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var infos []cluster.Info
+			if cached {
+				infos, _ = c.list(ctx, n)
+			} else {
+				infos, _ = p.List(ctx)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, i := range infos {
+				seen[i.Name] = true
+			}
+		}()
 	}
+	wg.Wait()
 	if e, err := c.engineFor(c.env.Getenv("NUV_STATE"), "nuv cluster"); err == nil {
 		recs, _ := e.Store.List(ctx)
 		for _, r := range recs {
@@ -248,7 +295,7 @@ func (c *cmdCtx) names(ctx context.Context, args []string, all bool, verb string
 		if len(args) > 0 {
 			return nil, cli.Usagef("nuv cluster %s: give cluster names or --all, not both", verb)
 		}
-		return c.knownNames(ctx), nil
+		return c.knownNames(ctx, false), nil
 	}
 	if len(args) == 0 {
 		return nil, cli.Usagef("nuv cluster %s: name a cluster (or --all); `nuv cluster list` shows them", verb)
@@ -261,7 +308,7 @@ func (c *cmdCtx) notFound(ctx context.Context, err error) error {
 	if !errors.Is(err, cluster.ErrNotFound) {
 		return err
 	}
-	known := c.knownNames(ctx)
+	known := c.knownNames(ctx, true)
 	if len(known) == 0 {
 		return fmt.Errorf("%w (no clusters exist)", err)
 	}
@@ -269,8 +316,11 @@ func (c *cmdCtx) notFound(ctx context.Context, err error) error {
 }
 
 // find returns the provider that knows cluster name, with its status. The provider the default
-// state store records the cluster under is asked with the recorded spec (so it looks in the
-// cluster's region and account), the others with the name alone.
+// state store records the cluster under is asked first, with the recorded spec (so it looks in the
+// cluster's region and account; a cloud's fresh cached answer serves unless --refresh); when it
+// does not know the cluster, or there is no record, every other provider is asked with the name
+// alone, all at once (one slow cloud does not hold up the others), and the first in name order that
+// knows it answers.
 func (c *cmdCtx) find(ctx context.Context, name string) (cluster.Provider, cluster.Info, error) {
 	var names []string
 	for n := range c.providers {
@@ -281,18 +331,52 @@ func (c *cmdCtx) find(ctx context.Context, name string) (cluster.Provider, clust
 	if e, err := c.engineFor(c.env.Getenv("NUV_STATE"), "nuv cluster"); err == nil {
 		rec, _ = e.Store.Load(ctx, name)
 	}
-	for _, n := range names {
+	if rec != nil && c.providers[rec.Provider] != nil {
 		ref := cluster.Named(name)
-		if rec != nil && rec.Provider == n && rec.Spec != nil {
+		if rec.Spec != nil {
 			ref = rec.Spec
 		}
-		info, err := c.providers[n].Status(ctx, ref)
+		info, err := c.status(ctx, rec.Provider, ref)
 		if err == nil {
-			return c.providers[n], info, nil
+			return c.providers[rec.Provider], info, nil
 		}
 		if !errors.Is(err, cluster.ErrNotFound) {
 			return nil, cluster.Info{}, err
 		}
+		names = slices.DeleteFunc(names, func(n string) bool { return n == rec.Provider })
+	}
+	infos := make([]cluster.Info, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			infos[i], errs[i] = c.status(ctx, n, cluster.Named(name))
+		}()
+	}
+	wg.Wait()
+	for i, n := range names {
+		if errs[i] == nil {
+			return c.providers[n], infos[i], nil
+		}
+		if !errors.Is(errs[i], cluster.ErrNotFound) {
+			return nil, cluster.Info{}, errs[i]
+		}
 	}
 	return nil, cluster.Info{}, c.notFound(ctx, fmt.Errorf("%q: %w", name, cluster.ErrNotFound))
+}
+
+// status is provider n's Status of the cluster ref names: for a cloud, the cluster as its fresh
+// cached list holds it (unless --refresh), else asked now.
+func (c *cmdCtx) status(ctx context.Context, n string, ref *spec.Cluster) (cluster.Info, error) {
+	if c.cached(n) && !c.refresh {
+		if cache := c.cache(); cache != nil {
+			key := clustercache.Key(n, paths.Project(c.env.Getenv, c.env.Dir), c.env.Getenv)
+			if info, ok := cache.Find(n, key, ref.Metadata.Name); ok {
+				return info, nil
+			}
+		}
+	}
+	return c.providers[n].Status(ctx, ref)
 }

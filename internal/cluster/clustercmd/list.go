@@ -16,6 +16,8 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/clustercache"
+	"github.com/nuv-dev/nuv/internal/paths"
 )
 
 func runList(ctx context.Context, c *cmdCtx, args []string) error {
@@ -23,6 +25,7 @@ func runList(ctx context.Context, c *cmdCtx, args []string) error {
 	fs := flags(env, "list")
 	var output cli.OutputOption
 	output.AddFlags(fs.FlagSet)
+	refresh := refreshFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -30,6 +33,7 @@ func runList(ctx context.Context, c *cmdCtx, args []string) error {
 		return cli.Usagef("nuv cluster list: unexpected arguments %q", fs.Args())
 	}
 	_ = output.Validate(fs.usage)
+	c.refresh = *refresh
 	infos, err := c.listAll(ctx)
 	if err != nil {
 		return fmt.Errorf("list clusters: %w", err)
@@ -96,6 +100,9 @@ func writeTableOf(w io.Writer, infos []cluster.Info, now time.Time, wide bool) {
 		if i.Phase != "" && i.Phase != "running" {
 			status += " [" + i.Phase + "]"
 		}
+		if !i.CachedAt.IsZero() {
+			status += " (" + clustercache.Age(i.CachedAt, now) + ")"
+		}
 		if i.Err != nil {
 			status += ": " + i.Err.Error()
 		}
@@ -159,6 +166,8 @@ type jsonInfo struct {
 	Binaries   string              `json:"binaries,omitempty"`
 	Durability string              `json:"durability,omitempty"`
 	Components []cluster.Component `json:"components,omitempty"`
+	// CachedAt is when the cloud gave this answer, for one from nuv's cache (absent: asked now).
+	CachedAt *time.Time `json:"cachedAt,omitempty"`
 }
 
 // machineInfos are clusters in their machine form (-o json|yaml): jsonInfo's stable field names.
@@ -180,6 +189,10 @@ func machineInfo(i cluster.Info) jsonInfo {
 		c := i.Created
 		j.Created = &c
 	}
+	if !i.CachedAt.IsZero() {
+		c := i.CachedAt.UTC()
+		j.CachedAt = &c
+	}
 	return j
 }
 
@@ -188,9 +201,11 @@ func runStatus(ctx context.Context, c *cmdCtx, args []string) error {
 	fs := flags(env, "status")
 	var output cli.OutputOption
 	output.AddFlags(fs.FlagSet)
+	refresh := refreshFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	c.refresh = *refresh
 	if fs.NArg() != 1 {
 		return cli.Usagef("nuv cluster status: name one cluster")
 	}
@@ -245,6 +260,54 @@ func writeStatusOf(w io.Writer, i cluster.Info, now time.Time, wide bool) {
 	tw.Flush()
 }
 
+// refreshFlag adds --refresh: ask every cloud now instead of showing its cached answer.
+func refreshFlag(fs flagSet) *bool {
+	return fs.Bool("refresh", false, fmt.Sprintf("ask the clouds now instead of showing answers nuv cached less than $%s (default %s) ago", clustercache.EnvTTL, clustercache.DefaultTTL))
+}
+
+// cache is the cache of cloud answers of the command's NUV_HOME (nil when the home or the time to
+// live cannot be read: then every cloud is asked).
+func (c *cmdCtx) cache() *clustercache.Cache {
+	home, err := paths.Home(c.env.Getenv)
+	if err != nil {
+		return nil
+	}
+	ttl, err := clustercache.TTLOf(c.env.Getenv)
+	if err != nil {
+		c.env.Log.Warnf("%v; asking the clouds", err)
+		return nil
+	}
+	return &clustercache.Cache{Dir: clustercache.Dir(home), TTL: ttl, Warn: c.env.Log.Warnf}
+}
+
+// cached reports whether provider n's answers are cached (a cloud's, which cost a round trip to
+// its API and a credential to ask; local and kind answer from this machine).
+func (c *cmdCtx) cached(n string) bool {
+	reg, ok := c.registry.Get(n)
+	return ok && reg.Cloud
+}
+
+// list is provider n's List: for a cloud, its cached answer while fresh (unless --refresh), else
+// asked now and cached.
+func (c *cmdCtx) list(ctx context.Context, n string) ([]cluster.Info, error) {
+	if !c.cached(n) {
+		return c.providers[n].List(ctx)
+	}
+	cache, key := c.cache(), clustercache.Key(n, paths.Project(c.env.Getenv, c.env.Dir), c.env.Getenv)
+	if cache != nil && !c.refresh {
+		if infos, ok := cache.Load(n, key); ok {
+			return infos, nil
+		}
+	}
+	infos, err := c.providers[n].List(ctx)
+	if err == nil && cache != nil {
+		if err := cache.Save(n, key, infos); err != nil {
+			c.env.Log.Warnf("%v", err)
+		}
+	}
+	return infos, err
+}
+
 // listAll lists every provider's clusters (in parallel: a cloud may be slow) plus the clusters
 // the state store records that no provider sees any more (a failed create, an interrupted delete).
 func (c *cmdCtx) listAll(ctx context.Context) ([]cluster.Info, error) {
@@ -256,7 +319,7 @@ func (c *cmdCtx) listAll(ctx context.Context) ([]cluster.Info, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], errs[i] = c.providers[n].List(ctx)
+			results[i], errs[i] = c.list(ctx, n)
 		}()
 	}
 	wg.Wait()

@@ -40,6 +40,10 @@ func TestOutputForms(t *testing.T) {
 		{Name: "ha", Provider: "local", Status: cluster.Degraded, APIURL: "https://127.0.0.1:40100", Nodes: 1, NodesReady: 1, HA: true, Created: now.Add(-3 * time.Hour),
 			Components: []cluster.Component{{Name: "etcd-0", Running: true}, {Name: "etcd-1"}}},
 		{Name: "broken", Provider: "local", Status: cluster.Corrupt, NodesReady: -1, Err: errors.New("cluster state is corrupt")},
+		// A cloud's answer from nuv's cache, two minutes old: STATUS shows its age, -o json|yaml cachedAt.
+		{Name: "prod", Provider: "eks", Status: cluster.Running, APIURL: "https://ABC.gr7.eu-west-1.eks.amazonaws.com", Flavor: "eks", Version: "1.31", HA: true,
+			Nodes: 2, NodesReady: 2, Created: now.Add(-50 * time.Hour), CachedAt: now.Add(-2 * time.Minute),
+			Components: []cluster.Component{{Name: "control-plane (ACTIVE)", Running: true}}},
 	}
 	created := time.Date(2026, 11, 29, 8, 30, 0, 0, time.UTC)
 	rec := &state.Record{Name: "dev", Provider: "eks", Phase: "running", Created: created, Updated: created.Add(time.Hour), Generation: 4,

@@ -88,13 +88,24 @@ func (p Provider) status(ctx context.Context, name, dir string) cluster.Info {
 		}
 	}
 	if up > 0 {
-		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		defer cancel()
-		if ready, _, err := nodesReady(ctx, dir); err == nil {
+		if ready, _, err := probeNodes(ctx, dir, ProbeTimeout); err == nil {
 			info.NodesReady = ready
 		}
 	}
 	return info
+}
+
+// ProbeTimeout bounds how long `nuv cluster list` and `nuv cluster status` wait for a local
+// cluster's API to count its Ready nodes: a cluster whose processes run but whose API does not
+// answer (stopped with SIGSTOP, overloaded) is shown with "?" nodes instead of holding the list.
+const ProbeTimeout = 2 * time.Second
+
+// probeNodes is nodesReady bounded by timeout, on the request (the client's own timeout) and on
+// the context alike.
+func probeNodes(ctx context.Context, dir string, timeout time.Duration) (ready, total int, err error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return nodesReadyWithin(ctx, dir, timeout)
 }
 
 // List reports every local cluster; a cluster whose state cannot be read is reported as corrupt.
@@ -117,8 +128,17 @@ func (p Provider) List(ctx context.Context) ([]cluster.Info, error) {
 	return infos, nil
 }
 
-func nodesReady(ctx context.Context, dir string) (ready, total int, err error) {
-	cs, err := clientFor(dir)
+// nodesReadyWithin counts a cluster's Ready nodes through its admin kubeconfig, each request
+// bounded by timeout (0: the admin config's).
+func nodesReadyWithin(ctx context.Context, dir string, timeout time.Duration) (ready, total int, err error) {
+	cfg, err := adminConfig(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	if timeout > 0 {
+		cfg.Timeout = timeout
+	}
+	cs, err := clientForConfig(cfg)
 	if err != nil {
 		return 0, 0, err
 	}
