@@ -66,6 +66,16 @@ func Unmarked(tags map[string]string) map[string]string {
 	return t
 }
 
+// WithoutMarks is tags without the marks (TagExpiresAt, TagOwner and their label spellings), a
+// copy: for a provider whose compared tags include its TagCluster.
+func WithoutMarks(tags map[string]string) map[string]string {
+	t := maps.Clone(tags)
+	for _, k := range []string{TagExpiresAt, TagOwner, LabelExpiresAt, LabelOwner} {
+		delete(t, k)
+	}
+	return t
+}
+
 // MarksOf reads nuv's marks from a resource's tags, or labels (either spelling); an expiry that
 // cannot be read is an error naming the tag and its value.
 func MarksOf(tags map[string]string) (spec.Marks, error) {
