@@ -166,4 +166,3 @@ func (p *Provider) Mark(ctx context.Context, c *spec.Cluster) error {
 	}
 	return nil
 }
-
