@@ -27,7 +27,7 @@ spec:
   provider: gke
   ttl: `+ttl+`
   nodeGroups:
-  - {name: pool, count: 1, instanceType: e2-standard-2}
+  - {name: pool, count: 1, instanceType: e2-standard-4}
   gke: {project: `+g.w.gcpProject+`, location: us-central1-a}
 `)
 }
