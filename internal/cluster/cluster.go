@@ -73,6 +73,30 @@ type Adopter interface {
 	Adopt(ctx context.Context, name string) (*spec.Cluster, error)
 }
 
+// Expirer is a cloud provider whose clusters carry nuv's marks (spec.Marks: nuv.dev/expires-at and
+// nuv.dev/owner, or their label spellings) beside nuv.dev/cluster, so `nuv cluster gc` can find an
+// expired cluster whose state record was lost. The provider writes c.Marks on what it makes; an
+// Expirer is also an Adopter, so the engine can delete what it finds.
+type Expirer interface {
+	// Tagged lists every cluster carrying nuv's cluster tag where the provider's environment
+	// points (account and region, subscription, project), with the marks its main resource
+	// carries; a cluster whose marks cannot be read has Err set.
+	Tagged(ctx context.Context) ([]Tagged, error)
+	// Mark writes c.Marks on the cluster's existing resources (the provider's documentation says
+	// which), replacing the marks they carry: after `nuv cluster extend` or a changed spec.ttl.
+	Mark(ctx context.Context, c *spec.Cluster) error
+}
+
+// Tagged is a cluster an Expirer found by nuv's tag.
+type Tagged struct {
+	Name string
+	spec.Marks
+	// Where says where it was found ("us-east-1", "resource group shop-rg", "project p/us-central1").
+	Where string
+	// Err says why its marks could not be read.
+	Err error
+}
+
 // Status is a cluster's overall state.
 type Status string
 

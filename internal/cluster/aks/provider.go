@@ -91,7 +91,7 @@ func (p *Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
 	var out []cluster.Resource
 	var deps []string
 	if !s.ExistingResourceGroup {
-		rg := cluster.Resource{Kind: kindGroup, Name: s.ResourceGroup, Fields: map[string]string{"location": loc, "tags": kit.Map(tagsOf(c))}, Replace: []string{"location"}}
+		rg := cluster.Resource{Kind: kindGroup, Name: s.ResourceGroup, Fields: map[string]string{"location": loc, "tags": kit.Map(kit.WithoutMarks(tagsOf(c)))}, Replace: []string{"location"}}
 		out = append(out, rg)
 		deps = []string{rg.Key()}
 	}
@@ -104,7 +104,7 @@ func (p *Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
 		"serviceCIDR":   c.Spec.Networking.ServiceCIDR,
 		"dnsPrefix":     s.DNSPrefix,
 		"skuTier":       s.SKUTier,
-		"tags":          kit.Map(tagsOf(c)),
+		"tags":          kit.Map(kit.WithoutMarks(tagsOf(c))),
 		"state":         "Succeeded",
 	}
 	sys := c.Spec.NodeGroups[0]
@@ -128,8 +128,10 @@ func (p *Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
 	return out, nil
 }
 
+// tagsOf are the tags of what nuv makes for c: its tags, nuv.dev/cluster and nuv's marks. Plans
+// compare them without the marks.
 func tagsOf(c *spec.Cluster) map[string]string {
-	return kit.Tags(c.Spec.Tags, TagCluster, c.Metadata.Name)
+	return kit.ClusterTags(c)
 }
 
 // poolFields are the compared fields of a node pool.
@@ -255,7 +257,7 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, _ []cluster.Res
 				tags[k] = deref(v)
 			}
 			out = append(out, cluster.Resource{Kind: kindGroup, Name: s.ResourceGroup, ID: deref(g.ID), Foreign: tags[TagCluster] != name,
-				Fields: map[string]string{"location": deref(g.Location), "tags": kit.Map(tags)}})
+				Fields: map[string]string{"location": deref(g.Location), "tags": kit.Map(kit.WithoutMarks(tags))}})
 		}
 	}
 	var mc *acs.ManagedCluster
@@ -296,7 +298,7 @@ func observedCluster(mc *acs.ManagedCluster, c *spec.Cluster) []cluster.Resource
 		"version":       versionAs(deref(pr.KubernetesVersion), deref(pr.CurrentKubernetesVersion), wantVersion),
 		"networkPlugin": string(deref(np.NetworkPlugin)),
 		"dnsPrefix":     deref(pr.DNSPrefix),
-		"tags":          kit.Map(tags),
+		"tags":          kit.Map(kit.WithoutMarks(tags)),
 		"state":         deref(pr.ProvisioningState),
 	}
 	if mc.SKU != nil {

@@ -83,7 +83,7 @@ func subcommands() []sub {
 		{"start", "start NAME...|--all", "start a stopped cluster or repair a degraded one (local clusters)", runStart},
 		{"logs", "logs NAME [COMPONENT] [--tail N]", "print a cluster's component logs", runLogs},
 		{"kubeconfig", "kubeconfig NAME", "print the path of a cluster's kubeconfig", runKubeconfig},
-		{"gc", "gc [--dry-run] [--provider P]", "delete the clusters whose time to live (spec.ttl, extend) has passed; --dry-run lists them", runGC},
+		{"gc", "gc [--dry-run] [--provider P] [-o json]", "delete the clusters whose time to live (spec.ttl, extend) has passed, and the cloud clusters found by tag whose record was lost; --dry-run lists them", runGC},
 		{"extend", "extend NAME DURATION", "move a cluster's expiry DURATION (4h, 2d) later", runExtend},
 		{"state", "state list|show NAME|unlock NAME [--force]|rm NAME [-o table|wide|json|yaml]", "inspect the state store: records, phases, locks", runState},
 		{"prepare", "prepare [--source download|build|DIR] [--offline] [--prune]", "get (once) the Kubernetes binaries local clusters run: verified release downloads, else a build from source; print where they are", runPrepare},

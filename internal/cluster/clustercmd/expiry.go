@@ -4,24 +4,32 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
+	"text/tabwriter"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/cluster/state"
 )
 
-// runGC is `nuv cluster gc`: delete the clusters of the state store whose expiry (spec.ttl, `nuv
-// cluster extend`) passed. Each is deleted through the engine under its lock and only if, there,
-// its record still says it expired, so a gc never deletes a cluster extended or re-created since
-// it listed it, and two gcs at once delete each cluster once.
+// runGC is `nuv cluster gc`: delete the clusters whose expiry (spec.ttl, `nuv cluster extend`)
+// passed: those of the state store, and, for cloud providers, those found by nuv's tags whose
+// record was lost (engine.Lost: only this store's own, never one without nuv's tag or owned by
+// another store). Each is deleted through the engine under its lock and only if, there, it is
+// still expired, so a gc never deletes a cluster extended or re-created since it listed it, and
+// two gcs at once delete each cluster once. It reports what it deleted and left alone, as a
+// table or -o json|yaml; --dry-run deletes nothing.
 func runGC(ctx context.Context, c *cmdCtx, args []string) error {
 	fs := flags(c.env, "gc")
 	dryRun := fs.Bool("dry-run", false, "list the expired clusters and delete nothing")
 	provider := fs.String("provider", "", "only clusters of this provider")
+	var output cli.OutputOption
+	output.AddFlags(fs.FlagSet, cli.FormatTable, cli.FormatJSON, cli.FormatYAML)
 	waitFlag(fs, c)
 	stateLoc := stateFlag(fs, c)
 	if err := parse(fs, args); err != nil {
@@ -30,6 +38,7 @@ func runGC(ctx context.Context, c *cmdCtx, args []string) error {
 	if fs.NArg() > 0 {
 		return cli.Usagef("nuv cluster gc: unexpected arguments %q", fs.Args())
 	}
+	_ = output.Validate(fs.usage)
 	if *provider != "" {
 		if _, ok := c.providers[*provider]; !ok {
 			e := engine.Engine{Providers: c.providers}
@@ -45,49 +54,148 @@ func runGC(ctx context.Context, c *cmdCtx, args []string) error {
 	for _, err := range unreadable {
 		c.env.Log.Warnf("%v", err)
 	}
-	if len(expired) == 0 {
+	lost, lookErrs := e.Lost(ctx, now, *provider)
+	for _, err := range lookErrs {
+		c.env.Log.Warnf("%v", err)
+	}
+	var rows []gcRow
+	var jobs []func() error
+	for _, r := range expired {
+		rows = append(rows, gcRow{Name: r.Name, Provider: r.Provider, ExpiresAt: r.ExpiresAt, Result: gcWouldDelete, Reason: expiredText(*r.ExpiresAt, now)})
+		jobs = append(jobs, func() error { _, err := e.DeleteExpired(ctx, r.Name, now); return err })
+	}
+	for _, l := range lost {
+		row := gcRow{Name: l.Name, Provider: l.Provider, ExpiresAt: l.ExpiresAt, Where: l.Where, Result: gcSkipped, Reason: l.Skip}
+		if l.Skip == "" {
+			row.Result, row.Reason = gcWouldDelete, "record lost, found by tag; "+expiredText(*l.ExpiresAt, now)
+			jobs = append(jobs, func() error { _, err := e.DeleteLost(ctx, l.Provider, l.Name, now); return err })
+		} else {
+			jobs = append(jobs, nil)
+		}
+		rows = append(rows, row)
+	}
+	if !*dryRun {
+		e.Out = nil
+		results := make([]error, len(jobs))
+		var wg sync.WaitGroup
+		for i, job := range jobs {
+			if job == nil {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i] = job()
+			}()
+		}
+		wg.Wait()
+		for i, job := range jobs {
+			if job != nil {
+				rows[i].settle(results[i])
+			}
+		}
+	}
+	if !output.Machine() && len(rows) == 0 {
 		fmt.Fprintf(c.env.Out, "no expired clusters in %s\n", e.Store.Where())
-		return nil
+		return errors.Join(lookErrs...)
 	}
-	if *dryRun {
-		for _, r := range expired {
-			fmt.Fprintf(c.env.Out, "would delete %s (%s): %s\n", r.Name, r.Provider, expiredText(*r.ExpiresAt, now))
-		}
-		return nil
+	if err := writeGC(c.env.Out, &output, rows, *dryRun); err != nil {
+		return err
 	}
-	e.Out = nil
-	results := make([]error, len(expired))
-	var wg sync.WaitGroup
-	for i, r := range expired {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, results[i] = e.DeleteExpired(ctx, r.Name, now)
-		}()
-	}
-	wg.Wait()
 	var errs []error
-	deleted := 0
-	for i, r := range expired {
-		switch err := results[i]; {
-		case err == nil:
-			deleted++
-			fmt.Fprintf(c.env.Out, "deleted %s (%s): %s\n", r.Name, r.Provider, expiredText(*r.ExpiresAt, now))
-		case errors.Is(err, cluster.ErrNotFound):
-			fmt.Fprintf(c.env.Out, "%s (%s): already deleted (by another nuv)\n", r.Name, r.Provider)
-		case errors.Is(err, engine.ErrNotExpired):
-			fmt.Fprintf(c.env.Out, "%s (%s): left alone: extended or re-created since it was listed\n", r.Name, r.Provider)
-		default:
-			errs = append(errs, fmt.Errorf("gc %s: %w", r.Name, err))
+	for _, r := range rows {
+		if r.Result == gcFailed {
+			errs = append(errs, fmt.Errorf("gc %s (%s): %s", r.Name, r.Provider, r.Reason))
 		}
 	}
-	fmt.Fprintf(c.env.Out, "gc: %d deleted, %d failed\n", deleted, len(errs))
-	return errors.Join(errs...)
+	return errors.Join(append(errs, lookErrs...)...)
 }
 
-// expiredText is "expired 2h ago (2026-12-01T10:00:00Z)".
+// What gc did with a cluster (gcRow.Result).
+const (
+	gcWouldDelete = "would delete" // --dry-run; before the delete
+	gcDeleted     = "deleted"
+	gcSkipped     = "skipped"
+	gcFailed      = "failed"
+)
+
+// gcRow is one cluster of gc's report.
+type gcRow struct {
+	Name      string     `json:"name"`
+	Provider  string     `json:"provider"`
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	// Where is where a cluster without a record was found (its region, resource group, project).
+	Where  string `json:"where,omitempty"`
+	Result string `json:"result"`
+	Reason string `json:"reason"`
+}
+
+// settle records the outcome of the row's delete.
+func (r *gcRow) settle(err error) {
+	var why string
+	switch {
+	case err == nil:
+		r.Result = gcDeleted
+		return
+	case errors.Is(err, cluster.ErrNotFound):
+		why = "already deleted (by another nuv)"
+	case errors.Is(err, engine.ErrNotExpired):
+		why = "extended or re-created since it was listed"
+	case errors.Is(err, engine.ErrNotReapable):
+		why = err.Error()
+		if i := strings.LastIndex(why, engine.ErrNotReapable.Error()+": "); i >= 0 {
+			why = why[i+len(engine.ErrNotReapable.Error())+2:]
+		}
+	case errors.Is(err, state.ErrLocked):
+		why = "another nuv holds its lock: " + err.Error()
+	default:
+		r.Result, r.Reason = gcFailed, err.Error()
+		return
+	}
+	r.Result, r.Reason = gcSkipped, why
+}
+
+// writeGC prints gc's report: a table and a count, or -o json|yaml (an object with the clusters
+// and the counts).
+func writeGC(w io.Writer, o *cli.OutputOption, rows []gcRow, dryRun bool) error {
+	count := map[string]int{}
+	for _, r := range rows {
+		count[r.Result]++
+	}
+	if done, err := o.Write(w, struct {
+		DryRun   bool    `json:"dryRun"`
+		Clusters []gcRow `json:"clusters"`
+		Deleted  int     `json:"deleted"`
+		Skipped  int     `json:"skipped"`
+		Failed   int     `json:"failed"`
+	}{dryRun, append([]gcRow{}, rows...), count[gcDeleted], count[gcSkipped], count[gcFailed]}); done {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tPROVIDER\tEXPIRES AT\tRESULT\tREASON")
+	for _, r := range rows {
+		at := "-"
+		if r.ExpiresAt != nil {
+			at = r.ExpiresAt.UTC().Format(time.RFC3339)
+		}
+		reason := r.Reason
+		if r.Where != "" {
+			reason += " [" + r.Where + "]"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, r.Provider, at, r.Result, reason)
+	}
+	_ = tw.Flush()
+	if dryRun {
+		fmt.Fprintf(w, "gc --dry-run: %d would be deleted, %d skipped\n", count[gcWouldDelete], count[gcSkipped])
+		return nil
+	}
+	fmt.Fprintf(w, "gc: %d deleted, %d skipped, %d failed\n", count[gcDeleted], count[gcSkipped], count[gcFailed])
+	return nil
+}
+
+// expiredText is "expired 2h ago".
 func expiredText(at, now time.Time) string {
-	return fmt.Sprintf("expired %s ago (%s)", humanAge(now.Sub(at)), at.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("expired %s ago", humanAge(now.Sub(at)))
 }
 
 // runExtend is `nuv cluster extend NAME DURATION`: the cluster's expiry moves DURATION after the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -66,7 +67,8 @@ func TestIntegrationGC(t *testing.T) {
 		t.Fatalf("extend: exit %d\n%s%s", code, out, errs)
 	}
 	out, errs, code = c.run("gc", "--dry-run")
-	if code != 0 || !regexpMatch(`^would delete old \(local\): expired \d+m ago \(\S+\)\n$`, out) {
+	if code != 0 || !regexpMatch(`(?m)^old\s+local\s+\S+Z\s+would delete\s+expired \d+m ago$`, out) || strings.Contains(out, "keep") || strings.Contains(out, "later") ||
+		!strings.HasSuffix(out, "gc --dry-run: 1 would be deleted, 0 skipped\n") {
 		t.Fatalf("gc --dry-run: exit %d\n%s%s", code, out, errs)
 	}
 	kubeconfig := filepath.Join(c.project, "clusters", "old.kubeconfig")
@@ -89,7 +91,7 @@ func TestIntegrationGC(t *testing.T) {
 	}
 	wg.Wait()
 	all := strings.Join(outs, "")
-	if strings.Count(all, "deleted old (local): expired") != 1 || strings.Contains(all, "keep") || strings.Contains(all, "later") {
+	if len(regexp.MustCompile(`(?m)^old\s+local\s+\S+\s+deleted\s+expired`).FindAllString(all, -1)) != 1 || strings.Contains(all, "keep") || strings.Contains(all, "later") {
 		t.Fatalf("two gcs at once:\n%s", all)
 	}
 	if _, err := os.Stat(kubeconfig); !os.IsNotExist(err) {

@@ -3,7 +3,6 @@ package eks
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -322,9 +321,7 @@ func (s *session) observeCluster(ctx context.Context, o *observation, c *spec.Cl
 	} else {
 		f["serviceCIDR"] = ""
 	}
-	tags := maps.Clone(cl.Tags)
-	delete(tags, TagCluster)
-	f["tags"] = kit.Map(tags)
+	f["tags"] = kit.Map(kit.Unmarked(cl.Tags))
 	deps = append(deps, key(kindRole, clusterRoleName(name)))
 	o.add(cluster.Resource{Kind: kindCluster, Name: name, ID: aws.ToString(cl.Arn), Fields: f, DependsOn: deps})
 	return cl, false, nil

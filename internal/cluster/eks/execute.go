@@ -136,9 +136,9 @@ func (x *exec) fail(op, resource string, err error) error {
 	return fmt.Errorf("%s on %s: %s", op, resource, apiMessage(err))
 }
 
-// tags are the cluster's tags plus nuv's own.
+// tags are the cluster's tags plus nuv's own (its name, expiry and owner).
 func (x *exec) tags() map[string]string {
-	return kit.Tags(x.c.Spec.Tags, TagCluster, x.name)
+	return kit.ClusterTags(x.c)
 }
 
 func (x *exec) ec2Tags(rt ec2types.ResourceType, extra ...string) []ec2types.TagSpecification {

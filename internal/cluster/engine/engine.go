@@ -235,7 +235,9 @@ func (e *Engine) Apply(ctx context.Context, c *spec.Cluster, o ApplyOptions) (*c
 	if plan.Empty() {
 		if rec == nil || rec.Phase != state.Running || !sameSpec(rec.Spec, c) {
 			// The cluster matches but the record is missing, behind or failed: bring it up to date.
+			lost := rec == nil
 			rec = e.newRecord(rec, p, c)
+			before := rec.ExpiresAt
 			setExpiry(rec, c, time.Now())
 			rec.Phase, rec.Error, rec.Spec = state.Running, "", c
 			actual, err := p.Observe(ctx, c, rec.Resources)
@@ -246,15 +248,21 @@ func (e *Engine) Apply(ctx context.Context, c *spec.Cluster, o ApplyOptions) (*c
 			if err := e.Store.Save(ctx, rec); err != nil {
 				return nil, err
 			}
+			if lost || !sameTime(before, rec.ExpiresAt) {
+				return plan, e.remark(ctx, p, c, rec)
+			}
 		}
 		return plan, nil
 	}
+	existed := plan.Unchanged > 0 || slices.ContainsFunc(plan.Changes, func(ch cluster.Change) bool { return ch.Actual != nil && !ch.Actual.Foreign })
 	rec = e.newRecord(rec, p, c)
 	phase := state.Updating
 	if rec.Generation == 0 || rec.Phase == state.Creating || rec.Phase == state.CreationFailed {
 		phase = state.Creating
 	}
+	before := rec.ExpiresAt
 	setExpiry(rec, c, time.Now())
+	c.Marks = e.marks(rec)
 	rec.Phase, rec.Spec = phase, c
 	if err := e.Store.Save(ctx, rec); err != nil {
 		return nil, err
@@ -263,7 +271,14 @@ func (e *Engine) Apply(ctx context.Context, c *spec.Cluster, o ApplyOptions) (*c
 		return plan, err
 	}
 	rec.Phase, rec.Error = state.Running, ""
-	return plan, e.save(ctx, rec)
+	if err := e.save(ctx, rec); err != nil {
+		return plan, err
+	}
+	if existed && !sameTime(before, rec.ExpiresAt) {
+		// What existed before this apply still carries the old expiry.
+		return plan, e.remark(ctx, p, c, rec)
+	}
+	return plan, nil
 }
 
 func (e *Engine) newRecord(rec *state.Record, p cluster.Provider, c *spec.Cluster) *state.Record {
@@ -560,6 +575,15 @@ func (e *Engine) deleteIf(ctx context.Context, name string, check func(*state.Re
 	c, p, rec, err := e.Target(ctx, name)
 	if err != nil {
 		return nil, err
+	}
+	return e.deleteTargeted(ctx, name, c, p, rec)
+}
+
+// deleteTargeted deletes the cluster name of spec c and provider p (rec: its record, nil if none)
+// under its lock, which the caller holds.
+func (e *Engine) deleteTargeted(ctx context.Context, name string, c *spec.Cluster, p cluster.Provider, rec *state.Record) (*cluster.Plan, error) {
+	if c == nil {
+		return nil, fmt.Errorf("cluster %s: %w: the record has no spec", name, state.ErrCorrupt)
 	}
 	actual, err := p.Observe(ctx, c, recorded(rec))
 	if err != nil {

@@ -246,9 +246,11 @@ func (x *executor) cluster(ctx context.Context, ch cluster.Change, save func(clu
 	return x.clusterRes(ctx)
 }
 
-// labels are the cluster's resource labels: the spec's tags and nuv's ownership label.
+// labels are the cluster's resource labels: the spec's tags, nuv's ownership label and its marks
+// (kit.MarkLabels).
 func (x *executor) labels() map[string]string {
-	l := map[string]string{LabelCluster: x.c.Metadata.Name}
+	l := kit.MarkLabels(x.c.Marks)
+	l[LabelCluster] = x.c.Metadata.Name
 	for k, v := range x.c.Spec.Tags {
 		l[k] = v
 	}

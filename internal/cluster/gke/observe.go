@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -173,8 +172,7 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 // clusterResource is what exists of the cluster, in the fields Desired compares.
 func (p *Provider) clusterResource(c *spec.Cluster, gc *containerpb.Cluster) cluster.Resource {
 	g := p.section(c)
-	tags := maps.Clone(gc.ResourceLabels)
-	delete(tags, LabelCluster)
+	tags := kit.Unmarked(gc.ResourceLabels)
 	f := map[string]string{
 		"project":  g.Project,
 		"location": gc.Location,

@@ -33,7 +33,10 @@ type Cluster struct {
 	// Source is where the document came from ("file.yaml:12"); set by the decoder, not part of the
 	// document.
 	Source string `yaml:"-" json:"-"`
-	lines  map[string]int
+	// Marks are what the engine has providers tag the cluster's cloud resources with besides its
+	// name (its expiry and owner, from the state record); not part of the document.
+	Marks Marks `yaml:"-" json:"-"`
+	lines map[string]int
 }
 
 // Metadata names a cluster.

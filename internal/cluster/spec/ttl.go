@@ -35,3 +35,13 @@ func ParseTTL(s string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// Marks are nuv's marks on a cluster's cloud resources besides its name: when it expires (its
+// state record's expiry; nil: never) and which state store owns it (state.OwnerOf), so `nuv
+// cluster gc` can find an expired cluster whose record was lost and tell its own clusters from
+// another team's. The engine sets them on the spec it hands a provider; providers write them as
+// tags or labels (package kit) and never compare them in plans.
+type Marks struct {
+	ExpiresAt *time.Time
+	Owner     string
+}

@@ -24,6 +24,7 @@ import (
 type Kube struct {
 	Namespace  string
 	Kubeconfig string
+	server     string // the API server's address (Owner)
 	cs         kubernetes.Interface
 	mu         sync.Mutex
 	versions   map[string]string // record name -> resourceVersion last read or written
@@ -77,7 +78,7 @@ func NewKube(kubeconfig, namespace string) (*Kube, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state store kube:%s@%s: %w", namespace, kubeconfig, err)
 	}
-	return &Kube{Namespace: namespace, Kubeconfig: kubeconfig, cs: cs, versions: map[string]string{}, gens: map[string]int64{}}, nil
+	return &Kube{Namespace: namespace, Kubeconfig: kubeconfig, server: cfg.Host, cs: cs, versions: map[string]string{}, gens: map[string]int64{}}, nil
 }
 
 var _ Store = (*Kube)(nil)

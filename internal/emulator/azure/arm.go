@@ -65,6 +65,7 @@ var routes = emucore.Routes[armOp]{
 	{Method: "PUT", Pattern: mcPath, Op: "ManagedClusters_CreateOrUpdate", Handler: armOp{APIVersion, (*Server).putCluster}},
 	{Method: "GET", Pattern: mcPath, Op: "ManagedClusters_Get", Handler: armOp{APIVersion, (*Server).getCluster}},
 	{Method: "DELETE", Pattern: mcPath, Op: "ManagedClusters_Delete", Handler: armOp{APIVersion, (*Server).deleteCluster}},
+	{Method: "PATCH", Pattern: mcPath, Op: "ManagedClusters_UpdateTags", Handler: armOp{APIVersion, (*Server).updateClusterTags}},
 	{Method: "POST", Pattern: mcPath + "/listclusterusercredential", Op: "ManagedClusters_ListClusterUserCredentials", Handler: armOp{APIVersion, (*Server).listCredential}},
 	{Method: "POST", Pattern: mcPath + "/listclusteradmincredential", Op: "ManagedClusters_ListClusterAdminCredentials", Handler: armOp{APIVersion, (*Server).listCredential}},
 	{Method: "GET", Pattern: mcPath + "/agentpools", Op: "AgentPools_List", Handler: armOp{APIVersion, (*Server).listPools}},

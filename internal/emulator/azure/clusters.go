@@ -397,6 +397,29 @@ func (s *Server) putCluster(c *call) (int, any, *armError) {
 	return status, m, nil
 }
 
+// updateClusterTags is ManagedClusters_UpdateTags: the body's tags replace the cluster's, at once
+// (the response carries the cluster, its provisioning state terminal); refused while another
+// operation runs, as AKS does.
+func (s *Server) updateClusterTags(c *call) (int, any, *armError) {
+	_, mc, e := s.lookup(c)
+	if e != nil {
+		return 0, nil, e
+	}
+	if e := busy(mc); e != nil {
+		return 0, nil, e
+	}
+	var in struct {
+		Tags map[string]*string `json:"tags"`
+	}
+	if e := decode(c, &in); e != nil {
+		return 0, nil, e
+	}
+	mc.MC.Tags = in.Tags
+	mc.Gen++
+	s.Log.Infof("azure emulator: managed cluster %s/%s tags updated", mc.Group, str(mc.MC.Name))
+	return 200, mc.MC, nil
+}
+
 func (s *Server) getCluster(c *call) (int, any, *armError) {
 	_, mc, e := s.lookup(c)
 	if e != nil {

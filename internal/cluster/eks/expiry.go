@@ -1,0 +1,142 @@
+package eks
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
+)
+
+var _ cluster.Expirer = (*Provider)(nil)
+
+// Tagged lists the EKS clusters tagged nuv.dev/cluster=<their name> in the environment's account
+// and region with the marks their tags carry (nuv.dev/expires-at, nuv.dev/owner). A cluster whose
+// EKS cluster was never made (an apply that died while making its VPC) is not found here. The
+// self-managed provider finds none (its clusters have no EKS cluster).
+func (p *Provider) Tagged(ctx context.Context) ([]cluster.Tagged, error) {
+	if p.selfManaged || !p.configured() {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	s, err := p.session(ctx, &spec.Cluster{}, Section{})
+	if err != nil {
+		return nil, err
+	}
+	var out []cluster.Tagged
+	pg := eks.NewListClustersPaginator(s.eks, &eks.ListClustersInput{})
+	for pg.HasMorePages() {
+		page, err := pg.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("eks:ListClusters: %s", apiMessage(err))
+		}
+		for _, n := range page.Clusters {
+			d, err := s.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(n)})
+			if apiCode(err) == "ResourceNotFoundException" {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("eks:DescribeCluster %s: %s", n, apiMessage(err))
+			}
+			if d.Cluster.Tags[TagCluster] != n {
+				continue
+			}
+			m, err := kit.MarksOf(d.Cluster.Tags)
+			out = append(out, cluster.Tagged{Name: n, Marks: m, Where: s.cfg.Region, Err: err})
+		}
+	}
+	return out, nil
+}
+
+// Mark writes c.Marks (nuv.dev/expires-at, nuv.dev/owner) on the cluster's EKS cluster, its node
+// groups and every EC2 resource tagged nuv.dev/cluster=<name> (the VPC, subnets, gateways, route
+// tables, security groups, addresses); a mark c lacks is removed. Its IAM roles keep the marks
+// they were made with.
+func (p *Provider) Mark(ctx context.Context, c *spec.Cluster) error {
+	name := c.Metadata.Name
+	s, err := p.session(ctx, c, sectionOf(c))
+	if err != nil {
+		return err
+	}
+	want := kit.MarkTags(c.Marks)
+	var gone []string
+	for _, k := range []string{kit.TagExpiresAt, kit.TagOwner} {
+		if _, ok := want[k]; !ok {
+			gone = append(gone, k)
+		}
+	}
+	var arns []string
+	if d, err := s.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(name)}); err == nil && d.Cluster.Tags[TagCluster] == name {
+		arns = append(arns, aws.ToString(d.Cluster.Arn))
+		ngs, err := s.eks.ListNodegroups(ctx, &eks.ListNodegroupsInput{ClusterName: aws.String(name)})
+		if err != nil {
+			return fmt.Errorf("eks:ListNodegroups %s: %s", name, apiMessage(err))
+		}
+		for _, ng := range ngs.Nodegroups {
+			nd, err := s.eks.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: aws.String(name), NodegroupName: aws.String(ng)})
+			if err != nil {
+				return fmt.Errorf("eks:DescribeNodegroup %s/%s: %s", name, ng, apiMessage(err))
+			}
+			arns = append(arns, aws.ToString(nd.Nodegroup.NodegroupArn))
+		}
+	} else if err != nil && apiCode(err) != "ResourceNotFoundException" {
+		return fmt.Errorf("eks:DescribeCluster %s: %s", name, apiMessage(err))
+	}
+	for _, arn := range arns {
+		if len(want) > 0 {
+			if _, err := s.eks.TagResource(ctx, &eks.TagResourceInput{ResourceArn: aws.String(arn), Tags: want}); err != nil {
+				return fmt.Errorf("eks:TagResource %s: %s", arn, apiMessage(err))
+			}
+		}
+		if len(gone) > 0 {
+			if _, err := s.eks.UntagResource(ctx, &eks.UntagResourceInput{ResourceArn: aws.String(arn), TagKeys: gone}); err != nil {
+				return fmt.Errorf("eks:UntagResource %s: %s", arn, apiMessage(err))
+			}
+		}
+	}
+	var ids []string
+	pg := ec2.NewDescribeTagsPaginator(s.ec2, &ec2.DescribeTagsInput{Filters: []ec2types.Filter{
+		{Name: aws.String("key"), Values: []string{TagCluster}}, {Name: aws.String("value"), Values: []string{name}}}})
+	for pg.HasMorePages() {
+		page, err := pg.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("ec2:DescribeTags: %s", apiMessage(err))
+		}
+		for _, t := range page.Tags {
+			if !slices.Contains(ids, aws.ToString(t.ResourceId)) {
+				ids = append(ids, aws.ToString(t.ResourceId))
+			}
+		}
+	}
+	for i := 0; i < len(ids); i += 100 {
+		batch := ids[i:min(i+100, len(ids))]
+		if len(want) > 0 {
+			var tags []ec2types.Tag
+			for _, k := range slices.Sorted(maps.Keys(want)) {
+				tags = append(tags, ec2types.Tag{Key: aws.String(k), Value: aws.String(want[k])})
+			}
+			if _, err := s.ec2.CreateTags(ctx, &ec2.CreateTagsInput{Resources: batch, Tags: tags}); err != nil && !notFound(err) {
+				return fmt.Errorf("ec2:CreateTags on %d resources of %s: %s", len(batch), name, apiMessage(err))
+			}
+		}
+		if len(gone) > 0 {
+			var tags []ec2types.Tag
+			for _, k := range gone {
+				tags = append(tags, ec2types.Tag{Key: aws.String(k)})
+			}
+			if _, err := s.ec2.DeleteTags(ctx, &ec2.DeleteTagsInput{Resources: batch, Tags: tags}); err != nil && !notFound(err) {
+				return fmt.Errorf("ec2:DeleteTags on %d resources of %s: %s", len(batch), name, apiMessage(err))
+			}
+		}
+	}
+	return nil
+}
