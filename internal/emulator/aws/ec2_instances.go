@@ -1002,6 +1002,7 @@ func (s *Server) spawnLaunch(in *ec2Instance) {
 		cidr = sn.CidrBlock
 	}
 	spec, specErr := in.spec(cidr)
+	spec.VPC, spec.VPCCIDR = s.vpcOfSubnet(in.SubnetID)
 	launched, fail := in.Launched, in.FailLaunch
 	ctx, cancel := context.WithCancel(s.BG.Ctx())
 	if s.inst.cancels == nil {

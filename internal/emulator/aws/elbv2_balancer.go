@@ -39,6 +39,9 @@ type Balancer struct {
 // address in it.
 type Subnet struct {
 	ID, CIDR, IP string
+	// VPC is the subnet's VPC and VPCCIDR its block: the networks of a VPC's subnets are linked
+	// (LinkVPC), as the VPC's local route links its subnets.
+	VPC, VPCCIDR string
 }
 
 // BalancerListener is one listener: connections to Port go to Targets, round robin, among those
@@ -95,10 +98,12 @@ func (s *Server) balancerOf(lb *elbLB) Balancer {
 	e := s.elb()
 	b := Balancer{Container: lb.Container, LoadBalancer: lb.Name, Account: s.St.Account}
 	for _, z := range lb.Zones {
-		b.Listen = append(b.Listen, Subnet{ID: z.SubnetID, CIDR: s.subnetCIDR(z.SubnetID), IP: z.IP})
+		vpc, vcidr := s.vpcOfSubnet(z.SubnetID)
+		b.Listen = append(b.Listen, Subnet{ID: z.SubnetID, CIDR: s.subnetCIDR(z.SubnetID), IP: z.IP, VPC: vpc, VPCCIDR: vcidr})
 	}
 	for _, id := range sortedKeys(lb.Reach) {
-		b.Reach = append(b.Reach, Subnet{ID: id, CIDR: s.subnetCIDR(id), IP: lb.Reach[id]})
+		vpc, vcidr := s.vpcOfSubnet(id)
+		b.Reach = append(b.Reach, Subnet{ID: id, CIDR: s.subnetCIDR(id), IP: lb.Reach[id], VPC: vpc, VPCCIDR: vcidr})
 	}
 	for _, k := range sortedKeys(e.Listeners) {
 		l := e.Listeners[k]

@@ -74,6 +74,9 @@ func (c *ContainerBalancers) manager(ctx context.Context) (*container.Manager, s
 		return nil, "", fmt.Errorf("load balancers are containers: %w", err)
 	}
 	c.mgr, c.dockerPath = mgr, rt.Path
+	if err := LinkVPCs(ctx, mgr, ""); err != nil {
+		c.Log.Warnf("emulator: %v", err)
+	}
 	return mgr, rt.Path, nil
 }
 
@@ -113,8 +116,11 @@ func (c *ContainerBalancers) EnsureNetwork(ctx context.Context, account string, 
 		return "", err
 	}
 	name := SubnetNetwork(sn.ID)
-	if err := mgr.EnsureNetwork(ctx, name, sn.CIDR, map[string]string{labelEmulator: "aws", labelAccount: account, labelSubnet: sn.ID}); err != nil {
+	if err := mgr.EnsureNetwork(ctx, name, sn.CIDR, subnetNetworkLabels(account, sn.ID, sn.VPC, sn.VPCCIDR)); err != nil {
 		return "", fmt.Errorf("the network of subnet %s (%s): %w", sn.ID, sn.CIDR, err)
+	}
+	if err := LinkVPC(ctx, mgr, account, sn.VPC); err != nil {
+		return "", err
 	}
 	return name, nil
 }
@@ -377,7 +383,7 @@ func (c *ContainerBalancers) removeNetworkIfUnused(ctx context.Context, name str
 	if err != nil || n != "0" {
 		return nil // gone already, or used
 	}
-	if err := mgr.RemoveNetwork(ctx, name); err != nil && !strings.Contains(err.Error(), "still used by") {
+	if err := removeSubnetNetwork(ctx, mgr, name); err != nil && !strings.Contains(err.Error(), "still used by") {
 		return err // (a machine joining it meanwhile keeps it)
 	}
 	return nil

@@ -421,7 +421,7 @@ func TestELBv2Lifecycle(t *testing.T) {
 	_, _, account, _ := e.Credentials()
 	container := balancerContainer(account, "api", lbARN[len(lbARN)-16:])
 	b, _ := rec.get(container)
-	if len(b.Listen) != 2 || b.Listen[0] != (Subnet{ID: sn[0], CIDR: "10.0.1.0/24", IP: "10.0.1.254"}) || len(b.Listeners) != 0 {
+	if len(b.Listen) != 2 || b.Listen[0] != (Subnet{ID: sn[0], CIDR: "10.0.1.0/24", IP: "10.0.1.254", VPC: vpc, VPCCIDR: "10.0.0.0/16"}) || len(b.Listeners) != 0 {
 		t.Fatalf("balancer %+v", b)
 	}
 

@@ -55,6 +55,8 @@ type MachineSpec struct {
 	Image string
 	// Subnet is the subnet ID, CIDR its block: the machine's network and where IP comes from.
 	Subnet, CIDR string
+	// VPC is the subnet's VPC and VPCCIDR its block (the networks of a VPC's subnets are linked).
+	VPC, VPCCIDR string
 	// IP is the machine's private address (in CIDR).
 	IP string
 	// Hostname is the machine's host name (ip-10-0-1-5, as EC2 names its instances).

@@ -79,6 +79,10 @@ func (c *ContainerMachines) manager(ctx context.Context) (*container.Manager, er
 		return nil, err
 	}
 	c.mgr, c.rt = mgr, rt
+	// re-adoption: a restarted emulator makes the VPCs' routing again
+	if err := LinkVPCs(ctx, mgr, c.Account); err != nil {
+		c.Log.Warnf("emulator: %v", err)
+	}
 	return mgr, nil
 }
 
@@ -134,10 +138,12 @@ func (c *ContainerMachines) Create(ctx context.Context, m MachineSpec) error {
 	case err == nil:
 		return fmt.Errorf("a container named %s exists and is not the machine of instance %s", m.ID, m.ID)
 	case errors.Is(err, container.ErrNotFound):
-		netLabels := c.labels()
-		netLabels[LabelSubnet] = m.Subnet
+		netLabels := subnetNetworkLabels(c.Account, m.Subnet, m.VPC, m.VPCCIDR)
 		if err := mgr.EnsureNetwork(ctx, networkName(m.Subnet), m.CIDR, netLabels); err != nil {
 			return fmt.Errorf("the network of subnet %s (%s): %w", m.Subnet, m.CIDR, err)
+		}
+		if err := LinkVPC(ctx, mgr, c.Account, m.VPC); err != nil {
+			return err
 		}
 		labels := c.labels()
 		labels[LabelInstance] = m.ID
@@ -257,5 +263,5 @@ func (c *ContainerMachines) RemoveNetwork(ctx context.Context, subnet string) er
 	if err != nil {
 		return err
 	}
-	return mgr.RemoveNetwork(ctx, networkName(subnet))
+	return removeSubnetNetwork(ctx, mgr, networkName(subnet))
 }
