@@ -120,7 +120,7 @@ func TestBashCompletion(t *testing.T) {
 		{"nuv cluster st", "start state status stop"},
 		{"nuv cluster delete ", "alpha beta"},
 		{"nuv cluster logs a", "alpha"},
-		{"nuv cluster create ", "aks eks gke kind local"}, // every provider of the registry
+		{"nuv cluster create ", "aks aws eks gke kind local"}, // every provider of the registry
 		{"nuv cluster create k", "kind"},
 		{"nuv addons apply --stack ", "minimal observability"}, // the stacks of addons/index.yaml
 		{"nuv addons plan --only ", "metrics tracing"},
@@ -230,7 +230,7 @@ func TestFishCompletion(t *testing.T) {
 	for _, tc := range []struct{ line, want string }{
 		{"nuv cluster st", "start state status stop"},
 		{"nuv kube use ", "one two"},
-		{"nuv cluster create ", "aks eks gke kind local"},
+		{"nuv cluster create ", "aks aws eks gke kind local"},
 		{"nuv addons remove --stack ", "minimal observability"},
 		{"task use N=", "N=1 N=2"},
 		{"nuv mesh p", "ping probe"},

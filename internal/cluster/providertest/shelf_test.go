@@ -283,7 +283,7 @@ func TestShelfSpecErrors(t *testing.T) {
 		{"wrong kind", "size: large", "size: [large]", "books.yaml:12: spec.shelf.size: want a string"},
 		{"another provider's section", "  shelf:\n    size: large\n", "  kind:\n    image: x\n", "books.yaml:11: spec.kind: is for provider kind; this spec's provider is shelf"},
 		{"shelf's section elsewhere", "provider: shelf", "provider: local", "books.yaml:11: spec.shelf: is for provider shelf; this spec's provider is local"},
-		{"unknown field of spec", "  shelf:\n", "  shelves:\n", "books.yaml:11: spec.shelves: unknown field (valid: provider, region, zones, ttl, kubernetesVersion, controlPlane, nodeGroups, networking, registry, addons, tags, local, kind, eks, aks, gke, shelf)"},
+		{"unknown field of spec", "  shelf:\n", "  shelves:\n", "books.yaml:11: spec.shelves: unknown field (valid: provider, region, zones, ttl, kubernetesVersion, controlPlane, nodeGroups, networking, registry, addons, tags, local, kind, eks, aws, aks, gke, shelf)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := r.Decoder().Decode("books.yaml", []byte(strings.Replace(shelfSpec, tc.from, tc.to, 1)))
