@@ -10,19 +10,13 @@ import (
 	"net"
 	"strconv"
 	"strings"
+
+	"github.com/nuv-dev/nuv/internal/machine"
 )
 
-// Machine is what the bootstrap needs of a machine: its name (the node name), the address the
-// other machines reach it at, a shell script run as root (stdin feeds it; the output is stdout and
-// stderr together), and files written atomically with a mode and read back. nuv's SSH and
-// docker-exec machines (package machine) implement it.
-type Machine interface {
-	Name() string
-	Address() string
-	Run(ctx context.Context, script string, stdin io.Reader) ([]byte, error)
-	WriteFile(ctx context.Context, path string, data []byte, mode fs.FileMode) error
-	ReadFile(ctx context.Context, path string) ([]byte, error)
-}
+// Machine is what the bootstrap needs of a machine (package machine's: its name is the node name;
+// nuv's SSH and docker-exec machines implement it).
+type Machine = machine.Machine
 
 // Host is what the configuration must adapt to on the machines.
 type Host struct {

@@ -1,0 +1,196 @@
+package eks
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/engine"
+	"github.com/nuv-dev/nuv/internal/cluster/state"
+)
+
+// smallHAProxy is the smallest self-managed cluster: one control plane behind an HAProxy machine
+// and one worker, in one zone without a NAT gateway.
+const smallHAProxy = `apiVersion: nuv.dev/v1alpha1
+kind: Cluster
+metadata: {name: sm}
+spec:
+  provider: aws
+  zones: [us-east-1a]
+  networking: {vpcCIDR: 10.77.0.0/16}
+  nodeGroups:
+  - {name: workers, count: 1, instanceType: m6i.large}
+  aws:
+    nat: none
+    loadBalancer: {type: haproxy}
+`
+
+// machinesWorld is the emulator (its instances real containers of nuv's node image) and the
+// self-managed provider on an engine with a state directory.
+type machinesWorld struct {
+	emu *testEmulator
+	p   *Provider
+	eng *engine.Engine
+	ec2 *ec2.Client
+}
+
+func newMachinesWorld(t *testing.T) *machinesWorld {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs EC2 instances as containers of nuv's node image and bootstraps Kubernetes on them; skipped under -short")
+	}
+	e := startEmulator(t, 200*time.Millisecond)
+	p := NewMachines(t.TempDir(), "nuv", e.getenv, cli.NewLogger(testWriter{t}, 0))
+	p.Home = t.TempDir()
+	p.Poll = 300 * time.Millisecond
+	eng := &engine.Engine{Providers: map[string]cluster.Provider{MachinesName: p}, Store: state.Dir{Path: t.TempDir()}, Out: testWriter{t}}
+	ctx := context.Background()
+	s, err := p.session(ctx, parse(t, smallHAProxy), Section{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &machinesWorld{emu: e, p: p, eng: eng, ec2: s.ec2}
+}
+
+// running lists the cluster's instances that are not terminated, by name tag.
+func (w *machinesWorld) running(t *testing.T, name string) map[string]string {
+	t.Helper()
+	out, err := w.ec2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("tag:" + TagCluster), Values: []string{name}},
+		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running", "stopping", "stopped"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range out.Reservations {
+		for _, in := range r.Instances {
+			got[tagsOf(in.Tags)[TagResource]] = aws.ToString(in.InstanceId)
+		}
+	}
+	return got
+}
+
+// waitReady waits until the cluster behind kubeconfig has n Ready nodes and CoreDNS runs.
+func waitReady(t *testing.T, kubeconfig string, n int) *kubernetes.Clientset {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	var last string
+	for deadline := time.Now().Add(4 * time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
+		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			last = err.Error()
+			continue
+		}
+		ready := 0
+		for _, nd := range nodes.Items {
+			for _, c := range nd.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		pods, err := cs.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=kube-dns"})
+		if err != nil {
+			last = err.Error()
+			continue
+		}
+		dns := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				dns++
+			}
+		}
+		last = strings.Join([]string{"ready nodes", itoa(ready), "of", itoa(len(nodes.Items)), "coredns running", itoa(dns)}, " ")
+		if ready == n && len(nodes.Items) == n && dns > 0 {
+			return cs
+		}
+	}
+	t.Fatalf("cluster of %s not ready: %s", kubeconfig, last)
+	return nil
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// testWriter writes what the engine and the provider say to the test's log, line by line.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(strings.TrimRight(string(b), "\n"))
+	return len(b), nil
+}
+
+// TestIntegrationMachinesHAProxy makes the smallest self-managed cluster through the engine:
+// the network, security groups, key pair, three instances (control plane, worker, HAProxy) that
+// are real node-image containers, then kubeadm over SSH with pinned host keys; the nodes get Ready
+// and CoreDNS runs through the kubeconfig (0600) whose server is the HAProxy machine. A second plan
+// changes nothing; delete leaves no instance, key pair or VPC.
+func TestIntegrationMachinesHAProxy(t *testing.T) {
+	w := newMachinesWorld(t)
+	ctx := context.Background()
+	c := parse(t, smallHAProxy)
+	deleted := false
+	t.Cleanup(func() {
+		if deleted {
+			return
+		}
+		if _, err := w.eng.Delete(context.Background(), "sm"); err != nil {
+			t.Errorf("delete: %v", err)
+		}
+	})
+	t0 := time.Now()
+	if _, err := w.eng.Apply(ctx, c, engine.ApplyOptions{}); err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	t.Logf("apply: %.1fs", time.Since(t0).Seconds())
+	kc := w.p.KubeconfigPath("sm")
+	if st, err := os.Stat(kc); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("kubeconfig %s: %v (mode %v), want 0600", kc, err, st)
+	}
+	waitReady(t, kc, 2)
+	t.Logf("ready: %.1fs", time.Since(t0).Seconds())
+	if got := w.running(t, "sm"); len(got) != 3 {
+		t.Errorf("instances: %v, want control-plane-0, workers-0 and lb-0", got)
+	}
+	plan, err := w.eng.Plan(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plan.Empty() {
+		var b strings.Builder
+		engine.WritePlan(&b, plan)
+		t.Errorf("a second plan is not empty:\n%s", b.String())
+	}
+	deleted = true
+	if _, err := w.eng.Delete(ctx, "sm"); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if got := w.running(t, "sm"); len(got) != 0 {
+		t.Errorf("instances after delete: %v", got)
+	}
+	vpcs, err := w.ec2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{Filters: tagFilter("sm")})
+	if err != nil || len(vpcs.Vpcs) != 0 {
+		t.Errorf("VPCs after delete: %v %v", vpcs, err)
+	}
+	if _, err := os.Stat(w.p.sshKeyPath("sm")); !os.IsNotExist(err) {
+		t.Errorf("nuv's SSH key of the cluster is still there: %v", err)
+	}
+}
