@@ -205,9 +205,8 @@ func (x *exec) deleteKeyPair(ctx context.Context, ch cluster.Change) error {
 }
 
 // instance launches one machine with user data that installs a host key nuv made (its public half
-// in the instance's tags) and nuv's SSH key, and waits until it runs. The client token makes a
-// launch that a killed apply repeats return the same instance; a replacement gets a new one.
-func (x *exec) instance(ctx context.Context, ch cluster.Change) error {
+// in the instance's tags) and nuv's SSH key, and waits until it runs.
+func (x *exec) instance(ctx context.Context, _ cluster.Change) error {
 	f := x.res.Fields
 	if x.res.ID == "" {
 		client, err := x.p.clientKey(x.name, false)
@@ -241,7 +240,7 @@ func (x *exec) instance(ctx context.Context, ch cluster.Change) error {
 		out, err := x.s.ec2.RunInstances(ctx, &ec2.RunInstancesInput{
 			ImageId: aws.String(ami), InstanceType: ec2types.InstanceType(f["instanceType"]), MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
 			SubnetId: aws.String(subnet), SecurityGroupIds: sgs, KeyName: aws.String(strings.TrimPrefix(f["keyPair"], kindKeyPair+"/")),
-			UserData: aws.String(base64.StdEncoding.EncodeToString(ud)), ClientToken: aws.String(clientToken(x.name, x.res.Key(), actualID(ch))),
+			UserData: aws.String(base64.StdEncoding.EncodeToString(ud)), ClientToken: aws.String(clientToken(x.name, x.res.Key(), host.Fingerprint())),
 			TagSpecifications: x.ec2Tags(ec2types.ResourceTypeInstance, TagRole, f["role"], TagHostKey, host.AuthorizedKey("")),
 		})
 		if err != nil {
@@ -257,10 +256,11 @@ func (x *exec) instance(ctx context.Context, ch cluster.Change) error {
 	return x.p.waitInstance(ctx, x.s, x.res.Key(), x.res.ID, true)
 }
 
-// clientToken is the idempotency token of a machine's launch: the same for the same cluster,
-// resource and machine it replaces (none for a first launch).
-func clientToken(clusterName, key, replaced string) string {
-	h := sha256.Sum256([]byte(clusterName + "\x00" + key + "\x00" + replaced))
+// clientToken is the idempotency token of one launch of a machine (its host key is new for each):
+// the SDK's retries of the call get the one instance. A launch that an apply killed before it
+// recorded the instance is found again by its tags (nuv.dev/resource), not by its token.
+func clientToken(clusterName, key, hostKey string) string {
+	h := sha256.Sum256([]byte(clusterName + "\x00" + key + "\x00" + hostKey))
 	return "nuv-" + hex.EncodeToString(h[:16])
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
+	"time"
 
 	"github.com/nuv-dev/nuv/internal/machine/container"
 )
@@ -114,8 +116,21 @@ func removeSubnetNetwork(ctx context.Context, mgr *container.Manager, name strin
 			labels = n.Labels
 		}
 	}
-	if err := mgr.RemoveNetwork(ctx, name); err != nil {
-		return err
+	// The machines of instances terminated just before their subnet was deleted may still be
+	// going (their removal runs in the background too): wait for them a little.
+	for deadline := time.Now().Add(time.Minute); ; {
+		err := mgr.RemoveNetwork(ctx, name)
+		if err == nil {
+			break
+		}
+		if !strings.Contains(err.Error(), "active endpoints") || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Second):
+		}
 	}
 	if labels[LabelVPC] == "" {
 		return nil
