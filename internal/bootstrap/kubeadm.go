@@ -299,8 +299,11 @@ func (b *Bootstrap) Drain(ctx context.Context, node string) error {
 
 // DeleteNode removes node's Node object (after Drain and Reset, when its machine is gone).
 func (b *Bootstrap) DeleteNode(ctx context.Context, node string) error {
+	// The pods bound to it go at once too (the pod garbage collector would take a minute): the
+	// mirror pod of a lost control plane's etcd is where kubeadm looks for etcd's members.
 	_, err := b.run(ctx, "delete node "+node, b.Cluster.ControlPlanes[0],
-		"kubectl --kubeconfig "+AdminConf+" delete node "+shq(node)+" --ignore-not-found >/dev/null\n", nil)
+		"kubectl --kubeconfig "+AdminConf+" delete node "+shq(node)+" --ignore-not-found >/dev/null\n"+
+			"kubectl --kubeconfig "+AdminConf+" delete pods --all-namespaces --field-selector spec.nodeName="+shq(node)+" --force --grace-period=0 --ignore-not-found >/dev/null 2>&1\n", nil)
 	return err
 }
 

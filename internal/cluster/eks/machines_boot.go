@@ -349,31 +349,39 @@ func (x *exec) kubeadmJoin(ctx context.Context, _ cluster.Change) error {
 	}
 	if x.res.Fields["role"] == RoleControlPlane {
 		ok, err := bootstrap.Initialised(ctx, m)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			if len(bt.b.Cluster.Etcd) == 0 {
-				members, err := bt.b.EtcdMembers(ctx)
-				if err != nil {
-					return err
-				}
-				if slices.Contains(members, m.Name()) {
-					joined, err := m.Run(ctx, "[ -e "+bootstrap.KubeletConf+" ] && echo yes || echo no\n", nil)
-					if err != nil {
-						return err
-					}
-					if strings.TrimSpace(string(joined)) != "yes" {
-						// The member of the machine this one replaces: remove it before joining.
-						if err := bt.b.RemoveEtcdMember(ctx, m.Name()); err != nil {
-							return err
-						}
-					}
-				}
-			}
-			if err := bt.b.JoinControlPlane(ctx, m); err != nil {
+		if err != nil || ok {
+			if err != nil {
 				return err
 			}
+			return x.ranOn(bt, ik)
+		}
+	}
+	joined, err := m.Run(ctx, "[ -e "+bootstrap.KubeletConf+" ] && echo yes || echo no\n", nil)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(string(joined)) != "yes" {
+		// A new machine under a name the cluster knew (it replaces a lost one): the lost machine's
+		// etcd member and its Node (whose mirror pods name the dead etcd, where kubeadm looks for
+		// the members) go first.
+		if x.res.Fields["role"] == RoleControlPlane && len(bt.b.Cluster.Etcd) == 0 {
+			members, err := bt.b.EtcdMembers(ctx)
+			if err != nil {
+				return err
+			}
+			if slices.Contains(members, m.Name()) {
+				if err := bt.b.RemoveEtcdMember(ctx, m.Name()); err != nil {
+					return err
+				}
+			}
+		}
+		if err := bt.b.DeleteNode(ctx, m.Name()); err != nil {
+			return err
+		}
+	}
+	if x.res.Fields["role"] == RoleControlPlane {
+		if err := bt.b.JoinControlPlane(ctx, m); err != nil {
+			return err
 		}
 	} else if err := bt.b.JoinWorker(ctx, m); err != nil {
 		return err

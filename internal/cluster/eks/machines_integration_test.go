@@ -3,6 +3,7 @@ package eks
 import (
 	"context"
 	"os"
+	oexec "os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,6 +84,23 @@ func (w *machinesWorld) running(t *testing.T, name string) map[string]string {
 	return got
 }
 
+// waitNoNetworks waits until the Docker daemon has no machine network of the emulator's VPC with
+// network cidr left (the emulator removes a deleted subnet's network once its machines are gone).
+func waitNoNetworks(t *testing.T, cidr string) {
+	t.Helper()
+	var left string
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		out, err := oexec.Command("docker", "network", "ls", "--filter", "label=nuv.dev/ec2-vpc-cidr="+cidr, "--format", "{{.Name}}").Output()
+		if err != nil {
+			t.Fatalf("docker network ls: %v", err)
+		}
+		if left = strings.TrimSpace(string(out)); left == "" {
+			return
+		}
+	}
+	t.Errorf("machine networks of VPC %s left after delete: %s", cidr, left)
+}
+
 // waitReady waits until the cluster behind kubeconfig has n Ready nodes and CoreDNS runs.
 func waitReady(t *testing.T, kubeconfig string, n int) *kubernetes.Clientset {
 	t.Helper()
@@ -155,6 +173,7 @@ func TestIntegrationMachinesHAProxy(t *testing.T) {
 		if _, err := w.eng.Delete(context.Background(), "sm"); err != nil {
 			t.Errorf("delete: %v", err)
 		}
+		waitNoNetworks(t, "10.77.0.0/16")
 	})
 	t0 := time.Now()
 	if _, err := w.eng.Apply(ctx, c, engine.ApplyOptions{}); err != nil {
@@ -190,7 +209,115 @@ func TestIntegrationMachinesHAProxy(t *testing.T) {
 	if err != nil || len(vpcs.Vpcs) != 0 {
 		t.Errorf("VPCs after delete: %v %v", vpcs, err)
 	}
+	waitNoNetworks(t, "10.77.0.0/16")
 	if _, err := os.Stat(w.p.sshKeyPath("sm")); !os.IsNotExist(err) {
 		t.Errorf("nuv's SSH key of the cluster is still there: %v", err)
 	}
+}
+
+// haStacked is three control planes with stacked etcd behind a Network Load Balancer and one
+// worker, in one zone.
+const haStacked = `apiVersion: nuv.dev/v1alpha1
+kind: Cluster
+metadata: {name: ha}
+spec:
+  provider: aws
+  zones: [us-east-1a]
+  networking: {vpcCIDR: 10.78.0.0/16}
+  controlPlane: {count: 3}
+  nodeGroups:
+  - {name: workers, count: 1, instanceType: m6i.large}
+  aws:
+    nat: none
+`
+
+// TestIntegrationMachinesHeal makes three control planes (stacked etcd) behind a Network Load
+// Balancer (a real HAProxy container) and a worker; terminates a control plane through the EC2
+// API behind nuv's back: the API keeps answering through the load balancer and a write succeeds;
+// the plan shows the machine and its join to make again, and apply replaces it, removes its dead
+// etcd member and joins the new machine; then delete leaves nothing.
+func TestIntegrationMachinesHeal(t *testing.T) {
+	w := newMachinesWorld(t)
+	ctx := context.Background()
+	c := parse(t, haStacked)
+	deleted := false
+	t.Cleanup(func() {
+		if !deleted {
+			if _, err := w.eng.Delete(context.Background(), "ha"); err != nil {
+				t.Errorf("delete: %v", err)
+			}
+			waitNoNetworks(t, "10.78.0.0/16")
+		}
+	})
+	t0 := time.Now()
+	if _, err := w.eng.Apply(ctx, c, engine.ApplyOptions{}); err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	kc := w.p.KubeconfigPath("ha")
+	cs := waitReady(t, kc, 4)
+	t.Logf("3 control planes and a worker Ready in %.1fs", time.Since(t0).Seconds())
+
+	victim := w.running(t, "ha")["instance/control-plane-1"]
+	if victim == "" {
+		t.Fatalf("no control-plane-1 among %v", w.running(t, "ha"))
+	}
+	t1 := time.Now()
+	if _, err := w.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{victim}}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(time.Second) {
+		if _, ok := w.running(t, "ha")["instance/control-plane-1"]; !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("control-plane-1 is not terminated after 2 minutes")
+		}
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "written-while-degraded", Namespace: "default"}, Data: map[string]string{"a": "b"}}
+	var werr error
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
+		if _, werr = cs.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); werr == nil {
+			break
+		}
+	}
+	if werr != nil {
+		t.Fatalf("a write through the load balancer with a control plane lost: %v", werr)
+	}
+	plan, err := w.eng.Plan(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	engine.WritePlan(&b, plan)
+	for _, want := range []string{"create instance/control-plane-1", "create kubeadm-join/control-plane-1"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the plan after the loss lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "kubeadm-init") {
+		t.Errorf("the plan after the loss runs kubeadm init again:\n%s", b.String())
+	}
+	if _, err := w.eng.Apply(ctx, c, engine.ApplyOptions{}); err != nil {
+		t.Fatalf("apply after the loss: %v", err)
+	}
+	waitReady(t, kc, 4)
+	t.Logf("healed in %.1fs after the loss", time.Since(t1).Seconds())
+	if got, err := cs.CoreV1().ConfigMaps("default").Get(ctx, cm.Name, metav1.GetOptions{}); err != nil || got.Data["a"] != "b" {
+		t.Errorf("the write made while degraded: %v %v", got, err)
+	}
+	if plan, err := w.eng.Plan(ctx, c); err != nil || !plan.Empty() {
+		var b strings.Builder
+		if plan != nil {
+			engine.WritePlan(&b, plan)
+		}
+		t.Errorf("the plan after healing is not empty (%v):\n%s", err, b.String())
+	}
+	deleted = true
+	if _, err := w.eng.Delete(ctx, "ha"); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if got := w.running(t, "ha"); len(got) != 0 {
+		t.Errorf("instances after delete: %v", got)
+	}
+	waitNoNetworks(t, "10.78.0.0/16")
 }
