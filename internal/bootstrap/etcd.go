@@ -131,8 +131,22 @@ func (b *Bootstrap) EtcdMember(ctx context.Context, i int) error {
 		}
 		if self == nil {
 			b.logf("%s: add %s to the member list as a learner", step, m.Name())
-			if _, err := cli.MemberAddAsLearner(ctx, []string{peerURL}); err != nil {
-				return fmt.Errorf("%s %s: member add: %w", step, m.Name(), err)
+			// etcd refuses a new member until every started one has been reachable for a while
+			// ("unhealthy cluster"): a member that just joined may not count yet; ask again.
+			for deadline := time.Now().Add(2 * time.Minute); ; {
+				_, err := cli.MemberAddAsLearner(ctx, []string{peerURL})
+				if err == nil {
+					break
+				}
+				if !strings.Contains(err.Error(), "unhealthy cluster") || time.Now().After(deadline) {
+					return fmt.Errorf("%s %s: member add: %w", step, m.Name(), err)
+				}
+				b.logf("%s: etcd is not ready for a new member yet (%v); asking again", step, err)
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(2 * time.Second):
+				}
 			}
 		}
 	}
