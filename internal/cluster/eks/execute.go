@@ -55,7 +55,7 @@ func (p *Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chan
 	x := &exec{p: p, s: s, c: c, sec: sec, name: c.Metadata.Name, rname: rname, save: save}
 	ks := kinds
 	if p.selfManaged {
-		ks = machineKinds
+		ks = machineKinds.Get()
 	}
 	if ch.Action == cluster.Delete {
 		err := ks.Execute(ctx, x, ch)

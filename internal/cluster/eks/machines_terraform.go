@@ -12,38 +12,42 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/tfgen"
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // machineKinds are the resource kinds of a self-managed cluster with their Terraform forms; the
 // network's are EKS's.
-var machineKinds = kit.Kinds[*exec, *tfWriter]{
-	Provider: MachinesName,
-	ByKind: map[string]kit.Kind[*exec, *tfWriter]{
-		kindVPC:          kinds.ByKind[kindVPC],
-		kindSubnet:       kinds.ByKind[kindSubnet],
-		kindIGW:          kinds.ByKind[kindIGW],
-		kindEIP:          kinds.ByKind[kindEIP],
-		kindNAT:          kinds.ByKind[kindNAT],
-		kindRouteTable:   kinds.ByKind[kindRouteTable],
-		kindSG:           {Apply: (*exec).machineSG, Delete: (*exec).deleteSecurityGroup, Terraform: (*tfWriter).machineSecurityGroup},
-		kindKeyPair:      {Apply: (*exec).keyPair, Delete: (*exec).deleteKeyPair, Terraform: (*tfWriter).keyPair},
-		kindInstance:     {Apply: (*exec).instance, Delete: (*exec).deleteInstance, Replace: true, Recreate: true, Terraform: (*tfWriter).instance},
-		kindLoadBalancer: {Apply: (*exec).loadBalancer, Delete: (*exec).deleteLoadBalancer, Terraform: (*tfWriter).loadBalancer},
-		kindTargetGroup:  {Apply: (*exec).targetGroup, Delete: (*exec).deleteTargetGroup, Terraform: (*tfWriter).targetGroup},
-		kindListener:     {Apply: (*exec).listener, Delete: (*exec).deleteListener, Terraform: (*tfWriter).listener},
-		// The bootstrap runs on the machines over SSH; in Terraform it is one provisioner step after
-		// the machines are made (bootstrap), which nuv's own apply carries out. Its steps go with
-		// their machines; a join's delete drains the node when the cluster stays.
-		kindHAProxy:     {Apply: (*exec).haproxy, Delete: noop, Terraform: (*tfWriter).bootstrap},
-		kindEtcdMember:  {Apply: (*exec).etcdMember, Delete: (*exec).removeEtcdMember, Terraform: (*tfWriter).bootstrap},
-		kindKubeadmInit: {Apply: (*exec).kubeadmInit, Delete: noop, Terraform: (*tfWriter).bootstrap},
-		kindKubeadmJoin: {Apply: (*exec).kubeadmJoin, Delete: (*exec).leaving, Terraform: (*tfWriter).bootstrap},
-		kindCNI:         {Apply: (*exec).cni, Delete: noop, Terraform: (*tfWriter).bootstrap},
-		kindKubeconfig:  {Apply: (*exec).machinesKubeconfig, Delete: (*exec).deleteKubeconfig},
-	},
-	Refuse:   (*exec).refuse,
-	Stranger: (*exec).stranger,
-}
+// (Built on first use: nothing at init.)
+var machineKinds = lazy.Value[kit.Kinds[*exec, *tfWriter]]{New: func() kit.Kinds[*exec, *tfWriter] {
+	return kit.Kinds[*exec, *tfWriter]{
+		Provider: MachinesName,
+		ByKind: map[string]kit.Kind[*exec, *tfWriter]{
+			kindVPC:          kinds.ByKind[kindVPC],
+			kindSubnet:       kinds.ByKind[kindSubnet],
+			kindIGW:          kinds.ByKind[kindIGW],
+			kindEIP:          kinds.ByKind[kindEIP],
+			kindNAT:          kinds.ByKind[kindNAT],
+			kindRouteTable:   kinds.ByKind[kindRouteTable],
+			kindSG:           {Apply: (*exec).machineSG, Delete: (*exec).deleteSecurityGroup, Terraform: (*tfWriter).machineSecurityGroup},
+			kindKeyPair:      {Apply: (*exec).keyPair, Delete: (*exec).deleteKeyPair, Terraform: (*tfWriter).keyPair},
+			kindInstance:     {Apply: (*exec).instance, Delete: (*exec).deleteInstance, Replace: true, Recreate: true, Terraform: (*tfWriter).instance},
+			kindLoadBalancer: {Apply: (*exec).loadBalancer, Delete: (*exec).deleteLoadBalancer, Terraform: (*tfWriter).loadBalancer},
+			kindTargetGroup:  {Apply: (*exec).targetGroup, Delete: (*exec).deleteTargetGroup, Terraform: (*tfWriter).targetGroup},
+			kindListener:     {Apply: (*exec).listener, Delete: (*exec).deleteListener, Terraform: (*tfWriter).listener},
+			// The bootstrap runs on the machines over SSH; in Terraform it is one provisioner step after
+			// the machines are made (bootstrap), which nuv's own apply carries out. Its steps go with
+			// their machines; a join's delete drains the node when the cluster stays.
+			kindHAProxy:     {Apply: (*exec).haproxy, Delete: noop, Terraform: (*tfWriter).bootstrap},
+			kindEtcdMember:  {Apply: (*exec).etcdMember, Delete: (*exec).removeEtcdMember, Terraform: (*tfWriter).bootstrap},
+			kindKubeadmInit: {Apply: (*exec).kubeadmInit, Delete: noop, Terraform: (*tfWriter).bootstrap},
+			kindKubeadmJoin: {Apply: (*exec).kubeadmJoin, Delete: (*exec).leaving, Terraform: (*tfWriter).bootstrap},
+			kindCNI:         {Apply: (*exec).cni, Delete: noop, Terraform: (*tfWriter).bootstrap},
+			kindKubeconfig:  {Apply: (*exec).machinesKubeconfig, Delete: (*exec).deleteKubeconfig},
+		},
+		Refuse:   (*exec).refuse,
+		Stranger: (*exec).stranger,
+	}
+}}
 
 // machinesTerraform writes a self-managed cluster as a Terraform module for the hashicorp/aws and
 // hashicorp/tls providers: the network, the security groups with one rule resource per port and
@@ -60,7 +64,7 @@ func (p *Provider) machinesTerraform(c *spec.Cluster, desired []cluster.Resource
 		w.byKey[r.Key()] = r
 	}
 	for _, r := range desired {
-		if err := machineKinds.Terraform(w, r); err != nil {
+		if err := machineKinds.Get().Terraform(w, r); err != nil {
 			return nil, err
 		}
 	}

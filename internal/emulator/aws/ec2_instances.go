@@ -102,7 +102,22 @@ type ec2Reservation struct {
 }
 
 // EC2's instance state codes.
-var stateCodes = map[string]int{"pending": 0, "running": 16, "shutting-down": 32, "terminated": 48, "stopping": 64, "stopped": 80}
+// stateCode is EC2's code of an instance state name.
+func stateCode(state string) int {
+	switch state {
+	case "running":
+		return 16
+	case "shutting-down":
+		return 32
+	case "terminated":
+		return 48
+	case "stopping":
+		return 64
+	case "stopped":
+		return 80
+	}
+	return 0 // pending
+}
 
 const (
 	// terminatedVisible is how long a terminated instance stays in DescribeInstances (EC2: about
@@ -559,7 +574,7 @@ type xmlInstance struct {
 }
 
 func (s *Server) instanceWire(in *ec2Instance) xmlInstance {
-	x := xmlInstance{InstanceID: in.InstanceID, ImageID: in.ImageID, State: xmlInstanceState{stateCodes[in.State], in.State},
+	x := xmlInstance{InstanceID: in.InstanceID, ImageID: in.ImageID, State: xmlInstanceState{stateCode(in.State), in.State},
 		Reason: in.Reason, KeyName: in.KeyName, AmiLaunchIndex: in.LaunchIndex, InstanceType: in.InstanceType, LaunchTime: in.LaunchTime,
 		SubnetID: in.SubnetID, VpcID: in.VpcID, SourceDestCheck: true, StateReason: in.StateReason, Architecture: in.Architecture,
 		RootDeviceType: "ebs", RootDeviceName: "/dev/xvda", VirtualizationType: "hvm", ClientToken: in.ClientToken, Tags: in.Tags,
@@ -605,7 +620,7 @@ func (s *Server) reservationWire(r *ec2Reservation, keep func(*ec2Instance) bool
 
 // instanceFields are the values of an instance the DescribeInstances filters look at.
 func (s *Server) instanceFields(in *ec2Instance) map[string][]string {
-	f := map[string][]string{"instance-id": {in.InstanceID}, "instance-state-name": {in.State}, "instance-state-code": {strconv.Itoa(stateCodes[in.State])},
+	f := map[string][]string{"instance-id": {in.InstanceID}, "instance-state-name": {in.State}, "instance-state-code": {strconv.Itoa(stateCode(in.State))},
 		"vpc-id": {in.VpcID}, "subnet-id": {in.SubnetID}, "image-id": {in.ImageID}, "instance-type": {in.InstanceType}, "key-name": {in.KeyName},
 		"availability-zone": {in.Zone}, "reservation-id": {in.ReservationID}, "architecture": {in.Architecture}, "client-token": {in.ClientToken},
 		"owner-id": {s.St.Account}, "state-reason-code": nil}
@@ -692,9 +707,9 @@ func (s *Server) changeStates(p params, check func(in *ec2Instance) error, chang
 	}{}
 	for _, id := range ids {
 		in := s.instances()[id]
-		prev := xmlInstanceState{stateCodes[in.State], in.State}
+		prev := xmlInstanceState{stateCode(in.State), in.State}
 		change(in, now)
-		out.Changes = append(out.Changes, xmlStateChange{id, xmlInstanceState{stateCodes[in.State], in.State}, prev})
+		out.Changes = append(out.Changes, xmlStateChange{id, xmlInstanceState{stateCode(in.State), in.State}, prev})
 	}
 	return out, nil
 }
@@ -809,9 +824,9 @@ func (s *Server) ec2DescribeInstanceStatus(p params) (any, error) {
 		if in.State == "running" {
 			status, detail = "ok", "passed"
 		}
-		it := item{in.InstanceID, in.Zone, xmlInstanceState{stateCodes[in.State], in.State}, statusSummary(status, detail), statusSummary(status, detail)}
+		it := item{in.InstanceID, in.Zone, xmlInstanceState{stateCode(in.State), in.State}, statusSummary(status, detail), statusSummary(status, detail)}
 		if !matchFilters(filters, nil, func(n string) []string {
-			return map[string][]string{"instance-state-name": {in.State}, "instance-state-code": {strconv.Itoa(stateCodes[in.State])},
+			return map[string][]string{"instance-state-name": {in.State}, "instance-state-code": {strconv.Itoa(stateCode(in.State))},
 				"availability-zone": {in.Zone}, "instance-status.status": {status}, "system-status.status": {status},
 				"instance-status.reachability": {detail}, "system-status.reachability": {detail}}[n]
 		}) {

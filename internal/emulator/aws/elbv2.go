@@ -3,7 +3,6 @@ package aws
 import (
 	"fmt"
 	"net/netip"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -272,7 +271,7 @@ func (s *Server) elbARN(kind, name string) string {
 
 // elbName checks the name of a load balancer or target group as the service does: at most 32
 // alphanumerics and hyphens, not starting or ending with a hyphen.
-var elbNameRE = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,30}[A-Za-z0-9])?$`)
+var elbNameRE = lazy.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,30}[A-Za-z0-9])?$`)
 
 func elbCheckName(what, name string) error {
 	if name == "" {
