@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net"
 	"slices"
 	"strings"
@@ -201,13 +202,7 @@ func (x *exec) boot(ctx context.Context) (*booted, error) {
 	bt := &booted{machines: map[string]*sshMachine{}}
 	var cps, workers, etcd []bootstrap.Machine
 	var lb bootstrap.Machine
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range infos {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range slices.Sorted(maps.Keys(infos)) {
 		info := infos[k]
 		if info.state != string(ec2types.InstanceStateNameRunning) {
 			continue

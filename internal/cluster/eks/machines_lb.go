@@ -3,6 +3,7 @@ package eks
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -25,13 +26,7 @@ func (x *exec) elbTags() []elbtypes.Tag {
 	t[TagResource] = x.res.Key()
 	t["Name"] = nameTag(x.name, *x.res)
 	var out []elbtypes.Tag
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range t {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range slices.Sorted(maps.Keys(t)) {
 		out = append(out, elbtypes.Tag{Key: aws.String(k), Value: aws.String(t[k])})
 	}
 	return out
@@ -188,13 +183,7 @@ func (x *exec) targetGroup(ctx context.Context, _ cluster.Change) error {
 	}
 	if len(want) > 0 {
 		var add []elbtypes.TargetDescription
-		for _, id := range slices.Sorted(func(yield func(string) bool) {
-			for id := range want {
-				if !yield(id) {
-					return
-				}
-			}
-		}) {
+		for _, id := range slices.Sorted(maps.Keys(want)) {
 			add = append(add, elbtypes.TargetDescription{Id: aws.String(id), Port: aws.Int32(int32(port))})
 		}
 		if _, err := x.s.elb.RegisterTargets(ctx, &elb.RegisterTargetsInput{TargetGroupArn: aws.String(x.res.ID), Targets: add}); err != nil {

@@ -3,6 +3,7 @@ package eks
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -57,13 +58,7 @@ func (p *Provider) listMachines(ctx context.Context, s *session, name string) ([
 		}
 	}
 	var out []cluster.Info
-	for _, n := range slices.Sorted(func(yield func(string) bool) {
-		for n := range by {
-			if !yield(n) {
-				return
-			}
-		}
-	}) {
+	for _, n := range slices.Sorted(maps.Keys(by)) {
 		info := by[n]
 		slices.SortFunc(info.Components, func(a, b cluster.Component) int { return strings.Compare(a.Name, b.Name) })
 		cps := 0

@@ -3,6 +3,7 @@ package eks
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -69,13 +70,7 @@ func (p *Provider) observeMachines(ctx context.Context, c *spec.Cluster, recorde
 		}
 	}
 	running := map[string]string{} // instance key -> id, of machines that run
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range infos {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range slices.Sorted(maps.Keys(infos)) {
 		in := infos[k]
 		var sgs []string
 		for _, g := range in.inst.SecurityGroups {
