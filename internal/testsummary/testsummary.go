@@ -1,7 +1,8 @@
 // Package testsummary turns the event stream of `go test -json` into what nuv's test command
 // (hack/test.sh) prints: each package's result line, the full output of every failed test, every
-// skipped test with its reason, and a closing "N passed, N failed, N skipped" line. A skip is never
-// silent: outside -short the list says which test ended early and why.
+// skipped test with its reason, the slowest tests (where a run's time goes), and a closing "N passed,
+// N failed, N skipped" line. A skip is never silent: outside -short the list says which test ended
+// early and why.
 package testsummary
 
 import (
@@ -20,6 +21,16 @@ type event struct {
 	Test       string
 	Output     string
 	ImportPath string
+	Elapsed    float64 // seconds, on a test's pass, fail or skip
+}
+
+// Slowest is how many of the slowest top-level tests the report names.
+const Slowest = 15
+
+// Timing is how long one top-level test took.
+type Timing struct {
+	Package, Test string
+	Seconds       float64
 }
 
 // Skip is one skipped test and the reason it gave.
@@ -34,6 +45,8 @@ type Summary struct {
 	// that panicked or timed out outside a test, TestMain failures).
 	FailedPackages []string
 	Skips          []Skip
+	// Timings are the top-level tests that passed or failed, slowest first.
+	Timings []Timing
 }
 
 // OK reports whether the run had no failure.
@@ -85,9 +98,11 @@ func Run(r io.Reader, w io.Writer) (Summary, error) {
 			out[k] = append(out[k], e.Output)
 		case e.Action == "pass":
 			s.Passed++
+			s.timed(e)
 			delete(out, k)
 		case e.Action == "fail":
 			s.Failed++
+			s.timed(e)
 			pkgFailed[e.Package] = true
 			io.WriteString(w, strings.Join(out[k], ""))
 			delete(out, k)
@@ -117,11 +132,25 @@ func Run(r io.Reader, w io.Writer) (Summary, error) {
 			fmt.Fprintf(w, "  %s %s: %s\n", sk.Package, sk.Test, sk.Reason)
 		}
 	}
+	sort.SliceStable(s.Timings, func(i, j int) bool { return s.Timings[i].Seconds > s.Timings[j].Seconds })
+	if n := min(Slowest, len(s.Timings)); n > 0 {
+		fmt.Fprintf(w, "\nslowest tests (%d of %d):\n", n, len(s.Timings))
+		for _, t := range s.Timings[:n] {
+			fmt.Fprintf(w, "  %7.1fs  %s %s\n", t.Seconds, t.Package, t.Test)
+		}
+	}
 	if len(s.FailedPackages) > 0 {
 		fmt.Fprintf(w, "\npackages that failed outside their tests: %s\n", strings.Join(s.FailedPackages, ", "))
 	}
 	fmt.Fprintf(w, "\n%s\n", s.Line())
 	return s, nil
+}
+
+// timed keeps a top-level test's duration (a subtest's time is inside its parent's).
+func (s *Summary) timed(e event) {
+	if !strings.Contains(e.Test, "/") {
+		s.Timings = append(s.Timings, Timing{Package: e.Package, Test: e.Test, Seconds: e.Elapsed})
+	}
 }
 
 // reason extracts a skip's message from a test's output: the lines other than go test's own
