@@ -34,8 +34,21 @@ func (p *Provider) sshKeyPath(name string) string {
 	return filepath.Join(p.Home, "aws", name, "id_ed25519")
 }
 
-// clientKey reads nuv's SSH key of cluster name, making it when create is set and there is none.
+// EnvSSHKey, when set, holds nuv's SSH key for the machines (OpenSSH private-key format) in place
+// of the one under nuv's home: the Terraform module's bootstrap step passes the key Terraform made.
+const EnvSSHKey = "NUV_AWS_SSH_KEY"
+
+// clientKey reads nuv's SSH key of cluster name (EnvSSHKey's when set), making it when create is
+// set and there is none.
 func (p *Provider) clientKey(name string, create bool) (*machine.Key, error) {
+	if v := p.getenv(EnvSSHKey); v != "" {
+		k, err := machine.ParseKey([]byte(v))
+		if err != nil {
+			// the message names the variable, never its value
+			return nil, fmt.Errorf("nuv's SSH key of cluster %s from $%s: not an ed25519 private key in OpenSSH's format", name, EnvSSHKey)
+		}
+		return k, nil
+	}
 	path := p.sshKeyPath(name)
 	k, err := machine.ReadKey(path)
 	if err == nil {

@@ -1,18 +1,24 @@
 package eks
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/tfgen"
 	"github.com/nuv-dev/nuv/internal/lazy"
+	"github.com/nuv-dev/nuv/internal/machine/userdata"
 )
 
 // machineKinds are the resource kinds of a self-managed cluster with their Terraform forms; the
@@ -53,8 +59,10 @@ var machineKinds = lazy.Value[kit.Kinds[*exec, *tfWriter]]{New: func() kit.Kinds
 // hashicorp/tls providers: the network, the security groups with one rule resource per port and
 // source, the key pair (its private key made by tls_private_key), nuv's machine image looked up
 // by name, the instances, the Network Load Balancer, and the bootstrap as one terraform_data
-// step whose local-exec runs `nuv cluster apply` on the same spec: nuv adopts the machines by
-// their tags and runs kubeadm on them over SSH, as its own apply does.
+// step whose local-exec runs `nuv cluster apply` on the same spec, written beside the module
+// (NAME.yaml): nuv adopts the machines by their tags and runs kubeadm on them over SSH, as its own
+// apply does, with the SSH key Terraform made (in its environment, EnvSSHKey) and each machine's
+// host key pinned from its tag.
 func (p *Provider) machinesTerraform(c *spec.Cluster, desired []cluster.Resource) (map[string][]byte, error) {
 	m := tfgen.NewModule()
 	m.Variables(c.Spec.Region, kit.Tags(c.Spec.Tags, TagCluster, c.Metadata.Name))
@@ -69,7 +77,17 @@ func (p *Provider) machinesTerraform(c *spec.Cluster, desired []cluster.Resource
 		}
 	}
 	w.machinesOutputs(m.File("outputs.tf"))
-	return m.Bytes(), nil
+	files := m.Bytes()
+	// the spec beside the module, which the bootstrap step applies
+	var doc bytes.Buffer
+	doc.WriteString("# The spec of cluster " + c.Metadata.Name + ", written beside its Terraform module by `nuv cluster plan --terraform`:\n# terraform_data.bootstrap runs `nuv cluster apply -f` on it once Terraform made the machines.\n")
+	enc := yaml.NewEncoder(&doc)
+	enc.SetIndent(2)
+	if err := enc.Encode(c); err != nil {
+		return nil, fmt.Errorf("terraform: the spec of cluster %s: %w", c.Metadata.Name, err)
+	}
+	files[c.Metadata.Name+".yaml"] = doc.Bytes()
+	return files, nil
 }
 
 func (w *tfWriter) machinesHeader() {
@@ -175,9 +193,29 @@ func (w *tfWriter) keyPair(r cluster.Resource) error {
 }
 
 // instance is one machine, tagged with its role; source/destination checks are off because the
-// pod network routes pods' addresses through the nodes.
+// pod network routes pods' addresses through the nodes. Its SSH host key is made by
+// tls_private_key and installed by the user data nuv gives its own machines (userdata.Template,
+// the same script with Terraform's keys in it); the key's public half is the machine's
+// nuv.dev/host-key tag, so nuv's bootstrap pins it as it pins the keys of machines it launched.
 func (w *tfWriter) instance(r cluster.Resource) error {
 	f := r.Fields
+	hostKey := tfgen.Name("host-" + r.Name)
+	w.body.AppendNewline()
+	hb := w.body.AppendNewBlock("resource", []string{"tls_private_key", hostKey}).Body()
+	hb.SetAttributeValue("algorithm", cty.StringVal("ED25519"))
+	client, err := w.clientKeyLabel()
+	if err != nil {
+		return err
+	}
+	interp := func(label, attr string) string { return "${trimspace(tls_private_key." + label + "." + attr + ")}" }
+	ud, err := userdata.Template(w.c.Metadata.Name+"-"+r.Name, "", userdata.Holes{
+		HostKey:    interp(hostKey, "private_key_openssh"),
+		HostPub:    interp(hostKey, "public_key_openssh"),
+		Authorized: interp(client, "public_key_openssh"),
+	}, tfgen.TemplateEscape)
+	if err != nil {
+		return err
+	}
 	ami := w.machineImage(f["image"])
 	b := w.block("aws_instance", r.Key())
 	b.SetAttributeRaw("ami", ami)
@@ -198,8 +236,30 @@ func (w *tfWriter) instance(r cluster.Resource) error {
 	}
 	b.SetAttributeRaw("key_name", kp)
 	b.SetAttributeValue("source_dest_check", cty.False)
-	b.SetAttributeValue("tags", w.nameTags(r, TagRole, f["role"]))
+	b.SetAttributeRaw("user_data", tfgen.Heredoc(ud))
+	// the host key's public half is known only when Terraform made it: an expression in the tags
+	tags := []hclwrite.ObjectAttrTokens{}
+	static := map[string]string{"Name": nameTag(w.c.Metadata.Name, r), TagResource: r.Key(), TagRole: f["role"]}
+	for _, k := range slices.Sorted(maps.Keys(static)) {
+		tags = append(tags, hclwrite.ObjectAttrTokens{Name: hclwrite.TokensForValue(cty.StringVal(k)), Value: hclwrite.TokensForValue(cty.StringVal(static[k]))})
+	}
+	tags = append(tags, hclwrite.ObjectAttrTokens{Name: hclwrite.TokensForValue(cty.StringVal(TagHostKey)), Value: tfgen.Ident("trimspace(tls_private_key." + hostKey + ".public_key_openssh)")})
+	b.SetAttributeRaw("tags", hclwrite.TokensForObject(tags))
 	return nil
+}
+
+// clientKeyLabel is the tls_private_key of nuv's SSH key (the cluster's key pair), written before
+// any instance.
+func (w *tfWriter) clientKeyLabel() (string, error) {
+	for _, r := range w.desired {
+		if r.Kind == kindKeyPair {
+			if _, ok := w.addr[r.Key()]; !ok {
+				return "", fmt.Errorf("terraform: the key pair %s comes after the machines", r.Key())
+			}
+			return tfgen.Name(r.Name), nil
+		}
+	}
+	return "", errors.New("terraform: the cluster has no key pair")
 }
 
 func (w *tfWriter) loadBalancer(r cluster.Resource) error {
@@ -300,6 +360,14 @@ func (w *tfWriter) bootstrap(cluster.Resource) error {
 	pb := b.AppendNewBlock("provisioner", []string{"local-exec"}).Body()
 	// A template: Terraform fills in the module's directory, where the spec is kept beside it.
 	pb.SetAttributeRaw("command", tfgen.Ident(`"nuv cluster apply -f ${path.module}/`+w.c.Metadata.Name+`.yaml --yes"`))
+	// nuv connects with the key Terraform made (the key pair's): it reaches nuv in the
+	// environment, never on the command line or on disk
+	client, err := w.clientKeyLabel()
+	if err != nil {
+		return err
+	}
+	env := []hclwrite.ObjectAttrTokens{{Name: tfgen.Ident(EnvSSHKey), Value: tfgen.Ref("tls_private_key", client, "private_key_openssh")}}
+	pb.SetAttributeRaw("environment", hclwrite.TokensForObject(env))
 	b.SetAttributeRaw("depends_on", w.addrs(after...))
 	return nil
 }

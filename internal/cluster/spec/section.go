@@ -232,7 +232,17 @@ func (s Spec) MarshalYAML() (any, error) {
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		return nil, err
 	}
+	plain(doc.Content[0])
 	return doc.Content[0], nil
+}
+
+// plain drops the styles a node parsed from JSON has (flow mappings, double-quoted strings), so
+// the spec reads as YAML a person writes; the encoder quotes what needs quoting.
+func plain(n *yaml.Node) {
+	n.Style = 0
+	for _, c := range n.Content {
+		plain(c)
+	}
 }
 
 // takeSections removes the keys of the spec mapping of root that are not Spec fields and keeps

@@ -76,6 +76,23 @@ func Ref(parts ...string) hclwrite.Tokens {
 	return hclwrite.TokensForTraversal(trav)
 }
 
+// TemplateEscape quotes literal text for an HCL template (a quoted string or a heredoc): the
+// sequences that would start an interpolation or a directive are doubled.
+func TemplateEscape(s string) string {
+	return strings.NewReplacer("${", "$${", "%{", "%%{").Replace(s)
+}
+
+// Heredoc is a heredoc template holding text as it is (its literal parts already quoted with
+// TemplateEscape, its interpolations written by the caller): for scripts such as user data. text
+// ends with a newline; no line of it may be the delimiter, EOT.
+func Heredoc(text string) hclwrite.Tokens {
+	return hclwrite.Tokens{
+		{Type: hclsyntax.TokenOHeredoc, Bytes: []byte("<<EOT\n")},
+		{Type: hclsyntax.TokenStringLit, Bytes: []byte(text)},
+		{Type: hclsyntax.TokenCHeredoc, Bytes: []byte("EOT")},
+	}
+}
+
 // List is a list of raw expressions: List(Ref(...), Ref(...)).
 func List(items ...hclwrite.Tokens) hclwrite.Tokens {
 	return hclwrite.TokensForTuple(items)
@@ -124,10 +141,14 @@ func Name(s string) string {
 	return out
 }
 
-// Check parses every file as HCL and returns the diagnostics, naming the file and line.
+// Check parses every .tf file as HCL and returns the diagnostics, naming the file and line (a
+// module's other files, such as the spec kept beside it, are not HCL).
 func Check(files map[string][]byte) error {
 	var msgs []string
 	for _, n := range sortedNames(files) {
+		if !strings.HasSuffix(n, ".tf") {
+			continue
+		}
 		if _, diags := hclsyntax.ParseConfig(files[n], n, hcl.InitialPos); diags.HasErrors() {
 			msgs = append(msgs, diags.Error())
 		}

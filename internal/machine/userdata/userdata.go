@@ -92,6 +92,52 @@ func Script(c Config) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// Holes stand, in a Template, for the keys that something other than nuv makes (Terraform's
+// tls_private_key): each is an expression of the caller's template language.
+type Holes struct {
+	// HostKey is the machine's private host key in OpenSSH's format, without a trailing newline.
+	HostKey string
+	// HostPub is its public half, one authorized_keys line.
+	HostPub string
+	// Authorized is root's authorized_keys lines.
+	Authorized string
+}
+
+// Template renders the user data Script renders, with the keys left as holes the caller's
+// template language fills in when the machine is made: every literal part of the script goes
+// through escape (the language's quoting of literal text), the holes go in as they are. Filled
+// with the keys Script was given, it is Script's output byte for byte.
+func Template(hostname, then string, h Holes, escape func(string) string) (string, error) {
+	if hostname != "" && (len(hostname) > 253 || !hostnameRE().MatchString(hostname)) {
+		return "", fmt.Errorf("user data: hostname %q is not a valid hostname (lower-case letters, digits, '-' and '.')", hostname)
+	}
+	// NUL never occurs in the script, so the markers cannot collide with its text.
+	marks := map[string]string{"\x00hostkey\x00": h.HostKey, "\x00hostpub\x00": h.HostPub, "\x00authorized\x00": h.Authorized}
+	data := map[string]any{
+		"Hostname": hostname, "HostKey": "\x00hostkey\x00", "HostPub": "\x00hostpub\x00", "Authorized": "\x00authorized\x00",
+		"KeyPath": HostKeyPath, "DropIn": DropIn, "Then": strings.TrimRight(then, "\n"),
+		// keys are base64 and authorized_keys lines hold no "_EOF": Script's delimiter for them
+		"EOF": heredocEnd(""),
+	}
+	var b bytes.Buffer
+	if err := scriptTmpl().Execute(&b, data); err != nil {
+		return "", fmt.Errorf("user data: %w", err)
+	}
+	var out strings.Builder
+	for rest := b.String(); rest != ""; {
+		i := strings.IndexByte(rest, 0)
+		if i < 0 {
+			out.WriteString(escape(rest))
+			break
+		}
+		j := strings.IndexByte(rest[i+1:], 0) + i + 1
+		out.WriteString(escape(rest[:i]))
+		out.WriteString(marks[rest[i:j+1]])
+		rest = rest[j+1:]
+	}
+	return out.String(), nil
+}
+
 // heredocEnd is a here-document delimiter that no line of body is.
 func heredocEnd(body string) string {
 	end := "NUV_EOF"

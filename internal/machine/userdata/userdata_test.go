@@ -96,3 +96,44 @@ func TestScriptRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestTemplateFilledIsScript fills Template's holes with the keys Script was given: the two
+// scripts are the same bytes, so a machine made from the template (by Terraform) is set up as the
+// machines nuv makes are. Literal text goes through the caller's escape and the holes do not.
+func TestTemplateFilledIsScript(t *testing.T) {
+	host, client := seededKey(t, 3), seededKey(t, 4)
+	for _, tc := range []struct{ name, hostname, then string }{
+		{"plain", "", ""},
+		{"hostname and steps", "ha-control-plane-0", "echo ${HOME} %{x}\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want, err := Script(Config{Hostname: tc.hostname, HostKey: host, AuthorizedKeys: []string{client.AuthorizedKey("")}, Then: tc.then})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pemBytes, err := host.PrivatePEM("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// escape marks the literal parts so the test can undo it: holes must not be marked
+			escape := func(s string) string { return strings.ReplaceAll(s, "$", "$$") }
+			tmpl, err := Template(tc.hostname, tc.then, Holes{HostKey: "<HK>", HostPub: "<HP>", Authorized: "<AK>"}, escape)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.then != "" && !strings.Contains(tmpl, "echo $${HOME}") {
+				t.Errorf("literal text was not escaped:\n%s", tmpl)
+			}
+			got := strings.ReplaceAll(tmpl, "$$", "$")
+			got = strings.NewReplacer("<HK>", strings.TrimRight(string(pemBytes), "\n"), "<HP>", host.AuthorizedKey(""), "<AK>", client.AuthorizedKey("")).Replace(got)
+			// the key's encoding carries random check bytes: compare around it
+			got, wantS := pemRE.ReplaceAllString(got, "KEY"), pemRE.ReplaceAllString(string(want), "KEY")
+			if got != wantS {
+				t.Errorf("filled template differs from Script's output:\n%s\nwant\n%s", got, wantS)
+			}
+		})
+	}
+	if _, err := Template("Not A Host", "", Holes{}, func(s string) string { return s }); err == nil || !strings.Contains(err.Error(), `"Not A Host"`) {
+		t.Errorf("bad hostname: %v", err)
+	}
+}

@@ -32,7 +32,8 @@ func Check(t *testing.T, dir string, files map[string][]byte) {
 			t.Fatal(err)
 		}
 	}
-	golden, err := filepath.Glob(filepath.Join(dir, "*.tf"))
+	// every file of the module: .tf files and what a provider keeps beside them (a spec)
+	golden, err := filepath.Glob(filepath.Join(dir, "*"))
 	if err != nil || len(golden) == 0 {
 		t.Fatalf("no golden Terraform files in %s (run the test with -update-terraform)", dir)
 	}

@@ -280,6 +280,10 @@ resource "aws_key_pair" "nuv-tier" {
   }
 }
 
+resource "tls_private_key" "host-control-plane-0" {
+  algorithm = "ED25519"
+}
+
 data "aws_ami" "machine" {
   most_recent = true
   owners      = ["self"]
@@ -296,11 +300,64 @@ resource "aws_instance" "control-plane-0" {
   vpc_security_group_ids = [aws_security_group.control-plane.id, aws_security_group.machines.id]
   key_name               = aws_key_pair.nuv-tier.key_name
   source_dest_check      = false
+  user_data              = <<EOT
+#!/bin/sh
+# nuv: user data of a machine of a self-managed cluster. It makes the machine reachable over SSH
+# with keys nuv made: its own host key (pinned by nuv) and nuv's client key for root.
+set -eu
+umask 077
+
+# The machine's host key: the only one sshd offers.
+mkdir -p -m 0755 /etc/ssh/sshd_config.d
+cat > /etc/ssh/ssh_host_ed25519_key.tmp <<'NUV_EOF'
+${trimspace(tls_private_key.host-control-plane-0.private_key_openssh)}
+NUV_EOF
+chmod 0600 /etc/ssh/ssh_host_ed25519_key.tmp
+mv -f /etc/ssh/ssh_host_ed25519_key.tmp /etc/ssh/ssh_host_ed25519_key
+printf '%s\n' '${trimspace(tls_private_key.host-control-plane-0.public_key_openssh)}' > /etc/ssh/ssh_host_ed25519_key.pub
+chmod 0644 /etc/ssh/ssh_host_ed25519_key.pub
+
+cat > /etc/ssh/sshd_config.d/00-nuv.conf.tmp <<'NUV_EOF'
+# Written by nuv's user data: this machine's own host key only, root by key only.
+HostKey /etc/ssh/ssh_host_ed25519_key
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+NUV_EOF
+chmod 0644 /etc/ssh/sshd_config.d/00-nuv.conf.tmp
+mv -f /etc/ssh/sshd_config.d/00-nuv.conf.tmp /etc/ssh/sshd_config.d/00-nuv.conf
+
+# nuv's client key for root.
+mkdir -p /root/.ssh
+chmod 0700 /root/.ssh
+cat > /root/.ssh/authorized_keys.tmp <<'NUV_EOF'
+${trimspace(tls_private_key.nuv-tier.public_key_openssh)}
+NUV_EOF
+chmod 0600 /root/.ssh/authorized_keys.tmp
+mv -f /root/.ssh/authorized_keys.tmp /root/.ssh/authorized_keys
+
+# The hostname.
+printf '%s\n' 'tier-control-plane-0' > /etc/hostname
+chmod 0644 /etc/hostname
+hostname 'tier-control-plane-0'
+
+# sshd, on now and at every boot.
+mkdir -p /run/sshd
+/usr/sbin/sshd -t
+systemctl enable ssh.service
+systemctl restart ssh.service
+EOT
   tags = {
-    Name               = "tier-control-plane-0"
+    "Name"             = "tier-control-plane-0"
     "nuv.dev/resource" = "instance/control-plane-0"
     "nuv.dev/role"     = "control-plane"
+    "nuv.dev/host-key" = trimspace(tls_private_key.host-control-plane-0.public_key_openssh)
   }
+}
+
+resource "tls_private_key" "host-etcd-0" {
+  algorithm = "ED25519"
 }
 
 resource "aws_instance" "etcd-0" {
@@ -310,11 +367,64 @@ resource "aws_instance" "etcd-0" {
   vpc_security_group_ids = [aws_security_group.etcd.id, aws_security_group.machines.id]
   key_name               = aws_key_pair.nuv-tier.key_name
   source_dest_check      = false
+  user_data              = <<EOT
+#!/bin/sh
+# nuv: user data of a machine of a self-managed cluster. It makes the machine reachable over SSH
+# with keys nuv made: its own host key (pinned by nuv) and nuv's client key for root.
+set -eu
+umask 077
+
+# The machine's host key: the only one sshd offers.
+mkdir -p -m 0755 /etc/ssh/sshd_config.d
+cat > /etc/ssh/ssh_host_ed25519_key.tmp <<'NUV_EOF'
+${trimspace(tls_private_key.host-etcd-0.private_key_openssh)}
+NUV_EOF
+chmod 0600 /etc/ssh/ssh_host_ed25519_key.tmp
+mv -f /etc/ssh/ssh_host_ed25519_key.tmp /etc/ssh/ssh_host_ed25519_key
+printf '%s\n' '${trimspace(tls_private_key.host-etcd-0.public_key_openssh)}' > /etc/ssh/ssh_host_ed25519_key.pub
+chmod 0644 /etc/ssh/ssh_host_ed25519_key.pub
+
+cat > /etc/ssh/sshd_config.d/00-nuv.conf.tmp <<'NUV_EOF'
+# Written by nuv's user data: this machine's own host key only, root by key only.
+HostKey /etc/ssh/ssh_host_ed25519_key
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+NUV_EOF
+chmod 0644 /etc/ssh/sshd_config.d/00-nuv.conf.tmp
+mv -f /etc/ssh/sshd_config.d/00-nuv.conf.tmp /etc/ssh/sshd_config.d/00-nuv.conf
+
+# nuv's client key for root.
+mkdir -p /root/.ssh
+chmod 0700 /root/.ssh
+cat > /root/.ssh/authorized_keys.tmp <<'NUV_EOF'
+${trimspace(tls_private_key.nuv-tier.public_key_openssh)}
+NUV_EOF
+chmod 0600 /root/.ssh/authorized_keys.tmp
+mv -f /root/.ssh/authorized_keys.tmp /root/.ssh/authorized_keys
+
+# The hostname.
+printf '%s\n' 'tier-etcd-0' > /etc/hostname
+chmod 0644 /etc/hostname
+hostname 'tier-etcd-0'
+
+# sshd, on now and at every boot.
+mkdir -p /run/sshd
+/usr/sbin/sshd -t
+systemctl enable ssh.service
+systemctl restart ssh.service
+EOT
   tags = {
-    Name               = "tier-etcd-0"
+    "Name"             = "tier-etcd-0"
     "nuv.dev/resource" = "instance/etcd-0"
     "nuv.dev/role"     = "etcd"
+    "nuv.dev/host-key" = trimspace(tls_private_key.host-etcd-0.public_key_openssh)
   }
+}
+
+resource "tls_private_key" "host-etcd-1" {
+  algorithm = "ED25519"
 }
 
 resource "aws_instance" "etcd-1" {
@@ -324,11 +434,64 @@ resource "aws_instance" "etcd-1" {
   vpc_security_group_ids = [aws_security_group.etcd.id, aws_security_group.machines.id]
   key_name               = aws_key_pair.nuv-tier.key_name
   source_dest_check      = false
+  user_data              = <<EOT
+#!/bin/sh
+# nuv: user data of a machine of a self-managed cluster. It makes the machine reachable over SSH
+# with keys nuv made: its own host key (pinned by nuv) and nuv's client key for root.
+set -eu
+umask 077
+
+# The machine's host key: the only one sshd offers.
+mkdir -p -m 0755 /etc/ssh/sshd_config.d
+cat > /etc/ssh/ssh_host_ed25519_key.tmp <<'NUV_EOF'
+${trimspace(tls_private_key.host-etcd-1.private_key_openssh)}
+NUV_EOF
+chmod 0600 /etc/ssh/ssh_host_ed25519_key.tmp
+mv -f /etc/ssh/ssh_host_ed25519_key.tmp /etc/ssh/ssh_host_ed25519_key
+printf '%s\n' '${trimspace(tls_private_key.host-etcd-1.public_key_openssh)}' > /etc/ssh/ssh_host_ed25519_key.pub
+chmod 0644 /etc/ssh/ssh_host_ed25519_key.pub
+
+cat > /etc/ssh/sshd_config.d/00-nuv.conf.tmp <<'NUV_EOF'
+# Written by nuv's user data: this machine's own host key only, root by key only.
+HostKey /etc/ssh/ssh_host_ed25519_key
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+NUV_EOF
+chmod 0644 /etc/ssh/sshd_config.d/00-nuv.conf.tmp
+mv -f /etc/ssh/sshd_config.d/00-nuv.conf.tmp /etc/ssh/sshd_config.d/00-nuv.conf
+
+# nuv's client key for root.
+mkdir -p /root/.ssh
+chmod 0700 /root/.ssh
+cat > /root/.ssh/authorized_keys.tmp <<'NUV_EOF'
+${trimspace(tls_private_key.nuv-tier.public_key_openssh)}
+NUV_EOF
+chmod 0600 /root/.ssh/authorized_keys.tmp
+mv -f /root/.ssh/authorized_keys.tmp /root/.ssh/authorized_keys
+
+# The hostname.
+printf '%s\n' 'tier-etcd-1' > /etc/hostname
+chmod 0644 /etc/hostname
+hostname 'tier-etcd-1'
+
+# sshd, on now and at every boot.
+mkdir -p /run/sshd
+/usr/sbin/sshd -t
+systemctl enable ssh.service
+systemctl restart ssh.service
+EOT
   tags = {
-    Name               = "tier-etcd-1"
+    "Name"             = "tier-etcd-1"
     "nuv.dev/resource" = "instance/etcd-1"
     "nuv.dev/role"     = "etcd"
+    "nuv.dev/host-key" = trimspace(tls_private_key.host-etcd-1.public_key_openssh)
   }
+}
+
+resource "tls_private_key" "host-etcd-2" {
+  algorithm = "ED25519"
 }
 
 resource "aws_instance" "etcd-2" {
@@ -338,11 +501,64 @@ resource "aws_instance" "etcd-2" {
   vpc_security_group_ids = [aws_security_group.etcd.id, aws_security_group.machines.id]
   key_name               = aws_key_pair.nuv-tier.key_name
   source_dest_check      = false
+  user_data              = <<EOT
+#!/bin/sh
+# nuv: user data of a machine of a self-managed cluster. It makes the machine reachable over SSH
+# with keys nuv made: its own host key (pinned by nuv) and nuv's client key for root.
+set -eu
+umask 077
+
+# The machine's host key: the only one sshd offers.
+mkdir -p -m 0755 /etc/ssh/sshd_config.d
+cat > /etc/ssh/ssh_host_ed25519_key.tmp <<'NUV_EOF'
+${trimspace(tls_private_key.host-etcd-2.private_key_openssh)}
+NUV_EOF
+chmod 0600 /etc/ssh/ssh_host_ed25519_key.tmp
+mv -f /etc/ssh/ssh_host_ed25519_key.tmp /etc/ssh/ssh_host_ed25519_key
+printf '%s\n' '${trimspace(tls_private_key.host-etcd-2.public_key_openssh)}' > /etc/ssh/ssh_host_ed25519_key.pub
+chmod 0644 /etc/ssh/ssh_host_ed25519_key.pub
+
+cat > /etc/ssh/sshd_config.d/00-nuv.conf.tmp <<'NUV_EOF'
+# Written by nuv's user data: this machine's own host key only, root by key only.
+HostKey /etc/ssh/ssh_host_ed25519_key
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+NUV_EOF
+chmod 0644 /etc/ssh/sshd_config.d/00-nuv.conf.tmp
+mv -f /etc/ssh/sshd_config.d/00-nuv.conf.tmp /etc/ssh/sshd_config.d/00-nuv.conf
+
+# nuv's client key for root.
+mkdir -p /root/.ssh
+chmod 0700 /root/.ssh
+cat > /root/.ssh/authorized_keys.tmp <<'NUV_EOF'
+${trimspace(tls_private_key.nuv-tier.public_key_openssh)}
+NUV_EOF
+chmod 0600 /root/.ssh/authorized_keys.tmp
+mv -f /root/.ssh/authorized_keys.tmp /root/.ssh/authorized_keys
+
+# The hostname.
+printf '%s\n' 'tier-etcd-2' > /etc/hostname
+chmod 0644 /etc/hostname
+hostname 'tier-etcd-2'
+
+# sshd, on now and at every boot.
+mkdir -p /run/sshd
+/usr/sbin/sshd -t
+systemctl enable ssh.service
+systemctl restart ssh.service
+EOT
   tags = {
-    Name               = "tier-etcd-2"
+    "Name"             = "tier-etcd-2"
     "nuv.dev/resource" = "instance/etcd-2"
     "nuv.dev/role"     = "etcd"
+    "nuv.dev/host-key" = trimspace(tls_private_key.host-etcd-2.public_key_openssh)
   }
+}
+
+resource "tls_private_key" "host-pool-0" {
+  algorithm = "ED25519"
 }
 
 resource "aws_instance" "pool-0" {
@@ -352,11 +568,64 @@ resource "aws_instance" "pool-0" {
   vpc_security_group_ids = [aws_security_group.machines.id, aws_security_group.workers.id]
   key_name               = aws_key_pair.nuv-tier.key_name
   source_dest_check      = false
+  user_data              = <<EOT
+#!/bin/sh
+# nuv: user data of a machine of a self-managed cluster. It makes the machine reachable over SSH
+# with keys nuv made: its own host key (pinned by nuv) and nuv's client key for root.
+set -eu
+umask 077
+
+# The machine's host key: the only one sshd offers.
+mkdir -p -m 0755 /etc/ssh/sshd_config.d
+cat > /etc/ssh/ssh_host_ed25519_key.tmp <<'NUV_EOF'
+${trimspace(tls_private_key.host-pool-0.private_key_openssh)}
+NUV_EOF
+chmod 0600 /etc/ssh/ssh_host_ed25519_key.tmp
+mv -f /etc/ssh/ssh_host_ed25519_key.tmp /etc/ssh/ssh_host_ed25519_key
+printf '%s\n' '${trimspace(tls_private_key.host-pool-0.public_key_openssh)}' > /etc/ssh/ssh_host_ed25519_key.pub
+chmod 0644 /etc/ssh/ssh_host_ed25519_key.pub
+
+cat > /etc/ssh/sshd_config.d/00-nuv.conf.tmp <<'NUV_EOF'
+# Written by nuv's user data: this machine's own host key only, root by key only.
+HostKey /etc/ssh/ssh_host_ed25519_key
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+NUV_EOF
+chmod 0644 /etc/ssh/sshd_config.d/00-nuv.conf.tmp
+mv -f /etc/ssh/sshd_config.d/00-nuv.conf.tmp /etc/ssh/sshd_config.d/00-nuv.conf
+
+# nuv's client key for root.
+mkdir -p /root/.ssh
+chmod 0700 /root/.ssh
+cat > /root/.ssh/authorized_keys.tmp <<'NUV_EOF'
+${trimspace(tls_private_key.nuv-tier.public_key_openssh)}
+NUV_EOF
+chmod 0600 /root/.ssh/authorized_keys.tmp
+mv -f /root/.ssh/authorized_keys.tmp /root/.ssh/authorized_keys
+
+# The hostname.
+printf '%s\n' 'tier-pool-0' > /etc/hostname
+chmod 0644 /etc/hostname
+hostname 'tier-pool-0'
+
+# sshd, on now and at every boot.
+mkdir -p /run/sshd
+/usr/sbin/sshd -t
+systemctl enable ssh.service
+systemctl restart ssh.service
+EOT
   tags = {
-    Name               = "tier-pool-0"
+    "Name"             = "tier-pool-0"
     "nuv.dev/resource" = "instance/pool-0"
     "nuv.dev/role"     = "worker"
+    "nuv.dev/host-key" = trimspace(tls_private_key.host-pool-0.public_key_openssh)
   }
+}
+
+resource "tls_private_key" "host-lb-0" {
+  algorithm = "ED25519"
 }
 
 resource "aws_instance" "lb-0" {
@@ -366,10 +635,59 @@ resource "aws_instance" "lb-0" {
   vpc_security_group_ids = [aws_security_group.lb.id, aws_security_group.machines.id]
   key_name               = aws_key_pair.nuv-tier.key_name
   source_dest_check      = false
+  user_data              = <<EOT
+#!/bin/sh
+# nuv: user data of a machine of a self-managed cluster. It makes the machine reachable over SSH
+# with keys nuv made: its own host key (pinned by nuv) and nuv's client key for root.
+set -eu
+umask 077
+
+# The machine's host key: the only one sshd offers.
+mkdir -p -m 0755 /etc/ssh/sshd_config.d
+cat > /etc/ssh/ssh_host_ed25519_key.tmp <<'NUV_EOF'
+${trimspace(tls_private_key.host-lb-0.private_key_openssh)}
+NUV_EOF
+chmod 0600 /etc/ssh/ssh_host_ed25519_key.tmp
+mv -f /etc/ssh/ssh_host_ed25519_key.tmp /etc/ssh/ssh_host_ed25519_key
+printf '%s\n' '${trimspace(tls_private_key.host-lb-0.public_key_openssh)}' > /etc/ssh/ssh_host_ed25519_key.pub
+chmod 0644 /etc/ssh/ssh_host_ed25519_key.pub
+
+cat > /etc/ssh/sshd_config.d/00-nuv.conf.tmp <<'NUV_EOF'
+# Written by nuv's user data: this machine's own host key only, root by key only.
+HostKey /etc/ssh/ssh_host_ed25519_key
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+NUV_EOF
+chmod 0644 /etc/ssh/sshd_config.d/00-nuv.conf.tmp
+mv -f /etc/ssh/sshd_config.d/00-nuv.conf.tmp /etc/ssh/sshd_config.d/00-nuv.conf
+
+# nuv's client key for root.
+mkdir -p /root/.ssh
+chmod 0700 /root/.ssh
+cat > /root/.ssh/authorized_keys.tmp <<'NUV_EOF'
+${trimspace(tls_private_key.nuv-tier.public_key_openssh)}
+NUV_EOF
+chmod 0600 /root/.ssh/authorized_keys.tmp
+mv -f /root/.ssh/authorized_keys.tmp /root/.ssh/authorized_keys
+
+# The hostname.
+printf '%s\n' 'tier-lb-0' > /etc/hostname
+chmod 0644 /etc/hostname
+hostname 'tier-lb-0'
+
+# sshd, on now and at every boot.
+mkdir -p /run/sshd
+/usr/sbin/sshd -t
+systemctl enable ssh.service
+systemctl restart ssh.service
+EOT
   tags = {
-    Name               = "tier-lb-0"
+    "Name"             = "tier-lb-0"
     "nuv.dev/resource" = "instance/lb-0"
     "nuv.dev/role"     = "load-balancer"
+    "nuv.dev/host-key" = trimspace(tls_private_key.host-lb-0.public_key_openssh)
   }
 }
 
@@ -377,6 +695,9 @@ resource "terraform_data" "bootstrap" {
   triggers_replace = [aws_instance.control-plane-0.id, aws_instance.etcd-0.id, aws_instance.etcd-1.id, aws_instance.etcd-2.id, aws_instance.pool-0.id, aws_instance.lb-0.id]
   provisioner "local-exec" {
     command = "nuv cluster apply -f ${path.module}/tier.yaml --yes"
+    environment = {
+      NUV_AWS_SSH_KEY = tls_private_key.nuv-tier.private_key_openssh
+    }
   }
   depends_on = [aws_instance.control-plane-0, aws_instance.etcd-0, aws_instance.etcd-1, aws_instance.etcd-2, aws_instance.pool-0, aws_instance.lb-0]
 }

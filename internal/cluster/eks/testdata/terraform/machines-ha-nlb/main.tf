@@ -297,6 +297,10 @@ resource "aws_key_pair" "nuv-ha" {
   }
 }
 
+resource "tls_private_key" "host-control-plane-0" {
+  algorithm = "ED25519"
+}
+
 data "aws_ami" "machine" {
   most_recent = true
   owners      = ["self"]
@@ -313,11 +317,64 @@ resource "aws_instance" "control-plane-0" {
   vpc_security_group_ids = [aws_security_group.control-plane.id, aws_security_group.machines.id]
   key_name               = aws_key_pair.nuv-ha.key_name
   source_dest_check      = false
+  user_data              = <<EOT
+#!/bin/sh
+# nuv: user data of a machine of a self-managed cluster. It makes the machine reachable over SSH
+# with keys nuv made: its own host key (pinned by nuv) and nuv's client key for root.
+set -eu
+umask 077
+
+# The machine's host key: the only one sshd offers.
+mkdir -p -m 0755 /etc/ssh/sshd_config.d
+cat > /etc/ssh/ssh_host_ed25519_key.tmp <<'NUV_EOF'
+${trimspace(tls_private_key.host-control-plane-0.private_key_openssh)}
+NUV_EOF
+chmod 0600 /etc/ssh/ssh_host_ed25519_key.tmp
+mv -f /etc/ssh/ssh_host_ed25519_key.tmp /etc/ssh/ssh_host_ed25519_key
+printf '%s\n' '${trimspace(tls_private_key.host-control-plane-0.public_key_openssh)}' > /etc/ssh/ssh_host_ed25519_key.pub
+chmod 0644 /etc/ssh/ssh_host_ed25519_key.pub
+
+cat > /etc/ssh/sshd_config.d/00-nuv.conf.tmp <<'NUV_EOF'
+# Written by nuv's user data: this machine's own host key only, root by key only.
+HostKey /etc/ssh/ssh_host_ed25519_key
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+NUV_EOF
+chmod 0644 /etc/ssh/sshd_config.d/00-nuv.conf.tmp
+mv -f /etc/ssh/sshd_config.d/00-nuv.conf.tmp /etc/ssh/sshd_config.d/00-nuv.conf
+
+# nuv's client key for root.
+mkdir -p /root/.ssh
+chmod 0700 /root/.ssh
+cat > /root/.ssh/authorized_keys.tmp <<'NUV_EOF'
+${trimspace(tls_private_key.nuv-ha.public_key_openssh)}
+NUV_EOF
+chmod 0600 /root/.ssh/authorized_keys.tmp
+mv -f /root/.ssh/authorized_keys.tmp /root/.ssh/authorized_keys
+
+# The hostname.
+printf '%s\n' 'ha-control-plane-0' > /etc/hostname
+chmod 0644 /etc/hostname
+hostname 'ha-control-plane-0'
+
+# sshd, on now and at every boot.
+mkdir -p /run/sshd
+/usr/sbin/sshd -t
+systemctl enable ssh.service
+systemctl restart ssh.service
+EOT
   tags = {
-    Name               = "ha-control-plane-0"
+    "Name"             = "ha-control-plane-0"
     "nuv.dev/resource" = "instance/control-plane-0"
     "nuv.dev/role"     = "control-plane"
+    "nuv.dev/host-key" = trimspace(tls_private_key.host-control-plane-0.public_key_openssh)
   }
+}
+
+resource "tls_private_key" "host-control-plane-1" {
+  algorithm = "ED25519"
 }
 
 resource "aws_instance" "control-plane-1" {
@@ -327,11 +384,64 @@ resource "aws_instance" "control-plane-1" {
   vpc_security_group_ids = [aws_security_group.control-plane.id, aws_security_group.machines.id]
   key_name               = aws_key_pair.nuv-ha.key_name
   source_dest_check      = false
+  user_data              = <<EOT
+#!/bin/sh
+# nuv: user data of a machine of a self-managed cluster. It makes the machine reachable over SSH
+# with keys nuv made: its own host key (pinned by nuv) and nuv's client key for root.
+set -eu
+umask 077
+
+# The machine's host key: the only one sshd offers.
+mkdir -p -m 0755 /etc/ssh/sshd_config.d
+cat > /etc/ssh/ssh_host_ed25519_key.tmp <<'NUV_EOF'
+${trimspace(tls_private_key.host-control-plane-1.private_key_openssh)}
+NUV_EOF
+chmod 0600 /etc/ssh/ssh_host_ed25519_key.tmp
+mv -f /etc/ssh/ssh_host_ed25519_key.tmp /etc/ssh/ssh_host_ed25519_key
+printf '%s\n' '${trimspace(tls_private_key.host-control-plane-1.public_key_openssh)}' > /etc/ssh/ssh_host_ed25519_key.pub
+chmod 0644 /etc/ssh/ssh_host_ed25519_key.pub
+
+cat > /etc/ssh/sshd_config.d/00-nuv.conf.tmp <<'NUV_EOF'
+# Written by nuv's user data: this machine's own host key only, root by key only.
+HostKey /etc/ssh/ssh_host_ed25519_key
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+NUV_EOF
+chmod 0644 /etc/ssh/sshd_config.d/00-nuv.conf.tmp
+mv -f /etc/ssh/sshd_config.d/00-nuv.conf.tmp /etc/ssh/sshd_config.d/00-nuv.conf
+
+# nuv's client key for root.
+mkdir -p /root/.ssh
+chmod 0700 /root/.ssh
+cat > /root/.ssh/authorized_keys.tmp <<'NUV_EOF'
+${trimspace(tls_private_key.nuv-ha.public_key_openssh)}
+NUV_EOF
+chmod 0600 /root/.ssh/authorized_keys.tmp
+mv -f /root/.ssh/authorized_keys.tmp /root/.ssh/authorized_keys
+
+# The hostname.
+printf '%s\n' 'ha-control-plane-1' > /etc/hostname
+chmod 0644 /etc/hostname
+hostname 'ha-control-plane-1'
+
+# sshd, on now and at every boot.
+mkdir -p /run/sshd
+/usr/sbin/sshd -t
+systemctl enable ssh.service
+systemctl restart ssh.service
+EOT
   tags = {
-    Name               = "ha-control-plane-1"
+    "Name"             = "ha-control-plane-1"
     "nuv.dev/resource" = "instance/control-plane-1"
     "nuv.dev/role"     = "control-plane"
+    "nuv.dev/host-key" = trimspace(tls_private_key.host-control-plane-1.public_key_openssh)
   }
+}
+
+resource "tls_private_key" "host-control-plane-2" {
+  algorithm = "ED25519"
 }
 
 resource "aws_instance" "control-plane-2" {
@@ -341,11 +451,64 @@ resource "aws_instance" "control-plane-2" {
   vpc_security_group_ids = [aws_security_group.control-plane.id, aws_security_group.machines.id]
   key_name               = aws_key_pair.nuv-ha.key_name
   source_dest_check      = false
+  user_data              = <<EOT
+#!/bin/sh
+# nuv: user data of a machine of a self-managed cluster. It makes the machine reachable over SSH
+# with keys nuv made: its own host key (pinned by nuv) and nuv's client key for root.
+set -eu
+umask 077
+
+# The machine's host key: the only one sshd offers.
+mkdir -p -m 0755 /etc/ssh/sshd_config.d
+cat > /etc/ssh/ssh_host_ed25519_key.tmp <<'NUV_EOF'
+${trimspace(tls_private_key.host-control-plane-2.private_key_openssh)}
+NUV_EOF
+chmod 0600 /etc/ssh/ssh_host_ed25519_key.tmp
+mv -f /etc/ssh/ssh_host_ed25519_key.tmp /etc/ssh/ssh_host_ed25519_key
+printf '%s\n' '${trimspace(tls_private_key.host-control-plane-2.public_key_openssh)}' > /etc/ssh/ssh_host_ed25519_key.pub
+chmod 0644 /etc/ssh/ssh_host_ed25519_key.pub
+
+cat > /etc/ssh/sshd_config.d/00-nuv.conf.tmp <<'NUV_EOF'
+# Written by nuv's user data: this machine's own host key only, root by key only.
+HostKey /etc/ssh/ssh_host_ed25519_key
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+NUV_EOF
+chmod 0644 /etc/ssh/sshd_config.d/00-nuv.conf.tmp
+mv -f /etc/ssh/sshd_config.d/00-nuv.conf.tmp /etc/ssh/sshd_config.d/00-nuv.conf
+
+# nuv's client key for root.
+mkdir -p /root/.ssh
+chmod 0700 /root/.ssh
+cat > /root/.ssh/authorized_keys.tmp <<'NUV_EOF'
+${trimspace(tls_private_key.nuv-ha.public_key_openssh)}
+NUV_EOF
+chmod 0600 /root/.ssh/authorized_keys.tmp
+mv -f /root/.ssh/authorized_keys.tmp /root/.ssh/authorized_keys
+
+# The hostname.
+printf '%s\n' 'ha-control-plane-2' > /etc/hostname
+chmod 0644 /etc/hostname
+hostname 'ha-control-plane-2'
+
+# sshd, on now and at every boot.
+mkdir -p /run/sshd
+/usr/sbin/sshd -t
+systemctl enable ssh.service
+systemctl restart ssh.service
+EOT
   tags = {
-    Name               = "ha-control-plane-2"
+    "Name"             = "ha-control-plane-2"
     "nuv.dev/resource" = "instance/control-plane-2"
     "nuv.dev/role"     = "control-plane"
+    "nuv.dev/host-key" = trimspace(tls_private_key.host-control-plane-2.public_key_openssh)
   }
+}
+
+resource "tls_private_key" "host-workers-0" {
+  algorithm = "ED25519"
 }
 
 resource "aws_instance" "workers-0" {
@@ -355,11 +518,64 @@ resource "aws_instance" "workers-0" {
   vpc_security_group_ids = [aws_security_group.machines.id, aws_security_group.workers.id]
   key_name               = aws_key_pair.nuv-ha.key_name
   source_dest_check      = false
+  user_data              = <<EOT
+#!/bin/sh
+# nuv: user data of a machine of a self-managed cluster. It makes the machine reachable over SSH
+# with keys nuv made: its own host key (pinned by nuv) and nuv's client key for root.
+set -eu
+umask 077
+
+# The machine's host key: the only one sshd offers.
+mkdir -p -m 0755 /etc/ssh/sshd_config.d
+cat > /etc/ssh/ssh_host_ed25519_key.tmp <<'NUV_EOF'
+${trimspace(tls_private_key.host-workers-0.private_key_openssh)}
+NUV_EOF
+chmod 0600 /etc/ssh/ssh_host_ed25519_key.tmp
+mv -f /etc/ssh/ssh_host_ed25519_key.tmp /etc/ssh/ssh_host_ed25519_key
+printf '%s\n' '${trimspace(tls_private_key.host-workers-0.public_key_openssh)}' > /etc/ssh/ssh_host_ed25519_key.pub
+chmod 0644 /etc/ssh/ssh_host_ed25519_key.pub
+
+cat > /etc/ssh/sshd_config.d/00-nuv.conf.tmp <<'NUV_EOF'
+# Written by nuv's user data: this machine's own host key only, root by key only.
+HostKey /etc/ssh/ssh_host_ed25519_key
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+NUV_EOF
+chmod 0644 /etc/ssh/sshd_config.d/00-nuv.conf.tmp
+mv -f /etc/ssh/sshd_config.d/00-nuv.conf.tmp /etc/ssh/sshd_config.d/00-nuv.conf
+
+# nuv's client key for root.
+mkdir -p /root/.ssh
+chmod 0700 /root/.ssh
+cat > /root/.ssh/authorized_keys.tmp <<'NUV_EOF'
+${trimspace(tls_private_key.nuv-ha.public_key_openssh)}
+NUV_EOF
+chmod 0600 /root/.ssh/authorized_keys.tmp
+mv -f /root/.ssh/authorized_keys.tmp /root/.ssh/authorized_keys
+
+# The hostname.
+printf '%s\n' 'ha-workers-0' > /etc/hostname
+chmod 0644 /etc/hostname
+hostname 'ha-workers-0'
+
+# sshd, on now and at every boot.
+mkdir -p /run/sshd
+/usr/sbin/sshd -t
+systemctl enable ssh.service
+systemctl restart ssh.service
+EOT
   tags = {
-    Name               = "ha-workers-0"
+    "Name"             = "ha-workers-0"
     "nuv.dev/resource" = "instance/workers-0"
     "nuv.dev/role"     = "worker"
+    "nuv.dev/host-key" = trimspace(tls_private_key.host-workers-0.public_key_openssh)
   }
+}
+
+resource "tls_private_key" "host-workers-1" {
+  algorithm = "ED25519"
 }
 
 resource "aws_instance" "workers-1" {
@@ -369,10 +585,59 @@ resource "aws_instance" "workers-1" {
   vpc_security_group_ids = [aws_security_group.machines.id, aws_security_group.workers.id]
   key_name               = aws_key_pair.nuv-ha.key_name
   source_dest_check      = false
+  user_data              = <<EOT
+#!/bin/sh
+# nuv: user data of a machine of a self-managed cluster. It makes the machine reachable over SSH
+# with keys nuv made: its own host key (pinned by nuv) and nuv's client key for root.
+set -eu
+umask 077
+
+# The machine's host key: the only one sshd offers.
+mkdir -p -m 0755 /etc/ssh/sshd_config.d
+cat > /etc/ssh/ssh_host_ed25519_key.tmp <<'NUV_EOF'
+${trimspace(tls_private_key.host-workers-1.private_key_openssh)}
+NUV_EOF
+chmod 0600 /etc/ssh/ssh_host_ed25519_key.tmp
+mv -f /etc/ssh/ssh_host_ed25519_key.tmp /etc/ssh/ssh_host_ed25519_key
+printf '%s\n' '${trimspace(tls_private_key.host-workers-1.public_key_openssh)}' > /etc/ssh/ssh_host_ed25519_key.pub
+chmod 0644 /etc/ssh/ssh_host_ed25519_key.pub
+
+cat > /etc/ssh/sshd_config.d/00-nuv.conf.tmp <<'NUV_EOF'
+# Written by nuv's user data: this machine's own host key only, root by key only.
+HostKey /etc/ssh/ssh_host_ed25519_key
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+NUV_EOF
+chmod 0644 /etc/ssh/sshd_config.d/00-nuv.conf.tmp
+mv -f /etc/ssh/sshd_config.d/00-nuv.conf.tmp /etc/ssh/sshd_config.d/00-nuv.conf
+
+# nuv's client key for root.
+mkdir -p /root/.ssh
+chmod 0700 /root/.ssh
+cat > /root/.ssh/authorized_keys.tmp <<'NUV_EOF'
+${trimspace(tls_private_key.nuv-ha.public_key_openssh)}
+NUV_EOF
+chmod 0600 /root/.ssh/authorized_keys.tmp
+mv -f /root/.ssh/authorized_keys.tmp /root/.ssh/authorized_keys
+
+# The hostname.
+printf '%s\n' 'ha-workers-1' > /etc/hostname
+chmod 0644 /etc/hostname
+hostname 'ha-workers-1'
+
+# sshd, on now and at every boot.
+mkdir -p /run/sshd
+/usr/sbin/sshd -t
+systemctl enable ssh.service
+systemctl restart ssh.service
+EOT
   tags = {
-    Name               = "ha-workers-1"
+    "Name"             = "ha-workers-1"
     "nuv.dev/resource" = "instance/workers-1"
     "nuv.dev/role"     = "worker"
+    "nuv.dev/host-key" = trimspace(tls_private_key.host-workers-1.public_key_openssh)
   }
 }
 
@@ -434,6 +699,9 @@ resource "terraform_data" "bootstrap" {
   triggers_replace = [aws_instance.control-plane-0.id, aws_instance.control-plane-1.id, aws_instance.control-plane-2.id, aws_instance.workers-0.id, aws_instance.workers-1.id]
   provisioner "local-exec" {
     command = "nuv cluster apply -f ${path.module}/ha.yaml --yes"
+    environment = {
+      NUV_AWS_SSH_KEY = tls_private_key.nuv-ha.private_key_openssh
+    }
   }
   depends_on = [aws_instance.control-plane-0, aws_instance.control-plane-1, aws_instance.control-plane-2, aws_instance.workers-0, aws_instance.workers-1, aws_lb_target_group.ha-api, aws_lb_listener.api]
 }
