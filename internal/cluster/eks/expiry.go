@@ -18,12 +18,16 @@ import (
 
 var _ cluster.Expirer = (*Provider)(nil)
 
-// Tagged lists the EKS clusters tagged nuv.dev/cluster=<their name> in the environment's account
-// and region with the marks their tags carry (nuv.dev/expires-at, nuv.dev/owner). A cluster whose
-// EKS cluster was never made (an apply that died while making its VPC) is not found here. The
-// self-managed provider finds none (its clusters have no EKS cluster).
+// Tagged lists the clusters of this provider tagged nuv.dev/cluster=<their name> in the
+// environment's account and region, with the marks their tags carry (nuv.dev/expires-at,
+// nuv.dev/owner). Every cluster's VPC is the first thing an apply makes and the last a delete
+// removes, so a cluster is found by its VPC too: one whose apply died before its EKS cluster or
+// its machines were made is found all the same. The two providers of this package tell their
+// VPCs apart by what else carries the cluster's tag: a self-managed cluster's security group of
+// its machines or its key pair (an apply that died before either left a VPC alone, which the eks
+// provider reports: either provider's delete removes it).
 func (p *Provider) Tagged(ctx context.Context) ([]cluster.Tagged, error) {
-	if p.selfManaged || !p.configured() {
+	if !p.configured() {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
@@ -33,25 +37,81 @@ func (p *Provider) Tagged(ctx context.Context) ([]cluster.Tagged, error) {
 		return nil, err
 	}
 	var out []cluster.Tagged
-	pg := eks.NewListClustersPaginator(s.eks, &eks.ListClustersInput{})
+	found := map[string]bool{}
+	if !p.selfManaged {
+		pg := eks.NewListClustersPaginator(s.eks, &eks.ListClustersInput{})
+		for pg.HasMorePages() {
+			page, err := pg.NextPage(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("eks:ListClusters: %s", apiMessage(err))
+			}
+			for _, n := range page.Clusters {
+				d, err := s.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(n)})
+				if apiCode(err) == "ResourceNotFoundException" {
+					continue
+				}
+				if err != nil {
+					return nil, fmt.Errorf("eks:DescribeCluster %s: %s", n, apiMessage(err))
+				}
+				if d.Cluster.Tags[TagCluster] != n {
+					continue
+				}
+				m, err := kit.MarksOf(d.Cluster.Tags)
+				out = append(out, cluster.Tagged{Name: n, Marks: m, Where: s.cfg.Region, Err: err})
+				found[n] = true
+			}
+		}
+	}
+	selfManaged, err := s.selfManagedClusters(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pg := ec2.NewDescribeVpcsPaginator(s.ec2, &ec2.DescribeVpcsInput{Filters: []ec2types.Filter{{Name: aws.String("tag-key"), Values: []string{TagCluster}}}})
 	for pg.HasMorePages() {
 		page, err := pg.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("eks:ListClusters: %s", apiMessage(err))
+			return nil, fmt.Errorf("ec2:DescribeVpcs: %s", apiMessage(err))
 		}
-		for _, n := range page.Clusters {
-			d, err := s.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(n)})
-			if apiCode(err) == "ResourceNotFoundException" {
+		for _, v := range page.Vpcs {
+			t := tagsOf(v.Tags)
+			n := t[TagCluster]
+			// the cluster's own VPC (not one of spec.eks.vpcID's, which nuv only tags)
+			if n == "" || t[TagResource] != key(kindVPC, n) || found[n] || selfManaged[n] != p.selfManaged {
 				continue
 			}
-			if err != nil {
-				return nil, fmt.Errorf("eks:DescribeCluster %s: %s", n, apiMessage(err))
-			}
-			if d.Cluster.Tags[TagCluster] != n {
-				continue
-			}
-			m, err := kit.MarksOf(d.Cluster.Tags)
+			m, err := kit.MarksOf(t)
 			out = append(out, cluster.Tagged{Name: n, Marks: m, Where: s.cfg.Region, Err: err})
+			found[n] = true
+		}
+	}
+	return out, nil
+}
+
+// selfManagedClusters are the names of the clusters whose machines' security group or key pair
+// carries nuv's tags: what only a self-managed cluster has.
+func (s *session) selfManagedClusters(ctx context.Context) (map[string]bool, error) {
+	out := map[string]bool{}
+	sgs := ec2.NewDescribeSecurityGroupsPaginator(s.ec2, &ec2.DescribeSecurityGroupsInput{Filters: []ec2types.Filter{
+		{Name: aws.String("tag:" + TagResource), Values: []string{key(kindSG, "machines")}}}})
+	for sgs.HasMorePages() {
+		page, err := sgs.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("ec2:DescribeSecurityGroups: %s", apiMessage(err))
+		}
+		for _, g := range page.SecurityGroups {
+			if n := tagsOf(g.Tags)[TagCluster]; n != "" {
+				out[n] = true
+			}
+		}
+	}
+	kps, err := s.ec2.DescribeKeyPairs(ctx, &ec2.DescribeKeyPairsInput{Filters: []ec2types.Filter{{Name: aws.String("tag-key"), Values: []string{TagCluster}}}})
+	if err != nil {
+		return nil, fmt.Errorf("ec2:DescribeKeyPairs: %s", apiMessage(err))
+	}
+	for _, k := range kps.KeyPairs {
+		t := tagsOf(k.Tags)
+		if n := t[TagCluster]; n != "" && t[TagResource] == key(kindKeyPair, "nuv-"+n) {
+			out[n] = true
 		}
 	}
 	return out, nil
