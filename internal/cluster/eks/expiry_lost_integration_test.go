@@ -102,7 +102,7 @@ spec:
 	}
 	var got []string
 	for _, l := range lost {
-		got = append(got, l.Provider+" "+l.Name+" "+strings.Fields(l.Skip+" -")[0])
+		got = append(got, l.Provider+" "+l.Name+" "+strings.Fields(l.Skip + " -")[0])
 	}
 	// young-sm is this store's but has not expired: listed, with the reason it stays
 	want := []string{"aws early-sm -", "aws young-sm record", "eks early-eks -"}
