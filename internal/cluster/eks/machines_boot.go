@@ -397,6 +397,9 @@ func (x *exec) leaving(ctx context.Context, ch cluster.Change) error {
 	}
 	ik := ch.Actual.Fields["instance"]
 	node := nodeName(x.name, ik)
+	if m := bt.machines[ik]; m != nil {
+		lastOf(bt, m) // the steps run through another control plane
+	}
 	if err := bt.b.Drain(ctx, node); err != nil {
 		return err
 	}
