@@ -2,14 +2,20 @@ package eks
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	elbtypes "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +27,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/bootstrap"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/fsutil"
 )
 
 // Rolling replacement, kOps' rolling update: a change of a machine's instance type (or image,
@@ -98,6 +105,15 @@ var (
 // plan already (they are not done on a machine that does not run).
 func (x *exec) instanceChange(ctx context.Context, ch cluster.Change) error {
 	if ch.Action != cluster.Replace {
+		// A machine whose roll an apply cut short between its terminate and its launch comes
+		// back at its address (Observe found it in the record).
+		if addr, err := x.id(addressKey(ch.Key)); err == nil {
+			if err := x.waitShutDown(ctx, ch.Key); err != nil {
+				return err
+			}
+			x.keepIP = addr
+			defer x.p.remember(x.name, addressKey(ch.Key), "")
+		}
 		return x.instance(ctx, ch)
 	}
 	if ch.Actual != nil && ch.Actual.Broken == "" && ch.Actual.ID != "" {
@@ -161,6 +177,11 @@ func (x *exec) roll(ctx context.Context, ch cluster.Change) error {
 		if state, err = bootstrap.SaveControlPlane(ctx, bt.b, old); err != nil {
 			return fmt.Errorf("roll %s: %w", ik, err)
 		}
+		// Kept in nuv's home (0600) until the replacement runs from it: an apply killed in
+		// between restores it on its next run instead of making a new cluster (kubeadmInit).
+		if err := fsutil.WriteFileAtomic(x.p.controlPlaneStatePath(x.name), state, 0o600); err != nil {
+			return fmt.Errorf("roll %s: keep the control plane's state: %w", ik, err)
+		}
 	case role == RoleControlPlane || role == RoleWorker:
 		lastOf(bt, old)
 		if role == RoleControlPlane {
@@ -191,7 +212,14 @@ func (x *exec) roll(ctx context.Context, ch cluster.Change) error {
 		}
 	}
 
-	// Replace: the same private address.
+	// Replace: the same private address, recorded first (an apply killed before the launch
+	// launches the machine there on its next run).
+	held := *ch.Actual
+	held.Fields = maps.Clone(held.Fields)
+	held.Fields[fieldAddress] = old.info.ip
+	if err := x.save(held); err != nil {
+		return err
+	}
 	if err := x.deleteInstance(ctx, ch); err != nil {
 		return err
 	}
@@ -213,11 +241,8 @@ func (x *exec) roll(ctx context.Context, ch cluster.Change) error {
 	step := ""
 	switch {
 	case lone:
-		if err := bootstrap.RestoreControlPlane(ctx, bt.b, m, state); err != nil {
+		if err := x.restoreControlPlane(ctx, bt, m, state); err != nil {
 			return fmt.Errorf("roll %s: %w", ik, err)
-		}
-		if err := bt.b.WaitNodeReady(ctx, node, rollNodeReady); err != nil {
-			return err
 		}
 		if err := x.target(ctx, m.info.id, true); err != nil {
 			return err
@@ -277,6 +302,27 @@ func (x *exec) roll(ctx context.Context, ch cluster.Change) error {
 	}
 	x.p.addRoll(rep)
 	log.Infof("  rolled %s in %s", ik, rep.Took.Round(100*time.Millisecond))
+	return nil
+}
+
+// controlPlaneStatePath is where a lone control plane's state waits for its replacement (nuv's
+// home, 0600, beside the cluster's SSH key).
+func (p *Provider) controlPlaneStatePath(name string) string {
+	return filepath.Join(filepath.Dir(p.sshKeyPath(name)), "control-plane-state.tgz")
+}
+
+// restoreControlPlane starts the lone control plane m from the state its predecessor left, waits
+// for its Node Ready, and forgets the state.
+func (x *exec) restoreControlPlane(ctx context.Context, bt *booted, m *sshMachine, state []byte) error {
+	if err := bootstrap.RestoreControlPlane(ctx, bt.b, m, state); err != nil {
+		return err
+	}
+	if err := bt.b.WaitNodeReady(ctx, m.Name(), rollNodeReady); err != nil {
+		return err
+	}
+	if err := os.Remove(x.p.controlPlaneStatePath(x.name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove the control plane's state: %w", err)
+	}
 	return nil
 }
 
@@ -588,6 +634,32 @@ func annotateRolls(c *spec.Cluster, plan *cluster.Plan) {
 		plan.Changes[i].Reason = fmt.Sprintf("rolling replacement %d of %d (%s), one machine at a time, the next only once this one validates: %s", seen[g], total[g], g, what)
 	}
 }
+
+// waitShutDown waits until the machines of key that are shutting down are terminated: their
+// address is free then.
+func (x *exec) waitShutDown(ctx context.Context, k string) error {
+	out, err := x.s.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{Filters: append(tagFilter(x.name),
+		ec2types.Filter{Name: aws.String("tag:" + TagResource), Values: []string{k}},
+		ec2types.Filter{Name: aws.String("instance-state-name"), Values: []string{string(ec2types.InstanceStateNameShuttingDown)}})})
+	if err != nil {
+		return x.fail("ec2:DescribeInstances", k, err)
+	}
+	for _, r := range out.Reservations {
+		for _, in := range r.Instances {
+			if err := x.p.waitInstance(ctx, x.s, k, aws.ToString(in.InstanceId), false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// fieldAddress is the private address of a machine being rolled, in its record between its
+// terminate and the launch of its replacement.
+const fieldAddress = "rollingAddress"
+
+// addressKey is where Observe leaves a rolled machine's address for its launch (with the ids).
+func addressKey(instanceKey string) string { return "address:" + instanceKey }
 
 // optional is s for an optional API parameter: nil when empty.
 func optional(s string) *string {
