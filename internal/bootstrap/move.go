@@ -29,7 +29,7 @@ if [ -d $mf ] && [ -n "$(ls -A $mf)" ]; then
   mkdir -p /etc/kubernetes/manifests.stopped
   mv $mf/* /etc/kubernetes/manifests.stopped/
   i=0
-  while pgrep -x etcd >/dev/null || pgrep -x kube-apiserver >/dev/null; do
+  while grep -qsxE 'etcd|kube-apiserver' /proc/[0-9]*/comm; do
     i=$((i+1)); [ $i -lt 120 ] || { echo "the static pods do not stop" >&2; exit 1; }
     sleep 1
   done
