@@ -2,6 +2,7 @@ package eks
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -226,4 +227,70 @@ func waitPod(t *testing.T, cs *kubernetes.Clientset, selector, node string) {
 		last = strings.Join(where, ", ")
 	}
 	t.Fatalf("pod %s does not run on %s: %s", selector, node, last)
+}
+
+// TestIntegrationMachinesRollLone rolls the smallest cluster (one control plane, an HAProxy
+// machine and a worker, smallHAProxy) to new instance types: the lone control plane's state
+// (certificates, etcd's data) moves to its replacement at the same address, which comes back as
+// the same cluster (a ConfigMap written before the roll is there after it); the HAProxy machine is
+// replaced at its address; the API is down only meanwhile, and every node is Ready afterwards.
+func TestIntegrationMachinesRollLone(t *testing.T) {
+	w := newMachinesWorld(t)
+	ctx := context.Background()
+	lone := edited(t, smallHAProxy, "{name: sm}=>{name: lone}", "10.77.0.0/16=>10.79.0.0/16")
+	t.Cleanup(func() {
+		if _, err := w.eng.Delete(context.Background(), "lone"); err != nil {
+			t.Errorf("delete: %v", err)
+		}
+		waitNoNetworks(t, "10.79.0.0/16")
+	})
+	t0 := time.Now()
+	if _, err := w.eng.Apply(ctx, parse(t, lone), engine.ApplyOptions{}); err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	kc := w.p.KubeconfigPath("lone")
+	cs := waitReady(t, kc, 2)
+	t.Logf("ready: %.1fs", time.Since(t0).Seconds())
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before-the-roll", Namespace: "default"}, Data: map[string]string{"a": "b"}}
+	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := w.instances(t, "lone")
+	rolled := edited(t, lone, "loadBalancer: {type: haproxy}=>loadBalancer: {type: haproxy, instanceType: t3.medium}\n    controlPlane: {instanceType: m6i.xlarge}")
+	text := w.planText(t, rolled)
+	for _, want := range []string{"rolling replacement 1 of 1 (control-plane)", "the API is DOWN while it is replaced",
+		"rolling replacement 1 of 1 (load-balancer)", "the API is UNREACHABLE while it is replaced", "Plan: 0 to create, 0 to update, 2 to replace, 0 to delete"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the plan of the roll lacks %q:\n%s", want, text)
+		}
+	}
+	t1 := time.Now()
+	if _, err := w.eng.Apply(ctx, parse(t, rolled), engine.ApplyOptions{}); err != nil {
+		t.Fatalf("apply of the roll: %v", err)
+	}
+	t.Logf("roll of the lone control plane and the load balancer: %.1fs", time.Since(t1).Seconds())
+	for _, r := range w.p.Rolls() {
+		t.Logf("rolled %s (%s) in %.1fs; API probe: %s", r.Key, r.Role, r.Took.Seconds(), r.Probe)
+	}
+	if n := len(w.p.Rolls()); n != 2 {
+		t.Errorf("%d machines rolled, want the control plane and the load balancer", n)
+	}
+	after := w.instances(t, "lone")
+	for k, typ := range map[string]ec2types.InstanceType{"instance/control-plane-0": "m6i.xlarge", "instance/lb-0": "t3.medium"} {
+		b, a := before[k], after[k]
+		if a.InstanceType != typ || aws.ToString(a.InstanceId) == aws.ToString(b.InstanceId) || aws.ToString(a.PrivateIpAddress) != aws.ToString(b.PrivateIpAddress) {
+			t.Errorf("%s after the roll: %s %s at %s; before: %s at %s; want a new %s at the same address", k,
+				aws.ToString(a.InstanceId), a.InstanceType, aws.ToString(a.PrivateIpAddress), aws.ToString(b.InstanceId), aws.ToString(b.PrivateIpAddress), typ)
+		}
+	}
+	cs = waitReady(t, kc, 2)
+	if got, err := cs.CoreV1().ConfigMaps("default").Get(ctx, cm.Name, metav1.GetOptions{}); err != nil || got.Data["a"] != "b" {
+		t.Errorf("the ConfigMap written before the roll: %v %v", got, err)
+	}
+	if text := w.planText(t, rolled); !strings.Contains(text, "no changes") {
+		t.Errorf("the plan after the roll is not empty:\n%s", text)
+	}
+	if _, err := os.Stat(w.p.controlPlaneStatePath("lone")); !os.IsNotExist(err) {
+		t.Errorf("the control plane's state is left in nuv's home: %v", err)
+	}
 }
