@@ -70,6 +70,7 @@ type Provider struct {
 	machines map[string]*machinesResolved
 	conns    map[string]*machine.SSH      // SSH connections to machines, by instance id
 	ids      map[string]map[string]string // cluster -> resource key -> id, from Observe and creates
+	rolls    []RollReport                 // machines rolled (machines_roll.go)
 }
 
 // remember records a resource's id for the changes that refer to it.

@@ -117,6 +117,8 @@ type exec struct {
 	rname string
 	res   *cluster.Resource
 	save  func(cluster.Resource) error
+	// keepIP is the private address a rolled machine's replacement is launched at (its own).
+	keepIP string
 }
 
 // made records the new resource's id at once.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"maps"
 	"net"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -322,10 +323,19 @@ func (x *exec) kubeadmInit(ctx context.Context, _ cluster.Change) error {
 	if err != nil {
 		return err
 	}
+	first := bt.b.Cluster.ControlPlanes[0].(*sshMachine)
+	if state, err := os.ReadFile(x.p.controlPlaneStatePath(x.name)); err == nil {
+		// The lone control plane's roll stopped between its terminate and its replacement's
+		// start: the replacement starts from its predecessor's state, not as a new cluster.
+		x.p.log().Infof("  %s: the roll of the lone control plane resumes: %s starts from its predecessor's state", x.res.Key(), first.Name())
+		if err := x.restoreControlPlane(ctx, bt, first, state); err != nil {
+			return err
+		}
+		return x.made(first.info.id)
+	}
 	if err := bt.b.Init(ctx); err != nil {
 		return err
 	}
-	first := bt.b.Cluster.ControlPlanes[0].(*sshMachine)
 	return x.made(first.info.id)
 }
 
@@ -397,6 +407,9 @@ func (x *exec) leaving(ctx context.Context, ch cluster.Change) error {
 	}
 	ik := ch.Actual.Fields["instance"]
 	node := nodeName(x.name, ik)
+	if m := bt.machines[ik]; m != nil {
+		lastOf(bt, m) // the steps run through another control plane
+	}
 	if err := bt.b.Drain(ctx, node); err != nil {
 		return err
 	}

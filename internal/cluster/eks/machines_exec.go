@@ -252,7 +252,7 @@ func (x *exec) instance(ctx context.Context, _ cluster.Change) error {
 		}
 		out, err := x.s.ec2.RunInstances(ctx, &ec2.RunInstancesInput{
 			ImageId: aws.String(ami), InstanceType: ec2types.InstanceType(f["instanceType"]), MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
-			SubnetId: aws.String(subnet), SecurityGroupIds: sgs, KeyName: aws.String(strings.TrimPrefix(f["keyPair"], kindKeyPair+"/")),
+			SubnetId: aws.String(subnet), SecurityGroupIds: sgs, KeyName: aws.String(strings.TrimPrefix(f["keyPair"], kindKeyPair+"/")), PrivateIpAddress: optional(x.keepIP),
 			UserData: aws.String(base64.StdEncoding.EncodeToString(ud)), ClientToken: aws.String(clientToken(x.name, x.res.Key(), host.Fingerprint())),
 			TagSpecifications: x.ec2Tags(ec2types.ResourceTypeInstance, TagRole, f["role"], TagHostKey, host.AuthorizedKey("")),
 		})

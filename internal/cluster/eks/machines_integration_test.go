@@ -235,7 +235,10 @@ spec:
 // Balancer (a real HAProxy container) and a worker; terminates a control plane through the EC2
 // API behind nuv's back: the API keeps answering through the load balancer and a write succeeds;
 // the plan shows the machine and its join to make again, and apply replaces it, removes its dead
-// etcd member and joins the new machine; then delete leaves nothing.
+// etcd member and joins the new machine. Then day two on the same cluster: a new instance type of
+// the control planes rolls them one at a time while a prober counts the API's answers through the
+// load balancer (roll), and the worker group scales 1 -> 2 -> 1, the machine that goes drained
+// first and its pod moved (scale); then delete leaves nothing.
 func TestIntegrationMachinesHeal(t *testing.T) {
 	w := newMachinesWorld(t)
 	ctx := context.Background()
@@ -312,6 +315,12 @@ func TestIntegrationMachinesHeal(t *testing.T) {
 		}
 		t.Errorf("the plan after healing is not empty (%v):\n%s", err, b.String())
 	}
+	tHealed := time.Now()
+	rolled := w.roll(t, haStacked)
+	t.Logf("roll: %.1fs", time.Since(tHealed).Seconds())
+	tRolled := time.Now()
+	w.scale(t, rolled, cs)
+	t.Logf("scale 1->2->1: %.1fs", time.Since(tRolled).Seconds())
 	deleted = true
 	if _, err := w.eng.Delete(ctx, "ha"); err != nil {
 		t.Fatalf("delete: %v", err)

@@ -94,6 +94,12 @@ func (p *Provider) observeMachines(ctx context.Context, c *spec.Cluster, recorde
 		}
 		o.add(r)
 	}
+	for _, r := range recorded {
+		// A machine terminated by a roll that stopped before its replacement was launched.
+		if _, there := infos[r.Key()]; r.Kind == kindInstance && r.Fields[fieldAddress] != "" && !there {
+			p.remember(name, addressKey(r.Key()), r.Fields[fieldAddress])
+		}
+	}
 	if err := s.observeLB(ctx, o, c); err != nil {
 		return nil, err
 	}

@@ -36,7 +36,7 @@ var machineKinds = lazy.Value[kit.Kinds[*exec, *tfWriter]]{New: func() kit.Kinds
 			kindRouteTable:   kinds.ByKind[kindRouteTable],
 			kindSG:           {Apply: (*exec).machineSG, Delete: (*exec).deleteSecurityGroup, Terraform: (*tfWriter).machineSecurityGroup},
 			kindKeyPair:      {Apply: (*exec).keyPair, Delete: (*exec).deleteKeyPair, Terraform: (*tfWriter).keyPair},
-			kindInstance:     {Apply: (*exec).instance, Delete: (*exec).deleteInstance, Replace: true, Recreate: true, Terraform: (*tfWriter).instance},
+			kindInstance:     {Apply: (*exec).instanceChange, Delete: (*exec).deleteInstance, Replace: true, Terraform: (*tfWriter).instance},
 			kindLoadBalancer: {Apply: (*exec).loadBalancer, Delete: (*exec).deleteLoadBalancer, Terraform: (*tfWriter).loadBalancer},
 			kindTargetGroup:  {Apply: (*exec).targetGroup, Delete: (*exec).deleteTargetGroup, Terraform: (*tfWriter).targetGroup},
 			kindListener:     {Apply: (*exec).listener, Delete: (*exec).deleteListener, Terraform: (*tfWriter).listener},

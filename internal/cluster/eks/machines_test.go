@@ -135,3 +135,90 @@ func TestCheckMachines(t *testing.T) {
 		t.Errorf("the valid spec was refused: %v", errs)
 	}
 }
+
+// TestMachinesRollPlanGolden plans day-two changes of running self-managed clusters: a new
+// instance type of the control planes and of a node group is a rolling replacement, one machine
+// at a time in the plan's order (control planes first), each change saying what it does and what
+// the API cannot keep (a lone control plane, the HAProxy machine); external etcd members roll
+// the same way. A group scaled down drains the machine that goes (its join's delete) before its
+// instance is terminated; one scaled up joins the new machine. A machine that does not run is
+// replaced without a roll (its join is in the plan).
+func TestMachinesRollPlanGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc string
+		edits     []string
+		broken    string
+	}{
+		{name: "plan-machines-roll-ha-nlb.txt", doc: haNLB, edits: []string{
+			"controlPlane: {instanceType: m6i.xlarge}=>controlPlane: {instanceType: m6i.2xlarge}",
+			"count: 2, instanceType: m6i.large=>count: 2, instanceType: m6i.xlarge"}},
+		{name: "plan-machines-roll-external-haproxy.txt", doc: externalHAProxy, edits: []string{
+			"etcd: {placement: external, count: 3}=>etcd: {placement: external, count: 3, instanceType: m6i.xlarge}",
+			"loadBalancer: {type: haproxy}=>loadBalancer: {type: haproxy, instanceType: t3.medium}",
+			"nat: none=>nat: none\n    controlPlane: {instanceType: m6i.xlarge}"}},
+		{name: "plan-machines-scale-down.txt", doc: haNLB, edits: []string{"count: 2, instanceType=>count: 1, instanceType"}},
+		{name: "plan-machines-scale-up.txt", doc: haNLB, edits: []string{"count: 2, instanceType=>count: 3, instanceType"}},
+		{name: "plan-machines-roll-broken.txt", doc: haNLB, broken: "instance/workers-1", edits: []string{
+			"count: 2, instanceType: m6i.large=>count: 2, instanceType: m6i.xlarge"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, before := machinesPlan(t, tc.doc)
+			actual := runningAs(before)
+			doc := tc.doc
+			for _, e := range tc.edits {
+				old, repl, _ := strings.Cut(e, "=>")
+				if !strings.Contains(doc, old) {
+					t.Fatalf("edit %q: the spec has no %q", e, old)
+				}
+				doc = strings.Replace(doc, old, repl, 1)
+			}
+			if tc.broken != "" {
+				// Observe keeps no bootstrap step of a machine that does not run.
+				var kept []cluster.Resource
+				for _, r := range actual {
+					if r.Key() == tc.broken {
+						r.Broken = "it is stopped, not running: it is replaced"
+					}
+					if r.Fields["instance"] != tc.broken {
+						kept = append(kept, r)
+					}
+				}
+				actual = kept
+			}
+			c, desired := machinesPlan(t, doc)
+			plan, err := cluster.Diff(c.Metadata.Name, MachinesName, desired, actual)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := &Provider{selfManaged: true}
+			if err := p.Preflight(t.Context(), c, plan); err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			engine.WritePlan(&b, plan)
+			golden(t, tc.name, b.Bytes())
+		})
+	}
+}
+
+// runningAs is what Observe finds of a cluster made from desired: every resource with an id (the
+// bootstrap's steps recorded with their machine's).
+func runningAs(desired []cluster.Resource) []cluster.Resource {
+	ids := map[string]string{}
+	var out []cluster.Resource
+	for _, r := range desired {
+		r.ID = "id-" + strings.ReplaceAll(r.Key(), "/", "-")
+		if r.Kind == kindInstance {
+			r.ID = "i-" + r.Name
+		}
+		ids[r.Key()] = r.ID
+		r.Replace = nil
+		out = append(out, r)
+	}
+	for i, r := range out {
+		if in := r.Fields["instance"]; in != "" {
+			out[i].ID = ids[in]
+		}
+	}
+	return out
+}

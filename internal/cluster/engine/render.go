@@ -44,6 +44,9 @@ func WritePlan(w io.Writer, p *cluster.Plan) {
 			}
 		case cluster.Delete:
 			fmt.Fprintf(w, "  - delete %s%s\n", c.Key, idNote(actualID(c)))
+			if c.Reason != "" {
+				fmt.Fprintf(w, "      why: %s\n", c.Reason)
+			}
 		case cluster.Conflict:
 			fmt.Fprintf(w, "  ! conflict %s%s: exists but was not made by nuv; left alone\n", c.Key, idNote(actualID(c)))
 		}

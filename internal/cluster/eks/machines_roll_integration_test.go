@@ -1,0 +1,296 @@
+package eks
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/nuv-dev/nuv/internal/cluster/engine"
+)
+
+// Day two of TestIntegrationMachinesHeal's cluster (haStacked): a roll of the control planes and
+// a worker group scaled up and down.
+
+// edited is doc with each "old=>new" edit made (each must apply).
+func edited(t *testing.T, doc string, edits ...string) string {
+	t.Helper()
+	for _, e := range edits {
+		old, repl, _ := strings.Cut(e, "=>")
+		if !strings.Contains(doc, old) {
+			t.Fatalf("edit %q: the spec has no %q", e, old)
+		}
+		doc = strings.Replace(doc, old, repl, 1)
+	}
+	return doc
+}
+
+// instances describes the cluster's instances that are not terminated, by resource key, through
+// the SDK.
+func (w *machinesWorld) instances(t *testing.T, name string) map[string]ec2types.Instance {
+	t.Helper()
+	out, err := w.ec2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("tag:" + TagCluster), Values: []string{name}},
+		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running", "stopping", "stopped"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]ec2types.Instance{}
+	for _, r := range out.Reservations {
+		for _, in := range r.Instances {
+			got[tagsOf(in.Tags)[TagResource]] = in
+		}
+	}
+	return got
+}
+
+// planText is the plan of doc, printed.
+func (w *machinesWorld) planText(t *testing.T, doc string) string {
+	t.Helper()
+	plan, err := w.eng.Plan(context.Background(), parse(t, doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	engine.WritePlan(&b, plan)
+	return b.String()
+}
+
+// roll changes the control planes' instance type: the plan replaces them one at a time, rolling;
+// apply rolls them with the API probed through the load balancer; afterwards every node is Ready,
+// each control plane runs the new type at its old address, and nothing is left to do. It returns
+// the rolled spec.
+func (w *machinesWorld) roll(t *testing.T, doc string) string {
+	ctx := context.Background()
+	before := w.instances(t, "ha")
+	rolled := edited(t, doc, "  aws:\n    nat: none\n=>  aws:\n    nat: none\n    controlPlane: {instanceType: m6i.xlarge}\n")
+	text := w.planText(t, rolled)
+	for _, want := range []string{"-/+ replace instance/control-plane-0", "rolling replacement 1 of 3 (control-plane)", "rolling replacement 3 of 3 (control-plane)",
+		"instanceType: m6i.large -> m6i.xlarge  (forces replacement)", "Plan: 0 to create, 0 to update, 3 to replace, 0 to delete"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the plan of the roll lacks %q:\n%s", want, text)
+		}
+	}
+	t0 := time.Now()
+	if _, err := w.eng.Apply(ctx, parse(t, rolled), engine.ApplyOptions{}); err != nil {
+		t.Fatalf("apply of the roll: %v", err)
+	}
+	took := time.Since(t0)
+	var probes ProbeReport
+	for _, r := range w.p.Rolls() {
+		t.Logf("rolled %s (%s) in %.1fs; API probe: %s", r.Key, r.Role, r.Took.Seconds(), r.Probe)
+		probes.Requests += r.Probe.Requests
+		probes.Failed += r.Probe.Failed
+		probes.LongestGap = max(probes.LongestGap, r.Probe.LongestGap)
+		if r.Role != RoleControlPlane || r.Probe.Requests == 0 {
+			t.Errorf("roll of %s: role %s, %d probes: want a control plane's roll, probed", r.Key, r.Role, r.Probe.Requests)
+		}
+	}
+	if n := len(w.p.Rolls()); n != 3 {
+		t.Errorf("%d machines rolled, want the 3 control planes", n)
+	}
+	t.Logf("roll of 3 control planes: %.1fs; API probe during the roll: %s", took.Seconds(), probes)
+	// Three control planes keep the API up: a failed request is a connection the load balancer
+	// sent to a machine leaving at that moment; the API never went away for long.
+	if probes.LongestGap > 20*time.Second {
+		t.Errorf("the API did not answer through the load balancer for %s during the roll", probes.LongestGap)
+	}
+	after := w.instances(t, "ha")
+	for _, k := range []string{"instance/control-plane-0", "instance/control-plane-1", "instance/control-plane-2"} {
+		b, a := before[k], after[k]
+		if a.State == nil || a.State.Name != ec2types.InstanceStateNameRunning || a.InstanceType != "m6i.xlarge" ||
+			aws.ToString(a.InstanceId) == aws.ToString(b.InstanceId) || aws.ToString(a.PrivateIpAddress) != aws.ToString(b.PrivateIpAddress) {
+			t.Errorf("%s after the roll: %s %s %s at %s; before: %s %s at %s; want a new running m6i.xlarge at the same address", k,
+				aws.ToString(a.InstanceId), stateOf(a), a.InstanceType, aws.ToString(a.PrivateIpAddress), aws.ToString(b.InstanceId), b.InstanceType, aws.ToString(b.PrivateIpAddress))
+		}
+	}
+	waitReady(t, w.p.KubeconfigPath("ha"), 4)
+	if text := w.planText(t, rolled); !strings.Contains(text, "no changes") {
+		t.Errorf("the plan after the roll is not empty:\n%s", text)
+	}
+	return rolled
+}
+
+func stateOf(in ec2types.Instance) string {
+	if in.State == nil {
+		return "(no state)"
+	}
+	return string(in.State.Name)
+}
+
+// scale grows the worker group to two machines (the new one joins) and shrinks it back: the
+// machine that goes is drained first, and a pod that ran on it runs on the other worker.
+func (w *machinesWorld) scale(t *testing.T, doc string, cs *kubernetes.Clientset) {
+	ctx := context.Background()
+	kc := w.p.KubeconfigPath("ha")
+	up := edited(t, doc, "count: 1, instanceType: m6i.large=>count: 2, instanceType: m6i.large")
+	text := w.planText(t, up)
+	for _, want := range []string{"+ create instance/workers-1", "+ create kubeadm-join/workers-1", "Plan: 2 to create, 0 to update, 0 to replace, 0 to delete"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the plan of the scale-up lacks %q:\n%s", want, text)
+		}
+	}
+	t0 := time.Now()
+	if _, err := w.eng.Apply(ctx, parse(t, up), engine.ApplyOptions{}); err != nil {
+		t.Fatalf("apply of the scale-up: %v", err)
+	}
+	waitReady(t, kc, 5)
+	t.Logf("scale-up: ha-workers-1 Ready in %.1fs", time.Since(t0).Seconds())
+
+	// A pod on the machine that is to go: the other worker cordoned while it is scheduled.
+	cordon := func(node string, on bool) {
+		patch := []byte(`{"spec":{"unschedulable":` + map[bool]string{true: "true", false: "false"}[on] + `}}`)
+		if _, err := cs.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatalf("cordon %s %v: %v", node, on, err)
+		}
+	}
+	cordon("ha-workers-0", true)
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "mover", Namespace: "default"}, Spec: appsv1.DeploymentSpec{
+		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "mover"}},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "mover"}}, Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: new(int64),
+			Containers:                    []corev1.Container{{Name: "pause", Image: pauseImage(t, cs), ImagePullPolicy: corev1.PullNever}}}}}}
+	if _, err := cs.AppsV1().Deployments("default").Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, cs, "app=mover", "ha-workers-1")
+	cordon("ha-workers-0", false)
+
+	down := doc
+	text = w.planText(t, down)
+	for _, want := range []string{"- delete kubeadm-join/workers-1", "its node is drained", "- delete instance/workers-1", "Plan: 0 to create, 0 to update, 0 to replace, 2 to delete"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the plan of the scale-down lacks %q:\n%s", want, text)
+		}
+	}
+	t1 := time.Now()
+	if _, err := w.eng.Apply(ctx, parse(t, down), engine.ApplyOptions{}); err != nil {
+		t.Fatalf("apply of the scale-down: %v", err)
+	}
+	t.Logf("scale-down: ha-workers-1 drained and gone in %.1fs", time.Since(t1).Seconds())
+	if _, ok := w.instances(t, "ha")["instance/workers-1"]; ok {
+		t.Errorf("instance/workers-1 still runs after the scale-down")
+	}
+	waitPod(t, cs, "app=mover", "ha-workers-0")
+	waitReady(t, kc, 4)
+}
+
+// pauseImage is the pause image the nodes hold (nuv's node image carries it: nothing is pulled).
+func pauseImage(t *testing.T, cs *kubernetes.Clientset) string {
+	t.Helper()
+	nodes, err := cs.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes.Items {
+		for _, im := range n.Status.Images {
+			for _, name := range im.Names {
+				if strings.HasPrefix(name, "registry.k8s.io/pause:") {
+					return name
+				}
+			}
+		}
+	}
+	t.Fatal("no node holds registry.k8s.io/pause")
+	return ""
+}
+
+// waitPod waits until the one pod of selector runs on node (and no other of it is left).
+func waitPod(t *testing.T, cs *kubernetes.Clientset, selector, node string) {
+	t.Helper()
+	var last string
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		pods, err := cs.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			last = err.Error()
+			continue
+		}
+		var where []string
+		ok := len(pods.Items) == 1
+		for _, p := range pods.Items {
+			where = append(where, p.Name+" "+string(p.Status.Phase)+" on "+p.Spec.NodeName)
+			ok = ok && p.Status.Phase == corev1.PodRunning && p.Spec.NodeName == node
+		}
+		if ok {
+			return
+		}
+		last = strings.Join(where, ", ")
+	}
+	t.Fatalf("pod %s does not run on %s: %s", selector, node, last)
+}
+
+// TestIntegrationMachinesRollLone rolls the smallest cluster (one control plane, an HAProxy
+// machine and a worker, smallHAProxy) to new instance types: the lone control plane's state
+// (certificates, etcd's data) moves to its replacement at the same address, which comes back as
+// the same cluster (a ConfigMap written before the roll is there after it); the HAProxy machine is
+// replaced at its address; the API is down only meanwhile, and every node is Ready afterwards.
+func TestIntegrationMachinesRollLone(t *testing.T) {
+	w := newMachinesWorld(t)
+	ctx := context.Background()
+	lone := edited(t, smallHAProxy, "{name: sm}=>{name: lone}", "10.77.0.0/16=>10.79.0.0/16")
+	t.Cleanup(func() {
+		if _, err := w.eng.Delete(context.Background(), "lone"); err != nil {
+			t.Errorf("delete: %v", err)
+		}
+		waitNoNetworks(t, "10.79.0.0/16")
+	})
+	t0 := time.Now()
+	if _, err := w.eng.Apply(ctx, parse(t, lone), engine.ApplyOptions{}); err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	kc := w.p.KubeconfigPath("lone")
+	cs := waitReady(t, kc, 2)
+	t.Logf("ready: %.1fs", time.Since(t0).Seconds())
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before-the-roll", Namespace: "default"}, Data: map[string]string{"a": "b"}}
+	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := w.instances(t, "lone")
+	rolled := edited(t, lone, "loadBalancer: {type: haproxy}=>loadBalancer: {type: haproxy, instanceType: t3.medium}\n    controlPlane: {instanceType: m6i.xlarge}")
+	text := w.planText(t, rolled)
+	for _, want := range []string{"rolling replacement 1 of 1 (control-plane)", "the API is DOWN while it is replaced",
+		"rolling replacement 1 of 1 (load-balancer)", "the API is UNREACHABLE while it is replaced", "Plan: 0 to create, 0 to update, 2 to replace, 0 to delete"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the plan of the roll lacks %q:\n%s", want, text)
+		}
+	}
+	t1 := time.Now()
+	if _, err := w.eng.Apply(ctx, parse(t, rolled), engine.ApplyOptions{}); err != nil {
+		t.Fatalf("apply of the roll: %v", err)
+	}
+	t.Logf("roll of the lone control plane and the load balancer: %.1fs", time.Since(t1).Seconds())
+	for _, r := range w.p.Rolls() {
+		t.Logf("rolled %s (%s) in %.1fs; API probe: %s", r.Key, r.Role, r.Took.Seconds(), r.Probe)
+	}
+	if n := len(w.p.Rolls()); n != 2 {
+		t.Errorf("%d machines rolled, want the control plane and the load balancer", n)
+	}
+	after := w.instances(t, "lone")
+	for k, typ := range map[string]ec2types.InstanceType{"instance/control-plane-0": "m6i.xlarge", "instance/lb-0": "t3.medium"} {
+		b, a := before[k], after[k]
+		if a.InstanceType != typ || aws.ToString(a.InstanceId) == aws.ToString(b.InstanceId) || aws.ToString(a.PrivateIpAddress) != aws.ToString(b.PrivateIpAddress) {
+			t.Errorf("%s after the roll: %s %s at %s; before: %s at %s; want a new %s at the same address", k,
+				aws.ToString(a.InstanceId), a.InstanceType, aws.ToString(a.PrivateIpAddress), aws.ToString(b.InstanceId), aws.ToString(b.PrivateIpAddress), typ)
+		}
+	}
+	cs = waitReady(t, kc, 2)
+	if got, err := cs.CoreV1().ConfigMaps("default").Get(ctx, cm.Name, metav1.GetOptions{}); err != nil || got.Data["a"] != "b" {
+		t.Errorf("the ConfigMap written before the roll: %v %v", got, err)
+	}
+	if text := w.planText(t, rolled); !strings.Contains(text, "no changes") {
+		t.Errorf("the plan after the roll is not empty:\n%s", text)
+	}
+	if _, err := os.Stat(w.p.controlPlaneStatePath("lone")); !os.IsNotExist(err) {
+		t.Errorf("the control plane's state is left in nuv's home: %v", err)
+	}
+}
