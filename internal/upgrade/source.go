@@ -78,12 +78,17 @@ func Checkout(ctx context.Context, project, commit, dir string) error {
 		done <- err
 	}()
 	xerr := untar(pr, dir)
-	pr.CloseWithError(io.ErrClosedPipe) // let git finish (or fail) if untar stopped early
-	if gerr := <-done; gerr != nil {
-		return fmt.Errorf("git archive %s in %s: %w", commit, project, gerr)
+	if xerr == nil {
+		io.Copy(io.Discard, pr) // the archive's trailing blocks
+	} else {
+		pr.CloseWithError(xerr) // let git end early
 	}
-	if xerr != nil {
-		return fmt.Errorf("checkout of %s into %s: %w", commit, dir, xerr)
+	gerr := <-done
+	switch {
+	case xerr != nil && (gerr == nil || errors.Is(gerr, xerr)):
+		return fmt.Errorf("checkout of %s into %s: %w", commit, dir, xerr) // git ended because untar did
+	case gerr != nil:
+		return fmt.Errorf("git archive %s in %s: %w", commit, project, gerr)
 	}
 	return nil
 }
