@@ -103,16 +103,16 @@ func (s *Snapshot) Compare(after *Snapshot) (sameUID bool, changed []string) {
 	return sameUID, changed
 }
 
-// skippedAnnotations change on every rollout or apply and say nothing about the operator.
-var skippedAnnotations = map[string]bool{
-	"deployment.kubernetes.io/revision":                true,
-	"kubectl.kubernetes.io/last-applied-configuration": true,
+// skipped tells the annotations that change on every rollout or apply and say nothing about the
+// operator.
+func skipped(what, key string) bool {
+	return what == "annotation" && (key == "deployment.kubernetes.io/revision" || key == "kubectl.kubernetes.io/last-applied-configuration")
 }
 
 func diffMap(obj, what string, before, after map[string]string) []string {
 	var out []string
 	for k, v := range after {
-		if what == "annotation" && skippedAnnotations[k] {
+		if skipped(what, k) {
 			continue
 		}
 		old, ok := before[k]
@@ -124,7 +124,7 @@ func diffMap(obj, what string, before, after map[string]string) []string {
 		}
 	}
 	for k := range before {
-		if _, ok := after[k]; !ok && !(what == "annotation" && skippedAnnotations[k]) {
+		if _, ok := after[k]; !ok && !skipped(what, k) {
 			out = append(out, fmt.Sprintf("%s: %s %s removed", obj, what, k))
 		}
 	}
