@@ -195,4 +195,3 @@ func TestIntegrationHTMLUpgradeAxisInChromium(t *testing.T) {
 	}
 	reporttest.CheckUpgradeAxis(t, dir, "report-upgrade-axis.png")
 }
-
