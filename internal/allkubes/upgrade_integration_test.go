@@ -50,15 +50,18 @@ func TestIntegrationAllKubesUpgradeKind(t *testing.T) {
 	kindtest.Cluster(t, home, project, name, localtest.Logger(t))
 	t.Logf("kind cluster in %.1fs", time.Since(t0).Seconds())
 
-	// the workload's images (CouchDB is pouchdb-server, ...) into the node, as a user does once
-	t0 = time.Now()
-	load := exec.Command(exe, "image", "workload", "--load")
-	load.Dir = project
-	load.Env = append(os.Environ(), "NUV_HOME="+home, "NUV_PROJECT="+project, "NUV_CLUSTER="+name)
-	if out, err := load.CombinedOutput(); err != nil {
-		t.Fatalf("nuv image workload --load: %v\n%s", err, out)
+	// as a user does before dtest: the working tree's operator built and loaded (build-and-load),
+	// and the workload's images (CouchDB is pouchdb-server, ...) loaded into the node
+	for _, args := range [][]string{{"image", "load"}, {"image", "workload", "--load"}} {
+		t0 = time.Now()
+		load := exec.Command(exe, args...)
+		load.Dir = project
+		load.Env = append(os.Environ(), "NUV_HOME="+home, "NUV_PROJECT="+project, "NUV_CLUSTER="+name)
+		if out, err := load.CombinedOutput(); err != nil {
+			t.Fatalf("nuv %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		t.Logf("nuv %s in %.1fs", strings.Join(args, " "), time.Since(t0).Seconds())
 	}
-	t.Logf("workload images loaded in %.1fs", time.Since(t0).Seconds())
 
 	t0 = time.Now()
 	r := allKubes(t, exe, project, home, nil, "--upgrade-from", "v1", "--", "dtest")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -40,11 +41,17 @@ func upgradePath(ctx context.Context, env *cli.Env, t *target, o deploy.Options,
 	phase func(string, func() error) error, up *report.Upgrade) error {
 	up.From = from
 	var (
-		src    upgrade.Source
-		before *upgrade.Snapshot
-		probe  *upgrade.Probe
-		whisk  [2]string // namespace, name
+		src     upgrade.Source
+		before  *upgrade.Snapshot
+		probe   *upgrade.Probe
+		whisk   [2]string // namespace, name
+		leaders map[string]string
 	)
+	op := operatorObjects[0] // the operator's Deployment
+	cs, err := kubernetes.NewForConfig(t.Config)
+	if err != nil {
+		return err
+	}
 	if err := phase("install-from", func() error {
 		var err error
 		if src, err = upgrade.Resolve(ctx, t.Project, from); err != nil {
@@ -68,10 +75,6 @@ func upgradePath(ctx context.Context, env *cli.Env, t *target, o deploy.Options,
 			old.Source = dir
 			old.Getenv = overlay(o.Getenv, map[string]string{"MY_OPERATOR_IMAGE": up.FromImage, "TAG": "", "NUV_OPERATOR_DIR": ""})
 		} else {
-			cs, err := kubernetes.NewForConfig(t.Config)
-			if err != nil {
-				return err
-			}
 			if local, err := kubeclient.LocalClusterName(ctx, cs); err != nil {
 				return err
 			} else if local != "" {
@@ -98,6 +101,9 @@ func upgradePath(ctx context.Context, env *cli.Env, t *target, o deploy.Options,
 		if before, err = upgrade.Take(ctx, dyn, whisk[0], whisk[1]); err != nil {
 			return err
 		}
+		if leaders, err = upgrade.Leaders(ctx, cs, op.Namespace); err != nil {
+			return err
+		}
 		up.UID = before.UID
 		probe, err = upgrade.Seed(ctx, t.Config, dyn, whisk[0], whisk[1], o.Timeout)
 		if errors.Is(err, upgrade.ErrNotCheckable) {
@@ -121,11 +127,21 @@ func upgradePath(ctx context.Context, env *cli.Env, t *target, o deploy.Options,
 		if v := o.Getenv("MY_OPERATOR_IMAGE"); v != "" {
 			up.ToImage = v // the user's choice wins over the recorded build, as nuv operator does
 		}
-		return deploy.Operator(ctx, o)
+		if err := deploy.Operator(ctx, o); err != nil {
+			return err
+		}
+		if up.ToImage == up.FromImage {
+			fmt.Fprintf(env.Out, "    the working tree's operator is the same image as %s's: nothing to take over\n", from)
+			leaders = nil
+		}
+		return upgrade.WaitNewOperator(ctx, cs, op.Namespace, op.Name, leaders, o.Timeout, env.Out)
 	}); err != nil {
 		return err
 	}
 	return phase("converged", func() error {
+		if err := upgrade.WaitQuiet(ctx, dyn, whisk[0], whisk[1], settleQuiet, o.Timeout, env.Out); err != nil {
+			return err
+		}
 		if err := deploy.Instance(ctx, o); err != nil {
 			return fmt.Errorf("after the upgrade: %w", err)
 		}
@@ -162,6 +178,10 @@ func upgradePath(ctx context.Context, env *cli.Env, t *target, o deploy.Options,
 	})
 }
 
+// settleQuiet is how long the instance and its workloads must stay unchanged, Ready and rolled
+// out, before the upgrade counts as converged.
+const settleQuiet = 10 * time.Second
+
 // loadOperator builds the operator of the module in dir ("" the project) and delivers it to the
 // cluster as `nuv image load` (build-and-load) does, returning the reference the cluster pulls. A
 // build of another directory leaves the project's recorded reference (.nuv/images/<cluster>.ref)
@@ -183,6 +203,7 @@ func loadOperator(ctx context.Context, env *cli.Env, t *target, dir, tag string)
 			} else {
 				os.Remove(refFile)
 			}
+			fmt.Fprintf(env.Out, "(%s is left as it was: it records the working tree's build)\n", refFile)
 		}()
 	}
 	if tag != "" {
