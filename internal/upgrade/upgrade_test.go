@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // gitRepo makes a real git repository with two commits (tag v1 on the first) and returns it.
@@ -140,5 +142,41 @@ func TestCompare(t *testing.T) {
 				t.Errorf("same uid %v, changed:\n%s\nwant %v:\n%s", same, strings.Join(changed, "\n"), tc.sameUID, strings.Join(tc.changed, "\n"))
 			}
 		})
+	}
+}
+
+func TestRollingOut(t *testing.T) {
+	obj := func(kind string, gen int64, spec, status map[string]any) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": kind,
+			"metadata": map[string]any{"name": "x", "generation": gen}, "spec": spec, "status": status}}
+		return u
+	}
+	done := map[string]any{"observedGeneration": int64(2), "replicas": int64(1), "updatedReplicas": int64(1), "readyReplicas": int64(1)}
+	with := func(m map[string]any, k string, v any) map[string]any {
+		c := map[string]any{}
+		for a, b := range m {
+			c[a] = b
+		}
+		c[k] = v
+		return c
+	}
+	for _, tc := range []struct {
+		name string
+		o    *unstructured.Unstructured
+		want string
+	}{
+		{"rolled out", obj("Deployment", 2, map[string]any{"replicas": int64(1)}, done), ""},
+		{"replicas defaulted", obj("Deployment", 2, map[string]any{}, done), ""},
+		{"generation not observed", obj("Deployment", 3, map[string]any{"replicas": int64(1)}, done), "spec change not yet observed"},
+		{"old pod still there", obj("Deployment", 2, map[string]any{"replicas": int64(1)}, with(done, "replicas", int64(2))), "1/1 replicas updated, 2 in all"},
+		{"new pod not ready", obj("Deployment", 2, map[string]any{"replicas": int64(1)}, with(done, "readyReplicas", int64(0))), "0/1 replicas ready"},
+		{"statefulset revision rolling", obj("StatefulSet", 2, map[string]any{"replicas": int64(1)},
+			with(with(done, "currentRevision", "a-1"), "updateRevision", "a-2")), "revision a-2 rolling out"},
+		{"statefulset at its revision", obj("StatefulSet", 2, map[string]any{"replicas": int64(1)},
+			with(with(done, "currentRevision", "a-2"), "updateRevision", "a-2")), ""},
+	} {
+		if got := rollingOut(tc.o); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
