@@ -91,6 +91,10 @@ type Options struct {
 	Progress bool
 	// ReportsDir is where the timestamped report directory goes (default <project>/_reports).
 	ReportsDir string
+	// UpgradeFrom adds the upgrade axis: each cluster runs the target twice, one after the other,
+	// as an install cell and as an upgrade cell whose child gets upgrade.EnvFrom=UpgradeFrom (a
+	// git ref of the project or an operator image; dtest then installs that version first).
+	UpgradeFrom string
 
 	Out     io.Writer
 	Log     cli.Logger
@@ -138,11 +142,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	started := o.Now()
 	prov := o.runProvenance(dir)
 	prov.Started = started
-	rep := &report.Report{Schema: report.Schema, Nuv: o.Nuv, Target: o.Target, Args: o.Args, Started: started}
-	ui := newUI(o.Out, o.Group, o.Progress, names(clusters))
+	rep := &report.Report{Schema: report.Schema, Nuv: o.Nuv, Target: o.Target, Args: o.Args, Started: started, UpgradeFrom: o.UpgradeFrom}
+	var labels []string
+	for _, c := range clusters {
+		for _, cl := range o.cellsOf(c) {
+			labels = append(labels, cl.label)
+		}
+	}
+	ui := newUI(o.Out, o.Group, o.Progress, labels)
 	defer ui.stop()
 
-	results := make([]report.Result, len(clusters))
+	perCluster := make([][]report.Result, len(clusters))
 	sem := newSlots(&o, clusters)
 	if sem.why != "" {
 		fmt.Fprintf(o.Out, "all-kubes: %s\n", sem.why)
@@ -152,11 +162,15 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = o.runCluster(ctx, c, dir, sem, ui)
+			perCluster[i] = o.runCluster(ctx, c, dir, sem, ui)
 		}()
 	}
 	wg.Wait()
 	ui.stop()
+	var results []report.Result
+	for _, rs := range perCluster {
+		results = append(results, rs...)
+	}
 
 	ended := o.Now()
 	for i := range results {
@@ -192,7 +206,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 				n++
 			}
 		}
-		return res, fmt.Errorf("all-kubes %s: %d of %d clusters did not pass; report in %s", o.Target, n, len(rep.Results), dir)
+		noun := "clusters"
+		if o.UpgradeFrom != "" {
+			noun = "cells"
+		}
+		return res, fmt.Errorf("all-kubes %s: %d of %d %s did not pass; report in %s", o.Target, n, len(rep.Results), noun, dir)
 	}
 	return res, nil
 }

@@ -59,6 +59,12 @@ leak)
 failon)
   if [ "$NUV_CLUSTER" = "$2" ]; then echo "fails here"; exit 1; fi
   exit 0 ;;
+upgrade)
+  echo "from=${NUV_UPGRADE_FROM:-none}"
+  if [ -n "$NUV_UPGRADE_FROM" ]; then
+    printf '{"steps":[{"name":"install-from","status":"passed"},{"name":"converged","status":"passed"}],"upgrade":{"from":"%s","uidKept":true,"data":"kept"}}' "$NUV_UPGRADE_FROM" > "$NUV_RESULT"
+  fi
+  exit 0 ;;
 esac
 echo "unknown target $1"; exit 9
 `

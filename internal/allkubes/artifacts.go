@@ -35,12 +35,13 @@ const collectTimeout = 30 * time.Second
 // maxPodLogs bounds how many pods' logs are saved per cluster.
 const maxPodLogs = 30
 
-// collect saves the failure artifacts of a failed cluster under <report>/artifacts/<cluster>/:
+// collect saves the failure artifacts of a failed cell under <report>/artifacts/<name>/ (name: the
+// cluster, or <cluster>-upgrade for its upgrade cell):
 // whatever the child saved itself ($NUV_ARTIFACTS), the cluster's events, pod statuses and logs,
 // and the current YAML of every object the child recorded as touched ($NUV_TOUCHED).
 // Collection is best effort: what cannot be read is noted in errors.txt.
-func (o *Options) collect(ctx context.Context, c Cluster, p *probe, sc scratch, dir string, res *report.Result, logf io.Writer) {
-	rel := filepath.ToSlash(filepath.Join("artifacts", safe(c.Name)))
+func (o *Options) collect(ctx context.Context, c Cluster, p *probe, name string, sc scratch, dir string, res *report.Result, logf io.Writer) {
+	rel := filepath.ToSlash(filepath.Join("artifacts", name))
 	dest := filepath.Join(dir, rel)
 	if err := os.MkdirAll(dest, 0o700); err != nil {
 		fmt.Fprintf(logf, "nuv all-kubes: artifacts: %v\n", err)

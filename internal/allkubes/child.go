@@ -11,6 +11,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/report"
 	"github.com/nuv-dev/nuv/internal/runner"
+	"github.com/nuv-dev/nuv/internal/upgrade"
 )
 
 // killGrace is how long a child's process group has between SIGTERM and SIGKILL.
@@ -27,7 +28,7 @@ type childRun struct {
 // combined output goes line by line to the cluster's log and to the UI. On timeout or cancellation
 // the whole group gets SIGTERM, then SIGKILL after killGrace; after the child exits, whatever is
 // left of its group is killed too, so no grandchild outlives the run.
-func (o *Options) runChild(ctx context.Context, c Cluster, p *probe, sc scratch, logf io.Writer, ui *ui) childRun {
+func (o *Options) runChild(ctx context.Context, c Cluster, p *probe, cl cell, sc scratch, logf io.Writer, ui *ui) childRun {
 	actx := ctx
 	var cancel context.CancelFunc = func() {}
 	if o.Timeout > 0 {
@@ -37,9 +38,12 @@ func (o *Options) runChild(ctx context.Context, c Cluster, p *probe, sc scratch,
 
 	pr, pw := io.Pipe()
 	fmt.Fprintf(logf, "$ nuv %s   # cluster %s, type %s, server %s\n", strings.Join(o.Command, " "), c.Name, p.typ, p.version)
+	if cl.path == report.PathUpgrade {
+		fmt.Fprintf(logf, "# upgrade path: %s=%s\n", upgrade.EnvFrom, o.UpgradeFrom)
+	}
 	// The context is not the runner's: the timeout and Ctrl-C are handled below, group-wide.
 	child, err := runner.Start(context.WithoutCancel(ctx), runner.Cmd{Path: o.Exe, Args: o.Command, Dir: o.Project,
-		Env: o.childEnv(c, p, sc), Stdout: pw, Stderr: pw, Group: true})
+		Env: o.childEnv(c, p, cl, sc), Stdout: pw, Stderr: pw, Group: true})
 	if err != nil {
 		pw.Close()
 		return childRun{status: report.Failed, exitCode: -1, message: o.Masker.Mask(err.Error())}
@@ -54,7 +58,7 @@ func (o *Options) runChild(ctx context.Context, c Cluster, p *probe, sc scratch,
 		for sc.Scan() {
 			line := o.Masker.Mask(sc.Text())
 			fmt.Fprintln(logf, line)
-			ui.line(c.Name, line)
+			ui.line(cl.label, line)
 			if strings.TrimSpace(line) != "" {
 				last = line
 			}
@@ -94,7 +98,7 @@ func (o *Options) runChild(ctx context.Context, c Cluster, p *probe, sc scratch,
 		run.status = report.Passed
 	default:
 		run.status = report.Failed
-		fmt.Fprintf(logf, "nuv all-kubes: %s exited with status %d\n", c.Name, run.exitCode)
+		fmt.Fprintf(logf, "nuv all-kubes: %s exited with status %d\n", cl.label, run.exitCode)
 	}
 	return run
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/nuv-dev/nuv/internal/report"
+	"github.com/nuv-dev/nuv/internal/upgrade"
 )
 
 // probe is the bounded connect check every cluster gets before its run.
@@ -77,39 +78,69 @@ func (o *Options) probeCluster(ctx context.Context, c Cluster) (*probe, error) {
 	return p, nil
 }
 
-// runCluster probes one cluster, waits for a run slot, runs the target (with retries) and gathers
+// cell is one run on a cluster: the path it takes (PathInstall, PathUpgrade; "" in a run without
+// the upgrade axis), how the UI and the log and artifact names call it.
+type cell struct {
+	path  string
+	label string // the cluster, or "<cluster>/upgrade"
+	name  string // file-name form of label: logs/<name>.log, artifacts/<name>/
+}
+
+// cellsOf lists the cells of cluster c: one, or an install and an upgrade cell with --upgrade-from.
+func (o *Options) cellsOf(c Cluster) []cell {
+	if o.UpgradeFrom == "" {
+		return []cell{{label: c.Name, name: safe(c.Name)}}
+	}
+	return []cell{
+		{path: report.PathInstall, label: c.Name, name: safe(c.Name)},
+		{path: report.PathUpgrade, label: c.Name + "/" + report.PathUpgrade, name: safe(c.Name) + "-" + report.PathUpgrade},
+	}
+}
+
+// runCluster probes one cluster, waits for a run slot and runs its cells one after the other on
+// it (install, then upgrade: both use the same cluster, so never at once), each with retries and
 // failure artifacts.
-func (o *Options) runCluster(ctx context.Context, c Cluster, dir string, sem *slots, ui *ui) report.Result {
-	res := report.Result{Cluster: c.Name, Server: c.Server, Type: c.Type, Started: o.Now(),
-		Log: filepath.ToSlash(filepath.Join("logs", c.Name+".log"))}
-	logPath := filepath.Join(dir, res.Log)
-	finish := func() report.Result {
+func (o *Options) runCluster(ctx context.Context, c Cluster, dir string, sem *slots, ui *ui) []report.Result {
+	cells := o.cellsOf(c)
+	results := make([]report.Result, len(cells))
+	for i, cl := range cells {
+		results[i] = report.Result{Cluster: c.Name, Path: cl.path, Server: c.Server, Type: c.Type, Started: o.Now(),
+			Log: filepath.ToSlash(filepath.Join("logs", cl.name+".log"))}
+	}
+	finish := func(i int) {
+		res := &results[i]
 		res.Message = o.Masker.Mask(res.Message)
 		res.Seconds = report.Seconds(o.Now().Sub(res.Started))
-		ui.done(c.Name, res.Status)
-		return res
+		ui.done(cells[i].label, res.Status)
 	}
-	logf, err := openLog(logPath)
-	if err != nil {
-		res.Status, res.Message = report.Failed, err.Error()
-		return finish()
+	// all cells end alike when the cluster cannot be run at all
+	finishAll := func(st report.Status, msg string, code int) []report.Result {
+		for i := range results {
+			results[i].Status, results[i].Message, results[i].ExitCode = st, msg, code
+			if logf, err := openLog(filepath.Join(dir, results[i].Log)); err == nil {
+				fmt.Fprintf(logf, "nuv all-kubes: %s: %s\n", st, msg)
+				logf.Close()
+			}
+			finish(i)
+		}
+		return results
 	}
-	defer logf.Close()
 
 	p, err := o.probeCluster(ctx, c)
 	if err != nil {
-		res.Status, res.Message, res.ExitCode = report.Unreachable, err.Error(), -1
+		st := report.Unreachable
 		if c.Err != nil {
-			res.Status = report.Failed // the kubeconfig itself is broken: nothing to reach
+			st = report.Failed // the kubeconfig itself is broken: nothing to reach
 		}
 		if ctx.Err() != nil {
-			res.Status = report.Cancelled
+			st = report.Cancelled
 		}
-		fmt.Fprintf(logf, "nuv all-kubes: %s: %s\n", res.Status, err)
-		ui.line(c.Name, fmt.Sprintf("%s: %v", res.Status, err))
-		return finish()
+		ui.line(c.Name, fmt.Sprintf("%s: %v", st, err))
+		return finishAll(st, err.Error(), -1)
 	}
-	res.Type, res.ServerVersion, res.Platform = p.typ, p.version, p.platform
+	for i := range results {
+		results[i].Type, results[i].ServerVersion, results[i].Platform = p.typ, p.version, p.platform
+	}
 
 	slot := sem.remote
 	if p.platform != nil && p.platform.Provider == "local" {
@@ -119,16 +150,36 @@ func (o *Options) runCluster(ctx context.Context, c Cluster, dir string, sem *sl
 	case slot <- struct{}{}:
 		defer func() { <-slot }()
 	case <-ctx.Done():
-		res.Status, res.Message, res.ExitCode = report.Cancelled, "cancelled before it started", -1
-		return finish()
+		return finishAll(report.Cancelled, "cancelled before it started", -1)
 	}
-	res.Started = o.Now()
-	ui.running(c.Name)
+	for i, cl := range cells {
+		if ctx.Err() != nil {
+			results[i].Status, results[i].Message, results[i].ExitCode = report.Cancelled, "cancelled before it started", -1
+			finish(i)
+			continue
+		}
+		o.runCell(ctx, c, p, cl, dir, ui, &results[i])
+		finish(i)
+	}
+	return results
+}
 
-	scratch, err := os.MkdirTemp("", "nuv-all-kubes-"+safe(c.Name)+"-")
+// runCell runs the target for one cell of a probed cluster (with retries) and gathers failure
+// artifacts, filling res.
+func (o *Options) runCell(ctx context.Context, c Cluster, p *probe, cl cell, dir string, ui *ui, res *report.Result) {
+	logf, err := openLog(filepath.Join(dir, res.Log))
+	if err != nil {
+		res.Status, res.Message = report.Failed, err.Error()
+		return
+	}
+	defer logf.Close()
+	res.Started = o.Now()
+	ui.running(cl.label)
+
+	scratch, err := os.MkdirTemp("", "nuv-all-kubes-"+cl.name+"-")
 	if err != nil {
 		res.Status, res.Message = report.Failed, fmt.Sprintf("scratch directory: %v", err)
-		return finish()
+		return
 	}
 	defer os.RemoveAll(scratch)
 
@@ -136,38 +187,45 @@ func (o *Options) runCluster(ctx context.Context, c Cluster, dir string, sem *sl
 		res.Attempts = attempt
 		if attempt > 1 {
 			fmt.Fprintf(logf, "\n=== nuv all-kubes: attempt %d of %d\n", attempt, o.Retries+1)
-			ui.line(c.Name, fmt.Sprintf("retrying (attempt %d of %d)", attempt, o.Retries+1))
+			ui.line(cl.label, fmt.Sprintf("retrying (attempt %d of %d)", attempt, o.Retries+1))
 		}
 		sc, err := newScratch(scratch, attempt)
 		if err != nil {
 			res.Status, res.Message = report.Failed, err.Error()
-			return finish()
+			return
 		}
-		run := o.runChild(ctx, c, p, sc, logf, ui)
+		run := o.runChild(ctx, c, p, cl, sc, logf, ui)
 		res.Status, res.ExitCode, res.Message = run.status, run.exitCode, run.message
 		cr, err := report.ReadChildResult(sc.result)
 		if err != nil {
 			fmt.Fprintf(logf, "nuv all-kubes: %v\n", err)
 		}
-		res.Steps, res.FailingStep = cr.Steps, cr.FailingStep
+		res.Steps, res.FailingStep, res.Upgrade = cr.Steps, cr.FailingStep, cr.Upgrade
 		if cr.Message != "" && res.Status == report.Failed {
 			res.Message = cr.Message
 		}
 		if res.Status == report.Failed && res.Message == "" {
 			res.Message = run.lastLine
 		}
+		if cl.path == report.PathUpgrade && res.Upgrade == nil && res.Status == report.Passed {
+			// a target that knows nothing of the upgrade path would pass as a plain install
+			res.Status, res.ExitCode = report.Failed, -1
+			res.Message = fmt.Sprintf("%s did not take the upgrade path from %s: it reported no upgrade (nuv dtest, or a task running it, takes $%s)",
+				o.Target, o.UpgradeFrom, upgrade.EnvFrom)
+			fmt.Fprintf(logf, "nuv all-kubes: %s\n", res.Message)
+			break
+		}
 		if res.Status.OK() || res.Status == report.Cancelled || ctx.Err() != nil {
 			break
 		}
 		if attempt == o.Retries+1 || res.Status == report.Unreachable {
-			o.collect(ctx, c, p, sc, dir, &res, logf)
+			o.collect(ctx, c, p, cl.name, sc, dir, res, logf)
 			break
 		}
 	}
 	if ctx.Err() != nil && !res.Status.OK() {
 		res.Status = report.Cancelled
 	}
-	return finish()
 }
 
 // scratch is one attempt's private directory layout.
@@ -211,8 +269,9 @@ func safe(name string) string {
 
 // childEnv is the child's environment: the base without anything that could point it at another
 // cluster or shared temp space, plus this cluster's.
-func (o *Options) childEnv(c Cluster, p *probe, sc scratch) []string {
-	drop := map[string]bool{"KUBECONFIG": true, "KUBE": true, "NUV_CLUSTER": true, "TMPDIR": true,
+// A cell of the upgrade path also gets upgrade.EnvFrom (dropped from every other cell's).
+func (o *Options) childEnv(c Cluster, p *probe, cl cell, sc scratch) []string {
+	drop := map[string]bool{"KUBECONFIG": true, "KUBE": true, "NUV_CLUSTER": true, "TMPDIR": true, upgrade.EnvFrom: true,
 		report.EnvScratch: true, report.EnvResult: true, report.EnvArtifacts: true, report.EnvTouched: true,
 		"NUV_PROJECT": true}
 	var env []string
@@ -235,6 +294,9 @@ func (o *Options) childEnv(c Cluster, p *probe, sc scratch) []string {
 	)
 	if o.Home != "" {
 		env = append(env, "NUV_HOME="+o.Home)
+	}
+	if cl.path == report.PathUpgrade {
+		env = append(env, upgrade.EnvFrom+"="+o.UpgradeFrom)
 	}
 	return env
 }

@@ -57,13 +57,13 @@ func (h hostRun) pidFile() string {
 	return h.controlPlane().ProcessFile(h.cluster, hostProcessName)
 }
 
-// mainPackage is the operator's main package, relative to the project: $NUV_OPERATOR_MAIN, else
+// mainPackage is the operator's main package, relative to the source module: $NUV_OPERATOR_MAIN, else
 // ./operator/cmd/whisk-operator.
 func mainPackage(o Options) string {
 	if m := o.Getenv("NUV_OPERATOR_MAIN"); m != "" {
 		return m
 	}
-	return "./" + filepath.ToSlash(mustRel(o.Project, filepath.Join(operatorDir(o), "cmd", "whisk-operator")))
+	return "./" + filepath.ToSlash(mustRel(o.source(), filepath.Join(operatorDir(o), "cmd", "whisk-operator")))
 }
 
 func mustRel(base, p string) string {
@@ -80,7 +80,7 @@ func sourceHash(o Options) (string, error) {
 	h := sha256.New()
 	var files []string
 	for _, f := range []string{"go.mod", "go.sum"} {
-		files = append(files, filepath.Join(o.Project, f))
+		files = append(files, filepath.Join(o.source(), f))
 	}
 	root := operatorDir(o)
 	// WalkDir does not enter a root that is a symbolic link (a project linking the operator
@@ -109,7 +109,7 @@ func sourceHash(o Options) (string, error) {
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return "", err
 		}
-		fmt.Fprintf(h, "%s %d\n", mustRel(o.Project, f), len(data))
+		fmt.Fprintf(h, "%s %d\n", mustRel(o.source(), f), len(data))
 		h.Write(data)
 	}
 	fmt.Fprintf(h, "main %s\n", mainPackage(o))
@@ -143,7 +143,7 @@ func buildBinary(ctx context.Context, o Options) (string, error) {
 	}
 	tmp := f.Name()
 	f.Close()
-	if err := runner.Run(ctx, runner.Cmd{Path: goBin, Args: []string{"build", "-o", tmp, mainPackage(o)}, Dir: o.Project}); err != nil {
+	if err := runner.Run(ctx, runner.Cmd{Path: goBin, Args: []string{"build", "-o", tmp, mainPackage(o)}, Dir: o.source()}); err != nil {
 		os.Remove(tmp)
 		return "", err // names the command and carries go's messages
 	}

@@ -18,15 +18,16 @@ import (
 	"github.com/nuv-dev/nuv/internal/yamlerr"
 )
 
-// operatorDir is the operator's source directory: $NUV_OPERATOR_DIR, else <project>/operator.
+// operatorDir is the operator's source directory: $NUV_OPERATOR_DIR, else <source>/operator (the
+// source is the project unless Options.Source names another checkout).
 func operatorDir(o Options) string {
 	if d := o.Getenv("NUV_OPERATOR_DIR"); d != "" {
 		if filepath.IsAbs(d) {
 			return d
 		}
-		return filepath.Join(o.Project, d)
+		return filepath.Join(o.source(), d)
 	}
-	return filepath.Join(o.Project, "operator")
+	return filepath.Join(o.source(), "operator")
 }
 
 // imageChoice is the operator image nuv deploys and where it came from.

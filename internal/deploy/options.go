@@ -33,8 +33,20 @@ type Options struct {
 	Log cli.Logger
 	// Getenv reads the environment (MY_OPERATOR_IMAGE, TAG, WHISK, ...); nil means os.Getenv.
 	Getenv func(string) string
+	// Source is the module the operator is built from and its manifests read from (a checkout of
+	// an older version, for an upgrade test); empty means Project. The instance file, the cluster
+	// and nuv's project state are always Project's.
+	Source string
 	// Home is nuv's state directory (paths.Home); used for the host-run operator on local clusters.
 	Home string
+}
+
+// source is the module the operator is built from: Source, else Project.
+func (o Options) source() string {
+	if o.Source != "" {
+		return o.Source
+	}
+	return o.Project
 }
 
 func (o Options) withDefaults() Options {

@@ -1,162 +1,18 @@
 package report
 
 import (
-	"bufio"
-	"context"
-	"encoding/base64"
-	"encoding/json"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
-	"github.com/gorilla/websocket"
+	"github.com/nuv-dev/nuv/internal/report/reporttest"
 )
 
 // The HTML report is checked the way a person sees it: headless Chromium (Debian's chromium,
 // installed by hack/test.sh) renders index.html of a failing matrix, the test reads the rendered
 // DOM and computed styles over the DevTools protocol, clicks a failed cell with a real mouse event
 // and keeps a screenshot ($NUV_TEST_ARTIFACTS/report.png, else in the test's temporary directory).
-
-// chromium is one headless browser and a DevTools connection to its page.
-type chromium struct {
-	t    *testing.T
-	cmd  *exec.Cmd
-	conn *websocket.Conn
-	id   int
-}
-
-func startChromium(t *testing.T, url string) *chromium {
-	t.Helper()
-	exe, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatalf("chromium not found (hack/test.sh installs Debian's chromium): %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+t.TempDir(), "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
-		"--window-size=1400,900", "--hide-scrollbars", url)
-	// Chromium's helper processes (zygote, renderers, utility) outlive its main process and keep
-	// writing to the profile: run it in a process group of its own and end the whole group, so
-	// that nothing writes into the user-data-dir while the test removes it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); cmd.Wait() })
-	port := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`DevTools listening on ws://127\.0\.0\.1:(\d+)/`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				port <- m[1]
-			}
-		}
-	}()
-	var p string
-	select {
-	case p = <-port:
-	case <-time.After(60 * time.Second):
-		t.Fatal("chromium did not open its DevTools port within 60s")
-	}
-	// The page target of the URL given on the command line.
-	var ws string
-	for deadline := time.Now().Add(30 * time.Second); ws == "" && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		resp, err := http.Get("http://127.0.0.1:" + p + "/json/list")
-		if err != nil {
-			continue
-		}
-		var targets []struct{ Type, URL, WebSocketDebuggerURL string }
-		json.NewDecoder(resp.Body).Decode(&targets)
-		resp.Body.Close()
-		for _, tg := range targets {
-			if tg.Type == "page" && tg.URL == url {
-				ws = tg.WebSocketDebuggerURL
-			}
-		}
-	}
-	if ws == "" {
-		t.Fatal("no page target for " + url)
-	}
-	conn, _, err := websocket.DefaultDialer.Dial(ws, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return &chromium{t: t, cmd: cmd, conn: conn}
-}
-
-// call sends one DevTools command and returns its result (events are skipped).
-func (c *chromium) call(method string, params any, result any) {
-	c.t.Helper()
-	c.id++
-	if err := c.conn.WriteJSON(map[string]any{"id": c.id, "method": method, "params": params}); err != nil {
-		c.t.Fatal(err)
-	}
-	c.conn.SetReadDeadline(time.Now().Add(60 * time.Second))
-	for {
-		var msg struct {
-			ID     int             `json:"id"`
-			Result json.RawMessage `json:"result"`
-			Error  *struct{ Message string }
-		}
-		if err := c.conn.ReadJSON(&msg); err != nil {
-			c.t.Fatalf("%s: %v", method, err)
-		}
-		if msg.ID != c.id {
-			continue
-		}
-		if msg.Error != nil {
-			c.t.Fatalf("%s: %s", method, msg.Error.Message)
-		}
-		if result != nil {
-			if err := json.Unmarshal(msg.Result, result); err != nil {
-				c.t.Fatalf("%s: %v", method, err)
-			}
-		}
-		return
-	}
-}
-
-// eval evaluates a JavaScript expression in the page and decodes its (JSON-able) value into out.
-func (c *chromium) eval(expr string, out any) {
-	c.t.Helper()
-	var r struct {
-		Result           struct{ Value json.RawMessage }
-		ExceptionDetails *struct{ Text string }
-	}
-	c.call("Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true, "awaitPromise": true}, &r)
-	if r.ExceptionDetails != nil {
-		c.t.Fatalf("evaluate %s: %s", expr, r.ExceptionDetails.Text)
-	}
-	if err := json.Unmarshal(r.Result.Value, out); err != nil {
-		c.t.Fatalf("evaluate %s: %v (%s)", expr, err, r.Result.Value)
-	}
-}
-
-func (c *chromium) waitFor(expr string) {
-	c.t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		var ok bool
-		c.eval("!!("+expr+")", &ok)
-		if ok {
-			return
-		}
-	}
-	c.t.Fatalf("page never satisfied %s", expr)
-}
 
 // renderedCell is what the page shows for one cell of the grid.
 type renderedCell struct {
@@ -199,8 +55,8 @@ func TestIntegrationHTMLReportInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := "file://" + filepath.Join(dir, HTMLFile)
-	c := startChromium(t, url)
-	c.waitFor(`document.readyState === 'complete' && document.querySelector('#grid')`)
+	c := reporttest.StartChromium(t, url)
+	c.WaitFor(`document.readyState === 'complete' && document.querySelector('#grid')`)
 
 	var page struct {
 		Cells []renderedCell
@@ -210,7 +66,7 @@ func TestIntegrationHTMLReportInChromium(t *testing.T) {
 		}
 		Summary string
 	}
-	c.eval(readGrid, &page)
+	c.Eval(readGrid, &page)
 	cells := map[string]renderedCell{}
 	for _, x := range page.Cells {
 		cells[x.Cluster+"/"+x.Step] = x
@@ -267,31 +123,16 @@ func TestIntegrationHTMLReportInChromium(t *testing.T) {
 	}
 
 	// The screenshot a person would see.
-	var shot struct{ Data string }
-	c.call("Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": true}, &shot)
-	png, err := base64.StdEncoding.DecodeString(shot.Data)
-	if err != nil || len(png) < 1000 {
-		t.Fatalf("screenshot: %v (%d bytes)", err, len(png))
-	}
-	out := os.Getenv("NUV_TEST_ARTIFACTS")
-	if out == "" {
-		out = t.TempDir()
-	}
-	os.MkdirAll(out, 0o755)
-	shotPath := filepath.Join(out, "report-failing-matrix.png")
-	if err := os.WriteFile(shotPath, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot of the report: %s", shotPath)
+	c.Screenshot("report-failing-matrix.png")
 
 	// One click on the failed cell opens its artifacts.
 	var box struct{ X, Y float64 }
-	c.eval(`(() => { const a = document.querySelector('#grid tr[data-cluster="gke1"] td.cell[data-step=""] a.open');
+	c.Eval(`(() => { const a = document.querySelector('#grid tr[data-cluster="gke1"] td.cell[data-step=""] a.open');
 	  a.scrollIntoView(); const r = a.getBoundingClientRect(); return {X: r.left + r.width / 2, Y: r.top + r.height / 2}; })()`, &box)
 	for _, typ := range []string{"mousePressed", "mouseReleased"} {
-		c.call("Input.dispatchMouseEvent", map[string]any{"type": typ, "x": box.X, "y": box.Y, "button": "left", "clickCount": 1}, nil)
+		c.Call("Input.dispatchMouseEvent", map[string]any{"type": typ, "x": box.X, "y": box.Y, "button": "left", "clickCount": 1}, nil)
 	}
-	c.waitFor(`location.href.endsWith('/artifacts/gke1/') && document.body && document.body.innerText.includes('events.txt')`)
+	c.WaitFor(`location.href.endsWith('/artifacts/gke1/') && document.body && document.body.innerText.includes('events.txt')`)
 }
 
 func abs(f float64) float64 {

@@ -27,6 +27,8 @@ type ChildResult struct {
 	Steps       []Step `json:"steps,omitempty"`
 	FailingStep string `json:"failingStep,omitempty"`
 	Message     string `json:"message,omitempty"`
+	// Upgrade is set by a verb that took the upgrade path (dtest --upgrade-from).
+	Upgrade *Upgrade `json:"upgrade,omitempty"`
 }
 
 // TouchedObject names an object a test created, changed or asserted.

@@ -17,6 +17,10 @@ import (
 // type and how it was detected, provider, server version, node count, and a visible "simulated"
 // badge (striped row header) when its nodes are kwok nodes. Provenance of every cell (machine, nuv,
 // commit, time, retries, superseded duplicates) and skipped report directories follow the grid.
+// With the upgrade axis (all-kubes --upgrade-from) the columns are grouped by path under a header
+// row (install, upgrade from REF): each cluster's row shows both paths side by side, the upgrade
+// cell says whether the instance kept its UID and its data, and an "Upgrade" table after the grid
+// lists per cluster the version and images before and after and what the upgrade changed.
 // No scripts, no external assets: it opens from a CI artifact as well as from disk. It is parsed
 // on the first render, not when nuv starts.
 var htmlPage = lazy.Value[*template.Template]{New: func() *template.Template {
@@ -62,6 +66,13 @@ td.cell .why { font-size: .78em; margin-top: .15em; max-width: 18em; overflow: h
 .none { background: #f6f8fa; color: #8c959f; }
 table.prov { border-collapse: collapse; margin-top: .5em; font-size: .85em; }
 table.prov th, table.prov td { border-bottom: 1px solid #d0d7de; padding: .25em .6em; text-align: left; }
+tr.paths th.path { text-align: center; background: #dde3ea; }
+tr.paths th.path.upgrade { background: #d8d0f0; }
+td.cell .upg { font-size: .78em; margin-top: .15em; font-weight: 600; }
+table.upgrade { border-collapse: collapse; margin-top: .5em; font-size: .85em; }
+table.upgrade th, table.upgrade td { border-bottom: 1px solid #d0d7de; padding: .25em .6em; text-align: left; vertical-align: top; }
+td.kept { color: #1a7f37; font-weight: 700; }
+td.lost { color: #cf222e; font-weight: 700; }
 .warn { background: #fff8c5; border: 1px solid #d4a72c; padding: .5em .8em; margin: 1em 0; border-radius: .3em; }
 </style>
 </head>
@@ -72,30 +83,46 @@ table.prov th, table.prov td { border-bottom: 1px solid #d0d7de; padding: .25em 
 {{if .Skipped}}<div class="warn" id="skipped"><strong>Report directories not merged:</strong><ul>{{range .Skipped}}<li><code>{{.Dir}}</code>: {{.Reason}}</li>{{end}}</ul></div>{{end}}
 <p class="legend"><span class="passed">pass</span><span class="failed">fail</span><span class="flaky">flaky (passed on a retry)</span><span class="skipped">skip</span><span class="timeout">timeout</span><span class="unreachable">unreachable</span><span class="cancelled">cancelled</span> &middot; bars: duration relative to the slowest cell ({{.Max}} s) &middot; striped row: simulated (kwok) nodes &middot; <span class="badge empty">empty</span>: the cluster has no nodes</p>
 <table class="grid" id="grid">
-<tr><th>cluster</th>{{range .Columns}}<th class="test{{if .Step}} step{{end}}" data-target="{{.Target}}" data-step="{{.Step}}">{{if .Step}}{{.Step}}{{else}}{{.Target}}{{end}}</th>{{end}}</tr>
+{{if .PathGroups}}<tr class="paths"><th></th>{{range .PathGroups}}<th class="path {{.Path}}" colspan="{{.Span}}" data-path="{{.Path}}">{{.Label}}</th>{{end}}</tr>
+{{end}}<tr><th>cluster</th>{{range .Columns}}<th class="test{{if .Step}} step{{end}}"{{if .Path}} data-path="{{.Path}}"{{end}} data-target="{{.Target}}" data-step="{{.Step}}">{{if .Step}}{{.Step}}{{else}}{{.Target}}{{end}}</th>{{end}}</tr>
 {{range .Rows}}<tr data-cluster="{{.Cluster}}">
 <th class="cluster {{.Kind}}" data-nodes="{{.Kind}}"><span class="name">{{.Cluster}}</span>{{if .Kind}}<span class="badge {{.Kind}}">{{.Kind}}</span>{{end}}
 <div class="meta">type <b class="type">{{.Type}}</b>{{if .DetectedBy}} by {{.DetectedBy}}{{if .Evidence}} (<code>{{.Evidence}}</code>){{end}}{{end}}<br>{{.Platform}}{{if .Version}} &middot; {{.Version}}{{end}}</div></th>
-{{range .Cells}}<td class="cell {{.Class}}" data-target="{{.Target}}" data-step="{{.Step}}" data-status="{{.Class}}" data-seconds="{{.Seconds}}" title="{{.Message}}">{{if eq .Class "none"}}&ndash;{{else}}{{if .Open}}<a class="open" href="{{.Open}}">{{end}}<span class="st">{{.Label}}</span> {{.Seconds}} s{{if .Open}}</a>{{end}}
-<div class="bar"><span style="width: {{.Pct}}%"></span></div>{{if .Why}}<div class="why">{{.Why}}</div>{{end}}{{if or .Log .Artifacts}}<div class="links">{{if .Artifacts}}<a class="artifacts" href="{{.Artifacts}}/">artifacts</a> {{end}}{{if .Log}}<a class="log" href="{{.Log}}">log</a>{{end}}</div>{{end}}{{end}}</td>
+{{range .Cells}}<td class="cell {{.Class}}"{{if .Path}} data-path="{{.Path}}"{{end}} data-target="{{.Target}}" data-step="{{.Step}}" data-status="{{.Class}}" data-seconds="{{.Seconds}}" title="{{.Message}}">{{if eq .Class "none"}}&ndash;{{else}}{{if .Open}}<a class="open" href="{{.Open}}">{{end}}<span class="st">{{.Label}}</span> {{.Seconds}} s{{if .Open}}</a>{{end}}
+<div class="bar"><span style="width: {{.Pct}}%"></span></div>{{if .Upgrade}}<div class="upg">{{.Upgrade}}</div>{{end}}{{if .Why}}<div class="why">{{.Why}}</div>{{end}}{{if or .Log .Artifacts}}<div class="links">{{if .Artifacts}}<a class="artifacts" href="{{.Artifacts}}/">artifacts</a> {{end}}{{if .Log}}<a class="log" href="{{.Log}}">log</a>{{end}}</div>{{end}}{{end}}</td>
 {{end}}</tr>
 {{end}}</table>
-<h2>Provenance</h2>
+{{if .Upgrades}}<h2>Upgrade</h2>
+<table class="upgrade" id="upgrade">
+<tr><th>cluster</th><th>from</th><th>commit</th><th>operator before</th><th>operator after</th><th>instance</th><th>uid</th><th>data</th><th>changed by the upgrade</th></tr>
+{{range .Upgrades}}<tr data-cluster="{{.Cluster}}"><td>{{.Cluster}}</td>{{with .U}}<td>{{.From}}</td><td><code>{{.Commit}}</code></td><td><code>{{.FromImage}}</code></td><td><code>{{.ToImage}}</code></td><td>{{.Instance}}</td><td class="uid {{if .UIDKept}}kept{{else}}lost{{end}}">{{if .UIDKept}}kept{{else if .UID}}NOT kept{{else}}not checked{{end}}</td><td class="data {{.Data}}">{{if .Data}}{{.Data}}{{else}}not checked{{end}}</td><td>{{range .Changed}}<div class="changed">{{.}}</div>{{end}}</td>{{else}}<td colspan="8">the upgrade path was not taken{{if $.UpgradeFrom}} (from {{$.UpgradeFrom}}){{end}}</td>{{end}}</tr>
+{{end}}</table>
+{{end}}<h2>Provenance</h2>
 <table class="prov" id="provenance">
-<tr><th>cluster</th><th>target</th><th>run</th><th>machine</th><th>nuv</th><th>commit</th><th>started</th><th>ended</th><th>retries</th><th>superseded</th></tr>
-{{range .Prov}}<tr data-cluster="{{.Cluster}}" data-target="{{.Target}}"><td>{{.Cluster}}</td><td>{{.Target}}</td><td>{{.P.Run}}{{if .P.CIJob}} <a href="{{.P.CIJob}}">CI job</a>{{end}}</td><td>{{.P.Machine}}</td><td>{{.P.Nuv}}</td><td>{{.P.Commit}}</td><td>{{.Start}}</td><td>{{.End}}</td><td>{{.P.Retries}}</td><td>{{range .Sup}}<div class="superseded">{{.}}</div>{{end}}</td></tr>
+<tr><th>cluster</th><th>target</th>{{if .PathGroups}}<th>path</th>{{end}}<th>run</th><th>machine</th><th>nuv</th><th>commit</th><th>started</th><th>ended</th><th>retries</th><th>superseded</th></tr>
+{{range .Prov}}<tr data-cluster="{{.Cluster}}" data-target="{{.Target}}"><td>{{.Cluster}}</td><td>{{.Target}}</td>{{if $.PathGroups}}<td>{{.Path}}</td>{{end}}<td>{{.P.Run}}{{if .P.CIJob}} <a href="{{.P.CIJob}}">CI job</a>{{end}}</td><td>{{.P.Machine}}</td><td>{{.P.Nuv}}</td><td>{{.P.Commit}}</td><td>{{.Start}}</td><td>{{.End}}</td><td>{{.P.Retries}}</td><td>{{range .Sup}}<div class="superseded">{{.}}</div>{{end}}</td></tr>
 {{end}}</table>
 </body>
 </html>
 `
 
-type htmlColumn struct{ Target, Step string }
+type htmlColumn struct{ Path, Target, Step string }
+
+type htmlPathGroup struct {
+	Path, Label string
+	Span        int
+}
+
+type htmlUpgrade struct {
+	Cluster string
+	U       *Upgrade
+}
 
 type htmlCell struct {
-	Target, Step, Class, Label, Message, Why string
-	Seconds                                  string
-	Pct                                      float64
-	Open, Log, Artifacts                     string
+	Path, Target, Step, Class, Label, Message, Why, Upgrade string
+	Seconds                                                 string
+	Pct                                                     float64
+	Open, Log, Artifacts                                    string
 }
 
 type htmlRow struct {
@@ -109,30 +136,54 @@ type htmlCount struct {
 }
 
 type htmlProv struct {
-	Cluster, Target, Start, End string
-	P                           Provenance
-	Sup                         []string
+	Cluster, Target, Path, Start, End string
+	P                                 Provenance
+	Sup                               []string
 }
 
 // WriteHTML writes the report page.
 func WriteHTML(w io.Writer, r *Report) error {
-	// Columns: each target, followed by the steps any cluster reported for it.
+	// Columns: per path (one without the upgrade axis), each target followed by the steps any
+	// cluster reported for it on that path.
+	hasPaths := r.HasPaths()
+	colPath := func(res Result) string {
+		if !hasPaths {
+			return ""
+		}
+		return PathOf(res)
+	}
+	paths := []string{""}
+	if hasPaths {
+		paths = r.Paths()
+	}
 	var cols []htmlColumn
-	for _, t := range r.Targets() {
-		cols = append(cols, htmlColumn{Target: t})
-		seen := map[string]bool{}
-		for _, res := range r.Results {
-			if r.TargetOf(res) != t {
-				continue
-			}
-			for _, s := range res.Steps {
-				if !seen[s.Name] {
-					seen[s.Name] = true
-					cols = append(cols, htmlColumn{Target: t, Step: s.Name})
+	var groups []htmlPathGroup
+	for _, p := range paths {
+		first := len(cols)
+		for _, t := range r.Targets() {
+			cols = append(cols, htmlColumn{Path: p, Target: t})
+			seen := map[string]bool{}
+			for _, res := range r.Results {
+				if r.TargetOf(res) != t || colPath(res) != p {
+					continue
+				}
+				for _, s := range res.Steps {
+					if !seen[s.Name] {
+						seen[s.Name] = true
+						cols = append(cols, htmlColumn{Path: p, Target: t, Step: s.Name})
+					}
 				}
 			}
 		}
+		if hasPaths {
+			label := p
+			if p == PathUpgrade && r.UpgradeFrom != "" {
+				label = "upgrade from " + r.UpgradeFrom
+			}
+			groups = append(groups, htmlPathGroup{Path: p, Label: label, Span: len(cols) - first})
+		}
 	}
+	var upgrades []htmlUpgrade
 	max := 0.0
 	for _, res := range r.Results {
 		if res.Seconds > max {
@@ -164,13 +215,16 @@ func WriteHTML(w io.Writer, r *Report) error {
 			}
 			row.Cells = make([]htmlCell, len(cols))
 			for j, c := range cols {
-				row.Cells[j] = htmlCell{Target: c.Target, Step: c.Step, Class: "none"}
+				row.Cells[j] = htmlCell{Path: c.Path, Target: c.Target, Step: c.Step, Class: "none"}
 			}
 			rows = append(rows, row)
 		}
 		target := r.TargetOf(res)
+		if PathOf(res) == PathUpgrade {
+			upgrades = append(upgrades, htmlUpgrade{Cluster: res.Cluster, U: res.Upgrade})
+		}
 		for j, c := range cols {
-			if c.Target != target {
+			if c.Target != target || c.Path != colPath(res) {
 				continue
 			}
 			cell := &rows[i].Cells[j]
@@ -181,6 +235,9 @@ func WriteHTML(w io.Writer, r *Report) error {
 				}
 				cell.Message, cell.Seconds, cell.Pct = res.Message, fmt.Sprintf("%.2f", res.Seconds), pct(res.Seconds)
 				cell.Log, cell.Artifacts = res.Log, res.Artifacts
+				if res.Upgrade != nil {
+					cell.Upgrade = res.Upgrade.Verdict()
+				}
 				if res.FailingStep != "" {
 					cell.Why = "at " + res.FailingStep
 				} else if !res.Status.OK() {
@@ -210,7 +267,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 			}
 		}
 		if res.Provenance != nil {
-			hp := htmlProv{Cluster: res.Cluster, Target: target, P: *res.Provenance,
+			hp := htmlProv{Cluster: res.Cluster, Target: target, Path: PathOf(res), P: *res.Provenance,
 				Start: stamp(res.Provenance.Started), End: stamp(res.Provenance.Ended)}
 			for _, sp := range res.Superseded {
 				hp.Sup = append(hp.Sup, fmt.Sprintf("%s on %s, ended %s", sp.Run, sp.Machine, stamp(sp.Ended)))
@@ -242,6 +299,9 @@ func WriteHTML(w io.Writer, r *Report) error {
 	for _, a := range r.Args {
 		title += " " + a
 	}
+	if r.UpgradeFrom != "" {
+		title += " (install and upgrade from " + r.UpgradeFrom + ")"
+	}
 	return htmlPage.Get().Execute(w, map[string]any{
 		"Title":    title,
 		"Started":  stamp(r.Started),
@@ -255,6 +315,10 @@ func WriteHTML(w io.Writer, r *Report) error {
 		"Rows":     rows,
 		"Prov":     provs,
 		"Skipped":  r.Skipped,
+		// the upgrade axis
+		"PathGroups":  groups,
+		"Upgrades":    upgrades,
+		"UpgradeFrom": r.UpgradeFrom,
 	})
 }
 

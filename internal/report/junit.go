@@ -63,12 +63,19 @@ func secs(f float64) string { return fmt.Sprintf("%.2f", f) }
 // JUnit converts the report to its JUnit form.
 func JUnit(r *Report) JUnitSuites {
 	root := JUnitSuites{Name: "nuv all-kubes " + r.Target, Time: secs(r.Seconds)}
+	if r.UpgradeFrom != "" {
+		root.Name += " --upgrade-from " + r.UpgradeFrom
+	}
 	multi := len(r.Targets()) > 1
+	paths := r.HasPaths()
 	for _, res := range r.Results {
 		target := r.TargetOf(res)
 		name := res.Cluster
 		if multi {
 			name = res.Cluster + " " + target
+		}
+		if paths {
+			name += " " + PathOf(res)
 		}
 		s := JUnitSuite{Name: name, Time: secs(res.Seconds)}
 		if !res.Started.IsZero() {
@@ -100,6 +107,24 @@ func JUnit(r *Report) JUnitSuites {
 			if p.Emulated != "" {
 				s.Properties = append(s.Properties, JUnitProperty{"cluster.emulated", p.Emulated})
 			}
+		}
+		if paths {
+			s.Properties = append(s.Properties, JUnitProperty{"path", PathOf(res)})
+		}
+		if u := res.Upgrade; u != nil {
+			s.Properties = append(s.Properties,
+				JUnitProperty{"upgrade.from", u.From},
+				JUnitProperty{"upgrade.commit", u.Commit},
+				JUnitProperty{"upgrade.from.image", u.FromImage},
+				JUnitProperty{"upgrade.to.image", u.ToImage},
+				JUnitProperty{"upgrade.instance", u.Instance},
+				JUnitProperty{"upgrade.uid.kept", fmt.Sprint(u.UIDKept)},
+				JUnitProperty{"upgrade.data", u.Data})
+			for _, c := range u.Changed {
+				s.Properties = append(s.Properties, JUnitProperty{"upgrade.changed", c})
+			}
+		} else if PathOf(res) == PathUpgrade && r.UpgradeFrom != "" {
+			s.Properties = append(s.Properties, JUnitProperty{"upgrade.from", r.UpgradeFrom})
 		}
 		if res.Flaky() {
 			s.Properties = append(s.Properties, JUnitProperty{"flaky", "true"})

@@ -49,7 +49,7 @@ type MergeOptions struct {
 
 // Merge merges the reports of many runs (many machines, many targets) into one report in Out:
 // report.json, junit.xml, index.html, and the logs and artifacts of every kept cell under
-// runs/<run>/. A cell is a (cluster, target) pair; when several runs have the same cell the one
+// runs/<run>/. A cell is a (cluster, target, path) triple; when several runs have the same cell the one
 // that ended last is kept and the others are listed in its Superseded. Every cell keeps its
 // provenance. A directory that is malformed or partial (no or unreadable report.json, an
 // interrupted run, a log it names missing) is skipped and listed in the report's Skipped, never
@@ -107,7 +107,7 @@ func Merge(o MergeOptions) (*Report, error) {
 		return nil, fmt.Errorf("no report could be merged:\n  %s", strings.Join(why, "\n  "))
 	}
 
-	type cellKey struct{ cluster, target string }
+	type cellKey struct{ cluster, target, path string }
 	type cell struct {
 		res Result
 		src int
@@ -128,7 +128,7 @@ func Merge(o MergeOptions) (*Report, error) {
 			p := *res.Provenance
 			p.Dir = s.dir
 			res.Provenance = &p
-			k := cellKey{res.Cluster, res.Target}
+			k := cellKey{res.Cluster, res.Target, PathOf(res)}
 			old, ok := cells[k]
 			if !ok {
 				cells[k] = &cell{res: res, src: i}

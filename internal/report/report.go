@@ -46,7 +46,10 @@ type Step struct {
 type Result struct {
 	Cluster string `json:"cluster"`
 	// Target is the cell's target; empty means the report's Target (reports of one run).
-	Target        string `json:"target,omitempty"`
+	Target string `json:"target,omitempty"`
+	// Path is how the deployment reached the version under test (PathInstall, PathUpgrade); empty
+	// in a report without the upgrade axis (every cell an install).
+	Path          string `json:"path,omitempty"`
 	Type          string `json:"type"`
 	ServerVersion string `json:"serverVersion,omitempty"`
 	Server        string `json:"server,omitempty"`
@@ -63,6 +66,8 @@ type Result struct {
 	// Log and Artifacts are paths relative to the report directory.
 	Log       string `json:"log,omitempty"`
 	Artifacts string `json:"artifacts,omitempty"`
+	// Upgrade is what the upgrade path did and found (cells of PathUpgrade).
+	Upgrade *Upgrade `json:"upgrade,omitempty"`
 	// Provenance says which run produced the cell (always set by all-kubes and by merge).
 	Provenance *Provenance `json:"provenance,omitempty"`
 	// Superseded lists the other runs that had the same cell when reports were merged: the newest
@@ -198,10 +203,12 @@ type Report struct {
 	// Nuv is the version of nuv that wrote the report.
 	Nuv string `json:"nuv,omitempty"`
 	// Target is the run's target; a merged report of several targets joins them with ", ".
-	Target  string    `json:"target"`
-	Args    []string  `json:"args,omitempty"`
-	Started time.Time `json:"started"`
-	Seconds float64   `json:"seconds"`
+	Target string   `json:"target"`
+	Args   []string `json:"args,omitempty"`
+	// UpgradeFrom is the --upgrade-from of the run (the version the upgrade cells started from).
+	UpgradeFrom string    `json:"upgradeFrom,omitempty"`
+	Started     time.Time `json:"started"`
+	Seconds     float64   `json:"seconds"`
 	// Partial is true when the run was interrupted: some clusters are cancelled.
 	Partial bool     `json:"partial"`
 	Results []Result `json:"results"`
@@ -254,14 +261,18 @@ func (r *Report) Counts() map[Status]int {
 	return m
 }
 
-// Sort orders the results by cluster name (then target) so every output is deterministic.
+// Sort orders the results by cluster name, then target, then path (install before upgrade) so
+// every output is deterministic.
 func (r *Report) Sort() {
 	sort.SliceStable(r.Results, func(i, j int) bool {
 		a, b := r.Results[i], r.Results[j]
 		if a.Cluster != b.Cluster {
 			return a.Cluster < b.Cluster
 		}
-		return r.TargetOf(a) < r.TargetOf(b)
+		if ta, tb := r.TargetOf(a), r.TargetOf(b); ta != tb {
+			return ta < tb
+		}
+		return PathOf(a) < PathOf(b)
 	})
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/deploy"
 	"github.com/nuv-dev/nuv/internal/kube"
 	"github.com/nuv-dev/nuv/internal/report"
+	"github.com/nuv-dev/nuv/internal/upgrade"
 )
 
 // DtestCommand is `nuv dtest`.
@@ -32,6 +33,7 @@ func runDtest(ctx context.Context, env *cli.Env, args []string) error {
 	fs := cli.NewFlagSet("dtest")
 	timeout := fs.Duration("timeout", deploy.DefaultTimeout, "bound of each wait (operator Available, Whisk Ready, deletion)")
 	keep := fs.Bool("keep", false, "skip destroy and the leak check (leave the deployment running)")
+	from := fs.String("upgrade-from", env.Getenv(upgrade.EnvFrom), "first install the operator and instance at this git tag/commit (or operator image), upgrade to the working tree's operator and check the instance kept its UID and data ("+upgrade.EnvFrom+")")
 	u := dtestUsage
 	if done, err := cli.Parse(env, fs, u, args); done || err != nil {
 		return err
@@ -39,7 +41,7 @@ func runDtest(ctx context.Context, env *cli.Env, args []string) error {
 	if fs.NArg() > 0 {
 		return u.Errorf("dtest: unexpected arguments %q", fs.Args())
 	}
-	return DeploymentTest(ctx, env, DtestOptions{Timeout: *timeout, Keep: *keep})
+	return DeploymentTest(ctx, env, DtestOptions{Timeout: *timeout, Keep: *keep, UpgradeFrom: strings.TrimSpace(*from)})
 }
 
 // DtestOptions configure DeploymentTest.
@@ -50,6 +52,10 @@ type DtestOptions struct {
 	Timeout time.Duration
 	// Keep leaves the deployment running (no destroy, no leak check).
 	Keep bool
+	// UpgradeFrom, when set, takes the upgrade path first: the operator and instance installed at
+	// this version (a git ref of the project, or an operator image), then the operator upgraded
+	// to the working tree's and the instance checked to have kept its UID and data.
+	UpgradeFrom string
 }
 
 // DeploymentTest is `nuv dtest` as a function, for the commands that compose it (`nuv up`): the
@@ -63,7 +69,7 @@ func DeploymentTest(ctx context.Context, env *cli.Env, o DtestOptions) error {
 		return fmt.Errorf("dtest: %w", err)
 	}
 	st := &steps{getenv: env.Getenv}
-	err = Dtest(ctx, env, t, o.Timeout, o.Keep, st)
+	err = dtest(ctx, env, t, o.Timeout, o.Keep, o.UpgradeFrom, st)
 	if werr := st.write(); werr != nil {
 		env.Log.Warnf("dtest: %v", werr)
 	}
@@ -77,6 +83,11 @@ func (t *target) deployOptions(env *cli.Env, timeout time.Duration) deploy.Optio
 
 // Dtest runs the deployment test on t, recording each phase in st.
 func Dtest(ctx context.Context, env *cli.Env, t *target, timeout time.Duration, keep bool, st *steps) error {
+	return dtest(ctx, env, t, timeout, keep, "", st)
+}
+
+// dtest is Dtest, after the upgrade path from upgradeFrom when it is set (see upgradePath).
+func dtest(ctx context.Context, env *cli.Env, t *target, timeout time.Duration, keep bool, upgradeFrom string, st *steps) error {
 	fmt.Fprintf(env.Out, "dtest on %s (type %s)\n", t.Name, t.Type)
 	dyn, err := dynamic.NewForConfig(t.Config)
 	if err != nil {
@@ -113,6 +124,13 @@ func Dtest(ctx context.Context, env *cli.Env, t *target, timeout time.Duration, 
 		}
 	}()
 	touch(env.Getenv, operatorObjects...)
+	if upgradeFrom != "" {
+		deployed = true
+		st.res.Upgrade = &report.Upgrade{}
+		if err := upgradePath(ctx, env, t, o, dyn, upgradeFrom, phase, st.res.Upgrade); err != nil {
+			return err
+		}
+	}
 	if err := phase("operator", func() error { deployed = true; return deploy.Operator(ctx, o) }); err != nil {
 		return err
 	}
@@ -273,10 +291,14 @@ func conditions(u *unstructured.Unstructured) map[string]string {
 }
 
 var dtestUsage = cli.Usage{
-	Short:    "deployment test: operator, instance, assertions, destroy, nothing leaked",
-	Line:     "nuv dtest [--timeout D] [--keep]",
-	Long:     "Deploys the operator and the instance on the selected cluster, checks every enabled component,\ndestroys both and checks that nothing labelled as the operator's is left.",
-	Examples: "nuv dtest\nnuv dtest --keep --timeout 5m\nnuv all-kubes -- dtest",
+	Short: "deployment test: operator, instance, assertions, destroy, nothing leaked",
+	Line:  "nuv dtest [--timeout D] [--keep] [--upgrade-from REF]",
+	Long: "Deploys the operator and the instance on the selected cluster, checks every enabled component,\ndestroys both and checks that nothing labelled as the operator's is left.\n\n" +
+		"With --upgrade-from REF (a git tag or commit of the project, or an operator image) it first\n" +
+		"installs the operator at REF and the instance, writes an action to the instance's controller,\n" +
+		"upgrades to the working tree's operator (built and loaded as build-and-load does) and checks\n" +
+		"that the instance kept its UID and the action (phases install-from, seed, upgrade, converged).",
+	Examples: "nuv dtest\nnuv dtest --keep --timeout 5m\nnuv dtest --upgrade-from v1.2.0\nnuv all-kubes -- dtest\nnuv all-kubes --upgrade-from v1.2.0 -- dtest",
 }
 
 // controllerAnswers checks nuv's whisk-controller of Whisk whisk through the API server's service

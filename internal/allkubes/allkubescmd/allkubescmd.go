@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/term"
@@ -13,6 +14,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/allkubes"
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/paths"
+	"github.com/nuv-dev/nuv/internal/upgrade"
 )
 
 var usage = cli.Usage{
@@ -30,8 +32,14 @@ How <target> is resolved:
   anything else, or any target with --task                           nuv -task <target> [args]
                                                                      (a task of the project Taskfile)
 
+With --upgrade-from REF (a git tag or commit of the project, or an operator image) the report
+gets a second axis: on each cluster the target runs twice, one after the other, as an install
+cell and as an upgrade cell, whose child gets NUV_UPGRADE_FROM=REF: dtest then installs the
+operator and instance at REF, upgrades to the working tree's operator and checks that the
+instance kept its UID and its data before its usual phases.
+
 Without arguments it prints this help.`,
-	Examples: "nuv all-kubes -- dtest\nnuv all-kubes --only dev,kind-1 --retries 1 -- itest\nnuv all-kubes -- addons apply",
+	Examples: "nuv all-kubes -- dtest\nnuv all-kubes --only dev,kind-1 --retries 1 -- itest\nnuv all-kubes --upgrade-from v1.2.0 -- dtest\nnuv all-kubes -- addons apply",
 }
 
 // NewCommand returns `nuv all-kubes`; isBuiltin tells whether a word is one of nuv's built-in
@@ -65,6 +73,7 @@ func run(ctx context.Context, env *cli.Env, args []string, isBuiltin func(string
 	asTask := fs.Bool("task", false, "run <target> as a task of the project Taskfile even if nuv has a command of that name")
 	noProgress := fs.Bool("no-progress", false, "no live progress line, even on a terminal")
 	reports := fs.String("reports", "", "write the report directory under this directory (default <project>/_reports)")
+	upgradeFrom := fs.String("upgrade-from", "", "also run each cluster's upgrade path: install at this git tag/commit (or operator image), upgrade to the working tree, then the target")
 	if done, err := cli.Parse(env, fs, usage, args); done || err != nil {
 		return err
 	}
@@ -88,6 +97,18 @@ func run(ctx context.Context, env *cli.Env, args []string, isBuiltin func(string
 	}
 	command := allkubes.Resolve(rest, *asTask, isBuiltin)
 	project := paths.Project(env.Getenv, env.Dir)
+	if fs.Changed("upgrade-from") {
+		// a bad version is one error now, not a failed cell per cluster
+		src, err := upgrade.Resolve(ctx, project, *upgradeFrom)
+		if err != nil {
+			return usage.Errorf("all-kubes: %v", err)
+		}
+		if src.Commit != "" {
+			fmt.Fprintf(env.Out, "all-kubes: upgrade path from %s (commit %s)\n", *upgradeFrom, src.Commit)
+		} else {
+			fmt.Fprintf(env.Out, "all-kubes: upgrade path from the operator image %s\n", src.Image)
+		}
+	}
 	home, err := paths.Home(env.Getenv)
 	if err != nil {
 		return err
@@ -100,7 +121,8 @@ func run(ctx context.Context, env *cli.Env, args []string, isBuiltin func(string
 		Project: project, Exe: env.Exe, Command: command, Target: rest[0], Args: rest[1:],
 		Only: *only, Exclude: *exclude, Parallel: nParallel, AutoParallel: auto, Timeout: timeout.Timeout, Retries: *retries,
 		ProbeTimeout: *probe, Group: *group, Progress: progress, ReportsDir: allkubes.AbsIn(env.Dir, *reports),
-		Out: env.Out, Log: env.Log, Home: home, Inv: allkubes.KubeInventory{Getenv: env.Getenv},
+		UpgradeFrom: strings.TrimSpace(*upgradeFrom),
+		Out:         env.Out, Log: env.Log, Home: home, Inv: allkubes.KubeInventory{Getenv: env.Getenv},
 	})
 	switch {
 	case err == nil:
