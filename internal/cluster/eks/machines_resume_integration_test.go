@@ -364,11 +364,14 @@ func (w *world) awsCLIMachines(t *testing.T, name string) map[string][]aMachine 
 	cmd := exec.Command(cli, "ec2", "describe-instances", "--output", "json", "--filters", "Name=tag:"+nuveks.TagCluster+",Values="+name)
 	// The emulator's endpoint and credentials; the variables the world empties (a profile, a
 	// session token) are left out: the CLI takes an empty AWS_PROFILE for a profile's name.
+	// The CLI (v1) reads the region from AWS_DEFAULT_REGION.
+	_, _, _, region := w.emu.Credentials()
 	for _, kv := range append(os.Environ(), w.env...) {
 		if kv != "AWS_PROFILE=" && kv != "AWS_SESSION_TOKEN=" {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
+	cmd.Env = append(cmd.Env, "AWS_DEFAULT_REGION="+region)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
