@@ -137,6 +137,9 @@ func TestIntegrationMachinesHAProxy(t *testing.T) {
 	if n := len(ms[victim]); n != 1 {
 		t.Fatalf("after the kill: %d instances of %s, want 1: %v", n, victim, ms)
 	}
+	if n := len(w.awsCLIMachines(t, "ext")[victim]); n != 1 {
+		t.Fatalf("after the kill: aws ec2 describe-instances lists %d instances of %s, want 1", n, victim)
+	}
 	for _, r := range readRecord(t, w.home, "ext").Resources {
 		if r.Key() == victim && r.ID != "" {
 			t.Fatalf("the record knows %s (%s): the kill came too late", victim, r.ID)
@@ -237,6 +240,13 @@ func TestIntegrationMachinesHAProxy(t *testing.T) {
 	}
 	cli := w.awsCLIMachines(t, "ext")
 	checkMachines(t, "aws ec2 describe-instances", cli)
+	var view []string
+	for _, k := range slices.Sorted(maps.Keys(cli)) {
+		for _, m := range cli[k] {
+			view = append(view, fmt.Sprintf("%s %s %s %s %s", k, m.id, m.role, m.state, m.ip))
+		}
+	}
+	t.Logf("aws ec2 describe-instances:\n%s", strings.Join(view, "\n"))
 	for k, m := range ms {
 		if cli[k][0].id != m[0].id || cli[k][0].ip != m[0].ip {
 			t.Errorf("%s: the SDK sees %+v, the aws CLI %+v", k, m[0], cli[k][0])
