@@ -28,19 +28,36 @@ const (
 // kubeadmWait bounds the wait for a kubeadm still running on a machine (seconds).
 const kubeadmWait = 600
 
+// KubeadmLog is the file on a machine that keeps what nuv's kubeadm commands print (0600). kubeadm
+// writes there, never to nuv's connection: a kubeadm that outlives a killed apply would otherwise
+// die at its next line of output (the connection is gone) and leave its work half-done; this way
+// it completes, and the marker after it is written, for the next apply to find. A failed
+// command's error carries the end of the file.
+const KubeadmLog = "/var/log/nuv-kubeadm.log"
+
+// kubeadmScript runs a kubeadm command line, its output in KubeadmLog, then removes its
+// configuration file and writes marker: one script, so a kubeadm that outlives nuv still marks
+// its completion.
+func kubeadmScript(cmdline, config, marker string) string {
+	return cmdline + " </dev/null >>" + KubeadmLog + " 2>&1 || { rc=$?; tail -n 40 " + KubeadmLog + "; exit $rc; }\n" +
+		"rm -f " + config + "\ntouch " + marker + "\n"
+}
+
 // kubeadmState waits until no kubeadm runs on m (one a killed apply left running finishes, and
-// writes its marker, first) and says whether the command completed (marker), ran part-way (its
-// file partial) or never ran.
+// the script that ran it writes its marker, first) and says whether the command completed
+// (marker), ran part-way (its file partial) or never ran.
 func (b *Bootstrap) kubeadmState(ctx context.Context, step string, m Machine, marker, partial string) (string, error) {
 	script := fmt.Sprintf(`i=0
 while grep -qsx kubeadm /proc/[0-9]*/comm; do
   i=$((i+1)); [ $i -lt %d ] || { echo "a kubeadm still runs after %d s" >&2; exit 1; }
   sleep 1
 done
+j=0
+while [ $i -gt 0 ] && [ $j -lt 5 ] && [ ! -e %s ]; do j=$((j+1)); sleep 1; done
 [ -e %s ] && echo %s && exit 0
 [ -e %s ] && echo %s && exit 0
 echo %s
-`, kubeadmWait, kubeadmWait, shq(marker), stateDone, shq(partial), statePartial, stateNone)
+`, kubeadmWait, kubeadmWait, shq(marker), shq(marker), stateDone, shq(partial), statePartial, stateNone)
 	out, err := b.run(ctx, step, m, script, nil)
 	if err != nil {
 		return "", err
@@ -101,9 +118,7 @@ func (b *Bootstrap) Init(ctx context.Context) error {
 		return err
 	}
 	b.logf("%s: %s (endpoint %s)", step, m.Name(), c.Endpoint)
-	// the marker in the same script: a kubeadm that outlives nuv (a killed apply) still marks
-	// its completion
-	if _, err := b.run(ctx, step, m, "kubeadm init --config "+path+" --upload-certs"+kubeadmFlags+" 2>&1\nrm -f "+path+"\ntouch "+initDone+"\n", nil); err != nil {
+	if _, err := b.run(ctx, step, m, kubeadmScript("kubeadm init --config "+path+" --upload-certs"+kubeadmFlags, path, initDone), nil); err != nil {
 		return err
 	}
 	b.fresh = true
@@ -270,7 +285,7 @@ func (b *Bootstrap) join(ctx context.Context, step string, m Machine, controlPla
 		return err
 	}
 	b.logf("%s: %s", step, m.Name())
-	if _, err := b.run(ctx, step, m, "kubeadm join --config "+path+" 2>&1\nrm -f "+path+"\ntouch "+joinDone+"\n", nil); err != nil {
+	if _, err := b.run(ctx, step, m, kubeadmScript("kubeadm join --config "+path, path, joinDone), nil); err != nil {
 		return err
 	}
 	return nil

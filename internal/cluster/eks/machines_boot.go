@@ -196,6 +196,9 @@ func (x *exec) boot(ctx context.Context) (*booted, error) {
 	if err != nil {
 		return nil, err
 	}
+	if infos, err = x.waitPending(ctx, infos); err != nil {
+		return nil, err
+	}
 	key, err := x.p.clientKey(x.name, false)
 	if err != nil {
 		return nil, err
@@ -250,6 +253,29 @@ func (x *exec) boot(ctx context.Context) (*booted, error) {
 	log := x.p.log()
 	bt.b = &bootstrap.Bootstrap{Cluster: bc, Log: func(f string, a ...any) { log.Infof("  "+f, a...) }}
 	return bt, nil
+}
+
+// waitPending waits until the cluster's pending machines run and lists the machines again: a
+// machine whose launch a killed apply did not record is found by its tags, and the plan does not
+// launch it again, so no instance step of this apply waits for it. One that does not start is
+// left out (the bootstrap step that needs it says so; the next plan replaces it).
+func (x *exec) waitPending(ctx context.Context, infos map[string]machineInfo) (map[string]machineInfo, error) {
+	waited := false
+	for _, k := range slices.Sorted(maps.Keys(infos)) {
+		if info := infos[k]; info.state == string(ec2types.InstanceStateNamePending) {
+			if err := x.p.waitInstance(ctx, x.s, k, info.id, true); err != nil {
+				if ctx.Err() != nil {
+					return nil, err
+				}
+				x.p.log().Warnf("%v", err)
+			}
+			waited = true
+		}
+	}
+	if !waited {
+		return infos, nil
+	}
+	return x.s.clusterInstances(ctx, x.name)
 }
 
 // endpoint is the API's load balancer as host:port, and the names its certificate must carry.

@@ -2,7 +2,6 @@ package eks
 
 import (
 	"context"
-	"os"
 	oexec "os/exec"
 	"strconv"
 	"strings"
@@ -154,65 +153,6 @@ func (w testWriter) Write(b []byte) (int, error) {
 	w.t.Helper()
 	w.t.Log(strings.TrimRight(string(b), "\n"))
 	return len(b), nil
-}
-
-// TestIntegrationMachinesHAProxy makes the smallest self-managed cluster through the engine:
-// the network, security groups, key pair, three instances (control plane, worker, HAProxy) that
-// are real node-image containers, then kubeadm over SSH with pinned host keys; the nodes get Ready
-// and CoreDNS runs through the kubeconfig (0600) whose server is the HAProxy machine. A second plan
-// changes nothing; delete leaves no instance, key pair or VPC.
-func TestIntegrationMachinesHAProxy(t *testing.T) {
-	w := newMachinesWorld(t)
-	ctx := context.Background()
-	c := parse(t, smallHAProxy)
-	deleted := false
-	t.Cleanup(func() {
-		if deleted {
-			return
-		}
-		if _, err := w.eng.Delete(context.Background(), "sm"); err != nil {
-			t.Errorf("delete: %v", err)
-		}
-		waitNoNetworks(t, "10.77.0.0/16")
-	})
-	t0 := time.Now()
-	if _, err := w.eng.Apply(ctx, c, engine.ApplyOptions{}); err != nil {
-		t.Fatalf("apply: %v", err)
-	}
-	t.Logf("apply: %.1fs", time.Since(t0).Seconds())
-	kc := w.p.KubeconfigPath("sm")
-	if st, err := os.Stat(kc); err != nil || st.Mode().Perm() != 0o600 {
-		t.Fatalf("kubeconfig %s: %v (mode %v), want 0600", kc, err, st)
-	}
-	waitReady(t, kc, 2)
-	t.Logf("ready: %.1fs", time.Since(t0).Seconds())
-	if got := w.running(t, "sm"); len(got) != 3 {
-		t.Errorf("instances: %v, want control-plane-0, workers-0 and lb-0", got)
-	}
-	plan, err := w.eng.Plan(ctx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !plan.Empty() {
-		var b strings.Builder
-		engine.WritePlan(&b, plan)
-		t.Errorf("a second plan is not empty:\n%s", b.String())
-	}
-	deleted = true
-	if _, err := w.eng.Delete(ctx, "sm"); err != nil {
-		t.Fatalf("delete: %v", err)
-	}
-	if got := w.running(t, "sm"); len(got) != 0 {
-		t.Errorf("instances after delete: %v", got)
-	}
-	vpcs, err := w.ec2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{Filters: tagFilter("sm")})
-	if err != nil || len(vpcs.Vpcs) != 0 {
-		t.Errorf("VPCs after delete: %v %v", vpcs, err)
-	}
-	waitNoNetworks(t, "10.77.0.0/16")
-	if _, err := os.Stat(w.p.sshKeyPath("sm")); !os.IsNotExist(err) {
-		t.Errorf("nuv's SSH key of the cluster is still there: %v", err)
-	}
 }
 
 // haStacked is three control planes with stacked etcd behind a Network Load Balancer and one

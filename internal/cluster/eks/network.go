@@ -745,11 +745,24 @@ func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[st
 				}
 			}
 		}
+		deps := vpcKey(aws.ToString(g.VpcId))
 		if o.rules {
 			ingress = observedRules(o, g.IpPermissions)
+			// A group whose rules name another group goes before it on delete (AWS refuses to
+			// delete a group that another group's rule names).
+			var named []string
+			for _, perm := range g.IpPermissions {
+				for _, pair := range perm.UserIdGroupPairs {
+					if id := aws.ToString(pair.GroupId); id != aws.ToString(g.GroupId) && o.keys[id] != "" {
+						named = append(named, o.keys[id])
+					}
+				}
+			}
+			slices.Sort(named)
+			deps = append(deps, slices.Compact(named)...)
 		}
 		o.add(cluster.Resource{Kind: k, Name: n, ID: aws.ToString(g.GroupId), Fields: map[string]string{"vpc": o.ref(aws.ToString(g.VpcId)), "ingress": ingress},
-			DependsOn: vpcKey(aws.ToString(g.VpcId))})
+			DependsOn: deps})
 	}
 	return nil
 }

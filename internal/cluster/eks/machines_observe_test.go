@@ -1,0 +1,69 @@
+package eks
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/nuv-dev/nuv/internal/cluster"
+)
+
+// TestMachinesDeleteOrderOfGroups observes the security groups of a self-managed cluster in the
+// emulator: the etcd group's rule names the control planes' group, so delete removes the etcd
+// group first (AWS refuses to delete a group another group's rule names), whatever the state
+// record says.
+func TestMachinesDeleteOrderOfGroups(t *testing.T) {
+	e := startEmulator(t, 0)
+	p := NewMachines(t.TempDir(), "nuv", e.getenv, nil)
+	ctx := context.Background()
+	c := parse(t, externalHAProxy)
+	s, err := p.session(ctx, c, sectionOf(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags := func(typ ec2types.ResourceType, res string) []ec2types.TagSpecification {
+		return []ec2types.TagSpecification{{ResourceType: typ, Tags: []ec2types.Tag{
+			{Key: aws.String(TagCluster), Value: aws.String("tier")}, {Key: aws.String(TagResource), Value: aws.String(res)}}}}
+	}
+	vpc, err := s.ec2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.42.0.0/16"), TagSpecifications: tags(ec2types.ResourceTypeVpc, "vpc/tier")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	group := func(role string) string {
+		out, err := s.ec2.CreateSecurityGroup(ctx, &ec2.CreateSecurityGroupInput{GroupName: aws.String("nuv-tier-" + role), Description: aws.String(role),
+			VpcId: vpc.Vpc.VpcId, TagSpecifications: tags(ec2types.ResourceTypeSecurityGroup, "security-group/"+role)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return aws.ToString(out.GroupId)
+	}
+	cp, etcd := group("control-plane"), group("etcd")
+	if _, err := s.ec2.AuthorizeSecurityGroupIngress(ctx, &ec2.AuthorizeSecurityGroupIngressInput{GroupId: aws.String(etcd), IpPermissions: []ec2types.IpPermission{{
+		IpProtocol: aws.String("tcp"), FromPort: aws.Int32(2379), ToPort: aws.Int32(2379), UserIdGroupPairs: []ec2types.UserIdGroupPair{{GroupId: aws.String(cp)}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	actual, err := p.observeMachines(ctx, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The observed etcd group depends on the control planes' group (the engine deletes dependents
+	// first): with its etcd machines listed before the control plane's, as a record of a cluster
+	// has them, the control planes' group would otherwise go first and AWS would refuse.
+	for _, r := range actual {
+		if r.Key() == "security-group/etcd" && !slices.Contains(r.DependsOn, "security-group/control-plane") {
+			t.Errorf("observed %s depends on %v: want security-group/control-plane, which its rule names", r.Key(), r.DependsOn)
+		}
+	}
+	var order []string
+	for _, ch := range cluster.DeleteAll("tier", MachinesName, actual).Changes {
+		order = append(order, ch.Key)
+	}
+	i, j := slices.Index(order, "security-group/etcd"), slices.Index(order, "security-group/control-plane")
+	if i < 0 || j < 0 || i > j || order[len(order)-1] != "vpc/tier" {
+		t.Errorf("delete order %v: want security-group/etcd before security-group/control-plane, the VPC last", order)
+	}
+}

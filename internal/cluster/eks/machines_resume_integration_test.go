@@ -1,0 +1,559 @@
+package eks_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/nuv-dev/nuv/internal/bootstrap"
+	"github.com/nuv-dev/nuv/internal/cluster/clustertest"
+	nuveks "github.com/nuv-dev/nuv/internal/cluster/eks"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
+	"github.com/nuv-dev/nuv/internal/machine"
+)
+
+// externalHAProxy is the issue's smaller self-managed cluster: three external etcd machines, one
+// control plane behind an HAProxy machine, no worker (the test's Deployment tolerates the control
+// plane's taint, as CoreDNS does), in one zone without a NAT gateway.
+const externalHAProxy = `apiVersion: nuv.dev/v1alpha1
+kind: Cluster
+metadata: {name: ext}
+spec:
+  provider: aws
+  zones: [us-east-1a]
+  networking: {vpcCIDR: 10.91.0.0/16}
+  aws:
+    nat: none
+    etcd: {placement: external, count: 3}
+    loadBalancer: {type: haproxy}
+`
+
+// The machines of externalHAProxy by their nuv.dev/resource tag, and their roles.
+var externalMachines = map[string]string{
+	"instance/control-plane-0": nuveks.RoleControlPlane,
+	"instance/etcd-0":          nuveks.RoleEtcd,
+	"instance/etcd-1":          nuveks.RoleEtcd,
+	"instance/etcd-2":          nuveks.RoleEtcd,
+	"instance/lb-0":            nuveks.RoleLoadBalancer,
+}
+
+// vpcNetworks lists the Docker networks of externalHAProxy's VPC (the emulator's subnets).
+var vpcNetworks = []string{"network", "ls", "--filter", "label=nuv.dev/ec2-vpc-cidr=10.91.0.0/16", "--format", "{{.Name}}"}
+
+// planChange is a change line of a plan: its action and resource key.
+var planChange = regexp.MustCompile(`(?m)^\s*(?:\+|~|-/\+|-) ([a-z]+) (\S+)`)
+
+// TestIntegrationMachinesHAProxy makes the issue's smaller self-managed cluster with `nuv cluster
+// apply` run as its own process, killed twice with SIGKILL on its way:
+//
+//  1. right after ec2:RunInstances answered for a machine and before the record says so (the
+//     failpoint): the next apply finds the instance by its tags and launches no second one;
+//  2. while `kubeadm init` runs on the control plane (a kill -9 from the test once kubeadm wrote
+//     admin.conf and before it finished): the next apply waits for the kubeadm that outlived nuv
+//     and finds it completed: no second init (the cluster CA seen during the killed init is the
+//     cluster's, kubeadm init ran once on the machine).
+//
+// The resumed apply finishes: the etcd members are the three etcd machines, the API answers
+// through the HAProxy machine, CoreDNS and a test Deployment run; the SDK and the aws CLI
+// (describe-instances against the emulator) see each machine once with its role, state and
+// private IP; a second plan is empty; delete leaves nothing tagged for the cluster and no
+// container or network in Docker.
+func TestIntegrationMachinesHAProxy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs EC2 instances as containers of nuv's node image and bootstraps Kubernetes on them; skipped under -short")
+	}
+	docker, err := exec.LookPath("docker")
+	if err != nil {
+		t.Fatalf("docker: %v (the emulator's machines are containers)", err)
+	}
+	w := newWorld(t)
+	ctx := context.Background()
+	f := w.spec("ext", externalHAProxy)
+	deleted := false
+	t.Cleanup(func() {
+		if !deleted {
+			if _, errs, code := w.nuv(nil, "cluster", "delete", "--yes", "ext"); code != 0 {
+				t.Errorf("clean-up: delete: exit %d\n%s", code, errs)
+			}
+		}
+		// The emulator removes a subnet's network once its machines are gone: wait for that
+		// before it stops.
+		for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+			out, err := exec.Command(docker, vpcNetworks...).Output()
+			if err != nil || strings.TrimSpace(string(out)) == "" {
+				return
+			}
+		}
+		t.Errorf("clean-up: networks of VPC 10.91.0.0/16 left")
+	})
+	t0 := time.Now()
+
+	// 1. kill -9 between ec2:RunInstances and the record, on the last machine the plan launches
+	// (the bootstrap comes next: the resumed apply finds that machine perhaps still pending).
+	out, errs, code := w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
+	if code != 2 {
+		t.Fatalf("plan of a new cluster: exit %d, want 2\n%s%s", code, out, errs)
+	}
+	var keys []string
+	for _, m := range planChange.FindAllStringSubmatch(out, -1) {
+		keys = append(keys, m[2])
+	}
+	step, victim := 0, ""
+	for i, k := range keys {
+		if strings.HasPrefix(k, "instance/") {
+			step, victim = i+1, k
+		}
+	}
+	if step == 0 || !slices.Contains(keys, "kubeadm-init/control-plane-0") || !slices.Contains(keys, "etcd-member/etcd-2") || !slices.Contains(keys, "haproxy/lb-0") {
+		t.Fatalf("the plan lacks the machines or the bootstrap:\n%s", out)
+	}
+	_, errs, code = w.nuv([]string{fmt.Sprintf("NUV_FAILPOINT_KILL_BEFORE_RECORD=%d", step)}, "cluster", "apply", "--yes", "-f", f)
+	if code != -1 {
+		t.Fatalf("apply killed after launching %s (step %d): exit %d, want killed\n%s", victim, step, code, errs)
+	}
+	t.Logf("apply killed after ec2:RunInstances of %s (step %d) at %.1fs", victim, step, time.Since(t0).Seconds())
+	ms := w.machines(t, "ext")
+	if n := len(ms[victim]); n != 1 {
+		t.Fatalf("after the kill: %d instances of %s, want 1: %v", n, victim, ms)
+	}
+	if n := len(w.awsCLIMachines(t, "ext")[victim]); n != 1 {
+		t.Fatalf("after the kill: aws ec2 describe-instances lists %d instances of %s, want 1", n, victim)
+	}
+	for _, r := range readRecord(t, w.home, "ext").Resources {
+		if r.Key() == victim && r.ID != "" {
+			t.Fatalf("the record knows %s (%s): the kill came too late", victim, r.ID)
+		}
+	}
+	out, errs, code = w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
+	if code != 2 || strings.Contains(out, "create "+victim) || !strings.Contains(out, "create kubeadm-init/control-plane-0") {
+		t.Fatalf("plan after the kill: exit %d; want the bootstrap to do and %s found, not made again\n%s%s", code, victim, out, errs)
+	}
+
+	// 2. kill -9 while kubeadm init runs on the control plane.
+	cp := w.machines(t, "ext")["instance/control-plane-0"]
+	if len(cp) != 1 {
+		t.Fatalf("control plane: %v", cp)
+	}
+	cpID := cp[0].id
+	cmd := clustertest.Command(asNuv, w.env, "cluster", "apply", "--yes", "-f", f)
+	cmd.Dir = w.project
+	var killedOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &killedOut, &killedOut
+	t1 := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// kubeadm writes the CA and admin.conf, then starts the control plane's static pods and waits
+	// for them: the kill comes in that wait.
+	midInit := `if grep -qsx kubeadm /proc/[0-9]*/comm && [ -e /etc/kubernetes/admin.conf ] && [ ! -e /etc/kubernetes/nuv/init.done ]; then cat /etc/kubernetes/pki/ca.crt; fi`
+	var caAtKill string
+	for deadline := time.Now().Add(8 * time.Minute); caAtKill == ""; time.Sleep(300 * time.Millisecond) {
+		select {
+		case err := <-exited:
+			t.Fatalf("apply ended (%v) before it was killed during kubeadm init:\n%s", err, killedOut.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("kubeadm init was not seen running on %s:\n%s", cpID, killedOut.String())
+		}
+		if out, err := exec.Command(docker, "exec", cpID, "sh", "-c", midInit).Output(); err == nil {
+			caAtKill = string(out)
+		}
+	}
+	if err := cmd.Process.Kill(); err != nil { // SIGKILL
+		t.Fatal(err)
+	}
+	<-exited
+	t.Logf("apply killed during kubeadm init on %s at %.1fs (%.1fs into that apply)", cpID, time.Since(t0).Seconds(), time.Since(t1).Seconds())
+	if !strings.Contains(killedOut.String(), "kubeadm init: ext-control-plane-0") {
+		t.Fatalf("the killed apply did not start kubeadm init:\n%s", killedOut.String())
+	}
+	still, _ := exec.Command(docker, "exec", cpID, "sh", "-c", "grep -qsx kubeadm /proc/[0-9]*/comm && echo running || echo gone").Output()
+	t.Logf("kubeadm on the control plane after nuv was killed: %s", strings.TrimSpace(string(still)))
+
+	// 3. The apply that resumes.
+	t2 := time.Now()
+	out, errs, code = w.nuv(nil, "cluster", "apply", "--yes", "-f", f)
+	if code != 0 {
+		t.Fatalf("apply after the kills: exit %d\n%s%s", code, out, errs)
+	}
+	resumed := time.Since(t2)
+	if all := out + errs; !strings.Contains(all, "is initialised") || strings.Contains(all, "interrupted init") || strings.Contains(all, "kubeadm init: ext-control-plane-0 (endpoint") {
+		t.Errorf("the resumed apply ran kubeadm init again:\n%s%s", out, errs)
+	}
+	kc := kit.KubeconfigPath(w.project, "ext")
+	if st, err := os.Stat(kc); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("kubeconfig %s: %v (mode %v), want 0600", kc, err, st)
+	}
+	cs := machinesReady(t, kc, 1)
+	t.Logf("resumed apply: %.1fs; control plane Ready and CoreDNS running %.1fs after the first apply began", resumed.Seconds(), time.Since(t0).Seconds())
+
+	// One kubeadm init: the CA seen during the killed init is the cluster's, and kubeadm init ran
+	// once on the machine (its log, which outlives nuv, has one run).
+	ca, err := exec.Command(docker, "exec", cpID, "cat", "/etc/kubernetes/pki/ca.crt").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err1 := bootstrap.CACertHash([]byte(caAtKill))
+	after, err2 := bootstrap.CACertHash(ca)
+	if err1 != nil || err2 != nil || before != after {
+		t.Errorf("the cluster CA changed after the kill during kubeadm init (a second init): %s at the kill (%v), %s now (%v)", before, err1, after, err2)
+	}
+	runs, err := exec.Command(docker, "exec", cpID, "grep", "-c", `^\[init\] Using Kubernetes version`, bootstrap.KubeadmLog).Output()
+	if n := strings.TrimSpace(string(runs)); err != nil || n != "1" {
+		t.Errorf("kubeadm init ran %q times on the control plane (%v; its log %s), want once", n, err, bootstrap.KubeadmLog)
+	}
+
+	// Each machine once, with its role, running, with a private IP in the VPC: through the SDK
+	// and through the aws CLI.
+	ms = w.machines(t, "ext")
+	checkMachines(t, "SDK", ms)
+	seen := map[string]bool{}
+	for _, m := range ms {
+		for _, in := range m {
+			seen[in.id] = true
+		}
+	}
+	cli := w.awsCLIMachines(t, "ext")
+	checkMachines(t, "aws ec2 describe-instances", cli)
+	var view []string
+	for _, k := range slices.Sorted(maps.Keys(cli)) {
+		for _, m := range cli[k] {
+			view = append(view, fmt.Sprintf("%s %s %s %s %s", k, m.id, m.role, m.state, m.ip))
+		}
+	}
+	t.Logf("aws ec2 describe-instances:\n%s", strings.Join(view, "\n"))
+	for k, m := range ms {
+		if cli[k][0].id != m[0].id || cli[k][0].ip != m[0].ip {
+			t.Errorf("%s: the SDK sees %+v, the aws CLI %+v", k, m[0], cli[k][0])
+		}
+	}
+
+	// The etcd members are the three etcd machines (asked through etcd's API).
+	var etcd []bootstrap.Machine
+	for _, k := range []string{"instance/etcd-0", "instance/etcd-1", "instance/etcd-2"} {
+		etcd = append(etcd, &machine.Exec{Runtime: docker, Container: ms[k][0].id, IP: ms[k][0].ip})
+	}
+	b := &bootstrap.Bootstrap{Cluster: bootstrap.Cluster{Name: "ext", Etcd: etcd,
+		ControlPlanes: []bootstrap.Machine{&machine.Exec{Runtime: docker, Container: cpID, IP: ms["instance/control-plane-0"][0].ip}}}}
+	members, err := b.EtcdMembers(ctx)
+	sort.Strings(members)
+	if err != nil || strings.Join(members, ",") != "ext-etcd-0,ext-etcd-1,ext-etcd-2" {
+		t.Errorf("etcd members: %v %v, want ext-etcd-0, ext-etcd-1 and ext-etcd-2", members, err)
+	}
+	// The API server is the only control plane and stores in the external etcd: no etcd pod runs.
+	pods, err := cs.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "component=etcd"})
+	if err != nil || len(pods.Items) != 0 {
+		t.Errorf("etcd pods on the control plane: %v %v, want none (external etcd)", pods, err)
+	}
+
+	// A Deployment runs, its pods on the control plane (tolerating its taint).
+	t3 := time.Now()
+	runDeployment(t, cs)
+	t.Logf("test Deployment available in %.1fs", time.Since(t3).Seconds())
+
+	if out, errs, code := w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode"); code != 0 {
+		t.Errorf("the plan after the apply is not empty: exit %d\n%s%s", code, out, errs)
+	}
+
+	// Delete leaves nothing.
+	deleted = true
+	t4 := time.Now()
+	if out, errs, code := w.nuv(nil, "cluster", "delete", "--yes", "ext"); code != 0 {
+		t.Fatalf("delete: exit %d\n%s%s", code, out, errs)
+	}
+	t.Logf("delete: %.1fs", time.Since(t4).Seconds())
+	if left := w.machines(t, "ext"); len(left) != 0 {
+		t.Errorf("instances after delete: %v", left)
+	}
+	if left := w.awsCLIMachines(t, "ext"); len(left) != 0 {
+		t.Errorf("aws ec2 describe-instances after delete: %v", left)
+	}
+	var tagged []string
+	for _, r := range w.tagged("ext") {
+		if !strings.HasPrefix(r, "instance ") { // terminated instances stay listed a while, as in AWS
+			tagged = append(tagged, r)
+		}
+	}
+	if len(tagged) != 0 {
+		t.Errorf("tagged for the cluster after delete: %v", tagged)
+	}
+	if lbs := w.taggedLoadBalancers(t, "ext"); len(lbs) != 0 {
+		t.Errorf("load balancers after delete: %v", lbs)
+	}
+	if _, err := os.Stat(kc); !os.IsNotExist(err) {
+		t.Errorf("kubeconfig after delete: %v", err)
+	}
+	// No container of the cluster's machines (every instance the test saw) and no network of
+	// its VPC is left in Docker.
+	var checks [][]string
+	for _, id := range slices.Sorted(maps.Keys(seen)) {
+		checks = append(checks, []string{"ps", "-a", "--filter", "label=nuv.dev/ec2-instance=" + id, "--format", "{{.Names}}"})
+	}
+	checks = append(checks, vpcNetworks)
+	for _, what := range checks {
+		var left string
+		for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+			out, err := exec.Command(docker, what...).Output()
+			if err != nil {
+				t.Fatalf("docker %s: %v", strings.Join(what, " "), err)
+			}
+			if left = strings.TrimSpace(string(out)); left == "" {
+				break
+			}
+		}
+		if left != "" {
+			t.Errorf("docker %s after delete: %s", strings.Join(what, " "), left)
+		}
+	}
+	t.Logf("the whole lifecycle: %.1fs", time.Since(t0).Seconds())
+}
+
+// aMachine is one instance as the SDK or the aws CLI lists it.
+type aMachine struct {
+	id, state, role, ip string
+}
+
+// machines lists the instances of cluster name that are not terminated, by nuv.dev/resource tag.
+func (w *world) machines(t *testing.T, name string) map[string][]aMachine {
+	t.Helper()
+	out, err := w.ec2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("tag:" + nuveks.TagCluster), Values: []string{name}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]aMachine{}
+	for _, r := range out.Reservations {
+		for _, in := range r.Instances {
+			if in.State.Name == ec2types.InstanceStateNameTerminated {
+				continue
+			}
+			tags := map[string]string{}
+			for _, tg := range in.Tags {
+				tags[aws.ToString(tg.Key)] = aws.ToString(tg.Value)
+			}
+			k := tags[nuveks.TagResource]
+			got[k] = append(got[k], aMachine{id: aws.ToString(in.InstanceId), state: string(in.State.Name), role: tags[nuveks.TagRole], ip: aws.ToString(in.PrivateIpAddress)})
+		}
+	}
+	return got
+}
+
+// awsCLIMachines is machines through the real aws CLI (`aws ec2 describe-instances`) pointed at
+// the emulator with AWS_ENDPOINT_URL.
+func (w *world) awsCLIMachines(t *testing.T, name string) map[string][]aMachine {
+	t.Helper()
+	cli, err := exec.LookPath("aws")
+	if err != nil {
+		t.Fatalf("the aws CLI: %v", err)
+	}
+	cmd := exec.Command(cli, "ec2", "describe-instances", "--output", "json", "--filters", "Name=tag:"+nuveks.TagCluster+",Values="+name)
+	// The emulator's endpoint and credentials; the variables the world empties (a profile, a
+	// session token) are left out: the CLI takes an empty AWS_PROFILE for a profile's name.
+	// The CLI (v1) reads the region from AWS_DEFAULT_REGION.
+	_, _, _, region := w.emu.Credentials()
+	for _, kv := range append(os.Environ(), w.env...) {
+		if kv != "AWS_PROFILE=" && kv != "AWS_SESSION_TOKEN=" {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "AWS_DEFAULT_REGION="+region)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("aws ec2 describe-instances: %v\n%s", err, stderr.String())
+	}
+	var resp struct {
+		Reservations []struct {
+			Instances []struct {
+				InstanceID       string `json:"InstanceId"`
+				PrivateIPAddress string `json:"PrivateIpAddress"`
+				State            struct{ Name string }
+				Tags             []struct{ Key, Value string }
+			}
+		}
+	}
+	if err := json.Unmarshal(out, &resp); err != nil {
+		t.Fatalf("aws ec2 describe-instances: %v\n%s", err, out)
+	}
+	got := map[string][]aMachine{}
+	for _, r := range resp.Reservations {
+		for _, in := range r.Instances {
+			if in.State.Name == "terminated" {
+				continue
+			}
+			tags := map[string]string{}
+			for _, tg := range in.Tags {
+				tags[tg.Key] = tg.Value
+			}
+			k := tags[nuveks.TagResource]
+			got[k] = append(got[k], aMachine{id: in.InstanceID, state: in.State.Name, role: tags[nuveks.TagRole], ip: in.PrivateIPAddress})
+		}
+	}
+	return got
+}
+
+// checkMachines says what differs from externalHAProxy's machines: each once, running, its role
+// tagged, its private IP in the VPC.
+func checkMachines(t *testing.T, who string, got map[string][]aMachine) {
+	t.Helper()
+	if len(got) != len(externalMachines) {
+		t.Errorf("%s lists %v, want %d machines", who, got, len(externalMachines))
+	}
+	for k, role := range externalMachines {
+		ms := got[k]
+		if len(ms) != 1 {
+			t.Errorf("%s: %d instances of %s, want 1: %v", who, len(ms), k, ms)
+			continue
+		}
+		if m := ms[0]; m.state != "running" || m.role != role || !strings.HasPrefix(m.ip, "10.91.") {
+			t.Errorf("%s: %s is %+v, want running, role %s, a private IP in 10.91.0.0/16", who, k, m, role)
+		}
+	}
+}
+
+// taggedLoadBalancers lists the elbv2 load balancers tagged for cluster name.
+func (w *world) taggedLoadBalancers(t *testing.T, name string) []string {
+	t.Helper()
+	ctx := context.Background()
+	key, secret, _, region := w.emu.Credentials()
+	c := elb.NewFromConfig(aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider(key, secret, ""), BaseEndpoint: aws.String(w.url)})
+	lbs, err := c.DescribeLoadBalancers(ctx, &elb.DescribeLoadBalancersInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, lb := range lbs.LoadBalancers {
+		tags, err := c.DescribeTags(ctx, &elb.DescribeTagsInput{ResourceArns: []string{aws.ToString(lb.LoadBalancerArn)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range tags.TagDescriptions {
+			for _, tg := range d.Tags {
+				if aws.ToString(tg.Key) == nuveks.TagCluster && aws.ToString(tg.Value) == name {
+					out = append(out, aws.ToString(lb.LoadBalancerName))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// machinesReady waits until the cluster behind kubeconfig has n nodes, all Ready, and CoreDNS
+// runs.
+func machinesReady(t *testing.T, kubeconfig string, n int) *kubernetes.Clientset {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	last := "no answer"
+	for deadline := time.Now().Add(4 * time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
+		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			last = err.Error()
+			continue
+		}
+		ready := 0
+		for _, nd := range nodes.Items {
+			for _, c := range nd.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		pods, err := cs.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=kube-dns"})
+		if err != nil {
+			last = err.Error()
+			continue
+		}
+		dns := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				dns++
+			}
+		}
+		last = fmt.Sprintf("%d of %d nodes Ready, %d CoreDNS pods running", ready, len(nodes.Items), dns)
+		if ready == n && len(nodes.Items) == n && dns > 0 {
+			return cs
+		}
+	}
+	t.Fatalf("cluster of %s not ready: %s", kubeconfig, last)
+	return nil
+}
+
+// runDeployment runs a Deployment of two replicas of the pause image the nodes hold (the
+// machines pull nothing) on the control plane, and waits until both are available.
+func runDeployment(t *testing.T, cs *kubernetes.Clientset) {
+	t.Helper()
+	ctx := context.Background()
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	image := ""
+	for _, nd := range nodes.Items {
+		for _, im := range nd.Status.Images {
+			for _, n := range im.Names {
+				if strings.Contains(n, "/pause:") {
+					image = n
+				}
+			}
+		}
+	}
+	if image == "" {
+		t.Fatalf("no node holds a pause image")
+	}
+	two := int32(2)
+	labels := map[string]string{"app": "resume-test"}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "resume-test", Namespace: "default"}, Spec: appsv1.DeploymentSpec{
+		Replicas: &two, Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+			Tolerations: []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+			Containers:  []corev1.Container{{Name: "pause", Image: image, ImagePullPolicy: corev1.PullNever}},
+		}},
+	}}
+	if _, err := cs.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	last := ""
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		got, err := cs.AppsV1().Deployments("default").Get(ctx, d.Name, metav1.GetOptions{})
+		if err != nil {
+			last = err.Error()
+			continue
+		}
+		if got.Status.AvailableReplicas == two {
+			return
+		}
+		last = fmt.Sprintf("%d of %d available", got.Status.AvailableReplicas, two)
+	}
+	t.Fatalf("Deployment %s: %s", d.Name, last)
+}
