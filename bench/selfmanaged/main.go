@@ -29,6 +29,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -208,6 +209,9 @@ func run(keep bool) error {
 	fmt.Println("|---|---|---|---|")
 	for _, r := range rows {
 		fmt.Printf("| %s | %s | %s | %s |\n", r.what, r.took, r.goal, r.reference)
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Printf("(load average at the end: %s; %d CPUs)\n", strings.Join(strings.Fields(string(b))[:3], " "), runtime.NumCPU())
 	}
 	fmt.Println("(machines: containers of nuv's node image on this machine's Docker daemon; kubeadm, etcd, the API servers and the kubelets really run)")
 	return nil
