@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -60,7 +61,7 @@ metadata: {name: smbench}
 spec:
   provider: aws
   zones: [us-east-1a]
-  networking: {vpcCIDR: 10.91.0.0/16}
+  networking: {vpcCIDR: %s}
   controlPlane: {count: 3}
   nodeGroups:
   - {name: workers, count: 1, instanceType: m6i.large}
@@ -74,6 +75,7 @@ const (
 	nodes    = 4
 	typeFrom = "m6i.large"
 	typeTo   = "m6i.xlarge"
+	vpcCIDR  = "10.213.0.0/16"
 )
 
 // figure is one row of the table.
@@ -112,7 +114,7 @@ func run(keep bool) error {
 		Credentials: credentials.NewStaticCredentialsProvider(key, secret, "")})
 	write := func(itype string) (string, error) {
 		p := filepath.Join(tmp, "smbench.yaml")
-		return p, os.WriteFile(p, []byte(fmt.Sprintf(spec, itype)), 0o644)
+		return p, os.WriteFile(p, []byte(fmt.Sprintf(spec, vpcCIDR, itype)), 0o644)
 	}
 	f, err := write(typeFrom)
 	if err != nil {
@@ -203,6 +205,17 @@ func run(keep bool) error {
 		return fmt.Errorf("instances left after delete: %v %v", left, err)
 	}
 	rows = append(rows, figure{"delete, no instance left", secs(del), "", ""})
+	// the emulator removes a subnet's Docker network once its machines are gone: wait for it
+	// before the emulator stops (not counted)
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(time.Second) {
+		out, err := exec.Command("docker", "network", "ls", "-q", "--filter", "label=nuv.dev/ec2-vpc-cidr="+vpcCIDR).Output()
+		if err == nil && len(strings.TrimSpace(string(out))) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the machine networks of VPC %s are left after delete: %s %v", vpcCIDR, out, err)
+		}
+	}
 
 	fmt.Println()
 	fmt.Println("| figure | time | goal | reference |")

@@ -3,6 +3,7 @@ package allkubes
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -29,7 +30,7 @@ metadata: {name: sm-ak}
 spec:
   provider: aws
   zones: [us-east-1a]
-  networking: {vpcCIDR: 10.79.0.0/16}
+  networking: {vpcCIDR: 10.211.0.0/16}
   nodeGroups:
   - {name: workers, count: 1, instanceType: m6i.large}
   aws:
@@ -81,6 +82,10 @@ func TestIntegrationAllKubesSelfManaged(t *testing.T) {
 		cmd.Dir, cmd.Env = project, append(append([]string(nil), env...), extra...)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
+		if testing.Verbose() {
+			// a slow step shows where it is while it runs
+			cmd.Stdout, cmd.Stderr = io.MultiWriter(&out, os.Stderr), io.MultiWriter(&out, os.Stderr)
+		}
 		t0 := time.Now()
 		err := cmd.Run()
 		code := 0
@@ -187,9 +192,16 @@ func TestIntegrationAllKubesSelfManaged(t *testing.T) {
 		t.Errorf("%d reservations of %s left after delete", n, name)
 	}
 	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(time.Second) {
-		cs, _ := exec.Command("docker", "ps", "-aq", "--filter", "label="+emulator.LabelAccount+"="+s.St.Account).Output()
-		nets, _ := exec.Command("docker", "network", "ls", "-q", "--filter", "label=nuv.dev/ec2-vpc-cidr=10.79.0.0/16").Output()
-		if len(bytes.TrimSpace(cs)) == 0 && len(bytes.TrimSpace(nets)) == 0 {
+		// the machines are named after the cluster (other emulators on the daemon share the account)
+		all, _ := exec.Command("docker", "ps", "-a", "--filter", "label="+emulator.LabelInstance, "--format", `{{.Names}} {{.Label "nuv.dev/ec2-name"}}`).Output()
+		var cs []string
+		for _, l := range strings.Split(strings.TrimSpace(string(all)), "\n") {
+			if f := strings.Fields(l); len(f) == 2 && strings.HasPrefix(f[1], name+"-") {
+				cs = append(cs, l)
+			}
+		}
+		nets, _ := exec.Command("docker", "network", "ls", "-q", "--filter", "label=nuv.dev/ec2-vpc-cidr=10.211.0.0/16").Output()
+		if len(cs) == 0 && len(bytes.TrimSpace(nets)) == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
