@@ -3,6 +3,7 @@ package allkubes
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -112,6 +113,10 @@ func TestIntegrationAllKubesSelfManaged(t *testing.T) {
 	t.Cleanup(func() {
 		if !deleted {
 			nuv(nil, "cluster", "delete", "--yes", name)
+			// the emulator removes a subnet's network once its machines are gone: before it stops
+			if left := smLeftovers(name, 90*time.Second); left != "" {
+				t.Errorf("left after the clean-up's delete: %s", left)
+			}
 		}
 		stop()
 		if err := <-served; err != nil {
@@ -200,8 +205,16 @@ func TestIntegrationAllKubesSelfManaged(t *testing.T) {
 	if n := len(desc.Reservations); n != 0 {
 		t.Errorf("%d reservations of %s left after delete", n, name)
 	}
-	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(time.Second) {
-		// the machines are named after the cluster (other emulators on the daemon share the account)
+	if left := smLeftovers(name, 90*time.Second); left != "" {
+		t.Errorf("left after delete: %s", left)
+	}
+}
+
+// smLeftovers waits up to limit until the Docker daemon holds no machine of cluster name (machines
+// are named after their cluster: other emulators on the daemon share the account) and no machine
+// network of its VPC, and says what is left.
+func smLeftovers(name string, limit time.Duration) string {
+	for deadline := time.Now().Add(limit); ; time.Sleep(time.Second) {
 		all, _ := exec.Command("docker", "ps", "-a", "--filter", "label="+emulator.LabelInstance, "--format", `{{.Names}} {{.Label "nuv.dev/ec2-name"}}`).Output()
 		var cs []string
 		for _, l := range strings.Split(strings.TrimSpace(string(all)), "\n") {
@@ -211,11 +224,10 @@ func TestIntegrationAllKubesSelfManaged(t *testing.T) {
 		}
 		nets, _ := exec.Command("docker", "network", "ls", "-q", "--filter", "label=nuv.dev/ec2-vpc-cidr=10.211.0.0/16").Output()
 		if len(cs) == 0 && len(bytes.TrimSpace(nets)) == 0 {
-			break
+			return ""
 		}
 		if time.Now().After(deadline) {
-			t.Errorf("left after delete: containers %q, networks %q", cs, nets)
-			break
+			return fmt.Sprintf("containers %q, networks %q", cs, nets)
 		}
 	}
 }
