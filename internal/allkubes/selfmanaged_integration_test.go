@@ -151,7 +151,9 @@ func TestIntegrationAllKubesSelfManaged(t *testing.T) {
 
 	// build-and-load for a self-managed cluster: over SSH into each node's containerd
 	sel := []string{"NUV_CLUSTER=" + name}
-	ref := strings.TrimSpace(must(sel, "image", "load"))
+	// the reference is the last line of the output (its log lines come first)
+	lines := strings.Split(strings.TrimSpace(must(sel, "image", "load")), "\n")
+	ref := strings.TrimSpace(lines[len(lines)-1])
 	out := must(sel, "image", "workload", "--load", "controller", "static")
 	for _, n := range []string{name + "-control-plane-0", name + "-workers-0"} {
 		if !strings.Contains(out, "into node "+n) {
