@@ -31,6 +31,9 @@ var markerEvidence = lazy.Value[map[string]nodeEvidence]{New: func() map[string]
 		kube.TypeOSH:  {"", []string{"node.openshift.io/"}},
 		kube.TypeKind: {"kind://", []string{"node-role.kubernetes.io/control-plane"}},
 		kube.TypeLKS:  {"linode://", []string{"lke.linode.com/"}},
+		// a self-managed cluster's marker is a label value (nuv.dev/bootstrap=kubeadm), not a key
+		// prefix; a cloud controller manager may give its nodes the cloud's providerIDs
+		kube.TypeKubeadm: {"", []string{kube.LabelBootstrap}},
 	}
 }}
 
@@ -42,7 +45,9 @@ type nodeEvidence struct {
 
 // describePlatform says truthfully what the nodes are: who made the cluster (the nuv.dev/provider
 // node label of nuv's own clusters, else "kubeconfig"; for a cluster a nuv cloud emulator made, the
-// cloud's provider, eks, aks or gke, and the emulator), its flavor, how many nodes and how many of
+// cloud's provider, eks, aks or gke, and the emulator; for a self-managed cluster nuv made on
+// machines, its bootstrap, nuv.dev/bootstrap, and the emulator whose machines they are, if any),
+// its flavor, how many nodes and how many of
 // them kwok simulates, its type (override when given, else detected from the nodes) and the
 // evidence the type rests on.
 func describePlatform(nodes []corev1.Node, override, overrideSource string) (string, *report.Platform) {
@@ -55,6 +60,7 @@ func describePlatform(nodes []corev1.Node, override, overrideSource string) (str
 		if v := n.Labels[kube.LabelProvider]; v != "" && p.Provider == providerKubeconfig {
 			p.Provider = v
 			p.Flavor = n.Labels[kube.LabelFlavor]
+			p.Bootstrap = n.Labels[kube.LabelBootstrap]
 		}
 	}
 	if p.Emulated = kube.Emulated(nodes); p.Emulated != "" && p.Provider == "local" && p.Flavor != "" {

@@ -30,6 +30,10 @@ func TestDescribePlatformEmulated(t *testing.T) {
 			"azure:///subscriptions/s/resourceGroups/mc/providers/Microsoft.Compute/virtualMachineScaleSets/aks-system-vmss/virtualMachines/0", "aks", "providerID", "azure://", "aks emulated by azure, 1 simulated node"},
 		{"real EKS", map[string]string{"eks.amazonaws.com/nodegroup": "ng"}, nil, "aws:///us-east-1a/i-0abc", "eks", "providerID", "aws://", "kubeconfig, 1 real node"},
 		{"real AKS by providerID only", nil, nil, "azure:///subscriptions/s/resourceGroups/mc/providers/Microsoft.Compute/virtualMachineScaleSets/aks-np/virtualMachines/0", "aks", "providerID", "azure://", "kubeconfig, 1 real node"},
+		{"self-managed on emulated machines", map[string]string{kube.LabelProvider: "aws", kube.LabelBootstrap: "kubeadm", kube.LabelEmulated: "aws", kube.LabelCluster: "sm"}, nil,
+			"", "kubeadm", "label", kube.LabelBootstrap, "self-managed (kubeadm), emulated by aws, 1 real node"},
+		{"self-managed on AWS", map[string]string{kube.LabelProvider: "aws", kube.LabelBootstrap: "kubeadm", kube.LabelCluster: "sm"}, nil,
+			"aws:///us-east-1a/i-0abc", "kubeadm", "label", kube.LabelBootstrap, "self-managed (kubeadm) on aws, 1 real node"},
 		{"flavored local GKE", map[string]string{"cloud.google.com/gke-nodepool": "default-pool", kube.LabelProvider: "local", kube.LabelFlavor: "gke"}, kwok, "gce://project/us-central1-a/x", "gke", "providerID", "gce://", "local/gke, 1 simulated node"},
 	} {
 		n := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: tc.labels, Annotations: tc.annotations}, Spec: corev1.NodeSpec{ProviderID: tc.providerID}}

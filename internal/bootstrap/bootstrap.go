@@ -28,6 +28,9 @@ type Host struct {
 	// makes, does not refuse swap, does not evict on the host's disk usage, and kube-proxy leaves the
 	// host-wide conntrack table size alone.
 	Containerized bool
+	// Emulator names the cloud emulator whose instances the machines are (the emulator says so in
+	// /etc/nuv/emulator on each machine it boots: "aws"); empty on a cloud's real machines.
+	Emulator string
 }
 
 // Cluster is what the bootstrap makes and the machines it makes it on.
@@ -56,6 +59,10 @@ type Cluster struct {
 	LoadBalancer Machine
 	// Host holds the machines' facts.
 	Host Host
+	// NodeLabels are labels every node registers with (the kubelet's --node-labels): nuv marks
+	// its self-managed clusters' nodes with them (nuv.dev/provider, nuv.dev/bootstrap, ...). Keys
+	// under kubernetes.io and k8s.io are refused by the NodeRestriction admission; nuv's are not.
+	NodeLabels map[string]string
 	// KubeProxyMode is kube-proxy's mode ("" is nftables, which has one front-end where iptables'
 	// legacy and nft front-ends may disagree).
 	KubeProxyMode string

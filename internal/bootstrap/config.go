@@ -3,7 +3,9 @@ package bootstrap
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -169,7 +171,15 @@ func marshalDocs(docs ...any) ([]byte, error) {
 }
 
 func (c *Cluster) kubeletArgs(m Machine) []arg {
-	return []arg{{Name: "node-ip", Value: m.Address()}}
+	args := []arg{{Name: "node-ip", Value: m.Address()}}
+	if len(c.NodeLabels) > 0 {
+		var kv []string
+		for _, k := range slices.Sorted(maps.Keys(c.NodeLabels)) {
+			kv = append(kv, k+"="+c.NodeLabels[k])
+		}
+		args = append(args, arg{Name: "node-labels", Value: strings.Join(kv, ",")})
+	}
+	return args
 }
 
 func (c *Cluster) endpointHost() string {

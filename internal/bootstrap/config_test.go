@@ -31,15 +31,19 @@ func goldenCluster(external bool, v1 bool) Cluster {
 }
 
 // TestConfigs pins the kubeadm, kubelet and etcd configurations nuv generates: stacked and
-// external etcd, on cgroup v1 container machines and on cgroup v2 machines.
+// external etcd, on cgroup v1 container machines and on cgroup v2 machines, and nodes that
+// register with nuv's labels (the kubelet's --node-labels, sorted).
 func TestConfigs(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		external bool
 		v1       bool
-	}{{"stacked-v1", false, true}, {"stacked-v2", false, false}, {"external-v1", true, true}, {"external-v2", true, false}} {
+		labels   map[string]string
+	}{{"stacked-v1", false, true, nil}, {"stacked-v2", false, false, nil}, {"external-v1", true, true, nil}, {"external-v2", true, false, nil},
+		{"stacked-labels", false, true, map[string]string{"nuv.dev/provider": "aws", "nuv.dev/bootstrap": "kubeadm", "nuv.dev/cluster": "prod", "nuv.dev/emulated": "aws"}}} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := goldenCluster(tc.external, tc.v1)
+			c.NodeLabels = tc.labels
 			if err := c.Validate(); err != nil {
 				t.Fatal(err)
 			}

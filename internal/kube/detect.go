@@ -25,6 +25,11 @@ const (
 	// ignores it (an emulated cluster detects by the distribution's own markers, as a real one
 	// does); reports use it to say which cells ran on an emulated cloud cluster.
 	LabelEmulated = "nuv.dev/emulated"
+	// LabelBootstrap names what bootstrapped the nodes of a self-managed cluster nuv made on
+	// machines (nuv.dev/bootstrap=kubeadm, set at join time beside nuv.dev/provider=aws): the
+	// marker of type kubeadm. It comes before the clouds' markers, since such a cluster may run a
+	// cloud's controller manager (aws:// providerIDs) and is still no EKS.
+	LabelBootstrap = "nuv.dev/bootstrap"
 )
 
 // AnnotationKwokNode marks the nodes kwok manages (no kubelet, no containers): simulated nodes,
@@ -58,6 +63,7 @@ type marker struct {
 
 // markers are checked in this order; the first distribution any node matches wins.
 var markers = []marker{
+	{kubeType: TypeKubeadm, labels: map[string]string{LabelBootstrap: "kubeadm"}},
 	{kubeType: TypeEKS, labelPrefixes: []string{"eks.amazonaws.com/"}, providerPrefix: []string{"aws://"}},
 	{kubeType: TypeAKS, labelPrefixes: []string{"kubernetes.azure.com/"}, providerPrefix: []string{"azure://"}},
 	{kubeType: TypeGKE, labelPrefixes: []string{"cloud.google.com/gke-"}, providerPrefix: []string{"gce://"}},

@@ -37,6 +37,8 @@ func TestDetectNodesRealDistributions(t *testing.T) {
 		{"nuv local", []corev1.Node{node("dev-node-1", map[string]string{LabelProvider: "local", LabelCluster: "dev"}, "")}, TypeLocal},
 		{"nuv local with a control-plane-named node", []corev1.Node{node("dev-control-plane", map[string]string{LabelProvider: "local", "node-role.kubernetes.io/control-plane": ""}, "")}, TypeLocal},
 		{"kubeadm", []corev1.Node{node("cp-1", map[string]string{"node-role.kubernetes.io/control-plane": "", "kubernetes.io/os": "linux"}, "")}, TypeGeneric},
+		{"nuv self-managed (kubeadm on emulated machines)", []corev1.Node{node("sm-control-plane-0", map[string]string{LabelProvider: "aws", LabelCluster: "sm", LabelBootstrap: "kubeadm", LabelEmulated: "aws", "node-role.kubernetes.io/control-plane": ""}, "")}, TypeKubeadm},
+		{"nuv self-managed on AWS with the cloud's controller manager", []corev1.Node{node("ip-10-0-1-2", map[string]string{LabelProvider: "aws", LabelBootstrap: "kubeadm"}, "aws:///us-east-1a/i-0abc")}, TypeKubeadm},
 		{"no nodes", nil, TypeGeneric},
 		{"marker on a later node", []corev1.Node{node("a", nil, ""), node("b", map[string]string{"microk8s.io/cluster": "true"}, "")}, TypeM8s},
 	}

@@ -16,7 +16,7 @@
 // .nuv/current; the type from KUBE, the override, the remembered detection, else detected. Its
 // documentation is the reference.
 //
-// Types. A cluster's type (local, kind, eks, aks, gke, k3s, m8s, osh, lks, generic) comes from an
+// Types. A cluster's type (local, kind, eks, aks, gke, k3s, m8s, osh, lks, kubeadm, generic) comes from an
 // explicit override first (clusters/<name>.type, then the detect.force setting), else from what its
 // nodes carry (labels and spec.providerID, see DetectNodes). Detected types are remembered under
 // <project>/.nuv/types/ so tasks get KUBE without a network call.

@@ -26,12 +26,13 @@ const (
 	TypeM8s     = "m8s"     // MicroK8s
 	TypeOSH     = "osh"     // OpenShift
 	TypeLKS     = "lks"     // Linode LKE
+	TypeKubeadm = "kubeadm" // a self-managed cluster nuv bootstrapped with kubeadm on machines (node label nuv.dev/bootstrap=kubeadm)
 	TypeGeneric = "generic" // anything else
 )
 
 // Types lists every valid type, in detection order of the distribution markers.
 func Types() []string {
-	return []string{TypeEKS, TypeAKS, TypeGKE, TypeK3s, TypeM8s, TypeOSH, TypeKind, TypeLKS, TypeLocal, TypeGeneric}
+	return []string{TypeKubeadm, TypeEKS, TypeAKS, TypeGKE, TypeK3s, TypeM8s, TypeOSH, TypeKind, TypeLKS, TypeLocal, TypeGeneric}
 }
 
 // ValidType tells whether t is one of Types.

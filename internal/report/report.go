@@ -88,6 +88,9 @@ type Platform struct {
 	// EKS, AKS or GKE cluster, whose nodes carry nuv.dev/emulated); empty for a real cloud cluster or
 	// a plain one.
 	Emulated string `json:"emulated,omitempty"`
+	// Bootstrap is what bootstrapped a self-managed cluster nuv made on machines (kubeadm: its
+	// nodes carry nuv.dev/bootstrap; Provider is the machines' cloud, aws); empty for the others.
+	Bootstrap string `json:"bootstrap,omitempty"`
 	// DetectedBy says how Type was found: "override" (clusters/<name>.type or detect.force),
 	// "providerID" or "label" (the node markers of a distribution), or "none" (no marker: generic).
 	DetectedBy string `json:"detectedBy"`
@@ -145,8 +148,16 @@ func (p *Platform) Label() string {
 }
 
 // Source says who made the cluster: the provider, its flavor, and the emulator when one made it
-// ("gke emulated by gcp", "local/eks", "kubeconfig").
+// ("gke emulated by gcp", "local/eks", "kubeconfig"); a self-managed cluster says so with its
+// bootstrap and the machines' cloud ("self-managed (kubeadm) on aws", "self-managed (kubeadm),
+// emulated by aws").
 func (p *Platform) Source() string {
+	if p.Bootstrap != "" {
+		if p.Emulated != "" {
+			return "self-managed (" + p.Bootstrap + "), emulated by " + p.Emulated
+		}
+		return "self-managed (" + p.Bootstrap + ") on " + p.Provider
+	}
 	prov := p.Provider
 	if p.Flavor != "" {
 		prov += "/" + p.Flavor

@@ -227,6 +227,7 @@ func (x *exec) boot(ctx context.Context) (*booted, error) {
 	if len(cps) == 0 {
 		return nil, fmt.Errorf("cluster %s has no running control-plane machine", x.name)
 	}
+	x.p.rememberNodes(x.name, bt.machines)
 	// The initialised control plane goes first: it holds the admin credentials and makes the join
 	// secrets.
 	for i, m := range cps {
@@ -249,7 +250,7 @@ func (x *exec) boot(ctx context.Context) (*booted, error) {
 	}
 	bc := bootstrap.Cluster{Name: x.name, KubernetesVersion: x.m.version, Endpoint: endpoint, CertSANs: sans,
 		PodCIDR: orDefault(x.c.Spec.Networking.PodCIDR, defaultPodCIDR), ServiceCIDR: orDefault(x.c.Spec.Networking.ServiceCIDR, defaultServiceCIDR),
-		ControlPlanes: cps, Workers: workers, Etcd: etcd, LoadBalancer: lb, Host: host}
+		ControlPlanes: cps, Workers: workers, Etcd: etcd, LoadBalancer: lb, Host: host, NodeLabels: machineNodeLabels(x.name, host)}
 	log := x.p.log()
 	bt.b = &bootstrap.Bootstrap{Cluster: bc, Log: func(f string, a ...any) { log.Infof("  "+f, a...) }}
 	return bt, nil
@@ -294,6 +295,7 @@ func (x *exec) endpoint(ctx context.Context, lb bootstrap.Machine) (string, []st
 func machineFacts(ctx context.Context, m bootstrap.Machine) (bootstrap.Host, error) {
 	out, err := m.Run(ctx, `t=$(stat -fc %T /sys/fs/cgroup); echo "cgroup=$t"
 v=$(systemd-detect-virt --container 2>/dev/null || true); echo "container=${v:-none}"
+e=$(cat `+emulatorMark+` 2>/dev/null || true); echo "emulator=$e"
 `, nil)
 	if err != nil {
 		return bootstrap.Host{}, fmt.Errorf("read the facts of machine %s: %w", m.Name(), err)
@@ -306,6 +308,8 @@ v=$(systemd-detect-virt --container 2>/dev/null || true); echo "container=${v:-n
 			h.CgroupV1 = v == "tmpfs"
 		case "container":
 			h.Containerized = v != "" && v != "none"
+		case "emulator":
+			h.Emulator = v
 		}
 	}
 	return h, nil

@@ -162,15 +162,31 @@ func (c *ContainerMachines) Create(ctx context.Context, m MachineSpec) error {
 	default:
 		return err
 	}
-	if len(m.AuthorizedKeys) == 0 {
-		return nil
-	}
 	if info.Name == "" {
 		if info, err = mgr.Inspect(ctx, m.ID); err != nil {
 			return err
 		}
 	}
+	if err := markEmulated(ctx, mgr, info); err != nil {
+		return err
+	}
+	if len(m.AuthorizedKeys) == 0 {
+		return nil
+	}
 	return addAuthorizedKeys(ctx, mgr, info, m.AuthorizedKeys)
+}
+
+// EmulatorMark is the file in which each machine says whose machine it is: "aws", this emulator's.
+// Software on the machine (nuv's bootstrap, which labels the nodes nuv.dev/emulated=aws) reads it
+// to tell an emulated instance from a real EC2 one, which has no such file.
+const EmulatorMark = "/etc/nuv/emulator"
+
+// markEmulated writes EmulatorMark into the machine.
+func markEmulated(ctx context.Context, mgr *container.Manager, info container.Info) error {
+	if _, err := mgr.Machine(info).Run(ctx, "mkdir -p /etc/nuv; echo aws > "+EmulatorMark, nil); err != nil {
+		return fmt.Errorf("mark machine %s as the emulator's: %w", info.Name, err)
+	}
+	return nil
 }
 
 // isUserDataError says (and logs) whether err is user data that failed: the machine stays up,

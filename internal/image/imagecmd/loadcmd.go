@@ -14,6 +14,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/image/publish"
 	"github.com/nuv-dev/nuv/internal/kube"
 	"github.com/nuv-dev/nuv/internal/kube/kubeclient"
+	"github.com/nuv-dev/nuv/internal/machine"
 	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/internal/registry"
 	"k8s.io/client-go/kubernetes"
@@ -75,6 +76,7 @@ func loadIndex(ctx context.Context, env *cli.Env, project string, target load.Ta
 		NewKind: func(cluster string) image.Publisher {
 			return &publish.Kind{Cluster: cluster, Log: env.Log}
 		},
+		NewMachines:   machinesPublisher(env),
 		Remote:        &publish.Remote{Keychain: kc, Log: env.Log},
 		KindTagDigest: tagDefaulted,
 	}
@@ -88,4 +90,16 @@ func loadIndex(ctx context.Context, env *cli.Env, project string, target load.Ta
 	env.Log.Infof("loaded into %s cluster %s; recorded in %s", target.Type, target.Name, load.RefFile(project, target.Name))
 	fmt.Fprintln(env.Out, ref)
 	return nil
+}
+
+// machinesPublisher loads into the nodes of a self-managed cluster nuv made on machines, over SSH
+// with the key and the machines file the provider keeps under nuv's home.
+func machinesPublisher(env *cli.Env) func(load.MachineNodes) image.Publisher {
+	return func(n load.MachineNodes) image.Publisher {
+		home, err := paths.Home(env.Getenv)
+		if err != nil {
+			home = ""
+		}
+		return &publish.Machines{Dir: machine.ClusterDir(home, n.Provider, n.Cluster), Nodes: n.Names, Log: env.Log}
+	}
 }

@@ -11,7 +11,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/image"
 	"github.com/nuv-dev/nuv/internal/image/debimage"
+	"github.com/nuv-dev/nuv/internal/image/load"
 	"github.com/nuv-dev/nuv/internal/image/login"
 	"github.com/nuv-dev/nuv/internal/image/publish"
 	"github.com/nuv-dev/nuv/internal/kube"
@@ -29,8 +31,9 @@ configuration, one layer), assembled with go-containerregistry. Cached by conten
 second). Prints each image's reference.
 Components: ` + "%s" + ` (default: all).
 
---load loads them into every node of the selected cluster, which must be a kind cluster
-(tests/kind/whisk.yaml names these images).
+--load loads them into every node of the selected cluster, which must be a kind cluster or a
+self-managed cluster nuv made on machines (type kubeadm: streamed into each node's containerd over
+SSH); tests/kind/whisk.yaml and tests/kubeadm/whisk.yaml name these images.
 --push REPO pushes each to REPO/<name>:<tag> (REPO/whisk-controller:v1, ...) for clusters that pull
 from a registry, e.g. --push localhost:5001/nuv for nuv's loopback registry (which kind clusters
 with registry: true reach too), with the credentials of nuv image login / docker login; it prints
@@ -77,18 +80,27 @@ func runWorkload(ctx context.Context, env *cli.Env, args []string) error {
 		}
 		pusher = &publish.Remote{Keychain: kc, Log: env.Log}
 	}
-	var kindCluster string
+	var loader image.Publisher
 	if *loadIt {
 		t, err := selectedTarget(ctx, env, project)
 		if err != nil {
 			return err
 		}
-		if t.Type != kube.TypeKind {
-			return fmt.Errorf("nuv image workload --load: cluster %s is of type %s; the workload images are loaded into kind clusters only (nuv's local clusters run no containers)", t.Name, t.Type)
-		}
-		kindCluster = strings.TrimPrefix(t.Context, "kind-")
-		if kindCluster == "" || kindCluster == t.Context {
-			kindCluster = t.Name
+		switch t.Type {
+		case kube.TypeKind:
+			kindCluster := strings.TrimPrefix(t.Context, "kind-")
+			if kindCluster == "" || kindCluster == t.Context {
+				kindCluster = t.Name
+			}
+			loader = &publish.Kind{Cluster: kindCluster, Log: env.Log}
+		case kube.TypeKubeadm:
+			nodes, err := load.ListMachineNodes(ctx, t.Config)
+			if err != nil {
+				return fmt.Errorf("nuv image workload --load: cluster %s: %w", t.Name, err)
+			}
+			loader = machinesPublisher(env)(nodes)
+		default:
+			return fmt.Errorf("nuv image workload --load: cluster %s is of type %s; the workload images are loaded into kind clusters and the self-managed clusters nuv made on machines only (nuv's local clusters run no containers)", t.Name, t.Type)
 		}
 	}
 	o := debimage.Options{Log: env.Log, Getenv: env.Getenv}
@@ -106,7 +118,7 @@ func runWorkload(ctx context.Context, env *cli.Env, args []string) error {
 			if err != nil {
 				return err
 			}
-			if _, err := (&publish.Kind{Cluster: kindCluster, Log: env.Log}).Publish(ctx, idx, tag); err != nil {
+			if _, err := loader.Publish(ctx, idx, tag); err != nil {
 				return fmt.Errorf("load %s: %w", r.Ref, err)
 			}
 		}

@@ -1,6 +1,7 @@
 // Package load is `build-and-load`: it delivers a freshly built image to the selected cluster by
 // its type — nuv's loopback registry (advertised with the KEP-1755 local-registry-hosting ConfigMap)
-// for local clusters, the kind library for kind clusters, the configured registry for the rest — and
+// for local clusters, the kind library for kind clusters, the nodes' containerd over SSH for the
+// self-managed clusters nuv made on machines (type kubeadm), the configured registry for the rest — and
 // records the reference in <project>/.nuv/images/<cluster>.ref for `nuv operator`.
 package load
 
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/image"
+	"github.com/nuv-dev/nuv/internal/kube"
 	"github.com/nuv-dev/nuv/internal/paths"
 )
 
@@ -43,10 +46,53 @@ type Delivery struct {
 	NewKind func(cluster string) image.Publisher
 	// Remote pushes to the configured registry (with the login keychain).
 	Remote image.Publisher
-	// KindTagDigest appends the index digest to the tag loaded into kind nodes (dev ->
-	// dev-<12 hex>): nodes know images by tag only, so a new build needs a new tag for the
+	// NewMachines loads into the nodes of a self-managed cluster nuv made on machines (type
+	// kubeadm); MachineNodes says it which.
+	NewMachines func(nodes MachineNodes) image.Publisher
+	// KindTagDigest appends the index digest to the tag loaded into kind nodes and machines (dev
+	// -> dev-<12 hex>): nodes know images by tag only, so a new build needs a new tag for the
 	// operator's Deployment to roll.
 	KindTagDigest bool
+}
+
+// MachineNodes are the nodes of a self-managed cluster nuv made on machines, as their labels
+// say: the cluster (nuv.dev/cluster), the provider that made its machines (nuv.dev/provider) and
+// the nodes' names.
+type MachineNodes struct {
+	Cluster, Provider string
+	Names             []string
+}
+
+// ListMachineNodes lists the nodes of the cluster behind cfg and reads nuv's labels off them.
+func ListMachineNodes(ctx context.Context, cfg *rest.Config) (MachineNodes, error) {
+	var out MachineNodes
+	if cfg == nil {
+		return out, errors.New("no client configuration to list the cluster's nodes with")
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return out, err
+	}
+	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return out, fmt.Errorf("list the nodes to load into: %w", err)
+	}
+	for _, n := range list.Items {
+		c, p := n.Labels[kube.LabelCluster], n.Labels[kube.LabelProvider]
+		if c == "" || p == "" {
+			return out, fmt.Errorf("node %s has no %s and %s labels: it is no machine nuv joined, and nuv cannot reach it", n.Name, kube.LabelCluster, kube.LabelProvider)
+		}
+		if (out.Cluster != "" && c != out.Cluster) || (out.Provider != "" && p != out.Provider) {
+			return out, fmt.Errorf("node %s is labelled %s=%s, %s=%s; other nodes say %s, %s", n.Name, kube.LabelCluster, c, kube.LabelProvider, p, out.Cluster, out.Provider)
+		}
+		out.Cluster, out.Provider = c, p
+		out.Names = append(out.Names, n.Name)
+	}
+	if len(out.Names) == 0 {
+		return out, errors.New("the cluster has no nodes to load the image into")
+	}
+	sort.Strings(out.Names)
+	return out, nil
 }
 
 // Deliver publishes idx for target as repo:tag and returns the reference the cluster pulls.
@@ -72,6 +118,16 @@ func (d Delivery) Deliver(ctx context.Context, idx v1.ImageIndex, t Target, repo
 		}
 		// tag and digest: readable, and a new digest rolls the Deployment
 		return ref.String() + "@" + digestOf(out), nil
+	case kube.TypeKubeadm:
+		nodes, err := ListMachineNodes(ctx, t.Config)
+		if err != nil {
+			return "", fmt.Errorf("cluster %s: %w", t.Name, err)
+		}
+		ref, err := d.digestTag(idx, repo, tag)
+		if err != nil {
+			return "", err
+		}
+		return d.NewMachines(nodes).Publish(ctx, idx, ref)
 	case "kind":
 		if d.KindTagDigest {
 			dg, err := idx.Digest()
@@ -100,6 +156,18 @@ func (d Delivery) Deliver(ctx context.Context, idx v1.ImageIndex, t Target, repo
 		}
 		return ref.String() + "@" + digestOf(out), nil
 	}
+}
+
+// digestTag is repo:tag, the tag with the index's digest appended when KindTagDigest says so.
+func (d Delivery) digestTag(idx v1.ImageIndex, repo name.Repository, tag string) (name.Tag, error) {
+	if d.KindTagDigest {
+		dg, err := idx.Digest()
+		if err != nil {
+			return name.Tag{}, err
+		}
+		tag += "-" + dg.Hex[:12]
+	}
+	return name.NewTag(repo.String() + ":" + tag)
 }
 
 func digestOf(ref string) string {

@@ -44,7 +44,7 @@ use --shell prints exports for eval "$(nuv kube use N --shell)": this shell only
 over the project selection). use --global also merges the context into ~/.kube/config (backup
 kept); nothing else ever writes ~/.kube/config.
 
-Types: ` + "local, kind, eks, aks, gke, k3s, m8s, osh, lks, generic" + `; clusters/<name>.type overrides one.
+Types: ` + "local, kind, eks, aks, gke, k3s, m8s, osh, lks, kubeadm, generic" + `; clusters/<name>.type overrides one.
 Which cluster nuv acts on: --kubeconfig, else NUV_CLUSTER, else an explicit KUBECONFIG (as for
 kubectl; KUBECONFIG=.nuv/kubeconfig is the project's selection), else the project's selection.
 ` + "`nuv status`" + ` says which one it used.
