@@ -100,8 +100,8 @@ func waitNoNetworks(t *testing.T, cidr string) {
 	t.Errorf("machine networks of VPC %s left after delete: %s", cidr, left)
 }
 
-// waitReady waits until the cluster behind kubeconfig has n Ready nodes and CoreDNS runs.
-func waitReady(t *testing.T, kubeconfig string, n int) *kubernetes.Clientset {
+// WaitMachinesReady waits until the cluster behind kubeconfig has n Ready nodes and CoreDNS runs.
+func WaitMachinesReady(t *testing.T, kubeconfig string, n int) *kubernetes.Clientset {
 	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
@@ -197,7 +197,7 @@ func TestIntegrationMachinesHeal(t *testing.T) {
 		t.Fatalf("apply: %v", err)
 	}
 	kc := w.p.KubeconfigPath("ha")
-	cs := waitReady(t, kc, 4)
+	cs := WaitMachinesReady(t, kc, 4)
 	t.Logf("3 control planes and a worker Ready in %.1fs", time.Since(t0).Seconds())
 
 	victim := w.running(t, "ha")["instance/control-plane-1"]
@@ -243,7 +243,7 @@ func TestIntegrationMachinesHeal(t *testing.T) {
 	if _, err := w.eng.Apply(ctx, c, engine.ApplyOptions{}); err != nil {
 		t.Fatalf("apply after the loss: %v", err)
 	}
-	waitReady(t, kc, 4)
+	WaitMachinesReady(t, kc, 4)
 	t.Logf("healed in %.1fs after the loss", time.Since(t1).Seconds())
 	if got, err := cs.CoreV1().ConfigMaps("default").Get(ctx, cm.Name, metav1.GetOptions{}); err != nil || got.Data["a"] != "b" {
 		t.Errorf("the write made while degraded: %v %v", got, err)

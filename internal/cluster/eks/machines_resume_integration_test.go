@@ -24,7 +24,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/nuv-dev/nuv/internal/bootstrap"
 	"github.com/nuv-dev/nuv/internal/cluster/clustertest"
@@ -209,7 +208,7 @@ func TestIntegrationMachinesHAProxy(t *testing.T) {
 	if st, err := os.Stat(kc); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("kubeconfig %s: %v (mode %v), want 0600", kc, err, st)
 	}
-	cs := machinesReady(t, kc, 1)
+	cs := nuveks.WaitMachinesReady(t, kc, 1)
 	t.Logf("resumed apply: %.1fs; control plane Ready and CoreDNS running %.1fs after the first apply began", resumed.Seconds(), time.Since(t0).Seconds())
 
 	// One kubeadm init: the CA seen during the killed init is the cluster's, and kubeadm init ran
@@ -462,51 +461,6 @@ func (w *world) taggedLoadBalancers(t *testing.T, name string) []string {
 		}
 	}
 	return out
-}
-
-// machinesReady waits until the cluster behind kubeconfig has n nodes, all Ready, and CoreDNS
-// runs.
-func machinesReady(t *testing.T, kubeconfig string, n int) *kubernetes.Clientset {
-	t.Helper()
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs := kubernetes.NewForConfigOrDie(cfg)
-	ctx := context.Background()
-	last := "no answer"
-	for deadline := time.Now().Add(4 * time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
-		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			last = err.Error()
-			continue
-		}
-		ready := 0
-		for _, nd := range nodes.Items {
-			for _, c := range nd.Status.Conditions {
-				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-					ready++
-				}
-			}
-		}
-		pods, err := cs.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=kube-dns"})
-		if err != nil {
-			last = err.Error()
-			continue
-		}
-		dns := 0
-		for _, p := range pods.Items {
-			if p.Status.Phase == corev1.PodRunning {
-				dns++
-			}
-		}
-		last = fmt.Sprintf("%d of %d nodes Ready, %d CoreDNS pods running", ready, len(nodes.Items), dns)
-		if ready == n && len(nodes.Items) == n && dns > 0 {
-			return cs
-		}
-	}
-	t.Fatalf("cluster of %s not ready: %s", kubeconfig, last)
-	return nil
 }
 
 // runDeployment runs a Deployment of two replicas of the pause image the nodes hold (the

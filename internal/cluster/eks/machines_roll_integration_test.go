@@ -114,7 +114,7 @@ func (w *machinesWorld) roll(t *testing.T, doc string) string {
 				aws.ToString(a.InstanceId), stateOf(a), a.InstanceType, aws.ToString(a.PrivateIpAddress), aws.ToString(b.InstanceId), b.InstanceType, aws.ToString(b.PrivateIpAddress))
 		}
 	}
-	waitReady(t, w.p.KubeconfigPath("ha"), 4)
+	WaitMachinesReady(t, w.p.KubeconfigPath("ha"), 4)
 	if text := w.planText(t, rolled); !strings.Contains(text, "no changes") {
 		t.Errorf("the plan after the roll is not empty:\n%s", text)
 	}
@@ -144,7 +144,7 @@ func (w *machinesWorld) scale(t *testing.T, doc string, cs *kubernetes.Clientset
 	if _, err := w.eng.Apply(ctx, parse(t, up), engine.ApplyOptions{}); err != nil {
 		t.Fatalf("apply of the scale-up: %v", err)
 	}
-	waitReady(t, kc, 5)
+	WaitMachinesReady(t, kc, 5)
 	t.Logf("scale-up: ha-workers-1 Ready in %.1fs", time.Since(t0).Seconds())
 
 	// A pod on the machine that is to go: the other worker cordoned while it is scheduled.
@@ -182,7 +182,7 @@ func (w *machinesWorld) scale(t *testing.T, doc string, cs *kubernetes.Clientset
 		t.Errorf("instance/workers-1 still runs after the scale-down")
 	}
 	waitPod(t, cs, "app=mover", "ha-workers-0")
-	waitReady(t, kc, 4)
+	WaitMachinesReady(t, kc, 4)
 }
 
 // pauseImage is the pause image the nodes hold (nuv's node image carries it: nothing is pulled).
@@ -249,7 +249,7 @@ func TestIntegrationMachinesRollLone(t *testing.T) {
 		t.Fatalf("apply: %v", err)
 	}
 	kc := w.p.KubeconfigPath("lone")
-	cs := waitReady(t, kc, 2)
+	cs := WaitMachinesReady(t, kc, 2)
 	t.Logf("ready: %.1fs", time.Since(t0).Seconds())
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before-the-roll", Namespace: "default"}, Data: map[string]string{"a": "b"}}
 	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
@@ -283,7 +283,7 @@ func TestIntegrationMachinesRollLone(t *testing.T) {
 				aws.ToString(a.InstanceId), a.InstanceType, aws.ToString(a.PrivateIpAddress), aws.ToString(b.InstanceId), aws.ToString(b.PrivateIpAddress), typ)
 		}
 	}
-	cs = waitReady(t, kc, 2)
+	cs = WaitMachinesReady(t, kc, 2)
 	if got, err := cs.CoreV1().ConfigMaps("default").Get(ctx, cm.Name, metav1.GetOptions{}); err != nil || got.Data["a"] != "b" {
 		t.Errorf("the ConfigMap written before the roll: %v %v", got, err)
 	}
