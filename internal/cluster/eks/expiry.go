@@ -25,7 +25,8 @@ var _ cluster.Expirer = (*Provider)(nil)
 // its machines were made is found all the same. The two providers of this package tell their
 // VPCs apart by what else carries the cluster's tag: a self-managed cluster's security group of
 // its machines or its key pair (an apply that died before either left a VPC alone, which the eks
-// provider reports: either provider's delete removes it).
+// provider reports: either provider's delete removes it). A VPC whose EKS cluster exists is that
+// cluster's: the EKS cluster's own tags decide, so one whose nuv tag was taken off is left alone.
 func (p *Provider) Tagged(ctx context.Context) ([]cluster.Tagged, error) {
 	if !p.configured() {
 		return nil, nil
@@ -46,6 +47,9 @@ func (p *Provider) Tagged(ctx context.Context) ([]cluster.Tagged, error) {
 				return nil, fmt.Errorf("eks:ListClusters: %s", apiMessage(err))
 			}
 			for _, n := range page.Clusters {
+				// an EKS cluster's own tags decide, never its VPC's: one without nuv's tag
+				// (a foreign one, or one whose tag was taken off) is not listed
+				found[n] = true
 				d, err := s.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(n)})
 				if apiCode(err) == "ResourceNotFoundException" {
 					continue
@@ -58,7 +62,6 @@ func (p *Provider) Tagged(ctx context.Context) ([]cluster.Tagged, error) {
 				}
 				m, err := kit.MarksOf(d.Cluster.Tags)
 				out = append(out, cluster.Tagged{Name: n, Marks: m, Where: s.cfg.Region, Err: err})
-				found[n] = true
 			}
 		}
 	}
