@@ -198,32 +198,47 @@ var components = []component{
 	{"static", "StaticReady", []schema.GroupVersionResource{deployments, services}},
 }
 
-// assertInstance checks every Whisk of the instance file: Ready, and for each enabled component its
-// condition True and its objects (<whisk>-<component>) present.
-func assertInstance(ctx context.Context, env *cli.Env, t *target, dyn dynamic.Interface) error {
+// instanceWhisks renders the instance file the run applies (WHISK, default kube.DefaultInstance,
+// for the target's cluster type) and returns its path and its Whisks, each with its namespace
+// set ("default" where the file leaves it out).
+func instanceWhisks(env *cli.Env, t *target) (string, []*unstructured.Unstructured, error) {
 	name := env.Getenv("WHISK")
 	if name == "" {
 		name = kube.DefaultInstance
 	}
 	file, err := kube.InstanceFile(t.Project, t.Type, name)
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	data, err := kube.RenderInstance(file, env.Getenv)
+	if err != nil {
+		return "", nil, err
+	}
+	var out []*unstructured.Unstructured
+	for _, doc := range strings.Split(string(data), "\n---") {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil || u.GetKind() != "Whisk" {
+			continue
+		}
+		if u.GetNamespace() == "" {
+			u.SetNamespace("default")
+		}
+		out = append(out, u)
+	}
+	return file, out, nil
+}
+
+// assertInstance checks every Whisk of the instance file: Ready, and for each enabled component its
+// condition True and its objects (<whisk>-<component>) present.
+func assertInstance(ctx context.Context, env *cli.Env, t *target, dyn dynamic.Interface) error {
+	file, items, err := instanceWhisks(env, t)
 	if err != nil {
 		return err
 	}
 	var problems []string
 	checked := 0
-	for _, doc := range strings.Split(string(data), "\n---") {
-		var u unstructured.Unstructured
-		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil || u.GetKind() != "Whisk" {
-			continue
-		}
+	for _, u := range items {
 		ns := u.GetNamespace()
-		if ns == "" {
-			ns = "default"
-		}
 		touch(env.Getenv, report.TouchedObject{APIVersion: u.GetAPIVersion(), Kind: "Whisk", Namespace: ns, Name: u.GetName()})
 		for _, c := range components {
 			for _, gvr := range c.objects {

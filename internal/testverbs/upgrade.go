@@ -11,17 +11,14 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/deploy"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/image/imagecmd"
 	"github.com/nuv-dev/nuv/internal/image/load"
-	"github.com/nuv-dev/nuv/internal/kube"
 	"github.com/nuv-dev/nuv/internal/kube/kubeclient"
 	"github.com/nuv-dev/nuv/internal/report"
 	"github.com/nuv-dev/nuv/internal/upgrade"
@@ -236,28 +233,12 @@ func overlay(getenv func(string) string, vars map[string]string) func(string) st
 
 // firstWhisk is the namespace and name of the first Whisk of the instance file.
 func firstWhisk(env *cli.Env, t *target) ([2]string, error) {
-	name := env.Getenv("WHISK")
-	if name == "" {
-		name = kube.DefaultInstance
-	}
-	file, err := kube.InstanceFile(t.Project, t.Type, name)
+	file, items, err := instanceWhisks(env, t)
 	if err != nil {
 		return [2]string{}, err
 	}
-	data, err := kube.RenderInstance(file, env.Getenv)
-	if err != nil {
-		return [2]string{}, err
+	if len(items) == 0 {
+		return [2]string{}, fmt.Errorf("no Whisk in %s: the upgrade path checks a Whisk", filepath.Base(file))
 	}
-	for _, doc := range strings.Split(string(data), "\n---") {
-		var u unstructured.Unstructured
-		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil || u.GetKind() != "Whisk" {
-			continue
-		}
-		ns := u.GetNamespace()
-		if ns == "" {
-			ns = "default"
-		}
-		return [2]string{ns, u.GetName()}, nil
-	}
-	return [2]string{}, fmt.Errorf("no Whisk in %s: the upgrade path checks a Whisk", filepath.Base(file))
+	return [2]string{items[0].GetNamespace(), items[0].GetName()}, nil
 }
