@@ -94,9 +94,11 @@ func Checkout(ctx context.Context, project, commit, dir string) error {
 }
 
 // untar extracts a tar stream of regular files, directories and symbolic links under dir; an entry
-// that would land outside dir is an error.
+// that would land outside dir is an error, and so is one whose path goes through a symbolic link
+// the archive made (a link to /etc followed by link/passwd would write outside dir).
 func untar(r io.Reader, dir string) error {
 	tr := tar.NewReader(r)
+	links := map[string]bool{} // the symbolic links extracted, by their path under dir
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -108,6 +110,12 @@ func untar(r io.Reader, dir string) error {
 		p := filepath.Join(dir, filepath.FromSlash(h.Name))
 		if rel, err := filepath.Rel(dir, p); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return fmt.Errorf("archive entry %q leaves the checkout", h.Name)
+		}
+		rel, _ := filepath.Rel(dir, p)
+		for parent := filepath.Dir(rel); parent != "." && parent != string(filepath.Separator); parent = filepath.Dir(parent) {
+			if links[parent] {
+				return fmt.Errorf("archive entry %q goes through the symbolic link %s", h.Name, filepath.ToSlash(parent))
+			}
 		}
 		switch h.Typeflag {
 		case tar.TypeDir:
@@ -136,6 +144,7 @@ func untar(r io.Reader, dir string) error {
 			if err := os.Symlink(h.Linkname, p); err != nil {
 				return err
 			}
+			links[rel] = true
 		}
 	}
 }
