@@ -77,15 +77,19 @@ func TestIntegrationAllKubesSelfManaged(t *testing.T) {
 		"AWS_REGION=" + region, "AWS_CONFIG_FILE=" + filepath.Join(home, "no-aws-config"), "AWS_SHARED_CREDENTIALS_FILE=" + filepath.Join(home, "no-aws-credentials"),
 		"AWS_PROFILE=", "AWS_SESSION_TOKEN=", "AWS_EC2_METADATA_DISABLED=true"}
 	env := append(os.Environ(), vars...)
+	// stdout of the last command run, apart from its log lines (under -v or -json the two streams
+	// reach the combined output through separate pipes, in no fixed order)
+	var stdout bytes.Buffer
 	nuv := func(extra []string, args ...string) (string, int) {
 		t.Helper()
 		cmd := exec.Command(exe, args...)
 		cmd.Dir, cmd.Env = project, append(append([]string(nil), env...), extra...)
 		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
+		stdout.Reset()
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(&out, &stdout), &out
 		if testing.Verbose() {
 			// a slow step shows where it is while it runs
-			cmd.Stdout, cmd.Stderr = io.MultiWriter(&out, os.Stderr), io.MultiWriter(&out, os.Stderr)
+			cmd.Stdout, cmd.Stderr = io.MultiWriter(&out, &stdout, os.Stderr), io.MultiWriter(&out, os.Stderr)
 		}
 		t0 := time.Now()
 		err := cmd.Run()
@@ -151,9 +155,9 @@ func TestIntegrationAllKubesSelfManaged(t *testing.T) {
 
 	// build-and-load for a self-managed cluster: over SSH into each node's containerd
 	sel := []string{"NUV_CLUSTER=" + name}
-	// the reference is the last line of the output (its log lines come first)
-	lines := strings.Split(strings.TrimSpace(must(sel, "image", "load")), "\n")
-	ref := strings.TrimSpace(lines[len(lines)-1])
+	// the reference is what it prints on stdout (its log lines go to stderr)
+	must(sel, "image", "load")
+	ref := strings.TrimSpace(stdout.String())
 	out := must(sel, "image", "workload", "--load", "controller", "static")
 	for _, n := range []string{name + "-control-plane-0", name + "-workers-0"} {
 		if !strings.Contains(out, "into node "+n) {
