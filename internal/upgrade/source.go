@@ -7,17 +7,16 @@
 package upgrade
 
 import (
-	"archive/tar"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
@@ -77,7 +76,7 @@ func Checkout(ctx context.Context, project, commit, dir string) error {
 		pw.CloseWithError(err)
 		done <- err
 	}()
-	xerr := untar(pr, dir)
+	xerr := fsutil.Untar(pr, dir)
 	if xerr == nil {
 		io.Copy(io.Discard, pr) // the archive's trailing blocks
 	} else {
@@ -91,60 +90,4 @@ func Checkout(ctx context.Context, project, commit, dir string) error {
 		return fmt.Errorf("git archive %s in %s: %w", commit, project, gerr)
 	}
 	return nil
-}
-
-// untar extracts a tar stream of regular files, directories and symbolic links under dir; an entry
-// that would land outside dir is an error, and so is one whose path goes through a symbolic link
-// the archive made (a link to /etc followed by link/passwd would write outside dir).
-func untar(r io.Reader, dir string) error {
-	tr := tar.NewReader(r)
-	links := map[string]bool{} // the symbolic links extracted, by their path under dir
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		p := filepath.Join(dir, filepath.FromSlash(h.Name))
-		if rel, err := filepath.Rel(dir, p); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return fmt.Errorf("archive entry %q leaves the checkout", h.Name)
-		}
-		rel, _ := filepath.Rel(dir, p)
-		for parent := filepath.Dir(rel); parent != "." && parent != string(filepath.Separator); parent = filepath.Dir(parent) {
-			if links[parent] {
-				return fmt.Errorf("archive entry %q goes through the symbolic link %s", h.Name, filepath.ToSlash(parent))
-			}
-		}
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				return err
-			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				return err
-			}
-			f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, os.FileMode(h.Mode&0o777)|0o600)
-			if err != nil {
-				return err
-			}
-			if _, err := io.Copy(f, tr); err != nil {
-				f.Close()
-				return err
-			}
-			if err := f.Close(); err != nil {
-				return err
-			}
-		case tar.TypeSymlink:
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				return err
-			}
-			if err := os.Symlink(h.Linkname, p); err != nil {
-				return err
-			}
-			links[rel] = true
-		}
-	}
 }

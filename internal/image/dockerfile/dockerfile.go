@@ -121,7 +121,7 @@ func (b *Builder) Build(ctx context.Context, spec image.Spec) (v1.ImageIndex, er
 		}
 	}
 	dir := filepath.Join(tmp, "layout")
-	if err := untar(archive, dir); err != nil {
+	if err := untarFile(archive, dir); err != nil {
 		return nil, fmt.Errorf("read the OCI archive %s wrote: %w", b.Tool, err)
 	}
 	idx, err := layout.ImageIndexFromPath(dir)
