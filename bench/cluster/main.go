@@ -48,6 +48,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/nuv-dev/nuv/bench/internal/benchutil"
+	"github.com/nuv-dev/nuv/internal/kube"
 )
 
 func main() {
@@ -268,11 +269,9 @@ func nodesReady(cs *kubernetes.Clientset, n int, timeout time.Duration) error {
 		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err == nil {
 			ready := 0
-			for _, nd := range nodes.Items {
-				for _, c := range nd.Status.Conditions {
-					if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-						ready++
-					}
+			for i := range nodes.Items {
+				if kube.NodeReady(&nodes.Items[i]) {
+					ready++
 				}
 			}
 			if ready >= n {

@@ -70,7 +70,7 @@ func Probe(ctx context.Context, project string, c Cluster, timeout time.Duration
 		return st
 	}
 	for _, n := range nodes {
-		st.Nodes = append(st.Nodes, NodeInfo{Name: n.Name, Ready: nodeReady(&n), Version: n.Status.NodeInfo.KubeletVersion})
+		st.Nodes = append(st.Nodes, NodeInfo{Name: n.Name, Ready: NodeReady(&n), Version: n.Status.NodeInfo.KubeletVersion})
 	}
 	sort.Slice(st.Nodes, func(i, j int) bool { return st.Nodes[i].Name < st.Nodes[j].Name })
 	switch {
@@ -102,7 +102,8 @@ func ProbeAll(ctx context.Context, project string, cs []Cluster, timeout time.Du
 	return out
 }
 
-func nodeReady(n *corev1.Node) bool {
+// NodeReady reports whether the node's Ready condition is True (false while it has none yet).
+func NodeReady(n *corev1.Node) bool {
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			return c.Status == corev1.ConditionTrue

@@ -55,6 +55,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/kube"
 )
 
 // Resource kinds of a kind cluster.
@@ -224,15 +225,6 @@ func nodesOf(ctx context.Context, cfg *rest.Config) ([]corev1.Node, error) {
 	return l.Items, nil
 }
 
-func ready(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // List reports the kind clusters this nuv made (marked under its NUV_HOME; none when no runtime
 // is usable). Other kind clusters of the runtime are still found by name (Status).
 func (p *Provider) List(ctx context.Context) ([]cluster.Info, error) {
@@ -322,7 +314,7 @@ func (p *Provider) status(ctx context.Context, rt Runtime, name string) (cluster
 	}
 	info.NodesReady = 0
 	for i := range ns {
-		if ready(&ns[i]) {
+		if kube.NodeReady(&ns[i]) {
 			info.NodesReady++
 		}
 		info.Version = strings.TrimPrefix(ns[i].Status.NodeInfo.KubeletVersion, "v")
@@ -445,7 +437,7 @@ func (p *Provider) waitReadyTimed(ctx context.Context, rt Runtime, name string, 
 			if ns, err = nodesOf(ctx, cfg); err == nil {
 				n := 0
 				for i := range ns {
-					if ready(&ns[i]) {
+					if kube.NodeReady(&ns[i]) {
 						n++
 					}
 				}

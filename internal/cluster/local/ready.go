@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/kube"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -94,7 +95,7 @@ func (c *readyCounter) follow(ctx context.Context, cs kubernetes.Interface) erro
 	}
 	c.ready = make(map[string]bool, len(list.Items))
 	for i := range list.Items {
-		c.ready[list.Items[i].Name] = nodeIsReady(&list.Items[i])
+		c.ready[list.Items[i].Name] = kube.NodeReady(&list.Items[i])
 	}
 	if c.done() {
 		return nil
@@ -124,7 +125,7 @@ func (c *readyCounter) follow(ctx context.Context, cs kubernetes.Interface) erro
 			case ev.Type == watch.Deleted:
 				delete(c.ready, n.Name)
 			case ev.Type == watch.Added || ev.Type == watch.Modified:
-				c.ready[n.Name] = nodeIsReady(n)
+				c.ready[n.Name] = kube.NodeReady(n)
 			}
 			if c.done() {
 				return nil
@@ -156,13 +157,4 @@ func (c *readyCounter) report() {
 	}
 	c.log.Infof("  nodes Ready %d/%d (%d made)", ready, c.want, len(c.ready))
 	c.lastReport, c.reportedWith = now, ready+1
-}
-
-func nodeIsReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

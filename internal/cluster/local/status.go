@@ -10,6 +10,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	record "github.com/nuv-dev/nuv/internal/cluster/state"
+	"github.com/nuv-dev/nuv/internal/kube"
 	"github.com/nuv-dev/nuv/internal/proc"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -147,7 +148,7 @@ func nodesReadyWithin(ctx context.Context, dir string, timeout time.Duration) (r
 		return 0, 0, err
 	}
 	for i := range nodes.Items {
-		if nodeIsReady(&nodes.Items[i]) {
+		if kube.NodeReady(&nodes.Items[i]) {
 			ready++
 		}
 	}
