@@ -428,7 +428,7 @@ func (e *Engine) Costs(ctx context.Context, c *spec.Cluster, plan *cluster.Plan)
 	if e.Prices == nil || plan == nil {
 		return pricing.Estimate{}
 	}
-	p, ok := e.Providers[plan.Provider]
+	p, ok := e.Providers[plan.Provider].(cluster.Priced)
 	if !ok {
 		return pricing.Estimate{}
 	}

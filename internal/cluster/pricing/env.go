@@ -5,7 +5,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"time"
 
@@ -17,8 +19,10 @@ const OffEnv = "NUV_PRICES"
 
 // FromEnv is the Book nuv's commands use: the three clouds' price APIs at the endpoints the
 // environment names (AWS_ENDPOINT_URL_PRICING or AWS_ENDPOINT_URL, NUV_AZURE_PRICES with the CA of
-// NUV_AZURE_CA_FILE, CLOUDSDK_API_ENDPOINT_OVERRIDES_CLOUDBILLING; the clouds' own otherwise) and
-// the cache under home. gcpCreds gets Google's Application Default Credentials. It returns nil
+// NUV_AZURE_CA_FILE, CLOUDSDK_API_ENDPOINT_OVERRIDES_CLOUDBILLING), else the emulator's when the
+// cloud's API is an emulator on loopback (NUV_AZURE_RESOURCE_MANAGER,
+// CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER: a plan against an emulator never asks the real price
+// APIs), else the clouds' own; and the cache under home. gcpCreds gets Google's Application Default Credentials. It returns nil
 // when NUV_PRICES=off.
 func FromEnv(getenv func(string) string, home string, gcpCreds func(ctx context.Context) (*auth.Credentials, error)) (*Book, error) {
 	if getenv(OffEnv) == "off" {
@@ -28,6 +32,14 @@ func FromEnv(getenv func(string) string, home string, gcpCreds func(ctx context.
 	if awsEndpoint == "" {
 		awsEndpoint = getenv("AWS_ENDPOINT_URL")
 	}
+	azurePrices := getenv("NUV_AZURE_PRICES")
+	if arm := getenv("NUV_AZURE_RESOURCE_MANAGER"); azurePrices == "" && loopback(arm) {
+		azurePrices = arm // nuv's emulator serves ARM and the prices on one address
+	}
+	gcpCatalog := getenv(GCPEndpointEnv)
+	if gkeAPI := getenv("CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER"); gcpCatalog == "" && loopback(gkeAPI) {
+		gcpCatalog = gkeAPI // the same for GKE's API and the catalogue
+	}
 	client, err := azureClient(getenv("NUV_AZURE_CA_FILE"))
 	if err != nil {
 		return nil, err
@@ -35,12 +47,25 @@ func FromEnv(getenv func(string) string, home string, gcpCreds func(ctx context.
 	return &Book{
 		Sources: map[string]Source{
 			"aws":   &AWS{Endpoint: awsEndpoint, Profile: getenv("AWS_PROFILE")},
-			"azure": &Azure{BaseURL: getenv("NUV_AZURE_PRICES"), Client: client},
-			"gcp":   &GCP{Endpoint: getenv(GCPEndpointEnv), Credentials: gcpCreds},
+			"azure": &Azure{BaseURL: azurePrices, Client: client},
+			"gcp":   &GCP{Endpoint: gcpCatalog, Credentials: gcpCreds},
 		},
 		Cache:   &Cache{Path: CachePath(home)},
 		Timeout: 2 * time.Second,
 	}, nil
+}
+
+// loopback reports whether u is a URL on a loopback address (nuv's emulators).
+func loopback(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil || p.Host == "" {
+		return false
+	}
+	if p.Hostname() == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(p.Hostname())
+	return ip != nil && ip.IsLoopback()
 }
 
 // azureClient is an HTTP client that trusts the system's CAs and, when caFile is set, that file's

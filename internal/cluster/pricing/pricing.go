@@ -101,11 +101,9 @@ func (e Estimate) Empty() bool { return len(e.Lines) == 0 }
 
 // Estimate prices the changes of plan that create, update or replace a resource that runs
 // machines (what the provider says through cluster.Priced): the hourly price of what they run once
-// applied. A provider that is not cluster.Priced (local, kind: machines of this host) gives an
-// empty estimate. It never fails: a price it cannot get is an item with NoPrice set.
-func (b *Book) Estimate(ctx context.Context, p cluster.Provider, c *spec.Cluster, plan *cluster.Plan) Estimate {
-	pr, ok := p.(cluster.Priced)
-	if !ok || plan == nil {
+// applied. It never fails: a price it cannot get is an item with NoPrice set.
+func (b *Book) Estimate(ctx context.Context, pr cluster.Priced, c *spec.Cluster, plan *cluster.Plan) Estimate {
+	if pr == nil || plan == nil {
 		return Estimate{}
 	}
 	var est Estimate
