@@ -124,7 +124,7 @@ func WriteCosts(w io.Writer, p *cluster.Plan, est pricing.Estimate, now time.Tim
 	note := strings.Join(est.Sources(), "; ")
 	if est.Unpriced > 0 {
 		note += "; "
-		note += fmt.Sprintf("%d without a price, not counted", est.Unpriced)
+		note += fmt.Sprintf("%d of the machine types without a price, not counted", est.Unpriced)
 	}
 	fmt.Fprintf(w, "  estimated cost: %s (%s)\n", pricing.Dollars(est.USDPerHour), note)
 }

@@ -253,13 +253,14 @@ func (b *Book) now() time.Time {
 	return time.Now()
 }
 
-// Dollars formats an hourly price the way the plan prints it: three decimals, more for prices
-// under a cent ("$0.096/h", "$0.0042/h").
+// Dollars formats an hourly price the way the plan prints it: up to four decimals, at least three
+// ("$0.096/h", "$0.0416/h", "$1.250/h").
 func Dollars(usd float64) string {
-	if usd != 0 && usd < 0.01 {
-		return fmt.Sprintf("$%.4f/h", usd)
+	v := fmt.Sprintf("%.4f", usd)
+	if strings.HasSuffix(v, "0") {
+		v = v[:len(v)-1]
 	}
-	return fmt.Sprintf("$%.3f/h", usd)
+	return "$" + v + "/h"
 }
 
 // Describe is the text of an item: "$0.192/h (2 x m5.large at $0.096/h, SOURCE)" or
