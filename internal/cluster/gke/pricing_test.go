@@ -1,8 +1,14 @@
 package gke_test
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/nuv-dev/nuv/internal/cluster/clustertest"
 )
 
 // TestPlanCostEstimate: `nuv cluster plan` of a GKE spec against the emulator prints, beside the
@@ -15,7 +21,9 @@ func TestPlanCostEstimate(t *testing.T) {
 		"  zones: [us-central1-a, us-central1-b]\n"+
 		"  nodeGroups:\n  - {name: web, count: 2, instanceType: e2-standard-4}\n  - {name: small, count: 1}\n  - {name: odd, count: 1, instanceType: custom-4-8192}\n"+
 		"  gke: {project: "+w.gcpProject+", location: us-central1}\n")
+	t0 := time.Now()
 	out, errs, code := w.nuv("cluster", "plan", "-f", f, "--detailed-exitcode")
+	first := time.Since(t0)
 	if code != 2 {
 		t.Fatalf("plan: exit %d\n%s%s", code, out, errs)
 	}
@@ -33,4 +41,25 @@ func TestPlanCostEstimate(t *testing.T) {
 	if strings.Contains(out, "estimate") {
 		t.Errorf("the estimate is in the plan document on stdout:\n%s", out)
 	}
+
+	// The next plan reads the prices from the cache (0600) and says how old they are.
+	t0 = time.Now()
+	_, errs, _ = w.nuv("cluster", "plan", "-f", f)
+	cached := time.Since(t0)
+	if !regexp.MustCompile(`estimate: \$0\.5344/h \(4 x e2-standard-4 at \$0\.1336/h, Cloud Billing Catalog API us-central1 on-demand, E2 vCPU \+ RAM, cached \d+s ago\)`).MatchString(errs) {
+		t.Errorf("second plan, prices from the cache:\n%s", errs)
+	}
+	if fi, err := os.Stat(filepath.Join(w.home, "cache", "prices.json")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("price cache: %v %v", fi, err)
+	}
+	// NUV_PRICES=off: no estimate at all.
+	t0 = time.Now()
+	cmd := w.cmd("cluster", "plan", "-f", f)
+	cmd.Env = append(cmd.Env, "NUV_PRICES=off")
+	_, errs, _ = clustertest.Output(t, cmd)
+	off := time.Since(t0)
+	if strings.Contains(errs, "Estimated hourly cost") {
+		t.Errorf("NUV_PRICES=off still estimates:\n%s", errs)
+	}
+	t.Logf("plan: %s with the catalogue asked, %s with the cache, %s without estimate", first, cached, off)
 }
