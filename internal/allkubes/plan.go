@@ -57,7 +57,11 @@ type Cell struct {
 	Clusters []string `json:"clusters"`
 	Group    string   `json:"group,omitempty"`
 	Target   []string `json:"target"`
-	// Command is the shell command that runs the cell: nuv all-kubes --only CLUSTERS -- TARGET.
+	// UpgradeFrom is the upgrade path the cell takes (plan --upgrade-from): on each of its clusters
+	// the install cell and then the upgrade cell from this git ref or image, as all-kubes runs them.
+	UpgradeFrom string `json:"upgradeFrom,omitempty"`
+	// Command is the shell command that runs the cell: nuv all-kubes --only CLUSTERS
+	// [--upgrade-from REF] -- TARGET.
 	Command     string       `json:"command"`
 	Kubeconfigs []Kubeconfig `json:"kubeconfigs"`
 }
@@ -75,9 +79,13 @@ type PlanOptions struct {
 	// cells of N clusters.
 	Group string
 	// From: "auto" (local clusters made on the runner, the others from secrets), "file" or "secret".
-	From   string
-	Inv    Inventory
-	Getenv func(string) string
+	From string
+	// UpgradeFrom gives every cell the upgrade axis (all-kubes --upgrade-from REF): each runner
+	// runs its clusters' install and upgrade cells, one after the other on the same cluster, and
+	// `nuv report merge` puts the two paths of every cluster back together.
+	UpgradeFrom string
+	Inv         Inventory
+	Getenv      func(string) string
 }
 
 // KubeconfigSecret is the CI secret name for a cluster's kubeconfig: NUV_KUBECONFIG_ and the name
@@ -165,7 +173,7 @@ func Plan(o PlanOptions) ([]Cell, error) {
 	for _, t := range o.Targets {
 		for _, g := range groups {
 			names := g.names
-			cell := Cell{Clusters: names, Group: g.name, Target: t}
+			cell := Cell{Clusters: names, Group: g.name, Target: t, UpgradeFrom: o.UpgradeFrom}
 			label := strings.Join(names, "+")
 			if g.name != "" {
 				label = g.name
@@ -175,7 +183,11 @@ func Plan(o PlanOptions) ([]Cell, error) {
 				cell.Name = fmt.Sprintf("%s-%d", jobName(label+"-"+strings.Join(t, "-")), i)
 			}
 			seen[cell.Name] = true
-			cell.Command = shellJoin(append([]string{"nuv", "all-kubes", "--only", strings.Join(names, ","), "--"}, t...))
+			cmd := []string{"nuv", "all-kubes", "--only", strings.Join(names, ",")}
+			if o.UpgradeFrom != "" {
+				cmd = append(cmd, "--upgrade-from", o.UpgradeFrom)
+			}
+			cell.Command = shellJoin(append(append(cmd, "--"), t...))
 			for _, n := range names {
 				cell.Kubeconfigs = append(cell.Kubeconfigs, o.source(n))
 			}
@@ -296,10 +308,11 @@ type githubCell struct {
 	KubeconfigSecret  string `json:"kubeconfig_secret"`
 	KubeconfigSecrets string `json:"kubeconfig_secrets"`
 	Setup             string `json:"setup"`
+	UpgradeFrom       string `json:"upgrade_from,omitempty"`
 }
 
 func flat(c Cell) githubCell {
-	g := githubCell{Name: c.Name, Clusters: strings.Join(c.Clusters, ","), Target: shellJoin(c.Target), Command: c.Command}
+	g := githubCell{Name: c.Name, Clusters: strings.Join(c.Clusters, ","), Target: shellJoin(c.Target), Command: c.Command, UpgradeFrom: c.UpgradeFrom}
 	var srcs, files, secrets, setups []string
 	for _, k := range c.Kubeconfigs {
 		srcs = append(srcs, k.Source)
@@ -363,11 +376,15 @@ func WritePlan(w io.Writer, cells []Cell, format string) error {
 		var entries []map[string]string
 		for _, c := range cells {
 			g := flat(c)
-			entries = append(entries, map[string]string{
+			e := map[string]string{
 				"NUV_CELL": g.Name, "NUV_CLUSTERS": g.Clusters, "NUV_TARGET": g.Target, "NUV_COMMAND": g.Command,
 				"NUV_KUBECONFIG_SOURCE": g.KubeconfigSource, "NUV_KUBECONFIG_FILE": g.KubeconfigFile,
 				"NUV_KUBECONFIG_SECRETS": g.KubeconfigSecrets, "NUV_SETUP": g.Setup,
-			})
+			}
+			if g.UpgradeFrom != "" {
+				e["NUV_UPGRADE_FROM"] = g.UpgradeFrom
+			}
+			entries = append(entries, e)
 		}
 		data, err := yaml.Marshal(map[string]any{"parallel": map[string]any{"matrix": entries}})
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -146,9 +147,15 @@ func Merge(o MergeOptions) (*Report, error) {
 
 	merged := &Report{Schema: Schema, Nuv: o.Nuv, Skipped: skipped}
 	var start, end time.Time
+	var froms []string // the upgrade paths of the cells (all-kubes plan --upgrade-from)
 	for _, s := range sources {
 		merged.Merged = append(merged.Merged, s.dir)
+		if f := s.rep.UpgradeFrom; f != "" && !slices.Contains(froms, f) {
+			froms = append(froms, f)
+		}
 	}
+	sort.Strings(froms)
+	merged.UpgradeFrom = strings.Join(froms, ", ")
 	fill := func(tmp string) error {
 		for _, k := range order {
 			c := cells[k]

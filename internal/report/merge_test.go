@@ -220,3 +220,39 @@ func TestMergeRefusesSymlinksOutside(t *testing.T) {
 		}
 	})
 }
+
+// TestMergeUpgradeCells: the reports of the cells of `all-kubes plan --upgrade-from v1.2.0`, each
+// with its clusters' install and upgrade paths, merge into one report with the upgrade axis: every
+// cluster's two paths, and the version they upgraded from.
+func TestMergeUpgradeCells(t *testing.T) {
+	base := t.TempDir()
+	t0 := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
+	for i, cl := range []string{"a", "b"} {
+		d := runDir(t, filepath.Join(base, "cell-"+cl), "20261202-060000", "runner-"+cl, t0.Add(time.Duration(i)*time.Minute),
+			Result{Cluster: cl, Type: "kind", Status: Passed, Attempts: 1, Path: PathInstall},
+			Result{Cluster: cl, Type: "kind", Status: Passed, Attempts: 1, Path: PathUpgrade})
+		rep, err := readReportDir(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep.UpgradeFrom = "v1.2.0"
+		b, err := json.Marshal(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, JSONFile), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	merged, err := Merge(MergeOptions{Dirs: []string{base}, Out: filepath.Join(t.TempDir(), "merged"), Nuv: "0.2.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cells []string
+	for _, r := range merged.Results {
+		cells = append(cells, r.Cluster+"/"+PathOf(r))
+	}
+	if merged.UpgradeFrom != "v1.2.0" || !merged.HasPaths() || strings.Join(cells, ",") != "a/install,a/upgrade,b/install,b/upgrade" {
+		t.Fatalf("merged: upgrade from %q, paths %v, cells %v", merged.UpgradeFrom, merged.HasPaths(), cells)
+	}
+}

@@ -15,11 +15,15 @@ import (
 	"sync"
 	"time"
 
+	"cloud.google.com/go/auth"
+
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/clustercache"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
+	"github.com/nuv-dev/nuv/internal/cluster/gke"
 	"github.com/nuv-dev/nuv/internal/cluster/history"
+	"github.com/nuv-dev/nuv/internal/cluster/pricing"
 	"github.com/nuv-dev/nuv/internal/cluster/providers"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
@@ -242,8 +246,15 @@ func (c *cmdCtx) engineFor(location, command string) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	prices, err := pricing.FromEnv(c.env.Getenv, home, func(ctx context.Context) (*auth.Credentials, error) {
+		creds, _, err := gke.Credentials(ctx, c.env.Getenv)
+		return creds, err
+	})
+	if err != nil {
+		return nil, cli.Usagef("%v", err)
+	}
 	e := &engine.Engine{Providers: c.providers, Store: store, Out: c.env.Out, Log: c.env.Log, LockWait: wait, Command: command,
-		Project: paths.Project(c.env.Getenv, c.env.Dir), History: hist}
+		Project: paths.Project(c.env.Getenv, c.env.Dir), History: hist, Prices: prices}
 	if err := e.SetFailpoints(c.env.Getenv); err != nil { // kill tests' failpoints
 		return nil, cli.Usagef("%v", err)
 	}

@@ -8,10 +8,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
+	"github.com/nuv-dev/nuv/internal/cluster/pricing"
 	"github.com/nuv-dev/nuv/internal/cluster/providers"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/tfgen"
@@ -148,7 +150,7 @@ func (c *cmdCtx) printPlans(ctx context.Context, e *engine.Engine, specs []*spec
 	if err := c.writePlans(plans, output); err != nil {
 		return err
 	}
-	c.writeEstimates(ctx, e, plans, output)
+	c.writeEstimates(ctx, e, specs, plans, output)
 	for _, p := range plans {
 		if !p.Empty() && detailed {
 			return errChanges
@@ -158,19 +160,35 @@ func (c *cmdCtx) printPlans(ctx context.Context, e *engine.Engine, specs []*spec
 }
 
 // writeEstimates prints, on stderr, how long applying each plan is expected to take (from the
-// state store's apply history): advice that changes with every apply, so it stays out of the plan
-// document on stdout, which a team diffs and scripts read. Machine forms (-o json|yaml) get none.
-func (c *cmdCtx) writeEstimates(ctx context.Context, e *engine.Engine, plans []*cluster.Plan, output *cli.OutputOption) {
+// state store's apply history) and what the machines it runs cost by the hour (from the clouds'
+// price APIs): advice that changes with every apply and every price list, so it stays out of the
+// plan document on stdout, which a team diffs and scripts read. Machine forms (-o json|yaml) get
+// none. specs[i] is the spec of plans[i]. The cost estimates of all plans are looked up at once,
+// each within the price lookup's time limit.
+func (c *cmdCtx) writeEstimates(ctx context.Context, e *engine.Engine, specs []*spec.Cluster, plans []*cluster.Plan, output *cli.OutputOption) {
 	if output.Machine() {
 		return
 	}
-	for _, p := range plans {
+	costs := make([]pricing.Estimate, len(plans))
+	var wg sync.WaitGroup
+	for i, p := range plans {
+		if i < len(specs) && !p.Empty() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				costs[i] = e.Costs(ctx, specs[i], p)
+			}()
+		}
+	}
+	wg.Wait()
+	for i, p := range plans {
 		est, total, err := e.Estimates(ctx, p)
 		if err != nil {
 			c.env.Log.Warnf("cluster %s: no expected apply time: %v", p.Cluster, err)
-			continue
+		} else {
+			engine.WriteEstimates(c.env.Err, p, est, total)
 		}
-		engine.WriteEstimates(c.env.Err, p, est, total)
+		engine.WriteCosts(c.env.Err, p, costs[i], time.Now())
 	}
 }
 

@@ -49,7 +49,7 @@ func (c *cmdCtx) savePlans(ctx context.Context, e *engine.Engine, specs []*spec.
 	if err := c.writePlans(plans, output); err != nil {
 		return err
 	}
-	c.writeEstimates(ctx, e, plans, output)
+	c.writeEstimates(ctx, e, specs, plans, output)
 	note := fmt.Sprintf("\nSaved the plan to %s. `nuv cluster apply %s` carries out exactly this plan, and refuses it if the clusters or their state records change before.\n", file, file)
 	if output.Machine() {
 		fmt.Fprint(c.env.Err, note[1:])

@@ -23,6 +23,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/history"
+	"github.com/nuv-dev/nuv/internal/cluster/pricing"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
 )
@@ -46,6 +47,8 @@ type Engine struct {
 	// History, if set, records how long each carried-out step took (per provider, resource kind
 	// and action) and gives plans their expected durations (Estimates).
 	History history.Store
+	// Prices, if set, gives plans an hourly cost estimate of the machines they run (Costs).
+	Prices *pricing.Book
 	// AfterStep, if set, is called after each change is carried out and recorded (step counts from
 	// 1). Tests use it as a failpoint: a process killed there shows that the next apply resumes.
 	AfterStep func(step int, ch cluster.Change)
@@ -416,6 +419,20 @@ func (e *Engine) Estimates(ctx context.Context, plan *cluster.Plan) ([]history.E
 		total.Add(est[i])
 	}
 	return est, total, nil
+}
+
+// Costs returns the hourly cost estimate of the machines plan's changes run once applied (see
+// pricing.Book.Estimate): empty without Prices, for an unknown provider, and for providers whose
+// machines are this host's (local, kind). It never fails; a price it cannot get says why.
+func (e *Engine) Costs(ctx context.Context, c *spec.Cluster, plan *cluster.Plan) pricing.Estimate {
+	if e.Prices == nil || plan == nil {
+		return pricing.Estimate{}
+	}
+	p, ok := e.Providers[plan.Provider].(cluster.Priced)
+	if !ok {
+		return pricing.Estimate{}
+	}
+	return e.Prices.Estimate(ctx, p, c, plan)
 }
 
 func since(t time.Time) string { return time.Since(t).Round(10 * time.Millisecond).String() }

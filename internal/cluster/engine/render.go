@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/history"
+	"github.com/nuv-dev/nuv/internal/cluster/pricing"
 )
 
 // WritePlan prints a plan the way a person reads it: one line per resource (+ create, ~ update,
@@ -87,6 +89,44 @@ func WriteEstimates(w io.Writer, p *cluster.Plan, est []history.Estimate, total 
 		fmt.Fprintf(w, "  %-*s  %s\n", width, string(c.Action)+" "+c.Key, est[i])
 	}
 	fmt.Fprintf(w, "  %-*s  %s\n", width, "total", total)
+}
+
+// WriteCosts prints a plan's hourly cost estimate (Engine.Costs): a line per change whose resource
+// runs machines, with the count, the type, the unit price and its source, then the total, labelled
+// an estimate. Nothing when no change runs priced machines (local and kind clusters). now gives the
+// age of cached prices.
+func WriteCosts(w io.Writer, p *cluster.Plan, est pricing.Estimate, now time.Time) {
+	if est.Empty() {
+		return
+	}
+	fmt.Fprintf(w, "Estimated hourly cost of cluster %s (on-demand list prices of the machines the changes run, from the cloud's price API; an estimate, not a bill):\n", p.Cluster)
+	width := 0
+	for _, l := range est.Lines {
+		width = max(width, len(l.Change))
+	}
+	for _, l := range est.Lines {
+		for i, it := range l.Items {
+			label := l.Change
+			if i > 0 {
+				label = ""
+			}
+			if it.Price == nil {
+				fmt.Fprintf(w, "  %-*s  %s\n", width, label, it.Describe(now))
+				continue
+			}
+			fmt.Fprintf(w, "  %-*s  estimate: %s\n", width, label, it.Describe(now))
+		}
+	}
+	if len(est.Sources()) == 0 {
+		fmt.Fprintf(w, "  estimated cost: no price (none of the machine types has one)\n")
+		return
+	}
+	note := strings.Join(est.Sources(), "; ")
+	if est.Unpriced > 0 {
+		note += "; "
+		note += fmt.Sprintf("%d of the machine types without a price, not counted", est.Unpriced)
+	}
+	fmt.Fprintf(w, "  estimated cost: %s (%s)\n", pricing.Dollars(est.USDPerHour), note)
 }
 
 // jsonChange is a change in `-o json`.

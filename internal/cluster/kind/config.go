@@ -51,6 +51,7 @@ func Config(in ConfigInput) (*v1alpha4.Cluster, error) {
 		cps = 1
 	}
 	base := map[string]string{LabelCluster: c.Metadata.Name, LabelProvider: "kind"}
+	maps.Copy(base, markLabels(c.Marks)) // the expiry and the owner, for gc by label
 	for i := 0; i < cps; i++ {
 		n := v1alpha4.Node{Role: v1alpha4.ControlPlaneRole, Image: in.Image, Labels: withGroup(base, ControlPlaneGroup, nil)}
 		if i == 0 {

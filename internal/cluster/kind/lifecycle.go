@@ -287,8 +287,11 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 	}
 	live := allRunning && liveErr == nil
 	// nuv's clusters are those this nuv (its NUV_HOME) recorded or marked: a kind cluster made by
-	// a nuv of another home, though labelled, is as foreign as one made with kind itself.
-	if owned := rec != nil || p.marked(ctx, rt, name); !owned {
+	// a nuv of another home, though labelled, is as foreign as one made with kind itself (unless gc
+	// adopted it by its owner label, below).
+	// A cluster gc adopted by its labels (its record and this home's mark lost) is nuv's when its
+	// nodes name the owner Adopt read (c.Marks.Owner).
+	if owned := rec != nil || p.marked(ctx, rt, name) || (live && ownedByLabel(nodes, name, c.Marks.Owner)); !owned {
 		return []cluster.Resource{{Kind: kindCluster, Name: name, ID: id, Foreign: true, Fields: map[string]string{"containers": strconv.Itoa(len(cs))}}}, nil
 	}
 	f := map[string]string{}
@@ -763,7 +766,9 @@ func (p *Provider) removeIdleNetwork(ctx context.Context, rt Runtime) {
 	}
 }
 
-// Adopt describes an existing kind cluster made by nuv (found by its node labels) as a spec.
+// Adopt describes an existing kind cluster made by nuv (found by its node labels) as a spec: one
+// this nuv marked, or one whose nodes carry nuv's labels with an owner (gc of a cluster whose
+// record was lost; the engine checked the owner is its store).
 func (p *Provider) Adopt(ctx context.Context, name string) (*spec.Cluster, error) {
 	rt, err := p.runtime(ctx)
 	if err != nil {
@@ -777,10 +782,12 @@ func (p *Provider) Adopt(ctx context.Context, name string) (*spec.Cluster, error
 		return nil, fmt.Errorf("%q: %w", name, cluster.ErrNotFound)
 	}
 	owned, nodes := p.owned(ctx, rt, name)
-	if !owned {
+	marks, labelled, _ := nodeMarks(nodes, name)
+	if !owned && (!labelled || marks.Owner == "") {
 		return nil, p.notOwned(name, nodes)
 	}
 	c := &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: name}, Spec: spec.Spec{Provider: "kind"}}
+	c.Marks = marks // the owner its labels name: Observe takes it as nuv's (gc, record lost)
 	f := observedNodeFields(nodes, "")
 	c.Spec.KubernetesVersion = f["version"]
 	if n, _ := strconv.Atoi(f["controlPlanes"]); n > 1 {

@@ -185,7 +185,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rq.body = body
-	if r.URL.Path == "/" || r.URL.Path == "" {
+	if (r.URL.Path == "/" || r.URL.Path == "") && r.Header.Get("X-Amz-Target") == "" {
 		if rq.form, err = parseForm(body, r); err != nil {
 			s.fail(w, rq, errf(400, "MalformedQueryString", "%v", err))
 			return
@@ -302,9 +302,9 @@ func (s *Server) authenticate(rq *request) error {
 		if rq.sig.Region != region {
 			return &authError{"SignatureDoesNotMatch", fmt.Sprintf("Credential should be scoped to a valid region: this emulator serves %s, the request is signed for %q (set AWS_REGION=%s)", region, rq.sig.Region, region)}
 		}
-	case "iam", "sts":
+	case "iam", "sts", "pricing":
 	default:
-		return &authError{"InvalidClientTokenId", fmt.Sprintf("nuv emulator does not serve the service %q (it serves eks, ec2, elasticloadbalancing, iam and sts)", rq.service)}
+		return &authError{"InvalidClientTokenId", fmt.Sprintf("nuv emulator does not serve the service %q (it serves eks, ec2, elasticloadbalancing, iam, pricing and sts)", rq.service)}
 	}
 	return rq.sig.verify(rq.http, rq.body, secret, time.Now())
 }
@@ -376,6 +376,8 @@ func (s *Server) route(rq *request) (string, func() (any, error), *apiError) {
 	switch rq.service {
 	case "eks":
 		return s.routeEKS(rq)
+	case "pricing":
+		return s.routePricing(rq)
 	case "ec2", "iam", "sts", elbService:
 		action := rq.form.Get("Action")
 		if action == "" {
@@ -397,7 +399,7 @@ type queryHandler func(s *Server, p params) (any, error)
 // fail answers an error in rq's protocol.
 func (s *Server) fail(w http.ResponseWriter, rq *request, e *apiError) {
 	switch rq.service {
-	case "eks":
+	case "eks", "pricing":
 		writeJSONError(w, rq.id, e)
 	case "ec2":
 		writeEC2Error(w, rq.id, e)
@@ -417,7 +419,7 @@ func (s *Server) fail(w http.ResponseWriter, rq *request, e *apiError) {
 // answer writes a successful result in rq's protocol.
 func (s *Server) answer(w http.ResponseWriter, rq *request, op string, out any) {
 	switch rq.service {
-	case "eks":
+	case "eks", "pricing":
 		b, err := json.Marshal(out)
 		if err != nil {
 			writeJSONError(w, rq.id, errf(500, "ServerException", "encode %s: %v", op, err))

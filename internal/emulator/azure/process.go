@@ -78,7 +78,8 @@ func Down(ctx context.Context, dir string) (bool, error) { return daemon.Down(ct
 // Env is what `nuv emulator env` prints for Azure clients: the service principal (azidentity's
 // EnvironmentCredential reads AZURE_TENANT_ID, AZURE_CLIENT_ID, AZURE_CLIENT_SECRET), the
 // authority host (AZURE_AUTHORITY_HOST), the subscription, and nuv's own variables for the ARM
-// endpoint and the CA to trust (NUV_AZURE_RESOURCE_MANAGER, NUV_AZURE_CA_FILE).
+// endpoint, the CA to trust and the Retail Prices API (NUV_AZURE_RESOURCE_MANAGER, NUV_AZURE_CA_FILE,
+// NUV_AZURE_PRICES).
 func Env(p Process, c Credentials) []string {
 	return []string{
 		"AZURE_TENANT_ID=" + c.TenantID,
@@ -88,5 +89,6 @@ func Env(p Process, c Credentials) []string {
 		"AZURE_AUTHORITY_HOST=" + p.URL() + "/",
 		"NUV_AZURE_RESOURCE_MANAGER=" + p.URL(),
 		"NUV_AZURE_CA_FILE=" + CAFile(p.Dir),
+		"NUV_AZURE_PRICES=" + p.URL(),
 	}
 }

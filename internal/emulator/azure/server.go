@@ -137,6 +137,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "_nuv/health" || path == "_nuv/faults":
 		s.ServeAdmin(w, r, "", nil)
 		return
+	case "/"+path == RetailPricesPath:
+		s.retailPrices(w, r)
+		return
 	case len(segs) > 0 && strings.EqualFold(segs[0], "subscriptions"):
 		s.arm(w, r, segs)
 		return

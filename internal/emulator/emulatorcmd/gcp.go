@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/nuv-dev/nuv/internal/cluster/pricing"
 	"io"
 	"net"
 	"os"
@@ -62,7 +63,7 @@ func (gcpCloud) Status(ctx context.Context, home string) (Status, error) {
 }
 
 // gcpEnv prints what points Google clients at the GKE emulator: gcloud's and nuv's endpoint
-// override, the credentials file (ADC) and the project.
+// override and the Cloud Billing Catalog API's (prices), the credentials file (ADC) and the project.
 func gcpEnv(ctx context.Context, w io.Writer, home string) error {
 	p, ok, err := awsemu.Status(ctx, gcpDir(home))
 	if err != nil {
@@ -75,8 +76,8 @@ func gcpEnv(ctx context.Context, w io.Writer, home string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "export %s=%s/\nexport GOOGLE_APPLICATION_CREDENTIALS=%s\nexport CLOUDSDK_CORE_PROJECT=%s\n",
-		gke.EndpointEnv, p.URL(), filepath.Join(p.Dir, gcp.CredentialsFileName), project)
+	fmt.Fprintf(w, "export %s=%s/\nexport %s=%s/\nexport GOOGLE_APPLICATION_CREDENTIALS=%s\nexport CLOUDSDK_CORE_PROJECT=%s\n",
+		gke.EndpointEnv, p.URL(), pricing.GCPEndpointEnv, p.URL(), filepath.Join(p.Dir, gcp.CredentialsFileName), project)
 	return printAdminToken(w, "gcp", p.Dir)
 }
 

@@ -151,6 +151,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.tokenEndpoint(w, r)
 	case strings.HasPrefix(r.URL.Path, "/_nuv/"):
 		s.admin(w, r)
+	case r.URL.Path == "/v1/services" || strings.HasPrefix(r.URL.Path, "/v1/services/"):
+		s.billing(w, r)
 	default:
 		s.rest(w, r)
 	}
