@@ -350,3 +350,27 @@ func TestIntegrationClusterVerbsLocal(t *testing.T) {
 		})
 	}
 }
+
+// TestClusterVerbsNoClustersSameAsFull: with no cluster anywhere (every cloud answered none) the
+// front prints the full program's hint, or an empty list in the machine forms.
+func TestClusterVerbsNoClustersSameAsFull(t *testing.T) {
+	root := t.TempDir()
+	f := &fixture{home: filepath.Join(root, "home"), project: filepath.Join(root, "project")}
+	f.vars = map[string]string{"NUV_HOME": f.home, "HOME": root, "NUV_PROJECT": f.project}
+	if err := os.MkdirAll(f.home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cache := clustercache.Cache{Dir: clustercache.Dir(f.home), TTL: time.Hour}
+	for _, p := range []string{"aks", "aws", "eks", "gke"} {
+		if err := cache.Save(p, clustercache.Key(p, f.project, f.getenv), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"list"}, {"list", "-o", "wide"}, {"list", "-o", "json"}, {"list", "-o", "yaml"}} {
+		want, wantCode := full(t, f, args...)
+		got, code, ok := fromFront(t, f, args...)
+		if !ok || got != want || code != wantCode {
+			t.Errorf("nuv cluster %s: front (answered %v, exit %d):\n%s\nfull program (exit %d):\n%s", strings.Join(args, " "), ok, code, got, wantCode, want)
+		}
+	}
+}

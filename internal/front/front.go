@@ -1,7 +1,8 @@
 // Package front is the slim `nuv` binary users run a hundred times a day. It answers the daily
-// verbs that need little (`nuv -version` and the `nuv kube` verbs list, use N, env, current and
-// detect) in its own process, and hands every other command line, unchanged, to nuv's full
-// program (cmd/nuv-full: the task interpreter, providers, emulators, Helm, kind, ...) by
+// verbs that need little (`nuv -version`, the `nuv kube` verbs list, use N, env, current and
+// detect, and `nuv cluster list` and `nuv cluster status NAME` when every answer is on this
+// machine: clusters.go) in its own process, and hands every other command line, unchanged, to
+// nuv's full program (cmd/nuv-full: the task interpreter, providers, emulators, Helm, kind, ...) by
 // exec(2): same process, same arguments, streams, signals and exit code.
 //
 // Why two programs: Go runs the package initialisers of everything a binary links, whether a
