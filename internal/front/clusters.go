@@ -3,6 +3,7 @@ package front
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"sort"
@@ -97,10 +98,20 @@ func (q *clusterQuery) cached(n string) (infos []cluster.Info, ok bool) {
 }
 
 // list is every provider's clusters plus the records no provider sees, as `nuv cluster list`
-// shows them; ok false on a miss.
+// shows them; ok false on a miss (found before any local cluster is probed).
 func (q *clusterQuery) list(ctx context.Context) (all []cluster.Info, ok bool) {
 	if quickread.KindMarked(q.home) {
 		return nil, false
+	}
+	clouds := map[string][]cluster.Info{}
+	for _, p := range providers {
+		if p.cloud {
+			infos, ok := q.cached(p.name)
+			if !ok {
+				return nil, false
+			}
+			clouds[p.name] = infos
+		}
 	}
 	names, err := quickread.LocalNames(q.home)
 	if err != nil {
@@ -111,33 +122,21 @@ func (q *clusterQuery) list(ctx context.Context) (all []cluster.Info, ok bool) {
 	var wg sync.WaitGroup
 	for i, n := range names {
 		wg.Add(1)
-		go func() {
+		go func() { // each probe bounded by quickread.ProbeTimeout
 			defer wg.Done()
 			local[i], _, errs[i] = quickread.Local(ctx, q.home, n)
 		}()
 	}
-	var byProvider [][]cluster.Info
-	for _, p := range providers {
-		switch {
-		case p.cloud:
-			infos, ok := q.cached(p.name)
-			if !ok {
-				wg.Wait()
-				return nil, false
-			}
-			byProvider = append(byProvider, infos)
-		case p.name == "local":
-			wg.Wait()
-			for _, err := range errs {
-				if err != nil {
-					return nil, false
-				}
-			}
-			byProvider = append(byProvider, local)
-		}
+	wg.Wait()
+	if errors.Join(errs...) != nil {
+		return nil, false
 	}
 	seen := map[string]bool{}
-	for _, infos := range byProvider {
+	for _, p := range providers { // in name order, as the full program lists them
+		infos := clouds[p.name]
+		if p.name == "local" {
+			infos = local
+		}
 		for _, i := range infos {
 			seen[i.Name] = true
 			all = append(all, i)
@@ -214,54 +213,58 @@ func (q *clusterQuery) withPhase(info cluster.Info) cluster.Info {
 	return one[0]
 }
 
-// answerCluster answers `nuv cluster VERB ARGS` when it can: the output to print and the
-// command's error (nil, or exit 3 for a cluster that is not running). ok false: hand the command
-// to the full program, nothing printed.
-func answerCluster(ctx context.Context, env *cli.Env, verb string, args []string) (out []byte, err error, ok bool) {
+// answer is what the front prints for a command it answers, and the command's error (nil, or
+// exit 3 for a cluster that is not running).
+type answer struct {
+	out []byte
+	err error
+}
+
+// answerCluster answers `nuv cluster VERB ARGS` when it can; ok false: hand the command to the
+// full program, nothing printed.
+func answerCluster(ctx context.Context, env *cli.Env, verb string, args []string) (a answer, ok bool) {
 	fs := pflag.NewFlagSet("nuv cluster "+verb, pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	var output cli.OutputOption
 	output.AddFlags(fs)
 	if fs.Parse(args) != nil || fs.Changed("json") {
-		return nil, nil, false
+		return answer{}, false
 	}
 	q := newClusterQuery(env)
 	if q == nil {
-		return nil, nil, false
+		return answer{}, false
 	}
 	var b bytes.Buffer
 	switch {
 	case verb == "list" && fs.NArg() == 0:
 		infos, ok := q.list(ctx)
 		if !ok {
-			return nil, nil, false
+			return answer{}, false
 		}
 		if !output.Machine() && len(infos) == 0 {
 			b.WriteString("no clusters; create one with `nuv cluster create local`\n")
-			return b.Bytes(), nil, true
+			return answer{out: b.Bytes()}, true
 		}
 		if done, err := output.Write(&b, clusterview.Machines(infos)); done {
-			return b.Bytes(), nil, err == nil
+			return answer{out: b.Bytes()}, err == nil
 		}
 		clusterview.Table(&b, infos, time.Now(), output.Wide())
-		return b.Bytes(), nil, true
+		return answer{out: b.Bytes()}, true
 	case verb == "status" && fs.NArg() == 1:
 		info, ok := q.status(ctx, fs.Arg(0))
 		if !ok {
-			return nil, nil, false
+			return answer{}, false
 		}
-		if done, err := output.Write(&b, clusterview.MachineOf(info)); done {
-			if err != nil {
-				return nil, nil, false
-			}
-		} else {
+		if done, err := output.Write(&b, clusterview.MachineOf(info)); !done {
 			clusterview.Status(&b, info, time.Now(), output.Wide())
+		} else if err != nil {
+			return answer{}, false
 		}
 		if info.Status != cluster.Running {
-			return b.Bytes(), cli.Exit(exitNotRunning, nil), true
+			return answer{out: b.Bytes(), err: cli.Exit(exitNotRunning, nil)}, true
 		}
-		return b.Bytes(), nil, true
+		return answer{out: b.Bytes()}, true
 	}
-	return nil, nil, false
+	return answer{}, false
 }

@@ -175,11 +175,11 @@ func full(t *testing.T, f *fixture, args ...string) (string, int) {
 func fromFront(t *testing.T, f *fixture, args ...string) (string, int, bool) {
 	t.Helper()
 	var out, errw bytes.Buffer
-	b, err, ok := answerCluster(context.Background(), f.env(&out, &errw), args[0], args[1:])
-	if errw.Len() > 0 {
-		t.Errorf("the front wrote to stderr: %s", errw.String())
+	a, ok := answerCluster(context.Background(), f.env(&out, &errw), args[0], args[1:])
+	if errw.Len() > 0 || out.Len() > 0 {
+		t.Errorf("the front wrote to its streams before it answered: stdout %q, stderr %q", out.String(), errw.String())
 	}
-	return string(b), cli.ExitCode(cli.Prefix("nuv cluster", err)), ok
+	return string(a.out), cli.ExitCode(cli.Prefix("nuv cluster", a.err)), ok
 }
 
 // TestClusterVerbsSameAsFull: on the same recorded states the front answers `nuv cluster list`

@@ -80,9 +80,9 @@ func Main(ctx context.Context, args []string) int {
 	}
 	if len(args) >= 3 && args[1] == "cluster" && (args[2] == "list" || args[2] == "status") && isNuv(args[0]) {
 		if env, err := cli.NewEnv(streams); err == nil {
-			if out, err, ok := answerCluster(ctx, env, args[2], args[3:]); ok {
-				_, _ = streams.Out.Write(out)
-				return cli.Report(streams, cli.Prefix("nuv cluster", err))
+			if a, ok := answerCluster(ctx, env, args[2], args[3:]); ok {
+				_, _ = streams.Out.Write(a.out)
+				return cli.Report(streams, cli.Prefix("nuv cluster", a.err))
 			}
 		}
 	}

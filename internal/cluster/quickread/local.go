@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
@@ -214,7 +215,7 @@ func nodesReady(ctx context.Context, kubeconfig string, timeout time.Duration) (
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+"/api/v1/nodes", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+"/api/v1/nodes", nil)
 	if err != nil {
 		return 0, err
 	}

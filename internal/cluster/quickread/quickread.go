@@ -8,7 +8,8 @@
 // It reads exactly as the providers do (package state's Dir, package local), and where it cannot
 // vouch for giving the same answer (a record in an older format, one it cannot decode) it says so
 // (ErrUnsure), so the caller hands the command to nuv's full program instead of answering
-// differently. TestSameAsProviders holds it to the providers' answers.
+// differently. TestMirrorsTheProviders holds its types to the providers' and package front's
+// TestClusterVerbsSameAsFull its answers to the full program's.
 package quickread
 
 import (
