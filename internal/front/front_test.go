@@ -28,7 +28,7 @@ func TestLight(t *testing.T) {
 		{[]string{"nuv", "--version"}, true},
 		{[]string{"nuv", "-v"}, true},
 		{[]string{"nuv"}, false},                             // the help lists the bundle: the full program's
-		{[]string{"nuv", "cluster", "list"}, false},          // providers
+		{[]string{"nuv", "cluster", "list"}, false},          // answerCluster, when every answer is on this machine
 		{[]string{"nuv", "-task", "kube"}, false},            // go-task
 		{[]string{"task", "kube"}, false},                    // the task named kube
 		{[]string{"sh", "kube"}, false},                      // a tool link: its argument
