@@ -4,8 +4,9 @@
 // kwok nodes) and an EKS, an AKS and a GKE cluster made against nuv's emulators (each a real local
 // control plane behind the emulated cloud API).
 //
-// For each verb it runs one whole process at a time, alternating with its peer, and prints the
-// median wall time, the median CPU time (user + system of the process and the children it waited
+// For each verb it runs one whole process at a time, alternating with its peer, and prints which
+// program answered it (the slim nuv in its own process, or nuv's full program it hands over to),
+// the median wall time, the median CPU time (user + system of the process and the children it waited
 // for, from wait4's rusage: the machine is shared, so CPU is the steadier figure) and the peak
 // resident memory, beside the peer measured in the same run and the ratio nuv/peer:
 //
@@ -284,18 +285,33 @@ func run(n int, keep bool, home, project string) error {
 		}
 	}
 	fmt.Printf("\n%d runs each (medians; CPU is user+system of the process and the children it waited for; RSS the peak)\n\n", n)
-	fmt.Println("| command | wall | CPU | peak RSS | peer | peer wall | peer CPU | ratio wall | ratio CPU | target (wall) |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| command | answered by | wall | CPU | peak RSS | peer | peer wall | peer CPU | ratio wall | ratio CPU | target (wall) |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, p := range pairs {
 		m, q := p.nuv.median(), p.peer.median()
-		fmt.Printf("| %s | %.1f ms | %.1f ms | %.0f MiB | %s | %.1f ms | %.1f ms | %.2f | %.2f | %s |\n",
-			p.nuv.label, benchutil.MS(m.wall), benchutil.MS(m.cpu), float64(m.maxRSS)/1024,
+		fmt.Printf("| %s | %s | %.1f ms | %.1f ms | %.0f MiB | %s | %.1f ms | %.1f ms | %.2f | %.2f | %s |\n",
+			p.nuv.label, answeredBy(project, p.nuv, tmp), benchutil.MS(m.wall), benchutil.MS(m.cpu), float64(m.maxRSS)/1024,
 			p.peer.label, benchutil.MS(q.wall), benchutil.MS(q.cpu), ratio(m.wall, q.wall), ratio(m.cpu, q.cpu), p.target)
 	}
 	if l, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Printf("\nload average at the end: %s", l)
 	}
 	return nil
+}
+
+// answeredBy says which program answers sub: the slim nuv answers in its own process and never
+// looks at $NUV_FULL, so a run with NUV_FULL naming a missing file tells them apart.
+func answeredBy(dir string, sub *subject, tmp string) string {
+	cmd := exec.Command(sub.argv[0], sub.argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(without(sub.env, "NUV_FULL"), "NUV_FULL="+filepath.Join(tmp, "no-full-program"))
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	_ = cmd.Run()
+	if strings.Contains(errb.String(), "NUV_FULL=") {
+		return "full program"
+	}
+	return "slim nuv"
 }
 
 func ratio(a, b time.Duration) float64 {

@@ -1,7 +1,8 @@
 // Package front is the slim `nuv` binary users run a hundred times a day. It answers the daily
-// verbs that need little (`nuv -version` and the `nuv kube` verbs list, use N, env, current and
-// detect) in its own process, and hands every other command line, unchanged, to nuv's full
-// program (cmd/nuv-full: the task interpreter, providers, emulators, Helm, kind, ...) by
+// verbs that need little (`nuv -version`, the `nuv kube` verbs list, use N, env, current and
+// detect, and `nuv cluster list` and `nuv cluster status NAME` when every answer is on this
+// machine: clusters.go) in its own process, and hands every other command line, unchanged, to
+// nuv's full program (cmd/nuv-full: the task interpreter, providers, emulators, Helm, kind, ...) by
 // exec(2): same process, same arguments, streams, signals and exit code.
 //
 // Why two programs: Go runs the package initialisers of everything a binary links, whether a
@@ -77,6 +78,14 @@ func Main(ctx context.Context, args []string) int {
 		}
 		return cli.Report(streams, run(ctx, env, args[2:]))
 	}
+	if len(args) >= 3 && args[1] == "cluster" && (args[2] == "list" || args[2] == "status") && isNuv(args[0]) {
+		if env, err := cli.NewEnv(streams); err == nil {
+			if a, ok := answerCluster(ctx, env, args[2], args[3:]); ok {
+				_, _ = streams.Out.Write(a.out)
+				return cli.Report(streams, cli.Prefix("nuv cluster", a.err))
+			}
+		}
+	}
 	verbosity, _ := strconv.Atoi(os.Getenv("NUV_VERBOSE"))
 	b := companion.Builder{Getenv: os.Getenv, Log: cli.NewLogger(streams.Err, verbosity)}
 	if len(args) == 2 && args[0] != "task" && args[1] == "-full" {
@@ -94,7 +103,7 @@ func Main(ctx context.Context, args []string) int {
 // program answers. Only the program name "nuv" qualifies: run as `task` or as one of the tool
 // names nuv links, the first word is that tool's argument.
 func light(args []string) func(context.Context, *cli.Env, []string) error {
-	if strings.TrimSuffix(filepath.Base(args[0]), ".exe") != "nuv" || len(args) < 2 {
+	if !isNuv(args[0]) || len(args) < 2 {
 		return nil
 	}
 	switch first := args[1]; {
@@ -108,6 +117,9 @@ func light(args []string) func(context.Context, *cli.Env, []string) error {
 	}
 	return nil
 }
+
+// isNuv reports whether the program runs by the name nuv (not as `task` or as a tool's link).
+func isNuv(arg0 string) bool { return strings.TrimSuffix(filepath.Base(arg0), ".exe") == "nuv" }
 
 // handOver execs the full program with args; it returns only on failure.
 func handOver(ctx context.Context, b companion.Builder, args []string) error {

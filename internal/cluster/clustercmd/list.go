@@ -4,19 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
+	"time"
 
 	"github.com/nuv-dev/nuv/internal/cluster/state"
-	"text/tabwriter"
-	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/clustercache"
+	"github.com/nuv-dev/nuv/internal/cluster/clusterview"
 	"github.com/nuv-dev/nuv/internal/paths"
 )
 
@@ -58,143 +55,20 @@ func writeList(w io.Writer, o *cli.OutputOption, infos []cluster.Info, now time.
 // writeTable prints clusters as a table; now makes AGE deterministic in tests.
 func writeTable(w io.Writer, infos []cluster.Info, now time.Time) { writeTableOf(w, infos, now, false) }
 
-// writeTableOf is writeTable, with the wide columns (flavor, version, HA, kubeconfig) when wide.
+// writeTableOf is writeTable, with the wide columns (flavor, version, HA, kubeconfig) when wide:
+// clusterview's table, which the slim front prints too.
 func writeTableOf(w io.Writer, infos []cluster.Info, now time.Time, wide bool) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	// EXPIRES appears when some cluster has a time to live (spec.ttl), as kubectl adds columns
-	// that only some objects fill; "-" for the others.
-	expires := slices.ContainsFunc(infos, func(i cluster.Info) bool { return i.ExpiresAt != nil })
-	head := "NAME\tPROVIDER\tSTATUS\tAPI\tNODES\tAGE"
-	if expires {
-		head += "\tEXPIRES"
-	}
-	if wide {
-		head += "\tFLAVOR\tVERSION\tHA\tKUBECONFIG"
-	}
-	fmt.Fprintln(tw, head)
-	for _, i := range infos {
-		api, nodes, age := i.APIURL, "-", "-"
-		if api == "" {
-			api = "-"
-		}
-		if i.NodesReady >= 0 {
-			nodes = fmt.Sprintf("%d/%d", i.NodesReady, i.Nodes)
-		} else if i.Nodes > 0 {
-			nodes = "?/" + strconv.Itoa(i.Nodes)
-		}
-		if !i.Created.IsZero() {
-			age = humanAge(now.Sub(i.Created))
-		}
-		status := string(i.Status)
-		if i.Status == cluster.Degraded {
-			var down []string
-			for _, c := range i.Components {
-				if !c.Running {
-					down = append(down, c.Name)
-				}
-			}
-			if len(down) > 0 {
-				status += " (down: " + strings.Join(down, ",") + ")"
-			}
-		}
-		if i.Phase != "" && i.Phase != "running" {
-			status += " [" + i.Phase + "]"
-		}
-		if !i.CachedAt.IsZero() {
-			status += " (" + clustercache.Age(i.CachedAt, now) + ")"
-		}
-		if i.Err != nil {
-			status += ": " + i.Err.Error()
-		}
-		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", i.Name, i.Provider, status, api, nodes, age)
-		if expires {
-			row += "\t" + expiresIn(i.ExpiresAt, now)
-		}
-		if wide {
-			row += fmt.Sprintf("\t%s\t%s\t%t\t%s", orDash(i.Flavor), orDash(i.Version), i.HA, orDash(i.Kubeconfig))
-		}
-		fmt.Fprintln(tw, row)
-	}
-	tw.Flush()
+	clusterview.Table(w, infos, now, wide)
 }
 
-// expiresIn is "in 3h", "expired 20m ago" or "-" (no time to live).
-func expiresIn(at *time.Time, now time.Time) string {
-	switch {
-	case at == nil:
-		return "-"
-	case at.After(now):
-		return "in " + humanAge(at.Sub(now))
-	}
-	return "expired " + humanAge(now.Sub(*at)) + " ago"
-}
+func orDash(s string) string { return clusterview.Dash(s) }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
+func humanAge(d time.Duration) string { return clusterview.HumanAge(d) }
 
-func humanAge(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
-}
+// machineInfos are clusters in their machine form (-o json|yaml): clusterview's stable field names.
+func machineInfos(infos []cluster.Info) []clusterview.Machine { return clusterview.Machines(infos) }
 
-type jsonInfo struct {
-	Name       string              `json:"name"`
-	Provider   string              `json:"provider"`
-	Status     string              `json:"status"`
-	Phase      string              `json:"phase,omitempty"`
-	Error      string              `json:"error,omitempty"`
-	API        string              `json:"api,omitempty"`
-	Kubeconfig string              `json:"kubeconfig,omitempty"`
-	Flavor     string              `json:"flavor,omitempty"`
-	Version    string              `json:"version,omitempty"`
-	HA         bool                `json:"ha,omitempty"`
-	Nodes      int                 `json:"nodes"`
-	NodesReady int                 `json:"nodesReady"`
-	Created    *time.Time          `json:"created,omitempty"`
-	ExpiresAt  *time.Time          `json:"expiresAt,omitempty"`
-	Binaries   string              `json:"binaries,omitempty"`
-	Durability string              `json:"durability,omitempty"`
-	Components []cluster.Component `json:"components,omitempty"`
-	// CachedAt is when the cloud gave this answer, for one from nuv's cache (absent: asked now).
-	CachedAt *time.Time `json:"cachedAt,omitempty"`
-}
-
-// machineInfos are clusters in their machine form (-o json|yaml): jsonInfo's stable field names.
-func machineInfos(infos []cluster.Info) []jsonInfo {
-	out := make([]jsonInfo, 0, len(infos))
-	for _, i := range infos {
-		out = append(out, machineInfo(i))
-	}
-	return out
-}
-
-func machineInfo(i cluster.Info) jsonInfo {
-	j := jsonInfo{Name: i.Name, Provider: i.Provider, Status: string(i.Status), Phase: i.Phase, ExpiresAt: i.ExpiresAt, API: i.APIURL, Kubeconfig: i.Kubeconfig,
-		Flavor: i.Flavor, Version: i.Version, HA: i.HA, Nodes: i.Nodes, NodesReady: i.NodesReady, Binaries: i.Binaries, Durability: i.Durability, Components: i.Components}
-	if i.Err != nil {
-		j.Error = i.Err.Error()
-	}
-	if !i.Created.IsZero() {
-		c := i.Created
-		j.Created = &c
-	}
-	if !i.CachedAt.IsZero() {
-		c := i.CachedAt.UTC()
-		j.CachedAt = &c
-	}
-	return j
-}
+func machineInfo(i cluster.Info) clusterview.Machine { return clusterview.MachineOf(i) }
 
 func runStatus(ctx context.Context, c *cmdCtx, args []string) error {
 	env := c.env
@@ -237,27 +111,7 @@ func writeStatusAs(w io.Writer, o *cli.OutputOption, i cluster.Info, now time.Ti
 func writeStatus(w io.Writer, i cluster.Info) { writeStatusOf(w, i, time.Now(), false) }
 
 func writeStatusOf(w io.Writer, i cluster.Info, now time.Time, wide bool) {
-	writeTableOf(w, []cluster.Info{i}, now, wide)
-	if i.Binaries != "" {
-		fmt.Fprintf(w, "\nbinaries: %s\n", i.Binaries)
-	}
-	if i.Durability != "" {
-		fmt.Fprintf(w, "durability: %s\n", i.Durability)
-	}
-	if len(i.Components) == 0 {
-		return
-	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "COMPONENT\tSTATE\tPID\tPORT")
-	for _, c := range i.Components {
-		st := "down"
-		if c.Running {
-			st = "running"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", c.Name, st, c.PID, c.Port)
-	}
-	tw.Flush()
+	clusterview.Status(w, i, now, wide)
 }
 
 // refreshFlag adds --refresh: ask every cloud now instead of showing its cached answer.

@@ -1,0 +1,120 @@
+package quickread
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/state"
+)
+
+func TestStoreDir(t *testing.T) {
+	for _, tc := range []struct {
+		location, dir string
+		ok            bool
+	}{
+		{"", "/h/state", true},
+		{"dir:/srv/nuv-state", "/srv/nuv-state", true},
+		{"dir:rel", "rel", true},
+		{"/abs/path", "/abs/path", true},
+		{"/abs/with:colon", "/abs/with:colon", true},
+		{"relative", "relative", true},
+		{"kube:nuv@/k.yaml", "", false},
+		{"kube:", "", false},
+		{"s3:bucket", "", false},
+	} {
+		dir, ok := StoreDir(tc.location, "/h")
+		if dir != tc.dir || ok != tc.ok {
+			t.Errorf("StoreDir(%q) = %q, %v; want %q, %v", tc.location, dir, ok, tc.dir, tc.ok)
+		}
+	}
+}
+
+// jsonFields maps each JSON field name of struct type t to its Go kind and element type's name.
+func jsonFields(t reflect.Type) map[string]string {
+	out := map[string]string{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		typ := f.Type.Kind().String()
+		if f.Type.Kind() != reflect.String {
+			typ = f.Type.String()
+		}
+		out[name+" "+f.Tag.Get("json")] = typ
+	}
+	return out
+}
+
+// TestMirrorsTheProviders: the records and the local section decode here as in the packages
+// that write them (same JSON fields, same types): a field one of them adds fails this test.
+func TestMirrorsTheProviders(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		ours, want reflect.Type
+	}{
+		{"state record", reflect.TypeFor[Record](), reflect.TypeFor[state.Record]()},
+		{"local section", reflect.TypeFor[localSection](), reflect.TypeFor[local.Section]()},
+	} {
+		if got, want := jsonFields(tc.ours), jsonFields(tc.want); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: ours %v, the provider's %v", tc.name, got, want)
+		}
+	}
+	if got, want := reflect.TypeFor[localSection]().Field(0).Tag, reflect.TypeFor[local.Section]().Field(0).Tag; got != want {
+		t.Errorf("local section tags %q, want %q", got, want)
+	}
+}
+
+// TestRecords: records decode as the directory store decodes them, the others are left out.
+func TestRecords(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"a":        `{"name":"a","provider":"local","phase":"running"}`,
+		"trailing": `{"name":"trailing","provider":"eks"} and more`, // the first JSON value counts
+		"b":        `{"name":"other","provider":"local"}`,
+		"c":        `{"name":"c"}`,
+		"d":        `{"name":"d","provider":"eks","generation":"one"}`,
+		"e":        `{`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name+".json"), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, r := range Records(dir) {
+		got = append(got, r.Name+"/"+r.Provider)
+	}
+	if want := []string{"a/local", "trailing/eks"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Records = %q, want %q", got, want)
+	}
+	if LoadRecord(dir, "missing") != nil || LoadRecord(dir, "b") != nil {
+		t.Error("LoadRecord returned a record for a missing or misnamed file")
+	}
+	if r := LoadRecord(dir, "a"); r == nil || r.Phase != "running" {
+		t.Errorf("LoadRecord(a) = %+v", r)
+	}
+}
+
+func TestKindMarked(t *testing.T) {
+	home := t.TempDir()
+	if KindMarked(home) {
+		t.Error("KindMarked on an empty home")
+	}
+	if err := os.MkdirAll(filepath.Join(home, "kind", "k"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if KindMarked(home) {
+		t.Error("KindMarked with a kind directory but no mark")
+	}
+	if err := os.WriteFile(filepath.Join(home, "kind", "k", "control-plane.id"), []byte("abc\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !KindMarked(home) {
+		t.Error("KindMarked misses a mark")
+	}
+}
