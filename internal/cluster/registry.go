@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
@@ -26,6 +27,9 @@ type Registration struct {
 	// Shorthand builds the spec `nuv cluster create NAME` stands for; nil makes the plain one
 	// (DefaultShorthand).
 	Shorthand func(o CreateOptions) (*spec.Cluster, error)
+	// Versions lists the Kubernetes versions the provider makes, its default first; nil: the
+	// versions its service offers (asked when a cluster is made). `nuv cluster create -h` shows them.
+	Versions func() []string
 	// Cloud says the provider's clusters are cloud resources: deleting one is never undone by a
 	// quick create, so `nuv cluster delete` asks for consent even when it is named.
 	Cloud bool
@@ -153,6 +157,26 @@ func (r *Registry) Decoder() spec.Decoder {
 		}
 	}
 	return d
+}
+
+// Versions is what `nuv cluster create --version` says: its default, the default of the first
+// provider (in registration order) that lists its versions, and each such provider's versions
+// ("local: 1.36.3"), in that order.
+func (r *Registry) Versions() (def string, valid []string) {
+	for _, reg := range r.regs {
+		if reg.Versions == nil {
+			continue
+		}
+		vs := reg.Versions()
+		if len(vs) == 0 {
+			continue
+		}
+		if def == "" {
+			def = vs[0]
+		}
+		valid = append(valid, reg.Name+": "+strings.Join(vs, ", "))
+	}
+	return def, valid
 }
 
 // Providers builds every registered provider for host, by name.

@@ -29,7 +29,7 @@ func Registry() *cluster.Registry {
 	r := &cluster.Registry{}
 	for _, reg := range []cluster.Registration{
 		{Name: "local", Short: "control-plane processes and kwok nodes on loopback", New: newLocal,
-			Section: local.Key.Decoder(), Shorthand: local.Shorthand},
+			Section: local.Key.Decoder(), Shorthand: local.Shorthand, Versions: local.SupportedVersions},
 		{Name: "kind", Short: "real nodes: containers of docker, nerdctl or podman", New: newKind,
 			Section: kind.Key.Decoder(), Shorthand: kind.Shorthand},
 		{Name: "eks", Short: "Amazon EKS through the AWS SDK (or nuv's emulator)", New: func(h cluster.Host) (cluster.Provider, error) {
