@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/spf13/pflag"
 )
 
 // Registration is one provider as nuv's commands know it: what builds it, what its spec section
@@ -30,9 +32,35 @@ type Registration struct {
 	// Versions lists the Kubernetes versions the provider makes, its default first; nil: the
 	// versions its service offers (asked when a cluster is made). `nuv cluster create -h` shows them.
 	Versions func() []string
+	// Verbs are the `nuv cluster` subcommands the provider brings for its own machinery (local's
+	// binaries: prepare; kind's node images: node-image), listed after the common verbs in
+	// registration order. They read the environment only, never the state store.
+	Verbs []Verb
 	// Cloud says the provider's clusters are cloud resources: deleting one is never undone by a
 	// quick create, so `nuv cluster delete` asks for consent even when it is named.
 	Cloud bool
+}
+
+// Verb is a `nuv cluster` subcommand a provider brings.
+type Verb struct {
+	Name string
+	// Usage is the usage line after "nuv cluster " ("prepare [--offline]"); Short its one line of help.
+	Usage, Short string
+	// Run runs `nuv cluster NAME ARGS` in env.
+	Run func(ctx context.Context, env *cli.Env, args []string) error
+}
+
+// FlagSet is a fresh flag set of the verb, for Parse.
+func (v Verb) FlagSet() *pflag.FlagSet { return cli.NewFlagSet("nuv cluster " + v.Name) }
+
+// Parse parses the verb's args the one way nuv's commands do (cli.Parse): -h prints the help to
+// env's stdout and returns a clean exit (cli.ExitOK); a bad flag is a usage error quoting the usage line.
+func (v Verb) Parse(env *cli.Env, fs *pflag.FlagSet, args []string) error {
+	done, err := cli.Parse(env, fs, cli.Usage{Line: "nuv cluster " + v.Usage, Short: v.Short}, args)
+	if done {
+		return cli.Exit(cli.ExitOK, nil)
+	}
+	return err
 }
 
 // Host is what a provider is built from: the command's environment and nuv's folders.
@@ -177,6 +205,15 @@ func (r *Registry) Versions() (def string, valid []string) {
 		valid = append(valid, reg.Name+": "+strings.Join(vs, ", "))
 	}
 	return def, valid
+}
+
+// Verbs are the providers' own `nuv cluster` subcommands, in registration order.
+func (r *Registry) Verbs() []Verb {
+	var out []Verb
+	for _, reg := range r.regs {
+		out = append(out, reg.Verbs...)
+	}
+	return out
 }
 
 // Providers builds every registered provider for host, by name.
