@@ -46,8 +46,8 @@ type Verb struct {
 	Name string
 	// Usage is the usage line after "nuv cluster " ("prepare [--offline]"); Short its one line of help.
 	Usage, Short string
-	// Run runs `nuv cluster NAME ARGS` in env.
-	Run func(ctx context.Context, env *cli.Env, args []string) error
+	// Run runs `nuv cluster NAME ARGS` in env; v is the verb itself (its FlagSet and Parse).
+	Run func(ctx context.Context, v Verb, env *cli.Env, args []string) error
 }
 
 // FlagSet is a fresh flag set of the verb, for Parse.

@@ -41,3 +41,25 @@ func TestRegistryVersions(t *testing.T) {
 		})
 	}
 }
+
+// TestRegistryVerbs: the providers' own verbs come in registration order, each provider's in its order.
+func TestRegistryVerbs(t *testing.T) {
+	none := func(cluster.Host) (cluster.Provider, error) { return nil, nil }
+	r := &cluster.Registry{}
+	for _, reg := range []cluster.Registration{
+		{Name: "zeta", New: none, Verbs: []cluster.Verb{{Name: "prepare"}, {Name: "fetch"}}},
+		{Name: "cloud", New: none},
+		{Name: "alpha", New: none, Verbs: []cluster.Verb{{Name: "node-image"}}},
+	} {
+		if err := r.Register(reg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, v := range r.Verbs() {
+		got = append(got, v.Name)
+	}
+	if want := []string{"prepare", "fetch", "node-image"}; !slices.Equal(got, want) {
+		t.Errorf("Verbs() = %q, want %q", got, want)
+	}
+}

@@ -133,7 +133,7 @@ State: records and locks in $NUV_HOME/state, or a shared store: NUV_STATE=kube:N
 			if err != nil {
 				return err
 			}
-			return pv.Run(ctx, c.env, args)
+			return pv.Run(ctx, pv, c.env, args)
 		}})
 	}
 	return g

@@ -12,10 +12,8 @@ import (
 // PrepareVerb is `nuv cluster prepare`: the Kubernetes binaries local clusters run, got once
 // (verified release downloads, else a build from source); their version and path on stdout.
 func PrepareVerb() cluster.Verb {
-	v := cluster.Verb{Name: "prepare", Usage: "prepare [--source download|build|DIR] [--offline] [--prune]",
-		Short: "get (once) the Kubernetes binaries local clusters run: verified release downloads, else a build from source; print where they are"}
-	v.Run = func(ctx context.Context, env *cli.Env, args []string) error { return runPrepare(ctx, v, env, args) }
-	return v
+	return cluster.Verb{Name: "prepare", Usage: "prepare [--source download|build|DIR] [--offline] [--prune]",
+		Short: "get (once) the Kubernetes binaries local clusters run: verified release downloads, else a build from source; print where they are", Run: runPrepare}
 }
 
 func runPrepare(ctx context.Context, verb cluster.Verb, env *cli.Env, args []string) error {

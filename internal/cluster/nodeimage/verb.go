@@ -15,10 +15,8 @@ import (
 // Verb is `nuv cluster node-image build`: the image's reference and tarball on stdout, with each
 // stage's time; progress on stderr.
 func Verb() cluster.Verb {
-	v := cluster.Verb{Name: "node-image", Usage: "node-image build [--version V] [--load] [--push REF] [--offline]",
-		Short: "assemble a kind node image without pulling anything (Debian packages, Kubernetes built from source); cached"}
-	v.Run = func(ctx context.Context, env *cli.Env, args []string) error { return runVerb(ctx, v, env, args) }
-	return v
+	return cluster.Verb{Name: "node-image", Usage: "node-image build [--version V] [--load] [--push REF] [--offline]",
+		Short: "assemble a kind node image without pulling anything (Debian packages, Kubernetes built from source); cached", Run: runVerb}
 }
 
 func runVerb(ctx context.Context, verb cluster.Verb, env *cli.Env, args []string) error {
