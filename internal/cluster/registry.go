@@ -1,12 +1,15 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/spf13/pflag"
 )
 
 // Registration is one provider as nuv's commands know it: what builds it, what its spec section
@@ -26,9 +29,38 @@ type Registration struct {
 	// Shorthand builds the spec `nuv cluster create NAME` stands for; nil makes the plain one
 	// (DefaultShorthand).
 	Shorthand func(o CreateOptions) (*spec.Cluster, error)
+	// Versions lists the Kubernetes versions the provider makes, its default first; nil: the
+	// versions its service offers (asked when a cluster is made). `nuv cluster create -h` shows them.
+	Versions func() []string
+	// Verbs are the `nuv cluster` subcommands the provider brings for its own machinery (local's
+	// binaries: prepare; kind's node images: node-image), listed after the common verbs in
+	// registration order. They read the environment only, never the state store.
+	Verbs []Verb
 	// Cloud says the provider's clusters are cloud resources: deleting one is never undone by a
 	// quick create, so `nuv cluster delete` asks for consent even when it is named.
 	Cloud bool
+}
+
+// Verb is a `nuv cluster` subcommand a provider brings.
+type Verb struct {
+	Name string
+	// Usage is the usage line after "nuv cluster " ("prepare [--offline]"); Short its one line of help.
+	Usage, Short string
+	// Run runs `nuv cluster NAME ARGS` in env; v is the verb itself (its FlagSet and Parse).
+	Run func(ctx context.Context, v Verb, env *cli.Env, args []string) error
+}
+
+// FlagSet is a fresh flag set of the verb, for Parse.
+func (v Verb) FlagSet() *pflag.FlagSet { return cli.NewFlagSet("nuv cluster " + v.Name) }
+
+// Parse parses the verb's args the one way nuv's commands do (cli.Parse): -h prints the help to
+// env's stdout and returns a clean exit (cli.ExitOK); a bad flag is a usage error quoting the usage line.
+func (v Verb) Parse(env *cli.Env, fs *pflag.FlagSet, args []string) error {
+	done, err := cli.Parse(env, fs, cli.Usage{Line: "nuv cluster " + v.Usage, Short: v.Short}, args)
+	if done {
+		return cli.Exit(cli.ExitOK, nil)
+	}
+	return err
 }
 
 // Host is what a provider is built from: the command's environment and nuv's folders.
@@ -153,6 +185,35 @@ func (r *Registry) Decoder() spec.Decoder {
 		}
 	}
 	return d
+}
+
+// Versions is what `nuv cluster create --version` says: its default, the default of the first
+// provider (in registration order) that lists its versions, and each such provider's versions
+// ("local: 1.36.3"), in that order.
+func (r *Registry) Versions() (def string, valid []string) {
+	for _, reg := range r.regs {
+		if reg.Versions == nil {
+			continue
+		}
+		vs := reg.Versions()
+		if len(vs) == 0 {
+			continue
+		}
+		if def == "" {
+			def = vs[0]
+		}
+		valid = append(valid, reg.Name+": "+strings.Join(vs, ", "))
+	}
+	return def, valid
+}
+
+// Verbs are the providers' own `nuv cluster` subcommands, in registration order.
+func (r *Registry) Verbs() []Verb {
+	var out []Verb
+	for _, reg := range r.regs {
+		out = append(out, reg.Verbs...)
+	}
+	return out
 }
 
 // Providers builds every registered provider for host, by name.

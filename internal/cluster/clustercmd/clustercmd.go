@@ -1,8 +1,8 @@
 // Package clustercmd implements `nuv cluster`: every verb goes through the provider registry
 // (package providers) and, for what changes clusters, the lifecycle engine (package engine):
 // create, plan, apply and delete; list, status, stop, start, logs and kubeconfig; state (records and
-// locks of the state store); prepare (the local-cluster binaries); node-image (offline kind node
-// images, package nodeimage).
+// locks of the state store); and the verbs providers register (local's prepare, kind's
+// node-image).
 package clustercmd
 
 import (
@@ -90,8 +90,6 @@ func subcommands() []sub {
 		{"gc", "gc [--dry-run] [--provider P] [-o json]", "delete the clusters whose time to live (spec.ttl, extend) has passed, and the cloud clusters found by tag whose record was lost; --dry-run lists them", runGC},
 		{"extend", "extend NAME DURATION", "move a cluster's expiry DURATION (4h, 2d) later", runExtend},
 		{"state", "state list|show NAME|unlock NAME [--force]|rm NAME [-o table|wide|json|yaml]", "inspect the state store: records, phases, locks", runState},
-		{"prepare", "prepare [--source download|build|DIR] [--offline] [--prune]", "get (once) the Kubernetes binaries local clusters run: verified release downloads, else a build from source; print where they are", runPrepare},
-		{"node-image", "node-image build [--version V] [--load] [--push REF] [--offline]", "assemble a kind node image without pulling anything (Debian packages, Kubernetes built from source); cached", runNodeImage},
 	}
 }
 
@@ -131,6 +129,17 @@ State: records and locks in $NUV_HOME/state, or a shared store: NUV_STATE=kube:N
 		}
 		g.Verbs = append(g.Verbs, v)
 	}
+	// The providers' own verbs (local's prepare, kind's node-image) change no cluster.
+	for _, pv := range providers.Registry().Verbs() {
+		pv := pv
+		g.Verbs = append(g.Verbs, cli.Verb{Name: pv.Name, Short: pv.Short, Run: func(ctx context.Context, env *cli.Env, args []string) error {
+			c, err := newCmdCtx(env)
+			if err != nil {
+				return err
+			}
+			return pv.Run(ctx, pv, c.env, args)
+		}})
+	}
 	return g
 }
 
@@ -138,7 +147,7 @@ State: records and locks in $NUV_HOME/state, or a shared store: NUV_STATE=kube:N
 // cached cloud answers out of date).
 func changesClusters(verb string) bool {
 	switch verb {
-	case "list", "status", "logs", "kubeconfig", "plan", "prepare", "node-image":
+	case "list", "status", "logs", "kubeconfig", "plan":
 		return false
 	}
 	return true

@@ -9,7 +9,6 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
 
@@ -26,7 +25,12 @@ func runCreate(ctx context.Context, c *cmdCtx, args []string) error {
 	file := fs.StringP("file", "f", "", "create the clusters of a spec file instead (each must not exist yet)")
 	fs.StringVar(&name, "name", "", "cluster name (default: the provider's name)")
 	fs.IntVar(&nodes, "nodes", 1, "number of nodes (local: one node group, \"default\"; kind: the control plane and nodes-1 workers)")
-	fs.StringVar(&version, "version", local.KubeVersion, "Kubernetes version (local: "+strings.Join(local.SupportedVersions(), ", ")+")")
+	defVersion, versions := c.registry.Versions()
+	versionHelp := "Kubernetes version"
+	if len(versions) > 0 {
+		versionHelp += " (" + strings.Join(versions, "; ") + ")"
+	}
+	fs.StringVar(&version, "version", defVersion, versionHelp)
 	fs.StringVar(&flavor, "flavor", "", "local: make nodes look like a distribution: "+strings.Join(cluster.FlavorNames(), ", "))
 	fs.BoolVar(&ha, "ha", false, "a highly available control plane (local: three etcd members, two apiservers behind a balancer)")
 	fs.IntVar(&portBase, "port-base", 0, "local: take loopback ports upwards from this one (skipping used ones); default random")

@@ -11,7 +11,6 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
 )
 
 func runStop(ctx context.Context, c *cmdCtx, args []string) error {
@@ -170,45 +169,5 @@ func runKubeconfig(ctx context.Context, c *cmdCtx, args []string) error {
 		return info.Err
 	}
 	fmt.Fprintln(c.env.Out, info.Kubeconfig)
-	return nil
-}
-
-func runPrepare(ctx context.Context, c *cmdCtx, args []string) error {
-	fs := flags(c.env, "prepare")
-	prune := fs.Bool("prune", false, "also remove older companion builds no running cluster uses")
-	source := fs.String("source", "", "where the binaries come from: download (official releases, verified), build (from source), or a DIR of binaries (default: NUV_KUBE_BIN, the cache, download, build)")
-	offline := fs.Bool("offline", false, "never touch the network: the cache, or a build from the Go module cache")
-	version := fs.String("version", local.KubeVersion, "Kubernetes version")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 0 {
-		return cli.Usagef("nuv cluster prepare: unexpected argument %q", fs.Arg(0))
-	}
-	comp := local.Companion{Getenv: c.env.Getenv, Log: c.env.Log}
-	bins, err := comp.Prepare(ctx, local.PrepareOptions{Source: *source, Offline: *offline, Version: *version})
-	if err != nil {
-		return err
-	}
-	bin := bins.Path
-	c.env.Log.Infof("binaries: %s", bins.Source)
-	if *prune {
-		removed, err := comp.Prune(bin)
-		for _, r := range removed {
-			c.env.Log.Infof("removed %s", r)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	v, err := local.BinariesVersion(ctx, bin)
-	if err != nil {
-		return fmt.Errorf("verify %s: %w", bin, err)
-	}
-	if st, err := os.Stat(bin); err == nil && st.IsDir() {
-		fmt.Fprintf(c.env.Out, "binaries %s\t%s\n", v, bin)
-		return nil
-	}
-	fmt.Fprintf(c.env.Out, "nuv-kube %s\t%s\n", v, bin)
 	return nil
 }

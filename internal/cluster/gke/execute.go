@@ -30,13 +30,14 @@ func (p *Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chan
 	return x.out, nil
 }
 
-// kinds are the resource kinds of a GKE cluster: a cluster or node pool GKE cannot change in
-// place is deleted and created again; the kubeconfig is nuv's.
-var kinds = kit.Kinds[*executor, any]{
+// kinds are the resource kinds of a GKE cluster, each with its create/update, delete and Terraform
+// form: a cluster or node pool GKE cannot change in place is deleted and created again; the
+// kubeconfig is nuv's (Terraform users get theirs with gcloud).
+var kinds = kit.Kinds[*executor, *tfWriter]{
 	Provider: "gke",
-	ByKind: map[string]kit.Kind[*executor, any]{
-		"cluster":    {Apply: (*executor).applyCluster, Delete: (*executor).removeCluster, Recreate: true},
-		"node-pool":  {Apply: (*executor).applyPool, Delete: (*executor).removePool, Recreate: true},
+	ByKind: map[string]kit.Kind[*executor, *tfWriter]{
+		"cluster":    {Apply: (*executor).applyCluster, Delete: (*executor).removeCluster, Recreate: true, Terraform: (*tfWriter).cluster},
+		"node-pool":  {Apply: (*executor).applyPool, Delete: (*executor).removePool, Recreate: true, Terraform: (*tfWriter).pool},
 		"kubeconfig": {Apply: (*executor).applyKubeconfig, Delete: (*executor).removeKubeconfig, Replace: true},
 	},
 }

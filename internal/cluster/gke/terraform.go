@@ -53,48 +53,68 @@ func (p *Provider) Terraform(c *spec.Cluster, desired []cluster.Resource) (map[s
 		d.SetAttributeRaw("location", tfgen.Ident("var.location"))
 		d.SetAttributeValue("version_prefix", cty.StringVal(version+"."))
 	}
-	clusterLabel := tfgen.Name(name)
+	w := &tfWriter{b: b, c: c, g: g, clusterLabel: tfgen.Name(name), pinned: version != ""}
 	for _, r := range desired {
-		switch r.Kind {
-		case "cluster":
-			b.AppendNewline()
-			cb := b.AppendNewBlock("resource", []string{"google_container_cluster", clusterLabel}).Body()
-			cb.SetAttributeValue("name", cty.StringVal(name))
-			cb.SetAttributeRaw("location", tfgen.Ident("var.location"))
-			if z := clusterZones(c); len(z) > 0 && !(len(z) == 1 && z[0] == g.Location) {
-				cb.SetAttributeValue("node_locations", tfgen.Strings(z...))
-			}
-			if version != "" {
-				cb.SetAttributeRaw("min_master_version", tfgen.Ref("data", "google_container_engine_versions", "pinned", "latest_master_version"))
-			}
-			cb.SetAttributeValue("remove_default_node_pool", cty.True)
-			cb.SetAttributeValue("initial_node_count", cty.NumberIntVal(1))
-			cb.SetAttributeRaw("resource_labels", tfgen.Ident("var.tags"))
-			cb.SetAttributeValue("deletion_protection", cty.False)
-			if g.ReleaseChannel != "" {
-				cb.AppendNewline()
-				cb.AppendNewBlock("release_channel", nil).Body().SetAttributeValue("channel", cty.StringVal(g.ReleaseChannel))
-			}
-			if s.Networking.PodCIDR != "" || s.Networking.ServiceCIDR != "" {
-				cb.AppendNewline()
-				ip := cb.AppendNewBlock("ip_allocation_policy", nil).Body()
-				if s.Networking.PodCIDR != "" {
-					ip.SetAttributeValue("cluster_ipv4_cidr_block", cty.StringVal(s.Networking.PodCIDR))
-				}
-				if s.Networking.ServiceCIDR != "" {
-					ip.SetAttributeValue("services_ipv4_cidr_block", cty.StringVal(s.Networking.ServiceCIDR))
-				}
-			}
-		case "node-pool":
-			ng, ok := groupOf(s, r.Name)
-			if !ok {
-				return nil, fmt.Errorf("terraform: node pool %s is not a node group of the spec", r.Name)
-			}
-			b.AppendNewline()
-			writePool(b.AppendNewBlock("resource", []string{"google_container_node_pool", tfgen.Name(r.Name)}).Body(), c, ng, clusterLabel, version != "")
+		if err := kinds.Terraform(w, r); err != nil {
+			return nil, err
 		}
 	}
 	return m.Bytes(), nil
+}
+
+// tfWriter writes the module's main.tf: the spec, its section, the cluster's Terraform label and
+// whether the version is pinned (by the google_container_engine_versions data source).
+type tfWriter struct {
+	b            *hclwrite.Body
+	c            *spec.Cluster
+	g            Section
+	clusterLabel string
+	pinned       bool
+}
+
+// cluster writes google_container_cluster, its default node pool removed as nuv does.
+func (w *tfWriter) cluster(cluster.Resource) error {
+	s, g, name := w.c.Spec, w.g, w.c.Metadata.Name
+	w.b.AppendNewline()
+	cb := w.b.AppendNewBlock("resource", []string{"google_container_cluster", w.clusterLabel}).Body()
+	cb.SetAttributeValue("name", cty.StringVal(name))
+	cb.SetAttributeRaw("location", tfgen.Ident("var.location"))
+	if z := clusterZones(w.c); len(z) > 0 && !(len(z) == 1 && z[0] == g.Location) {
+		cb.SetAttributeValue("node_locations", tfgen.Strings(z...))
+	}
+	if w.pinned {
+		cb.SetAttributeRaw("min_master_version", tfgen.Ref("data", "google_container_engine_versions", "pinned", "latest_master_version"))
+	}
+	cb.SetAttributeValue("remove_default_node_pool", cty.True)
+	cb.SetAttributeValue("initial_node_count", cty.NumberIntVal(1))
+	cb.SetAttributeRaw("resource_labels", tfgen.Ident("var.tags"))
+	cb.SetAttributeValue("deletion_protection", cty.False)
+	if g.ReleaseChannel != "" {
+		cb.AppendNewline()
+		cb.AppendNewBlock("release_channel", nil).Body().SetAttributeValue("channel", cty.StringVal(g.ReleaseChannel))
+	}
+	if s.Networking.PodCIDR != "" || s.Networking.ServiceCIDR != "" {
+		cb.AppendNewline()
+		ip := cb.AppendNewBlock("ip_allocation_policy", nil).Body()
+		if s.Networking.PodCIDR != "" {
+			ip.SetAttributeValue("cluster_ipv4_cidr_block", cty.StringVal(s.Networking.PodCIDR))
+		}
+		if s.Networking.ServiceCIDR != "" {
+			ip.SetAttributeValue("services_ipv4_cidr_block", cty.StringVal(s.Networking.ServiceCIDR))
+		}
+	}
+	return nil
+}
+
+// pool writes google_container_node_pool of a node group.
+func (w *tfWriter) pool(r cluster.Resource) error {
+	ng, ok := groupOf(w.c.Spec, r.Name)
+	if !ok {
+		return fmt.Errorf("terraform: node pool %s is not a node group of the spec", r.Name)
+	}
+	w.b.AppendNewline()
+	writePool(w.b.AppendNewBlock("resource", []string{"google_container_node_pool", tfgen.Name(r.Name)}).Body(), w.c, ng, w.clusterLabel, w.pinned)
+	return nil
 }
 
 func groupOf(s spec.Spec, name string) (spec.NodeGroup, bool) {

@@ -29,9 +29,10 @@ func Registry() *cluster.Registry {
 	r := &cluster.Registry{}
 	for _, reg := range []cluster.Registration{
 		{Name: "local", Short: "control-plane processes and kwok nodes on loopback", New: newLocal,
-			Section: local.Key.Decoder(), Shorthand: local.Shorthand},
+			Section: local.Key.Decoder(), Shorthand: local.Shorthand, Versions: local.SupportedVersions,
+			Verbs: []cluster.Verb{local.PrepareVerb()}},
 		{Name: "kind", Short: "real nodes: containers of docker, nerdctl or podman", New: newKind,
-			Section: kind.Key.Decoder(), Shorthand: kind.Shorthand},
+			Section: kind.Key.Decoder(), Shorthand: kind.Shorthand, Verbs: []cluster.Verb{nodeimage.Verb()}},
 		{Name: "eks", Short: "Amazon EKS through the AWS SDK (or nuv's emulator)", New: func(h cluster.Host) (cluster.Provider, error) {
 			return eks.New(h.Project, h.Env.Exe, h.Env.Getenv, h.Env.Log), nil
 		}, Section: eks.DecodeSpecSection, Cloud: true},

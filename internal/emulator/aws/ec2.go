@@ -757,12 +757,12 @@ func (s *Server) ec2DeleteSubnet(p params) (any, error) {
 	}
 	deps = append(deps, s.instanceDeps(func(in *ec2Instance) bool { return in.SubnetID == id })...)
 	for _, c := range s.St.EKS.Clusters {
-		if contains(c.Wire.ResourcesVpcConfig.SubnetIds, id) {
-			deps = append(deps, "EKS cluster "+c.Wire.Name)
+		if contains(c.VPC.SubnetIDs, id) {
+			deps = append(deps, "EKS cluster "+c.Name)
 		}
 		for _, ng := range c.NodeGroups {
-			if contains(ng.Wire.Subnets, id) {
-				deps = append(deps, "EKS node group "+c.Wire.Name+"/"+ng.Wire.NodegroupName)
+			if contains(ng.Subnets, id) {
+				deps = append(deps, "EKS node group "+c.Name+"/"+ng.Name)
 			}
 		}
 	}
@@ -1398,8 +1398,8 @@ func (s *Server) ec2DeleteSG(p params) (any, error) {
 		return nil, errf(400, "DependencyViolation", "resource %s has a dependent object (nuv emulator: instances %s)", g.GroupID, strings.Join(deps, ", "))
 	}
 	for _, c := range s.St.EKS.Clusters {
-		if contains(c.Wire.ResourcesVpcConfig.SecurityGroupIds, g.GroupID) || c.SecurityGroup == g.GroupID {
-			return nil, errf(400, "DependencyViolation", "resource %s has a dependent object (EKS cluster %s)", g.GroupID, c.Wire.Name)
+		if contains(c.VPC.SecurityGroupIDs, g.GroupID) || c.SecurityGroup == g.GroupID {
+			return nil, errf(400, "DependencyViolation", "resource %s has a dependent object (EKS cluster %s)", g.GroupID, c.Name)
 		}
 	}
 	delete(s.ec2().SecurityGroups, g.GroupID)

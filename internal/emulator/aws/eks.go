@@ -14,192 +14,6 @@ import (
 	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
-// eksState is EKS's part of the state: clusters by name.
-type eksState struct {
-	Clusters map[string]*eksCluster `json:"clusters"`
-}
-
-// eksCluster is a cluster as the emulator keeps it: what DescribeCluster answers, its node groups,
-// add-ons and updates, and the emulator's own bookkeeping.
-type eksCluster struct {
-	Wire       clusterWire              `json:"cluster"`
-	NodeGroups map[string]*eksNodegroup `json:"nodegroups"`
-	Addons     map[string]*eksAddon     `json:"addons"`
-	Updates    []*eksUpdate             `json:"updates"`
-	// Due is when the current transition may complete at the earliest.
-	Due epoch `json:"due"`
-	// Backend is true once the control plane exists (CREATING) or is gone (DELETING).
-	Backend bool `json:"backend"`
-	// NodesWant counts node group changes; NodesSynced is the last count the control plane's nodes
-	// were brought in line with.
-	NodesWant   int `json:"nodesWant"`
-	NodesSynced int `json:"nodesSynced"`
-	// SecurityGroup is the cluster security group EKS made for it (deleted with it).
-	SecurityGroup string `json:"securityGroup"`
-	// Webhook is the token webhook URL its control plane was created with.
-	Webhook string `json:"webhook,omitempty"`
-}
-
-type clusterWire struct {
-	Name                    string            `json:"name"`
-	Arn                     string            `json:"arn"`
-	CreatedAt               epoch             `json:"createdAt"`
-	Version                 string            `json:"version"`
-	Endpoint                string            `json:"endpoint,omitempty"`
-	RoleArn                 string            `json:"roleArn"`
-	ResourcesVpcConfig      vpcConfigWire     `json:"resourcesVpcConfig"`
-	KubernetesNetworkConfig k8sNetworkWire    `json:"kubernetesNetworkConfig"`
-	Logging                 loggingWire       `json:"logging"`
-	Identity                *identityWire     `json:"identity,omitempty"`
-	Status                  string            `json:"status"`
-	CertificateAuthority    *caWire           `json:"certificateAuthority,omitempty"`
-	ClientRequestToken      string            `json:"clientRequestToken,omitempty"`
-	PlatformVersion         string            `json:"platformVersion"`
-	Tags                    map[string]string `json:"tags"`
-	AccessConfig            accessConfigWire  `json:"accessConfig"`
-	Health                  *healthWire       `json:"health,omitempty"`
-}
-
-type vpcConfigWire struct {
-	SubnetIds              []string `json:"subnetIds"`
-	SecurityGroupIds       []string `json:"securityGroupIds"`
-	ClusterSecurityGroupID string   `json:"clusterSecurityGroupId,omitempty"`
-	VpcID                  string   `json:"vpcId,omitempty"`
-	EndpointPublicAccess   *bool    `json:"endpointPublicAccess,omitempty"`
-	EndpointPrivateAccess  *bool    `json:"endpointPrivateAccess,omitempty"`
-	PublicAccessCidrs      []string `json:"publicAccessCidrs,omitempty"`
-}
-
-type k8sNetworkWire struct {
-	ServiceIpv4Cidr string `json:"serviceIpv4Cidr,omitempty"`
-	IPFamily        string `json:"ipFamily,omitempty"`
-}
-
-type logSetupWire struct {
-	Types   []string `json:"types"`
-	Enabled *bool    `json:"enabled"`
-}
-
-type loggingWire struct {
-	ClusterLogging []logSetupWire `json:"clusterLogging"`
-}
-
-type identityWire struct {
-	OIDC struct {
-		Issuer string `json:"issuer"`
-	} `json:"oidc"`
-}
-
-type caWire struct {
-	Data string `json:"data"`
-}
-
-type accessConfigWire struct {
-	AuthenticationMode                      string `json:"authenticationMode,omitempty"`
-	BootstrapClusterCreatorAdminPermissions *bool  `json:"bootstrapClusterCreatorAdminPermissions,omitempty"`
-}
-
-type healthWire struct {
-	Issues []issueWire `json:"issues"`
-}
-
-type issueWire struct {
-	Code        string   `json:"code"`
-	Message     string   `json:"message"`
-	ResourceIds []string `json:"resourceIds,omitempty"`
-}
-
-type scalingWire struct {
-	MinSize     *int `json:"minSize,omitempty"`
-	MaxSize     *int `json:"maxSize,omitempty"`
-	DesiredSize *int `json:"desiredSize,omitempty"`
-}
-
-type taintWire struct {
-	Key    string `json:"key"`
-	Value  string `json:"value,omitempty"`
-	Effect string `json:"effect"`
-}
-
-type eksNodegroup struct {
-	Wire nodegroupWire `json:"nodegroup"`
-	Due  epoch         `json:"due"`
-	// Gen is the cluster's NodesWant when this group last changed: the change is on the nodes
-	// once NodesSynced reaches it.
-	Gen int `json:"gen"`
-}
-
-type nodegroupWire struct {
-	NodegroupName  string            `json:"nodegroupName"`
-	NodegroupArn   string            `json:"nodegroupArn"`
-	ClusterName    string            `json:"clusterName"`
-	Version        string            `json:"version"`
-	ReleaseVersion string            `json:"releaseVersion"`
-	CreatedAt      epoch             `json:"createdAt"`
-	ModifiedAt     epoch             `json:"modifiedAt"`
-	Status         string            `json:"status"`
-	CapacityType   string            `json:"capacityType"`
-	ScalingConfig  scalingWire       `json:"scalingConfig"`
-	InstanceTypes  []string          `json:"instanceTypes"`
-	Subnets        []string          `json:"subnets"`
-	AmiType        string            `json:"amiType"`
-	NodeRole       string            `json:"nodeRole"`
-	Labels         map[string]string `json:"labels,omitempty"`
-	Taints         []taintWire       `json:"taints,omitempty"`
-	Resources      struct {
-		AutoScalingGroups []struct {
-			Name string `json:"name"`
-		} `json:"autoScalingGroups"`
-	} `json:"resources"`
-	DiskSize     int               `json:"diskSize"`
-	Health       healthWire        `json:"health"`
-	UpdateConfig map[string]int    `json:"updateConfig,omitempty"`
-	Tags         map[string]string `json:"tags"`
-}
-
-type eksAddon struct {
-	Wire addonWire `json:"addon"`
-	Due  epoch     `json:"due"`
-}
-
-type addonWire struct {
-	AddonName             string            `json:"addonName"`
-	ClusterName           string            `json:"clusterName"`
-	Status                string            `json:"status"`
-	AddonVersion          string            `json:"addonVersion"`
-	Health                healthWire        `json:"health"`
-	AddonArn              string            `json:"addonArn"`
-	CreatedAt             epoch             `json:"createdAt"`
-	ModifiedAt            epoch             `json:"modifiedAt"`
-	ServiceAccountRoleArn string            `json:"serviceAccountRoleArn,omitempty"`
-	ConfigurationValues   string            `json:"configurationValues,omitempty"`
-	Publisher             string            `json:"publisher"`
-	Owner                 string            `json:"owner"`
-	Tags                  map[string]string `json:"tags"`
-}
-
-type eksUpdate struct {
-	Wire      updateWire      `json:"update"`
-	Nodegroup string          `json:"nodegroup,omitempty"`
-	Addon     string          `json:"addon,omitempty"`
-	Due       epoch           `json:"due"`
-	Apply     json.RawMessage `json:"apply,omitempty"` // the request body, applied when the update completes
-}
-
-type updateWire struct {
-	ID        string        `json:"id"`
-	Status    string        `json:"status"`
-	Type      string        `json:"type"`
-	Params    []updateParam `json:"params"`
-	CreatedAt epoch         `json:"createdAt"`
-	Errors    []any         `json:"errors"`
-}
-
-type updateParam struct {
-	Type  string `json:"type"`
-	Value string `json:"value"`
-}
-
 // EKSVersions are the Kubernetes versions the emulated EKS offers (standard and extended support
 // around 1.36), oldest first; the last is the default.
 var EKSVersions = []string{"1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36"}
@@ -337,8 +151,8 @@ func (s *Server) activeCluster(name string) (*eksCluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.Wire.Status != "ACTIVE" {
-		return nil, errf(400, "InvalidRequestException", "Cluster '%s' is not in ACTIVE status (it is %s)", name, c.Wire.Status).with("clusterName", name)
+	if c.Status != "ACTIVE" {
+		return nil, errf(400, "InvalidRequestException", "Cluster '%s' is not in ACTIVE status (it is %s)", name, c.Status).with("clusterName", name)
 	}
 	return c, nil
 }
@@ -397,65 +211,66 @@ func (s *Server) eksCreateCluster(r *eksRequest) (any, error) {
 	if in.KubernetesNetworkConfig.IPFamily == "" {
 		in.KubernetesNetworkConfig.IPFamily = "ipv4"
 	}
-	logging := loggingWire{ClusterLogging: []logSetupWire{{Types: allLogTypes, Enabled: boolp(false)}}}
+	logging := []eksLogSetup{{Types: allLogTypes, Enabled: false}}
 	if in.Logging != nil {
 		if logging, err = mergeLogging(logging, *in.Logging); err != nil {
 			return nil, err
 		}
 	}
 	vc := in.ResourcesVpcConfig
-	vc.VpcID = vpcID
-	if vc.EndpointPublicAccess == nil {
-		vc.EndpointPublicAccess = boolp(true)
+	vpc := eksVPC{SubnetIDs: vc.SubnetIds, SecurityGroupIDs: vc.SecurityGroupIds, VpcID: vpcID, PublicAccess: true,
+		PublicAccessCIDRs: vc.PublicAccessCidrs}
+	if vc.EndpointPublicAccess != nil {
+		vpc.PublicAccess = *vc.EndpointPublicAccess
 	}
-	if vc.EndpointPrivateAccess == nil {
-		vc.EndpointPrivateAccess = boolp(false)
+	if vc.EndpointPrivateAccess != nil {
+		vpc.PrivateAccess = *vc.EndpointPrivateAccess
 	}
-	if len(vc.PublicAccessCidrs) == 0 {
-		vc.PublicAccessCidrs = []string{"0.0.0.0/0"}
+	if len(vpc.PublicAccessCIDRs) == 0 {
+		vpc.PublicAccessCIDRs = []string{"0.0.0.0/0"}
 	}
-	if vc.SecurityGroupIds == nil {
-		vc.SecurityGroupIds = []string{}
+	if vpc.SecurityGroupIDs == nil {
+		vpc.SecurityGroupIDs = []string{}
 	}
 	// EKS makes a cluster security group in the VPC and deletes it with the cluster.
 	sg := s.newSecurityGroup(vpcID, "eks-cluster-sg-"+in.Name+"-"+randDigits(9), "EKS created security group applied to ENI that is attached to EKS Control Plane master nodes, as well as any managed workloads.",
 		map[string]string{"aws:eks:cluster-name": in.Name, "kubernetes.io/cluster/" + in.Name: "owned", "Name": "eks-cluster-sg-" + in.Name})
-	vc.ClusterSecurityGroupID = sg.GroupID
+	vpc.ClusterSecurityGroupID = sg.GroupID
 	ac := in.AccessConfig
 	if ac.AuthenticationMode == "" {
 		ac.AuthenticationMode = "API_AND_CONFIG_MAP"
 	}
-	if ac.BootstrapClusterCreatorAdminPermissions == nil {
-		ac.BootstrapClusterCreatorAdminPermissions = boolp(true)
+	bootstrap := true
+	if ac.BootstrapClusterCreatorAdminPermissions != nil {
+		bootstrap = *ac.BootstrapClusterCreatorAdminPermissions
 	}
 	if in.Tags == nil {
 		in.Tags = map[string]string{}
 	}
-	w := clusterWire{
-		Name: in.Name, Arn: s.eksARN("cluster", in.Name), CreatedAt: now(), Version: in.Version, RoleArn: in.RoleArn,
-		ResourcesVpcConfig: vc, KubernetesNetworkConfig: in.KubernetesNetworkConfig, Logging: logging,
-		Status: "CREATING", ClientRequestToken: in.ClientRequestToken, PlatformVersion: eksPlatformVersion,
-		Tags: in.Tags, AccessConfig: ac, Identity: &identityWire{},
-	}
-	w.Identity.OIDC.Issuer = fmt.Sprintf("https://oidc.eks.%s.amazonaws.com/id/%s", s.St.Region, strings.ToUpper(randFrom(hexDigits, 32)))
-	c := &eksCluster{Wire: w, NodeGroups: map[string]*eksNodegroup{}, Addons: map[string]*eksAddon{}, Due: s.due(), SecurityGroup: sg.GroupID}
+	c := &eksCluster{
+		Name: in.Name, ARN: s.eksARN("cluster", in.Name), CreatedAt: now(), Version: in.Version, RoleARN: in.RoleArn,
+		VPC: vpc, ServiceCIDR: in.KubernetesNetworkConfig.ServiceIpv4Cidr, IPFamily: in.KubernetesNetworkConfig.IPFamily,
+		Logging: logging, Status: "CREATING", ClientRequestToken: in.ClientRequestToken, PlatformVersion: eksPlatformVersion,
+		Tags: in.Tags, AuthMode: ac.AuthenticationMode, BootstrapAdmin: bootstrap,
+		OIDCIssuer: fmt.Sprintf("https://oidc.eks.%s.amazonaws.com/id/%s", s.St.Region, strings.ToUpper(randFrom(hexDigits, 32))),
+		NodeGroups: map[string]*eksNodegroup{}, Addons: map[string]*eksAddon{}, Due: s.due(), SecurityGroup: sg.GroupID}
 	if s.St.EKS.Clusters == nil {
 		s.St.EKS.Clusters = map[string]*eksCluster{}
 	}
 	s.St.EKS.Clusters[in.Name] = c
 	s.Log.Infof("emulator: EKS cluster %s CREATING (Kubernetes %s)", in.Name, in.Version)
-	return map[string]any{"cluster": c.Wire}, nil
+	return map[string]any{"cluster": c.wire()}, nil
 }
 
-func (s *Server) due() epoch { return epoch{time.Now().UTC().Add(s.Delay)} }
+func (s *Server) due() time.Time { return time.Now().UTC().Add(s.Delay) }
 
 // mergeLogging applies a logging request to the current setup: each type goes to the setup with
 // its enabled value.
-func mergeLogging(cur, req loggingWire) (loggingWire, error) {
+func mergeLogging(cur []eksLogSetup, req loggingWire) ([]eksLogSetup, error) {
 	enabled := map[string]bool{}
-	for _, l := range cur.ClusterLogging {
+	for _, l := range cur {
 		for _, t := range l.Types {
-			enabled[t] = l.Enabled != nil && *l.Enabled
+			enabled[t] = l.Enabled
 		}
 	}
 	for _, l := range req.ClusterLogging {
@@ -474,12 +289,12 @@ func mergeLogging(cur, req loggingWire) (loggingWire, error) {
 			off = append(off, t)
 		}
 	}
-	var out loggingWire
+	var out []eksLogSetup
 	if len(on) > 0 {
-		out.ClusterLogging = append(out.ClusterLogging, logSetupWire{Types: on, Enabled: boolp(true)})
+		out = append(out, eksLogSetup{Types: on, Enabled: true})
 	}
 	if len(off) > 0 {
-		out.ClusterLogging = append(out.ClusterLogging, logSetupWire{Types: off, Enabled: boolp(false)})
+		out = append(out, eksLogSetup{Types: off, Enabled: false})
 	}
 	return out, nil
 }
@@ -573,7 +388,7 @@ func (s *Server) eksDescribeCluster(r *eksRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"cluster": c.Wire}, nil
+	return map[string]any{"cluster": c.wire()}, nil
 }
 
 func (s *Server) eksDeleteCluster(r *eksRequest) (any, error) {
@@ -582,24 +397,24 @@ func (s *Server) eksDeleteCluster(r *eksRequest) (any, error) {
 		return nil, err
 	}
 	if len(c.NodeGroups) > 0 {
-		return nil, errf(409, "ResourceInUseException", "Cluster has nodegroups attached (%s): delete them first", strings.Join(sortedKeys(c.NodeGroups), ", ")).with("clusterName", c.Wire.Name)
+		return nil, errf(409, "ResourceInUseException", "Cluster has nodegroups attached (%s): delete them first", strings.Join(sortedKeys(c.NodeGroups), ", ")).with("clusterName", c.Name)
 	}
-	switch c.Wire.Status {
+	switch c.Status {
 	case "DELETING":
-		return map[string]any{"cluster": c.Wire}, nil
+		return map[string]any{"cluster": c.wire()}, nil
 	case "CREATING", "UPDATING":
-		return nil, errf(409, "ResourceInUseException", "Cannot delete because cluster %s currently has an update in progress (status %s)", c.Wire.Name, c.Wire.Status).with("clusterName", c.Wire.Name)
+		return nil, errf(409, "ResourceInUseException", "Cannot delete because cluster %s currently has an update in progress (status %s)", c.Name, c.Status).with("clusterName", c.Name)
 	}
-	c.Wire.Status = "DELETING"
+	c.Status = "DELETING"
 	c.Due = s.due()
 	c.Backend = false
-	s.Log.Infof("emulator: EKS cluster %s DELETING", c.Wire.Name)
-	return map[string]any{"cluster": c.Wire}, nil
+	s.Log.Infof("emulator: EKS cluster %s DELETING", c.Name)
+	return map[string]any{"cluster": c.wire()}, nil
 }
 
 // newUpdate records an update of c (of a node group or add-on when named) that completes after the delay.
-func (s *Server) newUpdate(c *eksCluster, typ string, p []updateParam, body []byte, ng, addon string) *eksUpdate {
-	u := &eksUpdate{Wire: updateWire{ID: uuid(), Status: "InProgress", Type: typ, Params: p, CreatedAt: now(), Errors: []any{}},
+func (s *Server) newUpdate(c *eksCluster, typ string, p []eksParam, body []byte, ng, addon string) *eksUpdate {
+	u := &eksUpdate{ID: uuid(), Status: "InProgress", Type: typ, Params: p, CreatedAt: now(),
 		Nodegroup: ng, Addon: addon, Due: s.due(), Apply: append(json.RawMessage{}, body...)}
 	c.Updates = append(c.Updates, u)
 	return u
@@ -607,7 +422,7 @@ func (s *Server) newUpdate(c *eksCluster, typ string, p []updateParam, body []by
 
 func (c *eksCluster) inProgress(ng, addon string) *eksUpdate {
 	for _, u := range c.Updates {
-		if u.Wire.Status == "InProgress" && u.Nodegroup == ng && u.Addon == addon {
+		if u.Status == "InProgress" && u.Nodegroup == ng && u.Addon == addon {
 			return u
 		}
 	}
@@ -625,18 +440,18 @@ func (s *Server) eksUpdateClusterVersion(r *eksRequest) (any, error) {
 	if err := r.decode(&in); err != nil {
 		return nil, err
 	}
-	if u := c.inProgress("", ""); u != nil || c.Wire.Status != "ACTIVE" {
-		return nil, errf(409, "ResourceInUseException", "Cluster %s is in %s status; an update can start only when it is ACTIVE", c.Wire.Name, c.Wire.Status).with("clusterName", c.Wire.Name)
+	if u := c.inProgress("", ""); u != nil || c.Status != "ACTIVE" {
+		return nil, errf(409, "ResourceInUseException", "Cluster %s is in %s status; an update can start only when it is ACTIVE", c.Name, c.Status).with("clusterName", c.Name)
 	}
 	if !supportedVersion(in.Version) {
-		return nil, errf(400, "InvalidParameterException", "unsupported Kubernetes version %s (this EKS offers %s)", in.Version, strings.Join(EKSVersions, ", ")).with("clusterName", c.Wire.Name)
+		return nil, errf(400, "InvalidParameterException", "unsupported Kubernetes version %s (this EKS offers %s)", in.Version, strings.Join(EKSVersions, ", ")).with("clusterName", c.Name)
 	}
-	if minorOf(in.Version) != minorOf(c.Wire.Version)+1 {
-		return nil, errf(400, "InvalidParameterException", "Unsupported Kubernetes minor version update from %s to %s", c.Wire.Version, in.Version).with("clusterName", c.Wire.Name)
+	if minorOf(in.Version) != minorOf(c.Version)+1 {
+		return nil, errf(400, "InvalidParameterException", "Unsupported Kubernetes minor version update from %s to %s", c.Version, in.Version).with("clusterName", c.Name)
 	}
-	u := s.newUpdate(c, "VersionUpdate", []updateParam{{"Version", in.Version}, {"PlatformVersion", eksPlatformVersion}}, r.body, "", "")
-	c.Wire.Status = "UPDATING"
-	return map[string]any{"update": u.Wire}, nil
+	u := s.newUpdate(c, "VersionUpdate", []eksParam{{"Version", in.Version}, {"PlatformVersion", eksPlatformVersion}}, r.body, "", "")
+	c.Status = "UPDATING"
+	return map[string]any{"update": u.wire()}, nil
 }
 
 func (s *Server) eksUpdateClusterConfig(r *eksRequest) (any, error) {
@@ -652,47 +467,47 @@ func (s *Server) eksUpdateClusterConfig(r *eksRequest) (any, error) {
 	if err := r.decode(&in); err != nil {
 		return nil, err
 	}
-	if u := c.inProgress("", ""); u != nil || c.Wire.Status != "ACTIVE" {
-		return nil, errf(409, "ResourceInUseException", "Cluster %s is in %s status; an update can start only when it is ACTIVE", c.Wire.Name, c.Wire.Status).with("clusterName", c.Wire.Name)
+	if u := c.inProgress("", ""); u != nil || c.Status != "ACTIVE" {
+		return nil, errf(409, "ResourceInUseException", "Cluster %s is in %s status; an update can start only when it is ACTIVE", c.Name, c.Status).with("clusterName", c.Name)
 	}
 	kinds := 0
 	var typ string
-	var p []updateParam
+	var p []eksParam
 	if in.Logging != nil {
 		kinds++
-		if _, err := mergeLogging(c.Wire.Logging, *in.Logging); err != nil {
+		if _, err := mergeLogging(c.Logging, *in.Logging); err != nil {
 			return nil, err
 		}
 		b, _ := json.Marshal(in.Logging)
-		typ, p = "LoggingUpdate", []updateParam{{"ClusterLogging", string(b)}}
+		typ, p = "LoggingUpdate", []eksParam{{"ClusterLogging", string(b)}}
 	}
 	if v := in.ResourcesVpcConfig; v != nil {
 		kinds++
 		typ = "EndpointAccessUpdate"
 		if v.EndpointPublicAccess != nil {
-			p = append(p, updateParam{"EndpointPublicAccess", strconv.FormatBool(*v.EndpointPublicAccess)})
+			p = append(p, eksParam{"EndpointPublicAccess", strconv.FormatBool(*v.EndpointPublicAccess)})
 		}
 		if v.EndpointPrivateAccess != nil {
-			p = append(p, updateParam{"EndpointPrivateAccess", strconv.FormatBool(*v.EndpointPrivateAccess)})
+			p = append(p, eksParam{"EndpointPrivateAccess", strconv.FormatBool(*v.EndpointPrivateAccess)})
 		}
 		if v.PublicAccessCidrs != nil {
 			b, _ := json.Marshal(v.PublicAccessCidrs)
-			p = append(p, updateParam{"PublicAccessCidrs", string(b)})
+			p = append(p, eksParam{"PublicAccessCidrs", string(b)})
 		}
 		if v.SubnetIds != nil || v.SecurityGroupIds != nil {
 			typ = "VpcConfigUpdate"
 			if v.SubnetIds != nil {
 				if vpc, err := s.checkSubnets(v.SubnetIds, true); err != nil {
 					return nil, err
-				} else if vpc != c.Wire.ResourcesVpcConfig.VpcID {
-					return nil, errf(400, "InvalidParameterException", "Subnets must stay in the cluster's VPC %s", c.Wire.ResourcesVpcConfig.VpcID)
+				} else if vpc != c.VPC.VpcID {
+					return nil, errf(400, "InvalidParameterException", "Subnets must stay in the cluster's VPC %s", c.VPC.VpcID)
 				}
 				b, _ := json.Marshal(v.SubnetIds)
-				p = append(p, updateParam{"Subnets", string(b)})
+				p = append(p, eksParam{"Subnets", string(b)})
 			}
 			if v.SecurityGroupIds != nil {
 				b, _ := json.Marshal(v.SecurityGroupIds)
-				p = append(p, updateParam{"SecurityGroups", string(b)})
+				p = append(p, eksParam{"SecurityGroups", string(b)})
 			}
 		}
 	}
@@ -700,15 +515,15 @@ func (s *Server) eksUpdateClusterConfig(r *eksRequest) (any, error) {
 		kinds++
 		typ = "AccessConfigUpdate"
 		if a.AuthenticationMode != "" {
-			p = append(p, updateParam{"AuthenticationMode", a.AuthenticationMode})
+			p = append(p, eksParam{"AuthenticationMode", a.AuthenticationMode})
 		}
 	}
 	if kinds != 1 || len(p) == 0 {
-		return nil, errf(400, "InvalidParameterException", "Only one type of update can be allowed: give exactly one of resourcesVpcConfig, logging or accessConfig, with a change").with("clusterName", c.Wire.Name)
+		return nil, errf(400, "InvalidParameterException", "Only one type of update can be allowed: give exactly one of resourcesVpcConfig, logging or accessConfig, with a change").with("clusterName", c.Name)
 	}
 	u := s.newUpdate(c, typ, p, r.body, "", "")
-	c.Wire.Status = "UPDATING"
-	return map[string]any{"update": u.Wire}, nil
+	c.Status = "UPDATING"
+	return map[string]any{"update": u.wire()}, nil
 }
 
 func (s *Server) eksListUpdates(r *eksRequest) (any, error) {
@@ -720,7 +535,7 @@ func (s *Server) eksListUpdates(r *eksRequest) (any, error) {
 	var ids []string
 	for _, u := range c.Updates {
 		if u.Nodegroup == ng && u.Addon == addon {
-			ids = append(ids, u.Wire.ID)
+			ids = append(ids, u.ID)
 		}
 	}
 	return r.page(ids, "updateIds")
@@ -732,38 +547,38 @@ func (s *Server) eksDescribeUpdate(r *eksRequest) (any, error) {
 		return nil, err
 	}
 	for _, u := range c.Updates {
-		if u.Wire.ID == r.segs[3] && u.Nodegroup == r.query("nodegroupName") && u.Addon == r.query("addonName") {
-			return map[string]any{"update": u.Wire}, nil
+		if u.ID == r.segs[3] && u.Nodegroup == r.query("nodegroupName") && u.Addon == r.query("addonName") {
+			return map[string]any{"update": u.wire()}, nil
 		}
 	}
-	return nil, errf(404, "ResourceNotFoundException", "No update found for ID: %s", r.segs[3]).with("clusterName", c.Wire.Name)
+	return nil, errf(404, "ResourceNotFoundException", "No update found for ID: %s", r.segs[3]).with("clusterName", c.Name)
 }
 
 // finishUpdate applies a completed update to the cluster, node group or add-on it changes.
 func (s *Server) finishUpdate(c *eksCluster, u *eksUpdate) {
-	u.Wire.Status = "Successful"
+	u.Status = "Successful"
 	switch {
 	case u.Nodegroup != "":
 		ng := c.NodeGroups[u.Nodegroup]
 		if ng == nil {
 			return
 		}
-		if u.Wire.Type == "VersionUpdate" {
+		if u.Type == "VersionUpdate" {
 			var in struct {
 				Version        string `json:"version"`
 				ReleaseVersion string `json:"releaseVersion"`
 			}
 			_ = json.Unmarshal(u.Apply, &in)
 			if in.Version == "" {
-				in.Version = c.Wire.Version
+				in.Version = c.Version
 			}
-			ng.Wire.Version = in.Version
-			ng.Wire.ReleaseVersion = in.ReleaseVersion
+			ng.Version = in.Version
+			ng.ReleaseVersion = in.ReleaseVersion
 			if in.ReleaseVersion == "" {
-				ng.Wire.ReleaseVersion = releaseVersion(in.Version)
+				ng.ReleaseVersion = releaseVersion(in.Version)
 			}
 		}
-		ng.Wire.Status, ng.Wire.ModifiedAt = "ACTIVE", now()
+		ng.Status, ng.ModifiedAt = "ACTIVE", now()
 	case u.Addon != "":
 		a := c.Addons[u.Addon]
 		if a == nil {
@@ -776,15 +591,15 @@ func (s *Server) finishUpdate(c *eksCluster, u *eksUpdate) {
 		}
 		_ = json.Unmarshal(u.Apply, &in)
 		if in.AddonVersion != "" {
-			a.Wire.AddonVersion = in.AddonVersion
+			a.Version = in.AddonVersion
 		}
 		if in.ServiceAccountRoleArn != nil {
-			a.Wire.ServiceAccountRoleArn = *in.ServiceAccountRoleArn
+			a.ServiceAccountRoleARN = *in.ServiceAccountRoleArn
 		}
 		if in.ConfigurationValues != nil {
-			a.Wire.ConfigurationValues = *in.ConfigurationValues
+			a.ConfigurationValues = *in.ConfigurationValues
 		}
-		a.Wire.Status, a.Wire.ModifiedAt = "ACTIVE", now()
+		a.Status, a.ModifiedAt = "ACTIVE", now()
 	default:
 		var in struct {
 			Version            string            `json:"version"`
@@ -794,35 +609,35 @@ func (s *Server) finishUpdate(c *eksCluster, u *eksUpdate) {
 		}
 		_ = json.Unmarshal(u.Apply, &in)
 		if in.Version != "" {
-			c.Wire.Version = in.Version
+			c.Version = in.Version
 		}
 		if in.Logging != nil {
-			if l, err := mergeLogging(c.Wire.Logging, *in.Logging); err == nil {
-				c.Wire.Logging = l
+			if l, err := mergeLogging(c.Logging, *in.Logging); err == nil {
+				c.Logging = l
 			}
 		}
 		if v := in.ResourcesVpcConfig; v != nil {
-			cur := &c.Wire.ResourcesVpcConfig
+			cur := &c.VPC
 			if v.EndpointPublicAccess != nil {
-				cur.EndpointPublicAccess = v.EndpointPublicAccess
+				cur.PublicAccess = *v.EndpointPublicAccess
 			}
 			if v.EndpointPrivateAccess != nil {
-				cur.EndpointPrivateAccess = v.EndpointPrivateAccess
+				cur.PrivateAccess = *v.EndpointPrivateAccess
 			}
 			if v.PublicAccessCidrs != nil {
-				cur.PublicAccessCidrs = v.PublicAccessCidrs
+				cur.PublicAccessCIDRs = v.PublicAccessCidrs
 			}
 			if v.SubnetIds != nil {
-				cur.SubnetIds = v.SubnetIds
+				cur.SubnetIDs = v.SubnetIds
 			}
 			if v.SecurityGroupIds != nil {
-				cur.SecurityGroupIds = v.SecurityGroupIds
+				cur.SecurityGroupIDs = v.SecurityGroupIds
 			}
 		}
 		if in.AccessConfig != nil && in.AccessConfig.AuthenticationMode != "" {
-			c.Wire.AccessConfig.AuthenticationMode = in.AccessConfig.AuthenticationMode
+			c.AuthMode = in.AccessConfig.AuthenticationMode
 		}
-		c.Wire.Status = "ACTIVE"
+		c.Status = "ACTIVE"
 	}
 }
 
@@ -855,7 +670,7 @@ func (s *Server) eksCreateNodegroup(r *eksRequest) (any, error) {
 	if err := r.decode(&in); err != nil {
 		return nil, err
 	}
-	name := c.Wire.Name
+	name := c.Name
 	inval := func(f string, a ...any) error {
 		return errf(400, "InvalidParameterException", f, a...).with("clusterName", name).with("nodegroupName", in.NodegroupName)
 	}
@@ -872,8 +687,8 @@ func (s *Server) eksCreateNodegroup(r *eksRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if vpc != c.Wire.ResourcesVpcConfig.VpcID {
-		return nil, inval("Subnets of a node group must be in the cluster's VPC %s", c.Wire.ResourcesVpcConfig.VpcID)
+	if vpc != c.VPC.VpcID {
+		return nil, inval("Subnets of a node group must be in the cluster's VPC %s", c.VPC.VpcID)
 	}
 	sc := scalingWire{MinSize: intp(1), MaxSize: intp(2), DesiredSize: intp(2)}
 	if in.ScalingConfig != nil {
@@ -908,9 +723,9 @@ func (s *Server) eksCreateNodegroup(r *eksRequest) (any, error) {
 		}
 	}
 	if in.Version == "" {
-		in.Version = c.Wire.Version
-	} else if in.Version != c.Wire.Version && !(minorOf(in.Version) < minorOf(c.Wire.Version) && minorOf(c.Wire.Version)-minorOf(in.Version) <= 3 && supportedVersion(in.Version)) {
-		return nil, inval("Requested Nodegroup Kubernetes version %s is not compatible with the cluster version %s", in.Version, c.Wire.Version)
+		in.Version = c.Version
+	} else if in.Version != c.Version && !(minorOf(in.Version) < minorOf(c.Version) && minorOf(c.Version)-minorOf(in.Version) <= 3 && supportedVersion(in.Version)) {
+		return nil, inval("Requested Nodegroup Kubernetes version %s is not compatible with the cluster version %s", in.Version, c.Version)
 	}
 	if in.ReleaseVersion == "" {
 		in.ReleaseVersion = releaseVersion(in.Version)
@@ -922,18 +737,17 @@ func (s *Server) eksCreateNodegroup(r *eksRequest) (any, error) {
 		in.UpdateConfig = map[string]int{"maxUnavailable": 1}
 	}
 	id := uuid()
-	w := nodegroupWire{NodegroupName: in.NodegroupName, NodegroupArn: s.eksARN("nodegroup", name+"/"+in.NodegroupName+"/"+id),
-		ClusterName: name, Version: in.Version, ReleaseVersion: in.ReleaseVersion, CreatedAt: now(), ModifiedAt: now(),
-		Status: "CREATING", CapacityType: in.CapacityType, ScalingConfig: sc, InstanceTypes: in.InstanceTypes,
-		Subnets: in.Subnets, AmiType: in.AmiType, NodeRole: in.NodeRole, Labels: in.Labels, Taints: in.Taints,
-		DiskSize: in.DiskSize, Health: healthWire{Issues: []issueWire{}}, UpdateConfig: in.UpdateConfig, Tags: in.Tags}
-	w.Resources.AutoScalingGroups = append(w.Resources.AutoScalingGroups, struct {
-		Name string `json:"name"`
-	}{"eks-" + in.NodegroupName + "-" + id})
+	ng := &eksNodegroup{Name: in.NodegroupName, ARN: s.eksARN("nodegroup", name+"/"+in.NodegroupName+"/"+id),
+		Cluster: name, Version: in.Version, ReleaseVersion: in.ReleaseVersion, CreatedAt: now(), ModifiedAt: now(),
+		Status: "CREATING", CapacityType: in.CapacityType, Scaling: scalingOf(sc), InstanceTypes: in.InstanceTypes,
+		Subnets: in.Subnets, AmiType: in.AmiType, NodeRole: in.NodeRole, Labels: in.Labels, Taints: taintsOf(in.Taints),
+		AutoScalingGroup: "eks-" + in.NodegroupName + "-" + id,
+		DiskSize:         in.DiskSize, UpdateConfig: in.UpdateConfig, Tags: in.Tags, Due: s.due()}
 	c.NodesWant++
-	c.NodeGroups[in.NodegroupName] = &eksNodegroup{Wire: w, Due: s.due(), Gen: c.NodesWant}
+	ng.Gen = c.NodesWant
+	c.NodeGroups[in.NodegroupName] = ng
 	s.Log.Infof("emulator: EKS node group %s/%s CREATING (%d node(s))", name, in.NodegroupName, *sc.DesiredSize)
-	return map[string]any{"nodegroup": w}, nil
+	return map[string]any{"nodegroup": ng.wire()}, nil
 }
 
 var taintEffects = lazy.Value[map[string]string]{New: func() map[string]string {
@@ -976,7 +790,7 @@ func (s *Server) nodegroup(r *eksRequest) (*eksCluster, *eksNodegroup, error) {
 	}
 	ng := c.NodeGroups[r.segs[3]]
 	if ng == nil {
-		return nil, nil, errf(404, "ResourceNotFoundException", "No node group found for name: %s.", r.segs[3]).with("clusterName", c.Wire.Name).with("nodegroupName", r.segs[3])
+		return nil, nil, errf(404, "ResourceNotFoundException", "No node group found for name: %s.", r.segs[3]).with("clusterName", c.Name).with("nodegroupName", r.segs[3])
 	}
 	return c, ng, nil
 }
@@ -994,7 +808,7 @@ func (s *Server) eksDescribeNodegroup(r *eksRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"nodegroup": ng.Wire}, nil
+	return map[string]any{"nodegroup": ng.wire()}, nil
 }
 
 func (s *Server) eksDeleteNodegroup(r *eksRequest) (any, error) {
@@ -1002,22 +816,22 @@ func (s *Server) eksDeleteNodegroup(r *eksRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch ng.Wire.Status {
+	switch ng.Status {
 	case "DELETING":
-		return map[string]any{"nodegroup": ng.Wire}, nil
+		return map[string]any{"nodegroup": ng.wire()}, nil
 	case "CREATING", "UPDATING":
-		return nil, errf(409, "ResourceInUseException", "Nodegroup %s is currently in %s status and cannot be deleted", ng.Wire.NodegroupName, ng.Wire.Status).with("clusterName", c.Wire.Name).with("nodegroupName", ng.Wire.NodegroupName)
+		return nil, errf(409, "ResourceInUseException", "Nodegroup %s is currently in %s status and cannot be deleted", ng.Name, ng.Status).with("clusterName", c.Name).with("nodegroupName", ng.Name)
 	}
-	ng.Wire.Status, ng.Wire.ModifiedAt = "DELETING", now()
+	ng.Status, ng.ModifiedAt = "DELETING", now()
 	c.NodesWant++
 	ng.Gen, ng.Due = c.NodesWant, s.due()
-	s.Log.Infof("emulator: EKS node group %s/%s DELETING", c.Wire.Name, ng.Wire.NodegroupName)
-	return map[string]any{"nodegroup": ng.Wire}, nil
+	s.Log.Infof("emulator: EKS node group %s/%s DELETING", c.Name, ng.Name)
+	return map[string]any{"nodegroup": ng.wire()}, nil
 }
 
 func (s *Server) nodegroupUpdatable(c *eksCluster, ng *eksNodegroup) error {
-	if ng.Wire.Status != "ACTIVE" || c.inProgress(ng.Wire.NodegroupName, "") != nil {
-		return errf(409, "ResourceInUseException", "Nodegroup %s is in %s status; it can be updated only when ACTIVE", ng.Wire.NodegroupName, ng.Wire.Status).with("clusterName", c.Wire.Name).with("nodegroupName", ng.Wire.NodegroupName)
+	if ng.Status != "ACTIVE" || c.inProgress(ng.Name, "") != nil {
+		return errf(409, "ResourceInUseException", "Nodegroup %s is in %s status; it can be updated only when ACTIVE", ng.Name, ng.Status).with("clusterName", c.Name).with("nodegroupName", ng.Name)
 	}
 	return nil
 }
@@ -1046,24 +860,24 @@ func (s *Server) eksUpdateNodegroupConfig(r *eksRequest) (any, error) {
 		return nil, err
 	}
 	inval := func(f string, a ...any) error {
-		return errf(400, "InvalidParameterException", f, a...).with("clusterName", c.Wire.Name).with("nodegroupName", ng.Wire.NodegroupName)
+		return errf(400, "InvalidParameterException", f, a...).with("clusterName", c.Name).with("nodegroupName", ng.Name)
 	}
-	w := ng.Wire
-	var p []updateParam
+	w := *ng // the group as the update leaves it, kept once the request is valid
+	var p []eksParam
 	if in.ScalingConfig != nil {
-		sc, err := mergeScaling(w.ScalingConfig, *in.ScalingConfig)
+		sc, err := mergeScaling(scalingWireOf(w.Scaling), *in.ScalingConfig)
 		if err != nil {
 			return nil, inval("%v", err)
 		}
-		w.ScalingConfig = sc
+		w.Scaling = scalingOf(sc)
 		if v := in.ScalingConfig.MinSize; v != nil {
-			p = append(p, updateParam{"MinSize", strconv.Itoa(*v)})
+			p = append(p, eksParam{"MinSize", strconv.Itoa(*v)})
 		}
 		if v := in.ScalingConfig.MaxSize; v != nil {
-			p = append(p, updateParam{"MaxSize", strconv.Itoa(*v)})
+			p = append(p, eksParam{"MaxSize", strconv.Itoa(*v)})
 		}
 		if v := in.ScalingConfig.DesiredSize; v != nil {
-			p = append(p, updateParam{"DesiredSize", strconv.Itoa(*v)})
+			p = append(p, eksParam{"DesiredSize", strconv.Itoa(*v)})
 		}
 	}
 	if l := in.Labels; l != nil {
@@ -1080,15 +894,15 @@ func (s *Server) eksUpdateNodegroupConfig(r *eksRequest) (any, error) {
 		w.Labels = labels
 		if len(l.AddOrUpdateLabels) > 0 {
 			b, _ := json.Marshal(l.AddOrUpdateLabels)
-			p = append(p, updateParam{"LabelsToAdd", string(b)})
+			p = append(p, eksParam{"LabelsToAdd", string(b)})
 		}
 		if len(l.RemoveLabels) > 0 {
 			b, _ := json.Marshal(l.RemoveLabels)
-			p = append(p, updateParam{"LabelsToRemove", string(b)})
+			p = append(p, eksParam{"LabelsToRemove", string(b)})
 		}
 	}
 	if t := in.Taints; t != nil {
-		byKey := map[string]taintWire{}
+		byKey := map[string]eksTaint{}
 		for _, x := range w.Taints {
 			byKey[x.Key+"/"+x.Effect] = x
 		}
@@ -1096,7 +910,7 @@ func (s *Server) eksUpdateNodegroupConfig(r *eksRequest) (any, error) {
 			if _, ok := taintEffects.Get()[x.Effect]; !ok || x.Key == "" {
 				return nil, inval("taint %q: effect %q is not one of NO_SCHEDULE, NO_EXECUTE, PREFER_NO_SCHEDULE", x.Key, x.Effect)
 			}
-			byKey[x.Key+"/"+x.Effect] = x
+			byKey[x.Key+"/"+x.Effect] = eksTaint(x)
 		}
 		for _, x := range t.RemoveTaints {
 			delete(byKey, x.Key+"/"+x.Effect)
@@ -1106,24 +920,24 @@ func (s *Server) eksUpdateNodegroupConfig(r *eksRequest) (any, error) {
 			w.Taints = append(w.Taints, byKey[k])
 		}
 		b, _ := json.Marshal(t)
-		p = append(p, updateParam{"TaintsToAdd", string(b)})
+		p = append(p, eksParam{"TaintsToAdd", string(b)})
 	}
 	if in.UpdateConfig != nil {
 		w.UpdateConfig = in.UpdateConfig
 		b, _ := json.Marshal(in.UpdateConfig)
-		p = append(p, updateParam{"UpdateConfig", string(b)})
+		p = append(p, eksParam{"UpdateConfig", string(b)})
 	}
 	if len(p) == 0 {
 		return nil, inval("No changes needed: give scalingConfig, labels, taints or updateConfig")
 	}
 	w.Status, w.ModifiedAt = "UPDATING", now()
-	ng.Wire = w
+	*ng = w
 	c.NodesWant++
 	ng.Gen = c.NodesWant
-	u := s.newUpdate(c, "ConfigUpdate", p, r.body, ng.Wire.NodegroupName, "")
+	u := s.newUpdate(c, "ConfigUpdate", p, r.body, ng.Name, "")
 	ng.Due = u.Due
-	s.Log.Infof("emulator: EKS node group %s/%s UPDATING (%d node(s))", c.Wire.Name, ng.Wire.NodegroupName, *w.ScalingConfig.DesiredSize)
-	return map[string]any{"update": u.Wire}, nil
+	s.Log.Infof("emulator: EKS node group %s/%s UPDATING (%d node(s))", c.Name, ng.Name, w.Scaling.Desired)
+	return map[string]any{"update": u.wire()}, nil
 }
 
 func (s *Server) eksUpdateNodegroupVersion(r *eksRequest) (any, error) {
@@ -1142,19 +956,19 @@ func (s *Server) eksUpdateNodegroupVersion(r *eksRequest) (any, error) {
 		return nil, err
 	}
 	if in.Version == "" {
-		in.Version = c.Wire.Version
+		in.Version = c.Version
 	}
-	if minorOf(in.Version) > minorOf(c.Wire.Version) || !supportedVersion(in.Version) {
-		return nil, errf(400, "InvalidParameterException", "Requested Nodegroup Kubernetes version %s is not compatible with the cluster version %s", in.Version, c.Wire.Version).with("clusterName", c.Wire.Name).with("nodegroupName", ng.Wire.NodegroupName)
+	if minorOf(in.Version) > minorOf(c.Version) || !supportedVersion(in.Version) {
+		return nil, errf(400, "InvalidParameterException", "Requested Nodegroup Kubernetes version %s is not compatible with the cluster version %s", in.Version, c.Version).with("clusterName", c.Name).with("nodegroupName", ng.Name)
 	}
 	rel := in.ReleaseVersion
 	if rel == "" {
 		rel = releaseVersion(in.Version)
 	}
-	ng.Wire.Status, ng.Wire.ModifiedAt = "UPDATING", now()
-	u := s.newUpdate(c, "VersionUpdate", []updateParam{{"Version", in.Version}, {"ReleaseVersion", rel}}, r.body, ng.Wire.NodegroupName, "")
+	ng.Status, ng.ModifiedAt = "UPDATING", now()
+	u := s.newUpdate(c, "VersionUpdate", []eksParam{{"Version", in.Version}, {"ReleaseVersion", rel}}, r.body, ng.Name, "")
 	ng.Due = u.Due
-	return map[string]any{"update": u.Wire}, nil
+	return map[string]any{"update": u.wire()}, nil
 }
 
 func (s *Server) addon(r *eksRequest) (*eksCluster, *eksAddon, error) {
@@ -1164,7 +978,7 @@ func (s *Server) addon(r *eksRequest) (*eksCluster, *eksAddon, error) {
 	}
 	a := c.Addons[r.segs[3]]
 	if a == nil {
-		return nil, nil, errf(404, "ResourceNotFoundException", "No addon: %s found in cluster: %s", r.segs[3], c.Wire.Name).with("clusterName", c.Wire.Name).with("addonName", r.segs[3])
+		return nil, nil, errf(404, "ResourceNotFoundException", "No addon: %s found in cluster: %s", r.segs[3], c.Name).with("clusterName", c.Name).with("addonName", r.segs[3])
 	}
 	return c, a, nil
 }
@@ -1184,11 +998,11 @@ func (s *Server) eksCreateAddon(r *eksRequest) (any, error) {
 	if err := r.decode(&in); err != nil {
 		return nil, err
 	}
-	name := c.Wire.Name
+	name := c.Name
 	if c.Addons[in.AddonName] != nil {
 		return nil, errf(409, "ResourceInUseException", "Addon already exists.").with("clusterName", name).with("addonName", in.AddonName)
 	}
-	v, err := checkAddonVersion(in.AddonName, in.AddonVersion, c.Wire.Version)
+	v, err := checkAddonVersion(in.AddonName, in.AddonVersion, c.Version)
 	if err != nil {
 		return nil, err.(*apiError).with("clusterName", name).with("addonName", in.AddonName)
 	}
@@ -1198,11 +1012,12 @@ func (s *Server) eksCreateAddon(r *eksRequest) (any, error) {
 	if in.Tags == nil {
 		in.Tags = map[string]string{}
 	}
-	w := addonWire{AddonName: in.AddonName, ClusterName: name, Status: "CREATING", AddonVersion: v, Health: healthWire{Issues: []issueWire{}},
-		AddonArn: s.eksARN("addon", name+"/"+in.AddonName+"/"+uuid()), CreatedAt: now(), ModifiedAt: now(),
-		ServiceAccountRoleArn: in.ServiceAccountRoleArn, ConfigurationValues: in.ConfigurationValues, Publisher: "eks", Owner: "aws", Tags: in.Tags}
-	c.Addons[in.AddonName] = &eksAddon{Wire: w, Due: s.due()}
-	return map[string]any{"addon": w}, nil
+	a := &eksAddon{Name: in.AddonName, Cluster: name, Status: "CREATING", Version: v,
+		ARN: s.eksARN("addon", name+"/"+in.AddonName+"/"+uuid()), CreatedAt: now(), ModifiedAt: now(),
+		ServiceAccountRoleARN: in.ServiceAccountRoleArn, ConfigurationValues: in.ConfigurationValues, Publisher: "eks", Owner: "aws", Tags: in.Tags,
+		Due: s.due()}
+	c.Addons[in.AddonName] = a
+	return map[string]any{"addon": a.wire()}, nil
 }
 
 func (s *Server) eksListAddons(r *eksRequest) (any, error) {
@@ -1218,7 +1033,7 @@ func (s *Server) eksDescribeAddon(r *eksRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"addon": a.Wire}, nil
+	return map[string]any{"addon": a.wire()}, nil
 }
 
 func (s *Server) eksUpdateAddon(r *eksRequest) (any, error) {
@@ -1226,8 +1041,8 @@ func (s *Server) eksUpdateAddon(r *eksRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.Wire.Status != "ACTIVE" && a.Wire.Status != "DEGRADED" {
-		return nil, errf(409, "ResourceInUseException", "Addon %s is in %s status; it can be updated when ACTIVE", a.Wire.AddonName, a.Wire.Status).with("clusterName", c.Wire.Name).with("addonName", a.Wire.AddonName)
+	if a.Status != "ACTIVE" && a.Status != "DEGRADED" {
+		return nil, errf(409, "ResourceInUseException", "Addon %s is in %s status; it can be updated when ACTIVE", a.Name, a.Status).with("clusterName", c.Name).with("addonName", a.Name)
 	}
 	var in struct {
 		AddonVersion string `json:"addonVersion"`
@@ -1235,17 +1050,17 @@ func (s *Server) eksUpdateAddon(r *eksRequest) (any, error) {
 	if err := r.decode(&in); err != nil {
 		return nil, err
 	}
-	var p []updateParam
+	var p []eksParam
 	if in.AddonVersion != "" {
-		if _, err := checkAddonVersion(a.Wire.AddonName, in.AddonVersion, c.Wire.Version); err != nil {
-			return nil, err.(*apiError).with("clusterName", c.Wire.Name).with("addonName", a.Wire.AddonName)
+		if _, err := checkAddonVersion(a.Name, in.AddonVersion, c.Version); err != nil {
+			return nil, err.(*apiError).with("clusterName", c.Name).with("addonName", a.Name)
 		}
-		p = append(p, updateParam{"AddonVersion", in.AddonVersion})
+		p = append(p, eksParam{"AddonVersion", in.AddonVersion})
 	}
-	a.Wire.Status, a.Wire.ModifiedAt = "UPDATING", now()
-	u := s.newUpdate(c, "AddonUpdate", p, r.body, "", a.Wire.AddonName)
+	a.Status, a.ModifiedAt = "UPDATING", now()
+	u := s.newUpdate(c, "AddonUpdate", p, r.body, "", a.Name)
 	a.Due = u.Due
-	return map[string]any{"update": u.Wire}, nil
+	return map[string]any{"update": u.wire()}, nil
 }
 
 func (s *Server) eksDeleteAddon(r *eksRequest) (any, error) {
@@ -1253,26 +1068,26 @@ func (s *Server) eksDeleteAddon(r *eksRequest) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.Wire.Status != "DELETING" {
-		a.Wire.Status, a.Wire.ModifiedAt, a.Due = "DELETING", now(), s.due()
+	if a.Status != "DELETING" {
+		a.Status, a.ModifiedAt, a.Due = "DELETING", now(), s.due()
 	}
-	return map[string]any{"addon": a.Wire}, nil
+	return map[string]any{"addon": a.wire()}, nil
 }
 
 // resourceTags finds the tags of an EKS resource by ARN.
 func (s *Server) resourceTags(arn string) (*map[string]string, error) {
 	for _, c := range s.St.EKS.Clusters {
-		if c.Wire.Arn == arn {
-			return &c.Wire.Tags, nil
+		if c.ARN == arn {
+			return &c.Tags, nil
 		}
 		for _, ng := range c.NodeGroups {
-			if ng.Wire.NodegroupArn == arn {
-				return &ng.Wire.Tags, nil
+			if ng.ARN == arn {
+				return &ng.Tags, nil
 			}
 		}
 		for _, a := range c.Addons {
-			if a.Wire.AddonArn == arn {
-				return &a.Wire.Tags, nil
+			if a.ARN == arn {
+				return &a.Tags, nil
 			}
 		}
 	}

@@ -57,24 +57,24 @@ func (s *Server) reconcileEKS(t time.Time) bool {
 	changed := false
 	for name, c := range s.St.EKS.Clusters {
 		name, c := name, c
-		switch c.Wire.Status {
+		switch c.Status {
 		case "CREATING", "ACTIVE", "UPDATING":
 			if !c.Backend || !s.ensured(name) {
 				s.spawnEnsure(name, c)
 			}
-			if c.Wire.Status == "CREATING" && c.Backend && c.NodesSynced >= c.NodesWant && !t.Before(c.Due.Time) {
-				c.Wire.Status = "ACTIVE"
-				s.Log.Infof("emulator: EKS cluster %s ACTIVE (endpoint %s)", name, c.Wire.Endpoint)
+			if c.Status == "CREATING" && c.Backend && c.NodesSynced >= c.NodesWant && !t.Before(c.Due) {
+				c.Status = "ACTIVE"
+				s.Log.Infof("emulator: EKS cluster %s ACTIVE (endpoint %s)", name, c.Endpoint)
 				changed = true
 			}
 		case "DELETING":
-			if !t.Before(c.Due.Time) {
+			if !t.Before(c.Due) {
 				s.Spawn("cluster/"+name, func(ctx context.Context) func() {
 					err := s.clusters.Delete(ctx, name)
 					return func() {
 						if err != nil {
 							s.Log.Warnf("emulator: delete the control plane of EKS cluster %s: %v (retrying)", name, err)
-							c.Due = epoch{time.Now().Add(5 * time.Second)}
+							c.Due = time.Now().Add(5 * time.Second)
 							return
 						}
 						s.deleteSecurityGroup(c.SecurityGroup)
@@ -89,12 +89,12 @@ func (s *Server) reconcileEKS(t time.Time) bool {
 			s.spawnNodeSync(name, c)
 		}
 		for ngName, ng := range c.NodeGroups {
-			if t.Before(ng.Due.Time) || c.NodesSynced < ng.Gen {
+			if t.Before(ng.Due) || c.NodesSynced < ng.Gen {
 				continue
 			}
-			switch ng.Wire.Status {
+			switch ng.Status {
 			case "CREATING":
-				ng.Wire.Status, ng.Wire.ModifiedAt = "ACTIVE", now()
+				ng.Status, ng.ModifiedAt = "ACTIVE", now()
 				s.Log.Infof("emulator: EKS node group %s/%s ACTIVE", name, ngName)
 				changed = true
 			case "DELETING":
@@ -104,12 +104,12 @@ func (s *Server) reconcileEKS(t time.Time) bool {
 			}
 		}
 		for aName, a := range c.Addons {
-			if t.Before(a.Due.Time) {
+			if t.Before(a.Due) {
 				continue
 			}
-			switch a.Wire.Status {
+			switch a.Status {
 			case "CREATING":
-				a.Wire.Status, a.Wire.ModifiedAt = "ACTIVE", now()
+				a.Status, a.ModifiedAt = "ACTIVE", now()
 				changed = true
 			case "DELETING":
 				delete(c.Addons, aName)
@@ -117,7 +117,7 @@ func (s *Server) reconcileEKS(t time.Time) bool {
 			}
 		}
 		for _, u := range c.Updates {
-			if u.Wire.Status != "InProgress" || t.Before(u.Due.Time) {
+			if u.Status != "InProgress" || t.Before(u.Due) {
 				continue
 			}
 			if ng := c.NodeGroups[u.Nodegroup]; u.Nodegroup != "" && ng != nil && c.NodesSynced < ng.Gen {
@@ -135,7 +135,7 @@ func (s *Server) ensured(name string) bool { return s.Jobs["ensured/"+name] }
 
 // spawnEnsure creates (or starts) the control plane of c in the background.
 func (s *Server) spawnEnsure(name string, c *eksCluster) {
-	cp := ControlPlane{Name: name, Version: c.Wire.Version, TokenWebhook: s.Base + "/_nuv/" + tokenReviewPath + name}
+	cp := ControlPlane{Name: name, Version: c.Version, TokenWebhook: s.Base + "/_nuv/" + tokenReviewPath + name}
 	s.Spawn("cluster/"+name, func(ctx context.Context) func() {
 		ep, err := s.clusters.Ensure(ctx, cp)
 		return func() {
@@ -145,21 +145,21 @@ func (s *Server) spawnEnsure(name string, c *eksCluster) {
 			if err != nil {
 				s.Log.Warnf("emulator: control plane of EKS cluster %s: %v", name, err)
 				s.Jobs["ensured/"+name] = true // no retry loop; the next start of the emulator tries again
-				if c.Wire.Status == "CREATING" {
-					c.Wire.Status = "FAILED"
-					c.Wire.Health = &healthWire{Issues: []issueWire{{Code: "InternalFailure", Message: fmt.Sprintf("the control plane could not be started: %v", err)}}}
+				if c.Status == "CREATING" {
+					c.Status = "FAILED"
+					c.Issues = []eksIssue{{Code: "InternalFailure", Message: fmt.Sprintf("the control plane could not be started: %v", err)}}
 				}
 				return
 			}
-			if !c.Backend && c.Wire.Status == "CREATING" {
+			if !c.Backend && c.Status == "CREATING" {
 				c.NodesWant++ // a new control plane gets the cluster's node groups (none yet) before ACTIVE
 			}
 			if c.Webhook == "" {
 				c.Webhook = cp.TokenWebhook // an existing control plane keeps its first one
 			}
 			c.Backend = true
-			c.Wire.Endpoint = ep.URL
-			c.Wire.CertificateAuthority = &caWire{Data: base64.StdEncoding.EncodeToString(ep.CA)}
+			c.Endpoint = ep.URL
+			c.CAData = base64.StdEncoding.EncodeToString(ep.CA)
 			s.Jobs["ensured/"+name] = true
 		}
 	})
@@ -171,7 +171,7 @@ func (s *Server) spawnNodeSync(name string, c *eksCluster) {
 	var groups []NodeGroup
 	for _, ngName := range sortedKeys(c.NodeGroups) {
 		ng := c.NodeGroups[ngName]
-		if ng.Wire.Status == "DELETING" {
+		if ng.Status == "DELETING" {
 			continue
 		}
 		groups = append(groups, s.nodeGroupOf(c, ng))
@@ -183,8 +183,8 @@ func (s *Server) spawnNodeSync(name string, c *eksCluster) {
 				s.Log.Warnf("emulator: nodes of EKS cluster %s: %v", name, err)
 				for _, ng := range c.NodeGroups {
 					if ng.Gen > c.NodesSynced {
-						ng.Wire.Health.Issues = []issueWire{{Code: "InternalFailure", Message: err.Error(), ResourceIds: []string{ng.Wire.Resources.AutoScalingGroups[0].Name}}}
-						ng.Due = epoch{time.Now().Add(5 * time.Second)}
+						ng.Issues = []eksIssue{{Code: "InternalFailure", Message: err.Error(), ResourceIDs: []string{ng.AutoScalingGroup}}}
+						ng.Due = time.Now().Add(5 * time.Second)
 					}
 				}
 				return
@@ -193,7 +193,7 @@ func (s *Server) spawnNodeSync(name string, c *eksCluster) {
 				c.NodesSynced = want
 			}
 			for _, ng := range c.NodeGroups {
-				ng.Wire.Health.Issues = []issueWire{}
+				ng.Issues = nil
 			}
 		}
 	})
@@ -201,12 +201,12 @@ func (s *Server) spawnNodeSync(name string, c *eksCluster) {
 
 // nodeGroupOf is the nodes a node group stands for: EKS's labels, its own labels and taints.
 func (s *Server) nodeGroupOf(c *eksCluster, ng *eksNodegroup) NodeGroup {
-	w := ng.Wire
+	w := ng
 	labels := map[string]string{
-		"eks.amazonaws.com/nodegroup":              w.NodegroupName,
-		"eks.amazonaws.com/nodegroup-image":        "ami-0" + stableHex(w.NodegroupArn+"ami", 16),
+		"eks.amazonaws.com/nodegroup":              w.Name,
+		"eks.amazonaws.com/nodegroup-image":        "ami-0" + stableHex(w.ARN+"ami", 16),
 		"eks.amazonaws.com/capacityType":           w.CapacityType,
-		"eks.amazonaws.com/sourceLaunchTemplateId": "lt-0" + stableHex(w.NodegroupArn+"lt", 16),
+		"eks.amazonaws.com/sourceLaunchTemplateId": "lt-0" + stableHex(w.ARN+"lt", 16),
 		"node.kubernetes.io/instance-type":         w.InstanceTypes[0],
 		"topology.kubernetes.io/region":            s.St.Region,
 	}
@@ -228,5 +228,5 @@ func (s *Server) nodeGroupOf(c *eksCluster, ng *eksNodegroup) NodeGroup {
 		taints = append(taints, Taint{Key: t.Key, Value: t.Value, Effect: taintEffects.Get()[t.Effect]})
 	}
 	sort.Slice(taints, func(i, j int) bool { return taints[i].Key < taints[j].Key })
-	return NodeGroup{Name: w.NodegroupName, Count: *w.ScalingConfig.DesiredSize, Labels: labels, Taints: taints, Zone: zone}
+	return NodeGroup{Name: w.Name, Count: w.Scaling.Desired, Labels: labels, Taints: taints, Zone: zone}
 }

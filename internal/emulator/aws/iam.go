@@ -197,8 +197,8 @@ func (s *Server) iamDeleteRole(p params) (any, error) {
 		return nil, errf(409, "DeleteConflict", "Cannot delete entity, must detach all policies first. (nuv emulator: %s)", strings.Join(r.Attached, ", "))
 	}
 	for _, c := range s.St.EKS.Clusters {
-		if c.Wire.RoleArn == r.Arn {
-			s.Log.V(1).Infof("emulator: role %s deleted while EKS cluster %s uses it", r.RoleName, c.Wire.Name)
+		if c.RoleARN == r.Arn {
+			s.Log.V(1).Infof("emulator: role %s deleted while EKS cluster %s uses it", r.RoleName, c.Name)
 		}
 	}
 	delete(s.iam().Roles, r.RoleName)

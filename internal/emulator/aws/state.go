@@ -85,7 +85,8 @@ func (e *epoch) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func now() epoch { return epoch{time.Now().UTC().Truncate(time.Millisecond)} }
+// now is the time as the state keeps it (UTC, to the millisecond, as restJson1 sends it).
+func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
 
 const hexDigits = "0123456789abcdef"
 
