@@ -97,7 +97,6 @@ func countProcs(dir, component string) int {
 // made so far; an apply killed (kill -9) after kind's create returned and before the record says
 // so leaves a cluster the next apply keeps: the same control-plane container, one of it.
 func TestIntegrationKindInterruptAndKillWindow(t *testing.T) {
-	t.Parallel() // a kind cluster of its own name, NUV_HOME and project
 	rt := kindRuntime(t)
 	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
 	const name = "nuv-kill-window"

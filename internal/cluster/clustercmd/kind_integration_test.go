@@ -119,7 +119,6 @@ func kindSpec(name string, workers int) string {
 // a delete that leaves no container, volume or network; then a kind cluster of the same name made
 // without nuv is a conflict nuv leaves alone.
 func TestIntegrationKind(t *testing.T) {
-	t.Parallel() // a kind cluster of its own name, NUV_HOME and project
 	rt := kindRuntime(t)
 	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
 	nodeImage := "" // the node image nuv chose, for the cluster made without nuv
@@ -328,7 +327,6 @@ func kindNetworks(t *testing.T, rt kind.Runtime) int {
 // replaced the same way. A delete killed while kind removes the node is then finished by the
 // next delete.
 func TestIntegrationKindResume(t *testing.T) {
-	t.Parallel() // a kind cluster of its own name, NUV_HOME and project
 	rt := kindRuntime(t)
 	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
 	const name = "nuv-life-resume"
