@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/kubebin"
 	"github.com/nuv-dev/nuv/internal/cluster/kubebin/kubebintest"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/fsutil"
 )
 
 // envWith is the process environment without the settings the test decides (the companion and
@@ -41,7 +43,9 @@ func envWith(extra ...string) func(string) string {
 // component its name says) in the upstream release layouts from a loopback HTTPS mirror, and has
 // nuv prepare from it: a fresh cache downloads, resumes a dropped file, verifies, and runs a real
 // cluster on the five separate binaries; a tampered file is refused with nothing cached; an
-// unreachable mirror falls back to the source build with one line saying so.
+// unreachable mirror falls back to the source build with one line saying so. The builds from
+// source the fresh caches come to are ones another nuv finishes meanwhile
+// (prepareWhileAnotherBuilds): the builds themselves are those of nuv's cache, made here once.
 func TestIntegrationReleaseDownloads(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds nuv-kube and runs a local cluster; skipped under -short")
@@ -58,6 +62,12 @@ func TestIntegrationReleaseDownloads(t *testing.T) {
 	bins := map[string]string{}
 	for _, c := range kubebin.Components {
 		bins[c] = built.Path
+	}
+	// kwok alone, as nuv builds it when kwok's download cannot be verified: built once into nuv's
+	// cache (warm: found there), the build another nuv makes in the subtest below.
+	kwokBuild, err := local.Companion{Getenv: envWith(), Log: testLogger(t)}.BuildProgram(ctx, local.ProgramKwok, false)
+	if err != nil {
+		t.Fatal(err)
 	}
 	goos, goarch := runtime.GOOS, runtime.GOARCH
 	rel, lay := m.FillRelease(t, kubebin.Release{Kubernetes: local.KubeVersion, Etcd: "3.6.16", Kwok: "0.8.0"}, goos, goarch, bins)
@@ -125,11 +135,11 @@ func TestIntegrationReleaseDownloads(t *testing.T) {
 				unpinned.Pins[k] = v
 			}
 		}
-		var logBuf bytes.Buffer
+		var logBuf lockedBuffer
 		comp := local.Companion{Getenv: envWith(append(m.Env(), "NUV_CACHE_DIR="+cache)...), Log: cli.NewLogger(&logBuf, 0), Releases: []kubebin.Release{unpinned}}
 		kwokRequests := len(m.Requests(lay.Binary["kwok"]))
 		start := time.Now()
-		b, err := comp.Prepare(ctx, local.PrepareOptions{Source: local.SourceDownload})
+		b, err := prepareWhileAnotherBuilds(t, ctx, comp, local.PrepareOptions{Source: local.SourceDownload}, cache, kwokBuild, &logBuf)
 		t.Logf("prepare with kwok built from source: %s\n%s", time.Since(start).Round(100*time.Millisecond), logBuf.String())
 		if err != nil {
 			t.Fatal(err)
@@ -196,15 +206,15 @@ func TestIntegrationReleaseDownloads(t *testing.T) {
 		dead := "https://" + l.Addr().String()
 		l.Close()
 		cache := t.TempDir()
-		var logBuf bytes.Buffer
+		var logBuf lockedBuffer
 		comp := local.Companion{Getenv: envWith("NUV_CACHE_DIR="+cache, kubebin.EnvKubernetesMirror+"="+dead, kubebin.EnvEtcdMirror+"="+dead, kubebin.EnvKwokMirror+"="+dead),
 			Log: cli.NewLogger(&logBuf, 0), Releases: []kubebin.Release{rel}}
-		b, err := comp.Prepare(ctx, local.PrepareOptions{})
+		b, err := prepareWhileAnotherBuilds(t, ctx, comp, local.PrepareOptions{}, cache, built.Path, &logBuf)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, logBuf.String())
 		}
-		if !strings.Contains(b.Source, "built from source") || !strings.HasPrefix(b.Path, cache) {
-			t.Fatalf("binaries %+v", b)
+		if !strings.Contains(b.Source, "built from source") || b.Path != filepath.Join(cache, "nuv-kube", filepath.Base(filepath.Dir(built.Path)), "nuv-kube") {
+			t.Fatalf("binaries %+v, want the build in %s", b, cache)
 		}
 		var fallback []string
 		for _, l := range strings.Split(logBuf.String(), "\n") {
@@ -216,6 +226,88 @@ func TestIntegrationReleaseDownloads(t *testing.T) {
 			t.Fatalf("want one fallback line, got %q\n%s", fallback, logBuf.String())
 		}
 	})
+}
+
+// prepareWhileAnotherBuilds runs comp.Prepare with the build it comes to (of the program whose
+// cached build in nuv's cache is warm) made meanwhile by another nuv, as a concurrent `nuv
+// cluster prepare` sharing the cache would: the test holds the build lock of that program's cache
+// key in cache (the key depends on Go, the sources and the modules, not on the cache's place)
+// and, once Prepare says it waits for it, puts the build in place and lets go; Prepare then takes
+// the finished build instead of linking its own (a kwok or a nuv-kube of hundreds of MB: minutes
+// of a loaded 2-core machine and gigabytes of memory; the build itself is what warmed the
+// cache). It fails the test if Prepare never came to the build.
+func prepareWhileAnotherBuilds(t *testing.T, ctx context.Context, comp local.Companion, o local.PrepareOptions, cache, warm string, logBuf *lockedBuffer) (local.Binaries, error) {
+	t.Helper()
+	name := filepath.Base(warm)
+	keyDir := filepath.Join(cache, name, filepath.Base(filepath.Dir(warm)))
+	unlock, err := fsutil.Lock(ctx, filepath.Join(keyDir, "build.lock"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type prepared struct {
+		b   local.Binaries
+		err error
+	}
+	res := make(chan prepared, 1)
+	go func() {
+		b, err := comp.Prepare(ctx, o)
+		res <- prepared{b, err}
+	}()
+	waiting := "waiting for another nuv building " + name + " (" + keyDir + ")"
+	for {
+		select {
+		case r := <-res:
+			unlock()
+			t.Errorf("Prepare did not come to the build of %s (no %q):\n%s", name, waiting, logBuf.String())
+			return r.b, r.err
+		case <-time.After(100 * time.Millisecond):
+			if strings.Contains(logBuf.String(), waiting) {
+				if err := copyFile(warm, filepath.Join(keyDir, name)); err != nil {
+					unlock()
+					t.Fatal(err)
+				}
+				unlock()
+				r := <-res
+				return r.b, r.err
+			}
+		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer a Prepare running in another goroutine logs to while the test
+// reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// copyFile puts the executable src at dst: a hard link where both are on one file system, else a
+// copy through a temporary file renamed into place.
+func copyFile(src, dst string) error {
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	tmp := dst + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o755); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dst)
 }
 
 func testLogger(t *testing.T) cli.Logger { return cli.NewLogger(testWriter{t}, 0) }
