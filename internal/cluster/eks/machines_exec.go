@@ -36,7 +36,8 @@ func (p *Provider) sshKeyPath(name string) string {
 
 // EnvSSHKey, when set, holds nuv's SSH key for the machines (OpenSSH private-key format) in place
 // of the one under nuv's home: the Terraform module's bootstrap step passes the key Terraform made.
-const EnvSSHKey = "NUV_AWS_SSH_KEY"
+// Loading images into the machines (publish.Machines) reads it too.
+const EnvSSHKey = machine.EnvSSHKey
 
 // clientKey reads nuv's SSH key of cluster name (EnvSSHKey's when set), making it when create is
 // set and there is none.
