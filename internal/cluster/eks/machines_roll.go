@@ -36,7 +36,8 @@ import (
 // during a roll resumes with the machines still to roll (a machine killed half-way is found
 // terminated, or launched but not joined, and healed as a lost one). For each machine:
 //
-//	control plane  its target leaves the load balancer; its node is drained; kubeadm reset (its
+//	control plane  its target leaves the load balancer (the NLB's target group, or HAProxy's
+//	               backends, reloaded gracefully); its node is drained; kubeadm reset (its
 //	               stacked etcd member leaves), the member removed if reset could not; its Node
 //	               deleted; the machine terminated and launched anew at the same private address;
 //	               kubeadm join --control-plane; its Node Ready; its target back and healthy
