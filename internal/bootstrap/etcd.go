@@ -387,10 +387,24 @@ func (b *Bootstrap) RemoveEtcdMember(ctx context.Context, name string) error {
 			continue
 		}
 		b.logf("%s: member %x", step, mem.ID)
-		if _, err := cli.MemberRemove(cctx, mem.ID); err != nil {
-			return fmt.Errorf("%s: %w", step, err)
+		// etcd refuses to remove a member while the others have not all been connected for a
+		// while ("unhealthy cluster": one that just joined, after a heal or the previous roll's
+		// machine); ask again.
+		for deadline := time.Now().Add(2 * time.Minute); ; {
+			_, err := cli.MemberRemove(ctx, mem.ID)
+			if err == nil {
+				return nil
+			}
+			if !strings.Contains(err.Error(), "unhealthy cluster") || time.Now().After(deadline) {
+				return fmt.Errorf("%s: %w", step, err)
+			}
+			b.logf("%s: etcd is not ready to remove a member yet (%v); asking again", step, err)
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(2 * time.Second):
+			}
 		}
-		return nil
 	}
 	b.logf("%s: not a member", step)
 	return nil
