@@ -10,7 +10,8 @@
 //   - heal: a control plane terminated through the EC2 API behind nuv's back, then `nuv cluster
 //     apply -f` to every node Ready again (goal <= 60 s); the termination's own wait is not counted;
 //   - roll: a change of the control planes' instance type applied one machine at a time, when the
-//     provider's plan says it rolls; otherwise the line says it is not measured;
+//     provider's plan says it rolls (otherwise the line says it is not measured), with the count
+//     of the API prober apply runs through the load balancer during each machine's roll;
 //   - delete: `nuv cluster delete`, to no instance left.
 //
 // The emulator's status delay is 0 and its waiters poll a loopback endpoint, so the figures are
@@ -19,7 +20,8 @@
 //
 // Run from the repository root with the project's Docker daemon: eval "$(bash hack/dockerd.sh
 // env)"; go run ./bench/selfmanaged (the node image must be built or buildable: `nuv cluster
-// node-image build --load`).
+// node-image build --load`). -lb haproxy puts an HAProxy machine in front of the API servers in
+// place of the Network Load Balancer.
 package main
 
 import (
@@ -30,6 +32,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"time"
@@ -49,12 +52,17 @@ import (
 
 func main() {
 	keep := flag.Bool("keep", false, "leave the cluster and the emulator's machines on failure (for a look)")
+	lb := flag.String("lb", "nlb", "the API's load balancer: nlb (the emulator's Network Load Balancer) or haproxy (a machine running HAProxy)")
 	flag.Parse()
-	benchutil.Exit("bench/selfmanaged", run(*keep))
+	if *lb != "nlb" && *lb != "haproxy" {
+		benchutil.Exit("bench/selfmanaged", fmt.Errorf("-lb %q: want nlb or haproxy", *lb))
+	}
+	benchutil.Exit("bench/selfmanaged", run(*keep, *lb))
 }
 
 // spec is the benchmark's cluster: 3 control planes with stacked etcd behind a Network Load
-// Balancer, one worker, one zone, no NAT gateway (the emulator's machines reach nothing outside).
+// Balancer (or, with -lb haproxy, an HAProxy machine), one worker, one zone, no NAT gateway (the
+// emulator's machines reach nothing outside).
 const spec = `apiVersion: nuv.dev/v1alpha1
 kind: Cluster
 metadata: {name: smbench}
@@ -68,6 +76,7 @@ spec:
   aws:
     nat: none
     controlPlane: {instanceType: %s}
+    loadBalancer: {type: %s}
 `
 
 const (
@@ -83,7 +92,7 @@ type figure struct {
 	what, took, goal, reference string
 }
 
-func run(keep bool) error {
+func run(keep bool, lb string) error {
 	ctx := context.Background()
 	ws, err := benchutil.NewWorkspace("nuv-bench-selfmanaged-")
 	if err != nil {
@@ -114,7 +123,7 @@ func run(keep bool) error {
 		Credentials: credentials.NewStaticCredentialsProvider(key, secret, "")})
 	write := func(itype string) (string, error) {
 		p := filepath.Join(tmp, "smbench.yaml")
-		return p, os.WriteFile(p, []byte(fmt.Sprintf(spec, vpcCIDR, itype)), 0o644)
+		return p, os.WriteFile(p, []byte(fmt.Sprintf(spec, vpcCIDR, itype, lb)), 0o644)
 	}
 	f, err := write(typeFrom)
 	if err != nil {
@@ -135,7 +144,7 @@ func run(keep bool) error {
 	}()
 
 	var rows []figure
-	fmt.Println("creating smbench (3 control planes, stacked etcd, NLB, 1 worker) with `nuv cluster apply` ...")
+	fmt.Printf("creating smbench (3 control planes, stacked etcd, %s, 1 worker) with `nuv cluster apply` ...\n", lb)
 	t0 := time.Now()
 	applied, out, err := nuv.Run("cluster", "apply", "--yes", "-f", f)
 	if err != nil {
@@ -183,15 +192,19 @@ func run(keep bool) error {
 	}
 	if rolls(plan) {
 		t2 := time.Now()
-		applied, _, err = nuv.Run("cluster", "apply", "--yes", "-f", f)
+		applied, out, err := nuv.Run("cluster", "apply", "--yes", "-f", f)
 		if err != nil {
 			return err
 		}
 		if err := waitReady(ctx, cs, nodes, 10*time.Minute); err != nil {
 			return err
 		}
-		rows = append(rows, figure{fmt.Sprintf("roll 3 control planes %s -> %s to %d nodes Ready (apply %.1f s)", typeFrom, typeTo, nodes, applied.Seconds()),
+		rows = append(rows, figure{fmt.Sprintf("roll 3 control planes %s -> %s behind the %s to %d nodes Ready (apply %.1f s)", typeFrom, typeTo, lb, nodes, applied.Seconds()),
 			secs(time.Since(t2)), "", ""})
+		// the API prober's count during each machine's roll, as apply reports it
+		for _, m := range probeLine.FindAllStringSubmatch(out, -1) {
+			rows = append(rows, figure{"  API probe during the roll of " + m[1] + " (through the " + lb + ")", m[2], "0 failed", ""})
+		}
 	} else {
 		rows = append(rows, figure{"roll: not measured (no rolling replacement yet)", "-", "", ""})
 	}
@@ -229,6 +242,9 @@ func run(keep bool) error {
 	fmt.Println("(machines: containers of nuv's node image on this machine's Docker daemon; kubeadm, etcd, the API servers and the kubelets really run)")
 	return nil
 }
+
+// probeLine is apply's report of the API prober during a machine's roll.
+var probeLine = regexp.MustCompile(`API probe during the roll of (instance/\S+): (\d+ requests, \d+ failed, longest gap \S+)`)
 
 // rolls tells whether a plan replaces the changed machines as a rolling replacement (the
 // provider says so in its plan); a plan that recreates them otherwise is no roll to time.

@@ -155,3 +155,23 @@ func TestNewToken(t *testing.T) {
 		t.Errorf("Secrets print themselves: %s", s)
 	}
 }
+
+// TestReplaceFlag: the API server's --etcd-servers line is rewritten in place, its indentation
+// kept; a manifest without the flag is left as it is.
+func TestReplaceFlag(t *testing.T) {
+	const want = "--etcd-servers=https://10.0.2.9:2379,https://10.0.2.5:2379"
+	for _, tc := range []struct {
+		name, in, out string
+		ok            bool
+	}{
+		{"rewritten", "spec:\n  containers:\n  - command:\n    - kube-apiserver\n    - --etcd-servers=https://10.0.2.4:2379,https://10.0.2.5:2379\n    - --etcd-cafile=/x\n",
+			"spec:\n  containers:\n  - command:\n    - kube-apiserver\n    - " + want + "\n    - --etcd-cafile=/x\n", true},
+		{"already right", "    - " + want + "\n", "    - " + want + "\n", true},
+		{"no such flag", "    - kube-apiserver\n    - --etcd-cafile=/x\n", "    - kube-apiserver\n    - --etcd-cafile=/x\n", false},
+	} {
+		got, ok := replaceFlag(tc.in, want)
+		if got != tc.out || ok != tc.ok {
+			t.Errorf("%s: got %q %v, want %q %v", tc.name, got, ok, tc.out, tc.ok)
+		}
+	}
+}

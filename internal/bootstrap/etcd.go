@@ -73,7 +73,10 @@ func (b *Bootstrap) etcdCA(ctx context.Context, step string, create bool, from [
 // and the static pod kubeadm writes (`kubeadm init phase etcd local`). The first member of a new
 // tier starts a cluster of its own; any other is first added to the member list of the running
 // ones as a learner, started with initial-cluster-state=existing, and promoted once it has caught
-// up. A member that is in the member list and answers is left alone.
+// up. A member that is in the member list and answers is left alone. A machine that runs no
+// member while the list holds one at its address or under its name (a lost machine's, healed at
+// the same address or another) has that member removed first and is added anew, with fresh
+// certificates.
 func (b *Bootstrap) EtcdMember(ctx context.Context, i int) error {
 	c := &b.Cluster
 	m := c.Etcd[i]
@@ -118,35 +121,44 @@ func (b *Bootstrap) EtcdMember(ctx context.Context, i int) error {
 		if err != nil {
 			return fmt.Errorf("%s %s: member list: %w", step, m.Name(), err)
 		}
-		var self *memberInfo
 		for _, mem := range list.Members {
-			if contains(mem.PeerURLs, peerURL) {
-				self = &memberInfo{ID: mem.ID}
+			if !contains(mem.PeerURLs, peerURL) && mem.Name != m.Name() {
 				continue
 			}
+			// A member at m's address or under m's name while m runs no etcd: the member of a
+			// machine that was lost (or replaced), whose data went with it, or a learner added
+			// by an apply killed before it started the member. It is removed, and m added anew
+			// with its own certificates: a member never restarts without its data.
+			b.logf("%s: remove member %x (%s, %v): %s runs no etcd member; it is added anew", step, mem.ID, orNone(mem.Name), mem.PeerURLs, m.Name())
+			if _, err := cli.MemberRemove(ctx, mem.ID); err != nil {
+				return fmt.Errorf("%s %s: remove the dead member %x: %w", step, m.Name(), mem.ID, err)
+			}
+		}
+		if list, err = cli.MemberList(ctx); err != nil {
+			return fmt.Errorf("%s %s: member list: %w", step, m.Name(), err)
+		}
+		for _, mem := range list.Members {
 			if mem.Name == "" {
 				return fmt.Errorf("%s %s: member %x (%v) was added but never started: remove it first", step, m.Name(), mem.ID, mem.PeerURLs)
 			}
 			initial = append(initial, mem.Name+"="+mem.PeerURLs[0])
 		}
-		if self == nil {
-			b.logf("%s: add %s to the member list as a learner", step, m.Name())
-			// etcd refuses a new member until every started one has been reachable for a while
-			// ("unhealthy cluster"): a member that just joined may not count yet; ask again.
-			for deadline := time.Now().Add(2 * time.Minute); ; {
-				_, err := cli.MemberAddAsLearner(ctx, []string{peerURL})
-				if err == nil {
-					break
-				}
-				if !strings.Contains(err.Error(), "unhealthy cluster") || time.Now().After(deadline) {
-					return fmt.Errorf("%s %s: member add: %w", step, m.Name(), err)
-				}
-				b.logf("%s: etcd is not ready for a new member yet (%v); asking again", step, err)
-				select {
-				case <-ctx.Done():
-					return ctx.Err()
-				case <-time.After(2 * time.Second):
-				}
+		b.logf("%s: add %s to the member list as a learner", step, m.Name())
+		// etcd refuses a new member until every started one has been reachable for a while
+		// ("unhealthy cluster"): a member that just joined may not count yet; ask again.
+		for deadline := time.Now().Add(2 * time.Minute); ; {
+			_, err := cli.MemberAddAsLearner(ctx, []string{peerURL})
+			if err == nil {
+				break
+			}
+			if !strings.Contains(err.Error(), "unhealthy cluster") || time.Now().After(deadline) {
+				return fmt.Errorf("%s %s: member add: %w", step, m.Name(), err)
+			}
+			b.logf("%s: etcd is not ready for a new member yet (%v); asking again", step, err)
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(2 * time.Second):
 			}
 		}
 	}
@@ -165,7 +177,13 @@ func (b *Bootstrap) EtcdMember(ctx context.Context, i int) error {
 	return b.waitMember(ctx, step, m, append(running, m), peerURL)
 }
 
-type memberInfo struct{ ID uint64 }
+// orNone is s, or "unstarted" for a member that never started (no name yet).
+func orNone(s string) string {
+	if s == "" {
+		return "unstarted"
+	}
+	return s
+}
 
 // memberFiles puts the CA, the member's server and peer certificates and its standalone kubelet
 // on m, where they are not yet.
@@ -369,10 +387,24 @@ func (b *Bootstrap) RemoveEtcdMember(ctx context.Context, name string) error {
 			continue
 		}
 		b.logf("%s: member %x", step, mem.ID)
-		if _, err := cli.MemberRemove(cctx, mem.ID); err != nil {
-			return fmt.Errorf("%s: %w", step, err)
+		// etcd refuses to remove a member while the others have not all been connected for a
+		// while ("unhealthy cluster": one that just joined, after a heal or the previous roll's
+		// machine); ask again.
+		for deadline := time.Now().Add(2 * time.Minute); ; {
+			_, err := cli.MemberRemove(ctx, mem.ID)
+			if err == nil {
+				return nil
+			}
+			if !strings.Contains(err.Error(), "unhealthy cluster") || time.Now().After(deadline) {
+				return fmt.Errorf("%s: %w", step, err)
+			}
+			b.logf("%s: etcd is not ready to remove a member yet (%v); asking again", step, err)
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(2 * time.Second):
+			}
 		}
-		return nil
 	}
 	b.logf("%s: not a member", step)
 	return nil
@@ -405,4 +437,80 @@ func (b *Bootstrap) EtcdMembers(ctx context.Context) ([]string, error) {
 		names = append(names, mem.Name)
 	}
 	return names, nil
+}
+
+// apiServerManifest is the static pod kubeadm writes for a control plane's API server.
+const apiServerManifest = "/etc/kubernetes/manifests/kube-apiserver.yaml"
+
+// EtcdServersFlag is the API server's flag listing the external etcd tier's client URLs, as the
+// cluster's etcd machines are now.
+func (c *Cluster) EtcdServersFlag() string {
+	var eps []string
+	for _, m := range c.Etcd {
+		eps = append(eps, "https://"+hostPort(m.Address(), EtcdClientPort))
+	}
+	return "--etcd-servers=" + strings.Join(eps, ",")
+}
+
+// RepointEtcd brings the control planes to the external etcd tier's addresses after a member
+// moved (a lost etcd machine healed at another address): each API server's --etcd-servers (the
+// kubelet restarts it when its manifest changes) and kubeadm's ClusterConfiguration in the
+// cluster (which later joins read). Control planes already right, and a cluster not initialised
+// yet, are left alone.
+func (b *Bootstrap) RepointEtcd(ctx context.Context) error {
+	const step = "repoint etcd"
+	c := &b.Cluster
+	if len(c.Etcd) == 0 {
+		return nil
+	}
+	want := c.EtcdServersFlag()
+	changed := false
+	for _, m := range c.ControlPlanes {
+		cur, err := m.ReadFile(ctx, apiServerManifest)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s on %s: read %s: %w", step, m.Name(), apiServerManifest, err)
+		}
+		next, ok := replaceFlag(string(cur), want)
+		if !ok || next == string(cur) {
+			continue
+		}
+		b.logf("%s: %s: %s", step, m.Name(), want)
+		if err := b.write(ctx, step, m, apiServerManifest, []byte(next), 0o600); err != nil {
+			return err
+		}
+		changed = true
+	}
+	if !changed || len(c.ControlPlanes) == 0 {
+		return nil
+	}
+	m := c.ControlPlanes[0]
+	cfg, err := c.UploadCertsConfig(m, Secrets{})
+	if err != nil {
+		return err
+	}
+	path := ConfigDir + "/upload-config.yaml"
+	if err := b.write(ctx, step, m, path, cfg, 0o600); err != nil {
+		return err
+	}
+	_, err = b.run(ctx, step, m, "kubeadm init phase upload-config kubeadm --config "+path+" 2>&1\nrm -f "+path+"\n", nil)
+	return err
+}
+
+// replaceFlag replaces the line of manifest that sets flag (want's name) with want, keeping its
+// indentation; ok is false when no line sets it.
+func replaceFlag(manifest, want string) (string, bool) {
+	name, _, _ := strings.Cut(want, "=")
+	lines := strings.Split(manifest, "\n")
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		if !strings.HasPrefix(t, "- "+name+"=") {
+			continue
+		}
+		lines[i] = l[:strings.Index(l, "- ")] + "- " + want
+		return strings.Join(lines, "\n"), true
+	}
+	return manifest, false
 }

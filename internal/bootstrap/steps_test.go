@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -275,33 +276,57 @@ func TestErrorsNameStepAndMachineWithoutSecrets(t *testing.T) {
 	}
 }
 
+// TestLoadBalancerStep: HAProxy is started when it does not run, reloaded gracefully when its
+// backends change, left alone when they do not; a control plane that leaves is drained out of
+// the backends first and put back by the next configuration.
 func TestLoadBalancerStep(t *testing.T) {
 	c := goldenCluster(false, false)
 	lb := newRec("lb", "10.0.1.5")
 	c.LoadBalancer = lb
 	b := &Bootstrap{Cluster: c}
-	if err := b.LoadBalancer(context.Background()); err != nil {
-		t.Fatal(err)
+	inactive := regexp.MustCompile(`^systemctl is-active`)
+	for _, st := range []struct {
+		name   string
+		active bool
+		do     func(ctx context.Context) error
+		want   string // the command that applies the configuration ("": none runs)
+		backs  []string
+	}{
+		{"first run: HAProxy is started", false, b.LoadBalancer, "systemctl restart haproxy", []string{"cp-0", "cp-1", "cp-2"}},
+		{"same backends: nothing", true, b.LoadBalancer, "", []string{"cp-0", "cp-1", "cp-2"}},
+		{"cp-1 drained before it leaves: a graceful reload", true, func(ctx context.Context) error { return b.DrainLoadBalancer(ctx, "cp-1") }, "systemctl reload haproxy", []string{"cp-0", "cp-2"}},
+		{"cp-1 back: a graceful reload", true, b.LoadBalancer, "systemctl reload haproxy", []string{"cp-0", "cp-1", "cp-2"}},
+		{"HAProxy stopped with the same backends: started", false, b.LoadBalancer, "systemctl restart haproxy", []string{"cp-0", "cp-1", "cp-2"}},
+	} {
+		lb.ran, lb.fail = nil, nil
+		if !st.active {
+			lb.fail = inactive
+		}
+		if err := st.do(context.Background()); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		last := lb.ran[len(lb.ran)-1]
+		switch {
+		case st.want == "" && len(lb.ran) != 1:
+			t.Errorf("%s: ran %q, want only the is-active check", st.name, lb.commands())
+		case st.want != "" && (!strings.HasPrefix(last, "haproxy -c -q -f /etc/kubernetes/nuv/haproxy.cfg") || !strings.Contains(last, st.want)):
+			t.Errorf("%s: last script %q, want the staged configuration checked, moved in and %q", st.name, last, st.want)
+		}
+		if st.want != "" {
+			lb.files[HAProxyConfigPath] = lb.files[ConfigDir+"/haproxy.cfg"] // what the script's mv did
+		}
+		cfg := string(lb.files[HAProxyConfigPath])
+		for _, n := range []string{"cp-0", "cp-1", "cp-2"} {
+			if got, want := strings.Contains(cfg, "server "+n+" "), slices.Contains(st.backs, n); got != want {
+				t.Errorf("%s: backend %s in the configuration: %v, want %v\n%s", st.name, n, got, want, cfg)
+			}
+		}
 	}
-	want := "haproxy -c -q -f /etc/kubernetes/nuv/haproxy.cfg 2>&1"
-	if got := lb.commands(); len(got) != 1 || got[0] != want {
-		t.Fatalf("first run: %q, want %q", got, want)
-	}
-	lb.files[HAProxyConfigPath] = lb.files[ConfigDir+"/haproxy.cfg"] // what the script's mv did
-	lb.ran = nil
-	if err := b.LoadBalancer(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if got := lb.commands(); len(got) != 1 || got[0] != "systemctl is-active --quiet haproxy" {
-		t.Errorf("second run with the same backends: %q, want only the is-active check", got)
-	}
-	b.Cluster.ControlPlanes = b.Cluster.ControlPlanes[:2]
-	lb.ran = nil
-	if err := b.LoadBalancer(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if got := lb.commands(); len(got) != 1 || got[0] != want {
-		t.Errorf("after a control plane left: %q, want a new configuration", got)
+	// A lone control plane is not drained: HAProxy would have no backend.
+	b.Cluster.ControlPlanes = b.Cluster.ControlPlanes[:1]
+	lb.ran, lb.fail = nil, nil
+	if err := b.DrainLoadBalancer(context.Background(), "cp-0"); err != nil || len(lb.ran) != 0 {
+		t.Errorf("drain of the only control plane: %v, ran %q; want nothing", err, lb.commands())
 	}
 }
 

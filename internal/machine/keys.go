@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"golang.org/x/crypto/ssh"
@@ -113,6 +114,27 @@ func WriteKey(path string, k *Key, comment string) error {
 		return fmt.Errorf("write public key: %w", err)
 	}
 	return nil
+}
+
+// EnvSSHKey, when set, holds nuv's SSH key of a cluster's machines (OpenSSH private-key format)
+// in place of the one under nuv's home (KeyFile): Terraform's bootstrap step passes the key
+// Terraform made, and a CI job the key it keeps as a secret.
+const EnvSSHKey = "NUV_AWS_SSH_KEY"
+
+// ClusterKey reads nuv's SSH key of a cluster's machines: getenv(EnvSSHKey) when set, else
+// dir/KeyFile. An error names the variable, never its value.
+func ClusterKey(dir string, getenv func(string) string) (*Key, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if v := getenv(EnvSSHKey); v != "" {
+		k, err := ParseKey([]byte(v))
+		if err != nil {
+			return nil, fmt.Errorf("nuv's SSH key from $%s: not an ed25519 private key in OpenSSH's format", EnvSSHKey)
+		}
+		return k, nil
+	}
+	return ReadKey(filepath.Join(dir, KeyFile))
 }
 
 // ReadKey reads the private key WriteKey wrote to path; a key file others can read is refused.

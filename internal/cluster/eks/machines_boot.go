@@ -343,6 +343,10 @@ func (x *exec) etcdMember(ctx context.Context, _ cluster.Change) error {
 	if err := bt.b.EtcdMember(ctx, i); err != nil {
 		return err
 	}
+	// A member healed at another address than its lost machine's: the API servers follow.
+	if err := bt.b.RepointEtcd(ctx); err != nil {
+		return err
+	}
 	return x.ranOn(bt, ik)
 }
 
@@ -418,6 +422,11 @@ func (x *exec) kubeadmJoin(ctx context.Context, _ cluster.Change) error {
 		if err := bt.b.JoinControlPlane(ctx, m); err != nil {
 			return err
 		}
+		// HAProxy's backends name the control planes by address: a control plane healed at
+		// another address than its lost machine's is put in.
+		if err := bt.b.LoadBalancer(ctx); err != nil {
+			return err
+		}
 	} else if err := bt.b.JoinWorker(ctx, m); err != nil {
 		return err
 	}
@@ -439,6 +448,12 @@ func (x *exec) leaving(ctx context.Context, ch cluster.Change) error {
 	node := nodeName(x.name, ik)
 	if m := bt.machines[ik]; m != nil {
 		lastOf(bt, m) // the steps run through another control plane
+	}
+	if ch.Actual.Fields["role"] == RoleControlPlane {
+		// out of HAProxy's backends before its API server stops
+		if err := bt.b.DrainLoadBalancer(ctx, node); err != nil {
+			return err
+		}
 	}
 	if err := bt.b.Drain(ctx, node); err != nil {
 		return err

@@ -36,7 +36,8 @@ func (p *Provider) sshKeyPath(name string) string {
 
 // EnvSSHKey, when set, holds nuv's SSH key for the machines (OpenSSH private-key format) in place
 // of the one under nuv's home: the Terraform module's bootstrap step passes the key Terraform made.
-const EnvSSHKey = "NUV_AWS_SSH_KEY"
+// Loading images into the machines (publish.Machines) reads it too.
+const EnvSSHKey = machine.EnvSSHKey
 
 // clientKey reads nuv's SSH key of cluster name (EnvSSHKey's when set), making it when create is
 // set and there is none.
@@ -250,12 +251,18 @@ func (x *exec) instance(ctx context.Context, _ cluster.Change) error {
 			}
 			sgs = append(sgs, id)
 		}
+		if x.keepIP != "" {
+			x.p.log().Infof("  %s: launched at %s, its address before", x.res.Key(), x.keepIP)
+		}
 		out, err := x.s.ec2.RunInstances(ctx, &ec2.RunInstancesInput{
 			ImageId: aws.String(ami), InstanceType: ec2types.InstanceType(f["instanceType"]), MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
 			SubnetId: aws.String(subnet), SecurityGroupIds: sgs, KeyName: aws.String(strings.TrimPrefix(f["keyPair"], kindKeyPair+"/")), PrivateIpAddress: optional(x.keepIP),
 			UserData: aws.String(base64.StdEncoding.EncodeToString(ud)), ClientToken: aws.String(clientToken(x.name, x.res.Key(), host.Fingerprint())),
 			TagSpecifications: x.ec2Tags(ec2types.ResourceTypeInstance, TagRole, f["role"], TagHostKey, host.AuthorizedKey("")),
 		})
+		if err != nil && x.keepIP != "" && apiCode(err) == "InvalidIPAddress.InUse" {
+			return &addressTakenError{addr: x.keepIP, msg: apiMessage(err)}
+		}
 		if err != nil {
 			return x.fail("ec2:RunInstances", x.res.Key(), err)
 		}
@@ -266,8 +273,35 @@ func (x *exec) instance(ctx context.Context, _ cluster.Change) error {
 			return err
 		}
 	}
-	return x.p.waitInstance(ctx, x.s, x.res.Key(), x.res.ID, true)
+	if err := x.p.waitInstance(ctx, x.s, x.res.Key(), x.res.ID, true); err != nil {
+		return err
+	}
+	// The machine's private address goes in the record: a machine lost behind nuv's back is
+	// launched again there (what names it by address stays right).
+	out, err := x.s.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{x.res.ID}})
+	if err != nil {
+		return x.fail("ec2:DescribeInstances", x.res.Key(), err)
+	}
+	for _, r := range out.Reservations {
+		for _, in := range r.Instances {
+			if ip := aws.ToString(in.PrivateIpAddress); ip != "" {
+				x.res.Fields = maps.Clone(x.res.Fields)
+				x.res.Fields[fieldPrivateIP] = ip
+			}
+		}
+	}
+	return nil
 }
+
+// fieldPrivateIP is a machine's private address in its record (not in the plan: AWS picks it,
+// once; a lost machine's replacement is launched there).
+const fieldPrivateIP = "privateIP"
+
+// addressTakenError is a launch at a machine's former address that AWS refused: something else
+// has it now.
+type addressTakenError struct{ addr, msg string }
+
+func (e *addressTakenError) Error() string { return "address " + e.addr + " is taken: " + e.msg }
 
 // clientToken is the idempotency token of one launch of a machine (its host key is new for each):
 // the SDK's retries of the call get the one instance. A launch that an apply killed before it

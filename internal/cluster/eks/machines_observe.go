@@ -84,7 +84,7 @@ func (p *Provider) observeMachines(ctx context.Context, c *spec.Cluster, recorde
 		subnet, kp := o.ref(aws.ToString(in.inst.SubnetId)), key(kindKeyPair, aws.ToString(in.inst.KeyName))
 		r := cluster.Resource{Kind: kindInstance, Name: strings.TrimPrefix(k, kindInstance+"/"), ID: in.id, Fields: map[string]string{
 			"role": in.role, "instanceType": string(in.inst.InstanceType), "subnet": subnet, "image": img,
-			"keyPair": kp, "securityGroups": strings.Join(sgs, ","),
+			"keyPair": kp, "securityGroups": strings.Join(sgs, ","), fieldPrivateIP: in.ip,
 		}, DependsOn: append([]string{subnet, kp}, sgs...)}
 		switch in.state {
 		case string(ec2types.InstanceStateNameRunning), string(ec2types.InstanceStateNamePending):
@@ -95,9 +95,12 @@ func (p *Provider) observeMachines(ctx context.Context, c *spec.Cluster, recorde
 		o.add(r)
 	}
 	for _, r := range recorded {
-		// A machine terminated by a roll that stopped before its replacement was launched.
-		if _, there := infos[r.Key()]; r.Kind == kindInstance && r.Fields[fieldAddress] != "" && !there {
-			p.remember(name, addressKey(r.Key()), r.Fields[fieldAddress])
+		// A machine terminated by a roll that stopped before its replacement was launched, or
+		// lost behind nuv's back: its replacement is launched at its address.
+		if _, there := infos[r.Key()]; r.Kind == kindInstance && !there {
+			if a := orDefault(r.Fields[fieldAddress], r.Fields[fieldPrivateIP]); a != "" {
+				p.remember(name, addressKey(r.Key()), a)
+			}
 		}
 	}
 	if err := s.observeLB(ctx, o, c); err != nil {

@@ -67,3 +67,32 @@ func TestMachinesDeleteOrderOfGroups(t *testing.T) {
 		t.Errorf("delete order %v: want security-group/etcd before security-group/control-plane, the VPC last", order)
 	}
 }
+
+// TestObserveLostMachineAddress: a machine the record knows that AWS no longer runs (lost behind
+// nuv's back, or terminated by a roll an apply cut short) leaves its address for its launch: the
+// roll's held address first, else the address recorded when it was launched.
+func TestObserveLostMachineAddress(t *testing.T) {
+	e := startEmulator(t, 0)
+	p := NewMachines(t.TempDir(), "nuv", e.getenv, nil)
+	c := parse(t, externalHAProxy)
+	name := c.Metadata.Name
+	for _, tc := range []struct {
+		name   string
+		fields map[string]string
+		want   string
+	}{
+		{"lost machine", map[string]string{"role": RoleEtcd, fieldPrivateIP: "10.91.0.7"}, "10.91.0.7"},
+		{"roll cut short", map[string]string{"role": RoleEtcd, fieldPrivateIP: "10.91.0.7", fieldAddress: "10.91.0.8"}, "10.91.0.8"},
+		{"record without an address", map[string]string{"role": RoleEtcd}, ""},
+	} {
+		rec := []cluster.Resource{{Kind: kindInstance, Name: "etcd-1", ID: "i-0123456789abcdef0", Fields: tc.fields}}
+		p.remember(name, addressKey("instance/etcd-1"), "")
+		if _, err := p.observeMachines(context.Background(), c, rec); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := p.id(name, addressKey("instance/etcd-1"))
+		if got != tc.want {
+			t.Errorf("%s: address %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

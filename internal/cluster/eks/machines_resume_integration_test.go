@@ -279,6 +279,24 @@ func TestIntegrationMachinesHAProxy(t *testing.T) {
 		t.Errorf("the plan after the apply is not empty: exit %d\n%s%s", code, out, errs)
 	}
 
+	// 4. An etcd machine lost behind nuv's back (terminated through the SDK) is healed at its
+	// address: its dead member removed, the new machine added back with fresh certificates.
+	healEtcd(t, w, f, ms, cs)
+	for _, m := range w.machines(t, "ext") {
+		for _, in := range m {
+			seen[in.id] = true
+		}
+	}
+
+	// 5. A change of the etcd tier's instance type rolls the etcd machines one at a time, the API
+	// probed through HAProxy meanwhile.
+	rollEtcd(t, w, f)
+	for _, m := range w.machines(t, "ext") {
+		for _, in := range m {
+			seen[in.id] = true
+		}
+	}
+
 	// Delete leaves nothing.
 	deleted = true
 	t4 := time.Now()
@@ -330,6 +348,159 @@ func TestIntegrationMachinesHAProxy(t *testing.T) {
 		}
 	}
 	t.Logf("the whole lifecycle: %.1fs", time.Since(t0).Seconds())
+}
+
+// etcdOf is a bootstrap over externalHAProxy's etcd machines and control plane as they run now
+// (reached with docker exec), to ask etcd about its members.
+func etcdOf(t *testing.T, ms map[string][]aMachine) *bootstrap.Bootstrap {
+	t.Helper()
+	var etcd []bootstrap.Machine
+	for _, k := range []string{"instance/etcd-0", "instance/etcd-1", "instance/etcd-2"} {
+		if len(ms[k]) != 1 {
+			t.Fatalf("%s: %v, want one machine", k, ms[k])
+		}
+		etcd = append(etcd, &machine.Exec{Runtime: "docker", Container: ms[k][0].id, IP: ms[k][0].ip})
+	}
+	cp := ms["instance/control-plane-0"][0]
+	return &bootstrap.Bootstrap{Cluster: bootstrap.Cluster{Name: "ext", Etcd: etcd,
+		ControlPlanes: []bootstrap.Machine{&machine.Exec{Runtime: "docker", Container: cp.id, IP: cp.ip}}}}
+}
+
+// checkEtcd says what is wrong with externalHAProxy's etcd tier: three members, the three etcd
+// machines, each started, voting and answering.
+func checkEtcd(t *testing.T, ctx context.Context, b *bootstrap.Bootstrap, when string) {
+	t.Helper()
+	members, err := b.EtcdMembers(ctx)
+	sort.Strings(members)
+	if err != nil || strings.Join(members, ",") != "ext-etcd-0,ext-etcd-1,ext-etcd-2" {
+		t.Errorf("%s: etcd members %v %v, want ext-etcd-0, ext-etcd-1 and ext-etcd-2", when, members, err)
+	}
+	if err := b.EtcdHealthy(ctx); err != nil {
+		t.Errorf("%s: %v", when, err)
+	}
+}
+
+// writeThroughLB writes a ConfigMap through the kubeconfig's server (the HAProxy machine).
+func writeThroughLB(t *testing.T, ctx context.Context, cs *kubernetes.Clientset, name string) {
+	t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Data: map[string]string{"at": time.Now().Format(time.RFC3339)}}
+	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Errorf("write through the load balancer (%s): %v", name, err)
+	}
+}
+
+// healEtcd terminates etcd-1 through the SDK, and checks that the plan shows it, that apply heals
+// it at its address, that etcd has three started voting members, and that the API answers
+// through HAProxy and takes a write.
+func healEtcd(t *testing.T, w *world, f string, ms map[string][]aMachine, cs *kubernetes.Clientset) {
+	ctx := context.Background()
+	lost := ms["instance/etcd-1"][0]
+	t0 := time.Now()
+	if _, err := w.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{lost.id}}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(2 * time.Minute); len(w.machines(t, "ext")["instance/etcd-1"]) != 0; time.Sleep(time.Second) {
+		if time.Now().After(deadline) {
+			t.Fatalf("etcd-1 (%s) is not terminated after 2m", lost.id)
+		}
+	}
+	out, errs, code := w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
+	if code != 2 || !strings.Contains(out, "create instance/etcd-1") || !strings.Contains(out, "etcd-member/etcd-1") {
+		t.Fatalf("plan after etcd-1 was terminated: exit %d; want etcd-1 and its member to make again\n%s%s", code, out, errs)
+	}
+	t1 := time.Now()
+	out, errs, code = w.nuv(nil, "cluster", "apply", "--yes", "-f", f)
+	if code != 0 {
+		t.Fatalf("apply after etcd-1 was terminated: exit %d\n%s%s", code, out, errs)
+	}
+	t.Logf("etcd-1 healed: apply %.1fs, %.1fs after the loss", time.Since(t1).Seconds(), time.Since(t0).Seconds())
+	all := out + errs
+	if !strings.Contains(all, "launched at "+lost.ip) || !strings.Contains(all, "remove member") {
+		t.Errorf("the heal did not relaunch etcd-1 at %s and remove its dead member:\n%s", lost.ip, all)
+	}
+	now := w.machines(t, "ext")
+	checkMachines(t, "after the heal", now)
+	if m := now["instance/etcd-1"]; len(m) != 1 || m[0].id == lost.id || m[0].ip != lost.ip {
+		t.Errorf("etcd-1 after the heal: %+v; want a new machine at %s (it was %s)", m, lost.ip, lost.id)
+	}
+	checkEtcd(t, ctx, etcdOf(t, now), "after the heal")
+	if _, err := cs.Discovery().ServerVersion(); err != nil {
+		t.Errorf("the API through HAProxy after the heal: %v", err)
+	}
+	writeThroughLB(t, ctx, cs, "after-etcd-heal")
+	if out, errs, code := w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode"); code != 0 {
+		t.Errorf("the plan after the heal is not empty: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// probeLine is apply's report of the API prober during a machine's roll.
+var probeLine = regexp.MustCompile(`API probe during the roll of (instance/\S+): (\d+) requests, (\d+) failed, longest gap (\S+)`)
+
+// rollEtcd changes the etcd tier's instance type: apply rolls the three etcd machines one at a
+// time (each validated, etcd healthy, before the next), the API probed through HAProxy; they keep
+// their addresses, etcd has the same three healthy members, and a write succeeds.
+func rollEtcd(t *testing.T, w *world, f string) {
+	ctx := context.Background()
+	before := w.machines(t, "ext")
+	rolled := strings.Replace(externalHAProxy, "etcd: {placement: external, count: 3}", "etcd: {placement: external, count: 3, instanceType: m6i.xlarge}", 1)
+	f = w.spec("ext", rolled)
+	out, errs, code := w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
+	if code != 2 || !strings.Contains(out, "rolling replacement 3 of 3 (etcd)") || !strings.Contains(out, "3 to replace") {
+		t.Fatalf("plan of the etcd roll: exit %d\n%s%s", code, out, errs)
+	}
+	t0 := time.Now()
+	out, errs, code = w.nuv(nil, "cluster", "apply", "--yes", "-f", f)
+	if code != 0 {
+		t.Fatalf("apply of the etcd roll: exit %d\n%s%s", code, out, errs)
+	}
+	t.Logf("etcd roll (3 machines): %.1fs", time.Since(t0).Seconds())
+	probes := probeLine.FindAllStringSubmatch(out+errs, -1)
+	for _, p := range probes {
+		t.Logf("API probe during the roll of %s: %s requests, %s failed, longest gap %s", p[1], p[2], p[3], p[4])
+	}
+	if len(probes) != 3 {
+		t.Errorf("%d probe reports, want one per etcd machine:\n%s%s", len(probes), out, errs)
+	}
+	after := w.machines(t, "ext")
+	checkMachines(t, "after the etcd roll", after)
+	for _, k := range []string{"instance/etcd-0", "instance/etcd-1", "instance/etcd-2"} {
+		if b, a := before[k][0], after[k][0]; a.id == b.id || a.ip != b.ip {
+			t.Errorf("%s after the roll: %+v; before: %+v; want a new machine at the same address", k, a, b)
+		}
+	}
+	for id, typ := range typesOf(t, w, after) {
+		if strings.HasPrefix(id, "instance/etcd-") && typ != "m6i.xlarge" {
+			t.Errorf("%s is %s after the roll, want m6i.xlarge", id, typ)
+		}
+	}
+	checkEtcd(t, ctx, etcdOf(t, after), "after the etcd roll")
+	cs := nuveks.WaitMachinesReady(t, kit.KubeconfigPath(w.project, "ext"), 1)
+	writeThroughLB(t, ctx, cs, "after-etcd-roll")
+	if out, errs, code := w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode"); code != 0 {
+		t.Errorf("the plan after the etcd roll is not empty: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// typesOf is the instance type of each machine of ms, by resource key.
+func typesOf(t *testing.T, w *world, ms map[string][]aMachine) map[string]string {
+	t.Helper()
+	var ids []string
+	keyOf := map[string]string{}
+	for k, m := range ms {
+		ids = append(ids, m[0].id)
+		keyOf[m[0].id] = k
+	}
+	out, err := w.ec2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{InstanceIds: ids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range out.Reservations {
+		for _, in := range r.Instances {
+			got[keyOf[aws.ToString(in.InstanceId)]] = string(in.InstanceType)
+		}
+	}
+	return got
 }
 
 // aMachine is one instance as the SDK or the aws CLI lists it.

@@ -36,7 +36,8 @@ import (
 // during a roll resumes with the machines still to roll (a machine killed half-way is found
 // terminated, or launched but not joined, and healed as a lost one). For each machine:
 //
-//	control plane  its target leaves the load balancer; its node is drained; kubeadm reset (its
+//	control plane  its target leaves the load balancer (the NLB's target group, or HAProxy's
+//	               backends, reloaded gracefully); its node is drained; kubeadm reset (its
 //	               stacked etcd member leaves), the member removed if reset could not; its Node
 //	               deleted; the machine terminated and launched anew at the same private address;
 //	               kubeadm join --control-plane; its Node Ready; its target back and healthy
@@ -105,14 +106,14 @@ var (
 // plan already (they are not done on a machine that does not run).
 func (x *exec) instanceChange(ctx context.Context, ch cluster.Change) error {
 	if ch.Action != cluster.Replace {
-		// A machine whose roll an apply cut short between its terminate and its launch comes
-		// back at its address (Observe found it in the record).
-		if addr, err := x.id(addressKey(ch.Key)); err == nil {
+		// A machine lost behind nuv's back, or whose roll an apply cut short between its
+		// terminate and its launch, comes back at its address (Observe found it in the record).
+		if addr, err := x.id(addressKey(ch.Key)); err == nil && addr != "" {
 			if err := x.waitShutDown(ctx, ch.Key); err != nil {
 				return err
 			}
-			x.keepIP = addr
 			defer x.p.remember(x.name, addressKey(ch.Key), "")
+			return x.relaunch(ctx, ch, addr)
 		}
 		return x.instance(ctx, ch)
 	}
@@ -123,6 +124,28 @@ func (x *exec) instanceChange(ctx context.Context, ch cluster.Change) error {
 		return err
 	}
 	x.res.ID = ""
+	return x.instance(ctx, ch)
+}
+
+// relaunch launches a lost machine again at its former private address addr, so that what names
+// it by address (HAProxy's backends, etcd's peer URLs, the API servers' etcd endpoints, its
+// certificates) stays right. When AWS refuses the address (something else has it now), the
+// machine is launched at a new one and the bootstrap's steps rewrite what named the old one:
+// HAProxy's backends after a control plane's join, the API servers' etcd endpoints after an etcd
+// member's; the load-balancer machine's address is the cluster's endpoint, in every kubeconfig
+// and certificate, and is not moved.
+func (x *exec) relaunch(ctx context.Context, ch cluster.Change, addr string) error {
+	x.keepIP = addr
+	err := x.instance(ctx, ch)
+	x.keepIP = ""
+	var taken *addressTakenError
+	if !errors.As(err, &taken) {
+		return err
+	}
+	if x.res.Fields["role"] == RoleLoadBalancer {
+		return fmt.Errorf("%s: the load-balancer machine cannot come back at %s, the cluster's endpoint (in every kubeconfig and the API's certificate): %w; free the address and apply again", ch.Key, addr, taken)
+	}
+	x.p.log().Warnf("%s: %v; launched at a new address instead, and the configurations that named %s (HAProxy's backends, the API servers' etcd endpoints) are rewritten by its bootstrap step", ch.Key, taken, addr)
 	return x.instance(ctx, ch)
 }
 
@@ -186,6 +209,9 @@ func (x *exec) roll(ctx context.Context, ch cluster.Change) error {
 		lastOf(bt, old)
 		if role == RoleControlPlane {
 			if err := x.target(ctx, old.info.id, false); err != nil {
+				return err
+			}
+			if err := bt.b.DrainLoadBalancer(ctx, old.Name()); err != nil {
 				return err
 			}
 		}

@@ -100,6 +100,6 @@ func machinesPublisher(env *cli.Env) func(load.MachineNodes) image.Publisher {
 		if err != nil {
 			home = ""
 		}
-		return &publish.Machines{Dir: machine.ClusterDir(home, n.Provider, n.Cluster), Nodes: n.Names, Log: env.Log}
+		return &publish.Machines{Dir: machine.ClusterDir(home, n.Provider, n.Cluster), Nodes: n.Names, Log: env.Log, Getenv: env.Getenv}
 	}
 }

@@ -33,6 +33,9 @@ type Machines struct {
 	// Platform is the nodes' platform (default linux/<host arch>).
 	Platform *v1.Platform
 	Log      cli.Logger
+	// Getenv reads the environment (default os.Getenv): machine.EnvSSHKey, when set, is nuv's SSH
+	// key in place of the one under Dir, as for `nuv cluster apply`.
+	Getenv func(string) string
 }
 
 var _ image.Publisher = (*Machines)(nil)
@@ -53,9 +56,9 @@ func (m *Machines) Publish(ctx context.Context, idx v1.ImageIndex, ref name.Refe
 	if len(m.Nodes) == 0 {
 		return "", errors.New("the cluster has no nodes to load the image into")
 	}
-	key, err := machine.ReadKey(filepath.Join(m.Dir, machine.KeyFile))
+	key, err := m.key()
 	if err != nil {
-		return "", fmt.Errorf("nuv's SSH key of the cluster's machines: %w (it is made by the apply that created the cluster, under that nuv home)", err)
+		return "", err
 	}
 	hostsFile := filepath.Join(m.Dir, machine.HostsFile)
 	hosts, err := machine.ReadHosts(hostsFile)
@@ -96,6 +99,15 @@ func (m *Machines) Publish(ctx context.Context, idx v1.ImageIndex, ref name.Refe
 		log.Infof("loaded %s into node %s (%s, over SSH)", tag, h.Name, h.Endpoint)
 	}
 	return tag.String(), nil
+}
+
+// key is nuv's SSH key of the cluster's machines: $NUV_AWS_SSH_KEY's, else the one under Dir.
+func (m *Machines) key() (*machine.Key, error) {
+	k, err := machine.ClusterKey(m.Dir, m.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("nuv's SSH key of the cluster's machines: %w (it is made by the apply that created the cluster, under that nuv home, or given in $%s)", err, machine.EnvSSHKey)
+	}
+	return k, nil
 }
 
 // loadInto streams archive into the containerd of machine h.
