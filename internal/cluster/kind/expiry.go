@@ -30,14 +30,7 @@ const (
 
 // markLabels are m as node labels (none for what m lacks).
 func markLabels(m spec.Marks) map[string]string {
-	l := map[string]string{}
-	if m.ExpiresAt != nil {
-		l[LabelExpiresAt] = strconv.FormatInt(m.ExpiresAt.Unix(), 10)
-	}
-	if m.Owner != "" {
-		l[LabelOwner] = m.Owner
-	}
-	return l
+	return kit.MarkLabelsKeyed(m, LabelExpiresAt, LabelOwner)
 }
 
 // nodeMarks reads nuv's marks from the first node of cluster name that carries nuv's labels;

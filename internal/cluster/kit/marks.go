@@ -46,12 +46,19 @@ func MarkTags(m spec.Marks) map[string]string {
 
 // MarkLabels are m as Google Cloud labels (LabelExpiresAt in Unix seconds, LabelOwner).
 func MarkLabels(m spec.Marks) map[string]string {
+	return MarkLabelsKeyed(m, LabelExpiresAt, LabelOwner)
+}
+
+// MarkLabelsKeyed are m as labels under the keys a platform allows (the expiry in Unix seconds
+// under expiresKey, the owner under ownerKey; none for what m lacks): Google Cloud's keys take no
+// dots, Kubernetes node labels take nuv.dev/ prefixes.
+func MarkLabelsKeyed(m spec.Marks, expiresKey, ownerKey string) map[string]string {
 	l := map[string]string{}
 	if m.ExpiresAt != nil {
-		l[LabelExpiresAt] = strconv.FormatInt(m.ExpiresAt.Unix(), 10)
+		l[expiresKey] = strconv.FormatInt(m.ExpiresAt.Unix(), 10)
 	}
 	if m.Owner != "" {
-		l[LabelOwner] = m.Owner
+		l[ownerKey] = m.Owner
 	}
 	return l
 }
