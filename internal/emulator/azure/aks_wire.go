@@ -188,3 +188,43 @@ func agentPool(mc *managedCluster, p *aksPool) *acs.AgentPool {
 	return &acs.AgentPool{ID: to.Ptr(mc.ID + "/agentPools/" + p.Name), Name: to.Ptr(p.Name),
 		Type: to.Ptr("Microsoft.ContainerService/managedClusters/agentPools"), Properties: &props}
 }
+
+// UnmarshalJSON reads a cluster saved in nuv's form or, from a state file written while clusters
+// were kept in ARM's form, under "mc".
+func (mc *managedCluster) UnmarshalJSON(b []byte) error {
+	type plain managedCluster
+	if err := json.Unmarshal(b, (*plain)(mc)); err != nil {
+		return err
+	}
+	var legacy struct {
+		MC *acs.ManagedCluster `json:"mc"`
+	}
+	if err := json.Unmarshal(b, &legacy); err != nil || legacy.MC == nil {
+		return err
+	}
+	m := legacy.MC
+	mc.ID, mc.Name, mc.Location, mc.Tags = str(m.ID), str(m.Name), str(m.Location), tagsState(m.Tags)
+	if m.SKU != nil {
+		mc.SKU = aksSKU{Name: strOf(m.SKU.Name), Tier: strOf(m.SKU.Tier)}
+	}
+	if m.Identity != nil {
+		mc.Identity = identityState(m.Identity)
+	}
+	if p := m.Properties; p != nil {
+		mc.KubernetesVersion, mc.CurrentVersion = str(p.KubernetesVersion), str(p.CurrentKubernetesVersion)
+		mc.DNSPrefix, mc.NodeResourceGroup, mc.FQDN, mc.ResourceUID = str(p.DNSPrefix), str(p.NodeResourceGroup), str(p.Fqdn), str(p.ResourceUID)
+		mc.EnableRBAC, mc.MaxAgentPools = p.EnableRBAC != nil && *p.EnableRBAC, int(i32(p.MaxAgentPools))
+		mc.ProvisioningState = str(p.ProvisioningState)
+		if p.PowerState != nil {
+			mc.PowerState = strOf(p.PowerState.Code)
+		}
+		if p.NetworkProfile != nil {
+			mc.Network = networkState(p.NetworkProfile)
+		}
+		mc.Pools = nil
+		for _, w := range p.AgentPoolProfiles {
+			mc.Pools = append(mc.Pools, poolState(w))
+		}
+	}
+	return nil
+}
