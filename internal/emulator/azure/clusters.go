@@ -57,19 +57,19 @@ func busy(mc *managedCluster) *armError {
 		return nil
 	}
 	return aerr(409, "OperationNotAllowed", "Operation is not allowed because there's an in progress %s operation on managed cluster %s. Please wait for it to finish before starting a new operation.",
-		strings.ToLower(str(mc.MC.Properties.ProvisioningState)), str(mc.MC.Name))
+		strings.ToLower(mc.ProvisioningState), mc.Name)
 }
 
 // checkPool validates an agent pool profile at path for a cluster in region at version cpVersion;
 // old is the pool as it is (nil for a new pool).
-func checkPool(p *acs.ManagedClusterAgentPoolProfile, path, regionName, cpVersion string, old *acs.ManagedClusterAgentPoolProfile) *armError {
+func checkPool(p *acs.ManagedClusterAgentPoolProfile, path, regionName, cpVersion string, old *aksPool) *armError {
 	name := str(p.Name)
 	if !poolNameRE.MatchString(name) {
 		return aerr(400, "InvalidParameter", "The value of parameter %s.name is invalid: agent pool name '%s' must start with a lowercase letter, have at most 12 characters and only lowercase letters and digits.", path, name).at(path + ".name")
 	}
 	if p.VMSize == nil {
 		if old != nil {
-			p.VMSize = old.VMSize
+			p.VMSize = to.Ptr(old.VMSize)
 		} else {
 			p.VMSize = to.Ptr("Standard_DS2_v2")
 		}
@@ -110,7 +110,7 @@ func checkPool(p *acs.ManagedClusterAgentPoolProfile, path, regionName, cpVersio
 	}
 	if p.Count == nil {
 		if old != nil {
-			p.Count = old.Count
+			p.Count = to.Ptr(int32(old.Count))
 		} else {
 			p.Count = to.Ptr[int32](1)
 		}
@@ -119,8 +119,8 @@ func checkPool(p *acs.ManagedClusterAgentPoolProfile, path, regionName, cpVersio
 		return aerr(400, "InvalidParameter", "The value of parameter %s.count %d is invalid: 0 to 1000 nodes (a System pool at least 1).", path, *p.Count).at(path + ".count")
 	}
 	if p.OrchestratorVersion == nil || *p.OrchestratorVersion == "" {
-		if old != nil && old.OrchestratorVersion != nil {
-			p.OrchestratorVersion = old.OrchestratorVersion
+		if old != nil && old.OrchestratorVersion != "" {
+			p.OrchestratorVersion = to.Ptr(old.OrchestratorVersion)
 		} else {
 			p.OrchestratorVersion = to.Ptr(cpVersion)
 		}
@@ -140,16 +140,16 @@ func checkPool(p *acs.ManagedClusterAgentPoolProfile, path, regionName, cpVersio
 		}
 	}
 	if old != nil {
-		if !strings.EqualFold(str(old.VMSize), str(p.VMSize)) {
-			return aerr(400, "PropertyChangeNotAllowed", "Changing property '%s.vmSize' is not allowed (from %s to %s): create a new agent pool.", path, str(old.VMSize), str(p.VMSize)).at(path + ".vmSize")
+		if !strings.EqualFold(old.VMSize, str(p.VMSize)) {
+			return aerr(400, "PropertyChangeNotAllowed", "Changing property '%s.vmSize' is not allowed (from %s to %s): create a new agent pool.", path, old.VMSize, str(p.VMSize)).at(path + ".vmSize")
 		}
-		if !slices.Equal(derefAll(old.AvailabilityZones), derefAll(p.AvailabilityZones)) {
+		if !slices.Equal(sortedCopy(old.Zones), derefAll(p.AvailabilityZones)) {
 			return aerr(400, "PropertyChangeNotAllowed", "Changing property '%s.availabilityZones' is not allowed.", path).at(path + ".availabilityZones")
 		}
-		if (old.ScaleSetPriority != nil && *old.ScaleSetPriority == acs.ScaleSetPrioritySpot) != spot {
+		if old.spot() != spot {
 			return aerr(400, "PropertyChangeNotAllowed", "Changing property '%s.scaleSetPriority' is not allowed.", path).at(path + ".scaleSetPriority")
 		}
-		ov, _ := resolveVersion(str(old.OrchestratorVersion))
+		ov, _ := resolveVersion(old.OrchestratorVersion)
 		if lessVersion(pv, ov) {
 			return aerr(400, "InvalidParameter", "The value of parameter %s.orchestratorVersion '%s' is invalid: downgrading from %s is not allowed.", path, pv, ov).at(path + ".orchestratorVersion")
 		}
@@ -170,13 +170,13 @@ const MaxNodes = 100
 
 // nodeLimit refuses pools (replaced counts the pool of that name once, the last given) of more
 // than MaxNodes nodes in all: a limit of the emulator, said as such.
-func nodeLimit(pools []*acs.ManagedClusterAgentPoolProfile, replaced string) *armError {
+func nodeLimit(pools []*aksPool, replaced string) *armError {
 	n := 0
 	for i, p := range pools {
-		if replaced != "" && i < len(pools)-1 && strings.EqualFold(str(p.Name), replaced) {
+		if replaced != "" && i < len(pools)-1 && strings.EqualFold(p.Name, replaced) {
 			continue
 		}
-		n += int(i32(p.Count))
+		n += p.Count
 	}
 	if n > MaxNodes {
 		return aerr(400, "QuotaExceeded", "nuv azure emulator: %d nodes in all; an emulated cluster has at most %d (its control plane is a local cluster with kwok nodes).", n, MaxNodes)
@@ -189,6 +189,16 @@ func derefAll(ps []*string) []string {
 	for _, p := range ps {
 		out = append(out, str(p))
 	}
+	slices.Sort(out)
+	return out
+}
+
+// sortedCopy is ss sorted, nil when empty (as derefAll answers).
+func sortedCopy(ss []string) []string {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := slices.Clone(ss)
 	slices.Sort(out)
 	return out
 }
@@ -227,7 +237,7 @@ func (s *Server) putCluster(c *call) (int, any, *armError) {
 	key := clusterKey(rg, name)
 	old := s.St.Clusters[key]
 	if old != nil {
-		if str(old.MC.Properties.ProvisioningState) == "Deleting" {
+		if old.ProvisioningState == "Deleting" {
 			return 0, nil, aerr(409, "OperationNotAllowed", "Operation is not allowed: managed cluster %s is being deleted.", name)
 		}
 		if e := busy(old); e != nil {
@@ -236,30 +246,30 @@ func (s *Server) putCluster(c *call) (int, any, *armError) {
 		if len(old.PoolOps) > 0 {
 			return 0, nil, aerr(409, "OperationNotAllowed", "Operation is not allowed because an agent pool operation is in progress on managed cluster %s.", name)
 		}
-		if str(old.MC.Location) != reg.Name {
-			return 0, nil, aerr(400, "PropertyChangeNotAllowed", "Changing property 'location' is not allowed (the cluster is in %s).", str(old.MC.Location)).at("location")
+		if old.Location != reg.Name {
+			return 0, nil, aerr(400, "PropertyChangeNotAllowed", "Changing property 'location' is not allowed (the cluster is in %s).", old.Location).at("location")
 		}
 	}
 	version := str(p.KubernetesVersion)
 	if version == "" {
 		version = DefaultKubernetesVersion
 		if old != nil {
-			version = str(old.MC.Properties.KubernetesVersion)
+			version = old.KubernetesVersion
 		}
 	}
 	patch, ok := resolveVersion(version)
 	if !ok {
 		return 0, nil, aerr(400, "InvalidParameter", "The value of parameter properties.kubernetesVersion '%s' is invalid: version %s is not supported in location '%s'. Please use [az aks get-versions] to get the supported versions (%s).", version, version, reg.Name, versionList()).at("properties.kubernetesVersion")
 	}
-	if old != nil && lessVersion(patch, str(old.MC.Properties.CurrentKubernetesVersion)) {
-		return 0, nil, aerr(400, "InvalidParameter", "The value of parameter properties.kubernetesVersion '%s' is invalid: downgrading from %s is not allowed.", version, str(old.MC.Properties.CurrentKubernetesVersion)).at("properties.kubernetesVersion")
+	if old != nil && lessVersion(patch, old.CurrentVersion) {
+		return 0, nil, aerr(400, "InvalidParameter", "The value of parameter properties.kubernetesVersion '%s' is invalid: downgrading from %s is not allowed.", version, old.CurrentVersion).at("properties.kubernetesVersion")
 	}
-	upgrade := old != nil && patch != str(old.MC.Properties.CurrentKubernetesVersion)
+	upgrade := old != nil && patch != old.CurrentVersion
 	// Agent pools: those given are created or updated; on an update, the others stay as they are.
-	var pools []*acs.ManagedClusterAgentPoolProfile
+	var pools []*aksPool
 	if old != nil {
-		for _, op := range old.MC.Properties.AgentPoolProfiles {
-			pools = append(pools, clone(op))
+		for _, op := range old.Pools {
+			pools = append(pools, clonePool(op))
 		}
 	}
 	if old == nil && len(p.AgentPoolProfiles) == 0 {
@@ -275,48 +285,46 @@ func (s *Server) putCluster(c *call) (int, any, *armError) {
 			return 0, nil, aerr(400, "InvalidParameter", "The value of parameter %s.name is invalid: agent pool '%s' is given twice.", path, str(np.Name)).at(path + ".name")
 		}
 		seen[str(np.Name)] = true
-		idx := slices.IndexFunc(pools, func(x *acs.ManagedClusterAgentPoolProfile) bool { return str(x.Name) == str(np.Name) })
-		var prev *acs.ManagedClusterAgentPoolProfile
+		idx := slices.IndexFunc(pools, func(x *aksPool) bool { return x.Name == str(np.Name) })
+		var prev *aksPool
 		if idx >= 0 {
 			prev = pools[idx]
 		}
 		np = clone(np)
-		if upgrade && (np.OrchestratorVersion == nil || (prev != nil && str(np.OrchestratorVersion) == str(prev.OrchestratorVersion))) {
+		if upgrade && (np.OrchestratorVersion == nil || (prev != nil && str(np.OrchestratorVersion) == prev.OrchestratorVersion)) {
 			np.OrchestratorVersion = &version
 		}
 		if e := checkPool(np, path, reg.Name, version, prev); e != nil {
 			return 0, nil, e
 		}
-		state := "Creating"
+		pl := poolState(np)
+		pl.ProvisioningState = "Creating"
 		if prev != nil {
-			state = "Updating"
+			pl.ProvisioningState = "Updating"
 		}
-		np.ProvisioningState = &state
 		if idx >= 0 {
-			pools[idx] = np
+			pools[idx] = pl
 		} else {
-			pools = append(pools, np)
+			pools = append(pools, pl)
 		}
 	}
 	if upgrade {
 		// An upgrade of the control plane takes the pools not named along.
 		for _, pl := range pools {
-			if !seen[str(pl.Name)] {
-				pl.OrchestratorVersion, pl.CurrentOrchestratorVersion = &version, &patch
-				pl.ProvisioningState = to.Ptr("Upgrading")
+			if !seen[pl.Name] {
+				pl.OrchestratorVersion, pl.CurrentVersion = version, patch
+				pl.ProvisioningState = "Upgrading"
 			}
 		}
 	}
-	if !slices.ContainsFunc(pools, func(x *acs.ManagedClusterAgentPoolProfile) bool {
-		return x.Mode != nil && *x.Mode == acs.AgentPoolModeSystem
-	}) {
+	if !slices.ContainsFunc(pools, func(x *aksPool) bool { return x.Mode == string(acs.AgentPoolModeSystem) }) {
 		return 0, nil, aerr(400, "InvalidParameter", "The value of parameter properties.agentPoolProfiles is invalid: must define at least one system pool.").at("properties.agentPoolProfiles")
 	}
 	np := p.NetworkProfile
 	if np == nil {
 		np = &acs.NetworkProfile{}
 		if old != nil {
-			np = clone(old.MC.Properties.NetworkProfile)
+			np = networkWire(old.Network)
 		}
 	}
 	if np.NetworkPlugin == nil {
@@ -328,7 +336,7 @@ func (s *Server) putCluster(c *call) (int, any, *armError) {
 	default:
 		return 0, nil, aerr(400, "InvalidParameter", "The value of parameter properties.networkProfile.networkPlugin '%s' is invalid (azure, kubenet or none).", *np.NetworkPlugin).at("properties.networkProfile.networkPlugin")
 	}
-	if old != nil && *np.NetworkPlugin != *old.MC.Properties.NetworkProfile.NetworkPlugin {
+	if old != nil && string(*np.NetworkPlugin) != old.Network.Plugin {
 		return 0, nil, aerr(400, "PropertyChangeNotAllowed", "Changing property 'properties.networkProfile.networkPlugin' is not allowed.").at("properties.networkProfile.networkPlugin")
 	}
 	if np.PodCidr == nil && *np.NetworkPlugin != acs.NetworkPluginNone {
@@ -347,7 +355,7 @@ func (s *Server) putCluster(c *call) (int, any, *armError) {
 	id := fmt.Sprintf("/subscriptions/%s/resourcegroups/%s/providers/Microsoft.ContainerService/managedClusters/%s", sub, rg, name)
 	mc := old
 	if mc == nil {
-		mc = &managedCluster{Group: g.Name, MC: &acs.ManagedCluster{}}
+		mc = &managedCluster{Group: g.Name}
 		prefix := str(p.DNSPrefix)
 		if prefix == "" {
 			prefix = fmt.Sprintf("%.10s-%.10s-%.6s", name, rg, sub)
@@ -356,45 +364,42 @@ func (s *Server) putCluster(c *call) (int, any, *armError) {
 		if nodeRG == "" {
 			nodeRG = fmt.Sprintf("MC_%s_%s_%s", rg, name, reg.Name)
 		}
-		mc.MC.Properties = &acs.ManagedClusterProperties{DNSPrefix: &prefix, NodeResourceGroup: &nodeRG,
-			Fqdn:          to.Ptr(fmt.Sprintf("%s-%s.hcp.%s.azmk8s.io", prefix, newUUID()[:8], reg.Name)),
-			EnableRBAC:    to.Ptr(true),
-			MaxAgentPools: to.Ptr[int32](100),
-			ResourceUID:   to.Ptr(newUUID())}
+		mc.DNSPrefix, mc.NodeResourceGroup = prefix, nodeRG
+		mc.FQDN = fmt.Sprintf("%s-%s.hcp.%s.azmk8s.io", prefix, newUUID()[:8], reg.Name)
+		mc.EnableRBAC, mc.MaxAgentPools, mc.ResourceUID = true, 100, newUUID()
 		if p.EnableRBAC != nil {
-			mc.MC.Properties.EnableRBAC = p.EnableRBAC
+			mc.EnableRBAC = *p.EnableRBAC
 		}
 		s.St.Groups[strings.ToLower(nodeRG)] = &group{Name: nodeRG, Location: reg.Name, ManagedBy: id, State: "Succeeded",
 			Tags: map[string]string{"aks-managed-cluster-name": name, "aks-managed-cluster-rg": rg}}
 		s.St.Clusters[key] = mc
 	}
-	m := mc.MC
-	m.ID, m.Name, m.Type, m.Location = &id, &name, to.Ptr("Microsoft.ContainerService/ManagedClusters"), &reg.Name
-	m.Tags = in.Tags
-	m.SKU = in.SKU
-	if m.SKU == nil {
-		m.SKU = &acs.ManagedClusterSKU{Name: to.Ptr(acs.ManagedClusterSKUNameBase), Tier: to.Ptr(acs.ManagedClusterSKUTierFree)}
+	mc.ID, mc.Name, mc.Location = id, name, reg.Name
+	mc.Tags = tagsState(in.Tags)
+	mc.SKU = aksSKU{Name: string(acs.ManagedClusterSKUNameBase), Tier: string(acs.ManagedClusterSKUTierFree)}
+	if in.SKU != nil {
+		mc.SKU = aksSKU{Name: strOf(in.SKU.Name), Tier: strOf(in.SKU.Tier)}
 	}
 	if in.Identity != nil {
-		m.Identity = in.Identity
-		if in.Identity.Type != nil && *in.Identity.Type == acs.ResourceIdentityTypeSystemAssigned && m.Identity.PrincipalID == nil {
-			m.Identity.PrincipalID, m.Identity.TenantID = to.Ptr(newUUID()), to.Ptr(s.St.TenantID)
+		mc.Identity = identityState(in.Identity)
+		if mc.Identity.Type == string(acs.ResourceIdentityTypeSystemAssigned) && mc.Identity.PrincipalID == "" {
+			mc.Identity.PrincipalID, mc.Identity.TenantID = newUUID(), s.St.TenantID
 		}
 	}
-	m.Properties.KubernetesVersion, m.Properties.CurrentKubernetesVersion = &version, &patch
-	m.Properties.AgentPoolProfiles = pools
-	m.Properties.NetworkProfile = np
-	m.Properties.PowerState = &acs.PowerState{Code: to.Ptr(acs.CodeRunning)}
+	mc.KubernetesVersion, mc.CurrentVersion = version, patch
+	mc.Pools = pools
+	mc.Network = networkState(np)
+	mc.PowerState = string(acs.CodeRunning)
 	state, status := "Creating", 201
 	if old != nil {
 		state, status = "Updating", 200
 	}
-	m.Properties.ProvisioningState = &state
+	mc.ProvisioningState = state
 	op := s.startOp(c, id, reg.Name, false)
 	mc.Op, mc.Due = op.ID, time.Now().Add(s.Delay)
 	mc.Gen++
 	s.Log.Infof("azure emulator: managed cluster %s/%s %s (version %s, %d agent pools)", rg, name, strings.ToLower(state), patch, len(pools))
-	return status, m, nil
+	return status, mc.wire(), nil
 }
 
 // updateClusterTags is ManagedClusters_UpdateTags: the body's tags replace the cluster's, at once
@@ -414,10 +419,10 @@ func (s *Server) updateClusterTags(c *call) (int, any, *armError) {
 	if e := decode(c, &in); e != nil {
 		return 0, nil, e
 	}
-	mc.MC.Tags = in.Tags
+	mc.Tags = tagsState(in.Tags)
 	mc.Gen++
-	s.Log.Infof("azure emulator: managed cluster %s/%s tags updated", mc.Group, str(mc.MC.Name))
-	return 200, mc.MC, nil
+	s.Log.Infof("azure emulator: managed cluster %s/%s tags updated", mc.Group, mc.Name)
+	return 200, mc.wire(), nil
 }
 
 func (s *Server) getCluster(c *call) (int, any, *armError) {
@@ -425,7 +430,7 @@ func (s *Server) getCluster(c *call) (int, any, *armError) {
 	if e != nil {
 		return 0, nil, e
 	}
-	return 200, mc.MC, nil
+	return 200, mc.wire(), nil
 }
 
 func (s *Server) listClusters(c *call) (int, any, *armError) {
@@ -436,7 +441,7 @@ func (s *Server) listClusters(c *call) (int, any, *armError) {
 	out := []*acs.ManagedCluster{}
 	for _, k := range sortedKeys(s.St.Clusters) {
 		if strings.EqualFold(s.St.Clusters[k].Group, rg) {
-			out = append(out, s.St.Clusters[k].MC)
+			out = append(out, s.St.Clusters[k].wire())
 		}
 	}
 	return 200, map[string]any{"value": out}, nil
@@ -445,7 +450,7 @@ func (s *Server) listClusters(c *call) (int, any, *armError) {
 func (s *Server) listAllClusters(*call) (int, any, *armError) {
 	out := []*acs.ManagedCluster{}
 	for _, k := range sortedKeys(s.St.Clusters) {
-		out = append(out, s.St.Clusters[k].MC)
+		out = append(out, s.St.Clusters[k].wire())
 	}
 	return 200, map[string]any{"value": out}, nil
 }
@@ -458,13 +463,13 @@ func (s *Server) deleteCluster(c *call) (int, any, *armError) {
 		}
 		return 0, nil, e
 	}
-	if str(mc.MC.Properties.ProvisioningState) != "Deleting" {
-		op := s.startOp(c, str(mc.MC.ID), str(mc.MC.Location), true)
+	if mc.ProvisioningState != "Deleting" {
+		op := s.startOp(c, mc.ID, mc.Location, true)
 		s.beginClusterDelete(mc, op.ID)
 	} else {
 		c.op = "ManagedClusters_Delete"
 		id := mc.Op
-		base := fmt.Sprintf("%s/subscriptions/%s/providers/Microsoft.ContainerService/locations/%s", s.Base, s.St.SubscriptionID, str(mc.MC.Location))
+		base := fmt.Sprintf("%s/subscriptions/%s/providers/Microsoft.ContainerService/locations/%s", s.Base, s.St.SubscriptionID, mc.Location)
 		c.hdr.Set("Azure-AsyncOperation", base+"/operations/"+id+"?api-version="+APIVersion)
 		c.hdr.Set("Location", base+"/operationresults/"+id+"?api-version="+APIVersion)
 	}
@@ -474,7 +479,7 @@ func (s *Server) deleteCluster(c *call) (int, any, *armError) {
 // beginClusterDelete moves mc to Deleting; operations in progress on it are canceled. opID ""
 // makes an operation of its own (a resource group being deleted).
 func (s *Server) beginClusterDelete(mc *managedCluster, opID string) {
-	cancel := aerr(409, "OperationCanceled", "The operation was canceled: managed cluster %s is being deleted.", str(mc.MC.Name))
+	cancel := aerr(409, "OperationCanceled", "The operation was canceled: managed cluster %s is being deleted.", mc.Name)
 	if mc.Op != "" {
 		s.finishOp(mc.Op, cancel)
 	}
@@ -483,13 +488,13 @@ func (s *Server) beginClusterDelete(mc *managedCluster, opID string) {
 	}
 	mc.PoolOps = nil
 	if opID == "" {
-		op := &operation{ID: newUUID(), Name: "ManagedClusters_Delete", Resource: str(mc.MC.ID), Location: str(mc.MC.Location), Status: "InProgress", Start: time.Now().UTC()}
+		op := &operation{ID: newUUID(), Name: "ManagedClusters_Delete", Resource: mc.ID, Location: mc.Location, Status: "InProgress", Start: time.Now().UTC()}
 		s.St.Operations[op.ID] = op
 		opID = op.ID
 	}
 	mc.Op, mc.Due = opID, time.Now().Add(s.Delay)
-	mc.MC.Properties.ProvisioningState = to.Ptr("Deleting")
-	s.Log.Infof("azure emulator: deleting managed cluster %s", str(mc.MC.Name))
+	mc.ProvisioningState = "Deleting"
+	s.Log.Infof("azure emulator: deleting managed cluster %s", mc.Name)
 }
 
 // listCredential answers the kubeconfig of the cluster's control plane (the local cluster behind
@@ -503,13 +508,13 @@ func (s *Server) listCredential(c *call) (int, any, *armError) {
 	if strings.HasSuffix(strings.ToLower(c.segs[8]), "admincredential") {
 		user = "clusterAdmin"
 	}
-	key := clusterKey(mc.Group, str(mc.MC.Name))
+	key := clusterKey(mc.Group, mc.Name)
 	if !s.ensured[key] {
-		return 0, nil, aerr(409, "OperationNotAllowed", "The control plane of managed cluster %s is not ready yet (provisioning state %s).", str(mc.MC.Name), str(mc.MC.Properties.ProvisioningState))
+		return 0, nil, aerr(409, "OperationNotAllowed", "The control plane of managed cluster %s is not ready yet (provisioning state %s).", mc.Name, mc.ProvisioningState)
 	}
-	kc, err := s.backend.Kubeconfig(LocalName(key), str(mc.MC.Name), fmt.Sprintf("%s_%s_%s", user, mc.Group, str(mc.MC.Name)))
+	kc, err := s.backend.Kubeconfig(LocalName(key), mc.Name, fmt.Sprintf("%s_%s_%s", user, mc.Group, mc.Name))
 	if err != nil {
-		return 0, nil, aerr(500, "InternalServerError", "nuv azure emulator: kubeconfig of managed cluster %s: %v", str(mc.MC.Name), err)
+		return 0, nil, aerr(500, "InternalServerError", "nuv azure emulator: kubeconfig of managed cluster %s: %v", mc.Name, err)
 	}
 	return 200, acs.CredentialResults{Kubeconfigs: []*acs.CredentialResult{{Name: &user, Value: kc}}}, nil
 }
@@ -538,30 +543,21 @@ func (s *Server) listVersions(c *call) (int, any, *armError) {
 	return 200, out, nil
 }
 
-// agentPool turns a cluster's pool profile into the agentPools resource.
-func agentPool(mc *managedCluster, p *acs.ManagedClusterAgentPoolProfile) *acs.AgentPool {
-	b, _ := json.Marshal(p)
-	var props acs.ManagedClusterAgentPoolProfileProperties
-	_ = json.Unmarshal(b, &props)
-	return &acs.AgentPool{ID: to.Ptr(str(mc.MC.ID) + "/agentPools/" + str(p.Name)), Name: p.Name,
-		Type: to.Ptr("Microsoft.ContainerService/managedClusters/agentPools"), Properties: &props}
-}
-
 func (s *Server) listPools(c *call) (int, any, *armError) {
 	_, mc, e := s.lookup(c)
 	if e != nil {
 		return 0, nil, e
 	}
 	out := []*acs.AgentPool{}
-	for _, p := range mc.MC.Properties.AgentPoolProfiles {
+	for _, p := range mc.Pools {
 		out = append(out, agentPool(mc, p))
 	}
 	return 200, map[string]any{"value": out}, nil
 }
 
-func findPool(mc *managedCluster, name string) (int, *acs.ManagedClusterAgentPoolProfile) {
-	for i, p := range mc.MC.Properties.AgentPoolProfiles {
-		if strings.EqualFold(str(p.Name), name) {
+func findPool(mc *managedCluster, name string) (int, *aksPool) {
+	for i, p := range mc.Pools {
+		if strings.EqualFold(p.Name, name) {
 			return i, p
 		}
 	}
@@ -575,7 +571,7 @@ func (s *Server) getPool(c *call) (int, any, *armError) {
 	}
 	_, p := findPool(mc, c.segs[9])
 	if p == nil {
-		return 0, nil, poolNotFound(mc.Group, str(mc.MC.Name), c.segs[9])
+		return 0, nil, poolNotFound(mc.Group, mc.Name, c.segs[9])
 	}
 	return 200, agentPool(mc, p), nil
 }
@@ -586,8 +582,8 @@ func (s *Server) putPool(c *call) (int, any, *armError) {
 		return 0, nil, e
 	}
 	name := c.segs[9]
-	if st := str(mc.MC.Properties.ProvisioningState); st == "Deleting" {
-		return 0, nil, aerr(409, "OperationNotAllowed", "Operation is not allowed: managed cluster %s is being deleted.", str(mc.MC.Name))
+	if st := mc.ProvisioningState; st == "Deleting" {
+		return 0, nil, aerr(409, "OperationNotAllowed", "Operation is not allowed: managed cluster %s is being deleted.", mc.Name)
 	}
 	if e := busy(mc); e != nil {
 		return 0, nil, e
@@ -602,42 +598,40 @@ func (s *Server) putPool(c *call) (int, any, *armError) {
 	if in.Properties == nil {
 		in.Properties = &acs.ManagedClusterAgentPoolProfileProperties{}
 	}
-	b, _ := json.Marshal(in.Properties)
-	var np acs.ManagedClusterAgentPoolProfile
-	_ = json.Unmarshal(b, &np)
-	np.Name = &name
+	wp := poolFromResource(name, in.Properties)
 	idx, prev := findPool(mc, name)
-	if e := checkPool(&np, "properties", str(mc.MC.Location), str(mc.MC.Properties.KubernetesVersion), prev); e != nil {
+	if e := checkPool(wp, "properties", mc.Location, mc.KubernetesVersion, prev); e != nil {
 		return 0, nil, e
 	}
-	if e := nodeLimit(append(slices.Clone(mc.MC.Properties.AgentPoolProfiles), &np), name); e != nil {
+	np := poolState(wp)
+	if e := nodeLimit(append(slices.Clone(mc.Pools), np), name); e != nil {
 		return 0, nil, e
 	}
 	state, status := "Creating", 201
 	if prev != nil {
 		state, status = "Updating", 200
 		switch {
-		case str(prev.OrchestratorVersion) != str(np.OrchestratorVersion):
+		case prev.OrchestratorVersion != np.OrchestratorVersion:
 			state = "Upgrading"
-		case i32(prev.Count) != i32(np.Count):
+		case prev.Count != np.Count:
 			state = "Scaling"
 		}
 	}
-	np.ProvisioningState = &state
+	np.ProvisioningState = state
 	if idx >= 0 {
-		mc.MC.Properties.AgentPoolProfiles[idx] = &np
+		mc.Pools[idx] = np
 	} else {
-		mc.MC.Properties.AgentPoolProfiles = append(mc.MC.Properties.AgentPoolProfiles, &np)
+		mc.Pools = append(mc.Pools, np)
 	}
-	op := s.startOp(c, str(mc.MC.ID)+"/agentPools/"+name, str(mc.MC.Location), false)
+	op := s.startOp(c, mc.ID+"/agentPools/"+name, mc.Location, false)
 	if mc.PoolOps == nil {
 		mc.PoolOps = map[string]string{}
 	}
 	mc.PoolOps[strings.ToLower(name)] = op.ID
 	mc.Due = time.Now().Add(s.Delay)
 	mc.Gen++
-	s.Log.Infof("azure emulator: agent pool %s of %s %s (%d nodes)", name, str(mc.MC.Name), strings.ToLower(state), i32(np.Count))
-	return status, agentPool(mc, &np), nil
+	s.Log.Infof("azure emulator: agent pool %s of %s %s (%d nodes)", name, mc.Name, strings.ToLower(state), np.Count)
+	return status, agentPool(mc, np), nil
 }
 
 func (s *Server) deletePool(c *call) (int, any, *armError) {
@@ -653,23 +647,23 @@ func (s *Server) deletePool(c *call) (int, any, *armError) {
 	if e := busy(mc); e != nil {
 		return 0, nil, e
 	}
-	if mc.PoolOps[strings.ToLower(name)] != "" && str(p.ProvisioningState) != "Deleting" {
+	if mc.PoolOps[strings.ToLower(name)] != "" && p.ProvisioningState != "Deleting" {
 		return 0, nil, aerr(409, "OperationNotAllowed", "Operation is not allowed because there's an in progress operation on agent pool %s.", name)
 	}
-	if *p.Mode == acs.AgentPoolModeSystem {
+	if p.Mode == string(acs.AgentPoolModeSystem) {
 		systems := 0
-		for _, x := range mc.MC.Properties.AgentPoolProfiles {
-			if x.Mode != nil && *x.Mode == acs.AgentPoolModeSystem && str(x.ProvisioningState) != "Deleting" {
+		for _, x := range mc.Pools {
+			if x.Mode == string(acs.AgentPoolModeSystem) && x.ProvisioningState != "Deleting" {
 				systems++
 			}
 		}
 		if systems <= 1 {
-			return 0, nil, aerr(400, "OperationNotAllowed", "Agent pool %s is the last system pool of managed cluster %s: it cannot be deleted.", name, str(mc.MC.Name))
+			return 0, nil, aerr(400, "OperationNotAllowed", "Agent pool %s is the last system pool of managed cluster %s: it cannot be deleted.", name, mc.Name)
 		}
 	}
-	if str(p.ProvisioningState) != "Deleting" {
-		op := s.startOp(c, str(mc.MC.ID)+"/agentPools/"+name, str(mc.MC.Location), true)
-		p.ProvisioningState = to.Ptr("Deleting")
+	if p.ProvisioningState != "Deleting" {
+		op := s.startOp(c, mc.ID+"/agentPools/"+name, mc.Location, true)
+		p.ProvisioningState = "Deleting"
 		if mc.PoolOps == nil {
 			mc.PoolOps = map[string]string{}
 		}
@@ -693,19 +687,18 @@ func (s *Server) reconcile(t time.Time) bool {
 
 // backendSpec is what the control plane of mc should be (pools being deleted left out).
 func (s *Server) backendSpec(key string, mc *managedCluster) ClusterSpec {
-	cs := ClusterSpec{Name: LocalName(key), Cluster: str(mc.MC.Name), Subscription: s.St.SubscriptionID,
-		NodeResourceGroup: str(mc.MC.Properties.NodeResourceGroup), Location: str(mc.MC.Location)}
-	for _, p := range mc.MC.Properties.AgentPoolProfiles {
-		if mc.Gone[strings.ToLower(str(p.Name))] {
+	cs := ClusterSpec{Name: LocalName(key), Cluster: mc.Name, Subscription: s.St.SubscriptionID,
+		NodeResourceGroup: mc.NodeResourceGroup, Location: mc.Location}
+	for _, p := range mc.Pools {
+		if mc.Gone[strings.ToLower(p.Name)] {
 			continue
 		}
-		pool := Pool{Name: str(p.Name), Count: int(i32(p.Count)), VMSize: str(p.VMSize), Mode: string(*p.Mode),
-			Spot: p.ScaleSetPriority != nil && *p.ScaleSetPriority == acs.ScaleSetPrioritySpot, Labels: map[string]string{},
-			Zones: derefAll(p.AvailabilityZones)}
-		for k, v := range p.NodeLabels {
-			pool.Labels[k] = str(v)
+		pool := Pool{Name: p.Name, Count: p.Count, VMSize: p.VMSize, Mode: p.Mode, Spot: p.spot(), Labels: map[string]string{},
+			Zones: sortedCopy(p.Zones)}
+		for k, v := range p.Labels {
+			pool.Labels[k] = v
 		}
-		pool.Taints = derefAll(p.NodeTaints)
+		pool.Taints = sortedCopy(p.Taints)
 		cs.Pools = append(cs.Pools, pool)
 	}
 	return cs
@@ -715,13 +708,13 @@ func (s *Server) reconcileClusters(t time.Time) bool {
 	changed := false
 	for key, mc := range s.St.Clusters {
 		key, mc := key, mc
-		if str(mc.MC.Properties.ProvisioningState) == "Deleting" {
+		if mc.ProvisioningState == "Deleting" {
 			if t.Before(mc.Due) {
 				continue
 			}
 			if op := s.St.Operations[mc.Op]; op != nil && op.FailWith != nil {
 				s.finishOp(mc.Op, op.FailWith)
-				mc.MC.Properties.ProvisioningState, mc.Op = to.Ptr("Failed"), ""
+				mc.ProvisioningState, mc.Op = "Failed", ""
 				changed = true
 				continue
 			}
@@ -729,15 +722,15 @@ func (s *Server) reconcileClusters(t time.Time) bool {
 				err := s.backend.Delete(ctx, LocalName(key))
 				return func() {
 					if err != nil {
-						s.Log.Warnf("azure emulator: delete the control plane of %s: %v (retrying)", str(mc.MC.Name), err)
+						s.Log.Warnf("azure emulator: delete the control plane of %s: %v (retrying)", mc.Name, err)
 						mc.Due = time.Now().Add(5 * time.Second)
 						return
 					}
 					delete(s.St.Clusters, key)
 					delete(s.ensured, key)
-					delete(s.St.Groups, strings.ToLower(str(mc.MC.Properties.NodeResourceGroup)))
+					delete(s.St.Groups, strings.ToLower(mc.NodeResourceGroup))
 					s.finishOp(mc.Op, nil)
-					s.Log.Infof("azure emulator: managed cluster %s deleted", str(mc.MC.Name))
+					s.Log.Infof("azure emulator: managed cluster %s deleted", mc.Name)
 				}
 			})
 			continue
@@ -751,7 +744,7 @@ func (s *Server) reconcileClusters(t time.Time) bool {
 						return
 					}
 					if err != nil {
-						s.Log.Warnf("azure emulator: control plane of %s: %v (retrying)", str(mc.MC.Name), err)
+						s.Log.Warnf("azure emulator: control plane of %s: %v (retrying)", mc.Name, err)
 						s.retryAt[key] = time.Now().Add(5 * time.Second)
 						return
 					}
@@ -775,12 +768,12 @@ func (s *Server) reconcileClusters(t time.Time) bool {
 			} else {
 				s.finishOp(mc.Op, nil)
 			}
-			mc.MC.Properties.ProvisioningState = &state
-			for _, p := range mc.MC.Properties.AgentPoolProfiles {
-				p.ProvisioningState = to.Ptr(state)
+			mc.ProvisioningState = state
+			for _, p := range mc.Pools {
+				p.ProvisioningState = state
 			}
 			mc.Op = ""
-			s.Log.Infof("azure emulator: managed cluster %s %s", str(mc.MC.Name), state)
+			s.Log.Infof("azure emulator: managed cluster %s %s", mc.Name, state)
 		}
 		for pool, id := range mc.PoolOps {
 			op := s.St.Operations[id]
@@ -795,15 +788,15 @@ func (s *Server) reconcileClusters(t time.Time) bool {
 			}
 			switch {
 			case fail != nil:
-				p.ProvisioningState = to.Ptr("Failed")
+				p.ProvisioningState = "Failed"
 			case mc.Gone[pool]:
-				mc.MC.Properties.AgentPoolProfiles = slices.Delete(mc.MC.Properties.AgentPoolProfiles, i, i+1)
+				mc.Pools = slices.Delete(mc.Pools, i, i+1)
 			default:
-				p.ProvisioningState = to.Ptr("Succeeded")
+				p.ProvisioningState = "Succeeded"
 			}
 		}
 		for pool := range mc.Gone {
-			if _, p := findPool(mc, pool); p == nil || str(p.ProvisioningState) != "Deleting" {
+			if _, p := findPool(mc, pool); p == nil || p.ProvisioningState != "Deleting" {
 				delete(mc.Gone, pool)
 			}
 		}

@@ -155,7 +155,7 @@ func (s *Server) listResources(c *call) (int, any, *armError) {
 	for _, k := range sortedKeys(s.St.Clusters) {
 		mc := s.St.Clusters[k]
 		if strings.EqualFold(mc.Group, g.Name) {
-			out = append(out, res{ID: *mc.MC.ID, Name: *mc.MC.Name, Type: "Microsoft.ContainerService/managedClusters", Location: *mc.MC.Location, Tags: mc.MC.Tags})
+			out = append(out, res{ID: mc.ID, Name: mc.Name, Type: "Microsoft.ContainerService/managedClusters", Location: mc.Location, Tags: tagsWire(mc.Tags)})
 		}
 	}
 	return 200, map[string]any{"value": out}, nil

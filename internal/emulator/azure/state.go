@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
-
 	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
 
@@ -28,7 +26,7 @@ type State struct {
 
 	// Groups are the resource groups by lower-case name.
 	Groups map[string]*group `json:"groups"`
-	// Clusters are the managed clusters by lower-case "group/name".
+	// Clusters are the managed clusters by lower-case "group/name" (aks_state.go).
 	Clusters map[string]*managedCluster `json:"clusters"`
 	// Operations are the long-running operations by id (finished ones are kept an hour).
 	Operations map[string]*operation `json:"operations"`
@@ -44,24 +42,6 @@ type group struct {
 	State string    `json:"state"`
 	Due   time.Time `json:"due,omitempty"`
 	Op    string    `json:"op,omitempty"`
-}
-
-// managedCluster is a managed cluster: its ARM representation, the operation in progress and
-// how far its control plane (a local cluster) has come.
-type managedCluster struct {
-	Group string                              `json:"group"`
-	MC    *armcontainerservice.ManagedCluster `json:"mc"`
-	// Due is when the operation in progress may finish (at the earliest).
-	Due time.Time `json:"due,omitempty"`
-	// Op is the operation in progress (or the last one).
-	Op string `json:"op,omitempty"`
-	// Gen counts the changes that the control plane must follow; Synced is the last one it has.
-	Gen    int `json:"gen"`
-	Synced int `json:"synced"`
-	// Pools in transition (pool name -> operation id), besides the cluster's own operation.
-	PoolOps map[string]string `json:"poolOps,omitempty"`
-	// Gone lists pools being deleted (removed once their operation is due).
-	Gone map[string]bool `json:"gone,omitempty"`
 }
 
 // operation is one long-running operation (ARM's Azure-AsyncOperation status resource).

@@ -714,10 +714,10 @@ func (a *api) GetOperation(ctx context.Context, req *containerpb.GetOperationReq
 		return nil, err
 	}
 	o := s.St.Operations[op]
-	if o == nil || o.Wire.Location != l.location {
+	if o == nil || o.Op.Location != l.location {
 		return nil, status.Errorf(codes.NotFound, "Not found: %s/operations/%s.", l.path(), op)
 	}
-	return cloneOp(o.Wire), nil
+	return o.Op.wire(), nil
 }
 
 func (a *api) ListOperations(ctx context.Context, req *containerpb.ListOperationsRequest) (*containerpb.ListOperationsResponse, error) {
@@ -730,8 +730,8 @@ func (a *api) ListOperations(ctx context.Context, req *containerpb.ListOperation
 	}
 	out := &containerpb.ListOperationsResponse{}
 	for _, k := range sortedKeys(s.St.Operations) {
-		if o := s.St.Operations[k]; l.location == "-" || o.Wire.Location == l.location {
-			out.Operations = append(out.Operations, cloneOp(o.Wire))
+		if o := s.St.Operations[k]; l.location == "-" || o.Op.Location == l.location {
+			out.Operations = append(out.Operations, o.Op.wire())
 		}
 	}
 	return out, nil

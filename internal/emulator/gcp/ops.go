@@ -12,15 +12,10 @@ import (
 	"cloud.google.com/go/container/apiv1/containerpb"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nuv-dev/nuv/internal/kube"
 )
-
-func cloneOp(o *containerpb.Operation) *containerpb.Operation {
-	return proto.Clone(o).(*containerpb.Operation)
-}
 
 // startOp records a new operation on cluster c (PENDING) and returns it; s.Mu held. before is the
 // cluster as it was (restored if the operation fails); target is an UPGRADE_MASTER's version.
@@ -34,13 +29,13 @@ func (a *api) startOp(ctx context.Context, c *clusterRec, typ containerpb.Operat
 		target2 += "/nodePools/" + pool
 	}
 	o := &opRec{
-		Wire: &containerpb.Operation{Name: name, Zone: l, Location: l, OperationType: typ, Status: containerpb.Operation_PENDING,
+		Op: &gkeOperation{Name: name, Location: l, Type: opType(typ), Status: containerpb.Operation_PENDING.String(),
 			SelfLink:   a.selfLink("projects/" + s.St.ProjectNumber + "/locations/" + l + "/operations/" + name),
-			TargetLink: target2, StartTime: now.Format(time.RFC3339Nano)},
+			TargetLink: target2, Start: now},
 		Cluster: key(l, c.Wire.Name), Pool: pool, Due: now.Add(s.Delay), Before: before,
 	}
 	if target != "" {
-		o.Wire.Detail = target
+		o.Op.Detail = target
 	}
 	if st, ok := ctx.Value(failKey{}).(*status.Status); ok {
 		o.Fail = st.Message()
@@ -53,7 +48,7 @@ func (a *api) startOp(ctx context.Context, c *clusterRec, typ containerpb.Operat
 		return nil, status.Errorf(codes.Unavailable, "nuv GKE emulator: %v (the change is kept in memory only)", err)
 	}
 	s.Log.Infof("GKE emulator: %s %s started (%s)", typ, o.Cluster+map[bool]string{true: "/" + pool}[pool != ""], name)
-	return cloneOp(o.Wire), nil
+	return o.Op.wire(), nil
 }
 
 // reconcile moves operations along (s.Mu held); true when anything moved.
@@ -61,7 +56,7 @@ func (s *Server) reconcile(now time.Time) bool {
 	changed := false
 	for _, name := range sortedKeys(s.St.Operations) {
 		o := s.St.Operations[name]
-		if o.Wire.Status == containerpb.Operation_DONE {
+		if o.Op.Status == containerpb.Operation_DONE.String() {
 			continue
 		}
 		c := s.St.Clusters[o.Cluster]
@@ -70,11 +65,11 @@ func (s *Server) reconcile(now time.Time) bool {
 			changed = true
 			continue
 		}
-		if o.Wire.Status == containerpb.Operation_PENDING {
-			o.Wire.Status = containerpb.Operation_RUNNING
+		if o.Op.Status == containerpb.Operation_PENDING.String() {
+			o.Op.Status = containerpb.Operation_RUNNING.String()
 			changed = true
 		}
-		start, _ := time.Parse(time.RFC3339Nano, o.Wire.StartTime)
+		start := o.Op.Start
 		if o.Fail != "" {
 			if now.Sub(start) >= s.Delay/2 {
 				s.finish(o, c, status.New(codes.Code(o.FailCode), o.Fail))
@@ -126,7 +121,7 @@ func (s *Server) spawnWork(o *opRec, c *clusterRec) {
 		return
 	}
 	localName := LocalName(c.Wire.Location, c.Wire.Name)
-	typ := o.Wire.OperationType
+	typ := o.apiType()
 	if c.Webhook == "" {
 		c.Webhook = s.Base + "/_nuv/" + tokenReviewPath + localName
 	}
@@ -182,21 +177,20 @@ func setEndpoint(c *containerpb.Cluster, ep Endpoint) {
 // finish ends operation o: DONE, with fail as its error when it failed; s.Mu held.
 func (s *Server) finish(o *opRec, c *clusterRec, fail *status.Status) {
 	now := time.Now().UTC()
-	o.Wire.Status = containerpb.Operation_DONE
-	o.Wire.EndTime = now.Format(time.RFC3339Nano)
-	o.Wire.Progress = &containerpb.OperationProgress{Status: containerpb.Operation_DONE}
-	o.Wire.Error = nil
+	o.Op.Status = containerpb.Operation_DONE.String()
+	o.Op.End = now
+	o.Op.Error = nil
 	if c != nil {
 		c.Op = ""
 	}
 	if fail != nil {
-		o.Wire.Error = fail.Proto()
-		o.Wire.StatusMessage = fail.Message()
-		s.Log.Infof("GKE emulator: %s %s failed: %s", o.Wire.OperationType, o.Wire.Name, fail.Message())
+		o.Op.Error = &gkeOpError{Code: int32(fail.Code()), Message: fail.Message()}
+		o.Op.StatusMessage = fail.Message()
+		s.Log.Infof("GKE emulator: %s %s failed: %s", o.Op.Type, o.Op.Name, fail.Message())
 		if c == nil {
 			return
 		}
-		switch o.Wire.OperationType {
+		switch o.apiType() {
 		case containerpb.Operation_CREATE_CLUSTER:
 			c.Wire.Status, c.Wire.StatusMessage = containerpb.Cluster_ERROR, fail.Message()
 			for _, p := range c.Wire.NodePools {
@@ -217,14 +211,14 @@ func (s *Server) finish(o *opRec, c *clusterRec, fail *status.Status) {
 		return
 	}
 	o.Before = nil
-	s.Log.Infof("GKE emulator: %s %s DONE", o.Wire.OperationType, o.Wire.Name)
-	switch o.Wire.OperationType {
+	s.Log.Infof("GKE emulator: %s %s DONE", o.Op.Type, o.Op.Name)
+	switch o.apiType() {
 	case containerpb.Operation_DELETE_CLUSTER:
 		delete(s.St.Clusters, o.Cluster)
 		delete(s.Jobs, "checked/"+o.Cluster)
 		return
 	case containerpb.Operation_UPGRADE_MASTER:
-		c.Wire.CurrentMasterVersion = o.Wire.Detail
+		c.Wire.CurrentMasterVersion = o.Op.Detail
 	case containerpb.Operation_DELETE_NODE_POOL:
 		c.Wire.NodePools = deletePool(c.Wire.NodePools, o.Pool)
 	}

@@ -84,7 +84,8 @@ func (c *clusterRec) UnmarshalJSON(b []byte) error {
 
 // opRec is one operation and how it progresses.
 type opRec struct {
-	Wire *containerpb.Operation
+	// Op is the operation as GKE shows it (gke_state.go).
+	Op *gkeOperation
 	// Cluster is the key (location/name) of the cluster it works on; Pool the node pool, if any.
 	Cluster string
 	Pool    string
@@ -100,7 +101,7 @@ type opRec struct {
 }
 
 type opJSON struct {
-	Wire     json.RawMessage `json:"operation"`
+	Op       *gkeOperation   `json:"operation"`
 	Cluster  string          `json:"cluster"`
 	Pool     string          `json:"pool,omitempty"`
 	Due      time.Time       `json:"due"`
@@ -111,11 +112,8 @@ type opJSON struct {
 }
 
 func (o *opRec) MarshalJSON() ([]byte, error) {
-	w, err := protojson.Marshal(o.Wire)
-	if err != nil {
-		return nil, err
-	}
-	j := opJSON{Wire: w, Cluster: o.Cluster, Pool: o.Pool, Due: o.Due, Fail: o.Fail, FailCode: o.FailCode, WorkDone: o.WorkDone}
+	var err error
+	j := opJSON{Op: o.Op, Cluster: o.Cluster, Pool: o.Pool, Due: o.Due, Fail: o.Fail, FailCode: o.FailCode, WorkDone: o.WorkDone}
 	if o.Before != nil {
 		if j.Before, err = protojson.Marshal(o.Before); err != nil {
 			return nil, err
@@ -129,10 +127,10 @@ func (o *opRec) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	o.Wire = &containerpb.Operation{}
-	if err := protojson.Unmarshal(j.Wire, o.Wire); err != nil {
-		return err
+	if j.Op == nil {
+		return errors.New("an operation without its state")
 	}
+	o.Op = j.Op
 	if len(j.Before) > 0 {
 		o.Before = &containerpb.Cluster{}
 		if err := protojson.Unmarshal(j.Before, o.Before); err != nil {
