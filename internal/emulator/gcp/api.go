@@ -13,6 +13,7 @@ import (
 	"cloud.google.com/go/container/apiv1/containerpb"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/emptypb"
 
@@ -99,17 +100,8 @@ func (a *api) idle(c *clusterRec) error {
 	if c.Op != "" {
 		return status.Errorf(codes.FailedPrecondition, "Cluster is running incompatible operation %s.", c.Op)
 	}
-	if c.Wire.Status == containerpb.Cluster_STOPPING {
-		return status.Errorf(codes.FailedPrecondition, "Cluster %q is being deleted.", c.Wire.Name)
-	}
-	return nil
-}
-
-func pool(c *clusterRec, name string) *containerpb.NodePool {
-	for _, p := range c.Wire.NodePools {
-		if p.Name == name {
-			return p
-		}
+	if c.C.Status == stStopping {
+		return status.Errorf(codes.FailedPrecondition, "Cluster %q is being deleted.", c.C.Name)
 	}
 	return nil
 }
@@ -129,8 +121,8 @@ func (a *api) ListClusters(ctx context.Context, req *containerpb.ListClustersReq
 	out := &containerpb.ListClustersResponse{}
 	for _, k := range sortedKeys(s.St.Clusters) {
 		c := s.St.Clusters[k]
-		if l.location == "-" || c.Wire.Location == l.location {
-			out.Clusters = append(out.Clusters, cloneCluster(c.Wire))
+		if l.location == "-" || c.C.Location == l.location {
+			out.Clusters = append(out.Clusters, c.C.wire())
 		}
 	}
 	return out, nil
@@ -144,7 +136,7 @@ func (a *api) GetCluster(ctx context.Context, req *containerpb.GetClusterRequest
 	if err != nil {
 		return nil, err
 	}
-	return cloneCluster(c.Wire), nil
+	return c.C.wire(), nil
 }
 
 func (a *api) CreateCluster(ctx context.Context, req *containerpb.CreateClusterRequest) (*containerpb.Operation, error) {
@@ -165,7 +157,7 @@ func (a *api) CreateCluster(ctx context.Context, req *containerpb.CreateClusterR
 	if s.St.Clusters[key(l.location, in.Name)] != nil {
 		return nil, status.Errorf(codes.AlreadyExists, "Already exists: %s/clusters/%s.", l.path(), in.Name)
 	}
-	c := cloneCluster(in)
+	c := proto.Clone(in).(*containerpb.Cluster)
 	region, _ := regionOf(l.location)
 	if len(c.Locations) == 0 {
 		if isZone(l.location) {
@@ -217,7 +209,7 @@ func (a *api) CreateCluster(ctx context.Context, req *containerpb.CreateClusterR
 			return nil, status.Errorf(codes.InvalidArgument, "Node pool %q is listed twice.", p.Name)
 		}
 		seen[p.Name] = true
-		if err := a.preparePool(c, p, v, cpath); err != nil {
+		if err := a.preparePool(c.Name, c.Locations, p, v, cpath); err != nil {
 			return nil, err
 		}
 		p.Status = containerpb.NodePool_PROVISIONING
@@ -238,8 +230,8 @@ func (a *api) CreateCluster(ctx context.Context, req *containerpb.CreateClusterR
 	if c.ReleaseChannel == nil {
 		c.ReleaseChannel = &containerpb.ReleaseChannel{}
 	}
-	countNodes(c)
-	rec := &clusterRec{Wire: c}
+	rec := &clusterRec{C: clusterState(c)}
+	rec.C.countNodes()
 	s.St.Clusters[key(l.location, c.Name)] = rec
 	return a.startOp(ctx, rec, containerpb.Operation_CREATE_CLUSTER, "", nil, "")
 }
@@ -251,8 +243,9 @@ func channelNote(ch containerpb.ReleaseChannel_Channel) string {
 	return fmt.Sprintf(" (valid: %s)", strings.Join(gkeVersions, ", "))
 }
 
-// preparePool validates a new node pool and fills in what GKE fills in; s.Mu held.
-func (a *api) preparePool(c *containerpb.Cluster, p *containerpb.NodePool, master, cpath string) error {
+// preparePool validates a new node pool of cluster cname (its nodes in zones) and fills in what
+// GKE fills in; s.Mu held.
+func (a *api) preparePool(cname string, zones []string, p *containerpb.NodePool, master, cpath string) error {
 	if !nameRE.MatchString(p.Name) {
 		return status.Errorf(codes.InvalidArgument, "Invalid value for field 'node_pool.name': %q. Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?)'.", p.Name)
 	}
@@ -269,11 +262,11 @@ func (a *api) preparePool(c *containerpb.Cluster, p *containerpb.NodePool, maste
 		p.Config.ImageType = "COS_CONTAINERD"
 	}
 	if len(p.Locations) == 0 {
-		p.Locations = slices.Clone(c.Locations)
+		p.Locations = slices.Clone(zones)
 	}
 	for _, z := range p.Locations {
-		if !slices.Contains(c.Locations, z) {
-			return status.Errorf(codes.InvalidArgument, "Node pool %q: location %q is not one of the cluster's node locations (%s).", p.Name, z, strings.Join(c.Locations, ", "))
+		if !slices.Contains(zones, z) {
+			return status.Errorf(codes.InvalidArgument, "Node pool %q: location %q is not one of the cluster's node locations (%s).", p.Name, z, strings.Join(zones, ", "))
 		}
 	}
 	if err := machineTypeOffered(p.Config.MachineType, p.Locations); err != nil {
@@ -309,7 +302,7 @@ func (a *api) preparePool(c *containerpb.Cluster, p *containerpb.NodePool, maste
 	p.SelfLink = a.selfLink(ppath)
 	p.InstanceGroupUrls = nil
 	for _, z := range p.Locations {
-		p.InstanceGroupUrls = append(p.InstanceGroupUrls, fmt.Sprintf("https://www.googleapis.com/compute/v1/projects/%s/zones/%s/instanceGroupManagers/gke-%s-%s-%s-grp", a.s.St.Project, z, c.Name, p.Name, randHex(8)))
+		p.InstanceGroupUrls = append(p.InstanceGroupUrls, fmt.Sprintf("https://www.googleapis.com/compute/v1/projects/%s/zones/%s/instanceGroupManagers/gke-%s-%s-%s-grp", a.s.St.Project, z, cname, p.Name, randHex(8)))
 	}
 	p.Etag = randHex(16)
 	if p.Management == nil {
@@ -328,25 +321,6 @@ func checkAutoscaling(pool string, as *containerpb.NodePoolAutoscaling) error {
 	return nil
 }
 
-// countNodes sets CurrentNodeCount (per-zone counts times zones) and CurrentNodeVersion.
-func countNodes(c *containerpb.Cluster) {
-	n := int32(0)
-	oldest := ""
-	for _, p := range c.NodePools {
-		if p.Status == containerpb.NodePool_STOPPING || p.Status == containerpb.NodePool_ERROR {
-			continue
-		}
-		n += p.InitialNodeCount * int32(len(p.Locations))
-		if oldest == "" || compareVersions(p.Version, oldest) < 0 {
-			oldest = p.Version
-		}
-	}
-	c.CurrentNodeCount = n
-	if oldest != "" {
-		c.CurrentNodeVersion = oldest
-	}
-}
-
 func (a *api) DeleteCluster(ctx context.Context, req *containerpb.DeleteClusterRequest) (*containerpb.Operation, error) {
 	s := a.s
 	s.Mu.Lock()
@@ -358,8 +332,8 @@ func (a *api) DeleteCluster(ctx context.Context, req *containerpb.DeleteClusterR
 	if err := a.idle(c); err != nil {
 		return nil, err
 	}
-	before := cloneCluster(c.Wire)
-	c.Wire.Status = containerpb.Cluster_STOPPING
+	before := c.C.clone()
+	c.C.Status = stStopping
 	return a.startOp(ctx, c, containerpb.Operation_DELETE_CLUSTER, "", before, "")
 }
 
@@ -371,7 +345,7 @@ func (a *api) ListNodePools(ctx context.Context, req *containerpb.ListNodePoolsR
 	if err != nil {
 		return nil, err
 	}
-	return &containerpb.ListNodePoolsResponse{NodePools: cloneCluster(c.Wire).NodePools}, nil
+	return &containerpb.ListNodePoolsResponse{NodePools: c.C.wire().NodePools}, nil
 }
 
 // locOf parses a parent location (or the deprecated project and zone fields) and checks perm on
@@ -398,7 +372,7 @@ func (a *api) clusterOf(name, project, zone, clusterID, perm string) (*clusterRe
 	return c, l, cname, err
 }
 
-func (a *api) poolOf(name string, project, zone, clusterID, poolID, perm string) (*clusterRec, *containerpb.NodePool, loc, error) {
+func (a *api) poolOf(name string, project, zone, clusterID, poolID, perm string) (*clusterRec, *gkeNodePool, loc, error) {
 	l, cname, pname, err := parseName(name, 8, project, zone, clusterID, poolID)
 	if err != nil {
 		return nil, nil, l, err
@@ -410,7 +384,7 @@ func (a *api) poolOf(name string, project, zone, clusterID, poolID, perm string)
 	if err != nil {
 		return nil, nil, l, err
 	}
-	p := pool(c, pname)
+	p := c.C.pool(pname)
 	if p == nil {
 		return c, nil, l, status.Errorf(codes.NotFound, "Not found: %s/clusters/%s/nodePools/%s.", l.path(), cname, pname)
 	}
@@ -424,7 +398,7 @@ func (a *api) GetNodePool(ctx context.Context, req *containerpb.GetNodePoolReque
 	if err != nil {
 		return nil, err
 	}
-	return cloneCluster(&containerpb.Cluster{NodePools: []*containerpb.NodePool{p}}).NodePools[0], nil
+	return p.wire(), nil
 }
 
 func (a *api) CreateNodePool(ctx context.Context, req *containerpb.CreateNodePoolRequest) (*containerpb.Operation, error) {
@@ -442,17 +416,18 @@ func (a *api) CreateNodePool(ctx context.Context, req *containerpb.CreateNodePoo
 	if in == nil {
 		return nil, status.Error(codes.InvalidArgument, "Node pool is required.")
 	}
-	if pool(c, in.Name) != nil {
+	if c.C.pool(in.Name) != nil {
 		return nil, status.Errorf(codes.AlreadyExists, "Already exists: %s/clusters/%s/nodePools/%s.", l.path(), name, in.Name)
 	}
-	p := cloneCluster(&containerpb.Cluster{NodePools: []*containerpb.NodePool{in}}).NodePools[0]
-	if err := a.preparePool(c.Wire, p, c.Wire.CurrentMasterVersion, l.path()+"/clusters/"+name); err != nil {
+	w := proto.Clone(in).(*containerpb.NodePool)
+	if err := a.preparePool(c.C.Name, c.C.Locations, w, c.C.MasterVersion, l.path()+"/clusters/"+name); err != nil {
 		return nil, err
 	}
-	before := cloneCluster(c.Wire)
-	p.Status = containerpb.NodePool_PROVISIONING
-	c.Wire.NodePools = append(c.Wire.NodePools, p)
-	c.Wire.Status = containerpb.Cluster_RECONCILING
+	before := c.C.clone()
+	p := poolState(w)
+	p.Status = stProvisioning
+	c.C.Pools = append(c.C.Pools, p)
+	c.C.Status = stReconciling
 	return a.startOp(ctx, c, containerpb.Operation_CREATE_NODE_POOL, p.Name, before, "")
 }
 
@@ -467,14 +442,14 @@ func (a *api) DeleteNodePool(ctx context.Context, req *containerpb.DeleteNodePoo
 	if err := a.idle(c); err != nil {
 		return nil, err
 	}
-	before := cloneCluster(c.Wire)
-	p.Status = containerpb.NodePool_STOPPING
-	c.Wire.Status = containerpb.Cluster_RECONCILING
+	before := c.C.clone()
+	p.Status = stStopping
+	c.C.Status = stReconciling
 	return a.startOp(ctx, c, containerpb.Operation_DELETE_NODE_POOL, p.Name, before, "")
 }
 
 // changePool starts an operation that changes pool p of c (validated by change, under s.Mu).
-func (a *api) changePool(ctx context.Context, name, project, zone, clusterID, poolID string, typ containerpb.Operation_Type, change func(c *clusterRec, p *containerpb.NodePool) error) (*containerpb.Operation, error) {
+func (a *api) changePool(ctx context.Context, name, project, zone, clusterID, poolID string, typ containerpb.Operation_Type, change func(c *clusterRec, p *gkeNodePool) error) (*containerpb.Operation, error) {
 	s := a.s
 	s.Mu.Lock()
 	defer s.Mu.Unlock()
@@ -485,42 +460,46 @@ func (a *api) changePool(ctx context.Context, name, project, zone, clusterID, po
 	if err := a.idle(c); err != nil {
 		return nil, err
 	}
-	if p.Status == containerpb.NodePool_ERROR {
+	if p.Status == stError {
 		return nil, status.Errorf(codes.FailedPrecondition, "Node pool %q is in ERROR state (%s): delete it and create it again.", p.Name, p.StatusMessage)
 	}
-	before := cloneCluster(c.Wire)
+	before := c.C.clone()
 	if err := change(c, p); err != nil {
-		c.Wire = before
+		c.C = before
 		return nil, err
 	}
-	p.Status = containerpb.NodePool_RECONCILING
+	p.Status = stReconciling
 	p.Etag = randHex(16)
-	c.Wire.Status = containerpb.Cluster_RECONCILING
-	countNodes(c.Wire)
+	c.C.Status = stReconciling
+	c.C.countNodes()
 	return a.startOp(ctx, c, typ, p.Name, before, "")
 }
 
 func (a *api) SetNodePoolSize(ctx context.Context, req *containerpb.SetNodePoolSizeRequest) (*containerpb.Operation, error) {
 	return a.changePool(ctx, req.GetName(), req.GetProjectId(), req.GetZone(), req.GetClusterId(), req.GetNodePoolId(), containerpb.Operation_SET_NODE_POOL_SIZE,
-		func(c *clusterRec, p *containerpb.NodePool) error {
+		func(c *clusterRec, p *gkeNodePool) error {
 			if req.NodeCount < 0 {
 				return status.Errorf(codes.InvalidArgument, "Invalid value for field 'node_count': %d. Must be at least 0.", req.NodeCount)
 			}
-			p.InitialNodeCount = req.NodeCount
+			p.Count = req.NodeCount
 			return nil
 		})
 }
 
 func (a *api) SetNodePoolAutoscaling(ctx context.Context, req *containerpb.SetNodePoolAutoscalingRequest) (*containerpb.Operation, error) {
 	return a.changePool(ctx, req.GetName(), req.GetProjectId(), req.GetZone(), req.GetClusterId(), req.GetNodePoolId(), containerpb.Operation_UPDATE_CLUSTER,
-		func(c *clusterRec, p *containerpb.NodePool) error {
+		func(c *clusterRec, p *gkeNodePool) error {
 			as := req.GetAutoscaling()
 			if err := checkAutoscaling(p.Name, as); err != nil {
 				return err
 			}
-			p.Autoscaling = as
+			// The request's settings replace the pool's, those the emulator does not act on too.
+			w := p.wire()
+			w.Autoscaling = proto.CloneOf(as)
+			np := poolState(w)
+			p.Autoscaling, p.Given = np.Autoscaling, np.Given
 			if as.GetEnabled() {
-				p.InitialNodeCount = max(as.MinNodeCount, min(p.InitialNodeCount, as.MaxNodeCount))
+				p.Count = max(as.MinNodeCount, min(p.Count, as.MaxNodeCount))
 			}
 			return nil
 		})
@@ -535,27 +514,27 @@ func (a *api) UpdateNodePool(ctx context.Context, req *containerpb.UpdateNodePoo
 		return nil, err
 	}
 	return a.changePool(ctx, req.GetName(), req.GetProjectId(), req.GetZone(), req.GetClusterId(), req.GetNodePoolId(), typ,
-		func(c *clusterRec, p *containerpb.NodePool) error {
+		func(c *clusterRec, p *gkeNodePool) error {
 			if req.NodeVersion != "" {
 				v, ok := resolveVersion(req.NodeVersion, containerpb.ReleaseChannel_UNSPECIFIED)
 				if req.NodeVersion == "-" {
-					v, ok = c.Wire.CurrentMasterVersion, true
+					v, ok = c.C.MasterVersion, true
 				}
 				if !ok {
 					return status.Errorf(codes.InvalidArgument, "Node version %q is unsupported (valid: %s).", req.NodeVersion, strings.Join(gkeVersions, ", "))
 				}
-				if compareVersions(v, c.Wire.CurrentMasterVersion) > 0 {
-					return status.Errorf(codes.InvalidArgument, "Node version %s must not be newer than the master version %s.", v, c.Wire.CurrentMasterVersion)
+				if compareVersions(v, c.C.MasterVersion) > 0 {
+					return status.Errorf(codes.InvalidArgument, "Node version %s must not be newer than the master version %s.", v, c.C.MasterVersion)
 				}
 				p.Version = v
 			}
 			if req.ImageType != "" {
-				p.Config.ImageType = req.ImageType
+				p.ImageType = req.ImageType
 			}
 			if len(req.Locations) > 0 {
 				for _, z := range req.Locations {
-					if !slices.Contains(c.Wire.Locations, z) {
-						return status.Errorf(codes.InvalidArgument, "Node pool %q: location %q is not one of the cluster's node locations (%s).", p.Name, z, strings.Join(c.Wire.Locations, ", "))
+					if !slices.Contains(c.C.Locations, z) {
+						return status.Errorf(codes.InvalidArgument, "Node pool %q: location %q is not one of the cluster's node locations (%s).", p.Name, z, strings.Join(c.C.Locations, ", "))
 					}
 				}
 				p.Locations = slices.Clone(req.Locations)
@@ -564,16 +543,16 @@ func (a *api) UpdateNodePool(ctx context.Context, req *containerpb.UpdateNodePoo
 				if err := machineTypeOffered(req.MachineType, p.Locations); err != nil {
 					return status.Errorf(codes.InvalidArgument, "Node pool %q: %v.", p.Name, err)
 				}
-				p.Config.MachineType = req.MachineType
+				p.MachineType = req.MachineType
 			}
 			if req.DiskSizeGb != 0 {
-				p.Config.DiskSizeGb = int32(req.DiskSizeGb)
+				p.DiskSizeGB = int32(req.DiskSizeGb)
 			}
 			if req.Labels != nil {
-				p.Config.Labels = maps.Clone(req.Labels.Labels)
+				p.Labels = maps.Clone(req.Labels.Labels)
 			}
 			if req.Taints != nil {
-				p.Config.Taints = req.Taints.Taints
+				p.Taints = taintsState(req.Taints.Taints)
 			}
 			return nil
 		})
@@ -618,21 +597,21 @@ func (a *api) updateCluster(ctx context.Context, name, project, zone, clusterID 
 	if err := a.idle(c); err != nil {
 		return nil, err
 	}
-	if c.Wire.Status == containerpb.Cluster_ERROR {
-		return nil, status.Errorf(codes.FailedPrecondition, "Cluster %q is in ERROR state (%s): delete it and create it again.", cname, c.Wire.StatusMessage)
+	if c.C.Status == stError {
+		return nil, status.Errorf(codes.FailedPrecondition, "Cluster %q is in ERROR state (%s): delete it and create it again.", cname, c.C.StatusMessage)
 	}
-	before := cloneCluster(c.Wire)
+	before := c.C.clone()
 	typ := containerpb.Operation_UPDATE_CLUSTER
 	target := ""
-	ch := c.Wire.GetReleaseChannel().GetChannel()
+	ch := containerpb.ReleaseChannel_Channel(containerpb.ReleaseChannel_Channel_value[c.C.Channel])
 	if u.DesiredReleaseChannel != nil {
 		ch = u.DesiredReleaseChannel.Channel
 		if ch != containerpb.ReleaseChannel_UNSPECIFIED {
 			if _, ok := channels.Get()[ch]; !ok {
 				return nil, status.Errorf(codes.InvalidArgument, "Invalid release channel %s.", ch)
 			}
-			if !slices.Contains(channels.Get()[ch].valid, c.Wire.CurrentMasterVersion) && u.DesiredMasterVersion == "" {
-				return nil, status.Errorf(codes.InvalidArgument, "Version %s is not available in release channel %s (valid: %s).", c.Wire.CurrentMasterVersion, ch, strings.Join(channels.Get()[ch].valid, ", "))
+			if !slices.Contains(channels.Get()[ch].valid, c.C.MasterVersion) && u.DesiredMasterVersion == "" {
+				return nil, status.Errorf(codes.InvalidArgument, "Version %s is not available in release channel %s (valid: %s).", c.C.MasterVersion, ch, strings.Join(channels.Get()[ch].valid, ", "))
 			}
 		}
 	}
@@ -644,35 +623,38 @@ func (a *api) updateCluster(ctx context.Context, name, project, zone, clusterID 
 		if !ok {
 			return nil, status.Errorf(codes.InvalidArgument, "Master version %q is unsupported%s.", u.DesiredMasterVersion, channelNote(ch))
 		}
-		if compareVersions(v, c.Wire.CurrentMasterVersion) < 0 {
-			return nil, status.Errorf(codes.InvalidArgument, "Master cannot be downgraded from %s to %s.", c.Wire.CurrentMasterVersion, v)
+		if compareVersions(v, c.C.MasterVersion) < 0 {
+			return nil, status.Errorf(codes.InvalidArgument, "Master cannot be downgraded from %s to %s.", c.C.MasterVersion, v)
 		}
 		typ, target = containerpb.Operation_UPGRADE_MASTER, v
 	}
-	region, _ := regionOf(c.Wire.Location)
+	region, _ := regionOf(c.C.Location)
 	for _, z := range u.DesiredLocations {
 		if !slices.Contains(regions.Get()[region], z) {
 			return nil, status.Errorf(codes.InvalidArgument, "Invalid value for field 'update.desired_locations': zone %q is not in region %s.", z, region)
 		}
 	}
-	if isZone(c.Wire.Location) && len(u.DesiredLocations) > 0 && !slices.Contains(u.DesiredLocations, c.Wire.Location) {
-		return nil, status.Errorf(codes.InvalidArgument, "Invalid value for field 'update.desired_locations': the cluster's zone %s must stay one of its node locations.", c.Wire.Location)
+	if isZone(c.C.Location) && len(u.DesiredLocations) > 0 && !slices.Contains(u.DesiredLocations, c.C.Location) {
+		return nil, status.Errorf(codes.InvalidArgument, "Invalid value for field 'update.desired_locations': the cluster's zone %s must stay one of its node locations.", c.C.Location)
 	}
 	if u.DesiredReleaseChannel != nil {
-		c.Wire.ReleaseChannel = &containerpb.ReleaseChannel{Channel: ch}
+		c.C.Channel = ""
+		if ch != containerpb.ReleaseChannel_UNSPECIFIED {
+			c.C.Channel = ch.String()
+		}
 	}
 	if len(u.DesiredLocations) > 0 {
-		c.Wire.Locations = slices.Clone(u.DesiredLocations)
-		for _, p := range c.Wire.NodePools {
+		c.C.Locations = slices.Clone(u.DesiredLocations)
+		for _, p := range c.C.Pools {
 			p.Locations = slices.DeleteFunc(p.Locations, func(z string) bool { return !slices.Contains(u.DesiredLocations, z) })
 			if len(p.Locations) == 0 {
 				p.Locations = slices.Clone(u.DesiredLocations)
 			}
 		}
-		countNodes(c.Wire)
+		c.C.countNodes()
 	}
-	c.Wire.Status = containerpb.Cluster_RECONCILING
-	c.Wire.Etag = randHex(16)
+	c.C.Status = stReconciling
+	c.C.Etag = randHex(16)
 	return a.startOp(ctx, c, typ, "", before, target)
 }
 
@@ -763,12 +745,12 @@ func (a *api) SetLabels(ctx context.Context, req *containerpb.SetLabelsRequest) 
 	if err := a.idle(c); err != nil {
 		return nil, err
 	}
-	if req.LabelFingerprint != c.Wire.LabelFingerprint {
-		return nil, status.Errorf(codes.FailedPrecondition, "Labels could not be set due to fingerprint mismatch (have %q, the request says %q): read the cluster again.", c.Wire.LabelFingerprint, req.LabelFingerprint)
+	if req.LabelFingerprint != c.C.LabelFingerprint {
+		return nil, status.Errorf(codes.FailedPrecondition, "Labels could not be set due to fingerprint mismatch (have %q, the request says %q): read the cluster again.", c.C.LabelFingerprint, req.LabelFingerprint)
 	}
-	before := cloneCluster(c.Wire)
-	c.Wire.ResourceLabels = maps.Clone(req.ResourceLabels)
-	c.Wire.LabelFingerprint = randHex(8)
-	c.Wire.Status = containerpb.Cluster_RECONCILING
+	before := c.C.clone()
+	c.C.Labels = maps.Clone(req.ResourceLabels)
+	c.C.LabelFingerprint = randHex(8)
+	c.C.Status = stReconciling
 	return a.startOp(ctx, c, containerpb.Operation_SET_LABELS, "", before, "")
 }

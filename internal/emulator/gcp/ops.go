@@ -19,12 +19,12 @@ import (
 
 // startOp records a new operation on cluster c (PENDING) and returns it; s.Mu held. before is the
 // cluster as it was (restored if the operation fails); target is an UPGRADE_MASTER's version.
-func (a *api) startOp(ctx context.Context, c *clusterRec, typ containerpb.Operation_Type, pool string, before *containerpb.Cluster, target string) (*containerpb.Operation, error) {
+func (a *api) startOp(ctx context.Context, c *clusterRec, typ containerpb.Operation_Type, pool string, before *gkeCluster, target string) (*containerpb.Operation, error) {
 	s := a.s
 	now := time.Now().UTC()
 	name := fmt.Sprintf("operation-%d-%s", now.UnixMilli(), randHex(8))
-	l := c.Wire.Location
-	target2 := c.Wire.SelfLink
+	l := c.C.Location
+	target2 := c.C.SelfLink
 	if pool != "" {
 		target2 += "/nodePools/" + pool
 	}
@@ -32,7 +32,7 @@ func (a *api) startOp(ctx context.Context, c *clusterRec, typ containerpb.Operat
 		Op: &gkeOperation{Name: name, Location: l, Type: opType(typ), Status: containerpb.Operation_PENDING.String(),
 			SelfLink:   a.selfLink("projects/" + s.St.ProjectNumber + "/locations/" + l + "/operations/" + name),
 			TargetLink: target2, Start: now},
-		Cluster: key(l, c.Wire.Name), Pool: pool, Due: now.Add(s.Delay), Before: before,
+		Cluster: key(l, c.C.Name), Pool: pool, Due: now.Add(s.Delay), Before: before,
 	}
 	if target != "" {
 		o.Op.Detail = target
@@ -99,7 +99,7 @@ func (s *Server) reconcile(now time.Time) bool {
 
 // spawnEnsure makes sure the control plane of a settled cluster runs; s.Mu held.
 func (s *Server) spawnEnsure(k string, c *clusterRec) {
-	localName, webhook := LocalName(c.Wire.Location, c.Wire.Name), c.Webhook
+	localName, webhook := LocalName(c.C.Location, c.C.Name), c.Webhook
 	s.BG.Spawn(&s.Mu, s.Jobs, k, func(ctx context.Context) func() {
 		ep, err := s.backend.Ensure(ctx, localName, webhook)
 		return func() {
@@ -108,7 +108,7 @@ func (s *Server) spawnEnsure(k string, c *clusterRec) {
 				return
 			}
 			if s.St.Clusters[k] == c && c.Op == "" {
-				setEndpoint(c.Wire, ep)
+				setEndpoint(c.C, ep)
 				_ = s.Save()
 			}
 		}
@@ -120,13 +120,13 @@ func (s *Server) spawnWork(o *opRec, c *clusterRec) {
 	if s.Jobs[o.Cluster] || s.BG.Ctx().Err() != nil {
 		return
 	}
-	localName := LocalName(c.Wire.Location, c.Wire.Name)
+	localName := LocalName(c.C.Location, c.C.Name)
 	typ := o.apiType()
 	if c.Webhook == "" {
 		c.Webhook = s.Base + "/_nuv/" + tokenReviewPath + localName
 	}
 	webhook := c.Webhook
-	groups := s.nodeGroups(c.Wire)
+	groups := s.nodeGroups(c.C)
 	k := o.Cluster
 	s.BG.Spawn(&s.Mu, s.Jobs, k, func(ctx context.Context) func() {
 		var ep Endpoint
@@ -155,7 +155,7 @@ func (s *Server) spawnWork(o *opRec, c *clusterRec) {
 				s.finish(o, c, status.New(codes.Internal, err.Error()))
 			} else {
 				if ep.URL != "" {
-					setEndpoint(c.Wire, ep)
+					setEndpoint(c.C, ep)
 					c.Backend = true
 				}
 				o.WorkDone = true
@@ -166,12 +166,9 @@ func (s *Server) spawnWork(o *opRec, c *clusterRec) {
 }
 
 // setEndpoint records where the control plane answers: GKE reports a host (clients add https://).
-func setEndpoint(c *containerpb.Cluster, ep Endpoint) {
+func setEndpoint(c *gkeCluster, ep Endpoint) {
 	c.Endpoint = strings.TrimPrefix(ep.URL, "https://")
-	if c.MasterAuth == nil {
-		c.MasterAuth = &containerpb.MasterAuth{}
-	}
-	c.MasterAuth.ClusterCaCertificate = base64.StdEncoding.EncodeToString(ep.CA)
+	c.CA = base64.StdEncoding.EncodeToString(ep.CA)
 }
 
 // finish ends operation o: DONE, with fail as its error when it failed; s.Mu held.
@@ -192,21 +189,21 @@ func (s *Server) finish(o *opRec, c *clusterRec, fail *status.Status) {
 		}
 		switch o.apiType() {
 		case containerpb.Operation_CREATE_CLUSTER:
-			c.Wire.Status, c.Wire.StatusMessage = containerpb.Cluster_ERROR, fail.Message()
-			for _, p := range c.Wire.NodePools {
-				p.Status, p.StatusMessage = containerpb.NodePool_ERROR, fail.Message()
+			c.C.Status, c.C.StatusMessage = stError, fail.Message()
+			for _, p := range c.C.Pools {
+				p.Status, p.StatusMessage = stError, fail.Message()
 			}
 		case containerpb.Operation_CREATE_NODE_POOL:
-			c.Wire.Status = containerpb.Cluster_RUNNING
-			if p := pool(c, o.Pool); p != nil {
-				p.Status, p.StatusMessage = containerpb.NodePool_ERROR, fail.Message()
+			c.C.Status = stRunning
+			if p := c.C.pool(o.Pool); p != nil {
+				p.Status, p.StatusMessage = stError, fail.Message()
 			}
 		default:
 			if o.Before != nil {
-				c.Wire = o.Before
+				c.C = o.Before
 			}
 		}
-		countNodes(c.Wire)
+		c.C.countNodes()
 		o.Before = nil
 		return
 	}
@@ -218,21 +215,21 @@ func (s *Server) finish(o *opRec, c *clusterRec, fail *status.Status) {
 		delete(s.Jobs, "checked/"+o.Cluster)
 		return
 	case containerpb.Operation_UPGRADE_MASTER:
-		c.Wire.CurrentMasterVersion = o.Op.Detail
+		c.C.MasterVersion = o.Op.Detail
 	case containerpb.Operation_DELETE_NODE_POOL:
-		c.Wire.NodePools = deletePool(c.Wire.NodePools, o.Pool)
+		c.C.Pools = deletePool(c.C.Pools, o.Pool)
 	}
-	c.Wire.Status, c.Wire.StatusMessage = containerpb.Cluster_RUNNING, ""
-	for _, p := range c.Wire.NodePools {
-		if p.Status == containerpb.NodePool_PROVISIONING || p.Status == containerpb.NodePool_RECONCILING {
-			p.Status = containerpb.NodePool_RUNNING
+	c.C.Status, c.C.StatusMessage = stRunning, ""
+	for _, p := range c.C.Pools {
+		if p.Status == stProvisioning || p.Status == stReconciling {
+			p.Status = stRunning
 		}
 	}
-	countNodes(c.Wire)
+	c.C.countNodes()
 }
 
-func deletePool(ps []*containerpb.NodePool, name string) []*containerpb.NodePool {
-	var out []*containerpb.NodePool
+func deletePool(ps []*gkeNodePool, name string) []*gkeNodePool {
+	var out []*gkeNodePool
 	for _, p := range ps {
 		if p.Name != name {
 			out = append(out, p)
@@ -243,14 +240,14 @@ func deletePool(ps []*containerpb.NodePool, name string) []*containerpb.NodePool
 
 // nodeGroups is the nodes the cluster's node pools stand for: one group per pool and zone, with
 // GKE's labels and providerIDs gce://project/zone/name.
-func (s *Server) nodeGroups(c *containerpb.Cluster) []NodeGroup {
+func (s *Server) nodeGroups(c *gkeCluster) []NodeGroup {
 	region, _ := regionOf(c.Location)
 	var out []NodeGroup
-	for _, p := range c.NodePools {
-		if p.Status == containerpb.NodePool_STOPPING || p.Status == containerpb.NodePool_ERROR {
+	for _, p := range c.Pools {
+		if p.Status == stStopping || p.Status == stError {
 			continue
 		}
-		machine := p.Config.GetMachineType()
+		machine := p.MachineType
 		family, _, _ := strings.Cut(machine, "-")
 		for _, z := range p.Locations {
 			labels := map[string]string{
@@ -266,22 +263,22 @@ func (s *Server) nodeGroups(c *containerpb.Cluster) []NodeGroup {
 				"topology.gke.io/zone":                   z,
 				kube.LabelEmulated:                       "gcp",
 			}
-			if p.Config.GetSpot() {
+			if p.Spot {
 				labels["cloud.google.com/gke-spot"] = "true"
 				labels["cloud.google.com/gke-provisioning"] = "spot"
 			}
-			maps.Copy(labels, p.Config.GetLabels())
+			maps.Copy(labels, p.Labels)
 			var taints []corev1.Taint
-			for _, t := range p.Config.GetTaints() {
-				taints = append(taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: taintEffect(t.Effect)})
+			for _, t := range p.Taints {
+				taints = append(taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: taintEffect(apiEffect(t.Effect))})
 			}
 			sort.Slice(taints, func(i, j int) bool { return taints[i].Key < taints[j].Key })
 			name := p.Name
 			if len(p.Locations) > 1 {
 				name += "-" + z[strings.LastIndex(z, "-")+1:]
 			}
-			out = append(out, NodeGroup{Name: name, Count: int(p.InitialNodeCount), Labels: labels, Taints: taints,
-				ProviderIDPrefix: "gce://" + s.St.Project + "/" + z + "/", InstanceType: machine, Spot: p.Config.GetSpot()})
+			out = append(out, NodeGroup{Name: name, Count: int(p.Count), Labels: labels, Taints: taints,
+				ProviderIDPrefix: "gce://" + s.St.Project + "/" + z + "/", InstanceType: machine, Spot: p.Spot})
 		}
 	}
 	return out

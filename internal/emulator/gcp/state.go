@@ -15,7 +15,6 @@ import (
 
 	"cloud.google.com/go/container/apiv1/containerpb"
 	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
@@ -43,30 +42,29 @@ type State struct {
 	Operations map[string]*opRec `json:"operations"`
 }
 
-// clusterRec is one cluster: its API form and what the emulator tracks about it.
+// clusterRec is one cluster: its state (gke_state.go) and what the emulator tracks about it.
 type clusterRec struct {
-	Wire *containerpb.Cluster `json:"-"`
+	C *gkeCluster
 	// Op is the operation running on the cluster ("" when none): GKE runs one at a time.
-	Op string `json:"op,omitempty"`
+	Op string
 	// Webhook is the token webhook URL its control plane was created with.
-	Webhook string `json:"webhook,omitempty"`
+	Webhook string
 	// Backend is set once its control plane exists.
-	Backend bool `json:"backend,omitempty"`
+	Backend bool
 }
 
+// clusterJSON is a clusterRec in state.json. A state file written before the emulator kept its
+// own types holds the cluster in the API's form, under "cluster".
 type clusterJSON struct {
-	Wire    json.RawMessage `json:"cluster"`
+	State   *gkeCluster     `json:"state,omitempty"`
+	Legacy  json.RawMessage `json:"cluster,omitempty"`
 	Op      string          `json:"op,omitempty"`
 	Webhook string          `json:"webhook,omitempty"`
 	Backend bool            `json:"backend,omitempty"`
 }
 
 func (c *clusterRec) MarshalJSON() ([]byte, error) {
-	w, err := protojson.Marshal(c.Wire)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(clusterJSON{Wire: w, Op: c.Op, Webhook: c.Webhook, Backend: c.Backend})
+	return json.Marshal(clusterJSON{State: c.C, Op: c.Op, Webhook: c.Webhook, Backend: c.Backend})
 }
 
 func (c *clusterRec) UnmarshalJSON(b []byte) error {
@@ -74,12 +72,28 @@ func (c *clusterRec) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	c.Wire = &containerpb.Cluster{}
-	if err := protojson.Unmarshal(j.Wire, c.Wire); err != nil {
+	st, err := legacyCluster(j.State, j.Legacy)
+	if err != nil {
 		return err
 	}
-	c.Op, c.Webhook, c.Backend = j.Op, j.Webhook, j.Backend
+	if st == nil {
+		return errors.New("a cluster without its state")
+	}
+	c.C, c.Op, c.Webhook, c.Backend = st, j.Op, j.Webhook, j.Backend
 	return nil
+}
+
+// legacyCluster is st, or else the cluster in the API's form (wire) as the state keeps it; nil
+// when there is neither.
+func legacyCluster(st *gkeCluster, wire json.RawMessage) (*gkeCluster, error) {
+	if st != nil || len(wire) == 0 {
+		return st, nil
+	}
+	w := &containerpb.Cluster{}
+	if err := protojson.Unmarshal(wire, w); err != nil {
+		return nil, err
+	}
+	return clusterState(w), nil
 }
 
 // opRec is one operation and how it progresses.
@@ -97,29 +111,25 @@ type opRec struct {
 	// WorkDone is set once the control plane and nodes are as the operation wants.
 	WorkDone bool
 	// Before is the cluster as it was before an update, restored if the operation fails.
-	Before *containerpb.Cluster
+	Before *gkeCluster
 }
 
+// opJSON is an opRec in state.json; an older state file holds Before in the API's form, under
+// "before".
 type opJSON struct {
-	Op       *gkeOperation   `json:"operation"`
-	Cluster  string          `json:"cluster"`
-	Pool     string          `json:"pool,omitempty"`
-	Due      time.Time       `json:"due"`
-	Fail     string          `json:"fail,omitempty"`
-	FailCode int32           `json:"failCode,omitempty"`
-	WorkDone bool            `json:"workDone,omitempty"`
-	Before   json.RawMessage `json:"before,omitempty"`
+	Op           *gkeOperation   `json:"operation"`
+	Cluster      string          `json:"cluster"`
+	Pool         string          `json:"pool,omitempty"`
+	Due          time.Time       `json:"due"`
+	Fail         string          `json:"fail,omitempty"`
+	FailCode     int32           `json:"failCode,omitempty"`
+	WorkDone     bool            `json:"workDone,omitempty"`
+	Before       *gkeCluster     `json:"beforeState,omitempty"`
+	LegacyBefore json.RawMessage `json:"before,omitempty"`
 }
 
 func (o *opRec) MarshalJSON() ([]byte, error) {
-	var err error
-	j := opJSON{Op: o.Op, Cluster: o.Cluster, Pool: o.Pool, Due: o.Due, Fail: o.Fail, FailCode: o.FailCode, WorkDone: o.WorkDone}
-	if o.Before != nil {
-		if j.Before, err = protojson.Marshal(o.Before); err != nil {
-			return nil, err
-		}
-	}
-	return json.Marshal(j)
+	return json.Marshal(opJSON{Op: o.Op, Cluster: o.Cluster, Pool: o.Pool, Due: o.Due, Fail: o.Fail, FailCode: o.FailCode, WorkDone: o.WorkDone, Before: o.Before})
 }
 
 func (o *opRec) UnmarshalJSON(b []byte) error {
@@ -130,13 +140,11 @@ func (o *opRec) UnmarshalJSON(b []byte) error {
 	if j.Op == nil {
 		return errors.New("an operation without its state")
 	}
-	o.Op = j.Op
-	if len(j.Before) > 0 {
-		o.Before = &containerpb.Cluster{}
-		if err := protojson.Unmarshal(j.Before, o.Before); err != nil {
-			return err
-		}
+	before, err := legacyCluster(j.Before, j.LegacyBefore)
+	if err != nil {
+		return err
 	}
+	o.Op, o.Before = j.Op, before
 	o.Cluster, o.Pool, o.Due, o.Fail, o.FailCode, o.WorkDone = j.Cluster, j.Pool, j.Due, j.Fail, j.FailCode, j.WorkDone
 	return nil
 }
@@ -201,10 +209,6 @@ func (s *State) privateKey() (*rsa.PrivateKey, error) {
 		return nil, errors.New("GKE emulator state: the service account key is not RSA")
 	}
 	return rk, nil
-}
-
-func cloneCluster(c *containerpb.Cluster) *containerpb.Cluster {
-	return proto.Clone(c).(*containerpb.Cluster)
 }
 
 func randHex(n int) string {

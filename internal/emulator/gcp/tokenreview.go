@@ -21,7 +21,7 @@ func (s *Server) tokenReview(w http.ResponseWriter, r *http.Request, local strin
 		s.Mu.Lock()
 		known := false
 		for _, c := range s.St.Clusters {
-			known = known || LocalName(c.Wire.Location, c.Wire.Name) == local
+			known = known || LocalName(c.C.Location, c.C.Name) == local
 		}
 		sub, terr := s.checkToken(token, time.Now())
 		s.Mu.Unlock()
