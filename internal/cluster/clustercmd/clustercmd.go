@@ -15,15 +15,11 @@ import (
 	"sync"
 	"time"
 
-	"cloud.google.com/go/auth"
-
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/clustercache"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
-	"github.com/nuv-dev/nuv/internal/cluster/gke"
 	"github.com/nuv-dev/nuv/internal/cluster/history"
-	"github.com/nuv-dev/nuv/internal/cluster/pricing"
 	"github.com/nuv-dev/nuv/internal/cluster/providers"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
@@ -255,10 +251,7 @@ func (c *cmdCtx) engineFor(location, command string) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	prices, err := pricing.FromEnv(c.env.Getenv, home, func(ctx context.Context) (*auth.Credentials, error) {
-		creds, _, err := gke.Credentials(ctx, c.env.Getenv)
-		return creds, err
-	})
+	prices, err := providers.Prices(c.env.Getenv, home)
 	if err != nil {
 		return nil, cli.Usagef("%v", err)
 	}

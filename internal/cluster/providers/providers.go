@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"cloud.google.com/go/auth"
+
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/aks"
@@ -18,6 +20,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
+	"github.com/nuv-dev/nuv/internal/cluster/pricing"
 	"github.com/nuv-dev/nuv/internal/image/load"
 	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/internal/registry"
@@ -110,4 +113,14 @@ func newKind(h cluster.Host) (cluster.Provider, error) {
 		NodeImage: func(ctx context.Context, version, runtime string) (string, error) {
 			return nodeimage.Ensure(ctx, nodeimage.Options{Version: version, Log: env.Log, Getenv: env.Getenv, Runtime: runtime})
 		}}, nil
+}
+
+// Prices is the price book a plan's cost estimate asks (pricing.FromEnv: the clouds' price APIs, or
+// nuv's emulators where the environment points the providers at them), with the GKE provider's
+// credentials for Google's catalogue; nil when NUV_PRICES=off.
+func Prices(getenv func(string) string, home string) (*pricing.Book, error) {
+	return pricing.FromEnv(getenv, home, func(ctx context.Context) (*auth.Credentials, error) {
+		creds, _, err := gke.Credentials(ctx, getenv)
+		return creds, err
+	})
 }
