@@ -20,7 +20,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/nuv-dev/nuv/internal/cluster/controlplane"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/companion"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/proc"
 	"github.com/nuv-dev/nuv/internal/runner"
@@ -117,14 +117,14 @@ func sourceHash(o Options) (string, error) {
 }
 
 // buildBinary returns the operator binary for the current sources, building it with `go build`
-// into nuv's cache (local.CacheDir: $NUV_CACHE_DIR, else ~/.cache/nuv) under operator/, unless a
+// into nuv's cache (companion.CacheDir: $NUV_CACHE_DIR, else ~/.cache/nuv) under operator/, unless a
 // binary of the same source hash is already there.
 func buildBinary(ctx context.Context, o Options) (string, error) {
 	sum, err := sourceHash(o)
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(local.CacheDir(o.Getenv), "operator", "whisk-operator-"+sum)
+	bin := filepath.Join(companion.CacheDir(o.Getenv), "operator", "whisk-operator-"+sum)
 	if st, err := os.Stat(bin); err == nil && st.Mode().IsRegular() {
 		o.Log.V(1).Infof("operator binary cached: %s", bin)
 		return bin, nil
