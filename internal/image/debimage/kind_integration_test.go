@@ -283,12 +283,23 @@ until curl -sf http://whisk-controller:8080/ping >/dev/null; do sleep 1; done
 func checkController(t *testing.T, ctx context.Context, cs kubernetes.Interface) {
 	t.Helper()
 	svc := cs.CoreV1().Services("default")
+	// The controller's readiness probe asks CouchDB: while CouchDB restarts (the test just deleted
+	// its pod) the controller leaves the Service's endpoints, and comes back once its probe passes
+	// again. Wait for that, then check.
+	var ready []byte
+	var err error
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(time.Second) {
+		ready, err = svc.ProxyGet("http", "whisk-controller", "8080", "/ready", nil).DoRaw(ctx)
+		if err == nil && strings.Contains(string(ready), `"couchdb":"ok"`) && strings.Contains(string(ready), `"redis":"ok"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("GET whisk-controller:8080/ready = %s, %v for 2m (want couchdb and redis ok)", ready, err)
+			break
+		}
+	}
 	if pong, err := svc.ProxyGet("http", "whisk-controller", "8080", "/ping", nil).DoRaw(ctx); err != nil || string(pong) != "pong" {
 		t.Errorf("GET whisk-controller:8080/ping = %q, %v", pong, err)
-	}
-	ready, err := svc.ProxyGet("http", "whisk-controller", "8080", "/ready", nil).DoRaw(ctx)
-	if err != nil || !strings.Contains(string(ready), `"couchdb":"ok"`) || !strings.Contains(string(ready), `"redis":"ok"`) {
-		t.Errorf("GET whisk-controller:8080/ready = %s, %v (want couchdb and redis ok)", ready, err)
 	}
 	sec, err := cs.CoreV1().Secrets("default").Get(ctx, "whisk-controller-auth", metav1.GetOptions{})
 	if err != nil || len(sec.Data["auth"]) == 0 {
