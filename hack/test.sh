@@ -157,17 +157,22 @@ export NUV_TEST_ARTIFACTS=${NUV_TEST_ARTIFACTS:-$PWD/_test-artifacts}
 # packages (integration tests of minutes; figures of a warm run on 2 cores) go first, so that the
 # longest one does not start last and run alone at the end. ./... adds the rest, each package once.
 slow_first=(
-  ./internal/cluster/eks           # 973 s
+  ./internal/cluster/eks           # 973 s before the lone control plane's roll moved to allkubes
   ./internal/allkubes              # 686 s
-  ./internal/cluster/clustercmd    # 547 s
-  ./internal/bootstrap             # 412 s
+  ./internal/cluster/clustercmd    # 547 s before gc-by-label joined TestIntegrationKind
   ./internal/cluster/local         # 228 s
+  ./internal/emulator/aws          # 109 s + TestIntegrationInstanceRoutes (about 100 s)
   ./internal/image/debimage        # 170 s
-  ./internal/cluster/nodeimage     # 145 s
+  ./internal/front                 # + TestIntegrationStatusSameAsFull (about 60 s)
   ./internal/cluster/kind          # 114 s
   ./internal/taskrun               # 114 s
-  ./internal/deploy                # 113 s
-  ./internal/emulator/aws          # 109 s
+  ./internal/bootstrap             # 412 s before its HA, external-etcd and killed-init clusters went
+  ./internal/deploy                # 113 s before the operator-on-kind test joined the workload test
   ./internal/kube/kubecmd          # 104 s
 )
-TMPDIR=$test_tmp go test -json -count=1 -timeout 70m "$@" "${slow_first[@]}" ./... | testsummary
+# The raw event stream is kept beside the report ($NUV_TEST_ARTIFACTS/go-test.json): every test's
+# time and output, for finding where a run's time went.
+mkdir -p "$NUV_TEST_ARTIFACTS"
+# -vet=off: the vet stage above ran every analyser over every package; go test's own subset would
+# run again for each test binary (about a minute of CPU in a run).
+TMPDIR=$test_tmp go test -json -count=1 -vet=off -timeout 70m "$@" "${slow_first[@]}" ./... | tee "$NUV_TEST_ARTIFACTS/go-test.json" | testsummary

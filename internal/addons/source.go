@@ -22,6 +22,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/kobj"
+	"github.com/nuv-dev/nuv/internal/kobj/kustomized"
 	"github.com/nuv-dev/nuv/internal/yamlerr"
 )
 
@@ -151,7 +152,7 @@ func kustomize(dir string) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kustomize %s: %w", dir, err)
 	}
-	return kobj.FromResMap(rm, dir)
+	return kustomized.Objects(rm, dir)
 }
 
 // decodeObjects splits a multi-document YAML (or JSON) file into objects; file names it in errors.

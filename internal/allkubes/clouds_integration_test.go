@@ -375,7 +375,7 @@ func TestIntegrationAllKubesFourClouds(t *testing.T) {
 	}
 	c.applyAll(f)
 
-	list := c.must("kube", "list")
+	list := c.must("kube", "list", "--timeout", "15s") // detection: a loaded machine answers slower than the daily 1 s
 	t.Logf("nuv kube list:\n%s", list)
 	for _, k := range fourCloudTypes {
 		m := regexp.MustCompile(`(?m)^\s*\*?\s*\d+\s+` + regexp.QuoteMeta(k.name) + `\s+(\S+)`).FindStringSubmatch(list)

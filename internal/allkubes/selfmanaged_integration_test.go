@@ -18,8 +18,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
 	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	emulator "github.com/nuv-dev/nuv/internal/emulator/aws"
+	"github.com/nuv-dev/nuv/internal/kube"
 	"github.com/nuv-dev/nuv/internal/report"
 )
 
@@ -46,7 +52,9 @@ spec:
 // the operator's and the workload's images into the nodes' containerd over SSH, then the matrix:
 // one passed cell typed kubeadm, "self-managed (kubeadm), emulated by aws, 2 real nodes", whose
 // dtest deployed the operator in a real pod and the instance of tests/kubeadm/whisk.yaml, its pods
-// running; then `nuv cluster delete` leaves no instance, container or network.
+// running. Then day two on the same cluster (rollLone: new instance types roll its lone control
+// plane and its HAProxy machine), and `nuv cluster delete` leaves no instance, container or
+// network. A self-managed cluster costs minutes of both cores: the test makes one.
 func TestIntegrationAllKubesSelfManaged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs EC2 instances as containers of nuv's node image and bootstraps Kubernetes on them; skipped under -short")
@@ -148,7 +156,7 @@ func TestIntegrationAllKubesSelfManaged(t *testing.T) {
 	if st, err := os.Stat(filepath.Join(project, "clusters", name+".kubeconfig")); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("kubeconfig of %s: %v %v, want a 0600 file in clusters/", name, st, err)
 	}
-	list := must(nil, "kube", "list")
+	list := must(nil, "kube", "list", "--timeout", "15s") // detection: a loaded machine answers slower than the daily 1 s
 	if !strings.Contains(list, name) || !strings.Contains(list, "kubeadm") {
 		t.Errorf("nuv kube list does not show %s as kubeadm:\n%s", name, list)
 	}
@@ -200,6 +208,8 @@ func TestIntegrationAllKubesSelfManaged(t *testing.T) {
 		t.Errorf("index.html does not say the cell ran on a self-managed cluster emulated by aws")
 	}
 
+	rollLone(t, ctx, ec2c, home, project, f, nuv)
+
 	deleted = true
 	must(nil, "cluster", "delete", "--yes", name)
 	desc, err := ec2c.DescribeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
@@ -236,4 +246,118 @@ func smLeftovers(name string, limit time.Duration) string {
 			return fmt.Sprintf("containers %q, networks %q", cs, nets)
 		}
 	}
+}
+
+// rollLone rolls the cluster of spec file f (one control plane, stacked etcd, an HAProxy machine,
+// a worker) to new instance types through `nuv cluster plan` and `apply`: the lone control
+// plane's state (certificates, etcd's data) moves to its replacement at the same address, which
+// comes back as the same cluster (a ConfigMap written before the roll is there after it); the
+// HAProxy machine is replaced at its address; the API is down only meanwhile; every node is Ready
+// afterwards and the next plan is empty.
+func rollLone(t *testing.T, ctx context.Context, ec2c *ec2.Client, home, project, f string, nuv func([]string, ...string) (string, int)) {
+	t.Helper()
+	const name = "sm-ak"
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(project, "clusters", name+".kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Timeout = 10 * time.Second
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before-the-roll", Namespace: "default"}, Data: map[string]string{"a": "b"}}
+	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := smInstances(t, ctx, ec2c, name)
+	spec, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rolled := strings.Replace(string(spec), "loadBalancer: {type: haproxy}\n",
+		"loadBalancer: {type: haproxy, instanceType: t3.medium}\n    controlPlane: {instanceType: m6i.xlarge}\n", 1)
+	if rolled == string(spec) {
+		t.Fatalf("%s: no load balancer line to edit", f)
+	}
+	if err := os.WriteFile(f, []byte(rolled), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text, code := nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
+	if code != 2 {
+		t.Fatalf("plan of the roll: exit %d, want 2 (changes)", code)
+	}
+	for _, want := range []string{"rolling replacement 1 of 1 (control-plane)", "the API is DOWN while it is replaced",
+		"rolling replacement 1 of 1 (load-balancer)", "the API is UNREACHABLE while it is replaced", "Plan: 0 to create, 0 to update, 2 to replace, 0 to delete"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the plan of the roll lacks %q", want)
+		}
+	}
+	t0 := time.Now()
+	out, code := nuv(nil, "cluster", "apply", "--yes", "-f", f)
+	if code != 0 {
+		t.Fatalf("apply of the roll: exit %d", code)
+	}
+	t.Logf("figure: roll of the lone control plane and the load balancer %.1fs", time.Since(t0).Seconds())
+	if n := strings.Count(out, "  rolled instance/"); n != 2 {
+		t.Errorf("%d machines rolled, want the control plane and the load balancer", n)
+	}
+	after := smInstances(t, ctx, ec2c, name)
+	for k, typ := range map[string]ec2types.InstanceType{"instance/control-plane-0": "m6i.xlarge", "instance/lb-0": "t3.medium"} {
+		b, a := before[k], after[k]
+		if a.InstanceType != typ || aws.ToString(a.InstanceId) == aws.ToString(b.InstanceId) || aws.ToString(a.PrivateIpAddress) != aws.ToString(b.PrivateIpAddress) {
+			t.Errorf("%s after the roll: %s %s at %s; before: %s at %s; want a new %s at the same address", k,
+				aws.ToString(a.InstanceId), a.InstanceType, aws.ToString(a.PrivateIpAddress), aws.ToString(b.InstanceId), aws.ToString(b.PrivateIpAddress), typ)
+		}
+	}
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(2 * time.Second) {
+		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		ready := 0
+		if err == nil {
+			for _, n := range nodes.Items {
+				if kube.NodeReady(&n) {
+					ready++
+				}
+			}
+		}
+		if err == nil && ready == 2 && len(nodes.Items) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nodes after the roll: %d Ready, want 2 (%v)", ready, err)
+		}
+	}
+	if got, err := cs.CoreV1().ConfigMaps("default").Get(ctx, cm.Name, metav1.GetOptions{}); err != nil || got.Data["a"] != "b" {
+		t.Errorf("the ConfigMap written before the roll: %v %v", got, err)
+	}
+	if text, code := nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode"); code != 0 || !strings.Contains(text, "no changes") {
+		t.Errorf("the plan after the roll: exit %d, want 0 and no changes", code)
+	}
+	// the state the control plane's predecessor left (its certificates and etcd's data) is not
+	// kept in nuv's home once the replacement runs
+	if _, err := os.Stat(filepath.Join(home, "aws", name, "control-plane-state.tgz")); !os.IsNotExist(err) {
+		t.Errorf("the control plane's state is left in nuv's home: %v", err)
+	}
+}
+
+// smInstances are the live instances of cluster name, by the plan resource they are.
+func smInstances(t *testing.T, ctx context.Context, ec2c *ec2.Client, name string) map[string]ec2types.Instance {
+	t.Helper()
+	out, err := ec2c.DescribeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("tag:nuv.dev/cluster"), Values: []string{name}},
+		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running", "stopping", "stopped"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]ec2types.Instance{}
+	for _, r := range out.Reservations {
+		for _, in := range r.Instances {
+			for _, tag := range in.Tags {
+				if aws.ToString(tag.Key) == "nuv.dev/resource" {
+					got[aws.ToString(tag.Value)] = in
+				}
+			}
+		}
+	}
+	return got
 }

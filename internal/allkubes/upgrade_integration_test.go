@@ -33,6 +33,12 @@ const revisionLabel = "nuv.dev/operator-revision"
 // the same Whisk (UID) with the action still there, before dtest's own phases. The report has a
 // cell per cluster x path in JSON, JUnit, the table and the HTML page, which is looked at in
 // headless Chromium (screenshot in $NUV_TEST_ARTIFACTS).
+//
+// The same kind cluster then serves a second matrix beside a local cluster (kwok nodes), run from
+// another project that has the itest suites: one report in which the kind cell is typed kind,
+// made by the kind provider and marked real nodes, and the local cell simulated; each cell counts
+// the one node its cluster has (a cluster without nodes would be marked empty, not real). A kind
+// cluster costs a minute of both cores: the test makes one.
 func TestIntegrationAllKubesUpgradeKind(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
@@ -136,6 +142,45 @@ func TestIntegrationAllKubesUpgradeKind(t *testing.T) {
 		allKubesTime.Seconds(), inst.Seconds, up.Seconds, time.Since(start).Seconds())
 	for _, s := range up.Steps {
 		t.Logf("  upgrade step %-13s %6.1fs", s.Name, s.Seconds)
+	}
+
+	t.Run("beside a local cluster", func(t *testing.T) {
+		kindBesideLocal(t, exe, home, project, name)
+	})
+}
+
+// kindBesideLocal runs one all-kubes matrix over the kind cluster name (made in home, its
+// kubeconfig in from's clusters/) and a new local cluster, from a new project with the itest
+// suites, and checks how the report marks each cell's nodes.
+func kindBesideLocal(t *testing.T, exe, home, from, name string) {
+	project := testProject(t, suites)
+	kc := filepath.Join("clusters", name+".kubeconfig")
+	data, err := os.ReadFile(filepath.Join(from, kc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(project, "clusters"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(project, kc), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	localtest.Start(t, localtest.Options{Name: "local1", Project: project, Home: home})
+	r := allKubes(t, exe, project, home, nil, "--", "itest", "T=isolation")
+	if r.code != 0 {
+		t.Fatalf("exit %d", r.code)
+	}
+	rep := checkReport(t, r.dir, []string{"local1", name})
+	res := byCluster(rep)
+	k, l := res[name], res["local1"]
+	if k.Status != report.Passed || k.Type != "kind" || k.Platform == nil || k.Platform.Provider != "kind" || k.Platform.NodeKind() != report.NodesReal || k.Platform.Nodes != 1 || k.Platform.Simulated != 0 {
+		t.Errorf("kind cell: %s type=%s platform=%+v: %s", k.Status, k.Type, k.Platform, k.Message)
+	}
+	if l.Status != report.Passed || l.Type != "local" || l.Platform == nil || l.Platform.NodeKind() != report.NodesSimulated || l.Platform.Nodes != 1 || l.Platform.Simulated != 1 {
+		t.Errorf("local cell: %s type=%s platform=%+v: %s", l.Status, l.Type, l.Platform, l.Message)
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, report.HTMLFile)); err != nil {
+		t.Error(err)
 	}
 }
 

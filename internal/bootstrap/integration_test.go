@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -214,6 +213,14 @@ func hostFacts() bootstrap.Host {
 // TestIntegrationBootstrapOneControlPlane: one control plane (the endpoint is its own address)
 // and one worker, real node-image containers: init, join, pod network, kubeconfig; nodes Ready and
 // CoreDNS Running through the kubeconfig read back; a second run of every step changes nothing.
+//
+// It is the package's one integration test: the steps over `docker exec`, without a cloud. The
+// same steps on more machines run through the AWS provider in package eks, over SSH on the AWS
+// emulator's machines: three stacked control planes behind a load balancer, one lost and healed,
+// rolled and scaled (TestIntegrationMachinesHeal); external etcd behind an HAProxy machine, an
+// apply killed during kubeadm init and resumed without a second init, an etcd member lost, healed
+// and rolled (TestIntegrationMachinesHAProxy). Each cluster costs a minute or more of both cores:
+// the package does not boot them a second time.
 func TestIntegrationBootstrapOneControlPlane(t *testing.T) {
 	tm := newTestMachines(t, "nuv-bootstrap-1", "10.204.1")
 	ctx := context.Background()
@@ -285,186 +292,4 @@ func checkSecretsNotLogged(t *testing.T, b *bootstrap.Bootstrap, log []string) {
 			t.Errorf("the log carries a join secret")
 		}
 	}
-}
-
-// TestIntegrationBootstrapHA: three control planes with stacked etcd behind an HAProxy machine
-// (the endpoint) and one worker, real node-image containers. Then a rerun of every step changes
-// nothing; a control plane is lost behind the bootstrap's back: the API keeps answering through
-// the load balancer and a write succeeds, its etcd member is removed, and a replacement machine
-// joins with join secrets made again (a later apply's path: the token and the uploaded
-// certificates of init are not reused).
-func TestIntegrationBootstrapHA(t *testing.T) {
-	tm := newTestMachines(t, "nuv-bootstrap-2", "10.204.2")
-	ctx := context.Background()
-	t0 := time.Now()
-	ms := tm.start(map[string]int{"nuv-bs2-lb": 5, "nuv-bs2-cp-0": 10, "nuv-bs2-cp-1": 11, "nuv-bs2-cp-2": 12, "nuv-bs2-worker-0": 20})
-	t.Logf("machines up in %.1fs", time.Since(t0).Seconds())
-	var log []string
-	c := bootstrap.Cluster{
-		Name: "bs2", KubernetesVersion: "1.36.3", Endpoint: ms["nuv-bs2-lb"].Address() + ":6443", CertSANs: []string{"api.bs2.nuv.test"},
-		PodCIDR: "10.244.0.0/16", ServiceCIDR: "10.96.0.0/16", LoadBalancer: ms["nuv-bs2-lb"],
-		ControlPlanes: []bootstrap.Machine{ms["nuv-bs2-cp-0"], ms["nuv-bs2-cp-1"], ms["nuv-bs2-cp-2"]},
-		Workers:       []bootstrap.Machine{ms["nuv-bs2-worker-0"]}, Host: hostFacts(),
-	}
-	b := &bootstrap.Bootstrap{Cluster: c, Log: func(f string, a ...any) { log = append(log, fmt.Sprintf(f, a...)) }}
-	t1 := time.Now()
-	timedRun(t, ctx, b)
-	cs := waitReady(t, ctx, b.Kubeconfig, 4, 5*time.Minute)
-	t.Logf("create to all nodes Ready and CoreDNS Running: %.1fs (steps and wait)", time.Since(t1).Seconds())
-	checkSecretsNotLogged(t, b, log)
-	members, err := b.EtcdMembers(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Join(sorted(members), " ") != "nuv-bs2-cp-0 nuv-bs2-cp-1 nuv-bs2-cp-2" {
-		t.Errorf("etcd members %v, want the three control planes", members)
-	}
-	before := snapshot(t, ctx, cs, ms["nuv-bs2-cp-0"])
-	t2 := time.Now()
-	timedRun(t, ctx, &bootstrap.Bootstrap{Cluster: c})
-	t.Logf("rerun of every step: %.1fs", time.Since(t2).Seconds())
-	if after := snapshot(t, ctx, cs, ms["nuv-bs2-cp-0"]); after != before {
-		t.Errorf("a rerun changed the cluster:\nbefore:\n%s\nafter:\n%s", before, after)
-	}
-
-	// a control plane lost
-	tm.docker_(t, "rm", "-f", "-v", "nuv-bs2-cp-2")
-	t3 := time.Now()
-	failed := 0
-	for {
-		_, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "after-loss"}}, metav1.CreateOptions{})
-		if err == nil {
-			break
-		}
-		failed++
-		if time.Since(t3) > time.Minute {
-			t.Fatalf("no write through the load balancer for a minute after a control plane was lost: %v", err)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Logf("a write through the load balancer after losing a control plane: %.1fs, %d failed attempt(s)", time.Since(t3).Seconds(), failed)
-	t4 := time.Now()
-	if err := b.RemoveEtcdMember(ctx, "nuv-bs2-cp-2"); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.DeleteNode(ctx, "nuv-bs2-cp-2"); err != nil {
-		t.Fatal(err)
-	}
-	members, err = b.EtcdMembers(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Join(sorted(members), " ") != "nuv-bs2-cp-0 nuv-bs2-cp-1" {
-		t.Errorf("etcd members after the removal %v, want the two live control planes", members)
-	}
-	// the replacement: a new machine with the same name and address, secrets made again
-	repl := tm.start(map[string]int{"nuv-bs2-cp-2": 12})
-	c.ControlPlanes[2] = repl["nuv-bs2-cp-2"]
-	heal := &bootstrap.Bootstrap{Cluster: c}
-	timedRun(t, ctx, heal)
-	waitReady(t, ctx, heal.Kubeconfig, 4, 4*time.Minute)
-	t.Logf("heal (member removed, machine replaced and joined, all Ready): %.1fs", time.Since(t4).Seconds())
-	members, err = heal.EtcdMembers(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Join(sorted(members), " ") != "nuv-bs2-cp-0 nuv-bs2-cp-1 nuv-bs2-cp-2" {
-		t.Errorf("etcd members after the heal %v, want the three control planes", members)
-	}
-}
-
-func sorted(xs []string) []string {
-	out := append([]string(nil), xs...)
-	sort.Strings(out)
-	return out
-}
-
-// TestIntegrationBootstrapExternalEtcd: three external etcd machines (certificates made by nuv,
-// members started one at a time), one control plane behind an HAProxy machine, real node-image
-// containers: the member list has the three etcd machines, the node is Ready and CoreDNS Running
-// through the load balancer, the API server's data is in the external tier, a rerun changes
-// nothing, and a lost etcd machine is removed from the member list.
-func TestIntegrationBootstrapExternalEtcd(t *testing.T) {
-	tm := newTestMachines(t, "nuv-bootstrap-3", "10.204.3")
-	ctx := context.Background()
-	ms := tm.start(map[string]int{"nuv-bs3-lb": 5, "nuv-bs3-etcd-0": 30, "nuv-bs3-etcd-1": 31, "nuv-bs3-etcd-2": 32, "nuv-bs3-cp-0": 10})
-	var log []string
-	c := bootstrap.Cluster{
-		Name: "bs3", KubernetesVersion: "1.36.3", Endpoint: ms["nuv-bs3-lb"].Address() + ":6443",
-		PodCIDR: "10.244.0.0/16", ServiceCIDR: "10.96.0.0/16", LoadBalancer: ms["nuv-bs3-lb"],
-		ControlPlanes: []bootstrap.Machine{ms["nuv-bs3-cp-0"]},
-		Etcd:          []bootstrap.Machine{ms["nuv-bs3-etcd-0"], ms["nuv-bs3-etcd-1"], ms["nuv-bs3-etcd-2"]},
-		Host:          hostFacts(),
-	}
-	b := &bootstrap.Bootstrap{Cluster: c, Log: func(f string, a ...any) { log = append(log, fmt.Sprintf(f, a...)) }}
-	t1 := time.Now()
-	timedRun(t, ctx, b)
-	cs := waitReady(t, ctx, b.Kubeconfig, 1, 4*time.Minute)
-	t.Logf("create to Ready and CoreDNS Running: %.1fs (steps and wait)", time.Since(t1).Seconds())
-	checkSecretsNotLogged(t, b, log)
-	members, err := b.EtcdMembers(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Join(sorted(members), " ") != "nuv-bs3-etcd-0 nuv-bs3-etcd-1 nuv-bs3-etcd-2" {
-		t.Errorf("etcd members %v, want the three etcd machines", members)
-	}
-	// no etcd on the control plane: its API server uses the external tier
-	if out, err := ms["nuv-bs3-cp-0"].Run(ctx, "crictl ps -q --name '^etcd$' | wc -l\n", nil); err != nil || strings.TrimSpace(string(out)) != "0" {
-		t.Errorf("an etcd container runs on the control plane: %q %v", out, err)
-	}
-	before := snapshot(t, ctx, cs, ms["nuv-bs3-cp-0"])
-	timedRun(t, ctx, &bootstrap.Bootstrap{Cluster: c})
-	if after := snapshot(t, ctx, cs, ms["nuv-bs3-cp-0"]); after != before {
-		t.Errorf("a rerun changed the cluster:\nbefore:\n%s\nafter:\n%s", before, after)
-	}
-	tm.docker_(t, "rm", "-f", "-v", "nuv-bs3-etcd-2")
-	if err := b.RemoveEtcdMember(ctx, "nuv-bs3-etcd-2"); err != nil {
-		t.Fatal(err)
-	}
-	members, err = b.EtcdMembers(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Join(sorted(members), " ") != "nuv-bs3-etcd-0 nuv-bs3-etcd-1" {
-		t.Errorf("etcd members after the removal %v", members)
-	}
-	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "after-removal"}}, metav1.CreateOptions{}); err != nil {
-		t.Errorf("a write after the removal: %v", err)
-	}
-}
-
-// TestIntegrationBootstrapResumeAfterKill: the apply dies during `kubeadm init` (its context
-// cancelled: the docker exec client killed, as a kill -9 of nuv would); the next run of the steps
-// waits for the kubeadm still running on the machine, finds init completed and does not run it
-// again (the cluster CA made by the first and only init is the one the cluster serves), and the
-// node becomes Ready.
-func TestIntegrationBootstrapResumeAfterKill(t *testing.T) {
-	tm := newTestMachines(t, "nuv-bootstrap-4", "10.204.4")
-	ctx := context.Background()
-	ms := tm.start(map[string]int{"nuv-bs4-cp-0": 10})
-	cp := ms["nuv-bs4-cp-0"]
-	c := bootstrap.Cluster{Name: "bs4", KubernetesVersion: "1.36.3", Endpoint: cp.Address() + ":6443",
-		PodCIDR: "10.244.0.0/16", ServiceCIDR: "10.96.0.0/16", ControlPlanes: []bootstrap.Machine{cp}, Host: hostFacts()}
-	killed, cancel := context.WithTimeout(ctx, 8*time.Second)
-	defer cancel()
-	if err := (&bootstrap.Bootstrap{Cluster: c}).Init(killed); err == nil {
-		t.Fatal("init finished within 8 s; the test kills it part-way")
-	}
-	ca, err := cp.ReadFile(ctx, "/etc/kubernetes/pki/ca.crt")
-	if err != nil {
-		t.Fatalf("the killed init made no CA yet: %v", err)
-	}
-	t0 := time.Now()
-	var log []string
-	b := &bootstrap.Bootstrap{Cluster: c, Log: func(f string, a ...any) { log = append(log, fmt.Sprintf(f, a...)) }}
-	timedRun(t, ctx, b)
-	t.Logf("resume after the kill: %.1fs; log:\n%s", time.Since(t0).Seconds(), strings.Join(log, "\n"))
-	if got, _ := cp.ReadFile(ctx, "/etc/kubernetes/pki/ca.crt"); string(got) != string(ca) {
-		t.Errorf("the cluster CA changed: kubeadm init ran a second time")
-	}
-	if !strings.Contains(strings.Join(log, "\n"), "is initialised") {
-		t.Errorf("the resumed run did not find init completed")
-	}
-	waitReady(t, ctx, b.Kubeconfig, 1, 3*time.Minute)
 }

@@ -264,7 +264,7 @@ func (b *Bootstrap) join(ctx context.Context, step string, m Machine, controlPla
 				return err
 			}
 		}
-		if _, err := b.run(ctx, step, c.ControlPlanes[0], "kubectl --kubeconfig "+AdminConf+" delete node "+shq(m.Name())+" --ignore-not-found >/dev/null\n", nil); err != nil {
+		if _, err := b.run(ctx, step, c.ControlPlanes[0], retried("kubectl --kubeconfig "+AdminConf+" delete node "+shq(m.Name())+" --ignore-not-found >/dev/null"), nil); err != nil {
 			return err
 		}
 	}
@@ -317,9 +317,19 @@ func (b *Bootstrap) DeleteNode(ctx context.Context, node string) error {
 	// The pods bound to it go at once too (the pod garbage collector would take a minute): the
 	// mirror pod of a lost control plane's etcd is where kubeadm looks for etcd's members.
 	_, err := b.run(ctx, "delete node "+node, b.Cluster.ControlPlanes[0],
-		"kubectl --kubeconfig "+AdminConf+" delete node "+shq(node)+" --ignore-not-found >/dev/null\n"+
-			"kubectl --kubeconfig "+AdminConf+" delete pods --all-namespaces --field-selector spec.nodeName="+shq(node)+" --force --grace-period=0 --ignore-not-found >/dev/null 2>&1\n", nil)
+		retried("kubectl --kubeconfig "+AdminConf+" delete node "+shq(node)+" --ignore-not-found >/dev/null")+
+			retried("kubectl --kubeconfig "+AdminConf+" delete pods --all-namespaces --field-selector spec.nodeName="+shq(node)+" --force --grace-period=0 --ignore-not-found >/dev/null"), nil)
 	return err
+}
+
+// retried is a script line running command again, every 2 s for up to a minute, while it fails,
+// and failing with its last error output after that. kubectl on the first control plane reaches the
+// API through the load balancer, which keeps sending connections to an API server that just went
+// away (a control plane reset in a roll, a lost machine) until its health check notices: such a
+// request ends in "Unable to connect to the server: EOF" for a few seconds.
+func retried(command string) string {
+	return command + " 2>/tmp/nuv-kubectl.err || { i=0; until " + command + " 2>/tmp/nuv-kubectl.err; do " +
+		"i=$((i+1)); if [ $i -ge 30 ]; then cat /tmp/nuv-kubectl.err >&2; exit 1; fi; sleep 2; done; }\n"
 }
 
 // Initialised reports whether m is the machine `kubeadm init` completed on (nuv's marker): the

@@ -194,7 +194,7 @@ func TestJoinSteps(t *testing.T) {
 			wantCP0: []string{"read -r token"}, want: []string{"kubeadm join --config /etc/kubernetes/nuv/join.yaml </dev/null >>/var/log/nuv-kubeadm.log 2>&1 || { rc=$?; tail -n 40 /var/log/nuv-kubeadm.log; exit $rc; }"}},
 		{name: "joined worker: nothing", files: map[string][]byte{joinDone: nil, KubeletConf: nil}},
 		{name: "interrupted worker join: reset, node deleted, join", files: map[string][]byte{KubeletConf: nil}, fresh: true,
-			wantCP0: []string{"kubectl --kubeconfig /etc/kubernetes/admin.conf delete node 'worker-0' --ignore-not-found >/dev/null"},
+			wantCP0: []string{"kubectl --kubeconfig /etc/kubernetes/admin.conf delete node 'worker-0' --ignore-not-found >/dev/null 2>/tmp/nuv-kubectl.err || { i=0; until kubectl --kubeconfig /etc/kubernetes/admin.conf delete node 'worker-0' --ignore-not-found >/dev/null 2>/tmp/nuv-kubectl.err; do i=$((i+1)); if [ $i -ge 30 ]; then cat /tmp/nuv-kubectl.err >&2; exit 1; fi; sleep 2; done; }"},
 			want:    []string{"kubeadm reset -f >/dev/null 2>&1 || true", "kubeadm join --config /etc/kubernetes/nuv/join.yaml </dev/null >>/var/log/nuv-kubeadm.log 2>&1 || { rc=$?; tail -n 40 /var/log/nuv-kubeadm.log; exit $rc; }"}},
 		{name: "control plane", controlPlane: true, fresh: true,
 			want: []string{"kubeadm join --config /etc/kubernetes/nuv/join.yaml </dev/null >>/var/log/nuv-kubeadm.log 2>&1 || { rc=$?; tail -n 40 /var/log/nuv-kubeadm.log; exit $rc; }"}},
@@ -349,5 +349,28 @@ func TestStepsOrder(t *testing.T) {
 	b.Cluster.Name = ""
 	if _, err := b.Steps(); err == nil {
 		t.Error("Steps of an invalid cluster: no error")
+	}
+}
+
+func TestParsePodCIDRs(t *testing.T) {
+	for _, tc := range []struct {
+		out, want, err string
+	}{
+		{"10.244.1.0/24\n", "10.244.1.0/24", ""},
+		{"10.244.2.0/24 fd00:10:244:2::/64\n", "10.244.2.0/24,fd00:10:244:2::/64", ""},
+		{"\n", "", "node n has no pod range (spec.podCIDRs)"},
+		{"10.244.1.1/24", "", `node n: pod range "10.244.1.1/24" is not a CIDR`},
+		{"<none>", "", `node n: pod range "<none>" is not a CIDR`},
+	} {
+		got, err := parsePodCIDRs("n", tc.out)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("parsePodCIDRs(%q): %v, want %s", tc.out, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || strings.Join(got, ",") != tc.want {
+			t.Errorf("parsePodCIDRs(%q) = %v, %v; want %s", tc.out, got, err, tc.want)
+		}
 	}
 }

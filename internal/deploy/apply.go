@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nuv-dev/nuv/internal/kobj"
 	"github.com/nuv-dev/nuv/internal/secrets"
 )
 
@@ -243,16 +244,5 @@ func ptr[T any](v T) *T { return &v }
 
 // unstructuredContainers returns the images of a workload's pod template containers.
 func unstructuredContainers(u *unstructured.Unstructured) ([]string, bool, error) {
-	cs, ok, err := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
-	if !ok || err != nil {
-		return nil, ok, err
-	}
-	var images []string
-	for _, c := range cs {
-		if m, ok := c.(map[string]any); ok {
-			s, _ := m["image"].(string)
-			images = append(images, s)
-		}
-	}
-	return images, true, nil
+	return kobj.ContainerImages(u)
 }

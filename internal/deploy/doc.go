@@ -9,5 +9,10 @@
 // The in-cluster Deployment stays as applied (kwok simulates its pod), so a second Operator changes
 // nothing.
 //
+// Each render of the operator is recorded (package rendercache: the Deployments, keyed by the
+// content of operator/config and the image choice), and status builds and prints its report
+// through package statusview: with both, the slim front answers `nuv status` itself, with the same
+// bytes, without kustomize or a clientset.
+//
 // The exported functions are the Go API other verbs (dtest, all-kubes) call directly.
 package deploy

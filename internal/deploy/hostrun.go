@@ -21,6 +21,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cluster/controlplane"
 	"github.com/nuv-dev/nuv/internal/companion"
+	"github.com/nuv-dev/nuv/internal/deploy/statusview"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/proc"
 	"github.com/nuv-dev/nuv/internal/runner"
@@ -28,7 +29,7 @@ import (
 
 // hostProcessName is the name the host-run operator is registered under in the local cluster's
 // pids/ directory (so `nuv cluster stop/delete` end it).
-const hostProcessName = "operator"
+const hostProcessName = statusview.HostOperatorName
 
 // tokenLifetime is how long the host-run operator's ServiceAccount token is valid; `nuv operator`
 // issues a new one whenever it (re)starts the process.

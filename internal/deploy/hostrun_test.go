@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/deploy/statusview"
+	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/internal/proc"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -142,5 +144,26 @@ func TestNewHostRunFindsEmulatorControlPlanes(t *testing.T) {
 	// Unknown everywhere: home's (so the error names home).
 	if h := newHostRun(home, "nowhere"); h.home != home {
 		t.Errorf("unknown cluster: host run under %s, want %s", h.home, home)
+	}
+}
+
+// TestHostFilesAsStatusReadsThem: `nuv status` (package statusview, which the slim front uses
+// too) looks for the host-run operator's pid file and log where nuv operator keeps them: for a
+// control plane of the home and for one behind an emulator's cluster.
+func TestHostFilesAsStatusReadsThem(t *testing.T) {
+	home := t.TempDir()
+	own := paths.Locator{Home: home}.ControlPlane("own")
+	emulated := paths.Locator{Home: paths.Locator{Home: home}.EmulatorControlPlanes(paths.Emulators[0])}.ControlPlane("emu")
+	for _, d := range []string{own, emulated} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"own", "emu", "absent"} {
+		h := newHostRun(home, name)
+		pid, log := statusview.HostFiles(home, name)
+		if pid != h.pidFile() || log != h.logFile() {
+			t.Errorf("%s: status reads %s and %s; nuv operator writes %s and %s", name, pid, log, h.pidFile(), h.logFile())
+		}
 	}
 }

@@ -13,22 +13,15 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nuv-dev/nuv/internal/deploy/rendercache"
 	"github.com/nuv-dev/nuv/internal/kobj"
-	"github.com/nuv-dev/nuv/internal/paths"
+	"github.com/nuv-dev/nuv/internal/kobj/kustomized"
 	"github.com/nuv-dev/nuv/internal/yamlerr"
 )
 
 // operatorDir is the operator's source directory: $NUV_OPERATOR_DIR, else <source>/operator (the
 // source is the project unless Options.Source names another checkout).
-func operatorDir(o Options) string {
-	if d := o.Getenv("NUV_OPERATOR_DIR"); d != "" {
-		if filepath.IsAbs(d) {
-			return d
-		}
-		return filepath.Join(o.source(), d)
-	}
-	return filepath.Join(o.source(), "operator")
-}
+func operatorDir(o Options) string { return rendercache.OperatorDir(o.source(), o.Getenv) }
 
 // imageChoice is the operator image nuv deploys and where it came from.
 type imageChoice struct {
@@ -56,7 +49,7 @@ func chooseImage(o Options, configDir, clusterName string) (imageChoice, error) 
 		return imageChoice{Ref: joinRef(name, tag, digest), Source: "MY_OPERATOR_IMAGE", Name: def.Name}, nil
 	}
 	if clusterName != "" {
-		refFile := filepath.Join(paths.ProjectState(o.Project), "images", clusterName+".ref")
+		refFile := rendercache.ImageRefFile(o.Project, clusterName)
 		if b, err := os.ReadFile(refFile); err == nil && strings.TrimSpace(string(b)) != "" {
 			return imageChoice{Ref: strings.TrimSpace(string(b)), Source: "build-and-load (" + refFile + ")", Name: def.Name}, nil
 		}
@@ -148,7 +141,7 @@ func buildOperator(configDir string, img imageChoice) ([]*unstructured.Unstructu
 	if err != nil {
 		return nil, fmt.Errorf("kustomize %s: %w", filepath.Join(configDir, "default"), err)
 	}
-	objs, err := kobj.FromResMap(rm, configDir)
+	objs, err := kustomized.Objects(rm, configDir)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/nuv-dev/nuv/internal/deploy/rendercache"
 	"github.com/nuv-dev/nuv/internal/kobj"
 	"github.com/nuv-dev/nuv/internal/paths"
 )
@@ -43,7 +44,33 @@ func operatorObjects(o Options, t *target, announce bool) ([]*unstructured.Unstr
 			fmt.Fprintf(o.Out, "operator image: %s (from %s)\n", img.Ref, img.Source)
 		}
 	}
-	return buildOperator(cfgDir, img)
+	objs, err := buildOperator(cfgDir, img)
+	if err != nil {
+		return nil, err
+	}
+	rememberRender(o, cfgDir, t.name, objs)
+	return objs, nil
+}
+
+// rememberRender records the Deployments of the render of cfgDir for cluster (package
+// rendercache), so the slim front can answer `nuv status` without kustomize. A cache: a failure
+// to write it only costs the next `nuv status` its hand-over to the full program.
+func rememberRender(o Options, cfgDir, cluster string, objs []*unstructured.Unstructured) {
+	o = o.withDefaults()
+	key, err := rendercache.Key(cfgDir, o.Project, cluster, o.Getenv)
+	if err != nil {
+		o.Log.V(1).Infof("operator render record: %v", err)
+		return
+	}
+	var deps []rendercache.Object
+	for _, obj := range objs {
+		if obj.GetKind() == "Deployment" {
+			deps = append(deps, rendercache.Object{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()})
+		}
+	}
+	if err := rendercache.Save(rendercache.Dir(o.Getenv), key, deps); err != nil {
+		o.Log.V(1).Infof("%v", err)
+	}
 }
 
 // Operator builds the operator's kustomization, applies it server side and waits until the operator

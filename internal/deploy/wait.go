@@ -214,35 +214,10 @@ func gone(obj *unstructured.Unstructured) (bool, string) {
 	return false, why
 }
 
-// deploymentAvailable is the check of a Deployment rollout: the current generation observed,
-// every replica updated and available, the Available condition true.
+// deploymentAvailable is the check of a Deployment rollout (kobj.DeploymentAvailable: the current
+// generation observed, every replica updated and available, the Available condition true).
 func deploymentAvailable(obj *unstructured.Unstructured) (bool, string) {
-	if obj == nil {
-		return false, "not found"
-	}
-	gen := obj.GetGeneration()
-	og, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
-	want, found, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas")
-	if !found {
-		want = 1
-	}
-	upd, _, _ := unstructured.NestedInt64(obj.Object, "status", "updatedReplicas")
-	avail, _, _ := unstructured.NestedInt64(obj.Object, "status", "availableReplicas")
-	total, _, _ := unstructured.NestedInt64(obj.Object, "status", "replicas")
-	cond := kobj.FindCondition(obj, "Available")
-	switch {
-	case og < gen:
-		return false, "rollout not yet observed by the deployment controller"
-	case upd < want:
-		return false, fmt.Sprintf("%d/%d replicas updated", upd, want)
-	case total > upd:
-		return false, fmt.Sprintf("%d old replicas pending termination", total-upd)
-	case avail < want:
-		return false, fmt.Sprintf("%d/%d replicas available%s", avail, want, cond.Suffix())
-	case cond == nil || cond.Status != "True":
-		return false, "Available condition not true" + cond.Suffix()
-	}
-	return true, ""
+	return kobj.DeploymentAvailable(obj)
 }
 
 // whiskReady is the check of a Whisk: Ready true for the current generation; otherwise the

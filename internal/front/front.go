@@ -1,7 +1,8 @@
 // Package front is the slim `nuv` binary users run a hundred times a day. It answers the daily
 // verbs that need little (`nuv -version`, the `nuv kube` verbs list, use N, env, current and
-// detect, and `nuv cluster list` and `nuv cluster status NAME` when every answer is on this
-// machine: clusters.go) in its own process, and hands every other command line, unchanged, to
+// detect, `nuv cluster list` and `nuv cluster status NAME` when every answer is on this machine:
+// clusters.go, and `nuv status` when nuv's record of the operator's render is at hand: status.go)
+// in its own process, and hands every other command line, unchanged, to
 // nuv's full program (cmd/nuv-full: the task interpreter, providers, emulators, Helm, kind, ...) by
 // exec(2): same process, same arguments, streams, signals and exit code.
 //
@@ -83,6 +84,14 @@ func Main(ctx context.Context, args []string) int {
 			if a, ok := answerCluster(ctx, env, args[2], args[3:]); ok {
 				_, _ = streams.Out.Write(a.out)
 				return cli.Report(streams, cli.Prefix("nuv cluster", a.err))
+			}
+		}
+	}
+	if len(args) >= 2 && args[1] == "status" && isNuv(args[0]) {
+		if env, err := cli.NewEnv(streams); err == nil {
+			if a, ok := answerStatus(ctx, env, args[2:]); ok {
+				_, _ = streams.Out.Write(a.out)
+				return 0
 			}
 		}
 	}

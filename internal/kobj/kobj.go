@@ -1,6 +1,8 @@
 // Package kobj reads Kubernetes objects in their unstructured form the way nuv's verbs need it:
-// the conditions in an object's status (and one line that describes one), and the objects a
-// kustomize build produced. The deploy verbs and the add-ons share it.
+// the conditions in an object's status (and one line that describes one), a Deployment's rollout
+// and its images, and objects decoded from JSON. The deploy verbs, the add-ons and the slim front
+// (`nuv status`) share it, so it links nothing beyond apimachinery's unstructured objects (the
+// objects of a kustomize build are package kustomized's).
 package kobj
 
 import (
@@ -9,7 +11,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/kustomize/api/resmap"
 )
 
 // Condition is one entry of status.conditions.
@@ -56,23 +57,6 @@ func (c *Condition) Suffix() string {
 	return s
 }
 
-// FromResMap returns the objects of a kustomize build; what names the build in errors.
-func FromResMap(rm resmap.ResMap, what string) ([]*unstructured.Unstructured, error) {
-	var objs []*unstructured.Unstructured
-	for _, r := range rm.Resources() {
-		data, err := r.MarshalJSON()
-		if err != nil {
-			return nil, fmt.Errorf("kustomize %s: %w", what, err)
-		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(data); err != nil {
-			return nil, fmt.Errorf("kustomize %s: %w", what, err)
-		}
-		objs = append(objs, u)
-	}
-	return objs, nil
-}
-
 // FromJSON decodes one object from JSON (a YAML document converted with sigs.k8s.io/yaml). An
 // object without apiVersion or kind is an error saying which is missing; unlike
 // unstructured.UnmarshalJSON the message never quotes the object (it may hold secrets).
@@ -95,4 +79,51 @@ func FromJSON(js []byte) (*unstructured.Unstructured, error) {
 		return nil, fmt.Errorf("%s: %w", m["kind"], err)
 	}
 	return u, nil
+}
+
+// DeploymentAvailable is the check of a Deployment rollout: the current generation observed,
+// every replica updated and available, the Available condition true; otherwise why not.
+func DeploymentAvailable(obj *unstructured.Unstructured) (bool, string) {
+	if obj == nil {
+		return false, "not found"
+	}
+	gen := obj.GetGeneration()
+	og, _, _ := unstructured.NestedInt64(obj.Object, "status", "observedGeneration")
+	want, found, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas")
+	if !found {
+		want = 1
+	}
+	upd, _, _ := unstructured.NestedInt64(obj.Object, "status", "updatedReplicas")
+	avail, _, _ := unstructured.NestedInt64(obj.Object, "status", "availableReplicas")
+	total, _, _ := unstructured.NestedInt64(obj.Object, "status", "replicas")
+	cond := FindCondition(obj, "Available")
+	switch {
+	case og < gen:
+		return false, "rollout not yet observed by the deployment controller"
+	case upd < want:
+		return false, fmt.Sprintf("%d/%d replicas updated", upd, want)
+	case total > upd:
+		return false, fmt.Sprintf("%d old replicas pending termination", total-upd)
+	case avail < want:
+		return false, fmt.Sprintf("%d/%d replicas available%s", avail, want, cond.Suffix())
+	case cond == nil || cond.Status != "True":
+		return false, "Available condition not true" + cond.Suffix()
+	}
+	return true, ""
+}
+
+// ContainerImages returns the images of a workload's pod template containers; ok is false when
+// it has no spec.template.spec.containers.
+func ContainerImages(u *unstructured.Unstructured) (images []string, ok bool, err error) {
+	cs, ok, err := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	for _, c := range cs {
+		if m, ok := c.(map[string]any); ok {
+			s, _ := m["image"].(string)
+			images = append(images, s)
+		}
+	}
+	return images, true, nil
 }

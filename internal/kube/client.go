@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -83,4 +84,41 @@ func (b *cancelBody) Close() error {
 	err := b.ReadCloser.Close()
 	b.cancel()
 	return err
+}
+
+// Get does one GET of path (with query, may be nil) on the API server of cfg through client-go's
+// transport (its credentials, exec plugins, TLS and RESTConfig's timeouts), asking for JSON, and
+// returns the status code and the body (at most 64 MiB). It is what the slim front and the
+// inventory ask the API with: no clientset, no scheme.
+func Get(ctx context.Context, cfg *rest.Config, path string, query url.Values) (code int, body []byte, err error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return 0, nil, fmt.Errorf("client: %w", err)
+	}
+	base, _, err := rest.DefaultServerUrlFor(cfg)
+	if err != nil {
+		return 0, nil, fmt.Errorf("client: %w", err)
+	}
+	u := base.JoinPath(path)
+	if len(query) > 0 {
+		u.RawQuery = query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	if cfg.UserAgent != "" {
+		req.Header.Set("User-Agent", cfg.UserAgent)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err = io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return 0, nil, err
+	}
+	return resp.StatusCode, body, nil
 }

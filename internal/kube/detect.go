@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -158,42 +157,25 @@ func DetectCluster(ctx context.Context, project string, c Cluster, getenv func(s
 // credentials, exec plugins, TLS and timeout), not a typed clientset: package kube stays free of
 // the clientset and its scheme, which the slim front would otherwise link and initialise.
 func listNodes(ctx context.Context, cfg *rest.Config) ([]corev1.Node, error) {
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("client: %w", err)
-	}
-	base, _, err := rest.DefaultServerUrlFor(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("client: %w", err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base.JoinPath("api", "v1", "nodes").String(), nil)
+	code, body, err := Get(ctx, cfg, "/api/v1/nodes", nil)
 	if err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
-	req.Header.Set("Accept", "application/json")
-	if cfg.UserAgent != "" {
-		req.Header.Set("User-Agent", cfg.UserAgent)
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("list nodes: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return nil, fmt.Errorf("list nodes: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
+	if code != http.StatusOK {
 		var st metav1.Status
 		if json.Unmarshal(body, &st) == nil && st.Kind == "Status" {
 			return nil, fmt.Errorf("list nodes: %w", &apierrors.StatusError{ErrStatus: st})
 		}
-		return nil, fmt.Errorf("list nodes: %w", apierrors.NewGenericServerResponse(resp.StatusCode, http.MethodGet,
+		return nil, fmt.Errorf("list nodes: %w", apierrors.NewGenericServerResponse(code, http.MethodGet,
 			schema.GroupResource{Resource: "nodes"}, "", strings.TrimSpace(string(body)), 0, false))
 	}
 	var list corev1.NodeList
 	if err := json.Unmarshal(body, &list); err != nil {
-		return nil, fmt.Errorf("list nodes: decode the answer of %s: %w", base.Host, err)
+		host := cfg.Host
+		if base, _, err := rest.DefaultServerUrlFor(cfg); err == nil {
+			host = base.Host
+		}
+		return nil, fmt.Errorf("list nodes: decode the answer of %s: %w", host, err)
 	}
 	return list.Items, nil
 }

@@ -1,6 +1,6 @@
 // Package testsummary turns the event stream of `go test -json` into what nuv's test command
 // (hack/test.sh) prints: each package's result line, the full output of every failed test, every
-// skipped test with its reason, the slowest tests (where a run's time goes), and a closing "N passed,
+// skipped test with its reason, the slowest tests and packages (where a run's time goes), and a closing "N passed,
 // N failed, N skipped" line. A skip is never silent: outside -short the list says which test ended
 // early and why.
 package testsummary
@@ -24,8 +24,8 @@ type event struct {
 	Elapsed    float64 // seconds, on a test's pass, fail or skip
 }
 
-// Slowest is how many of the slowest top-level tests the report names.
-const Slowest = 15
+// Slowest is how many of the slowest top-level tests, and of the slowest packages, the report names.
+const Slowest = 25
 
 // Timing is how long one top-level test took.
 type Timing struct {
@@ -47,6 +47,9 @@ type Summary struct {
 	Skips          []Skip
 	// Timings are the top-level tests that passed or failed, slowest first.
 	Timings []Timing
+	// Packages are the packages whose test binary ran to its end, each with its binary's wall
+	// time (Test empty), slowest first: hack/test.sh starts the slowest first.
+	Packages []Timing
 }
 
 // OK reports whether the run had no failure.
@@ -88,9 +91,11 @@ func Run(r io.Reader, w io.Writer) (Summary, error) {
 			}
 		case e.Test == "" && e.Action == "pass":
 			// a package's tests all passed: counted test by test
+			s.Packages = append(s.Packages, Timing{Package: e.Package, Seconds: e.Elapsed})
 		case e.Test == "" && e.Action == "skip":
 			// a package without test files ("[no test files]"): nothing was skipped
 		case e.Test == "" && e.Action == "fail":
+			s.Packages = append(s.Packages, Timing{Package: e.Package, Seconds: e.Elapsed})
 			if !pkgFailed[e.Package] {
 				s.FailedPackages = append(s.FailedPackages, e.Package)
 			}
@@ -137,6 +142,13 @@ func Run(r io.Reader, w io.Writer) (Summary, error) {
 		fmt.Fprintf(w, "\nslowest tests (%d of %d):\n", n, len(s.Timings))
 		for _, t := range s.Timings[:n] {
 			fmt.Fprintf(w, "  %7.1fs  %s %s\n", t.Seconds, t.Package, t.Test)
+		}
+	}
+	sort.SliceStable(s.Packages, func(i, j int) bool { return s.Packages[i].Seconds > s.Packages[j].Seconds })
+	if n := min(Slowest, len(s.Packages)); n > 0 {
+		fmt.Fprintf(w, "\nslowest packages (%d of %d; a binary's wall time, packages run -p at a time):\n", n, len(s.Packages))
+		for _, t := range s.Packages[:n] {
+			fmt.Fprintf(w, "  %7.1fs  %s\n", t.Seconds, t.Package)
 		}
 	}
 	if len(s.FailedPackages) > 0 {

@@ -3,7 +3,6 @@ package clustercmd
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,27 +19,21 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/kind/kindtest"
 )
 
-// TestIntegrationKindGCByLabel: a kind cluster made with spec.ttl carries its expiry and its
-// owner (the state store) on its nodes' labels. With its state record and this home's mark of it
-// lost (a CI machine that died, the Docker daemon shared), `nuv cluster gc` still finds it by
-// those labels: not expired, it is left alone; expired but another owner's, left alone; without
-// nuv's cluster label, not nuv's at all and not even listed; expired and this store's, deleted.
-// One node, on the shared dockerd.
-func TestIntegrationKindGCByLabel(t *testing.T) {
-	rt := kindRuntime(t)
-	c := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
-	name := fmt.Sprintf("gclabel%d", os.Getpid()%100000)
+// gcByLabel: a kind cluster made with spec.ttl (TestIntegrationKind's one-node cluster, made at
+// time made through c's home and project) carries its expiry and its owner (the state
+// store) on its nodes' labels. With its state record and this home's mark of it lost (a CI
+// machine that died, the Docker daemon shared), `nuv cluster gc` still finds it by those labels:
+// not expired, it is left alone; expired but another owner's, left alone; without nuv's cluster
+// label, not nuv's at all and not even listed; expired and this store's, deleted, leaving no
+// container, volume or network.
+func gcByLabel(t *testing.T, rt kind.Runtime, c cliRun, name string, made time.Time) {
+	t.Helper()
 	ctx := context.Background()
+	vols := nodeVolumes(t, rt, name)
+	// once its record is gone, nuv's delete no longer knows the cluster: a failure below leaves
+	// it to this clean-up
 	kp := kindtest.Provider(t, c.home, c.project, nil)
 	t.Cleanup(func() { _ = kp.DeleteNodes(context.Background(), name) })
-	f := filepath.Join(t.TempDir(), "gc.yaml")
-	if err := os.WriteFile(f, []byte(kindSpec(name, 0)+"  ttl: 1h\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	made := time.Now()
-	if out, errs, code := c.run("apply", "-f", f); code != 0 {
-		t.Fatalf("apply: exit %d\n%s%s", code, out, errs)
-	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(c.project, "clusters", name+".kubeconfig"))
 	if err != nil {
 		t.Fatal(err)
@@ -115,5 +108,8 @@ func TestIntegrationKindGCByLabel(t *testing.T) {
 	}
 	if exists() {
 		t.Fatal("gc said it deleted the cluster, its node containers are still there")
+	}
+	if left := kindLeftovers(t, rt, name, vols); len(left) > 0 {
+		t.Errorf("left after gc: %s", strings.Join(left, "; "))
 	}
 }

@@ -114,9 +114,11 @@ func kindSpec(name string, workers int) string {
 
 // TestIntegrationKind runs the kind provider through `nuv cluster` on the project's dockerd with
 // the offline node image: a 1-node and a 2-node cluster made by `apply -f` (nodes Ready and typed
-// kind, a pod on each node resolving a Service name and reaching a pod on the other node), a plan
+// kind, a pod on each node resolving a Service name and reaching a pod on the other node, the
+// pod network's masquerade on every node), a plan
 // after apply with no changes, a node-count change planned as a replacement, kind's log export, and
-// a delete that leaves no container, volume or network; then a kind cluster of the same name made
+// a delete that leaves no container, volume or network; the 1-node cluster, made with a ttl, goes
+// by `nuv cluster gc` once its record is lost (gcByLabel); then a kind cluster of the same name made
 // without nuv is a conflict nuv leaves alone.
 func TestIntegrationKind(t *testing.T) {
 	rt := kindRuntime(t)
@@ -129,12 +131,17 @@ func TestIntegrationKind(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := cliRun{t: t, home: c.home, project: c.project}
 			t.Cleanup(func() { c.run("delete", tc.name) })
-			file := c.specFile(kindSpec(tc.name, tc.workers))
+			spec := kindSpec(tc.name, tc.workers)
+			if tc.workers == 0 {
+				spec += "  ttl: 1h\n" // gone by gc at the end (gcByLabel)
+			}
+			file := c.specFile(spec)
 			out, errs, code := c.run("plan", "-f", file, "--detailed-exitcode")
 			if code != 2 || !strings.Contains(out, "+ create kind-cluster/"+tc.name) {
 				t.Fatalf("plan of a new cluster: exit %d\n%s%s", code, out, errs)
 			}
 			t0 := time.Now()
+			made := t0
 			out, errs, code = c.run("apply", "-f", file)
 			if code != 0 {
 				t.Fatalf("apply: exit %d\n%s%s", code, out, errs)
@@ -168,6 +175,14 @@ func TestIntegrationKind(t *testing.T) {
 			}
 			if typ := kube.DetectNodes(nodes.Items); typ != kube.TypeKind {
 				t.Errorf("nuv detects the cluster as %q, want kind", typ)
+			}
+			if tc.workers > 0 {
+				// the node image's pod network masquerades what leaves the pod range, on every node
+				for _, n := range []string{tc.name + "-control-plane", tc.name + "-worker"} {
+					if out := rtOut(t, rt, "exec", n, "nft", "list", "table", "inet", "nuv-podnet"); !strings.Contains(out, "ip saddr 10.244.0.0/16 ip daddr != 10.244.0.0/16 masquerade") {
+						t.Errorf("%s: nuv-podnet's nftables table lacks the masquerade:\n%s", n, out)
+					}
+				}
 			}
 			kindtest.LoadNetcheck(t, ctx, tc.name)
 			for _, l := range kindtest.CheckPodNetwork(t, ctx, cs, 3*time.Minute) {
@@ -207,6 +222,11 @@ func TestIntegrationKind(t *testing.T) {
 				if code != 0 || !strings.Contains(out, "==> "+tc.name+"-worker/kubelet <==") {
 					t.Errorf("logs: exit %d\n%s%s", code, tail(out, 2000), errs)
 				}
+			}
+			if tc.workers == 0 {
+				// a cluster that expired while its record was lost goes by gc, found by its labels
+				gcByLabel(t, rt, c, tc.name, made)
+				return
 			}
 			vols := nodeVolumes(t, rt, tc.name)
 			out, errs, code = c.run("delete", tc.name)

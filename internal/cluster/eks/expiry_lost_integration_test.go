@@ -28,12 +28,12 @@ func TestIntegrationGCLostEarly(t *testing.T) {
 		t.Skip("the self-managed provider looks up its machine image on the Docker daemon; skipped under -short")
 	}
 	emu := startEmulator(t, 50*time.Millisecond)
-	log := cli.NewLogger(testWriter{t}, 0)
+	log := cli.NewLogger(testWriter{t: t}, 0)
 	managed := New(t.TempDir(), "nuv", emu.getenv, log)
 	machines := NewMachines(t.TempDir(), "nuv", emu.getenv, log)
 	machines.Home = t.TempDir()
 	store := state.Dir{Path: t.TempDir()}
-	eng := &engine.Engine{Providers: map[string]cluster.Provider{Name: managed, MachinesName: machines}, Store: store, Out: testWriter{t}}
+	eng := &engine.Engine{Providers: map[string]cluster.Provider{Name: managed, MachinesName: machines}, Store: store, Out: testWriter{t: t}}
 	ctx := context.Background()
 
 	// dies applies c and stops it (as a killed CI job would) once the change whose key is last
@@ -131,7 +131,7 @@ spec:
 // taggedEC2 lists the types of the EC2 resources tagged nuv.dev/cluster=name.
 func taggedEC2(t *testing.T, emu *testEmulator, name string) []string {
 	t.Helper()
-	p := New(t.TempDir(), "nuv", emu.getenv, cli.NewLogger(testWriter{t}, 0))
+	p := New(t.TempDir(), "nuv", emu.getenv, cli.NewLogger(testWriter{t: t}, 0))
 	s, err := p.session(context.Background(), parse(t, "apiVersion: nuv.dev/v1alpha1\nkind: Cluster\nmetadata: {name: x}\nspec: {provider: eks}\n"), Section{})
 	if err != nil {
 		t.Fatal(err)

@@ -62,7 +62,7 @@ func TestIntegrationEKSFullPath(t *testing.T) {
 		t.Fatalf("cluster list does not show demo as a running eks cluster with 2 of 2 nodes Ready:\n%s", out)
 	}
 
-	list := must("kube", "list")
+	list := must("kube", "list", "--timeout", "15s") // detection: a loaded machine answers slower than the daily 1 s
 	m := regexp.MustCompile(`(?m)^\s*\*?\s*(\d+)\s+demo\s+(\S+)`).FindStringSubmatch(list)
 	if m == nil || m[2] != "eks" {
 		t.Fatalf("kube list does not show demo with type eks:\n%s", list)

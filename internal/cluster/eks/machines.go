@@ -383,6 +383,10 @@ func machinesDesired(c *spec.Cluster, r *machinesResolved) []cluster.Resource {
 			"role": role, "instanceType": itype, "subnet": subnet, "image": r.image, "keyPair": kp,
 			"securityGroups": strings.Join(sgs, ","),
 		}, Replace: []string{"instanceType", "subnet", "image", "role"}, DependsOn: deps})
+		if carriesPods(role) {
+			check, _ := podNetDesired(key(kindInstance, iname), "", nil)
+			add(check)
+		}
 		return key(kindInstance, iname)
 	}
 	cps := max(c.Spec.ControlPlane.Count, 1)
@@ -451,6 +455,17 @@ func machinesDesired(c *spec.Cluster, r *machinesResolved) []cluster.Resource {
 	for _, w := range workers {
 		_, n, _ := strings.Cut(w.key, "/")
 		add(cluster.Resource{Kind: kindKubeadmJoin, Name: n, Fields: map[string]string{"instance": w.key, "role": RoleWorker, "group": w.group}, DependsOn: []string{w.key, initKey}})
+	}
+	// The pod network's routes, each after its node joined (machines_podnet.go).
+	tables := privateRouteTables(n)
+	nodes := slices.Clone(cpKeys)
+	for _, w := range workers {
+		nodes = append(nodes, w.key)
+	}
+	for _, k := range nodes {
+		_, n, _ := strings.Cut(k, "/")
+		_, route := podNetDesired(k, key(kindKubeadmJoin, n), tables)
+		add(route)
 	}
 	add(cluster.Resource{Kind: kindKubeconfig, Name: name, Fields: map[string]string{"path": "clusters/" + name + ".kubeconfig"}, DependsOn: append([]string{initKey, cni}, endpoint...)})
 	return out

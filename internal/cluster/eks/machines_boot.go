@@ -471,6 +471,19 @@ func (x *exec) leaving(ctx context.Context, ch cluster.Change) error {
 	return bt.b.DeleteNode(ctx, node)
 }
 
+// drainLeaving drains the node of the machine instanceKey, which leaves a cluster that stays,
+// through another control plane.
+func (x *exec) drainLeaving(ctx context.Context, instanceKey string) error {
+	bt, err := x.boot(ctx)
+	if err != nil {
+		return err
+	}
+	if m := bt.machines[instanceKey]; m != nil {
+		lastOf(bt, m)
+	}
+	return bt.b.Drain(ctx, nodeName(x.name, instanceKey))
+}
+
 func (x *exec) removeEtcdMember(ctx context.Context, ch cluster.Change) error {
 	if machinesKeys(x.c)[ch.Key] {
 		return nil

@@ -221,6 +221,29 @@ func (x *exec) deleteKeyPair(ctx context.Context, ch cluster.Change) error {
 // instance launches one machine with user data that installs a host key nuv made (its public half
 // in the instance's tags) and nuv's SSH key, and waits until it runs.
 func (x *exec) instance(ctx context.Context, _ cluster.Change) error {
+	for launch := 1; ; launch++ {
+		err := x.launchInstance(ctx)
+		var failed *launchFailedError
+		if err == nil || !errors.As(err, &failed) || !failed.transient() || launch == launchAttempts || ctx.Err() != nil {
+			return err
+		}
+		// EC2 failed the launch on its side (Server.InternalError, ...): the instance is gone and
+		// another launch is what an Auto Scaling group would do. A new host key makes it a new
+		// request (a new client token), at the same address if the machine is to keep one.
+		x.p.log().Warnf("  %s: %v: launching it again (launch %d of %d)", x.res.Key(), err, launch+1, launchAttempts)
+		// Its address is free once it is terminated (a machine that keeps its address needs it).
+		if err := x.p.waitInstance(ctx, x.s, x.res.Key(), failed.id, false); err != nil {
+			return err
+		}
+		x.res.ID = ""
+	}
+}
+
+// launchAttempts bounds the launches of one machine whose launch EC2 fails on its side.
+const launchAttempts = 3
+
+// launchInstance launches the step's machine unless it is launched, and waits until it runs.
+func (x *exec) launchInstance(ctx context.Context) error {
 	f := x.res.Fields
 	if x.res.ID == "" {
 		client, err := x.p.clientKey(x.name, false)
@@ -338,6 +361,22 @@ func (s *session) imageID(ctx context.Context, name string) (string, error) {
 	return "", fmt.Errorf("machine image %s is not available in %s", name, s.cfg.Region)
 }
 
+// launchFailedError is an instance that ended while nuv waited for it to run: its state and
+// EC2's state reason.
+type launchFailedError struct {
+	what, id, state string
+	// code and reason are the instance's state reason (e.g. Server.InternalError and its message).
+	code, reason string
+}
+
+func (e *launchFailedError) Error() string {
+	return fmt.Sprintf("%s (%s) did not start: it is %s (%s)", e.what, e.id, e.state, orDefault(e.reason, "no reason given"))
+}
+
+// transient says whether EC2 failed the launch on its side (a state reason code Server.*), which
+// another launch may not meet; a Client.* reason (a limit, the user's own shutdown) would recur.
+func (e *launchFailedError) transient() bool { return strings.HasPrefix(e.code, "Server.") }
+
 // waitInstance waits until instance id runs (its machine booted and its user data ran), or, with
 // running unset, until it is terminated or gone. An instance that ends terminated while nuv waits
 // for it to run is an error saying why (its state reason).
@@ -350,7 +389,7 @@ func (p *Provider) waitInstance(ctx context.Context, s *session, what, id string
 	deadline := time.Now().Add(15 * time.Minute)
 	for {
 		out, err := s.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
-		state, reason := "", ""
+		state, code, reason := "", "", ""
 		switch {
 		case notFound(err) && err != nil:
 			state = "gone"
@@ -361,7 +400,7 @@ func (p *Provider) waitInstance(ctx context.Context, s *session, what, id string
 				for _, in := range r.Instances {
 					state = string(in.State.Name)
 					if in.StateReason != nil {
-						reason = aws.ToString(in.StateReason.Message)
+						code, reason = aws.ToString(in.StateReason.Code), aws.ToString(in.StateReason.Message)
 					}
 				}
 			}
@@ -374,7 +413,7 @@ func (p *Provider) waitInstance(ctx context.Context, s *session, what, id string
 		case running && state == "running":
 			return nil
 		case running && (state == "terminated" || state == "shutting-down" || state == "gone"):
-			return fmt.Errorf("%s (%s) did not start: it is %s (%s)", what, id, state, orDefault(reason, "no reason given"))
+			return &launchFailedError{what: what, id: id, state: state, code: code, reason: reason}
 		case !running && (state == "terminated" || state == "gone"):
 			return nil
 		}

@@ -2,9 +2,12 @@ package eks
 
 import (
 	"context"
+	"io"
+	"net/http"
 	oexec "os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +23,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
+	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
 
 // smallHAProxy is the smallest self-managed cluster: one control plane behind an HAProxy machine
@@ -41,6 +45,8 @@ spec:
 // machinesWorld is the emulator (its instances real containers of nuv's node image) and the
 // self-managed provider on an engine with a state directory.
 type machinesWorld struct {
+	// log is what the provider and the engine printed
+	log *transcript
 	emu *testEmulator
 	p   *Provider
 	eng *engine.Engine
@@ -53,16 +59,17 @@ func newMachinesWorld(t *testing.T) *machinesWorld {
 		t.Skip("runs EC2 instances as containers of nuv's node image and bootstraps Kubernetes on them; skipped under -short")
 	}
 	e := startEmulator(t, 200*time.Millisecond)
-	p := NewMachines(t.TempDir(), "nuv", e.getenv, cli.NewLogger(testWriter{t}, 0))
+	log := &transcript{}
+	p := NewMachines(t.TempDir(), "nuv", e.getenv, cli.NewLogger(testWriter{t, log}, 0))
 	p.Home = t.TempDir()
 	p.Poll = 300 * time.Millisecond
-	eng := &engine.Engine{Providers: map[string]cluster.Provider{MachinesName: p}, Store: state.Dir{Path: t.TempDir()}, Out: testWriter{t}}
+	eng := &engine.Engine{Providers: map[string]cluster.Provider{MachinesName: p}, Store: state.Dir{Path: t.TempDir()}, Out: testWriter{t, log}}
 	ctx := context.Background()
 	s, err := p.session(ctx, parse(t, smallHAProxy), Section{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &machinesWorld{emu: e, p: p, eng: eng, ec2: s.ec2}
+	return &machinesWorld{log: log, emu: e, p: p, eng: eng, ec2: s.ec2}
 }
 
 // running lists the cluster's instances that are not terminated, by name tag.
@@ -146,13 +153,100 @@ func WaitMachinesReady(t *testing.T, kubeconfig string, n int) *kubernetes.Clien
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
+// checkPodNet checks the pod network's steps on every node of cluster ha: its machine's
+// source/destination check is off, and the cluster's private route table routes the node's pod
+// range (spec.podCIDR) to that machine; the etcd and load-balancer machines keep their check. It
+// returns the table's routes to instances: instance ID -> destination.
+func (w *machinesWorld) checkPodNet(t *testing.T, cs *kubernetes.Clientset) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	out, err := w.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("tag:" + TagCluster), Values: []string{"ha"}}, {Name: aws.String("instance-state-name"), Values: []string{"running"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rts, err := w.ec2.DescribeRouteTables(ctx, &ec2.DescribeRouteTablesInput{Filters: []ec2types.Filter{{Name: aws.String("tag:" + TagCluster), Values: []string{"ha"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := map[string]string{}     // destination -> instance, in the private table
+	routes := map[string]string{} // instance -> destination
+	for _, rt := range rts.RouteTables {
+		if tagsOf(rt.Tags)[TagResource] != key(kindRouteTable, "private") {
+			continue
+		}
+		for _, r := range rt.Routes {
+			if id := aws.ToString(r.InstanceId); id != "" {
+				if r.State != ec2types.RouteStateActive {
+					t.Errorf("route %s -> %s is %s", aws.ToString(r.DestinationCidrBlock), id, r.State)
+				}
+				to[aws.ToString(r.DestinationCidrBlock)] = id
+				routes[id] = aws.ToString(r.DestinationCidrBlock)
+			}
+		}
+	}
+	nodes := 0
+	for _, r := range out.Reservations {
+		for _, in := range r.Instances {
+			k, id := tagsOf(in.Tags)[TagResource], aws.ToString(in.InstanceId)
+			role := tagsOf(in.Tags)[TagRole]
+			if !carriesPods(role) {
+				if !aws.ToBool(in.SourceDestCheck) {
+					t.Errorf("%s (%s, %s) has its source/destination check off", k, id, role)
+				}
+				continue
+			}
+			nodes++
+			if aws.ToBool(in.SourceDestCheck) {
+				t.Errorf("node machine %s (%s) has its source/destination check on", k, id)
+			}
+			node, err := cs.CoreV1().Nodes().Get(ctx, nodeName("ha", k), metav1.GetOptions{})
+			if err != nil {
+				t.Errorf("node of %s: %v", k, err)
+				continue
+			}
+			if c := node.Spec.PodCIDR; c == "" || to[c] != id {
+				t.Errorf("node %s: its pod range %q is routed to %q, want its machine %s (routes %v)", node.Name, c, to[c], id, to)
+			}
+		}
+	}
+	if nodes == 0 || len(routes) != nodes {
+		t.Errorf("%d routes to instances in the private route table for %d nodes: %v", len(routes), nodes, to)
+	}
+	t.Logf("pod routes: %v", to)
+	return routes
+}
+
 // testWriter writes what the engine and the provider say to the test's log, line by line.
-type testWriter struct{ t *testing.T }
+// testWriter logs what it is given to the test and, when transcript is set, keeps it there too.
+type testWriter struct {
+	t          *testing.T
+	transcript *transcript
+}
 
 func (w testWriter) Write(b []byte) (int, error) {
 	w.t.Helper()
 	w.t.Log(strings.TrimRight(string(b), "\n"))
+	if w.transcript != nil {
+		w.transcript.mu.Lock()
+		w.transcript.b.Write(b)
+		w.transcript.mu.Unlock()
+	}
 	return len(b), nil
+}
+
+// transcript is what the provider and the engine printed, in order (they print from one goroutine
+// at a time, through one lock).
+type transcript struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+// String is the transcript so far.
+func (tr *transcript) String() string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.b.String()
 }
 
 // haStacked is three control planes with stacked etcd behind a Network Load Balancer and one
@@ -199,6 +293,7 @@ func TestIntegrationMachinesHeal(t *testing.T) {
 	kc := w.p.KubeconfigPath("ha")
 	cs := WaitMachinesReady(t, kc, 4)
 	t.Logf("3 control planes and a worker Ready in %.1fs", time.Since(t0).Seconds())
+	w.checkPodNet(t, cs)
 
 	victim := w.running(t, "ha")["instance/control-plane-1"]
 	if victim == "" {
@@ -232,7 +327,8 @@ func TestIntegrationMachinesHeal(t *testing.T) {
 	}
 	var b strings.Builder
 	engine.WritePlan(&b, plan)
-	for _, want := range []string{"create instance/control-plane-1", "create kubeadm-join/control-plane-1"} {
+	for _, want := range []string{"create instance/control-plane-1", "create kubeadm-join/control-plane-1",
+		"create source-dest-check/control-plane-1", "create pod-route/control-plane-1"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("the plan after the loss lacks %q:\n%s", want, b.String())
 		}
@@ -240,11 +336,22 @@ func TestIntegrationMachinesHeal(t *testing.T) {
 	if strings.Contains(b.String(), "kubeadm-init") {
 		t.Errorf("the plan after the loss runs kubeadm init again:\n%s", b.String())
 	}
+	// EC2 fails the replacement's first launch on its side (Server.InternalError): the apply
+	// launches it again, as an Auto Scaling group would.
+	w.setFaults(t, `[{"operation": "ec2:RunInstances", "kind": "launch-failure", "count": 1}]`)
+	logged := len(w.log.String())
 	if _, err := w.eng.Apply(ctx, c, engine.ApplyOptions{}); err != nil {
 		t.Fatalf("apply after the loss: %v", err)
 	}
+	if healed := w.log.String()[logged:]; !strings.Contains(healed, "Internal error on launch") || !strings.Contains(healed, "launching it again (launch 2 of 3)") {
+		t.Errorf("the heal's launch that EC2 failed was not launched again:\n%s", healed)
+	}
+	w.setFaults(t, `[]`)
 	WaitMachinesReady(t, kc, 4)
 	t.Logf("healed in %.1fs after the loss", time.Since(t1).Seconds())
+	if routes := w.checkPodNet(t, cs); routes[victim] != "" {
+		t.Errorf("a route of pods %s still leads to the lost machine %s", routes[victim], victim)
+	}
 	if got, err := cs.CoreV1().ConfigMaps("default").Get(ctx, cm.Name, metav1.GetOptions{}); err != nil || got.Data["a"] != "b" {
 		t.Errorf("the write made while degraded: %v %v", got, err)
 	}
@@ -256,8 +363,15 @@ func TestIntegrationMachinesHeal(t *testing.T) {
 		t.Errorf("the plan after healing is not empty (%v):\n%s", err, b.String())
 	}
 	tHealed := time.Now()
+	before := w.running(t, "ha")
 	rolled := w.roll(t, haStacked)
 	t.Logf("roll: %.1fs", time.Since(tHealed).Seconds())
+	routes := w.checkPodNet(t, cs)
+	for k, id := range before {
+		if strings.HasPrefix(k, "instance/control-plane-") && routes[id] != "" {
+			t.Errorf("a route of pods %s still leads to %s, the machine of %s before the roll", routes[id], id, k)
+		}
+	}
 	tRolled := time.Now()
 	w.scale(t, rolled, cs)
 	t.Logf("scale 1->2->1: %.1fs", time.Since(tRolled).Seconds())
@@ -269,4 +383,22 @@ func TestIntegrationMachinesHeal(t *testing.T) {
 		t.Errorf("instances after delete: %v", got)
 	}
 	waitNoNetworks(t, "10.78.0.0/16")
+}
+
+// setFaults replaces the emulator's injected faults with the JSON list faults.
+func (w *machinesWorld) setFaults(t *testing.T, faults string) {
+	t.Helper()
+	req, err := emucore.NewAdminRequest(context.Background(), http.MethodPut, w.emu.URL+"/_nuv/faults", w.emu.AdminToken, strings.NewReader(faults))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("set the emulator's faults %s: %s %s", faults, resp.Status, b)
+	}
 }

@@ -119,6 +119,7 @@ func (p *Provider) observeMachines(ctx context.Context, c *spec.Cluster, recorde
 			initDone = true
 		}
 	}
+	joined := map[string]bool{} // instance keys whose join holds
 	for _, r := range recorded {
 		keep := false
 		switch r.Kind {
@@ -133,7 +134,13 @@ func (p *Provider) observeMachines(ctx context.Context, c *spec.Cluster, recorde
 		}
 		if keep {
 			o.add(cluster.Resource{Kind: r.Kind, Name: r.Name, ID: r.ID, Fields: r.Fields, DependsOn: r.DependsOn})
+			if r.Kind == kindKubeadmJoin {
+				joined[r.Fields["instance"]] = true
+			}
 		}
+	}
+	if err := s.observePodNet(ctx, o, infos, recorded, joined); err != nil {
+		return nil, err
 	}
 	if _, err := os.Stat(p.KubeconfigPath(name)); err == nil && initDone {
 		o.add(cluster.Resource{Kind: kindKubeconfig, Name: name, ID: p.KubeconfigPath(name), Fields: map[string]string{"path": "clusters/" + name + ".kubeconfig"},

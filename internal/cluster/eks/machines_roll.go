@@ -174,7 +174,17 @@ func (x *exec) roll(ctx context.Context, ch cluster.Change) error {
 			return err
 		}
 		x.res.ID = ""
-		return x.instance(ctx, ch)
+		if err := x.instance(ctx, ch); err != nil {
+			return err
+		}
+		if !carriesPods(role) {
+			return nil
+		}
+		// its check was off on the machine it replaces: the plan does not have it
+		if err := x.sourceDestOff(ctx, x.res.ID); err != nil {
+			return err
+		}
+		return x.record(key(kindSourceDestCheck, x.rname), x.res.ID)
 	}
 	node := nodeName(x.name, ik)
 	lone := role == RoleControlPlane && len(bt.b.Cluster.ControlPlanes) == 1
@@ -314,6 +324,12 @@ func (x *exec) roll(ctx context.Context, ch cluster.Change) error {
 	if step != "" {
 		if err := x.record(step, m.info.id); err != nil {
 			return err
+		}
+	}
+	if role == RoleControlPlane || role == RoleWorker {
+		// the new machine takes its node's pods: check off, the route to it
+		if err := x.rollPodNet(ctx, bt, ik, m); err != nil {
+			return fmt.Errorf("roll %s: %w", ik, err)
 		}
 	}
 
@@ -628,6 +644,9 @@ func annotateRolls(c *spec.Cluster, plan *cluster.Plan) {
 		if ch.Action == cluster.Delete && cluster.KindOf(ch.Key) == kindKubeadmJoin {
 			// (a plan that deletes the whole cluster is not annotated: it drains nothing)
 			plan.Changes[i].Reason = "the machine leaves a cluster that stays: its node is drained (its pods move), kubeadm reset, its etcd member removed (a control plane) and its Node deleted before its instance is terminated"
+		}
+		if ch.Action == cluster.Delete && cluster.KindOf(ch.Key) == kindPodRoute {
+			plan.Changes[i].Reason = "its node is drained first (its pods move while their traffic still reaches them), then the route of its pod range goes"
 		}
 		if !rolling(ch) {
 			continue

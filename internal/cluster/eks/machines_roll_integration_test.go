@@ -2,7 +2,6 @@ package eks
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -135,7 +134,8 @@ func (w *machinesWorld) scale(t *testing.T, doc string, cs *kubernetes.Clientset
 	kc := w.p.KubeconfigPath("ha")
 	up := edited(t, doc, "count: 1, instanceType: m6i.large=>count: 2, instanceType: m6i.large")
 	text := w.planText(t, up)
-	for _, want := range []string{"+ create instance/workers-1", "+ create kubeadm-join/workers-1", "Plan: 2 to create, 0 to update, 0 to replace, 0 to delete"} {
+	for _, want := range []string{"+ create instance/workers-1", "+ create kubeadm-join/workers-1", "+ create source-dest-check/workers-1",
+		"+ create pod-route/workers-1", "Plan: 4 to create, 0 to update, 0 to replace, 0 to delete"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the plan of the scale-up lacks %q:\n%s", want, text)
 		}
@@ -146,6 +146,7 @@ func (w *machinesWorld) scale(t *testing.T, doc string, cs *kubernetes.Clientset
 	}
 	WaitMachinesReady(t, kc, 5)
 	t.Logf("scale-up: ha-workers-1 Ready in %.1fs", time.Since(t0).Seconds())
+	w.checkPodNet(t, cs)
 
 	// A pod on the machine that is to go: the other worker cordoned while it is scheduled.
 	cordon := func(node string, on bool) {
@@ -168,21 +169,30 @@ func (w *machinesWorld) scale(t *testing.T, doc string, cs *kubernetes.Clientset
 
 	down := doc
 	text = w.planText(t, down)
-	for _, want := range []string{"- delete kubeadm-join/workers-1", "its node is drained", "- delete instance/workers-1", "Plan: 0 to create, 0 to update, 0 to replace, 2 to delete"} {
+	for _, want := range []string{"- delete kubeadm-join/workers-1", "its node is drained", "- delete instance/workers-1", "- delete pod-route/workers-1",
+		"Plan: 0 to create, 0 to update, 0 to replace, 4 to delete"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the plan of the scale-down lacks %q:\n%s", want, text)
 		}
 	}
 	t1 := time.Now()
+	before := len(w.log.String())
 	if _, err := w.eng.Apply(ctx, parse(t, down), engine.ApplyOptions{}); err != nil {
 		t.Fatalf("apply of the scale-down: %v", err)
 	}
 	t.Logf("scale-down: ha-workers-1 drained and gone in %.1fs", time.Since(t1).Seconds())
+	// The node is drained while its pods' traffic still reaches it: before its route goes.
+	applied := w.log.String()[before:]
+	drained, routeGone := strings.Index(applied, "drain: ha-workers-1"), strings.Index(applied, "deleted pod-route/workers-1")
+	if drained < 0 || routeGone < 0 || drained > routeGone {
+		t.Errorf("the scale-down did not drain ha-workers-1 before deleting its pod route (drain at %d, route deleted at %d):\n%s", drained, routeGone, applied)
+	}
 	if _, ok := w.instances(t, "ha")["instance/workers-1"]; ok {
 		t.Errorf("instance/workers-1 still runs after the scale-down")
 	}
 	waitPod(t, cs, "app=mover", "ha-workers-0")
 	WaitMachinesReady(t, kc, 4)
+	w.checkPodNet(t, cs)
 }
 
 // pauseImage is the pause image the nodes hold (nuv's node image carries it: nothing is pulled).
@@ -227,70 +237,4 @@ func waitPod(t *testing.T, cs *kubernetes.Clientset, selector, node string) {
 		last = strings.Join(where, ", ")
 	}
 	t.Fatalf("pod %s does not run on %s: %s", selector, node, last)
-}
-
-// TestIntegrationMachinesRollLone rolls the smallest cluster (one control plane, an HAProxy
-// machine and a worker, smallHAProxy) to new instance types: the lone control plane's state
-// (certificates, etcd's data) moves to its replacement at the same address, which comes back as
-// the same cluster (a ConfigMap written before the roll is there after it); the HAProxy machine is
-// replaced at its address; the API is down only meanwhile, and every node is Ready afterwards.
-func TestIntegrationMachinesRollLone(t *testing.T) {
-	w := newMachinesWorld(t)
-	ctx := context.Background()
-	lone := edited(t, smallHAProxy, "{name: sm}=>{name: lone}", "10.77.0.0/16=>10.79.0.0/16")
-	t.Cleanup(func() {
-		if _, err := w.eng.Delete(context.Background(), "lone"); err != nil {
-			t.Errorf("delete: %v", err)
-		}
-		waitNoNetworks(t, "10.79.0.0/16")
-	})
-	t0 := time.Now()
-	if _, err := w.eng.Apply(ctx, parse(t, lone), engine.ApplyOptions{}); err != nil {
-		t.Fatalf("apply: %v", err)
-	}
-	kc := w.p.KubeconfigPath("lone")
-	cs := WaitMachinesReady(t, kc, 2)
-	t.Logf("ready: %.1fs", time.Since(t0).Seconds())
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before-the-roll", Namespace: "default"}, Data: map[string]string{"a": "b"}}
-	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	before := w.instances(t, "lone")
-	rolled := edited(t, lone, "loadBalancer: {type: haproxy}=>loadBalancer: {type: haproxy, instanceType: t3.medium}\n    controlPlane: {instanceType: m6i.xlarge}")
-	text := w.planText(t, rolled)
-	for _, want := range []string{"rolling replacement 1 of 1 (control-plane)", "the API is DOWN while it is replaced",
-		"rolling replacement 1 of 1 (load-balancer)", "the API is UNREACHABLE while it is replaced", "Plan: 0 to create, 0 to update, 2 to replace, 0 to delete"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("the plan of the roll lacks %q:\n%s", want, text)
-		}
-	}
-	t1 := time.Now()
-	if _, err := w.eng.Apply(ctx, parse(t, rolled), engine.ApplyOptions{}); err != nil {
-		t.Fatalf("apply of the roll: %v", err)
-	}
-	t.Logf("roll of the lone control plane and the load balancer: %.1fs", time.Since(t1).Seconds())
-	for _, r := range w.p.Rolls() {
-		t.Logf("rolled %s (%s) in %.1fs; API probe: %s", r.Key, r.Role, r.Took.Seconds(), r.Probe)
-	}
-	if n := len(w.p.Rolls()); n != 2 {
-		t.Errorf("%d machines rolled, want the control plane and the load balancer", n)
-	}
-	after := w.instances(t, "lone")
-	for k, typ := range map[string]ec2types.InstanceType{"instance/control-plane-0": "m6i.xlarge", "instance/lb-0": "t3.medium"} {
-		b, a := before[k], after[k]
-		if a.InstanceType != typ || aws.ToString(a.InstanceId) == aws.ToString(b.InstanceId) || aws.ToString(a.PrivateIpAddress) != aws.ToString(b.PrivateIpAddress) {
-			t.Errorf("%s after the roll: %s %s at %s; before: %s at %s; want a new %s at the same address", k,
-				aws.ToString(a.InstanceId), a.InstanceType, aws.ToString(a.PrivateIpAddress), aws.ToString(b.InstanceId), aws.ToString(b.PrivateIpAddress), typ)
-		}
-	}
-	cs = WaitMachinesReady(t, kc, 2)
-	if got, err := cs.CoreV1().ConfigMaps("default").Get(ctx, cm.Name, metav1.GetOptions{}); err != nil || got.Data["a"] != "b" {
-		t.Errorf("the ConfigMap written before the roll: %v %v", got, err)
-	}
-	if text := w.planText(t, rolled); !strings.Contains(text, "no changes") {
-		t.Errorf("the plan after the roll is not empty:\n%s", text)
-	}
-	if _, err := os.Stat(w.p.controlPlaneStatePath("lone")); !os.IsNotExist(err) {
-		t.Errorf("the control plane's state is left in nuv's home: %v", err)
-	}
 }

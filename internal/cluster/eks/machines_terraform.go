@@ -49,6 +49,11 @@ var machineKinds = lazy.Value[kit.Kinds[*exec, *tfWriter]]{New: func() kit.Kinds
 			kindKubeadmJoin: {Apply: (*exec).kubeadmJoin, Delete: (*exec).leaving, Terraform: (*tfWriter).bootstrap},
 			kindCNI:         {Apply: (*exec).cni, Delete: noop, Terraform: (*tfWriter).bootstrap},
 			kindKubeconfig:  {Apply: (*exec).machinesKubeconfig, Delete: (*exec).deleteKubeconfig},
+			// The pod network's steps (machines_podnet.go): in Terraform the check is the
+			// instance's source_dest_check; the routes need the nodes' pod ranges, which exist
+			// once they joined, so nuv's apply (the bootstrap step) makes them.
+			kindSourceDestCheck: {Apply: (*exec).sourceDestCheck, Delete: noop},
+			kindPodRoute:        {Apply: (*exec).podRoute, Delete: (*exec).deletePodRoute, Terraform: (*tfWriter).bootstrap},
 		},
 		Refuse:   (*exec).refuse,
 		Stranger: (*exec).stranger,
@@ -192,8 +197,9 @@ func (w *tfWriter) keyPair(r cluster.Resource) error {
 	return nil
 }
 
-// instance is one machine, tagged with its role; source/destination checks are off because the
-// pod network routes pods' addresses through the nodes. Its SSH host key is made by
+// instance is one machine, tagged with its role; a node's (control plane's, worker's)
+// source/destination check is off because the pod network routes pods' addresses through the
+// nodes (the etcd and HAProxy machines keep theirs). Its SSH host key is made by
 // tls_private_key and installed by the user data nuv gives its own machines (userdata.Template,
 // the same script with Terraform's keys in it); the key's public half is the machine's
 // nuv.dev/host-key tag, so nuv's bootstrap pins it as it pins the keys of machines it launched.
@@ -235,7 +241,10 @@ func (w *tfWriter) instance(r cluster.Resource) error {
 		return err
 	}
 	b.SetAttributeRaw("key_name", kp)
-	b.SetAttributeValue("source_dest_check", cty.False)
+	if carriesPods(f["role"]) {
+		// the pod network routes pods' addresses to the nodes (machines_podnet.go)
+		b.SetAttributeValue("source_dest_check", cty.False)
+	}
 	b.SetAttributeRaw("user_data", tfgen.Heredoc(ud))
 	// the host key's public half is known only when Terraform made it: an expression in the tags
 	tags := []hclwrite.ObjectAttrTokens{}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -490,11 +491,18 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 	}
 	defer os.RemoveAll(tmp)
 	p.log().Infof("creating kind cluster %s (%d node(s), image %s, %s %s)", name, len(cfg.Nodes), image, rt.Name, rt.Version)
+	// kind's network must not be removed by another nuv's delete while this create joins it
+	unlock, err := flock(p.networkLock(), syscall.LOCK_SH)
+	if err != nil {
+		return nil, fmt.Errorf("create kind cluster %s: %w", name, err)
+	}
 	done := make(chan error, 1)
 	go func() {
-		done <- p.kindTimed(rt, clock).Create(name, kindcluster.CreateWithV1Alpha4Config(cfg),
+		err := p.kindTimed(rt, clock).Create(name, kindcluster.CreateWithV1Alpha4Config(cfg),
 			kindcluster.CreateWithKubeconfigPath(tmp+"/kubeconfig"),
 			kindcluster.CreateWithDisplayUsage(false), kindcluster.CreateWithDisplaySalutation(false))
+		unlock() // before the result: a failed create's removal of the idle network below
+		done <- err
 	}()
 	select {
 	case err = <-done:
@@ -758,6 +766,13 @@ func dirExists(p string) bool {
 // removeIdleNetwork removes kind's network when no container uses it any more (kind leaves it).
 func (p *Provider) removeIdleNetwork(ctx context.Context, rt Runtime) {
 	const network = "kind"
+	// not while a create (of any nuv on this host) is joining it; that create uses it
+	unlock, err := flock(p.networkLock(), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err != nil {
+		p.log().V(1).Infof("kept the %s network: a kind create is using it", network)
+		return
+	}
+	defer unlock()
 	if !rt.networkIdle(ctx, network) {
 		return
 	}

@@ -109,8 +109,12 @@ type ec2Route struct {
 	DestinationCidrBlock string `xml:"destinationCidrBlock" json:"destinationCidrBlock"`
 	GatewayID            string `xml:"gatewayId,omitempty" json:"gatewayId,omitempty"`
 	NatGatewayID         string `xml:"natGatewayId,omitempty" json:"natGatewayId,omitempty"`
-	State                string `xml:"state" json:"state"`
-	Origin               string `xml:"origin" json:"origin"`
+	// InstanceID and InstanceOwnerID are the target of a route to an instance (its primary
+	// network interface): what kOps' and nuv's pod routes are.
+	InstanceID      string `xml:"instanceId,omitempty" json:"instanceId,omitempty"`
+	InstanceOwnerID string `xml:"instanceOwnerId,omitempty" json:"instanceOwnerId,omitempty"`
+	State           string `xml:"state" json:"state"`
+	Origin          string `xml:"origin" json:"origin"`
 }
 
 type ec2AssocState struct {
@@ -260,6 +264,7 @@ var ec2Actions = lazy.Value[map[string]queryHandler]{New: func() map[string]quer
 		"DescribeRouteTables":           (*Server).ec2DescribeRouteTables,
 		"DeleteRouteTable":              (*Server).ec2DeleteRouteTable,
 		"CreateRoute":                   (*Server).ec2CreateRoute,
+		"ReplaceRoute":                  (*Server).ec2ReplaceRoute,
 		"DeleteRoute":                   (*Server).ec2DeleteRoute,
 		"AssociateRouteTable":           (*Server).ec2AssociateRouteTable,
 		"DisassociateRouteTable":        (*Server).ec2DisassociateRouteTable,
@@ -276,6 +281,8 @@ var ec2Actions = lazy.Value[map[string]queryHandler]{New: func() map[string]quer
 		"DescribeInstanceTypes":         (*Server).ec2DescribeInstanceTypes,
 		"RunInstances":                  (*Server).ec2RunInstances,
 		"DescribeInstances":             (*Server).ec2DescribeInstances,
+		"ModifyInstanceAttribute":       (*Server).ec2ModifyInstanceAttribute,
+		"DescribeInstanceAttribute":     (*Server).ec2DescribeInstanceAttribute,
 		"DescribeInstanceStatus":        (*Server).ec2DescribeInstanceStatus,
 		"StopInstances":                 (*Server).ec2StopInstances,
 		"StartInstances":                (*Server).ec2StartInstances,
@@ -1119,6 +1126,9 @@ func (s *Server) ec2DescribeRouteTables(p params) (any, error) {
 					r.State = "blackhole"
 				}
 			}
+			if r.InstanceID != "" && !s.routableInstance(r.InstanceID) {
+				r.State = "blackhole"
+			}
 			if r.GatewayID != "" && r.GatewayID != "local" {
 				if g := e.InternetGateways[r.GatewayID]; g == nil || len(g.Attachments) == 0 || g.Attachments[0].VpcID != rt.VpcID {
 					r.State = "blackhole"
@@ -1141,66 +1151,6 @@ func (s *Server) ec2DeleteRouteTable(p params) (any, error) {
 	}
 	delete(s.ec2().RouteTables, rt.RouteTableID)
 	return &ec2Return{Return: true}, nil
-}
-
-func (s *Server) ec2CreateRoute(p params) (any, error) {
-	e := s.ec2()
-	rt, err := s.routeTable(p.get("RouteTableId"))
-	if err != nil {
-		return nil, err
-	}
-	dest, err := p.required("DestinationCidrBlock")
-	if err != nil {
-		return nil, err
-	}
-	if _, err := parseCIDR(dest); err != nil {
-		return nil, errf(400, "InvalidParameterValue", "Value (%s) for parameter destinationCidrBlock is invalid. This is not a valid CIDR block.", dest)
-	}
-	for _, r := range rt.Routes {
-		if r.DestinationCidrBlock == dest {
-			return nil, errf(400, "RouteAlreadyExists", "The route identified by %s already exists.", dest)
-		}
-	}
-	r := ec2Route{DestinationCidrBlock: dest, State: "active", Origin: "CreateRoute"}
-	switch gw, nat := p.get("GatewayId"), p.get("NatGatewayId"); {
-	case gw != "" && nat == "":
-		g, err := s.igw(gw)
-		if err != nil {
-			return nil, errf(400, "InvalidGatewayID.NotFound", "The gateway ID '%s' does not exist", gw)
-		}
-		if len(g.Attachments) == 0 || g.Attachments[0].VpcID != rt.VpcID {
-			return nil, errf(400, "InvalidParameterValue", "route table %s and network gateway %s belong to different networks", rt.RouteTableID, gw)
-		}
-		r.GatewayID = gw
-	case nat != "" && gw == "":
-		n := e.NatGateways[nat]
-		if n == nil || n.State == "deleted" {
-			return nil, errf(400, "InvalidNatGatewayID.NotFound", "The natGateway ID '%s' does not exist", nat)
-		}
-		if n.VpcID != rt.VpcID {
-			return nil, errf(400, "InvalidParameterValue", "route table %s and NAT gateway %s belong to different networks", rt.RouteTableID, nat)
-		}
-		r.NatGatewayID = nat
-	default:
-		return nil, errf(400, "InvalidParameterCombination", "give exactly one target: GatewayId or NatGatewayId (nuv emulator implements these two)")
-	}
-	rt.Routes = append(rt.Routes, r)
-	return &ec2Return{Return: true}, nil
-}
-
-func (s *Server) ec2DeleteRoute(p params) (any, error) {
-	rt, err := s.routeTable(p.get("RouteTableId"))
-	if err != nil {
-		return nil, err
-	}
-	dest := p.get("DestinationCidrBlock")
-	for i, r := range rt.Routes {
-		if r.DestinationCidrBlock == dest && r.GatewayID != "local" {
-			rt.Routes = append(rt.Routes[:i], rt.Routes[i+1:]...)
-			return &ec2Return{Return: true}, nil
-		}
-	}
-	return nil, errf(400, "InvalidRoute.NotFound", "no route with destination-cidr-block %s in route table %s", dest, rt.RouteTableID)
 }
 
 func (s *Server) ec2AssociateRouteTable(p params) (any, error) {

@@ -89,6 +89,9 @@ type ec2Instance struct {
 	// terminated at that time.
 	FailLaunch  bool       `json:"failLaunch,omitempty"`
 	TerminateAt *time.Time `json:"terminateAt,omitempty"`
+	// SourceDestCheckOff says ModifyInstanceAttribute turned the source/destination check off:
+	// the instance then receives packets for addresses not its own (routes to it).
+	SourceDestCheckOff bool `json:"sourceDestCheckOff,omitempty"`
 }
 
 // ec2Reservation is one RunInstances call: its instances, and its client token with a digest
@@ -142,6 +145,12 @@ type instanceRuntime struct {
 	// warned is the listing error warned about last; listFailures counts the failures in a row.
 	warned       string
 	listFailures int
+	// routes is the digest of the instance routes the machines' network carries (routesSet: it
+	// was given since the start); routesWarned the last error about them.
+	routes       string
+	routesSet    bool
+	routesWarned string
+	routesRetry  time.Time // after a failure, when to try again
 }
 
 func (s *Server) instances() map[string]*ec2Instance {
@@ -576,7 +585,7 @@ type xmlInstance struct {
 func (s *Server) instanceWire(in *ec2Instance) xmlInstance {
 	x := xmlInstance{InstanceID: in.InstanceID, ImageID: in.ImageID, State: xmlInstanceState{stateCode(in.State), in.State},
 		Reason: in.Reason, KeyName: in.KeyName, AmiLaunchIndex: in.LaunchIndex, InstanceType: in.InstanceType, LaunchTime: in.LaunchTime,
-		SubnetID: in.SubnetID, VpcID: in.VpcID, SourceDestCheck: true, StateReason: in.StateReason, Architecture: in.Architecture,
+		SubnetID: in.SubnetID, VpcID: in.VpcID, SourceDestCheck: !in.SourceDestCheckOff, StateReason: in.StateReason, Architecture: in.Architecture,
 		RootDeviceType: "ebs", RootDeviceName: "/dev/xvda", VirtualizationType: "hvm", ClientToken: in.ClientToken, Tags: in.Tags,
 		Hypervisor: "xen", EnaSupport: true, PlatformDetails: "Linux/UNIX", UsageOperation: "RunInstances"}
 	x.Placement.AvailabilityZone, x.Placement.Tenancy = in.Zone, "default"
@@ -623,7 +632,7 @@ func (s *Server) instanceFields(in *ec2Instance) map[string][]string {
 	f := map[string][]string{"instance-id": {in.InstanceID}, "instance-state-name": {in.State}, "instance-state-code": {strconv.Itoa(stateCode(in.State))},
 		"vpc-id": {in.VpcID}, "subnet-id": {in.SubnetID}, "image-id": {in.ImageID}, "instance-type": {in.InstanceType}, "key-name": {in.KeyName},
 		"availability-zone": {in.Zone}, "reservation-id": {in.ReservationID}, "architecture": {in.Architecture}, "client-token": {in.ClientToken},
-		"owner-id": {s.St.Account}, "state-reason-code": nil}
+		"owner-id": {s.St.Account}, "state-reason-code": nil, "source-dest-check": {strconv.FormatBool(!in.SourceDestCheckOff)}}
 	if in.StateReason != nil {
 		f["state-reason-code"] = []string{in.StateReason.Code}
 	}
@@ -929,6 +938,7 @@ func (s *Server) reconcileInstances(t time.Time) bool {
 	for _, sn := range e.NetworksToRemove {
 		s.spawnRemoveNetwork(sn)
 	}
+	s.reconcileRoutes()
 	if t.Sub(s.inst.lastCheck) >= machineCheckEvery && s.hasMachines(t) {
 		s.inst.lastCheck = t
 		s.spawnCheck(t)

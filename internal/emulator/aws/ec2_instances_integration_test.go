@@ -20,7 +20,6 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/machine/container"
 )
 
@@ -37,42 +36,10 @@ func TestIntegrationEC2Instances(t *testing.T) {
 	}
 	defer catch(t)
 	ctx := context.Background()
-	rt, err := kind.DetectRuntime(ctx, os.Getenv)
-	if err != nil {
-		t.Fatalf("%v\n(hack/test.sh starts nuv's own dockerd: `eval \"$(hack/dockerd.sh env)\"`)", err)
-	}
-	mgr := must(container.New(container.Runtime{Name: rt.Name, Path: rt.Path}, nil))
+	mgr := machineManager(t)
 	dir := t.TempDir()
 	var account string
-	var subnets []string
-	t.Cleanup(func() {
-		// Whatever the test left: the emulator's machines and its subnets' networks.
-		if account == "" {
-			return
-		}
-		cctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		left, err := mgr.List(cctx, map[string]string{LabelEmulator: "aws", LabelAccount: account})
-		if err != nil {
-			t.Errorf("list the machines left: %v", err)
-		}
-		for _, m := range left {
-			t.Errorf("machine %s left behind: removing it", m.Name)
-			if err := mgr.Remove(cctx, m.Name); err != nil {
-				t.Errorf("remove machine %s: %v", m.Name, err)
-			}
-		}
-		for _, sn := range subnets {
-			if out, err := exec.CommandContext(cctx, rt.Path, "network", "inspect", networkName(sn)).CombinedOutput(); err == nil {
-				t.Errorf("network %s left behind: removing it", networkName(sn))
-				if err := mgr.RemoveNetwork(cctx, networkName(sn)); err != nil {
-					t.Errorf("remove network %s: %v", networkName(sn), err)
-				}
-			} else if !strings.Contains(strings.ToLower(string(out)), "no such network") && !strings.Contains(strings.ToLower(string(out)), "not found") {
-				t.Errorf("inspect network %s: %v %s", networkName(sn), err, out)
-			}
-		}
-	})
+	removeAccountObjectsAtCleanup(t, mgr, &account)
 	e := startEmulatorWith(t, Options{Dir: dir, Log: testLogger(t)})
 	_, _, account, _ = e.Credentials()
 	c := ec2.NewFromConfig(e.Cfg)
@@ -82,7 +49,6 @@ func TestIntegrationEC2Instances(t *testing.T) {
 	vpc := must(c.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String(fmt.Sprintf("10.%d.0.0/16", x))})).Vpc
 	sn := must(c.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: vpc.VpcId, CidrBlock: aws.String(fmt.Sprintf("10.%d.1.0/24", x))})).Subnet
 	subnet := aws.ToString(sn.SubnetId)
-	subnets = append(subnets, subnet)
 	t0 := time.Now()
 	ami := machineAMI(t, c)
 	t.Logf("machine image resolved in %.1fs: %s", time.Since(t0).Seconds(), ami)
@@ -216,7 +182,6 @@ func TestIntegrationEC2Instances(t *testing.T) {
 	// networks of one subnet, so its instance fails to launch, saying why.
 	vpc2 := must(c.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: vpc.CidrBlock})).Vpc
 	sn2 := must(c.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: vpc2.VpcId, CidrBlock: sn.CidrBlock})).Subnet
-	subnets = append(subnets, aws.ToString(sn2.SubnetId))
 	clash := aws.ToString(must(c.RunInstances(ctx, &ec2.RunInstancesInput{ImageId: aws.String(ami), InstanceType: ec2types.InstanceTypeT3Medium,
 		MinCount: aws.Int32(1), MaxCount: aws.Int32(1), SubnetId: sn2.SubnetId})).Instances[0].InstanceId)
 	in = waitState(t, c, clash, ec2types.InstanceStateNameTerminated, time.Minute)
@@ -258,18 +223,7 @@ func TestIntegrationEC2Instances(t *testing.T) {
 	t.Logf("TerminateInstances to terminated: %.1fs", time.Since(t0).Seconds())
 	must(c.DeleteSubnet(ctx, &ec2.DeleteSubnetInput{SubnetId: sn.SubnetId}))
 	must(c.DeleteVpc(ctx, &ec2.DeleteVpcInput{VpcId: vpc.VpcId}))
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		err := exec.Command(rt.Path, "network", "inspect", networkName(subnet)).Run()
-		if err != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("network %s remains after its subnet was deleted", networkName(subnet))
-		}
-	}
-	if left := must(mgr.List(ctx, map[string]string{LabelEmulator: "aws", LabelAccount: account})); len(left) != 0 {
-		t.Fatalf("machines left: %+v", left)
-	}
+	waitAccountEmpty(t, mgr, account)
 }
 
 // waitGone waits until the container of instance id is gone (a container whose making was cut

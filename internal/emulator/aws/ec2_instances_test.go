@@ -34,6 +34,9 @@ type memMachines struct {
 	gate chan struct{}
 	// startErr, when set, is what Start answers (the machine does not boot).
 	startErr error
+	// routes are the instance routes SetRoutes gave last (routesSet: it was called).
+	routes    map[string][]InstanceRoute
+	routesSet int
 }
 
 type memMachine struct {
@@ -125,6 +128,21 @@ func (m *memMachines) RemoveNetwork(ctx context.Context, subnet string) error {
 	}
 	delete(m.networks, subnet)
 	return nil
+}
+
+func (m *memMachines) SetRoutes(ctx context.Context, routes map[string][]InstanceRoute) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.routes = routes
+	m.routesSet++
+	return nil
+}
+
+// givenRoutes are the instance routes the network carries now.
+func (m *memMachines) givenRoutes() map[string][]InstanceRoute {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.routes
 }
 
 func (m *memMachines) get(id string) (memMachine, bool) {

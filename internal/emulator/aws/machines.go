@@ -33,6 +33,10 @@ type Machines interface {
 	List(ctx context.Context) (map[string]MachineStatus, error)
 	// RemoveNetwork removes the network of subnet; one that does not exist is no error.
 	RemoveNetwork(ctx context.Context, subnet string) error
+	// SetRoutes makes the routes of the traffic leaving each subnet's network (through the VPC's
+	// router) exactly routes[subnet]: the routes of its route table to instances that take them
+	// (podroute.go). A network whose subnet is not in routes has none.
+	SetRoutes(ctx context.Context, routes map[string][]InstanceRoute) error
 }
 
 // MachineImage is the image machines boot from, which DescribeImages shows as an AMI.

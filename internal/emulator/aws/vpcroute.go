@@ -116,6 +116,11 @@ func removeSubnetNetwork(ctx context.Context, mgr *container.Manager, name strin
 			labels = n.Labels
 		}
 	}
+	if sn := labels[LabelSubnet]; sn != "" {
+		if err := mgr.SetNetworkRoutes(ctx, name, subnetRouteTableID(labels[LabelAccount], sn), nil); err != nil {
+			return err
+		}
+	}
 	// The machines of instances terminated just before their subnet was deleted may still be
 	// going (their removal runs in the background too): wait for them a little.
 	for deadline := time.Now().Add(time.Minute); ; {

@@ -52,7 +52,10 @@ func testProject(t *testing.T) string {
 // nginx serving the Whisk's page
 // through its Service, the controller's API (nuv's whisk-controller) answering, keeping actions in
 // CouchDB across a restart of its pod and throttling in Redis (checkController), and then `nuv
-// dtest` passing on the cluster.
+// dtest` passing on the cluster. The operator runs in a real pod from the image `nuv image load`
+// built and loaded through kind's node loading, its container Ready and never restarted, its log
+// showing its workers started (the test of the operator on kind: a kind cluster costs a minute of
+// both cores, the repository boots one for the operator and its workload).
 func TestIntegrationKindWorkload(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs a container runtime, debootstrap and a kind node image; skipped under -short")
@@ -69,6 +72,7 @@ func TestIntegrationKindWorkload(t *testing.T) {
 		"NUV_CACHE_DIR": os.Getenv("NUV_CACHE_DIR"), "XDG_CACHE_HOME": os.Getenv("XDG_CACHE_HOME"),
 		"NUV_DEBIAN_SUITE": os.Getenv("NUV_DEBIAN_SUITE"), "NUV_DEBIAN_MIRROR": os.Getenv("NUV_DEBIAN_MIRROR")}
 	getenv := func(k string) string { return vars[k] }
+	var stderr string // of the last run
 	run := func(what string, fn func(env *cli.Env) error) string {
 		t.Helper()
 		var out, errb bytes.Buffer
@@ -78,9 +82,14 @@ func TestIntegrationKindWorkload(t *testing.T) {
 			t.Fatalf("%s: %v\n%s\n%s", what, err, out.String(), errb.String())
 		}
 		t.Logf("%s in %.1fs:\n%s%s", what, time.Since(start).Seconds(), out.String(), errb.String())
+		stderr = errb.String()
 		return out.String()
 	}
-	run("nuv image load", func(env *cli.Env) error { return imagecmd.Run(ctx, env, []string{"load"}) })
+	// build-and-load: the operator image built and loaded through kind's node loading
+	ref := strings.TrimSpace(run("nuv image load", func(env *cli.Env) error { return imagecmd.Run(ctx, env, []string{"load"}) }))
+	if !strings.Contains(stderr, "loaded "+ref+" into kind node "+name+"-control-plane") {
+		t.Errorf("the operator image was not loaded through kind's node loading:\n%s", stderr)
+	}
 	refs := run("nuv image workload --load", func(env *cli.Env) error { return imagecmd.Run(ctx, env, []string{"workload", "--load"}) })
 	for _, n := range debimage.WorkloadNames() {
 		if ref := debimage.Workload()[n].Ref(); !strings.Contains(refs, ref) {
@@ -89,14 +98,16 @@ func TestIntegrationKindWorkload(t *testing.T) {
 	}
 
 	o := deploy.Options{Project: project, Home: home, Timeout: 4 * time.Minute, Log: localtest.Logger(t), Getenv: getenv}
-	run("nuv operator", func(env *cli.Env) error { o.Out = env.Out; return deploy.Operator(ctx, o) })
-	run("nuv instance", func(env *cli.Env) error { o.Out = env.Out; return deploy.Instance(ctx, o) })
-
+	if out := run("nuv operator", func(env *cli.Env) error { o.Out = env.Out; return deploy.Operator(ctx, o) }); !strings.Contains(out, "operator image: "+ref+" (from build-and-load") {
+		t.Errorf("the operator was not deployed from the loaded image:\n%s", out)
+	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(project, "clusters", name+".kubeconfig"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cs := kubernetes.NewForConfigOrDie(cfg)
+	op := checkOperatorPod(t, ctx, cs, ref)
+	run("nuv instance", func(env *cli.Env) error { o.Out = env.Out; return deploy.Instance(ctx, o) })
 	pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=whisk"})
 	if err != nil {
 		t.Fatal(err)
@@ -184,6 +195,16 @@ func TestIntegrationKindWorkload(t *testing.T) {
 	if t.Failed() {
 		return
 	}
+
+	// the operator started its workers and reconciled without restarting
+	logs, err := cs.CoreV1().Pods(op.Namespace).GetLogs(op.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(logs), "starting whisk-operator") || !strings.Contains(string(logs), "Starting workers") {
+		t.Errorf("the operator's log does not show it starting its workers:\n%s", logs)
+	}
+	checkOperatorPod(t, ctx, cs, ref)
 
 	// dtest on the same cluster: operator, instance, assertions (every enabled component Ready),
 	// destroy, nothing leaked
@@ -365,4 +386,30 @@ func checkController(t *testing.T, ctx context.Context, cs kubernetes.Interface)
 		`i=0; while [ $i -lt 81 ]; do i=$((i+1)); c=$(curl -s -o /tmp/body -w '%{http_code}' -u "$WHISK_AUTH" "$u"); [ "$c" = 429 ] && break; done`,
 		`echo "request $i: HTTP $c $(cat /tmp/body)"; [ "$c" = 429 ]; body '"error":"Too many requests in the last minute (count: 41, allowed: 40)."'; body '"code":"'`,
 	}, "\n")}, auth)
+}
+
+// checkOperatorPod finds the running operator pod: it runs image ref, its container Ready and
+// never restarted.
+func checkOperatorPod(t *testing.T, ctx context.Context, cs kubernetes.Interface, ref string) *corev1.Pod {
+	t.Helper()
+	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=whisk-operator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var op *corev1.Pod
+	for i := range pods.Items {
+		if pods.Items[i].Status.Phase == corev1.PodRunning {
+			op = &pods.Items[i]
+		}
+	}
+	if op == nil {
+		t.Fatalf("no running operator pod among %d", len(pods.Items))
+	}
+	if got := op.Spec.Containers[0].Image; got != ref {
+		t.Errorf("the operator pod runs %s, want %s", got, ref)
+	}
+	if st := op.Status.ContainerStatuses; len(st) == 0 || !st[0].Ready || st[0].RestartCount > 0 {
+		t.Errorf("operator container not ready or restarted: %+v", st)
+	}
+	return op
 }

@@ -8,6 +8,13 @@
 //
 // Only containers and networks this package made (labelled dev.nuv.machine) are listed, stopped
 // or removed; the runtime is the one kind clusters use (kind.DetectRuntime finds it).
+//
+// The frequent questions (list and inspect containers and networks, and commands run without
+// standard input, such as the boot check polled every 300 ms) go to the daemon's Engine API over
+// its unix socket (package dockerapi) when the docker CLI would use such a socket: with
+// DOCKER_HOST=tcp://, ssh:// or a docker context every request runs the docker CLI, as does what
+// changes the daemon's state (run, start, stop, rm, network create and rm) and what needs
+// standard input or logs. Both paths give the same Info: they parse the same inspect document.
 package container
 
 import (
@@ -24,6 +31,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/machine"
+	"github.com/nuv-dev/nuv/internal/machine/dockerapi"
 )
 
 // Labels nuv puts on what this package makes.
@@ -43,8 +51,11 @@ const (
 	OutputLog    = "/var/log/cloud-init-output.log"
 )
 
-// DefaultBootWait is how long Run and Start wait for a machine's systemd by default.
-const DefaultBootWait = 2 * time.Minute
+// DefaultBootWait is how long Run and Start wait for a machine's systemd by default. A machine
+// boots in seconds on a quiet host; on two cores shared by several clusters booting at once its
+// systemd took more than two minutes, and an EC2 instance whose machine is given up on fails its
+// launch.
+const DefaultBootWait = 5 * time.Minute
 
 // ErrNotFound is wrapped by the errors about a machine or network that does not exist.
 var ErrNotFound = errors.New("not found")
@@ -61,6 +72,8 @@ type Runtime struct {
 // Manager makes, lists and removes machine containers and their networks.
 type Manager struct {
 	rt Runtime
+	// api asks the daemon over its socket; nil: every request runs the CLI (see the package doc).
+	api *dockerapi.Client
 	// Log receives the progress of long waits (every 15 s).
 	Log cli.Logger
 	// BootWait bounds the wait for systemd in Run and Start (default DefaultBootWait).
@@ -78,7 +91,13 @@ func New(rt Runtime, log cli.Logger) (*Manager, error) {
 	if log == nil {
 		log = cli.Quiet()
 	}
-	return &Manager{rt: rt, Log: log, BootWait: DefaultBootWait}, nil
+	m := &Manager{rt: rt, Log: log, BootWait: DefaultBootWait}
+	if ep := dockerapi.Resolve(rt.Env, nil); ep.Socket != "" {
+		m.api = dockerapi.New(ep.Socket)
+	} else {
+		log.V(1).Infof("machine containers: every request to the daemon runs %s: %s", rt.Path, ep.Reason)
+	}
+	return m, nil
 }
 
 // Spec is one machine to run.
@@ -148,16 +167,22 @@ func (m *Manager) docker(ctx context.Context, stdin []byte, args ...string) ([]b
 		if ctx.Err() != nil {
 			return stdout.Bytes(), fmt.Errorf("%s %s: %w", m.rt.Name, args[0], ctx.Err())
 		}
-		msg := strings.TrimSpace(stderr.String())
-		if len(msg) > 2048 {
-			msg = msg[len(msg)-2048:]
-		}
-		if msg == "" {
-			msg = err.Error()
-		}
-		return stdout.Bytes(), &dockerError{args: args, code: exitCode(err), msg: msg}
+		return stdout.Bytes(), newDockerError(args, exitCode(err), stderr.Bytes(), err.Error())
 	}
 	return stdout.Bytes(), nil
+}
+
+// newDockerError is the failure of a docker command args that exited with code: the end of its
+// standard error, or fallback when it wrote none.
+func newDockerError(args []string, code int, stderr []byte, fallback string) *dockerError {
+	msg := strings.TrimSpace(string(stderr))
+	if len(msg) > 2048 {
+		msg = msg[len(msg)-2048:]
+	}
+	if msg == "" {
+		msg = fallback
+	}
+	return &dockerError{args: args, code: code, msg: msg}
 }
 
 type dockerError struct {
@@ -184,6 +209,9 @@ func exitCode(err error) int {
 
 // noSuch says whether err is the runtime's "no such container/network".
 func noSuch(err error) bool {
+	if dockerapi.IsNotFound(err) {
+		return true
+	}
 	var de *dockerError
 	if !errors.As(err, &de) {
 		return false
@@ -254,6 +282,19 @@ func (m *Manager) EnsureNetwork(ctx context.Context, name, cidr string, labels m
 }
 
 func (m *Manager) networkSubnets(ctx context.Context, name string) ([]string, error) {
+	if m.api != nil {
+		n, err := m.inspectNetwork(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		var subnets []string
+		for _, c := range n.IPAM.Config {
+			if c.Subnet != "" {
+				subnets = append(subnets, c.Subnet)
+			}
+		}
+		return subnets, nil
+	}
 	out, err := m.docker(ctx, nil, "network", "inspect", "--format", "{{range .IPAM.Config}}{{.Subnet}} {{end}}", name)
 	if err != nil {
 		if noSuch(err) {
@@ -264,6 +305,18 @@ func (m *Manager) networkSubnets(ctx context.Context, name string) ([]string, er
 	return strings.Fields(string(out)), nil
 }
 
+// inspectNetwork asks the API for network name; a missing one is an error wrapping ErrNotFound.
+func (m *Manager) inspectNetwork(ctx context.Context, name string) (dockerapi.Network, error) {
+	n, err := m.api.InspectNetwork(ctx, name)
+	if err != nil {
+		if noSuch(err) {
+			return n, fmt.Errorf("network %s: %w", name, ErrNotFound)
+		}
+		return n, fmt.Errorf("inspect network %s: %w", name, err)
+	}
+	return n, nil
+}
+
 // RemoveNetwork removes network name; one that does not exist is success. A network still used
 // by containers is an error naming them.
 func (m *Manager) RemoveNetwork(ctx context.Context, name string) error {
@@ -271,13 +324,43 @@ func (m *Manager) RemoveNetwork(ctx context.Context, name string) error {
 		if noSuch(err) {
 			return nil
 		}
-		users, _ := m.docker(ctx, nil, "ps", "-a", "--filter", "network="+name, "--format", "{{.Names}}")
-		if u := strings.Fields(string(users)); len(u) > 0 {
+		if u := m.networkUsers(ctx, name); len(u) > 0 {
 			return fmt.Errorf("remove network %s: still used by %s", name, strings.Join(u, ", "))
 		}
 		return fmt.Errorf("remove network %s: %w", name, err)
 	}
 	return nil
+}
+
+// networkUsers names the containers attached to network name (none when that cannot be known).
+func (m *Manager) networkUsers(ctx context.Context, name string) []string {
+	if m.api != nil {
+		cs, _ := m.api.Containers(ctx, dockerapi.Filters{"network": {name}})
+		var names []string
+		for _, c := range cs {
+			names = append(names, c.Name())
+		}
+		return names
+	}
+	users, _ := m.docker(ctx, nil, "ps", "-a", "--filter", "network="+name, "--format", "{{.Names}}")
+	return strings.Fields(string(users))
+}
+
+// execNoStdin runs args in container name without standard input and returns its standard
+// output. A command that exits non-zero is a *dockerError with its exit code and the end of its
+// standard error, as from the CLI.
+func (m *Manager) execNoStdin(ctx context.Context, name string, args ...string) ([]byte, error) {
+	if m.api == nil {
+		return m.docker(ctx, nil, append([]string{"exec", name}, args...)...)
+	}
+	res, err := m.api.Exec(ctx, name, args)
+	if err != nil {
+		return res.Stdout, err
+	}
+	if res.ExitCode != 0 {
+		return res.Stdout, newDockerError(append([]string{"exec", name}, args...), res.ExitCode, res.Stderr, fmt.Sprintf("exit status %d", res.ExitCode))
+	}
+	return res.Stdout, nil
 }
 
 // Run creates and starts machine s, waits until its systemd is up and runs its user data once.
@@ -369,10 +452,10 @@ echo "$(cut -d' ' -f1 /proc/uptime) - $(date -u +%Y-%m-%dT%H:%M:%SZ) - exit $rc"
 exit $rc`
 
 func (m *Manager) runUserData(ctx context.Context, name string) error {
-	_, err := m.docker(ctx, nil, "exec", name, "sh", "-c", runOnce)
+	_, err := m.execNoStdin(ctx, name, "sh", "-c", runOnce)
 	var de *dockerError
 	if err != nil && errors.As(err, &de) && de.code > 0 && de.code < 125 {
-		out, _ := m.docker(ctx, nil, "exec", name, "tail", "-n", "20", OutputLog)
+		out, _ := m.execNoStdin(ctx, name, "tail", "-n", "20", OutputLog)
 		return &UserDataError{Machine: name, ExitCode: de.code, Tail: string(out)}
 	}
 	if err != nil {
@@ -390,7 +473,7 @@ func (m *Manager) waitBoot(ctx context.Context, name string, start time.Time) er
 	var lastLog time.Time
 	last := ""
 	for {
-		out, err := m.docker(ctx, nil, "exec", name, "systemctl", "is-system-running")
+		out, err := m.execNoStdin(ctx, name, "systemctl", "is-system-running")
 		state := strings.TrimSpace(string(out))
 		if state == "running" || state == "degraded" {
 			m.Log.V(1).Infof("machine %s: systemd %s after %s", name, state, time.Since(start).Round(100*time.Millisecond))
@@ -501,20 +584,10 @@ func (m *Manager) Remove(ctx context.Context, name string) error {
 
 // List returns the machines that carry all of labels (nil: every machine), by name.
 func (m *Manager) List(ctx context.Context, labels map[string]string) ([]Info, error) {
-	args := []string{"ps", "-a", "--no-trunc", "--filter", "label=" + MachineLabel + "=true", "--format", "{{.Names}}"}
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		args = append(args, "--filter", "label="+k+"="+labels[k])
-	}
-	out, err := m.docker(ctx, nil, args...)
+	names, err := m.listNames(ctx, labels)
 	if err != nil {
 		return nil, fmt.Errorf("list machines: %w", err)
 	}
-	names := strings.Fields(string(out))
 	if len(names) == 0 {
 		return nil, nil
 	}
@@ -524,6 +597,39 @@ func (m *Manager) List(ctx context.Context, labels map[string]string) ([]Info, e
 	}
 	sort.Slice(infos, func(i, j int) bool { return infos[i].Name < infos[j].Name })
 	return infos, nil
+}
+
+// listNames names the machines that carry all of labels.
+func (m *Manager) listNames(ctx context.Context, labels map[string]string) ([]string, error) {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	filters := []string{MachineLabel + "=true"}
+	for _, k := range keys {
+		filters = append(filters, k+"="+labels[k])
+	}
+	if m.api != nil {
+		cs, err := m.api.Containers(ctx, dockerapi.Filters{"label": filters})
+		if err != nil {
+			return nil, err
+		}
+		names := make([]string, 0, len(cs))
+		for _, c := range cs {
+			names = append(names, c.Name())
+		}
+		return names, nil
+	}
+	args := []string{"ps", "-a", "--no-trunc", "--format", "{{.Names}}"}
+	for _, f := range filters {
+		args = append(args, "--filter", "label="+f)
+	}
+	out, err := m.docker(ctx, nil, args...)
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(string(out)), nil
 }
 
 // Inspect returns what machine name is now; a missing one is an error wrapping ErrNotFound.
@@ -561,6 +667,9 @@ type inspected struct {
 }
 
 func (m *Manager) inspect(ctx context.Context, names ...string) ([]Info, error) {
+	if m.api != nil {
+		return m.inspectAPI(ctx, names)
+	}
 	out, err := m.docker(ctx, nil, append([]string{"inspect", "--type", "container"}, names...)...)
 	if err != nil {
 		if noSuch(err) && len(names) == 1 {
@@ -575,6 +684,33 @@ func (m *Manager) inspect(ctx context.Context, names ...string) ([]Info, error) 
 	if err := json.Unmarshal(out, &raw); err != nil {
 		return nil, fmt.Errorf("inspect machine %s: %s's answer: %w", strings.Join(names, ", "), m.rt.Name, err)
 	}
+	return parseInspected(names, raw)
+}
+
+// inspectAPI is inspect over the API: one request a container, those gone meanwhile left out
+// (as the CLI leaves them out of its answer).
+func (m *Manager) inspectAPI(ctx context.Context, names []string) ([]Info, error) {
+	raw := make([]inspected, 0, len(names))
+	for _, name := range names {
+		b, err := m.api.InspectContainer(ctx, name)
+		if err != nil {
+			if noSuch(err) {
+				continue
+			}
+			return nil, fmt.Errorf("inspect machine %s: %w", name, err)
+		}
+		var r inspected
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("inspect machine %s: the daemon's answer: %w", name, err)
+		}
+		raw = append(raw, r)
+	}
+	return parseInspected(names, raw)
+}
+
+// parseInspected makes the Info of inspect documents (the CLI's and the API's are the same);
+// none is an error wrapping ErrNotFound.
+func parseInspected(names []string, raw []inspected) ([]Info, error) {
 	var infos []Info
 	for _, r := range raw {
 		info := Info{

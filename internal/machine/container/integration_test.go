@@ -405,3 +405,16 @@ func randomID(t *testing.T) string {
 	}
 	return hex.EncodeToString(b)
 }
+
+// dockerCLI runs the docker program at path with its arguments and returns its trimmed output;
+// a failure ends the test with that output.
+func dockerCLI(t *testing.T, ctx context.Context, path string) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
+		out, err := exec.CommandContext(ctx, path, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("docker %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+}

@@ -25,6 +25,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/nuv-dev/nuv/internal/machine/dockerapi"
 )
 
 // Rule is one iptables rule: Table, Chain and the match and target arguments after the chain.
@@ -97,6 +99,13 @@ func (t iptables) run(ctx context.Context, args ...string) (string, error) {
 
 // bridge is the interface name of network name's bridge.
 func (m *Manager) bridge(ctx context.Context, name string) (string, error) {
+	if m.api != nil {
+		n, err := m.inspectNetwork(ctx, name)
+		if err != nil {
+			return "", err
+		}
+		return bridgeName(name, n.ID, n.Options["com.docker.network.bridge.name"])
+	}
 	out, err := m.docker(ctx, nil, "network", "inspect", "--format", `{{.Id}} {{index .Options "com.docker.network.bridge.name"}}`, name)
 	if err != nil {
 		if noSuch(err) {
@@ -104,14 +113,26 @@ func (m *Manager) bridge(ctx context.Context, name string) (string, error) {
 		}
 		return "", fmt.Errorf("inspect network %s: %w", name, err)
 	}
-	f := strings.Fields(string(out))
-	if len(f) > 1 && f[1] != "<no" {
-		return f[1], nil
+	id, option := "", ""
+	if f := strings.Fields(string(out)); len(f) > 0 {
+		id = f[0]
+		if len(f) > 1 && f[1] != "<no" { // "<no value>": the option is not set
+			option = f[1]
+		}
 	}
-	if len(f) == 0 || len(f[0]) < 12 {
-		return "", fmt.Errorf("inspect network %s: no ID in %q", name, out)
+	return bridgeName(name, id, option)
+}
+
+// bridgeName is the interface of network name's bridge: its bridge.name option when set, else
+// docker's default name from the network's ID.
+func bridgeName(name, id, option string) (string, error) {
+	if option != "" {
+		return option, nil
 	}
-	return "br-" + f[0][:12], nil
+	if len(id) < 12 {
+		return "", fmt.Errorf("inspect network %s: no ID in the daemon's answer", name)
+	}
+	return "br-" + id[:12], nil
 }
 
 // LinkNetworks gives networks (which exist; one missing is skipped) routing between each other
@@ -243,6 +264,22 @@ type NetworkInfo struct {
 
 // Networks lists the networks this package made that carry labels.
 func (m *Manager) Networks(ctx context.Context, labels map[string]string) ([]NetworkInfo, error) {
+	if m.api != nil {
+		filters := []string{NetworkLabel}
+		for k, v := range labels {
+			filters = append(filters, k+"="+v)
+		}
+		ns, err := m.api.Networks(ctx, dockerapi.Filters{"label": filters})
+		if err != nil {
+			return nil, fmt.Errorf("list networks: %w", err)
+		}
+		nets := make([]NetworkInfo, 0, len(ns))
+		for _, n := range ns {
+			nets = append(nets, NetworkInfo{Name: n.Name, Labels: n.Labels})
+		}
+		sort.Slice(nets, func(i, j int) bool { return nets[i].Name < nets[j].Name })
+		return nets, nil
+	}
 	args := []string{"network", "ls", "--filter", "label=" + NetworkLabel, "--format", "{{.Name}}"}
 	for k, v := range labels {
 		args = append(args, "--filter", "label="+k+"="+v)

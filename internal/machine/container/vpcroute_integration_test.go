@@ -40,14 +40,7 @@ func TestIntegrationLinkNetworks(t *testing.T) {
 	}
 	run := randomID(t)
 	link := "test/vpc-" + run
-	docker := func(args ...string) string {
-		t.Helper()
-		out, err := exec.CommandContext(ctx, krt.Path, args...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("docker %s: %v: %s", strings.Join(args, " "), err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	docker := dockerCLI(t, ctx, krt.Path)
 	nets := []struct{ name, cidr, ip string }{
 		{"nuv-ltest-a-" + run, "10.231.0.0/24", "10.231.0.10"},
 		{"nuv-ltest-b-" + run, "10.231.128.0/24", "10.231.128.10"},

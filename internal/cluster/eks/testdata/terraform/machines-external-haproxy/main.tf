@@ -366,7 +366,6 @@ resource "aws_instance" "etcd-0" {
   subnet_id              = aws_subnet.private-us-east-1a.id
   vpc_security_group_ids = [aws_security_group.etcd.id, aws_security_group.machines.id]
   key_name               = aws_key_pair.nuv-tier.key_name
-  source_dest_check      = false
   user_data              = <<EOT
 #!/bin/sh
 # nuv: user data of a machine of a self-managed cluster. It makes the machine reachable over SSH
@@ -433,7 +432,6 @@ resource "aws_instance" "etcd-1" {
   subnet_id              = aws_subnet.private-us-east-1a.id
   vpc_security_group_ids = [aws_security_group.etcd.id, aws_security_group.machines.id]
   key_name               = aws_key_pair.nuv-tier.key_name
-  source_dest_check      = false
   user_data              = <<EOT
 #!/bin/sh
 # nuv: user data of a machine of a self-managed cluster. It makes the machine reachable over SSH
@@ -500,7 +498,6 @@ resource "aws_instance" "etcd-2" {
   subnet_id              = aws_subnet.private-us-east-1a.id
   vpc_security_group_ids = [aws_security_group.etcd.id, aws_security_group.machines.id]
   key_name               = aws_key_pair.nuv-tier.key_name
-  source_dest_check      = false
   user_data              = <<EOT
 #!/bin/sh
 # nuv: user data of a machine of a self-managed cluster. It makes the machine reachable over SSH
@@ -634,7 +631,6 @@ resource "aws_instance" "lb-0" {
   subnet_id              = aws_subnet.public-us-east-1a.id
   vpc_security_group_ids = [aws_security_group.lb.id, aws_security_group.machines.id]
   key_name               = aws_key_pair.nuv-tier.key_name
-  source_dest_check      = false
   user_data              = <<EOT
 #!/bin/sh
 # nuv: user data of a machine of a self-managed cluster. It makes the machine reachable over SSH
