@@ -28,9 +28,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -124,6 +127,55 @@ func TestIntegrationLocalCluster(t *testing.T) {
 		out, err := kubectl(t, info.Kubeconfig, "", "version")
 		if err != nil || !strings.Contains(out, "Server Version: v1.36.3") {
 			t.Fatalf("kubectl version: %v\n%s", err, out)
+		}
+	})
+	t.Run("watches and informers work with the watch cache off", func(t *testing.T) {
+		// The API server runs with --watch-cache=false: watches are served by etcd, and an
+		// informer's list-then-watch (or watch-list) must still see every change.
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace("default"))
+		seen := make(chan string, 8)
+		inf := factory.Core().V1().ConfigMaps().Informer()
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+			if cm, ok := obj.(*corev1.ConfigMap); ok {
+				seen <- cm.Name
+			}
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		factory.Start(wctx.Done())
+		defer factory.Shutdown()
+		if !cache.WaitForCacheSync(wctx.Done(), inf.HasSynced) {
+			t.Fatal("configmap informer never synced")
+		}
+		list, err := cs.CoreV1().ConfigMaps("default").List(wctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := cs.CoreV1().ConfigMaps("default").Watch(wctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+		if err != nil {
+			t.Fatalf("watch: %v", err)
+		}
+		defer w.Stop()
+		if _, err := cs.CoreV1().ConfigMaps("default").Create(wctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "watched"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		gotWatch, gotInformer := false, false
+		for !gotWatch || !gotInformer {
+			select {
+			case ev, ok := <-w.ResultChan():
+				if !ok {
+					t.Fatal("watch closed before the configmap was seen")
+				}
+				if cm, isCM := ev.Object.(*corev1.ConfigMap); isCM && ev.Type == watch.Added && cm.Name == "watched" {
+					gotWatch = true
+				}
+			case name := <-seen:
+				gotInformer = gotInformer || name == "watched"
+			case <-wctx.Done():
+				t.Fatalf("configmap not seen (watch %v, informer %v)", gotWatch, gotInformer)
+			}
 		}
 	})
 	t.Run("deployment of 10 replicas becomes available", func(t *testing.T) {
