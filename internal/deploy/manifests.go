@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,19 +107,8 @@ func joinRef(name, tag, digest string) string {
 // the operator image, and returns the objects in kustomize's apply order.
 func buildOperator(configDir string, img imageChoice) ([]*unstructured.Unstructured, error) {
 	mem := filesys.MakeFsInMemory()
-	err := filepath.WalkDir(configDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(configDir, p)
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return mem.WriteFile(filepath.Join("/config", rel), data)
+	err := rendercache.EachFile(configDir, func(rel string, data []byte) error {
+		return mem.WriteFile("/config/"+rel, data)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read operator manifests %s: %w", configDir, err)

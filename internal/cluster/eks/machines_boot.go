@@ -329,6 +329,21 @@ func (x *exec) haproxy(ctx context.Context, _ cluster.Change) error {
 	return x.ranOn(bt, key(kindInstance, x.rname))
 }
 
+// stepMachine is the bootstrap and the running machine of the step's instance (its "instance"
+// field); a machine that is not running is an error naming the step.
+func (x *exec) stepMachine(ctx context.Context) (*booted, *sshMachine, error) {
+	bt, err := x.boot(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	ik := x.res.Fields["instance"]
+	m := bt.machines[ik]
+	if m == nil {
+		return nil, nil, fmt.Errorf("%s: its machine %s is not running", x.res.Key(), ik)
+	}
+	return bt, m, nil
+}
+
 func (x *exec) etcdMember(ctx context.Context, _ cluster.Change) error {
 	bt, err := x.boot(ctx)
 	if err != nil {
@@ -377,14 +392,9 @@ func (x *exec) kubeadmInit(ctx context.Context, _ cluster.Change) error {
 // nothing to join; a control plane joins after the etcd member of the machine it replaces (same
 // name, gone) is removed.
 func (x *exec) kubeadmJoin(ctx context.Context, _ cluster.Change) error {
-	bt, err := x.boot(ctx)
+	bt, m, err := x.stepMachine(ctx)
 	if err != nil {
 		return err
-	}
-	ik := x.res.Fields["instance"]
-	m := bt.machines[ik]
-	if m == nil {
-		return fmt.Errorf("%s: its machine %s is not running", x.res.Key(), ik)
 	}
 	if x.res.Fields["role"] == RoleControlPlane {
 		ok, err := bootstrap.Initialised(ctx, m)
@@ -392,7 +402,7 @@ func (x *exec) kubeadmJoin(ctx context.Context, _ cluster.Change) error {
 			if err != nil {
 				return err
 			}
-			return x.ranOn(bt, ik)
+			return x.ranOn(bt, x.res.Fields["instance"])
 		}
 	}
 	joined, err := m.Run(ctx, "[ -e "+bootstrap.KubeletConf+" ] && echo yes || echo no\n", nil)
@@ -430,7 +440,7 @@ func (x *exec) kubeadmJoin(ctx context.Context, _ cluster.Change) error {
 	} else if err := bt.b.JoinWorker(ctx, m); err != nil {
 		return err
 	}
-	return x.ranOn(bt, ik)
+	return x.ranOn(bt, x.res.Fields["instance"])
 }
 
 // leaving is the delete of a join: when the cluster stays (a group scaled down, a machine taken

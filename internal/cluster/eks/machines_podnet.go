@@ -93,14 +93,9 @@ func (x *exec) sourceDestOff(ctx context.Context, id string) error {
 
 // podRoute routes the pod range of the step's node to its instance.
 func (x *exec) podRoute(ctx context.Context, _ cluster.Change) error {
-	bt, err := x.boot(ctx)
+	bt, m, err := x.stepMachine(ctx)
 	if err != nil {
 		return err
-	}
-	ik := x.res.Fields["instance"]
-	m := bt.machines[ik]
-	if m == nil {
-		return fmt.Errorf("%s: its machine %s is not running", x.res.Key(), ik)
 	}
 	cidr, err := x.routePods(ctx, bt, m, kit.ParseList(x.res.Fields["routeTables"]))
 	if err != nil {

@@ -55,17 +55,15 @@ func ImageRefFile(project, cluster string) string {
 	return filepath.Join(paths.ProjectState(project), "images", cluster+".ref")
 }
 
-// Key is the key of the render of configDir for cluster of project with the environment of
-// getenv: a hash of every file under configDir (path and content) and of the image choice's
-// inputs. An unreadable directory or file is an error.
-func Key(configDir, project, cluster string, getenv func(string) string) (string, error) {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\n", format)
-	err := filepath.WalkDir(configDir, func(p string, d fs.DirEntry, err error) error {
+// EachFile calls fn with the slash-separated path (relative to dir) and the content of every
+// file under dir, in lexical order: what the render reads of operator/config is what its key
+// hashes.
+func EachFile(dir string, fn func(rel string, data []byte) error) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		rel, err := filepath.Rel(configDir, p)
+		rel, err := filepath.Rel(dir, p)
 		if err != nil {
 			return err
 		}
@@ -73,7 +71,18 @@ func Key(configDir, project, cluster string, getenv func(string) string) (string
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(h, "file %q %d\n", filepath.ToSlash(rel), len(data))
+		return fn(filepath.ToSlash(rel), data)
+	})
+}
+
+// Key is the key of the render of configDir for cluster of project with the environment of
+// getenv: a hash of every file under configDir (path and content) and of the image choice's
+// inputs. An unreadable directory or file is an error.
+func Key(configDir, project, cluster string, getenv func(string) string) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n", format)
+	err := EachFile(configDir, func(rel string, data []byte) error {
+		fmt.Fprintf(h, "file %q %d\n", rel, len(data))
 		h.Write(data)
 		return nil
 	})
