@@ -39,9 +39,14 @@ const KubeadmLog = "/var/log/nuv-kubeadm.log"
 // configuration file and writes marker: one script, so a kubeadm that outlives nuv still marks
 // its completion.
 func kubeadmScript(cmdline, config, marker string) string {
-	return cmdline + " </dev/null >>" + KubeadmLog + " 2>&1 || { rc=$?; tail -n 40 " + KubeadmLog + "; exit $rc; }\n" +
+	return cmdline + " </dev/null >>" + KubeadmLog + " 2>&1 || { rc=$?; tail -n 40 " + KubeadmLog + "; " + kubeletReport + " exit $rc; }\n" +
 		"rm -f " + config + "\ntouch " + marker + "\n"
 }
+
+// kubeletReport prints, after a failed kubeadm, what its most common failure ("the kubelet is not
+// healthy") needs to be understood: how far the machine's systemd got, the kubelet's and
+// containerd's unit states and the end of the kubelet's journal.
+const kubeletReport = `echo "--- systemd: $(systemctl is-system-running 2>&1); kubelet: $(systemctl is-active kubelet 2>&1); containerd: $(systemctl is-active containerd 2>&1); the kubelet's journal:"; journalctl -u kubelet --no-pager -n 15 -o cat 2>&1 | cut -c1-300;`
 
 // kubeadmState waits until no kubeadm runs on m (one a killed apply left running finishes, and
 // the script that ran it writes its marker, first) and says whether the command completed

@@ -134,11 +134,11 @@ func TestInitSteps(t *testing.T) {
 		want    []string
 	}{
 		{name: "fresh machine: init once, marker after it", want: []string{
-			"kubeadm init --config /etc/kubernetes/nuv/init.yaml --upload-certs --skip-token-print --skip-certificate-key-print </dev/null >>/var/log/nuv-kubeadm.log 2>&1 || { rc=$?; tail -n 40 /var/log/nuv-kubeadm.log; exit $rc; }"}},
+			"kubeadm init --config /etc/kubernetes/nuv/init.yaml --upload-certs --skip-token-print --skip-certificate-key-print </dev/null >>/var/log/nuv-kubeadm.log 2>&1 || { rc=$?; tail -n 40 /var/log/nuv-kubeadm.log; " + kubeletReport + " exit $rc; }"}},
 		{name: "initialised: nothing runs", files: map[string][]byte{initDone: nil, AdminConf: nil, PKIDir + "/ca.crt": ca.CertPEM}, want: nil},
 		{name: "interrupted init: reset, then init", files: map[string][]byte{AdminConf: nil}, want: []string{
 			"kubeadm reset -f >/dev/null 2>&1 || true",
-			"kubeadm init --config /etc/kubernetes/nuv/init.yaml --upload-certs --skip-token-print --skip-certificate-key-print </dev/null >>/var/log/nuv-kubeadm.log 2>&1 || { rc=$?; tail -n 40 /var/log/nuv-kubeadm.log; exit $rc; }"}},
+			"kubeadm init --config /etc/kubernetes/nuv/init.yaml --upload-certs --skip-token-print --skip-certificate-key-print </dev/null >>/var/log/nuv-kubeadm.log 2>&1 || { rc=$?; tail -n 40 /var/log/nuv-kubeadm.log; " + kubeletReport + " exit $rc; }"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := goldenCluster(false, true)
@@ -189,15 +189,15 @@ func TestJoinSteps(t *testing.T) {
 		want         []string
 	}{
 		{name: "worker after init in this run", fresh: true,
-			want: []string{"kubeadm join --config /etc/kubernetes/nuv/join.yaml </dev/null >>/var/log/nuv-kubeadm.log 2>&1 || { rc=$?; tail -n 40 /var/log/nuv-kubeadm.log; exit $rc; }"}},
+			want: []string{"kubeadm join --config /etc/kubernetes/nuv/join.yaml </dev/null >>/var/log/nuv-kubeadm.log 2>&1 || { rc=$?; tail -n 40 /var/log/nuv-kubeadm.log; " + kubeletReport + " exit $rc; }"}},
 		{name: "worker on a resumed apply: token and certificates first", controlPlane: false,
-			wantCP0: []string{"read -r token"}, want: []string{"kubeadm join --config /etc/kubernetes/nuv/join.yaml </dev/null >>/var/log/nuv-kubeadm.log 2>&1 || { rc=$?; tail -n 40 /var/log/nuv-kubeadm.log; exit $rc; }"}},
+			wantCP0: []string{"read -r token"}, want: []string{"kubeadm join --config /etc/kubernetes/nuv/join.yaml </dev/null >>/var/log/nuv-kubeadm.log 2>&1 || { rc=$?; tail -n 40 /var/log/nuv-kubeadm.log; " + kubeletReport + " exit $rc; }"}},
 		{name: "joined worker: nothing", files: map[string][]byte{joinDone: nil, KubeletConf: nil}},
 		{name: "interrupted worker join: reset, node deleted, join", files: map[string][]byte{KubeletConf: nil}, fresh: true,
 			wantCP0: []string{"kubectl --kubeconfig /etc/kubernetes/admin.conf delete node 'worker-0' --ignore-not-found >/dev/null 2>/tmp/nuv-kubectl.err || { i=0; until kubectl --kubeconfig /etc/kubernetes/admin.conf delete node 'worker-0' --ignore-not-found >/dev/null 2>/tmp/nuv-kubectl.err; do i=$((i+1)); if [ $i -ge 30 ]; then cat /tmp/nuv-kubectl.err >&2; exit 1; fi; sleep 2; done; }"},
-			want:    []string{"kubeadm reset -f >/dev/null 2>&1 || true", "kubeadm join --config /etc/kubernetes/nuv/join.yaml </dev/null >>/var/log/nuv-kubeadm.log 2>&1 || { rc=$?; tail -n 40 /var/log/nuv-kubeadm.log; exit $rc; }"}},
+			want:    []string{"kubeadm reset -f >/dev/null 2>&1 || true", "kubeadm join --config /etc/kubernetes/nuv/join.yaml </dev/null >>/var/log/nuv-kubeadm.log 2>&1 || { rc=$?; tail -n 40 /var/log/nuv-kubeadm.log; " + kubeletReport + " exit $rc; }"}},
 		{name: "control plane", controlPlane: true, fresh: true,
-			want: []string{"kubeadm join --config /etc/kubernetes/nuv/join.yaml </dev/null >>/var/log/nuv-kubeadm.log 2>&1 || { rc=$?; tail -n 40 /var/log/nuv-kubeadm.log; exit $rc; }"}},
+			want: []string{"kubeadm join --config /etc/kubernetes/nuv/join.yaml </dev/null >>/var/log/nuv-kubeadm.log 2>&1 || { rc=$?; tail -n 40 /var/log/nuv-kubeadm.log; " + kubeletReport + " exit $rc; }"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := goldenCluster(false, true)
