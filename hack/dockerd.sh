@@ -12,7 +12,8 @@
 # $NUV_DOCKERD_RUN (default /run/nuv-test-docker), its own daemon.json there (the host's
 # /etc/docker/daemon.json is not read), its images under the user's cache ($NUV_DOCKERD_DATA,
 # default ${NUV_CACHE_DIR:-~/.cache/nuv}/dockerd, kept between runs), no default bridge (--bridge=none;
-# kind makes its own network), no iptables rules and no ip_forward sysctl on the host. Containers run
+# kind makes its own network), no iptables rules and no ip_forward sysctl on the host (only the inotify
+# limits are raised while it runs: see raise_inotify). Containers run
 # through bin/nuv-runc, which removes the capabilities this host's bounding set lacks (this VM lacks
 # CAP_SYS_RESOURCE, which privileged containers such as kind's nodes ask for); it says so below.
 set -euo pipefail
@@ -45,7 +46,40 @@ install() {
   fi
 }
 
+# Every node container (kind's, the AWS emulator's machines) runs systemd, containerd and a
+# kubelet, and a control plane its API server and controller manager: about 13 inotify instances a
+# worker and 26 a control plane, all counted against root's fs.inotify.max_user_instances (128 on
+# Debian). A three-control-plane cluster beside another test's cluster passes it, and the next
+# kubelet fails to start ("too many open files") until kubeadm gives up. As kind's documentation
+# advises, raise the limits while the daemon runs (stop puts back what start found).
+inotify_limits=(fs.inotify.max_user_instances=1024 fs.inotify.max_user_watches=524288)
+raise_inotify() {
+  local kv key want have
+  for kv in "${inotify_limits[@]}"; do
+    key=${kv%%=*} want=${kv#*=}
+    have=$(sysctl -n "$key")
+    if [ "$have" -lt "$want" ]; then
+      [ -f "$run/$key.before" ] || echo "$have" >"$run/$key.before"
+      sysctl -q -w "$key=$want"
+      echo "dockerd.sh: $key $have -> $want (node containers' kubelets; put back by stop)" >&2
+    fi
+  done
+}
+restore_inotify() {
+  local kv key
+  for kv in "${inotify_limits[@]}"; do
+    key=${kv%%=*}
+    if [ -f "$run/$key.before" ]; then
+      sysctl -q -w "$key=$(cat "$run/$key.before")"
+      echo "dockerd.sh: $key back to $(cat "$run/$key.before")" >&2
+      rm -f "$run/$key.before"
+    fi
+  done
+}
+
 start() {
+  mkdir -p "$run"
+  if [ "$(id -u)" = 0 ]; then raise_inotify; fi
   if running && DOCKER_HOST=unix://$sock docker version >/dev/null 2>&1; then
     echo "dockerd.sh: running (pid $(cat "$pidfile")): DOCKER_HOST=unix://$sock" >&2
     return 0
@@ -97,17 +131,19 @@ JSON
 stop() {
   if ! running; then
     echo "dockerd.sh: not running" >&2
+    restore_inotify
     return 0
   fi
   local pid
   pid=$(cat "$pidfile")
   kill -TERM "$pid"
   for _ in $(seq 1 60); do
-    kill -0 "$pid" 2>/dev/null || { echo "dockerd.sh: stopped" >&2; return 0; }
+    kill -0 "$pid" 2>/dev/null || { echo "dockerd.sh: stopped" >&2; restore_inotify; return 0; }
     sleep 0.5
   done
   echo "dockerd.sh: dockerd (pid $pid) did not stop in 30 s: killing it" >&2
   kill -KILL "$pid" 2>/dev/null || true
+  restore_inotify
 }
 
 case "${1:-}" in
