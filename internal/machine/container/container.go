@@ -27,6 +27,7 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
@@ -78,6 +79,10 @@ type Manager struct {
 	Log cli.Logger
 	// BootWait bounds the wait for systemd in Run and Start (default DefaultBootWait).
 	BootWait time.Duration
+	// netMu serialises EnsureNetwork: machines launched at once into one subnet all ask for its
+	// network, and Docker answers a create racing another with "pool overlaps" before the first
+	// network is visible by name.
+	netMu sync.Mutex
 }
 
 // New returns a Manager on rt; log may be nil.
@@ -258,6 +263,8 @@ func (m *Manager) EnsureNetwork(ctx context.Context, name, cidr string, labels m
 		}
 		return true, fmt.Errorf("network %s exists with subnet %s, not %s: remove it or choose another name", name, strings.Join(subnets, ", "), cidr)
 	}
+	m.netMu.Lock()
+	defer m.netMu.Unlock()
 	if ok, err := check(); ok || err != nil {
 		return err
 	}
@@ -272,9 +279,21 @@ func (m *Manager) EnsureNetwork(ctx context.Context, name, cidr string, labels m
 	gw := p.Addr().Next()
 	args := append([]string{"network", "create", "--driver", "bridge", "--subnet", p.String(), "--gateway", gw.String()}, la...)
 	if _, err := m.docker(ctx, nil, append(args, name)...); err != nil {
-		// Made meanwhile by another nuv: the same subnet is success.
-		if ok, cerr := check(); ok {
-			return cerr
+		// Made meanwhile by another process: the same subnet is success. Docker reserves the
+		// subnet before the network shows by name, so a create that lost the race ("pool
+		// overlaps") looks again for a few seconds.
+		for deadline := time.Now().Add(5 * time.Second); ; {
+			if ok, cerr := check(); ok {
+				return cerr
+			}
+			if !strings.Contains(err.Error(), "overlaps") || time.Now().After(deadline) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(200 * time.Millisecond):
+			}
 		}
 		return fmt.Errorf("create network %s (%s): %w", name, cidr, err)
 	}
