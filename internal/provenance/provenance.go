@@ -7,15 +7,14 @@
 package provenance
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
-	"hash/fnv"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // MinLineLength is the shortest normalised line that counts: shorter ones ("spec:", "fi", "}")
@@ -32,11 +31,49 @@ const Window = 3
 const Common = 25
 
 // normalise trims a line of surrounding blanks and a trailing comma, drops quotes and squeezes
-// inner blanks, so a value quoted or re-indented differently is the same line.
-func normalise(l string) string {
-	l = strings.NewReplacer(`"`, "", "'", "", "`", "").Replace(l)
+// inner blanks, so a value quoted or re-indented differently is the same line. buf is reused
+// for the result (the module cache holds millions of lines: one allocation each would be most
+// of the index's cost).
+func normalise(l []byte, buf []byte) []byte {
+	out := buf[:0]
+	space := false
+	for i := 0; i < len(l); i++ {
+		c := l[i]
+		if c >= utf8.RuneSelf {
+			return normaliseSlow(string(l), out)
+		}
+		switch c {
+		case '"', '\'', '`':
+			continue
+		case ' ', '\t', '\n', '\v', '\f', '\r':
+			space = len(out) > 0
+			continue
+		}
+		if space {
+			out = append(out, ' ')
+			space = false
+		}
+		out = append(out, c)
+	}
+	if n := len(out); n > 0 && out[n-1] == ',' {
+		out = out[:n-1]
+		if n > 1 && out[n-2] == ' ' {
+			out = out[:n-2]
+		}
+	}
+	return out
+}
+
+// normaliseSlow is normalise for a line with non-ASCII text (Unicode blanks count as blanks).
+func normaliseSlow(l string, buf []byte) []byte {
+	l = strings.Map(func(r rune) rune {
+		if r == '"' || r == '\'' || r == '`' {
+			return -1
+		}
+		return r
+	}, l)
 	l = strings.TrimSuffix(strings.TrimSpace(l), ",")
-	return strings.Join(strings.Fields(l), " ")
+	return append(buf[:0], strings.Join(strings.Fields(l), " ")...)
 }
 
 // Lines returns the set of a file's shingles, hashed: every run of Window consecutive
@@ -44,28 +81,46 @@ func normalise(l string) string {
 // breaking a run).
 func Lines(data []byte) map[uint64]struct{} {
 	set := map[uint64]struct{}{}
-	var run []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
-	for sc.Scan() {
-		l := normalise(sc.Text())
-		if len(l) < MinLineLength {
+	var run [Window]uint64 // the hashes of the last significant lines, oldest first
+	n := 0
+	var buf []byte
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		buf = normalise(line, buf)
+		if len(buf) < MinLineLength {
 			continue
 		}
-		run = append(run, l)
-		if len(run) > Window {
-			run = run[1:]
-		}
-		if len(run) == Window {
-			h := fnv.New64a()
+		copy(run[:], run[1:])
+		run[Window-1] = hashLine(buf)
+		if n++; n >= Window {
+			h := uint64(fnvOffset)
 			for _, x := range run {
-				h.Write([]byte(x))
-				h.Write([]byte{0})
+				h = (h ^ x) * fnvPrime
 			}
-			set[h.Sum64()] = struct{}{}
+			set[h] = struct{}{}
 		}
 	}
 	return set
+}
+
+// FNV-1a's 64-bit parameters: a line hashes as FNV-1a of its bytes, a run as FNV-1a over its
+// lines' hashes.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func hashLine(b []byte) uint64 {
+	h := uint64(fnvOffset)
+	for _, c := range b {
+		h = (h ^ uint64(c)) * fnvPrime
+	}
+	return h
 }
 
 // Index holds the significant lines of many files (a module cache's) for Match.

@@ -58,6 +58,38 @@ func TestLinesNormalise(t *testing.T) {
 	}
 }
 
+// TestNormalise holds normalise to its definition: quotes dropped, surrounding blanks and one
+// trailing comma trimmed, inner blanks squeezed to one space (Unicode blanks included).
+func TestNormalise(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"   ", ""},
+		{"  name: \"value\"  ", "name: value"},
+		{"\tkey:\t 'x' ,", "key: x"},
+		{"a,,", "a,"},
+		{",", ""},
+		{" , ", ""},
+		{"a , ,", "a ,"},
+		{"`cmd`   --flag\r", "cmd --flag"},
+		{"\u00a0unicode\u2003blank\u00a0,", "unicode blank"},
+		{"caf\u00e9  \"au lait\",", "caf\u00e9 au lait"},
+	} {
+		if got := string(normalise([]byte(tc.in), nil)); got != tc.want {
+			t.Errorf("normalise(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// BenchmarkLines measures the shingling of a YAML-like file, what indexing the module cache
+// spends its time on.
+func BenchmarkLines(b *testing.B) {
+	data := []byte(strings.Repeat("  - name: \"some-container-name\"\n    image: registry.example/app:v1.2.3,\n    args: ['--flag', '--other']\n}\n", 200))
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		Lines(data)
+	}
+}
+
 func numbered(prefix string, n int) string {
 	var b strings.Builder
 	for i := 0; i < n; i++ {
