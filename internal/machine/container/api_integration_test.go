@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/cluster/kind"
-	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
 	. "github.com/nuv-dev/nuv/internal/machine/container"
 )
 
@@ -31,17 +29,8 @@ func TestIntegrationAPIMatchesCLI(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	krt, err := kind.DetectRuntime(ctx, os.Getenv)
-	if err != nil {
-		t.Fatalf("%v (start the test daemon with `bash hack/dockerd.sh start` and `eval \"$(bash hack/dockerd.sh env)\"`)", err)
-	}
-	image := os.Getenv("NUV_KIND_NODE_IMAGE")
-	if image == "" {
-		if image, err = nodeimage.Ensure(ctx, nodeimage.Options{Runtime: krt.Path, Getenv: os.Getenv, Log: cli.Quiet()}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rt := Runtime{Name: krt.Name, Path: krt.Path}
+	rt := testRuntime(ctx, t)
+	image := testImage(ctx, t, rt, cli.Quiet())
 	api, err := New(rt, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +56,7 @@ func TestIntegrationAPIMatchesCLI(t *testing.T) {
 	labels := map[string]string{"dev.nuv.test-run": run}
 	network := "nuv-apitest-" + run
 	subnet := fmt.Sprintf("10.%d.%d.0/24", 10+int(b[0])%200, b[1])
-	docker := dockerCLI(t, ctx, krt.Path)
+	docker := dockerCLI(t, ctx, rt.Path)
 	names := []string{"nuv-apitest-" + run + "-a", "nuv-apitest-" + run + "-b", "nuv-apitest-" + run + "-stopped"}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -16,8 +15,6 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/cluster/kind"
-	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
 	"github.com/nuv-dev/nuv/internal/machine"
 	"github.com/nuv-dev/nuv/internal/machine/container"
 	"github.com/nuv-dev/nuv/internal/machine/haproxy"
@@ -57,20 +54,9 @@ func TestIntegrationMachines(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	log := testLogger{t}
-	krt, err := kind.DetectRuntime(ctx, os.Getenv)
-	if err != nil {
-		t.Fatalf("%v (start the test daemon with `bash hack/dockerd.sh start` and `eval \"$(bash hack/dockerd.sh env)\"`)", err)
-	}
-	// The node image kind clusters use: NUV_KIND_NODE_IMAGE names one, else nuv's own (built
-	// when missing).
-	image := os.Getenv("NUV_KIND_NODE_IMAGE")
-	if image == "" {
-		image, err = nodeimage.Ensure(ctx, nodeimage.Options{Runtime: krt.Path, Getenv: os.Getenv, Log: log})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	mgr, err := container.New(container.Runtime{Name: krt.Name, Path: krt.Path}, log)
+	rt := testRuntime(ctx, t)
+	image := testImage(ctx, t, rt, log)
+	mgr, err := container.New(rt, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +336,7 @@ func TestIntegrationMachines(t *testing.T) {
 		if left, err := mgr.List(ctx, labels); err != nil || len(left) != 0 {
 			t.Errorf("machines left: %v, %v", left, err)
 		}
-		out, err := exec.Command(krt.Path, "volume", "ls", "-q").Output()
+		out, err := exec.Command(rt.Path, "volume", "ls", "-q").Output()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -362,7 +348,7 @@ func TestIntegrationMachines(t *testing.T) {
 		if len(volumes) != 3 {
 			t.Errorf("%d volumes recorded, want 3", len(volumes))
 		}
-		if err := exec.Command(krt.Path, "network", "inspect", network).Run(); err == nil {
+		if err := exec.Command(rt.Path, "network", "inspect", network).Run(); err == nil {
 			t.Errorf("network %s left", network)
 		}
 	})

@@ -4,12 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	. "github.com/nuv-dev/nuv/internal/machine/container"
 )
 
@@ -24,11 +22,7 @@ func TestIntegrationEnsureNetworkConcurrent(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	krt, err := kind.DetectRuntime(ctx, os.Getenv)
-	if err != nil {
-		t.Fatalf("%v (start the test daemon with `bash hack/dockerd.sh start` and `eval \"$(bash hack/dockerd.sh env)\"`)", err)
-	}
-	rt := Runtime{Name: krt.Name, Path: krt.Path}
+	rt := testRuntime(ctx, t)
 	for _, tc := range []struct {
 		name     string
 		managers int

@@ -2,14 +2,11 @@ package container_test
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nuv-dev/nuv/internal/cluster/kind"
-	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
 	"github.com/nuv-dev/nuv/internal/machine/container"
 )
 
@@ -24,23 +21,15 @@ func TestIntegrationLinkNetworks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	log := testLogger{t}
-	krt, err := kind.DetectRuntime(ctx, os.Getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	image := os.Getenv("NUV_KIND_NODE_IMAGE")
-	if image == "" {
-		if image, err = nodeimage.Ensure(ctx, nodeimage.Options{Runtime: krt.Path, Getenv: os.Getenv, Log: log}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mgr, err := container.New(container.Runtime{Name: krt.Name, Path: krt.Path}, log)
+	rt := testRuntime(ctx, t)
+	image := testImage(ctx, t, rt, log)
+	mgr, err := container.New(rt, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	run := randomID(t)
 	link := "test/vpc-" + run
-	docker := dockerCLI(t, ctx, krt.Path)
+	docker := dockerCLI(t, ctx, rt.Path)
 	nets := []struct{ name, cidr, ip string }{
 		{"nuv-ltest-a-" + run, "10.231.0.0/24", "10.231.0.10"},
 		{"nuv-ltest-b-" + run, "10.231.128.0/24", "10.231.128.10"},
@@ -50,7 +39,7 @@ func TestIntegrationLinkNetworks(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		for _, n := range nets {
-			_ = exec.CommandContext(ctx, krt.Path, "rm", "-f", n.name).Run()
+			_ = exec.CommandContext(ctx, rt.Path, "rm", "-f", n.name).Run()
 			_ = mgr.RemoveNetwork(ctx, n.name)
 		}
 		_ = mgr.UnlinkNetworks(ctx, link)
@@ -74,7 +63,7 @@ func TestIntegrationLinkNetworks(t *testing.T) {
 		t.Fatal(err)
 	}
 	dial := func(from, to string) (string, error) {
-		out, err := exec.CommandContext(ctx, krt.Path, "exec", from, "socat", "-T3", "STDIO", "TCP:"+to+":7000,connect-timeout=3").CombinedOutput()
+		out, err := exec.CommandContext(ctx, rt.Path, "exec", from, "socat", "-T3", "STDIO", "TCP:"+to+":7000,connect-timeout=3").CombinedOutput()
 		return strings.TrimSpace(string(out)), err
 	}
 	start := time.Now()
