@@ -108,8 +108,9 @@ func Lines(data []byte) map[uint64]struct{} {
 	return set
 }
 
-// FNV-1a's 64-bit parameters: a line hashes as FNV-1a of its bytes, a run as FNV-1a over its
-// lines' hashes.
+// FNV-1a's 64-bit parameters: a line hashes as FNV-1a of its bytes, a run by the same step over
+// its lines' hashes taken a word at a time. Written out rather than through hash/fnv, whose
+// calls through hash.Hash64 made Lines twice as slow (BenchmarkLines, 2000 ops each).
 const (
 	fnvOffset = 14695981039346656037
 	fnvPrime  = 1099511628211
