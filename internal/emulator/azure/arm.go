@@ -24,15 +24,18 @@ type call struct {
 	// lroFail, when set, makes the long-running operation the request starts end in this error.
 	lroFail *armError
 	op      string
+	// apiVersion is the request's api-version, which the URLs of the operations it starts carry.
+	apiVersion string
 }
 
 // handler serves one ARM operation with s.Mu held: status and body of the answer.
 type handler func(s *Server, c *call) (int, any, *armError)
 
-// armOp is how an ARM operation is served: the api-version it accepts and its handler.
+// armOp is how an ARM operation is served: the resource type whose api-versions it accepts and
+// its handler.
 type armOp struct {
-	version string
-	h       handler
+	typ *apiType
+	h   handler
 }
 
 // route is one ARM operation: the method, the path pattern (lower case, "*" a name), its
@@ -48,30 +51,30 @@ const (
 
 // routes is ARM's table of operations.
 var routes = emucore.Routes[armOp]{
-	{Method: "GET", Pattern: "subscriptions/*/resourcegroups", Op: "ResourceGroups_List", Handler: armOp{ResourcesAPIVersion, (*Server).listGroups}},
-	{Method: "PUT", Pattern: rgPath, Op: "ResourceGroups_CreateOrUpdate", Handler: armOp{ResourcesAPIVersion, (*Server).putGroup}},
-	{Method: "GET", Pattern: rgPath, Op: "ResourceGroups_Get", Handler: armOp{ResourcesAPIVersion, (*Server).getGroup}},
-	{Method: "HEAD", Pattern: rgPath, Op: "ResourceGroups_CheckExistence", Handler: armOp{ResourcesAPIVersion, (*Server).getGroup}},
-	{Method: "DELETE", Pattern: rgPath, Op: "ResourceGroups_Delete", Handler: armOp{ResourcesAPIVersion, (*Server).deleteGroup}},
-	{Method: "GET", Pattern: rgPath + "/resources", Op: "Resources_ListByResourceGroup", Handler: armOp{ResourcesAPIVersion, (*Server).listResources}},
-	{Method: "GET", Pattern: "subscriptions/*/operationresults/*", Op: "ResourceGroups_OperationResults", Handler: armOp{ResourcesAPIVersion, (*Server).operationResult}},
-	{Method: "GET", Pattern: csPath, Op: "Providers_Get", Handler: armOp{ResourcesAPIVersion, (*Server).getProvider}},
-	{Method: "GET", Pattern: "subscriptions/*/providers/microsoft.compute/skus", Op: "ResourceSkus_List", Handler: armOp{SkusAPIVersion, (*Server).listSkus}},
-	{Method: "GET", Pattern: locPath + "/kubernetesversions", Op: "ManagedClusters_ListKubernetesVersions", Handler: armOp{APIVersion, (*Server).listVersions}},
-	{Method: "GET", Pattern: locPath + "/operations/*", Op: "Operations_GetStatus", Handler: armOp{APIVersion, (*Server).operationStatus}},
-	{Method: "GET", Pattern: locPath + "/operationresults/*", Op: "Operations_GetResult", Handler: armOp{APIVersion, (*Server).operationResult}},
-	{Method: "GET", Pattern: csPath + "/managedclusters", Op: "ManagedClusters_List", Handler: armOp{APIVersion, (*Server).listAllClusters}},
-	{Method: "GET", Pattern: rgPath + "/providers/microsoft.containerservice/managedclusters", Op: "ManagedClusters_ListByResourceGroup", Handler: armOp{APIVersion, (*Server).listClusters}},
-	{Method: "PUT", Pattern: mcPath, Op: "ManagedClusters_CreateOrUpdate", Handler: armOp{APIVersion, (*Server).putCluster}},
-	{Method: "GET", Pattern: mcPath, Op: "ManagedClusters_Get", Handler: armOp{APIVersion, (*Server).getCluster}},
-	{Method: "DELETE", Pattern: mcPath, Op: "ManagedClusters_Delete", Handler: armOp{APIVersion, (*Server).deleteCluster}},
-	{Method: "PATCH", Pattern: mcPath, Op: "ManagedClusters_UpdateTags", Handler: armOp{APIVersion, (*Server).updateClusterTags}},
-	{Method: "POST", Pattern: mcPath + "/listclusterusercredential", Op: "ManagedClusters_ListClusterUserCredentials", Handler: armOp{APIVersion, (*Server).listCredential}},
-	{Method: "POST", Pattern: mcPath + "/listclusteradmincredential", Op: "ManagedClusters_ListClusterAdminCredentials", Handler: armOp{APIVersion, (*Server).listCredential}},
-	{Method: "GET", Pattern: mcPath + "/agentpools", Op: "AgentPools_List", Handler: armOp{APIVersion, (*Server).listPools}},
-	{Method: "PUT", Pattern: mcPath + "/agentpools/*", Op: "AgentPools_CreateOrUpdate", Handler: armOp{APIVersion, (*Server).putPool}},
-	{Method: "GET", Pattern: mcPath + "/agentpools/*", Op: "AgentPools_Get", Handler: armOp{APIVersion, (*Server).getPool}},
-	{Method: "DELETE", Pattern: mcPath + "/agentpools/*", Op: "AgentPools_Delete", Handler: armOp{APIVersion, (*Server).deletePool}},
+	{Method: "GET", Pattern: "subscriptions/*/resourcegroups", Op: "ResourceGroups_List", Handler: armOp{groupsType, (*Server).listGroups}},
+	{Method: "PUT", Pattern: rgPath, Op: "ResourceGroups_CreateOrUpdate", Handler: armOp{groupsType, (*Server).putGroup}},
+	{Method: "GET", Pattern: rgPath, Op: "ResourceGroups_Get", Handler: armOp{groupsType, (*Server).getGroup}},
+	{Method: "HEAD", Pattern: rgPath, Op: "ResourceGroups_CheckExistence", Handler: armOp{groupsType, (*Server).getGroup}},
+	{Method: "DELETE", Pattern: rgPath, Op: "ResourceGroups_Delete", Handler: armOp{groupsType, (*Server).deleteGroup}},
+	{Method: "GET", Pattern: rgPath + "/resources", Op: "Resources_ListByResourceGroup", Handler: armOp{groupsType, (*Server).listResources}},
+	{Method: "GET", Pattern: "subscriptions/*/operationresults/*", Op: "ResourceGroups_OperationResults", Handler: armOp{groupsType, (*Server).operationResult}},
+	{Method: "GET", Pattern: csPath, Op: "Providers_Get", Handler: armOp{groupsType, (*Server).getProvider}},
+	{Method: "GET", Pattern: "subscriptions/*/providers/microsoft.compute/skus", Op: "ResourceSkus_List", Handler: armOp{skusType, (*Server).listSkus}},
+	{Method: "GET", Pattern: locPath + "/kubernetesversions", Op: "ManagedClusters_ListKubernetesVersions", Handler: armOp{locsType, (*Server).listVersions}},
+	{Method: "GET", Pattern: locPath + "/operations/*", Op: "Operations_GetStatus", Handler: armOp{locsType, (*Server).operationStatus}},
+	{Method: "GET", Pattern: locPath + "/operationresults/*", Op: "Operations_GetResult", Handler: armOp{locsType, (*Server).operationResult}},
+	{Method: "GET", Pattern: csPath + "/managedclusters", Op: "ManagedClusters_List", Handler: armOp{clustersType, (*Server).listAllClusters}},
+	{Method: "GET", Pattern: rgPath + "/providers/microsoft.containerservice/managedclusters", Op: "ManagedClusters_ListByResourceGroup", Handler: armOp{clustersType, (*Server).listClusters}},
+	{Method: "PUT", Pattern: mcPath, Op: "ManagedClusters_CreateOrUpdate", Handler: armOp{clustersType, (*Server).putCluster}},
+	{Method: "GET", Pattern: mcPath, Op: "ManagedClusters_Get", Handler: armOp{clustersType, (*Server).getCluster}},
+	{Method: "DELETE", Pattern: mcPath, Op: "ManagedClusters_Delete", Handler: armOp{clustersType, (*Server).deleteCluster}},
+	{Method: "PATCH", Pattern: mcPath, Op: "ManagedClusters_UpdateTags", Handler: armOp{clustersType, (*Server).updateClusterTags}},
+	{Method: "POST", Pattern: mcPath + "/listclusterusercredential", Op: "ManagedClusters_ListClusterUserCredentials", Handler: armOp{credsType, (*Server).listCredential}},
+	{Method: "POST", Pattern: mcPath + "/listclusteradmincredential", Op: "ManagedClusters_ListClusterAdminCredentials", Handler: armOp{credsType, (*Server).listCredential}},
+	{Method: "GET", Pattern: mcPath + "/agentpools", Op: "AgentPools_List", Handler: armOp{poolsType, (*Server).listPools}},
+	{Method: "PUT", Pattern: mcPath + "/agentpools/*", Op: "AgentPools_CreateOrUpdate", Handler: armOp{poolsType, (*Server).putPool}},
+	{Method: "GET", Pattern: mcPath + "/agentpools/*", Op: "AgentPools_Get", Handler: armOp{poolsType, (*Server).getPool}},
+	{Method: "DELETE", Pattern: mcPath + "/agentpools/*", Op: "AgentPools_Delete", Handler: armOp{poolsType, (*Server).deletePool}},
 }
 
 // implemented lists the operations served, for the error on one that is not.
@@ -95,8 +98,8 @@ func (s *Server) arm(w http.ResponseWriter, r *http.Request, segs []string) {
 		writeARMError(w, aerr(400, "UnsupportedOperation", "nuv azure emulator does not implement the operation %s %s (it implements: %s)", r.Method, r.URL.Path, implemented()))
 		return
 	}
-	if e := s.checkAPIVersion(r, segs, rt); e != nil {
-		writeARMError(w, e)
+	if r.URL.Query().Get("api-version") == "" {
+		writeARMError(w, aerr(400, "MissingApiVersionParameter", "The api-version query parameter (?api-version=) is required for all requests."))
 		return
 	}
 	s.Mu.Lock()
@@ -127,7 +130,13 @@ func (s *Server) arm(w http.ResponseWriter, r *http.Request, segs []string) {
 		return
 	}
 	c.body = body
+	c.apiVersion = r.URL.Query().Get("api-version")
 	s.Mu.Lock()
+	if e := s.checkAPIVersion(c, rt.Handler.typ); e != nil {
+		s.Mu.Unlock()
+		writeARMError(w, e)
+		return
+	}
 	status, out, e := rt.Handler.h(s, c)
 	var b []byte
 	if e == nil && out != nil {
@@ -161,27 +170,52 @@ func (s *Server) arm(w http.ResponseWriter, r *http.Request, segs []string) {
 	}
 }
 
-// checkAPIVersion refuses a request without api-version or with one the route does not serve, as
-// ARM does.
-func (s *Server) checkAPIVersion(r *http.Request, segs []string, rt *route) *armError {
-	v := r.URL.Query().Get("api-version")
-	if v == "" {
-		return aerr(400, "MissingApiVersionParameter", "The api-version query parameter (?api-version=) is required for all requests.")
-	}
-	if v == rt.Handler.version {
+// checkAPIVersion refuses, as ARM does, an api-version Azure has not published for the resource
+// type of the request: InvalidApiVersionParameter for ARM's own types (resource groups),
+// NoRegisteredProviderFound for a resource provider's, naming the request's location. s.Mu is held.
+func (s *Server) checkAPIVersion(c *call, t *apiType) *armError {
+	if t.serves(c.apiVersion) {
 		return nil
 	}
-	if rt.Handler.version == APIVersion {
-		typ := "managedClusters"
-		if strings.Contains(rt.Pattern, "agentpools") {
-			typ = "managedClusters/agentPools"
-		} else if strings.Contains(rt.Pattern, "locations") {
-			typ = "locations"
-		}
-		return aerr(400, "NoRegisteredProviderFound", "No registered resource provider found for location '%s' and API version '%s' for type '%s'. The supported api-versions are '%s'. The supported locations are '%s'.",
-			"global", v, typ, APIVersion, regionNames())
+	list := strings.Join(t.newestFirst(), ", ")
+	if !t.provider {
+		return aerr(400, "InvalidApiVersionParameter", "The api-version '%s' is invalid. The supported versions are '%s'. Please see https://aka.ms/api-version for more information.", c.apiVersion, strings.ReplaceAll(list, " ", ""))
 	}
-	return aerr(400, "InvalidApiVersionParameter", "The api-version '%s' is invalid. The supported versions are '%s'.", v, rt.Handler.version)
+	return aerr(400, "NoRegisteredProviderFound", "No registered resource provider found for location '%s' and API version '%s' for type '%s'. The supported api-versions are '%s'. The supported locations are '%s'.",
+		s.requestLocation(c), c.apiVersion, t.name, list, regionNames())
+}
+
+// requestLocation is the location a request is for, as ARM routes it: the body's location, the
+// location in the path (locations/X), the managed cluster's or the resource group's, the
+// $filter's (location eq 'x'); "global" when nothing names one.
+func (s *Server) requestLocation(c *call) string {
+	var in struct {
+		Location string `json:"location"`
+	}
+	if json.Unmarshal(c.body, &in) == nil && in.Location != "" {
+		return NormalizeLocation(in.Location)
+	}
+	for i := 0; i+1 < len(c.segs); i++ {
+		if strings.EqualFold(c.segs[i], "locations") {
+			return NormalizeLocation(c.segs[i+1])
+		}
+	}
+	if len(c.segs) >= 4 && strings.EqualFold(c.segs[2], "resourcegroups") {
+		if len(c.segs) >= 8 {
+			if mc, ok := s.St.Clusters[clusterKey(c.segs[3], c.segs[7])]; ok {
+				return mc.Location
+			}
+		}
+		if g, ok := s.St.Groups[strings.ToLower(c.segs[3])]; ok {
+			return g.Location
+		}
+	}
+	if f := c.r.URL.Query().Get("$filter"); f != "" {
+		if _, v, ok := strings.Cut(f, "eq"); ok {
+			return NormalizeLocation(strings.Trim(strings.TrimSpace(v), "'"))
+		}
+	}
+	return "global"
 }
 
 // decode reads a JSON request body into v.
@@ -202,9 +236,9 @@ func (s *Server) startOp(c *call, resource, location string, withLocation bool) 
 	s.St.Operations[op.ID] = op
 	sub := s.St.SubscriptionID
 	base := fmt.Sprintf("%s/subscriptions/%s/providers/Microsoft.ContainerService/locations/%s", s.Base, sub, op.Location)
-	c.hdr.Set("Azure-AsyncOperation", base+"/operations/"+op.ID+"?api-version="+APIVersion)
+	c.hdr.Set("Azure-AsyncOperation", base+"/operations/"+op.ID+"?api-version="+c.apiVersion)
 	if withLocation {
-		c.hdr.Set("Location", base+"/operationresults/"+op.ID+"?api-version="+APIVersion)
+		c.hdr.Set("Location", base+"/operationresults/"+op.ID+"?api-version="+c.apiVersion)
 	}
 	c.hdr.Set("Retry-After", "1")
 	return op

@@ -275,6 +275,11 @@ func (s *Server) putCluster(c *call) (int, any, *armError) {
 	if old == nil && len(p.AgentPoolProfiles) == 0 {
 		return 0, nil, aerr(400, "InvalidParameter", "The value of parameter properties.agentPoolProfiles is invalid: must define at least one system pool.").at("properties.agentPoolProfiles")
 	}
+	// A new cluster whose pools name no mode (api-versions before 2020-03-01 have no mode, and it
+	// is optional since) gets its first pool as the system pool, as AKS does.
+	if old == nil && p.AgentPoolProfiles[0] != nil && !slices.ContainsFunc(p.AgentPoolProfiles, func(x *acs.ManagedClusterAgentPoolProfile) bool { return x != nil && x.Mode != nil }) {
+		p.AgentPoolProfiles[0].Mode = to.Ptr(acs.AgentPoolModeSystem)
+	}
 	seen := map[string]bool{}
 	for i, np := range p.AgentPoolProfiles {
 		path := fmt.Sprintf("properties.agentPoolProfiles[%d]", i)
@@ -470,8 +475,8 @@ func (s *Server) deleteCluster(c *call) (int, any, *armError) {
 		c.op = "ManagedClusters_Delete"
 		id := mc.Op
 		base := fmt.Sprintf("%s/subscriptions/%s/providers/Microsoft.ContainerService/locations/%s", s.Base, s.St.SubscriptionID, mc.Location)
-		c.hdr.Set("Azure-AsyncOperation", base+"/operations/"+id+"?api-version="+APIVersion)
-		c.hdr.Set("Location", base+"/operationresults/"+id+"?api-version="+APIVersion)
+		c.hdr.Set("Azure-AsyncOperation", base+"/operations/"+id+"?api-version="+c.apiVersion)
+		c.hdr.Set("Location", base+"/operationresults/"+id+"?api-version="+c.apiVersion)
 	}
 	return 202, nil, nil
 }

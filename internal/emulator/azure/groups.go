@@ -104,7 +104,7 @@ func (s *Server) deleteGroup(c *call) (int, any, *armError) {
 		}
 		s.Log.Infof("azure emulator: deleting resource group %s", g.Name)
 	}
-	c.hdr.Set("Location", fmt.Sprintf("%s/subscriptions/%s/operationresults/%s?api-version=%s", s.Base, s.St.SubscriptionID, g.Op, ResourcesAPIVersion))
+	c.hdr.Set("Location", fmt.Sprintf("%s/subscriptions/%s/operationresults/%s?api-version=%s", s.Base, s.St.SubscriptionID, g.Op, c.apiVersion))
 	c.hdr.Set("Retry-After", "1")
 	return 202, nil, nil
 }
@@ -176,9 +176,9 @@ func (s *Server) getProvider(c *call) (int, any, *armError) {
 		"namespace":         "Microsoft.ContainerService",
 		"registrationState": "Registered",
 		"resourceTypes": []rt{
-			{"managedClusters", locs, []string{APIVersion}},
-			{"managedClusters/agentPools", locs, []string{APIVersion}},
-			{"locations/kubernetesVersions", locs, []string{APIVersion}},
+			{"managedClusters", locs, clustersType.newestFirst()},
+			{"managedClusters/agentPools", locs, poolsType.newestFirst()},
+			{"locations/kubernetesVersions", locs, locsType.newestFirst()},
 		},
 	}, nil
 }

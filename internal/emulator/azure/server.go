@@ -137,6 +137,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "_nuv/health" || path == "_nuv/faults":
 		s.ServeAdmin(w, r, "", nil)
 		return
+	case strings.EqualFold(path, "metadata/endpoints"):
+		s.metadataEndpoints(w, r)
+		return
 	case "/"+path == RetailPricesPath:
 		s.retailPrices(w, r)
 		return
