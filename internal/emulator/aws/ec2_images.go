@@ -2,9 +2,13 @@ package aws
 
 import (
 	"context"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/nuv-dev/nuv/internal/cluster/local"
 )
 
 // The emulator has one AMI: nuv's machine image, the kind node image its instances boot (systemd,
@@ -63,15 +67,27 @@ func needsImage(service, op string) bool {
 }
 
 // prepare does the slow work an operation needs before it runs under the lock: resolving the
-// machine image for RunInstances and DescribeImages.
+// machine image for RunInstances and DescribeImages. Without a container runtime that answers,
+// DescribeImages still lists the images the emulator knows (see ec2DescribeImages) and
+// RunInstances is refused as EC2 refuses a launch it has no capacity for.
 func (s *Server) prepare(ctx context.Context, service, op string) *apiError {
 	if !needsImage(service, op) {
 		return nil
 	}
 	if _, err := s.images.resolve(ctx, s.machines); err != nil {
-		return errf(500, "InternalError", "nuv emulator: the machine image (nuv's kind node image on the Docker daemon) is not available: %v", err)
+		s.Log.V(1).Infof("emulator: the machine image is not available: %v", err)
+		if op == "RunInstances" {
+			return noCapacity(err)
+		}
 	}
 	return nil
+}
+
+// noCapacity is EC2's refusal of a launch it has no capacity for (a server error: EC2 answers
+// its capacity errors with a 5xx status, which the SDKs retry), here because the container
+// runtime the machines run on does not answer.
+func noCapacity(err error) *apiError {
+	return errf(503, "InsufficientInstanceCapacity", "We currently do not have sufficient capacity to launch the requested instances. Our system will be working on provisioning additional capacity. (nuv emulator: the container runtime its machines run on is not available: %v)", err)
 }
 
 // ami is the emulator's AMI of img.
@@ -82,17 +98,18 @@ type ami struct {
 
 func (s *Server) amiOf(img MachineImage) ami {
 	tag := img.Ref[strings.LastIndex(img.Ref, ":")+1:]
-	created := img.Created
-	if created.IsZero() {
-		e := s.ec2()
-		if e.ImagesSeen == nil {
-			e.ImagesSeen = map[string]time.Time{}
-		}
-		if _, ok := e.ImagesSeen[img.Ref]; !ok {
-			e.ImagesSeen[img.Ref] = time.Now().UTC().Truncate(time.Second)
-		}
-		created = e.ImagesSeen[img.Ref]
+	e := s.ec2()
+	if e.ImagesSeen == nil {
+		e.ImagesSeen = map[string]time.Time{}
 	}
+	if _, ok := e.ImagesSeen[img.Ref]; !ok {
+		d := img.Created
+		if d.IsZero() {
+			d = time.Now()
+		}
+		e.ImagesSeen[img.Ref] = d.UTC().Truncate(time.Second)
+	}
+	created := e.ImagesSeen[img.Ref]
 	arch := img.Architecture
 	if arch == "" {
 		arch = "x86_64"
@@ -126,24 +143,62 @@ type xmlImage struct {
 // account; other owners have no images here), ImageId.N (another id is InvalidAMIID.NotFound)
 // and the filters image-id, name, state, architecture, owner-id, image-type, is-public,
 // root-device-type, virtualization-type, hypervisor.
+//
+// Without a container runtime that answers, the images listed are those the emulator has served
+// before (its state dates each image it resolved) and those its instances run.
 func (s *Server) ec2DescribeImages(p params) (any, error) {
-	img, err := s.images.get()
-	if err != nil {
-		return nil, err
+	var amis []ami
+	if img, err := s.images.get(); err == nil {
+		amis = append(amis, s.amiOf(img))
+	} else {
+		amis = s.knownAMIs()
 	}
-	a := s.amiOf(img)
 	out := &struct {
 		ec2Meta
 		Images []xmlImage `xml:"imagesSet>item"`
 	}{}
 	for _, id := range p.list("ImageId") {
-		if id != a.ID {
+		if !slices.ContainsFunc(amis, func(a ami) bool { return a.ID == id }) {
 			return nil, amiNotFound(id)
 		}
 	}
 	if owners := p.list("Owner"); len(owners) > 0 && !contains(owners, "self") && !contains(owners, s.St.Account) {
 		return out, nil
 	}
+	for _, a := range amis {
+		if ids := p.list("ImageId"); len(ids) > 0 && !contains(ids, a.ID) {
+			continue
+		}
+		if x, ok := s.describeImage(p, a); ok {
+			out.Images = append(out.Images, x)
+		}
+	}
+	return out, nil
+}
+
+// knownAMIs are the AMIs of the machine images the state names: those dated when served and
+// those the instances run, oldest first.
+func (s *Server) knownAMIs() []ami {
+	e := s.ec2()
+	refs := map[string]bool{}
+	for ref := range e.ImagesSeen {
+		refs[ref] = true
+	}
+	for _, in := range e.Instances {
+		if in.ImageRef != "" {
+			refs[in.ImageRef] = true
+		}
+	}
+	var out []ami
+	for ref := range refs {
+		out = append(out, s.amiOf(MachineImage{Ref: ref, KubernetesVersion: local.KubeVersion, Architecture: ec2Arch(runtime.GOARCH)}))
+	}
+	slices.SortFunc(out, func(a, b ami) int { return a.Created.Compare(b.Created) })
+	return out
+}
+
+// describeImage is a's entry of DescribeImages if it passes p's filters.
+func (s *Server) describeImage(p params, a ami) (xmlImage, bool) {
 	x := xmlImage{ImageID: a.ID, ImageLocation: s.St.Account + "/" + a.Name, ImageState: "available", ImageOwnerID: s.St.Account,
 		CreationDate: a.Created.UTC().Truncate(time.Second), Architecture: a.Arch, ImageType: "machine", Name: a.Name, Description: a.Description,
 		RootDeviceType: "ebs", RootDeviceName: "/dev/xvda", VirtualizationType: "hvm", Hypervisor: "xen", EnaSupport: true,
@@ -153,10 +208,9 @@ func (s *Server) ec2DescribeImages(p params) (any, error) {
 			"owner-id": {x.ImageOwnerID}, "image-type": {x.ImageType}, "is-public": {"false"}, "root-device-type": {x.RootDeviceType},
 			"virtualization-type": {x.VirtualizationType}, "hypervisor": {x.Hypervisor}, "description": {x.Description}}[n]
 	}) {
-		return out, nil
+		return xmlImage{}, false
 	}
-	out.Images = append(out.Images, x)
-	return out, nil
+	return x, true
 }
 
 func amiNotFound(id string) error {

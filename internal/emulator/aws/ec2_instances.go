@@ -316,7 +316,7 @@ func first(vs ...string) string {
 func (s *Server) runInstancesArgs(p params) (*runInstancesArgs, error) {
 	img, err := s.images.get()
 	if err != nil {
-		return nil, err
+		return nil, noCapacity(err)
 	}
 	a := &runInstancesArgs{ami: s.amiOf(img), imageRef: img.Ref}
 	imageID, err := p.required("ImageId")

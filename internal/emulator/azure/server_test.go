@@ -149,7 +149,7 @@ func TestRefusals(t *testing.T) {
 		code, inMessage    string
 	}{
 		{"no api-version", "GET", mcs, 400, "MissingApiVersionParameter", "api-version"},
-		{"old api-version", "GET", mcs + "?api-version=2019-02-01", 400, "NoRegisteredProviderFound", APIVersion},
+		{"unpublished api-version", "GET", mcs + "?api-version=2019-02-02", 400, "NoRegisteredProviderFound", APIVersion},
 		{"resources api-version", "GET", sub + "/resourcegroups?api-version=2025-02-01", 400, "InvalidApiVersionParameter", ResourcesAPIVersion},
 		{"unimplemented", "GET", mcs + "/c/upgradeProfiles/default?api-version=" + APIVersion, 400, "UnsupportedOperation", "upgradeProfiles/default"},
 		{"other subscription", "GET", "/subscriptions/00000000-0000-0000-0000-000000000000/resourcegroups?api-version=" + ResourcesAPIVersion, 404, "SubscriptionNotFound", "00000000"},
