@@ -11,13 +11,15 @@ import (
 // The service's offer: what ARM and AKS accept in the emulator. Values outside it are refused as
 // the real service refuses them, so a client's handling of bad input can be tested end to end.
 
-// APIVersion is the Microsoft.ContainerService api-version served (armcontainerservice v6.6.0).
+// APIVersion is the Microsoft.ContainerService api-version nuv's own client sends
+// (armcontainerservice v6.6.0); the emulator serves every published one (aksVersions).
 const APIVersion = "2025-02-01"
 
-// ResourcesAPIVersion is the Microsoft.Resources api-version served (armresources v1.2.0).
+// ResourcesAPIVersion is the Microsoft.Resources api-version nuv's own client sends (armresources
+// v1.2.0); the emulator serves every published one (resourcesVersions).
 const ResourcesAPIVersion = "2021-04-01"
 
-// SkusAPIVersion is the Microsoft.Compute/skus api-version served.
+// SkusAPIVersion is the newest Microsoft.Compute/skus api-version (all are served: skusVersions).
 const SkusAPIVersion = "2021-07-01"
 
 // Region is one Azure region of the offer.

@@ -1,9 +1,10 @@
 // Package azure is nuv's Azure Resource Manager emulator: one HTTPS server on loopback that
 // answers, in ARM's own REST protocol, the operations nuv's aks provider uses — resource groups,
-// Microsoft.ContainerService managedClusters and agentPools (api-version 2025-02-01, the one the
-// armcontainerservice v6 SDK sends; others are refused as ARM refuses them), user credentials,
-// Kubernetes versions, the resource provider's regions and the VM sizes per region — so the
-// official Azure SDK for Go runs against it unmodified.
+// Microsoft.ContainerService managedClusters and agentPools, user credentials, Kubernetes
+// versions, the resource provider's regions and the VM sizes per region — at every api-version
+// Azure has published for each type (apiversions.go; others are refused as ARM refuses them), so
+// the official Azure SDKs of any release run against it unmodified. It answers ARM's cloud
+// metadata (/metadata/endpoints, metadata.go) for clients that discover a custom cloud.
 //
 // It is its own Azure AD authority: azidentity's ClientSecretCredential pointed at it
 // (AZURE_AUTHORITY_HOST, instance discovery disabled) gets tokens from it, and every ARM request
