@@ -48,6 +48,11 @@ var aksVersions = []string{
 // listClusterUserCredential (the 2019-02-01 specification; earlier versions have neither).
 const agentPoolsSince = "2019-02-01"
 
+// kubernetesVersionsSince is the first api-version with locations/kubernetesVersions
+// (ManagedClusters_ListKubernetesVersions: the 2023-03-01 and 2023-03-02-preview specifications
+// have it, 2023-02-01 and 2023-02-02-preview not).
+const kubernetesVersionsSince = "2023-03-01"
+
 // resourcesVersions are the Microsoft.Resources api-versions of resource groups, resources and
 // providers, from the package tags of azure-rest-api-specs
 // specification/resources/resource-manager/Microsoft.Resources/resources/readme.md
@@ -79,7 +84,8 @@ var (
 	clustersType = &apiType{name: "managedClusters", provider: true, versions: aksVersions}
 	poolsType    = &apiType{name: "managedClusters/agentPools", provider: true, versions: since(aksVersions, agentPoolsSince)}
 	credsType    = &apiType{name: "managedClusters", provider: true, versions: since(aksVersions, agentPoolsSince)}
-	locsType     = &apiType{name: "locations", provider: true, versions: aksVersions}
+	locsType     = &apiType{name: "locations/operations", provider: true, versions: aksVersions}
+	kubeVersType = &apiType{name: "locations/kubernetesVersions", provider: true, versions: since(aksVersions, kubernetesVersionsSince)}
 )
 
 // since are the versions of vs dated first or later (previews by their date).

@@ -88,7 +88,11 @@ func TestPublishedAPIVersions(t *testing.T) {
 	}
 	mcs := sub + "/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters"
 	for _, v := range aksVersions {
-		for _, p := range []string{mcs, sub + "/providers/Microsoft.ContainerService/managedClusters", sub + "/providers/Microsoft.ContainerService/locations/westeurope/kubernetesVersions"} {
+		paths := []string{mcs, sub + "/providers/Microsoft.ContainerService/managedClusters"}
+		if v[:10] >= kubernetesVersionsSince {
+			paths = append(paths, sub+"/providers/Microsoft.ContainerService/locations/westeurope/kubernetesVersions")
+		}
+		for _, p := range paths {
 			if st, _, b := e.rawDo(t, tok, "GET", p+"?api-version="+v, ""); st != 200 {
 				t.Errorf("GET %s with %s: %d %s", p, v, st, b)
 			}
@@ -128,6 +132,7 @@ func TestPublishedAPIVersions(t *testing.T) {
 			"No registered resource provider found for location 'eastus2' and API version '2024-06-01' for type 'managedClusters'. The supported api-versions are '2026-10-02-preview, "},
 		{"unpublished AKS version, group location", "GET", mcs + "/c1?api-version=2099-01-01", "", "NoRegisteredProviderFound", "for location 'westeurope' and API version '2099-01-01' for type 'managedClusters'"},
 		{"unpublished AKS version, path location", "GET", sub + "/providers/Microsoft.ContainerService/locations/japaneast/kubernetesVersions?api-version=2019-13-01", "", "NoRegisteredProviderFound", "for location 'japaneast'"},
+		{"Kubernetes versions before they were published", "GET", sub + "/providers/Microsoft.ContainerService/locations/uksouth/kubernetesVersions?api-version=2023-02-01", "", "NoRegisteredProviderFound", "for location 'uksouth' and API version '2023-02-01' for type 'locations/kubernetesVersions'"},
 		{"agent pools before they were published", "GET", mcs + "/c1/agentPools?api-version=2018-03-31", "", "NoRegisteredProviderFound", "for location 'westeurope' and API version '2018-03-31' for type 'managedClusters/agentPools'"},
 		{"unpublished skus version", "GET", sub + "/providers/Microsoft.Compute/skus?api-version=2020-01-01&$filter=location%20eq%20'uksouth'", "", "NoRegisteredProviderFound", "for location 'uksouth' and API version '2020-01-01' for type 'skus'"},
 	} {

@@ -60,7 +60,7 @@ var routes = emucore.Routes[armOp]{
 	{Method: "GET", Pattern: "subscriptions/*/operationresults/*", Op: "ResourceGroups_OperationResults", Handler: armOp{groupsType, (*Server).operationResult}},
 	{Method: "GET", Pattern: csPath, Op: "Providers_Get", Handler: armOp{groupsType, (*Server).getProvider}},
 	{Method: "GET", Pattern: "subscriptions/*/providers/microsoft.compute/skus", Op: "ResourceSkus_List", Handler: armOp{skusType, (*Server).listSkus}},
-	{Method: "GET", Pattern: locPath + "/kubernetesversions", Op: "ManagedClusters_ListKubernetesVersions", Handler: armOp{locsType, (*Server).listVersions}},
+	{Method: "GET", Pattern: locPath + "/kubernetesversions", Op: "ManagedClusters_ListKubernetesVersions", Handler: armOp{kubeVersType, (*Server).listVersions}},
 	{Method: "GET", Pattern: locPath + "/operations/*", Op: "Operations_GetStatus", Handler: armOp{locsType, (*Server).operationStatus}},
 	{Method: "GET", Pattern: locPath + "/operationresults/*", Op: "Operations_GetResult", Handler: armOp{locsType, (*Server).operationResult}},
 	{Method: "GET", Pattern: csPath + "/managedclusters", Op: "ManagedClusters_List", Handler: armOp{clustersType, (*Server).listAllClusters}},

@@ -178,7 +178,7 @@ func (s *Server) getProvider(c *call) (int, any, *armError) {
 		"resourceTypes": []rt{
 			{"managedClusters", locs, clustersType.newestFirst()},
 			{"managedClusters/agentPools", locs, poolsType.newestFirst()},
-			{"locations/kubernetesVersions", locs, locsType.newestFirst()},
+			{"locations/kubernetesVersions", locs, kubeVersType.newestFirst()},
 		},
 	}, nil
 }
