@@ -138,6 +138,10 @@ if ! $short; then
   # and cached by content under ~/.cache/nuv/nodeimage; the kind tests use it.
   nuv cluster node-image build --load
 
+  step "Azure's JavaScript SDK for the Azure emulator's test (hack/azure-js.sh: npm, cached by its package.json)"
+  NUV_AZURE_JS_DIR=$(bash hack/azure-js.sh)
+  export NUV_AZURE_JS_DIR
+
   step "reference workload images (nuv image workload: debootstrap + go-containerregistry; cold minutes, warm seconds)"
   # redis, nginx and pouchdb-server (couchdb) on Debian's packages, and nuv's whisk-controller
   # compiled from operator/cmd/whisk-controller, cached by content under ~/.cache/nuv/debimage;

@@ -283,8 +283,10 @@ func (s *Server) operationStatus(c *call) (int, any, *armError) {
 	return 200, st, nil
 }
 
-// operationResult is the Location of an operation: 202 while it runs, then 204 (a deletion), the
-// resource, or the operation's error.
+// operationResult is the Location of an operation: 202 while it runs, then the operation's
+// error, or its end: 204 for AKS's deletions, 200 for a resource group's (ARM's
+// subscriptions/{id}/operationresults answers 200, the status ResourceGroups_Delete defines; the
+// JavaScript SDK takes no other).
 func (s *Server) operationResult(c *call) (int, any, *armError) {
 	id := c.segs[len(c.segs)-1]
 	op, ok := s.St.Operations[id]
@@ -299,6 +301,9 @@ func (s *Server) operationResult(c *call) (int, any, *armError) {
 	case "Failed":
 		e := *op.Error
 		return 0, nil, &e
+	}
+	if c.op == "ResourceGroups_OperationResults" {
+		return 200, nil, nil
 	}
 	return 204, nil, nil
 }
