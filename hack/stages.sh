@@ -108,3 +108,14 @@ stage_stop_all() {
   done
   stage_pids=()
 }
+
+# stage_check: fails (naming them) when stages that ended so far failed, so that a run whose
+# background stage already failed starts nothing more.
+stage_check() {
+  local failed
+  failed=$(awk -F'\t' '$5 != 0 { printf "%s%s", sep, $1; sep = ", " }' "$STAGE_DIR/stages.tsv" 2>/dev/null)
+  if [ -n "$failed" ]; then
+    printf '== setup failed: %s\n' "$failed" >&2
+    return 1
+  fi
+}

@@ -174,6 +174,7 @@ if ! $short; then
   stage_start "workload images" "image .* built in" "from the cache" nuv image workload
 fi
 stage_run vet "" "" go vet ./...
+stage_check # the workload images may have failed meanwhile
 # etcd, kube-apiserver, controller-manager, scheduler and kwok of local clusters: built or
 # downloaded once, then cached
 stage_start "local-cluster binaries" "building .* from source once" "" nuv cluster prepare

@@ -28,6 +28,7 @@ stage_start "full program" "building nuv-full" "" burn
 stage_start "vet" "" "" fails
 stage_start "slow" "" "from the cache" sh -c 'sleep 0.2; echo "image x: from the cache"'
 if stage_wait "full program" "vet" "slow"; then echo "stage_wait passed a failed stage"; exit 3; fi
+if stage_check; then echo "stage_check passed a failed stage"; exit 4; fi
 stage_start "node image" "" "" sleep 60
 sleep 0.5 # the stage has begun (a stop at once is recorded by stage_stop_all, without CPU time)
 stage_start "kwok" "" "" sleep 60
@@ -48,7 +49,7 @@ stage_stop_all
 			t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
 		}
 	}
-	for _, want := range []string{"== vet: FAILED (exit 1) after", "  | step one\n", "== setup failed: vet\n", "== node image: stopped after", "== kwok: stopped"} {
+	for _, want := range []string{"== vet: FAILED (exit 1) after", "  | step one\n", "== setup failed: vet\n== setup failed: vet\n", "== node image: stopped after", "== kwok: stopped"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}
