@@ -15,8 +15,20 @@
 # tests made on docker and podman and did not remove is named, failing the run (hack/leftovers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+run_started=$EPOCHREALTIME
+load_at_start=$(cat /proc/loadavg 2>/dev/null || true)
 
 step() { printf '\n== %s (%ds)\n' "$*" "$SECONDS"; }
+
+# Test artifacts a person may want to look at: the screenshot of the HTML report, go test's event
+# stream, each setup stage's log (stages/NAME.log) and the run's bill (budget.json).
+export NUV_TEST_ARTIFACTS=${NUV_TEST_ARTIFACTS:-$PWD/_test-artifacts}
+STAGE_DIR=$NUV_TEST_ARTIFACTS/stages
+rm -rf "$STAGE_DIR"
+mkdir -p "$STAGE_DIR"
+rm -f "$NUV_TEST_ARTIFACTS/go-test.json" "$NUV_TEST_ARTIFACTS/budget.json"
+# shellcheck source=hack/stages.sh
+source hack/stages.sh
 
 step "system packages"
 missing=()
@@ -52,10 +64,13 @@ if ! $short && ! command -v gcloud >/dev/null; then
   echo "GKE emulator's REST API) and is not on PATH; install google-cloud-cli, or pass -short" >&2
   exit 1
 fi
+apt_install() {
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
+}
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    stage_run "system packages" "" "" apt_install "${missing[@]}"
   else
     echo "missing packages: ${missing[*]} (install them with apt-get, as root)" >&2
     exit 1
@@ -66,23 +81,17 @@ if command -v systemctl >/dev/null && systemctl is-active --quiet docker-registr
   systemctl stop docker-registry || true
 fi
 
-step "build nuv"
-mkdir -p bin
-go build -o bin/nuv ./nuv
-ln -sf nuv bin/task
-go build -o bin/testsummary ./hack/testsummary
-go build -o bin/reap ./hack/reap
-go build -o bin/leftovers ./hack/leftovers
+build_nuv() {
+  mkdir -p bin
+  go build -o bin/nuv ./nuv
+  ln -sf nuv bin/task
+  go build -o bin/testsummary ./hack/testsummary
+  go build -o bin/testbudget ./hack/testbudget
+  go build -o bin/reap ./hack/reap
+  go build -o bin/leftovers ./hack/leftovers
+}
+stage_run "build nuv" "" "" build_nuv
 export PATH="$PWD/bin:$PATH"
-
-step "nuv's full program (bin/nuv builds it from its embedded sources once per source version: cold minutes, warm a second)"
-# bin/nuv is the slim front: it answers `nuv kube` and `nuv -version` itself and hands every other
-# command to the full program (internal/front). This is the path users take; the tests then use
-# that build through NUV_FULL, so a test that runs nuv with a HOME of its own finds it too.
-NUV_FULL= bin/nuv -full >"$PWD/bin/.nuv-full-path"
-NUV_FULL=$(cat "$PWD/bin/.nuv-full-path")
-export NUV_FULL
-echo "full program: $NUV_FULL"
 
 # The tests' temporary directories, hence the pid files of every cluster and registry they start.
 # A test binary that panics, times out or is killed leaves those processes running: stop them here
@@ -92,6 +101,7 @@ docker_started=false
 podman_setup=false
 finish() {
   rc=$?
+  stage_stop_all # a setup stage still running when another failed or the run was interrupted
   step "stop processes the tests left running"
   "$PWD/bin/reap" "$test_tmp" || rc=1
   if [ -f "$test_tmp/runtime-objects.json" ]; then
@@ -107,46 +117,81 @@ finish() {
     bash hack/podman.sh restore || rc=1
   fi
   rm -rf "$test_tmp"
+  if [ -x bin/testbudget ]; then
+    # the run's bill, for `go run ./bench/testtime A B` (a failed run has one too)
+    local commit
+    commit=$(git rev-parse --short HEAD 2>/dev/null || true)
+    if [ -n "$commit" ] && ! git diff --quiet HEAD 2>/dev/null; then commit+=-dirty; fi
+    bin/testbudget -o "$NUV_TEST_ARTIFACTS/budget.json" -stages "$STAGE_DIR/stages.tsv" \
+      -events "$NUV_TEST_ARTIFACTS/go-test.json" -started "$run_started" -load "$load_at_start" -commit "$commit" || rc=1
+  fi
   exit $rc
 }
 trap finish EXIT
 trap 'exit 130' INT TERM # so that an interrupted run still reaches finish
 
-step "vet"
-go vet ./...
-
-step "local-cluster binaries (built once, then cached)"
-nuv cluster prepare
-
+# The setup stages, each with its output in $STAGE_DIR/NAME.log (hack/stages.sh), at once where
+# they neither depend on each other nor compile the same Go packages: two go commands do not
+# share work in progress, so on a fresh machine two builds of the same packages at once would
+# compile them twice. The full program compiles most of what the tests import; vet then compiles
+# the rest (the tests' own imports, nuv-kube's and nuv-node's Kubernetes packages: 1,588 and 1,823
+# packages the full program does not import) and type-checks everything; the local-cluster
+# binaries and the node image then only link. Beside those Go builds run what compiles nothing of
+# theirs: starting the container runtimes, and the workload images (Debian packages, npm, and a
+# controller built static with -trimpath: build settings of its own).
+#
+# nuv's full program: bin/nuv is the slim front: it answers `nuv kube` and `nuv -version` itself and
+# hands every other command to the full program (internal/front), which it builds from its
+# embedded sources once per source version (cold minutes, warm a second). This is the path users
+# take; the tests then use that build through NUV_FULL, so a test that runs nuv with a HOME of its
+# own finds it too.
+full_program() { NUV_FULL= bin/nuv -full >"$PWD/bin/.nuv-full-path"; }
+stage_start "full program" "building nuv-full" "" full_program
 if ! $short; then
-  step "docker daemon for the kind tests (hack/dockerd.sh: its own socket and data root)"
-  # One started before this run (by a person, or a previous run left running on purpose) is used
-  # and left running; one started here is stopped at the end.
+  # The docker daemon of the kind tests (hack/dockerd.sh: its own socket and data root): one
+  # started before this run (by a person, or a previous run left running on purpose) is used and
+  # left running; one started here is stopped at the end. podman for the kind-on-podman test
+  # (hack/podman.sh: its own configuration and storage; no daemon: CONTAINERS_CONF and
+  # CONTAINERS_STORAGE_CONF select it for this run; the host's podman setup is not touched; the
+  # test loads the node image into it, about 25 s, then kept).
   bash hack/dockerd.sh status >/dev/null 2>&1 || docker_started=true
-  bash hack/dockerd.sh start
-  eval "$(bash hack/dockerd.sh env)"
-
-  step "podman for the kind-on-podman test (hack/podman.sh: its own configuration and storage)"
-  # No daemon: CONTAINERS_CONF and CONTAINERS_STORAGE_CONF select nuv's configuration for this run;
-  # the host's podman setup is not touched. The test loads the node image into it (about 25 s, then kept).
   podman_setup=true
-  bash hack/podman.sh setup
-  eval "$(bash hack/podman.sh env)"
-
-  step "kind node image (nuv cluster node-image build --load: cold tens of minutes, warm seconds)"
-  # Assembled offline (debootstrap, Kubernetes built from source, images with go-containerregistry)
-  # and cached by content under ~/.cache/nuv/nodeimage; the kind tests use it.
-  nuv cluster node-image build --load
-
-  step "Azure's JavaScript SDK for the Azure emulator's test (hack/azure-js.sh: npm, cached by its package.json)"
-  NUV_AZURE_JS_DIR=$(bash hack/azure-js.sh)
-  export NUV_AZURE_JS_DIR
-
-  step "reference workload images (nuv image workload: debootstrap + go-containerregistry; cold minutes, warm seconds)"
+  runtimes() {
+    bash hack/dockerd.sh start
+    bash hack/podman.sh setup
+  }
+  stage_start "container runtimes" "" "" runtimes
+fi
+stage_wait "full program"
+NUV_FULL=$(cat "$PWD/bin/.nuv-full-path")
+export NUV_FULL
+echo "full program: $NUV_FULL"
+if ! $short; then
   # redis, nginx and pouchdb-server (couchdb) on Debian's packages, and nuv's whisk-controller
-  # compiled from operator/cmd/whisk-controller, cached by content under ~/.cache/nuv/debimage;
-  # the kind workload test loads them into its cluster's nodes.
-  nuv image workload
+  # compiled from operator/cmd/whisk-controller, cached by content under ~/.cache/nuv/debimage
+  # (debootstrap + go-containerregistry; cold minutes, warm seconds); the kind workload test loads
+  # them into its cluster's nodes.
+  stage_start "workload images" "image .* built in" "from the cache" nuv image workload
+  # Azure's JavaScript SDK, which the Azure emulator's TestIntegrationJavaScriptSDK drives
+  # (hack/azure-js.sh: npm, cached by its package.json's digest, where the test looks for it)
+  stage_start "Azure JavaScript SDK" "" "" bash hack/azure-js.sh
+fi
+stage_run vet "" "" go vet ./...
+stage_check # the workload images may have failed meanwhile
+# etcd, kube-apiserver, controller-manager, scheduler and kwok of local clusters: built or
+# downloaded once, then cached
+stage_start "local-cluster binaries" "building .* from source once" "" nuv cluster prepare
+if ! $short; then
+  stage_wait "container runtimes"
+  eval "$(bash hack/dockerd.sh env)"
+  eval "$(bash hack/podman.sh env)"
+  # Assembled offline (debootstrap, Kubernetes built from source, images with
+  # go-containerregistry) and cached by content under ~/.cache/nuv/nodeimage; the kind tests use
+  # it (cold tens of minutes, warm seconds).
+  stage_start "kind node image" "node image .* built in" "from the cache|already" nuv cluster node-image build --load
+  stage_wait "local-cluster binaries" "workload images" "Azure JavaScript SDK" "kind node image"
+else
+  stage_wait "local-cluster binaries"
 fi
 
 step "tests"
@@ -154,8 +199,6 @@ if ! $short; then
   # What docker and podman have before the tests: at the end, anything more is what the tests left.
   bin/leftovers snapshot "$test_tmp/runtime-objects.json" docker podman
 fi
-# Test artifacts a person may want to look at (the screenshot of the HTML report).
-export NUV_TEST_ARTIFACTS=${NUV_TEST_ARTIFACTS:-$PWD/_test-artifacts}
 # -count=1: every run really runs the tests (results are never taken from the build cache).
 # go test starts the packages' tests in the order it is given them, -p at a time: the slowest
 # packages (integration tests of minutes; figures of a warm run on 2 cores) go first, so that the
@@ -186,4 +229,17 @@ mkdir -p "$NUV_TEST_ARTIFACTS"
 # run's CPU time waiting (kubeadm, kubelets registering, health checks, rolls: 22-25 % idle
 # measured over two warm runs at -p 2 on 2 cores), so one more package than cores fills it.
 jobs=${NUV_TEST_JOBS:-$(( $(nproc) + 1 ))}
-TMPDIR=$test_tmp go test -json -count=1 -vet=off -ldflags=-w -p "$jobs" -timeout 70m "$@" "${slow_first[@]}" ./... | tee "$NUV_TEST_ARTIFACTS/go-test.json" | testsummary
+# The tests are a stage too (their wall and CPU time go into budget.json), with their output live.
+set +e
+{
+  TIMEFORMAT='%3R %3U %3S'
+  time {
+    TMPDIR=$test_tmp go test -json -count=1 -vet=off -ldflags=-w -p "$jobs" -timeout 70m "$@" "${slow_first[@]}" ./... |
+      tee "$NUV_TEST_ARTIFACTS/go-test.json" | testsummary -stages "$STAGE_DIR/stages.tsv"
+  } 2>&3
+} 3>&2 2>"$STAGE_DIR/.tests.time"
+rc=$?
+set -e
+read -r wall user sys < <(awk 'NF == 3 && $1 ~ /^[0-9.]+$/ { t = $0 } END { print (t == "" ? "0 0 0" : t) }' "$STAGE_DIR/.tests.time")
+printf '%s\t%s\t%s\t%s\t%d\t\n' tests "$wall" "$user" "$sys" "$rc" >>"$STAGE_DIR/stages.tsv"
+exit "$rc"

@@ -1,6 +1,7 @@
 // Package testsummary turns the event stream of `go test -json` into what nuv's test command
 // (hack/test.sh) prints: each package's result line, the full output of every failed test, every
-// skipped test with its reason, the slowest tests and packages (where a run's time goes), and a closing "N passed,
+// skipped test with its reason, the slowest tests and packages (where a run's time goes), the test command's
+// stages with their wall and CPU time (ReadStages), and a closing "N passed,
 // N failed, N skipped" line. A skip is never silent: outside -short the list says which test ended
 // early and why.
 package testsummary
@@ -50,7 +51,12 @@ type Summary struct {
 	// Packages are the packages whose test binary ran to its end, each with its binary's wall
 	// time (Test empty), slowest first: hack/test.sh starts the slowest first.
 	Packages []Timing
+	// Counts are each package's passed, failed and skipped tests (subtests included).
+	Counts map[string]Counts
 }
+
+// Counts are the tests of one package that passed, failed and were skipped.
+type Counts struct{ Passed, Failed, Skipped int }
 
 // OK reports whether the run had no failure.
 func (s Summary) OK() bool { return s.Failed == 0 && len(s.FailedPackages) == 0 }
@@ -66,8 +72,17 @@ type key struct{ pkg, test string }
 // Run reads the events of `go test -json` from r, writes the report to w as the run goes (package
 // lines and failures as they happen, the skips and the closing line at the end) and returns the
 // counts. Lines of r that are not JSON (go's own messages) are copied through.
-func Run(r io.Reader, w io.Writer) (Summary, error) {
-	var s Summary
+func Run(r io.Reader, w io.Writer) (Summary, error) { return Report{}.Run(r, w) }
+
+// Report is what a report shows besides the tests.
+type Report struct {
+	// Stages are the test command's setup stages, listed before the closing line.
+	Stages []Stage
+}
+
+// Run is the package's Run with the stages of rp in the report.
+func (rp Report) Run(r io.Reader, w io.Writer) (Summary, error) {
+	s := Summary{Counts: map[string]Counts{}}
 	out := map[key][]string{}      // output of running tests, dropped when they pass
 	pkgFailed := map[string]bool{} // packages with a failing test
 	sc := bufio.NewScanner(r)
@@ -103,16 +118,19 @@ func Run(r io.Reader, w io.Writer) (Summary, error) {
 			out[k] = append(out[k], e.Output)
 		case e.Action == "pass":
 			s.Passed++
+			s.count(e.Package, func(c *Counts) { c.Passed++ })
 			s.timed(e)
 			delete(out, k)
 		case e.Action == "fail":
 			s.Failed++
+			s.count(e.Package, func(c *Counts) { c.Failed++ })
 			s.timed(e)
 			pkgFailed[e.Package] = true
 			io.WriteString(w, strings.Join(out[k], ""))
 			delete(out, k)
 		case e.Action == "skip":
 			s.Skipped++
+			s.count(e.Package, func(c *Counts) { c.Skipped++ })
 			s.Skips = append(s.Skips, Skip{Package: e.Package, Test: e.Test, Reason: reason(out[k])})
 			delete(out, k)
 		}
@@ -151,11 +169,18 @@ func Run(r io.Reader, w io.Writer) (Summary, error) {
 			fmt.Fprintf(w, "  %7.1fs  %s\n", t.Seconds, t.Package)
 		}
 	}
+	writeStages(w, rp.Stages)
 	if len(s.FailedPackages) > 0 {
 		fmt.Fprintf(w, "\npackages that failed outside their tests: %s\n", strings.Join(s.FailedPackages, ", "))
 	}
 	fmt.Fprintf(w, "\n%s\n", s.Line())
 	return s, nil
+}
+
+func (s *Summary) count(pkg string, add func(*Counts)) {
+	c := s.Counts[pkg]
+	add(&c)
+	s.Counts[pkg] = c
 }
 
 // timed keeps a top-level test's duration (a subtest's time is inside its parent's).

@@ -15,8 +15,9 @@ import (
 )
 
 // jsClientDir is where Azure's JavaScript SDK of testdata/jsclient/package.json is installed:
-// $NUV_AZURE_JS_DIR (hack/test.sh installs it there before the tests), else a directory of the
-// user's cache named by the package.json's digest, installed with npm the first time.
+// $NUV_AZURE_JS_DIR when set, else a directory of the user's cache named by the package.json's
+// digest (where hack/azure-js.sh, a stage of the test command, installs it), installed with npm
+// the first time.
 func jsClientDir(t *testing.T) string {
 	t.Helper()
 	pkg, err := os.ReadFile(filepath.Join("testdata", "jsclient", "package.json"))
