@@ -220,7 +220,8 @@ func TestLaunch(t *testing.T) {
 	log := filepath.Join(dir, "logs", "x.log")
 	t.Setenv("NUV_TEST_SECRET_TOKEN", "must-not-reach-the-child")
 	t.Setenv("DOCKER_HOST", "unix:///run/not-the-default/docker.sock")
-	p, err := Launch(Command{Path: "sh", Args: []string{"-c", `echo "out $FOO$NUV_TEST_SECRET_TOKEN $DOCKER_HOST"; pwd; exec sleep 60`}, Env: []string{"FOO=bar"},
+	t.Setenv("NUV_FULL", "/opt/nuv-full")
+	p, err := Launch(Command{Path: "sh", Args: []string{"-c", `echo "out $FOO$NUV_TEST_SECRET_TOKEN $DOCKER_HOST $NUV_FULL"; pwd; exec sleep 60`}, Env: []string{"FOO=bar"},
 		Dir: dir, Log: log, LogMode: 0o600, Header: "--- header"})
 	if err != nil {
 		t.Fatal(err)
@@ -231,7 +232,7 @@ func TestLaunch(t *testing.T) {
 	if st, err := os.Stat(filepath.Dir(log)); err != nil || st.Mode().Perm() != 0o700 {
 		t.Fatalf("log directory: %v %v", st, err)
 	}
-	want := "--- header\nout bar unix:///run/not-the-default/docker.sock\n" + dir + "\n"
+	want := "--- header\nout bar unix:///run/not-the-default/docker.sock /opt/nuv-full\n" + dir + "\n"
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		b, _ := os.ReadFile(log)
