@@ -56,6 +56,18 @@ type Preflighter interface {
 	Preflight(ctx context.Context, c *spec.Cluster, p *Plan) error
 }
 
+// Readier is a provider that says when an applied cluster is ready for its users. After an apply
+// that changed the cluster (or resumed one that had not got there), the engine asks it again and
+// again, showing each answer as progress, until it answers nil or the wait bound (WaitTimeout)
+// passes; only then is the cluster recorded running and the apply done. So `apply` returns, for
+// every provider that says, with every node of the spec Ready and the API answering.
+type Readier interface {
+	// Ready checks c once: nil when every node of the spec is Ready and the API answers where its
+	// users reach it (the load balancer of a self-managed cluster); else what is not so yet.
+	// ErrUnsupported says the provider does not say for c (the engine then does not wait).
+	Ready(ctx context.Context, c *spec.Cluster) error
+}
+
 // Starter is a provider whose clusters can be stopped and started again (their state kept).
 type Starter interface {
 	Stop(ctx context.Context, name string) error

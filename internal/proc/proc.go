@@ -134,7 +134,7 @@ func (r Record) Stop(ctx context.Context, grace time.Duration) (bool, error) {
 type Command struct {
 	Path string
 	Args []string
-	Env  []string // added to BaseEnv(os.Environ()): what the process needs beyond the basics
+	Env  []string // added to DaemonEnv(os.Environ()): what the process needs beyond the user's selection
 	Dir  string   // working directory ("": nuv's)
 	// Log is the file stdout and stderr are appended to, created with LogMode (0: 0644); its
 	// directory is created 0700 when LogMode has no group/other bits, else 0755.
@@ -155,28 +155,10 @@ type Process struct {
 // Kill ends the process at once (for a start that is abandoned).
 func (p Process) Kill() error { return p.p.Signal(syscall.SIGKILL) }
 
-// baseKeys are the variables a detached process inherits from nuv: the system basics and the Go
-// runtime's settings. Everything else (the project's .env, tokens, KUBECONFIG, proxies that may
-// carry credentials) stays with nuv.
-var baseKeys = map[string]bool{"PATH": true, "HOME": true, "USER": true, "LOGNAME": true, "LANG": true,
-	"TZ": true, "TMPDIR": true, "GODEBUG": true, "GOMAXPROCS": true, "GOMEMLIMIT": true, "GOTRACEBACK": true}
-
-// BaseEnv reduces environ (KEY=VALUE entries) to what every detached process may see: PATH, HOME,
-// USER, LOGNAME, LANG, LC_*, TZ, TMPDIR and GODEBUG, GOMAXPROCS, GOMEMLIMIT, GOTRACEBACK.
-func BaseEnv(environ []string) []string {
-	var out []string
-	for _, kv := range environ {
-		k, _, ok := strings.Cut(kv, "=")
-		if ok && (baseKeys[k] || strings.HasPrefix(k, "LC_")) {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
 // Launch starts c as its own session, so it outlives nuv and ignores the terminal's Ctrl-C, with its
-// output appended to c.Log and an environment reduced to BaseEnv plus c.Env (a detached process
-// outlives the command that started it; it never carries the project's secrets along). The child is reaped if it dies while nuv still runs.
+// output appended to c.Log and an environment reduced to DaemonEnv plus c.Env (a detached process
+// outlives the command that started it: it keeps the user's choice of tools and endpoints, never
+// the project's secrets). The child is reaped if it dies while nuv still runs.
 func Launch(c Command) (Process, error) {
 	mode, dirMode := c.LogMode, os.FileMode(0o755)
 	if mode == 0 {
@@ -197,7 +179,7 @@ func Launch(c Command) (Process, error) {
 		fmt.Fprintln(lf, c.Header)
 	}
 	rp, err := runner.Start(context.Background(), runner.Cmd{Path: c.Path, Args: c.Args, Dir: c.Dir,
-		Env: append(BaseEnv(os.Environ()), c.Env...), Stdout: lf, Stderr: lf, Session: true})
+		Env: append(DaemonEnv(os.Environ()), c.Env...), Stdout: lf, Stderr: lf, Session: true})
 	if err != nil {
 		return Process{}, fmt.Errorf("start %s: %w", c.Path, err)
 	}

@@ -167,12 +167,51 @@ func TestWriteRecordFormat(t *testing.T) {
 	}
 }
 
-func TestBaseEnv(t *testing.T) {
-	in := []string{"PATH=/bin", "HOME=/root", "LC_ALL=C", "LANG=C.UTF-8", "GOMAXPROCS=2", "API_TOKEN=t0k",
-		"KUBECONFIG=/k", "HTTPS_PROXY=http://u:p@proxy", "NUV_HOME=/n", "PATHX=1", "MALFORMED"}
-	want := "PATH=/bin HOME=/root LC_ALL=C LANG=C.UTF-8 GOMAXPROCS=2"
-	if got := strings.Join(BaseEnv(in), " "); got != want {
-		t.Errorf("BaseEnv = %s, want %s", got, want)
+// TestDaemonEnv holds DaemonEnv to its rule: what selects the user's tools and endpoints is kept,
+// credentials and everything else are dropped.
+func TestDaemonEnv(t *testing.T) {
+	for _, tc := range []struct {
+		kv   string
+		keep bool
+	}{
+		// the system basics
+		{"PATH=/usr/bin:/bin", true}, {"HOME=/root", true}, {"USER=u", true}, {"LANG=C.UTF-8", true},
+		{"LC_ALL=C", true}, {"TZ=UTC", true}, {"TMPDIR=/var/tmp", true},
+		// the container runtime, its daemon and kind's provider
+		{"DOCKER_HOST=unix:///run/nuv-test-docker/docker.sock", true}, {"DOCKER_CONTEXT=rootless", true},
+		{"DOCKER_CONFIG=/home/u/.docker", true}, {"DOCKER_CERT_PATH=/certs", true}, {"DOCKER_TLS_VERIFY=1", true},
+		{"CONTAINER_HOST=unix:///run/user/1000/podman/podman.sock", true}, {"CONTAINER_CONNECTION=remote", true},
+		{"CONTAINERS_CONF=/etc/c.conf", true}, {"CONTAINERS_STORAGE_CONF=/etc/s.conf", true},
+		{"KIND_EXPERIMENTAL_PROVIDER=podman", true},
+		// proxies in both cases, unless they carry a password
+		{"HTTP_PROXY=http://proxy:3128", true}, {"https_proxy=http://proxy:3128", true},
+		{"NO_PROXY=127.0.0.1,localhost", true}, {"no_proxy=.internal", true},
+		{"HTTPS_PROXY=http://u:p@proxy:3128", false}, {"http_proxy=http://user:pw@proxy", false},
+		// nuv's settings (the full program's path among them), Go's and the caches
+		{"NUV_FULL=/root/.cache/nuv/nuv-full/x/nuv-full", true}, {"NUV_HOME=/n", true},
+		{"GOFLAGS=-mod=mod", true}, {"GOPROXY=https://proxy.golang.org,direct", true}, {"GOMAXPROCS=2", true},
+		{"CGO_ENABLED=0", true}, {"XDG_CACHE_HOME=/c", true}, {"XDG_CONFIG_HOME=/cfg", true},
+		{"XDG_RUNTIME_DIR=/run/user/1000", true},
+		// credentials, also under a kept prefix
+		{"AWS_SECRET_ACCESS_KEY=abc", false}, {"AWS_SESSION_TOKEN=abc", false}, {"AWS_ACCESS_KEY_ID=AKIA", false},
+		{"AZURE_CLIENT_SECRET=abc", false}, {"GOOGLE_CREDENTIALS={\"private_key\":\"x\"}", false},
+		{"GOOGLE_APPLICATION_CREDENTIALS=/k.json", false}, {"GITHUB_TOKEN=ghp", false}, {"API_TOKEN=t0k", false},
+		{"NUV_EMULATOR_AWS_ADMIN_TOKEN=t", false}, {"NUV_REGISTRY_PASSWORD=p", false},
+		{"NUV_CLIENT_SECRET_FILE=/s", false}, {"GOPROXY=https://u:p@goproxy.corp", false},
+		{"DOCKER_AUTH_CONFIG={}", false}, {"XDG_SECRET=s", false},
+		// everything else
+		{"KUBECONFIG=/k", false}, {"AWS_PROFILE=dev", false}, {"PATHX=1", false}, {"MALFORMED", false},
+		{"=x", false},
+	} {
+		got := DaemonEnv([]string{tc.kv})
+		if kept := len(got) == 1 && got[0] == tc.kv; kept != tc.keep {
+			t.Errorf("DaemonEnv(%q) = %q, want kept=%v", tc.kv, got, tc.keep)
+		}
+	}
+	// the order of the kept entries is environ's
+	in := []string{"NUV_FULL=/f", "AWS_SESSION_TOKEN=x", "DOCKER_HOST=unix:///d.sock", "PATH=/bin"}
+	if got, want := strings.Join(DaemonEnv(in), " "), "NUV_FULL=/f DOCKER_HOST=unix:///d.sock PATH=/bin"; got != want {
+		t.Errorf("DaemonEnv = %s, want %s", got, want)
 	}
 }
 
@@ -180,7 +219,9 @@ func TestLaunch(t *testing.T) {
 	dir := t.TempDir()
 	log := filepath.Join(dir, "logs", "x.log")
 	t.Setenv("NUV_TEST_SECRET_TOKEN", "must-not-reach-the-child")
-	p, err := Launch(Command{Path: "sh", Args: []string{"-c", `echo "out $FOO$NUV_TEST_SECRET_TOKEN"; pwd; exec sleep 60`}, Env: []string{"FOO=bar"},
+	t.Setenv("DOCKER_HOST", "unix:///run/not-the-default/docker.sock")
+	t.Setenv("NUV_FULL", "/opt/nuv-full")
+	p, err := Launch(Command{Path: "sh", Args: []string{"-c", `echo "out $FOO$NUV_TEST_SECRET_TOKEN $DOCKER_HOST $NUV_FULL"; pwd; exec sleep 60`}, Env: []string{"FOO=bar"},
 		Dir: dir, Log: log, LogMode: 0o600, Header: "--- header"})
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +232,7 @@ func TestLaunch(t *testing.T) {
 	if st, err := os.Stat(filepath.Dir(log)); err != nil || st.Mode().Perm() != 0o700 {
 		t.Fatalf("log directory: %v %v", st, err)
 	}
-	want := "--- header\nout bar\n" + dir + "\n"
+	want := "--- header\nout bar unix:///run/not-the-default/docker.sock /opt/nuv-full\n" + dir + "\n"
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		b, _ := os.ReadFile(log)

@@ -255,8 +255,12 @@ func (c *cmdCtx) engineFor(location, command string) (*engine.Engine, error) {
 	if err != nil {
 		return nil, cli.Usagef("%v", err)
 	}
+	ready, err := cluster.WaitTimeout(c.env.Getenv) // --wait-timeout, NUV_CLUSTER_WAIT_TIMEOUT
+	if err != nil {
+		return nil, cli.Usagef("%v", err)
+	}
 	e := &engine.Engine{Providers: c.providers, Store: store, Out: c.env.Out, Log: c.env.Log, LockWait: wait, Command: command,
-		Project: paths.Project(c.env.Getenv, c.env.Dir), History: hist, Prices: prices}
+		Project: paths.Project(c.env.Getenv, c.env.Dir), History: hist, Prices: prices, WaitTimeout: ready}
 	if err := e.SetFailpoints(c.env.Getenv); err != nil { // kill tests' failpoints
 		return nil, cli.Usagef("%v", err)
 	}

@@ -410,6 +410,10 @@ func (x *exec) kubeadmJoin(ctx context.Context, _ cluster.Change) error {
 		return err
 	}
 	if strings.TrimSpace(string(joined)) != "yes" {
+		// The steps below run through the first control plane (its admin kubeconfig, the join
+		// secrets it makes): never this new, empty machine, which is the first when it replaces
+		// the lost control-plane-0 (the machine kubeadm initialised).
+		lastOf(bt, m)
 		// A new machine under a name the cluster knew (it replaces a lost one): the lost machine's
 		// etcd member and its Node (whose mirror pods name the dead etcd, where kubeadm looks for
 		// the members) go first.

@@ -22,6 +22,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
@@ -105,6 +106,28 @@ func waitNoNetworks(t *testing.T, cidr string) {
 		}
 	}
 	t.Errorf("machine networks of VPC %s left after delete: %s", cidr, left)
+}
+
+// ReadyAfterApply is what a user sees the moment apply returned: one look, no wait, through the
+// kubeconfig apply wrote (its server the load balancer): the API answers and exactly n nodes are
+// registered, every one Ready.
+func ReadyAfterApply(t *testing.T, kubeconfig string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	if err := kit.NodesReady(ctx, kubeconfig, n); err != nil {
+		t.Fatalf("right after apply returned: %v", err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != n {
+		t.Fatalf("right after apply returned: %d nodes registered, want %d", len(nodes.Items), n)
+	}
 }
 
 // WaitMachinesReady waits until the cluster behind kubeconfig has n Ready nodes and CoreDNS runs.
@@ -291,6 +314,7 @@ func TestIntegrationMachinesHeal(t *testing.T) {
 		t.Fatalf("apply: %v", err)
 	}
 	kc := w.p.KubeconfigPath("ha")
+	ReadyAfterApply(t, kc, 4)
 	cs := WaitMachinesReady(t, kc, 4)
 	t.Logf("3 control planes and a worker Ready in %.1fs", time.Since(t0).Seconds())
 	w.checkPodNet(t, cs)
@@ -346,6 +370,7 @@ func TestIntegrationMachinesHeal(t *testing.T) {
 	if healed := w.log.String()[logged:]; !strings.Contains(healed, "Internal error on launch") || !strings.Contains(healed, "launching it again (launch 2 of 3)") {
 		t.Errorf("the heal's launch that EC2 failed was not launched again:\n%s", healed)
 	}
+	ReadyAfterApply(t, kc, 4)
 	w.setFaults(t, `[]`)
 	WaitMachinesReady(t, kc, 4)
 	t.Logf("healed in %.1fs after the loss", time.Since(t1).Seconds())

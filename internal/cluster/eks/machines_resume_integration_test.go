@@ -208,6 +208,7 @@ func TestIntegrationMachinesHAProxy(t *testing.T) {
 	if st, err := os.Stat(kc); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("kubeconfig %s: %v (mode %v), want 0600", kc, err, st)
 	}
+	nuveks.ReadyAfterApply(t, kc, 1)
 	cs := nuveks.WaitMachinesReady(t, kc, 1)
 	t.Logf("resumed apply: %.1fs; control plane Ready and CoreDNS running %.1fs after the first apply began", resumed.Seconds(), time.Since(t0).Seconds())
 

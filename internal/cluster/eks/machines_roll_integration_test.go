@@ -144,6 +144,7 @@ func (w *machinesWorld) scale(t *testing.T, doc string, cs *kubernetes.Clientset
 	if _, err := w.eng.Apply(ctx, parse(t, up), engine.ApplyOptions{}); err != nil {
 		t.Fatalf("apply of the scale-up: %v", err)
 	}
+	ReadyAfterApply(t, kc, 5)
 	WaitMachinesReady(t, kc, 5)
 	t.Logf("scale-up: ha-workers-1 Ready in %.1fs", time.Since(t0).Seconds())
 	w.checkPodNet(t, cs)
@@ -180,6 +181,7 @@ func (w *machinesWorld) scale(t *testing.T, doc string, cs *kubernetes.Clientset
 	if _, err := w.eng.Apply(ctx, parse(t, down), engine.ApplyOptions{}); err != nil {
 		t.Fatalf("apply of the scale-down: %v", err)
 	}
+	ReadyAfterApply(t, kc, 4)
 	t.Logf("scale-down: ha-workers-1 drained and gone in %.1fs", time.Since(t1).Seconds())
 	// The node is drained while its pods' traffic still reaches it: before its route goes.
 	applied := w.log.String()[before:]

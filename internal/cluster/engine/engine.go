@@ -23,6 +23,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/history"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/pricing"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
@@ -58,6 +59,11 @@ type Engine struct {
 	// that matters: a process killed there made something the record does not know; the next apply
 	// must find it (by tag, name or id) and make nothing twice.
 	BeforeRecord func(step int, key string)
+	// WaitTimeout bounds the wait for an applied cluster to be ready (cluster.Readier);
+	// 0: cluster.DefaultWaitTimeout.
+	WaitTimeout time.Duration
+	// ReadyInterval is the time between two looks at an applied cluster's readiness (0: 2s).
+	ReadyInterval time.Duration
 }
 
 // Provider returns the provider called name, or an error listing the known ones.
@@ -242,6 +248,12 @@ func (e *Engine) Apply(ctx context.Context, c *spec.Cluster, o ApplyOptions) (*c
 			rec = e.newRecord(rec, p, c)
 			before := rec.ExpiresAt
 			setExpiry(rec, c, time.Now())
+			if !lost && rec.Generation > 0 {
+				// A former apply made everything but did not see the cluster ready: look again.
+				if err := e.waitReady(ctx, p, c, rec); err != nil {
+					return plan, err
+				}
+			}
 			rec.Phase, rec.Error, rec.Spec = state.Running, "", c
 			actual, err := p.Observe(ctx, c, rec.Resources)
 			if err != nil {
@@ -271,6 +283,9 @@ func (e *Engine) Apply(ctx context.Context, c *spec.Cluster, o ApplyOptions) (*c
 		return nil, err
 	}
 	if err := e.execute(ctx, p, c, rec, plan); err != nil {
+		return plan, err
+	}
+	if err := e.waitReady(ctx, p, c, rec); err != nil {
 		return plan, err
 	}
 	rec.Phase, rec.Error = state.Running, ""
@@ -388,6 +403,58 @@ func (e *Engine) execute(ctx context.Context, p cluster.Provider, c *spec.Cluste
 		}
 	}
 	return nil
+}
+
+// waitReady returns once a provider that says when its clusters are ready (cluster.Readier) says
+// c is: every node of the spec Ready, the API answering. It shows the status as it changes (and
+// every kit.ProgressEvery while it does not), and gives up after WaitTimeout; then the record says
+// the apply failed, and the next apply, with nothing left to change, waits again.
+func (e *Engine) waitReady(ctx context.Context, p cluster.Provider, c *spec.Cluster, rec *state.Record) error {
+	r, ok := p.(cluster.Readier)
+	if !ok {
+		return nil
+	}
+	bound := e.WaitTimeout
+	if bound <= 0 {
+		bound = cluster.DefaultWaitTimeout
+	}
+	every := e.ReadyInterval
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	name := c.Metadata.Name
+	w := e.out()
+	t0 := time.Now()
+	pending, unsupported := "", false // the last status, for the wait's error
+	err := kit.Poller{What: "cluster " + name + " to be ready", Interval: every, Bound: bound,
+		Report: func(status string, elapsed time.Duration) {
+			fmt.Fprintf(w, "waiting for cluster %s to be ready (%s): %s\n", name, elapsed.Round(time.Second), status)
+		}}.Wait(ctx, func(ctx context.Context) (string, bool, error) {
+		if err := r.Ready(ctx, c); errors.Is(err, cluster.ErrUnsupported) {
+			unsupported = true
+			return "", true, nil
+		} else if err != nil {
+			pending = err.Error()
+			return pending, false, nil
+		}
+		return "", true, nil
+	})
+	if err == nil && unsupported {
+		return nil
+	}
+	if err == nil {
+		fmt.Fprintf(w, "cluster %s ready: every node Ready, the API answers (waited %s)\n", name, since(t0))
+		return nil
+	}
+	failed := rec.Phase
+	if failed != state.CreationFailed && failed != state.UpdateFailed {
+		failed = failed.Failed()
+	}
+	rec.Phase, rec.Error = failed, "not ready: "+pending
+	if serr := e.save(context.WithoutCancel(ctx), rec); serr != nil {
+		err = errors.Join(err, serr)
+	}
+	return fmt.Errorf("cluster %s: %w\n(phase %s recorded in %s; run apply again to wait again)", name, err, failed, e.Store.Where())
 }
 
 // recordStep adds a carried-out step to the history; a history that cannot be written costs a

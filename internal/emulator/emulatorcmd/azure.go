@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"time"
 
@@ -30,7 +29,7 @@ func EnsureAzure(ctx context.Context, env *cli.Env, home string) (azure.Process,
 	if err != nil {
 		return azure.Process{}, false, err
 	}
-	return azure.Up(ctx, azure.UpOptions{Dir: azure.Dir(home), Port: port, Command: cmd, Env: childEnv(os.Environ())})
+	return azure.Up(ctx, azure.UpOptions{Dir: azure.Dir(home), Port: port, Command: cmd})
 }
 
 // Up, Down and Env are the Azure emulator's part of the subcommands (see cloud).

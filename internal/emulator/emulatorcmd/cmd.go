@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -203,21 +202,7 @@ func Ensure(ctx context.Context, env *cli.Env, home string) (awsemu.Process, boo
 	if err != nil {
 		return awsemu.Process{}, false, err
 	}
-	return awsemu.Up(ctx, awsemu.UpOptions{Dir: awsemu.Dir(home), Port: port, Command: cmd, Env: childEnv(os.Environ())})
-}
-
-// childEnv is what the detached emulator needs besides the basics proc.Launch passes: nuv's own
-// settings (NUV_*: home, cache, companion binary, local cluster ports) and Go's (to build the
-// companion when it is missing). AWS credentials and the project's other variables stay behind.
-func childEnv(environ []string) []string {
-	var out []string
-	for _, kv := range environ {
-		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "NUV_") || strings.HasPrefix(k, "GO") || k == "XDG_CACHE_HOME" {
-			out = append(out, kv)
-		}
-	}
-	return out
+	return awsemu.Up(ctx, awsemu.UpOptions{Dir: awsemu.Dir(home), Port: port, Command: cmd})
 }
 
 // serveCmd is the detached process: `nuv emulator serve --dir D --addr A [--delay D] [--region R]`.

@@ -48,7 +48,7 @@ func EnsureGCP(ctx context.Context, env *cli.Env, home string) (awsemu.Process, 
 	if err != nil {
 		return awsemu.Process{}, false, err
 	}
-	return awsemu.Up(ctx, awsemu.UpOptions{Dir: gcpDir(home), Port: port, Command: cmd, Env: childEnv(os.Environ())})
+	return awsemu.Up(ctx, awsemu.UpOptions{Dir: gcpDir(home), Port: port, Command: cmd})
 }
 
 // Status prints the GKE emulator's status line; false when it does not run.
