@@ -54,11 +54,12 @@ func nuvVersion(exe string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, exe, "-version").Output()
-	v := strings.TrimSpace(string(out))
-	if err != nil || v == "" || strings.ContainsAny(v, " \n") {
+	// "<version>" or "<version> commit <sha>" (a release build): the version is the first word.
+	f := strings.Fields(string(out))
+	if err != nil || len(f) == 0 || strings.Count(strings.TrimSpace(string(out)), "\n") > 0 {
 		return "unknown"
 	}
-	return v
+	return f[0]
 }
 
 func envLookup(environ []string) func(string) string {
