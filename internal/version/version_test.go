@@ -1,6 +1,7 @@
 package version
 
 import (
+	"os"
 	"runtime/debug"
 	"testing"
 )
@@ -60,5 +61,19 @@ func TestLdflagsAndString(t *testing.T) {
 	}
 	if String("1.0", "") != "1.0" || String("1.0", "abc") != "1.0 commit abc" {
 		t.Errorf("String: %q, %q", String("1.0", ""), String("1.0", "abc"))
+	}
+}
+
+// BenchmarkOf reads the build information of a Go program (this test binary) as the slim nuv
+// reads nuv-full's before every hand-over.
+func BenchmarkOf(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Of(exe); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
