@@ -103,3 +103,22 @@ func TestMainRefuses(t *testing.T) {
 		t.Errorf("the foreign file is gone: %v", err)
 	}
 }
+
+func TestIsReleaseFile(t *testing.T) {
+	for name, want := range map[string]bool{
+		"checksums.txt":                          true,
+		"nuv_1.0.0_linux_amd64.tar.gz":           true,
+		"nuv_1.0.0_linux_amd64.sbom.json":        true,
+		"nuv_1.0.0_linux_amd64.tar.gz.tmp12345":  true,
+		".nuv_1.0.0_linux_amd64.sbom.json.tmp-9": true,
+		".checksums.txt.tmp-77":                  true,
+		"nuv_1.0.0_linux_amd64.zip":              false,
+		"notes.txt":                              false,
+		"nuv":                                    false,
+		".tmp":                                   false,
+	} {
+		if got := isReleaseFile(name); got != want {
+			t.Errorf("isReleaseFile(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

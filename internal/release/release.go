@@ -192,9 +192,13 @@ func ArchiveName(v string, p Platform) string {
 const ChecksumsName = "checksums.txt"
 
 // isReleaseFile reports whether name is one Build writes (and may therefore replace).
+// Temporary files an interrupted build left (".<name>.tmp-*", "<name>.tmp*") count as its files.
 func isReleaseFile(name string) bool {
+	if base, _, tmp := strings.Cut(strings.TrimPrefix(name, "."), ".tmp"); tmp {
+		name = base
+	}
 	return name == ChecksumsName || (strings.HasPrefix(name, "nuv_") &&
-		(strings.HasSuffix(name, ".tar.gz") || strings.HasSuffix(name, ".sbom.json") || strings.Contains(name, ".tmp")))
+		(strings.HasSuffix(name, ".tar.gz") || strings.HasSuffix(name, ".sbom.json")))
 }
 
 // Build builds every program for every platform, writes the archives, their SBOMs and the
