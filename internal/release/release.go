@@ -268,8 +268,11 @@ func Build(ctx context.Context, c Config) (*Result, error) {
 			return nil, fmt.Errorf("release: write %s: %w", a.SBOM, err)
 		}
 		res.Archives = append(res.Archives, a)
-		st, _ := os.Stat(a.Path)
-		log.Infof("built %s (%s) in %s", filepath.Base(a.Path), humanSize(st.Size()), time.Since(start).Round(100*time.Millisecond))
+		size := int64(0)
+		if st, err := os.Stat(a.Path); err == nil {
+			size = st.Size()
+		}
+		log.Infof("built %s (%s) in %s", filepath.Base(a.Path), humanSize(size), time.Since(start).Round(100*time.Millisecond))
 	}
 	var files []string
 	for _, a := range res.Archives {
