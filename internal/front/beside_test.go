@@ -10,10 +10,11 @@ import (
 	"github.com/nuv-dev/nuv/internal/version"
 )
 
-// goBuild builds the module's package pkg into out, stamped as version v.
-func goBuild(t *testing.T, pkg, out, v string) {
+// goBuild builds the module's package pkg into out, stamped as version v, with more go build flags.
+func goBuild(t *testing.T, pkg, out, v string, flags ...string) {
 	t.Helper()
-	cmd := exec.Command("go", "build", "-ldflags="+version.Ldflags(v, "0123456789abcdef0123456789abcdef01234567"), "-o", out, pkg)
+	args := append([]string{"build", "-ldflags=" + version.Ldflags(v, "0123456789abcdef0123456789abcdef01234567")}, flags...)
+	cmd := exec.Command("go", append(args, "-o", out, pkg)...)
 	cmd.Dir = filepath.Join("..", "..")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
@@ -37,6 +38,12 @@ func TestInstalledFindsFullBeside(t *testing.T) {
 	goBuild(t, "./cmd/nuv-pause", filepath.Join(install, FullName), "0.1.0-test")
 	other := filepath.Join(t.TempDir(), "nuv-full-9.9.9")
 	goBuild(t, "./cmd/nuv-pause", other, "9.9.9")
+	// -trimpath builds outside git (as a release made in a git worktree): their build information
+	// names no version, so nuv asks them (slim nuv builds stand in: they answer -version)
+	trimmedSame := filepath.Join(t.TempDir(), "nuv-full-trimmed")
+	goBuild(t, "./nuv", trimmedSame, "0.1.0-test", "-trimpath", "-buildvcs=false")
+	trimmedOther := filepath.Join(t.TempDir(), "nuv-full-trimmed-9.9.9")
+	goBuild(t, "./nuv", trimmedOther, "9.9.9", "-trimpath", "-buildvcs=false")
 	links := t.TempDir()
 	if err := os.Symlink(nuv, filepath.Join(links, "task")); err != nil {
 		t.Fatal(err)
@@ -69,6 +76,9 @@ func TestInstalledFindsFullBeside(t *testing.T) {
 		{"nuv -version answers itself", "", nuv, []string{"-version"}, []string{"0.1.0-test commit 0123456789abcdef0123456789abcdef01234567\n"}, 0},
 		{"another version is refused", other, nuv, []string{"-full"}, []string{"is nuv-full 9.9.9 (commit", "is 0.1.0-test (commit", "install nuv and nuv-full from one archive"}, 1},
 		{"and through task too", other, filepath.Join(links, "task"), []string{"-v"}, []string{"is nuv-full 9.9.9", "is 0.1.0-test"}, 1},
+		{"a trimmed build of the same version is asked", trimmedSame, nuv, []string{"-full"}, []string{filepath.Join(install, FullName) + "\n"}, 0},
+		{"again, from the kept answer", "", nuv, []string{"-full"}, []string{filepath.Join(install, FullName) + "\n"}, 0},
+		{"a trimmed build of another version is refused", trimmedOther, nuv, []string{"-full"}, []string{"is nuv-full 9.9.9 (commit 0123456789ab)", "is 0.1.0-test (commit 0123456789ab)"}, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -95,9 +105,17 @@ func TestInstalledFindsFullBeside(t *testing.T) {
 			}
 		})
 	}
-	entries, err := os.ReadDir(cache)
-	if err != nil || len(entries) != 0 {
-		t.Errorf("the cache %s holds %v (%v): an installed nuv builds and caches nothing", cache, entries, err)
+	// nothing built or cached but the answers of the two trimmed builds
+	var files []string
+	err := filepath.WalkDir(cache, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(cache, path)
+			files = append(files, filepath.Dir(rel))
+		}
+		return err
+	})
+	if err != nil || strings.Join(files, " ") != "nuv-full/beside nuv-full/beside" {
+		t.Errorf("the cache %s holds files in %q (%v): want the two answers in nuv-full/beside only", cache, files, err)
 	}
 }
 
@@ -108,19 +126,19 @@ func TestBesideNone(t *testing.T) {
 	if err := os.WriteFile(self, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := Beside(self, version.Self()); p != "" || err != nil {
+	if p, err := Beside(self, version.Self(), t.TempDir()); p != "" || err != nil {
 		t.Errorf("Beside = %q, %v; want none", p, err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, FullName), []byte("not a program"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Beside(self, version.Self()); err == nil || !strings.Contains(err.Error(), "not an executable file") {
+	if _, err := Beside(self, version.Self(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "not an executable file") {
 		t.Errorf("a non-executable nuv-full: %v", err)
 	}
 	if err := os.Chmod(filepath.Join(dir, FullName), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Beside(self, version.Self()); err == nil || !strings.Contains(err.Error(), "read the build information of "+filepath.Join(dir, FullName)) {
+	if _, err := Beside(self, version.Self(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "read the build information of "+filepath.Join(dir, FullName)) {
 		t.Errorf("a nuv-full that is no Go program: %v", err)
 	}
 }

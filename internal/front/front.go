@@ -98,6 +98,10 @@ func Main(ctx context.Context, args []string) int {
 			}
 		}
 	}
+	if os.Getenv(EnvProbe) != "" {
+		// asked its version by a nuv it lies beside (Beside): answer that or nothing
+		return cli.Report(streams, fmt.Errorf("%s is set: only -version is answered", EnvProbe))
+	}
 	verbosity, _ := strconv.Atoi(os.Getenv("NUV_VERBOSE"))
 	b := companion.Builder{Getenv: os.Getenv, Log: cli.NewLogger(streams.Err, verbosity)}
 	if len(args) == 2 && args[0] != "task" && args[1] == "-full" {
@@ -166,8 +170,9 @@ func Full(ctx context.Context, b companion.Builder) (string, error) {
 		}
 		return p, nil
 	}
+	cache := companion.CacheDir(os.Getenv)
 	if self, err := os.Executable(); err == nil {
-		p, err := Beside(self, version.Self())
+		p, err := Beside(self, version.Self(), cache)
 		if err != nil {
 			return "", err
 		}
@@ -175,7 +180,6 @@ func Full(ctx context.Context, b companion.Builder) (string, error) {
 			return p, nil
 		}
 	}
-	cache := companion.CacheDir(os.Getenv)
 	record, recordErr := recordPath(cache)
 	if recordErr == nil {
 		if data, err := os.ReadFile(record); err == nil {

@@ -97,6 +97,13 @@ func TestReleaseReproducible(t *testing.T) {
 	}
 	checkSBOM(t, a.SBOM, a.Path, stamp, bins)
 
+	// Unpacked, the archive's nuv hands over to the nuv-full beside it: no Go, no cache, no build.
+	cmd := exec.Command(filepath.Join(bins, "nuv"), "-full")
+	cmd.Env = []string{"HOME=" + t.TempDir(), "NUV_CACHE_DIR=" + t.TempDir(), "PATH=/nonexistent"}
+	if out, err := cmd.CombinedOutput(); err != nil || string(out) != filepath.Join(bins, "nuv-full")+"\n" {
+		t.Errorf("nuv -full from the archive: %v, %q; want %s", err, out, filepath.Join(bins, "nuv-full"))
+	}
+
 	// nuv's image, pushed to a real registry on loopback and read back.
 	const user, pass = "nuvrelease", "rel-9f3c-Sekret"
 	reg := imagetest.StartRegistry(t, user, pass)
