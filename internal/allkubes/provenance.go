@@ -54,9 +54,17 @@ func nuvVersion(exe string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, exe, "-version").Output()
-	// "<version>" or "<version> commit <sha>" (a release build): the version is the first word.
-	f := strings.Fields(string(out))
-	if err != nil || len(f) == 0 || strings.Count(strings.TrimSpace(string(out)), "\n") > 0 {
+	if err != nil {
+		return "unknown"
+	}
+	return versionWord(string(out))
+}
+
+// versionWord is the version in `nuv -version`'s answer, "<version>" or "<version> commit <sha>"
+// (a stamped build): its first word ("unknown" for anything else).
+func versionWord(out string) string {
+	f := strings.Fields(out)
+	if len(f) == 0 || strings.Contains(strings.TrimSpace(out), "\n") || (len(f) != 1 && (len(f) != 3 || f[1] != "commit")) {
 		return "unknown"
 	}
 	return f[0]
