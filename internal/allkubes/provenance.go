@@ -54,11 +54,20 @@ func nuvVersion(exe string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, exe, "-version").Output()
-	v := strings.TrimSpace(string(out))
-	if err != nil || v == "" || strings.ContainsAny(v, " \n") {
+	if err != nil {
 		return "unknown"
 	}
-	return v
+	return versionWord(string(out))
+}
+
+// versionWord is the version in `nuv -version`'s answer, "<version>" or "<version> commit <sha>"
+// (a stamped build): its first word ("unknown" for anything else).
+func versionWord(out string) string {
+	f := strings.Fields(out)
+	if len(f) == 0 || strings.Contains(strings.TrimSpace(out), "\n") || (len(f) != 1 && (len(f) != 3 || f[1] != "commit")) {
+		return "unknown"
+	}
+	return f[0]
 }
 
 func envLookup(environ []string) func(string) string {

@@ -14,7 +14,10 @@
 // them. `bench/startup` prints both side by side with the peers.
 //
 // Where the full program comes from, in order: $NUV_FULL (a path: a build of cmd/nuv-full that
-// packagers or developers made themselves); else a build cached by content under
+// packagers or developers made themselves); else nuv-full next to the nuv binary (symlinks such
+// as `task` resolved), as a release archive installs it, which must be a build of the same
+// version (read from its Go build information, without running it: beside.go) — no Go is needed
+// then; else a build cached by content under
 // <cache>/nuv-full/<key>/ (package companion), made from the sources embedded in this binary the
 // first time a command needs it, with progress on stderr. A small record per front binary (its
 // path, size, modification time and inode) remembers which build it uses, so a warm hand-over
@@ -95,6 +98,10 @@ func Main(ctx context.Context, args []string) int {
 			}
 		}
 	}
+	if os.Getenv(EnvProbe) != "" {
+		// asked its version by a nuv it lies beside (Beside): answer that or nothing
+		return cli.Report(streams, fmt.Errorf("%s is set: only -version is answered", EnvProbe))
+	}
 	verbosity, _ := strconv.Atoi(os.Getenv("NUV_VERBOSE"))
 	b := companion.Builder{Getenv: os.Getenv, Log: cli.NewLogger(streams.Err, verbosity)}
 	if len(args) == 2 && args[0] != "task" && args[1] == "-full" {
@@ -153,8 +160,9 @@ func handOver(ctx context.Context, b companion.Builder, args []string) error {
 	return nil
 }
 
-// Full returns the path of the full program: $NUV_FULL, or the cached build of the embedded
-// sources, made now if there is none.
+// Full returns the path of the full program: $NUV_FULL; else nuv-full beside this binary (an
+// installed release: Beside), refused when of another version; else the cached build of the
+// embedded sources, made now if there is none (go install and go run users).
 func Full(ctx context.Context, b companion.Builder) (string, error) {
 	if p := os.Getenv(EnvFull); p != "" {
 		if !companion.IsExecutable(p) {
@@ -163,6 +171,15 @@ func Full(ctx context.Context, b companion.Builder) (string, error) {
 		return p, nil
 	}
 	cache := companion.CacheDir(os.Getenv)
+	if self, err := os.Executable(); err == nil {
+		p, err := Beside(self, version.Self(), cache)
+		if err != nil {
+			return "", err
+		}
+		if p != "" {
+			return p, nil
+		}
+	}
 	record, recordErr := recordPath(cache)
 	if recordErr == nil {
 		if data, err := os.ReadFile(record); err == nil {

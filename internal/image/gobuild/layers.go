@@ -89,3 +89,18 @@ func binaryLayer(binPath, name string, mtime time.Time) (v1.Layer, error) {
 	}
 	return tarLayer([]file{{path: "/usr/local/bin/" + name, mode: 0o755, data: data}}, mtime)
 }
+
+// BaseLayer is the layer every image of this builder starts from: CA certificates from caFile
+// (default CACertsFile) and the users and groups files, every time at mtime.
+func BaseLayer(caFile string, mtime time.Time) (v1.Layer, error) {
+	if caFile == "" {
+		caFile = CACertsFile
+	}
+	return baseLayer(caFile, mtime)
+}
+
+// BinaryLayer holds the program at binPath as /usr/local/bin/<name> (mode 0755, owner 0, time
+// mtime), for images that carry more than one program.
+func BinaryLayer(binPath, name string, mtime time.Time) (v1.Layer, error) {
+	return binaryLayer(binPath, name, mtime)
+}
