@@ -1,8 +1,9 @@
 package proc
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // What a detached process (the emulators, the registry, a local cluster's components, an operator
@@ -25,21 +26,18 @@ import (
 //     proxy or GOPROXY that authenticates stays with nuv.
 // Everything else (AWS_*, AZURE_*, GOOGLE_*, KUBECONFIG, the project's variables) is dropped.
 
-// daemonKeys are the single names kept (besides the prefixes of keepPrefix).
-var daemonKeys = setOf(
-	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TZ", "TMPDIR", "TERM", "CGO_ENABLED",
-	"DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "DOCKER_API_VERSION",
-	"CONTAINER_HOST", "CONTAINER_CONNECTION", "CONTAINERS_CONF", "CONTAINERS_REGISTRIES_CONF",
-	"CONTAINERS_STORAGE_CONF", "REGISTRY_AUTH_FILE", "KIND_EXPERIMENTAL_PROVIDER",
-	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
-)
-
-func setOf(keys ...string) map[string]bool {
-	m := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		m[k] = true
+// daemonKey says whether k is one of the single names kept (besides the prefixes of keepPrefix).
+// A switch, not a map: building a map would be work at every start of every nuv program.
+func daemonKey(k string) bool {
+	switch k {
+	case "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TZ", "TMPDIR", "TERM", "CGO_ENABLED",
+		"DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "DOCKER_API_VERSION",
+		"CONTAINER_HOST", "CONTAINER_CONNECTION", "CONTAINERS_CONF", "CONTAINERS_REGISTRIES_CONF",
+		"CONTAINERS_STORAGE_CONF", "REGISTRY_AUTH_FILE", "KIND_EXPERIMENTAL_PROVIDER",
+		"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy":
+		return true
 	}
-	return m
+	return false
 }
 
 // secretWords mark a variable's name as a credential's (compared upper-cased).
@@ -47,7 +45,7 @@ var secretWords = []string{"TOKEN", "PASSWORD", "PASSWD", "SECRET", "CREDENTIAL"
 	"ACCESS_KEY", "PRIVATE_KEY", "AUTH_CONFIG"}
 
 // urlPassword matches a URL whose user info has a password: scheme://user:password@host.
-var urlPassword = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^/@\s,|]*:[^/@\s,|]*@`)
+var urlPassword = lazy.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^/@\s,|]*:[^/@\s,|]*@`)
 
 func keepPrefix(k string) bool {
 	switch {
@@ -68,7 +66,7 @@ func Secret(k, v string) bool {
 			return true
 		}
 	}
-	return urlPassword.MatchString(v)
+	return urlPassword.Get().MatchString(v)
 }
 
 // DaemonEnv reduces environ (KEY=VALUE entries) to what a detached process nuv starts inherits:
@@ -78,7 +76,7 @@ func DaemonEnv(environ []string) []string {
 	var out []string
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" || !(daemonKeys[k] || keepPrefix(k)) || Secret(k, v) {
+		if !ok || k == "" || !(daemonKey(k) || keepPrefix(k)) || Secret(k, v) {
 			continue
 		}
 		out = append(out, kv)

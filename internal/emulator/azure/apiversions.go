@@ -76,16 +76,20 @@ type apiType struct {
 	name     string
 	provider bool
 	versions []string
+	// first, when set, is the date of the first version of versions that serves the type
+	// (previews by their date): a type published later than the provider's first version.
+	// Filtered when asked rather than at init, so that the emulator costs nothing before it serves.
+	first string
 }
 
 var (
 	groupsType   = &apiType{name: "resourceGroups", versions: resourcesVersions}
 	skusType     = &apiType{name: "skus", provider: true, versions: skusVersions}
 	clustersType = &apiType{name: "managedClusters", provider: true, versions: aksVersions}
-	poolsType    = &apiType{name: "managedClusters/agentPools", provider: true, versions: since(aksVersions, agentPoolsSince)}
-	credsType    = &apiType{name: "managedClusters", provider: true, versions: since(aksVersions, agentPoolsSince)}
+	poolsType    = &apiType{name: "managedClusters/agentPools", provider: true, versions: aksVersions, first: agentPoolsSince}
+	credsType    = &apiType{name: "managedClusters", provider: true, versions: aksVersions, first: agentPoolsSince}
 	locsType     = &apiType{name: "locations/operations", provider: true, versions: aksVersions}
-	kubeVersType = &apiType{name: "locations/kubernetesVersions", provider: true, versions: since(aksVersions, kubernetesVersionsSince)}
+	kubeVersType = &apiType{name: "locations/kubernetesVersions", provider: true, versions: aksVersions, first: kubernetesVersionsSince}
 )
 
 // since are the versions of vs dated first or later (previews by their date).
@@ -99,15 +103,23 @@ func since(vs []string, first string) []string {
 	return out
 }
 
+// published are the versions Azure published for t.
+func (t *apiType) published() []string {
+	if t.first == "" {
+		return t.versions
+	}
+	return since(t.versions, t.first)
+}
+
 // serves says whether t serves api-version v (ARM compares them case-insensitively).
 func (t *apiType) serves(v string) bool {
-	return slices.ContainsFunc(t.versions, func(x string) bool { return strings.EqualFold(x, v) })
+	return slices.ContainsFunc(t.published(), func(x string) bool { return strings.EqualFold(x, v) })
 }
 
 // newestFirst is t's versions newest first, as ARM lists them in errors and in a provider's
 // resource types.
 func (t *apiType) newestFirst() []string {
-	out := slices.Clone(t.versions)
+	out := slices.Clone(t.published())
 	slices.SortFunc(out, func(a, b string) int { return strings.Compare(b, a) })
 	return out
 }

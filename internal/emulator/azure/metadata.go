@@ -2,7 +2,8 @@ package azure
 
 import (
 	"net/http"
-	"regexp"
+
+	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
 // ARM's cloud metadata (GET /metadata/endpoints?api-version=...), which clients read to discover a
@@ -21,7 +22,7 @@ const CloudName = "NuvAzureEmulator"
 const metadataObjectSince = "2022-09-01"
 
 // dateVersion is the form of an api-version (a date, a -preview suffix allowed).
-var dateVersion = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}(-preview)?$`)
+var dateVersion = lazy.MustCompile(`^\d{4}-\d{2}-\d{2}(-preview)?$`)
 
 // metadataDomain is the DNS suffix of the services the emulator does not serve (storage, key
 // vault, ...): names under .localhost never leave the machine (RFC 6761), so a client following
@@ -90,7 +91,7 @@ func (s *Server) metadataEndpoints(w http.ResponseWriter, r *http.Request) {
 		writeARMError(w, aerr(400, "MissingApiVersionParameter", "The api-version query parameter (?api-version=) is required for all requests."))
 		return
 	}
-	if !dateVersion.MatchString(v) {
+	if !dateVersion.Get().MatchString(v) {
 		writeARMError(w, aerr(400, "InvalidApiVersionParameter", "The api-version '%s' is invalid. The supported versions are of the form 'yyyy-mm-dd' (nuv emulator: 2022-09-01 answers one object, earlier versions a list).", v))
 		return
 	}
