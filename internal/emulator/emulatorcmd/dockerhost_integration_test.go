@@ -100,6 +100,9 @@ func TestIntegrationEmulatorDockerHost(t *testing.T) {
 		if _, err := c.DeleteVpc(ctx, &ec2.DeleteVpcInput{VpcId: vpc.VpcId}); err != nil {
 			t.Errorf("delete vpc: %v", err)
 		}
+		// The emulator removes a deleted subnet's network in the background, once its machines are
+		// gone: wait for that before the emulator is stopped (the clean-up registered first runs last).
+		waitNetworkGone(t, host, awsemu.SubnetNetwork(aws.ToString(sn.SubnetId)))
 	})
 	in := waitInstance(t, c, id, ec2types.InstanceStateNameRunning, 4*time.Minute)
 	t.Logf("RunInstances to running: %.1fs (address %s)", time.Since(t0).Seconds(), aws.ToString(in.PrivateIpAddress))
@@ -133,4 +136,23 @@ func waitInstance(t *testing.T, c *ec2.Client, id string, want ec2types.Instance
 	}
 	t.Fatalf("instance %s is not %s after %s: %+v (reason %q)", id, want, timeout, last.State, aws.ToString(last.StateTransitionReason))
 	return last
+}
+
+// waitNetworkGone waits until the Docker daemon at host has no network named name; one still there
+// after 90 s fails the test and is removed.
+func waitNetworkGone(t *testing.T, host, name string) {
+	t.Helper()
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		out, err := exec.Command("docker", "--host", host, "network", "ls", "--quiet", "--filter", "name=^"+name+"$").Output()
+		if err == nil && strings.TrimSpace(string(out)) == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("network %s of the deleted subnet still on %s after 90 s (%v): removing it", name, host, err)
+			if out, err := exec.Command("docker", "--host", host, "network", "rm", name).CombinedOutput(); err != nil {
+				t.Errorf("remove network %s: %v: %s", name, err, out)
+			}
+			return
+		}
+	}
 }
