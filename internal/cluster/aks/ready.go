@@ -11,9 +11,5 @@ import (
 // kubeconfig apply wrote, the API answers and every node of the spec's agent pools is registered
 // and Ready. ARM answers Succeeded for a pool before its nodes are Ready.
 func (p *Provider) Ready(ctx context.Context, c *spec.Cluster) error {
-	want := 0
-	for _, g := range c.Spec.NodeGroups {
-		want += g.Size()
-	}
-	return kit.NodesReady(ctx, p.kubeconfigPath(c.Metadata.Name), want)
+	return kit.NodesReady(ctx, p.kubeconfigPath(c.Metadata.Name), kit.SpecNodes(c))
 }

@@ -12,9 +12,5 @@ import (
 // pool's count is per zone, so there may be more), every one Ready. A node pool's operation is DONE
 // before its nodes are Ready.
 func (p *Provider) Ready(ctx context.Context, c *spec.Cluster) error {
-	want := 0
-	for _, g := range c.Spec.NodeGroups {
-		want += g.Size()
-	}
-	return kit.NodesReady(ctx, p.kubeconfigPath(c.Metadata.Name), want)
+	return kit.NodesReady(ctx, p.kubeconfigPath(c.Metadata.Name), kit.SpecNodes(c))
 }

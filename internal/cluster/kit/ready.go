@@ -11,7 +11,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
+
+// SpecNodes is how many nodes the node groups of c ask for: what NodesReady wants registered.
+func SpecNodes(c *spec.Cluster) int {
+	n := 0
+	for _, g := range c.Spec.NodeGroups {
+		n += g.Size()
+	}
+	return n
+}
 
 // NodesReady checks once, through the kubeconfig at path (the one `apply` writes for its users, so
 // its server is where they reach the API: the load balancer of a self-managed cluster), that the
