@@ -8,6 +8,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/paths"
+	"github.com/nuv-dev/nuv/internal/taskprog"
 	"github.com/nuv-dev/nuv/olaris"
 )
 
@@ -47,23 +48,12 @@ func bundleDispatch(ctx context.Context, env *cli.Env, args []string) error {
 // bundleHelp prints the bundle's top-level folders and tasks for `nuv` with no arguments.
 func bundleHelp(_ context.Context, env *cli.Env) error { return bundleSetup(env).Help() }
 
-// configTaskEnv is the merged configuration (nuvroot.json defaults, plugin configs, then
-// ~/.nuv/config.json) as UPPER_SNAKE KEY=VALUE pairs exported to every task. A malformed file is a
-// warning here; bundle dispatch and -config fail on it.
-func configTaskEnv(env *cli.Env) []string {
-	vars, err := bundleSetup(env).ConfigEnv()
-	if err != nil {
-		env.Log.Warnf("configuration: %v", err)
-	}
-	return vars
-}
+// configTaskEnv is the merged configuration as KEY=VALUE pairs for every task (taskprog.ConfigEnv).
+func configTaskEnv(env *cli.Env) []string { return taskprog.ConfigEnv(env, bundleSetup(env)) }
 
 // ConfigSecrets lists the extra variable names the configuration asks nuv to mask (config key
 // `secrets`), for taskrun.Options.SecretKeys and every printer of variables.
-func ConfigSecrets(env *cli.Env) []string {
-	cfg, _ := bundleSetup(env).Merged()
-	return bundlecmd.SecretsOf(cfg)
-}
+func ConfigSecrets(env *cli.Env) []string { return taskprog.Secrets(bundleSetup(env)) }
 
 // kubeBinaries says how the selected cluster got its binaries when it is a local cluster, else which
 // binaries the next local cluster would run.
