@@ -61,6 +61,43 @@ func TestProgramCoversTheFullProgram(t *testing.T) {
 	}
 }
 
+// TestAlsoProgramsWithinTheFullProgram: the programs built beside the full program (the task
+// program) import only packages the full program imports, so the full program's module set keys
+// their build too and building them compiles nothing more.
+func TestAlsoProgramsWithinTheFullProgram(t *testing.T) {
+	if testing.Short() {
+		t.Skip("lists the programs' packages with the go command")
+	}
+	deps := func(pkg string) []string {
+		cmd := exec.Command("go", "list", "-deps", "./"+pkg)
+		cmd.Dir = repoRoot(t)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		return strings.Fields(string(out))
+	}
+	full := map[string]bool{}
+	for _, d := range deps("cmd/nuv-full") {
+		full[d] = true
+	}
+	p := Program()
+	if len(p.Also) == 0 || p.Also[0] != "cmd/"+TaskName {
+		t.Fatalf("Program().Also = %q, want the task program cmd/%s", p.Also, TaskName)
+	}
+	for _, also := range p.Also {
+		var extra []string
+		for _, d := range deps(also) {
+			if !full[d] && d != "github.com/nuv-dev/nuv/"+also {
+				extra = append(extra, d)
+			}
+		}
+		if len(extra) > 0 {
+			t.Errorf("%s imports %d packages the full program does not: %q", also, len(extra), extra)
+		}
+	}
+}
+
 // repoRoot is the module root (two levels up from this package).
 func repoRoot(t *testing.T) string {
 	_, file, _, _ := runtime.Caller(0)
