@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -253,22 +254,26 @@ func (c *Cluster) Namespace(t testing.TB) string {
 	return name
 }
 
-// DeleteAtEnd deletes a cluster-scoped object the test made (of the resource gvr) when the test
-// ends, and waits until it is gone; an object already gone is fine.
-func (c *Cluster) DeleteAtEnd(t testing.TB, gvr schema.GroupVersionResource, name string) {
+// DeleteAtEnd deletes an object the test made, or made nuv make, outside a namespace of its own (of
+// the resource gvr; namespace "" for a cluster-scoped one) when the test ends, and waits until it is
+// gone; an object already gone is fine.
+func (c *Cluster) DeleteAtEnd(t testing.TB, gvr schema.GroupVersionResource, namespace, name string) {
 	t.Helper()
 	dc, err := dynamic.NewForConfig(c.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := dc.Resource(gvr)
+	var r dynamic.ResourceInterface = dc.Resource(gvr)
+	if namespace != "" {
+		r = dc.Resource(gvr).Namespace(namespace)
+	}
 	t.Cleanup(func() {
 		del := func(ctx context.Context, name string, o metav1.DeleteOptions) error { return r.Delete(ctx, name, o) }
 		if err := deleteAndWait(del, func(ctx context.Context) error {
 			_, err := r.Get(ctx, name, metav1.GetOptions{})
 			return err
 		}, name); err != nil {
-			t.Errorf("%s %s: %v", gvr.Resource, name, err)
+			t.Errorf("%s %s: %v", gvr.Resource, path.Join(namespace, name), err)
 		}
 	})
 }

@@ -38,7 +38,7 @@ func TestUniqueName(t *testing.T) {
 // TestIntegrationShared: two tests asking for one shape get one cluster; each one's kubeconfig copy
 // is in its project; a test's namespace and the cluster-scoped objects it registers are gone after it.
 func TestIntegrationShared(t *testing.T) {
-	var names, namespaces []string
+	var names, namespaces, configMaps []string
 	var cs *kubernetes.Clientset
 	for _, sub := range []string{"first", "second"} {
 		t.Run(sub, func(t *testing.T) {
@@ -62,8 +62,14 @@ func TestIntegrationShared(t *testing.T) {
 			if _, err := cs.CoreV1().Namespaces().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			c.DeleteAtEnd(t, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, pc.Name)
+			c.DeleteAtEnd(t, schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, "", pc.Name)
 			namespaces = append(namespaces, pc.Name)
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: localtest.UniqueName(t, "cm")}}
+			if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			c.DeleteAtEnd(t, schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "default", cm.Name)
+			configMaps = append(configMaps, cm.Name)
 		})
 	}
 	if len(names) != 2 || names[0] != names[1] {
@@ -72,6 +78,11 @@ func TestIntegrationShared(t *testing.T) {
 	for _, ns := range namespaces {
 		if _, err := cs.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("namespace %s after its test: %v, want not found", ns, err)
+		}
+	}
+	for _, cm := range configMaps {
+		if _, err := cs.CoreV1().ConfigMaps("default").Get(context.Background(), cm, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("configmap default/%s after its test: %v, want not found", cm, err)
 		}
 	}
 }
