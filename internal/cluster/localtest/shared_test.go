@@ -38,6 +38,9 @@ func TestUniqueName(t *testing.T) {
 // TestIntegrationShared: two tests asking for one shape get one cluster; each one's kubeconfig copy
 // is in its project; a test's namespace and the cluster-scoped objects it registers are gone after it.
 func TestIntegrationShared(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a local cluster (real control plane); skipped under -short")
+	}
 	var names, namespaces, configMaps []string
 	var cs *kubernetes.Clientset
 	for _, sub := range []string{"first", "second"} {
