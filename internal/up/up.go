@@ -17,6 +17,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
+	"github.com/nuv-dev/nuv/internal/companion"
 	"github.com/nuv-dev/nuv/internal/deploy"
 	"github.com/nuv-dev/nuv/internal/kube"
 	"github.com/nuv-dev/nuv/internal/paths"
@@ -186,6 +187,6 @@ func clusterSpec(ctx context.Context, p local.Provider, store state.Store, name 
 	}
 	nodes := 1
 	return &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: name}, Source: "nuv up",
-		Spec: spec.Spec{Provider: p.Name(), KubernetesVersion: local.KubeVersion,
+		Spec: spec.Spec{Provider: p.Name(), KubernetesVersion: companion.KubeVersion,
 			NodeGroups: []spec.NodeGroup{{Name: local.DefaultNodeGroup, Count: &nodes}}}}, nil
 }

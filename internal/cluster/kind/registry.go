@@ -19,6 +19,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/image/load"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 	"github.com/nuv-dev/nuv/internal/registry"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
@@ -114,7 +115,7 @@ func (p *Provider) registryHost(st registry.State) string {
 // observeRegistry reports the registry resource of cluster name, or nil when the cluster has none
 // (no mark and no advertisement of nuv's). nodes are the cluster's node containers; cfg is nil
 // when its API server is not reachable.
-func (p *Provider) observeRegistry(ctx context.Context, rt Runtime, name string, nodes []nodeContainer, cfg *rest.Config, clusterKey string) (*cluster.Resource, error) {
+func (p *Provider) observeRegistry(ctx context.Context, rt containerrt.Runtime, name string, nodes []nodeContainer, cfg *rest.Config, clusterKey string) (*cluster.Resource, error) {
 	_, markErr := os.Stat(p.registryMark(name))
 	var cm string
 	var cmOurs bool
@@ -164,7 +165,7 @@ func (p *Provider) observeRegistry(ctx context.Context, rt Runtime, name string,
 		want := hostsTOML(relay)
 		for _, n := range nodes {
 			for _, h := range mirrorHosts(host, relay) {
-				got, err := rt.output(ctx, "exec", n.Name, "cat", certsDir+"/"+h+"/hosts.toml")
+				got, err := rt.Output(ctx, "exec", n.Name, "cat", certsDir+"/"+h+"/hosts.toml")
 				if err != nil {
 					f["mirror"] = "missing on " + n.Name
 				} else if got != want && f["mirror"] == "configured" {
@@ -291,8 +292,8 @@ func (p *Provider) executeRegistry(ctx context.Context, c *spec.Cluster, ch clus
 
 // writeMirror writes the hosts.toml files of the mirror into node, after checking that the node's
 // containerd reads them (config_path: kind clusters made by an older nuv have a static mirror).
-func writeMirror(ctx context.Context, rt Runtime, node, host, relay string) error {
-	if _, err := rt.output(ctx, "exec", node, "grep", "-q", "config_path = \""+certsDir+"\"", "/etc/containerd/config.toml"); err != nil {
+func writeMirror(ctx context.Context, rt containerrt.Runtime, node, host, relay string) error {
+	if _, err := rt.Output(ctx, "exec", node, "grep", "-q", "config_path = \""+certsDir+"\"", "/etc/containerd/config.toml"); err != nil {
 		return fmt.Errorf("node %s's containerd does not read %s (the cluster was made by an older nuv): replace the cluster (`nuv cluster delete`, then apply) to pull from nuv's registry", node, certsDir)
 	}
 	for _, h := range mirrorHosts(host, relay) {
@@ -310,7 +311,7 @@ func writeMirror(ctx context.Context, rt Runtime, node, host, relay string) erro
 // unwireRegistry undoes the registry's wiring of cluster name: the advertisement and the nodes'
 // mirror (where the cluster still answers: a cluster being deleted takes them along), the mark,
 // and the relay when no other kind cluster of this nuv uses it. nuv's registry keeps running.
-func (p *Provider) unwireRegistry(ctx context.Context, rt Runtime, name string, nodes []nodeContainer) error {
+func (p *Provider) unwireRegistry(ctx context.Context, rt containerrt.Runtime, name string, nodes []nodeContainer) error {
 	dir := p.registryDir()
 	relay := RelayName(dir)
 	if allRunning(nodes) {
@@ -321,8 +322,8 @@ func (p *Provider) unwireRegistry(ctx context.Context, rt Runtime, name string, 
 			for _, h := range mirrorHosts(host, relay) {
 				paths = append(paths, certsDir+"/"+h)
 			}
-			if _, err := rt.output(ctx, append([]string{"exec", n.Name, "rm", "-rf"}, paths...)...); err != nil {
-				p.log().Warnf("remove the registry mirror from node %s: %s", n.Name, firstLine(err))
+			if _, err := rt.Output(ctx, append([]string{"exec", n.Name, "rm", "-rf"}, paths...)...); err != nil {
+				p.log().Warnf("remove the registry mirror from node %s: %s", n.Name, containerrt.FirstLine(err))
 			}
 		}
 		if cfg, err := p.restConfig(rt, name); err == nil {
@@ -369,7 +370,7 @@ func (p *Provider) unwireRegistry(ctx context.Context, rt Runtime, name string, 
 
 // registryUsers lists the other kind clusters of this nuv that use the registry (marked, with
 // node containers).
-func (p *Provider) registryUsers(ctx context.Context, rt Runtime, except string) ([]string, error) {
+func (p *Provider) registryUsers(ctx context.Context, rt containerrt.Runtime, except string) ([]string, error) {
 	entries, err := os.ReadDir(filepath.Join(p.Home, "kind"))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -395,12 +396,12 @@ func (p *Provider) registryUsers(ctx context.Context, rt Runtime, except string)
 
 // explainPort adds, to an error starting the registry on a port something else holds, what
 // holds it when it is a container of the runtime (kind's own local registry, say).
-func (p *Provider) explainPort(ctx context.Context, rt Runtime, err error) error {
+func (p *Provider) explainPort(ctx context.Context, rt containerrt.Runtime, err error) error {
 	port := strings.TrimPrefix(p.RegistryHost, "localhost:")
 	if !strings.Contains(err.Error(), "is taken") || port == "" || port == "0" {
 		return err
 	}
-	out, perr := rt.output(ctx, "ps", "--filter", "publish="+port, "--format", "{{.Names}} ({{.Image}})")
+	out, perr := rt.Output(ctx, "ps", "--filter", "publish="+port, "--format", "{{.Names}} ({{.Image}})")
 	if perr != nil || strings.TrimSpace(out) == "" {
 		return fmt.Errorf("nuv's registry cannot start: %w; it is not nuv's registry of %s", err, p.Home)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/image/load"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 	"github.com/nuv-dev/nuv/internal/registry"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
@@ -72,7 +73,7 @@ func TestIntegrationKindRegistry(t *testing.T) {
 		t.Skip("makes a kind cluster; skipped under -short")
 	}
 	ctx := context.Background()
-	if _, err := kind.DetectRuntime(ctx, os.Getenv); err != nil {
+	if _, err := containerrt.Detect(ctx, os.Getenv); err != nil {
 		t.Fatalf("%v\n(hack/test.sh starts nuv's own dockerd: `eval \"$(hack/dockerd.sh env)\"`)", err)
 	}
 	home, project := t.TempDir(), t.TempDir()

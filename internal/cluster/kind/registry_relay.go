@@ -17,11 +17,12 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/companion"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/image"
 	"github.com/nuv-dev/nuv/internal/image/gobuild"
 	"github.com/nuv-dev/nuv/internal/image/publish"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 	"github.com/nuv-dev/nuv/internal/registry"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
@@ -101,13 +102,13 @@ func BuildRelayImage(ctx context.Context, log cli.Logger) (v1.ImageIndex, error)
 
 // ensureRelayImage returns the relay image's tag, present in the runtime: already there, loaded
 // from nuv's cache (CacheDir/registry-relay/<key>/image.tar), or built, cached and loaded.
-func (p *Provider) ensureRelayImage(ctx context.Context, rt Runtime) (string, error) {
+func (p *Provider) ensureRelayImage(ctx context.Context, rt containerrt.Runtime) (string, error) {
 	ref := RelayImageRef()
-	if _, err := rt.output(ctx, "image", "inspect", "--format", "{{.Id}}", ref); err == nil {
+	if _, err := rt.Output(ctx, "image", "inspect", "--format", "{{.Id}}", ref); err == nil {
 		return ref, nil
 	}
 	plat := publish.HostPlatform()
-	dir := filepath.Join(local.CacheDir(p.getenv), "registry-relay", relayKey(plat))
+	dir := filepath.Join(companion.CacheDir(p.getenv), "registry-relay", relayKey(plat))
 	archive := filepath.Join(dir, "image.tar")
 	unlock, err := fsutil.Lock(ctx, filepath.Join(dir, "build.lock"), func() {
 		p.log().Infof("waiting for another nuv building the registry relay image (%s)", dir)
@@ -135,12 +136,12 @@ func (p *Provider) ensureRelayImage(ctx context.Context, rt Runtime) (string, er
 		}
 		p.log().Infof("built the registry relay image %s in %.1fs (cached in %s)", ref, time.Since(start).Seconds(), dir)
 	}
-	if _, err := rt.output(ctx, "load", "-i", archive); err != nil {
+	if _, err := rt.Output(ctx, "load", "-i", archive); err != nil {
 		// a damaged cache entry is rebuilt on the next try, not loaded again
 		_ = os.Remove(archive)
 		return "", fmt.Errorf("load the registry relay image into %s: %w", rt.Name, err)
 	}
-	if _, err := rt.output(ctx, "image", "inspect", "--format", "{{.Id}}", ref); err != nil {
+	if _, err := rt.Output(ctx, "image", "inspect", "--format", "{{.Id}}", ref); err != nil {
 		_ = os.Remove(archive)
 		return "", fmt.Errorf("%s loaded %s but does not list %s", rt.Name, archive, ref)
 	}
@@ -167,8 +168,8 @@ func (r relayInfo) on(network string) bool {
 }
 
 // inspectRelay reads the container called name.
-func inspectRelay(ctx context.Context, rt Runtime, name string) (relayInfo, error) {
-	out, err := rt.output(ctx, "inspect", "--type", "container", "--format",
+func inspectRelay(ctx context.Context, rt containerrt.Runtime, name string) (relayInfo, error) {
+	out, err := rt.Output(ctx, "inspect", "--type", "container", "--format",
 		`{{index .Config.Labels "`+labelRelayDir+`"}}|{{.State.Running}}|{{.Config.Image}}|{{range $k, $v := .NetworkSettings.Networks}}{{$k}},{{end}}`, name)
 	if err != nil {
 		var re *runner.RunError
@@ -195,8 +196,8 @@ func inspectRelay(ctx context.Context, rt Runtime, name string) (relayInfo, erro
 
 // clusterNetwork is the network the cluster's control-plane node is on (kind's network, "kind"
 // unless KIND_EXPERIMENTAL_DOCKER_NETWORK named another).
-func clusterNetwork(ctx context.Context, rt Runtime, cluster string) (string, error) {
-	out, err := rt.output(ctx, "inspect", "--type", "container", "--format",
+func clusterNetwork(ctx context.Context, rt containerrt.Runtime, cluster string) (string, error) {
+	out, err := rt.Output(ctx, "inspect", "--type", "container", "--format",
 		`{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}`, cluster+"-control-plane")
 	if err != nil {
 		return "", fmt.Errorf("network of kind cluster %s: %w", cluster, err)
@@ -215,12 +216,12 @@ func clusterNetwork(ctx context.Context, rt Runtime, cluster string) (string, er
 
 // relayUser is the user the relay runs as: the registry's owner, so it may enter the socket's
 // directory (0700). A rootless runtime maps its container root to that owner.
-func relayUser(ctx context.Context, rt Runtime) string {
+func relayUser(ctx context.Context, rt containerrt.Runtime) string {
 	uid, gid := os.Getuid(), os.Getgid()
 	if uid == 0 {
 		return "0:0"
 	}
-	if out, err := rt.output(ctx, "info", "--format", "{{json .}}"); err == nil && strings.Contains(strings.ToLower(out), "rootless") {
+	if out, err := rt.Output(ctx, "info", "--format", "{{json .}}"); err == nil && strings.Contains(strings.ToLower(out), "rootless") {
 		return "0:0"
 	}
 	return strconv.Itoa(uid) + ":" + strconv.Itoa(gid)
@@ -230,7 +231,7 @@ func relayUser(ctx context.Context, rt Runtime) string {
 // (from the relay image), replaces one of an older relay image, starts a stopped one, connects it
 // to the network, and checks that it reaches the registry. A container of its name that is not
 // nuv's relay of dir is refused, named.
-func (p *Provider) ensureRelay(ctx context.Context, rt Runtime, dir, network string) (string, error) {
+func (p *Provider) ensureRelay(ctx context.Context, rt containerrt.Runtime, dir, network string) (string, error) {
 	name := RelayName(dir)
 	img, err := p.ensureRelayImage(ctx, rt)
 	if err != nil {
@@ -251,7 +252,7 @@ func (p *Provider) ensureRelay(ctx context.Context, rt Runtime, dir, network str
 	var others []string // networks of other clusters the replaced relay served
 	if info.Exists && info.Image != img {
 		p.log().Infof("replacing registry relay %s (image %s -> %s)", name, info.Image, img)
-		if _, err := rt.output(ctx, "rm", "-f", name); err != nil {
+		if _, err := rt.Output(ctx, "rm", "-f", name); err != nil {
 			return "", fmt.Errorf("remove the old registry relay %s: %w", name, err)
 		}
 		for _, n := range info.Networks {
@@ -269,24 +270,24 @@ func (p *Provider) ensureRelay(ctx context.Context, rt Runtime, dir, network str
 			"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
 			"-v", registry.SocketDir(abs) + ":" + relaySocketDir,
 			img, "serve", "--listen", ":" + strconv.Itoa(RelayPort), "--socket", relaySocketDir + "/" + registry.SocketName}
-		if _, err := rt.output(ctx, args...); err != nil {
+		if _, err := rt.Output(ctx, args...); err != nil {
 			return "", fmt.Errorf("start the registry relay %s on network %s: %w", name, network, err)
 		}
 		p.log().Infof("started the registry relay %s on network %s (kind nodes pull from nuv's registry through it)", name, network)
 		for _, n := range others {
-			if _, err := rt.output(ctx, "network", "connect", n, name); err != nil {
+			if _, err := rt.Output(ctx, "network", "connect", n, name); err != nil {
 				return "", fmt.Errorf("connect the registry relay %s to network %s: %w", name, n, err)
 			}
 		}
 	} else {
 		if !info.Running {
-			if _, err := rt.output(ctx, "start", name); err != nil {
+			if _, err := rt.Output(ctx, "start", name); err != nil {
 				return "", fmt.Errorf("start the registry relay %s: %w", name, err)
 			}
 			p.log().Infof("started the stopped registry relay %s", name)
 		}
 		if !info.on(network) {
-			if _, err := rt.output(ctx, "network", "connect", network, name); err != nil {
+			if _, err := rt.Output(ctx, "network", "connect", network, name); err != nil {
 				return "", fmt.Errorf("connect the registry relay %s to network %s: %w", name, network, err)
 			}
 			p.log().Infof("connected the registry relay %s to network %s", name, network)
@@ -300,11 +301,11 @@ func (p *Provider) ensureRelay(ctx context.Context, rt Runtime, dir, network str
 
 // probeRelay asks the relay, from inside its container, for the registry's /v2/ through itself:
 // the relay listens and reaches the registry's socket.
-func probeRelay(ctx context.Context, rt Runtime, name string) error {
+func probeRelay(ctx context.Context, rt containerrt.Runtime, name string) error {
 	url := "http://127.0.0.1:" + strconv.Itoa(RelayPort) + "/v2/"
 	var last error
 	for i := 0; i < 20; i++ {
-		_, err := rt.output(ctx, "exec", name, "/usr/local/bin/nuv-registry-relay", "probe", url)
+		_, err := rt.Output(ctx, "exec", name, "/usr/local/bin/nuv-registry-relay", "probe", url)
 		if err == nil {
 			return nil
 		}
@@ -315,7 +316,7 @@ func probeRelay(ctx context.Context, rt Runtime, name string) error {
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
-	logs, _ := rt.output(ctx, "logs", "--tail", "5", name)
+	logs, _ := rt.Output(ctx, "logs", "--tail", "5", name)
 	return fmt.Errorf("the registry relay %s does not reach nuv's registry: %w (its log: %s)", name, last, strings.TrimSpace(logs))
 }
 
@@ -329,7 +330,7 @@ func lockRelay(ctx context.Context, dir string, log cli.Logger) (func(), error) 
 
 // removeRelay removes the relay container of the registry in dir (the registry keeps running).
 // The caller holds lockRelay.
-func removeRelay(ctx context.Context, rt Runtime, dir string) (bool, error) {
+func removeRelay(ctx context.Context, rt containerrt.Runtime, dir string) (bool, error) {
 	name := RelayName(dir)
 	info, err := inspectRelay(ctx, rt, name)
 	if err != nil || !info.Exists {
@@ -338,7 +339,7 @@ func removeRelay(ctx context.Context, rt Runtime, dir string) (bool, error) {
 	if info.Dir != dir {
 		return false, nil // not ours
 	}
-	if _, err := rt.output(ctx, "rm", "-f", name); err != nil {
+	if _, err := rt.Output(ctx, "rm", "-f", name); err != nil {
 		return false, fmt.Errorf("remove the registry relay %s: %w", name, err)
 	}
 	return true, nil
@@ -391,7 +392,7 @@ func RelayStatus(ctx context.Context, getenv func(string) string, home string) (
 // RelayOf is the relay container of nuv's registry under home (nil when no runtime answers or no
 // relay exists).
 func RelayOf(ctx context.Context, getenv func(string) string, home string) (*Relay, error) {
-	rt, err := DetectRuntime(ctx, getenv)
+	rt, err := containerrt.Detect(ctx, getenv)
 	if err != nil {
 		return nil, nil
 	}
@@ -412,7 +413,7 @@ func RelayOf(ctx context.Context, getenv func(string) string, home string) (*Rel
 }
 
 func relayVerb(ctx context.Context, getenv func(string) string, home, verb string, running bool) (bool, error) {
-	rt, err := DetectRuntime(ctx, getenv)
+	rt, err := containerrt.Detect(ctx, getenv)
 	if err != nil {
 		return false, nil
 	}
@@ -425,7 +426,7 @@ func relayVerb(ctx context.Context, getenv func(string) string, home, verb strin
 	if err != nil || !info.Exists || info.Dir != dir || info.Running != running {
 		return false, err
 	}
-	if _, err := rt.output(ctx, verb, name); err != nil {
+	if _, err := rt.Output(ctx, verb, name); err != nil {
 		return false, fmt.Errorf("%s the registry relay %s: %w", verb, name, err)
 	}
 	return true, nil

@@ -58,19 +58,19 @@ func TestIntegrationRegistryPortTaken(t *testing.T) {
 	ln.Close()
 	// a network of its own: the test daemon has no default bridge to publish from
 	const other, network = "nuv-reg-test-not-a-registry", "nuv-reg-test-net"
-	if _, err := rt.output(ctx, "network", "create", network); err != nil {
+	if _, err := rt.Output(ctx, "network", "create", network); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if _, err := rt.output(context.Background(), "network", "rm", network); err != nil {
+		if _, err := rt.Output(context.Background(), "network", "rm", network); err != nil {
 			t.Errorf("clean-up: remove network %s: %v", network, err)
 		}
 	})
-	if _, err := rt.output(ctx, "run", "-d", "--name", other, "--network", network, "-p", "127.0.0.1:"+strconv.Itoa(port)+":5000", img, "serve"); err != nil {
+	if _, err := rt.Output(ctx, "run", "-d", "--name", other, "--network", network, "-p", "127.0.0.1:"+strconv.Itoa(port)+":5000", img, "serve"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if _, err := rt.output(context.Background(), "rm", "-f", "-v", other); err != nil {
+		if _, err := rt.Output(context.Background(), "rm", "-f", "-v", other); err != nil {
 			t.Errorf("clean-up: remove container %s: %v", other, err)
 		}
 	})

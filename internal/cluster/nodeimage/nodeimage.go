@@ -41,7 +41,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/companion"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/runner"
 	"github.com/nuv-dev/nuv/internal/runtimewrap"
@@ -59,7 +59,7 @@ const Repository = "nuv.dev/kind-node"
 
 // Options of a build.
 type Options struct {
-	// Version is the Kubernetes version ("" is local.KubeVersion, the only one nuv builds).
+	// Version is the Kubernetes version ("" is companion.KubeVersion, the only one nuv builds).
 	Version string
 	Log     cli.Logger
 	// Getenv reads NUV_CACHE_DIR, XDG_CACHE_HOME, HOME, PATH, DOCKER_HOST, NUV_DEBIAN_SUITE,
@@ -123,13 +123,13 @@ func newBuilder(o Options) (*builder, error) {
 		b.getenv = os.Getenv
 	}
 	if b.o.Version == "" {
-		b.o.Version = local.KubeVersion
+		b.o.Version = companion.KubeVersion
 	}
 	b.o.Version = strings.TrimPrefix(b.o.Version, "v")
-	if b.o.Version != local.KubeVersion {
-		return nil, fmt.Errorf("this nuv builds node images of Kubernetes %s only (the version of its k8s.io/kubernetes); %s is not supported", local.KubeVersion, b.o.Version)
+	if b.o.Version != companion.KubeVersion {
+		return nil, fmt.Errorf("this nuv builds node images of Kubernetes %s only (the version of its k8s.io/kubernetes); %s is not supported", companion.KubeVersion, b.o.Version)
 	}
-	b.cache = filepath.Join(local.CacheDir(b.getenv), "nodeimage")
+	b.cache = filepath.Join(companion.CacheDir(b.getenv), "nodeimage")
 	return b, nil
 }
 
@@ -196,14 +196,14 @@ func Build(ctx context.Context, o Options) (Result, error) {
 
 func (b *builder) build(ctx context.Context) (Result, error) {
 	start := time.Now()
-	comp := local.Companion{Getenv: b.getenv, Log: b.log}
+	comp := companion.Builder{Getenv: b.getenv, Log: b.log}
 	var nuvNode, pause string
 	if err := b.stage("nuv-node and nuv-pause (Kubernetes "+b.o.Version+", companion build)", func() (bool, error) {
 		var err error
-		if nuvNode, err = comp.BuildProgram(ctx, local.ProgramNode, b.o.Offline); err != nil {
+		if nuvNode, err = comp.BuildKube(ctx, companion.ProgramNode, b.o.Offline); err != nil {
 			return false, err
 		}
-		pause, err = comp.BuildProgram(ctx, local.ProgramPause, b.o.Offline)
+		pause, err = comp.BuildKube(ctx, companion.ProgramPause, b.o.Offline)
 		return false, err
 	}); err != nil {
 		return Result{}, err
@@ -386,8 +386,8 @@ func (b *builder) build(ctx context.Context) (Result, error) {
 		b.log.Infof("node image: removed the older cache entry %s", old)
 	}
 	// older builds of the node's programs (each nuv-node is ~300 MB; the images hold copies)
-	for _, p := range []local.Program{local.ProgramNode, local.ProgramPause} {
-		for _, old := range pruneEntries(filepath.Join(local.CacheDir(b.getenv), p.Name), keepImages) {
+	for _, p := range []companion.Program{companion.ProgramNode, companion.ProgramPause} {
+		for _, old := range pruneEntries(filepath.Join(companion.CacheDir(b.getenv), p.Name), keepImages) {
 			b.log.Infof("node image: removed the older %s build %s", p.Name, old)
 		}
 	}
@@ -410,7 +410,7 @@ type Record struct {
 // Records returns the builds recorded in the cache (oldest first).
 func Records(getenv func(string) string) []Record {
 	var rs []Record
-	b, err := os.ReadFile(filepath.Join(local.CacheDir(getenv), "nodeimage", "builds.json"))
+	b, err := os.ReadFile(filepath.Join(companion.CacheDir(getenv), "nodeimage", "builds.json"))
 	if err == nil {
 		_ = json.Unmarshal(b, &rs)
 	}
