@@ -21,6 +21,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/image/load"
 	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 	"github.com/nuv-dev/nuv/internal/registry"
+	"github.com/nuv-dev/nuv/internal/registry/relayctl"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
@@ -29,7 +30,7 @@ import (
 //
 //   - the registry process (`nuv registry serve`, one per nuv home) listens on 127.0.0.1:PORT and
 //     on a unix socket;
-//   - its relay container (registry_relay.go) is on the cluster's network under a stable name and
+//   - its relay container (package relayctl) is on the cluster's network under a stable name and
 //     relays to that socket;
 //   - the nodes' containerd reads registry hosts from /etc/containerd/certs.d (config_path, set
 //     in every kind cluster nuv makes), where nuv writes a hosts.toml mapping localhost:PORT (and
@@ -90,18 +91,18 @@ func (p *Provider) registryMark(name string) string {
 // hostsTOML is the containerd hosts file that sends pulls to the relay.
 func hostsTOML(relay string) string {
 	return fmt.Sprintf("# nuv: pulls go to nuv's registry through its relay on the cluster's network\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n",
-		"http://"+relay+":"+strconv.Itoa(RelayPort))
+		"http://"+relay+":"+strconv.Itoa(relayctl.Port))
 }
 
 // mirrorHosts are the registry names the nodes' containerd maps to the relay: the host's name of
 // the registry and the relay's own.
 func mirrorHosts(host, relay string) []string {
-	return []string{host, relay + ":" + strconv.Itoa(RelayPort)}
+	return []string{host, relay + ":" + strconv.Itoa(relayctl.Port)}
 }
 
 // hosting is the KEP-1755 document for the registry at host reached through relay.
 func hosting(host, relay string) load.Hosting {
-	return load.Hosting{Host: host, FromContainerRuntime: host, FromClusterNetwork: relay + ":" + strconv.Itoa(RelayPort)}
+	return load.Hosting{Host: host, FromContainerRuntime: host, FromClusterNetwork: relay + ":" + strconv.Itoa(relayctl.Port)}
 }
 
 // registryHost is the host name of nuv's registry: the running registry's, else the configured one.
@@ -129,7 +130,7 @@ func (p *Provider) observeRegistry(ctx context.Context, rt containerrt.Runtime, 
 		return nil, nil
 	}
 	dir := p.registryDir()
-	relay := RelayName(dir)
+	relay := relayctl.Name(dir)
 	f := map[string]string{}
 	st, ok, err := registry.Status(ctx, dir)
 	switch {
@@ -143,7 +144,7 @@ func (p *Provider) observeRegistry(ctx context.Context, rt containerrt.Runtime, 
 		f["registry"] = "stopped"
 	}
 	host := p.registryHost(st)
-	info, err := inspectRelay(ctx, rt, relay)
+	info, err := relayctl.Inspect(ctx, rt, relay)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +156,7 @@ func (p *Provider) observeRegistry(ctx context.Context, rt containerrt.Runtime, 
 	default:
 		f["relay"] = map[bool]string{true: "running", false: "stopped"}[info.Running]
 		f["network"] = "disconnected"
-		if net, err := clusterNetwork(ctx, rt, name); err == nil && info.on(net) {
+		if net, err := clusterNetwork(ctx, rt, name); err == nil && info.On(net) {
 			f["network"] = "connected"
 		}
 	}
@@ -224,7 +225,7 @@ func (p *Provider) executeRegistry(ctx context.Context, c *spec.Cluster, ch clus
 		return nil, err
 	}
 	dir := p.registryDir()
-	relay := RelayName(dir)
+	relay := relayctl.Name(dir)
 	nodes, err := p.containers(ctx, rt, name)
 	if err != nil {
 		return nil, err
@@ -275,7 +276,7 @@ func (p *Provider) executeRegistry(ctx context.Context, c *spec.Cluster, ch clus
 	if err := fsutil.WriteFileAtomic(p.registryMark(name), []byte(host+" "+relay+"\n"), 0o600); err != nil {
 		return nil, err
 	}
-	if _, err := p.ensureRelay(ctx, rt, dir, network); err != nil {
+	if _, err := relayctl.Ensure(ctx, rt, dir, network, p.getenv, p.log()); err != nil {
 		return nil, err
 	}
 	for _, n := range nodes {
@@ -313,7 +314,7 @@ func writeMirror(ctx context.Context, rt containerrt.Runtime, node, host, relay 
 // and the relay when no other kind cluster of this nuv uses it. nuv's registry keeps running.
 func (p *Provider) unwireRegistry(ctx context.Context, rt containerrt.Runtime, name string, nodes []nodeContainer) error {
 	dir := p.registryDir()
-	relay := RelayName(dir)
+	relay := relayctl.Name(dir)
 	if allRunning(nodes) {
 		st, _ := registry.ReadState(dir)
 		host := p.registryHost(st)
@@ -340,7 +341,7 @@ func (p *Provider) unwireRegistry(ctx context.Context, rt containerrt.Runtime, n
 	}
 	// under the relay's lock: a cluster being applied at the same time has marked itself before it
 	// ensures the relay, so it is counted here, or its ensure comes after this removal
-	unlock, err := lockRelay(ctx, dir, p.log())
+	unlock, err := relayctl.Lock(ctx, dir, p.log())
 	if err != nil {
 		return err
 	}
@@ -357,7 +358,7 @@ func (p *Provider) unwireRegistry(ctx context.Context, rt containerrt.Runtime, n
 		p.log().Infof("nuv's registry keeps running at %s, and its relay %s for kind cluster(s) %s (`nuv registry down` stops both)", where, relay, strings.Join(users, ", "))
 		return nil
 	}
-	removed, err := removeRelay(ctx, rt, dir)
+	removed, err := relayctl.Remove(ctx, rt, dir)
 	if err != nil {
 		return err
 	}

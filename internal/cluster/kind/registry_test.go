@@ -11,13 +11,14 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
 	"github.com/nuv-dev/nuv/internal/registry"
+	"github.com/nuv-dev/nuv/internal/registry/relayctl"
 )
 
 // TestRelayNameAndMirror: the relay is named after the registry's directory (stable, a DNS label,
 // distinct per nuv home), and the nodes' hosts.toml maps both registry names to it over HTTP.
 func TestRelayNameAndMirror(t *testing.T) {
-	a, b := RelayName("/home/a/.nuv/registry"), RelayName("/home/b/.nuv/registry")
-	if a == b || a != RelayName("/home/a/.nuv/registry") {
+	a, b := relayctl.Name("/home/a/.nuv/registry"), relayctl.Name("/home/b/.nuv/registry")
+	if a == b || a != relayctl.Name("/home/a/.nuv/registry") {
 		t.Errorf("relay names %s %s: want stable and distinct per directory", a, b)
 	}
 	if !regexp.MustCompile(`^nuv-registry-[0-9a-f]{8}$`).MatchString(a) {
@@ -46,7 +47,7 @@ func TestIntegrationRegistryPortTaken(t *testing.T) {
 	rt := requireRuntime(t)
 	ctx := context.Background()
 	p := &Provider{Home: t.TempDir(), Project: t.TempDir(), Log: localtest.Logger(t)}
-	img, err := p.ensureRelayImage(ctx, rt)
+	img, err := relayctl.EnsureImage(ctx, rt, p.getenv, p.log())
 	if err != nil {
 		t.Fatal(err)
 	}
