@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,16 +13,10 @@ import (
 	"github.com/nuv-dev/nuv/internal/registry/relayctl"
 )
 
-// TestRelayNameAndMirror: the relay is named after the registry's directory (stable, a DNS label,
-// distinct per nuv home), and the nodes' hosts.toml maps both registry names to it over HTTP.
-func TestRelayNameAndMirror(t *testing.T) {
-	a, b := relayctl.Name("/home/a/.nuv/registry"), relayctl.Name("/home/b/.nuv/registry")
-	if a == b || a != relayctl.Name("/home/a/.nuv/registry") {
-		t.Errorf("relay names %s %s: want stable and distinct per directory", a, b)
-	}
-	if !regexp.MustCompile(`^nuv-registry-[0-9a-f]{8}$`).MatchString(a) {
-		t.Errorf("relay name %q", a)
-	}
+// TestRelayMirror: the nodes' hosts.toml maps both registry names to the relay over HTTP (the
+// relay's name: relayctl's TestName).
+func TestRelayMirror(t *testing.T) {
+	a := relayctl.Name("/home/a/.nuv/registry")
 	if got := mirrorHosts("localhost:5001", a); len(got) != 2 || got[0] != "localhost:5001" || got[1] != a+":5000" {
 		t.Errorf("mirror hosts %v", got)
 	}
