@@ -6,7 +6,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/bundle/bundlecmd"
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/providers"
 	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/internal/taskprog"
 	"github.com/nuv-dev/nuv/olaris"
@@ -58,14 +58,14 @@ func ConfigSecrets(env *cli.Env) []string { return taskprog.Secrets(bundleSetup(
 // kubeBinaries says how the selected cluster got its binaries when it is a local cluster, else which
 // binaries the next local cluster would run.
 func kubeBinaries(env *cli.Env) string {
-	if home, err := paths.Home(env.Getenv); err == nil {
+	home, _ := paths.Home(env.Getenv)
+	var kubeconfigs []string
+	if home != "" {
 		for _, kv := range kubeTaskEnv(env) {
 			if kc, ok := strings.CutPrefix(kv, "KUBECONFIG="); ok {
-				if name, src, ok := local.BinariesOf(home, kc); ok {
-					return "cluster " + name + ": " + src
-				}
+				kubeconfigs = append(kubeconfigs, kc)
 			}
 		}
 	}
-	return "local clusters: " + local.Companion{Getenv: env.Getenv}.Describe(context.Background())
+	return providers.KubeBinaries(context.Background(), env.Getenv, home, kubeconfigs)
 }
