@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/nuv-dev/nuv/internal/companion"
+	"github.com/nuv-dev/nuv/internal/taskprog"
 	"github.com/nuv-dev/nuv/internal/version"
 )
 
@@ -252,5 +253,19 @@ func TestIntegrationFront(t *testing.T) {
 	}
 	if r := run(t, project, withFull, task, "kube"); r.code != 0 || r.out != "the task named kube\n" {
 		t.Errorf("task kube: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+	}
+}
+
+// TestRunsTaskfilesAgreesWithTheTaskProgram: the front (which must not link go-task) sends to the
+// task program exactly the command lines the task program answers.
+func TestRunsTaskfilesAgreesWithTheTaskProgram(t *testing.T) {
+	for _, args := range [][]string{
+		{"task"}, {"/usr/local/bin/task", "2"}, {"task.exe", "--list"}, {"nuv", "-task", "--version"},
+		{"/opt/nuv/nuv", "--task"}, {"nuv", "cluster", "list"}, {"nuv", "kube"}, {"datefmt", "-task"},
+	} {
+		_, answers := taskprog.TaskArgs(args)
+		if got := runsTaskfiles(args); got != answers {
+			t.Errorf("runsTaskfiles(%q) = %v, but the task program answers it: %v", args, got, answers)
+		}
 	}
 }
