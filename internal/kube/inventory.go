@@ -12,12 +12,13 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/nuv-dev/nuv/internal/kube/kubesel"
 	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/internal/yamlerr"
 )
 
 // Ext is the file extension of a kubeconfig in clusters/.
-const Ext = ".kubeconfig"
+const Ext = kubesel.Ext
 
 // Cluster is one kubeconfig in the project's clusters/ directory.
 type Cluster struct {
@@ -79,7 +80,7 @@ func scan(project string) ([]Cluster, error) {
 			names = append(names, strings.TrimSuffix(n, Ext))
 		}
 	}
-	names = ordered(project, names)
+	names = kubesel.Ordered(project, names)
 	cs := make([]Cluster, 0, len(names))
 	for i, n := range names {
 		c := Cluster{Index: i + 1, Name: n, Path: filepath.Join(dir, n+Ext)}
@@ -100,7 +101,7 @@ func loadKubeconfig(path string) (*clientcmdapi.Config, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	ctxName, _, err := modelOf(cfg).pick()
+	ctxName, _, err := modelOf(cfg).Pick()
 	if err != nil {
 		return nil, "", err
 	}
@@ -127,68 +128,35 @@ func decodeKubeconfig(path string, data []byte) (*clientcmdapi.Config, error) {
 }
 
 // modelOf is what the inventory needs of a kubeconfig client-go decoded.
-func modelOf(cfg *clientcmdapi.Config) kubeconfigModel {
-	m := kubeconfigModel{current: cfg.CurrentContext, contexts: map[string]contextRef{},
-		clusters: map[string]string{}, users: map[string]bool{}}
+func modelOf(cfg *clientcmdapi.Config) kubesel.Model {
+	m := kubesel.Model{Current: cfg.CurrentContext, Contexts: map[string]kubesel.ContextRef{},
+		Clusters: map[string]string{}, Users: map[string]bool{}}
 	for n, c := range cfg.Contexts {
 		if c != nil {
-			m.contexts[n] = contextRef{cluster: c.Cluster, user: c.AuthInfo}
+			m.Contexts[n] = kubesel.ContextRef{Cluster: c.Cluster, User: c.AuthInfo}
 		}
 	}
 	for n, c := range cfg.Clusters {
 		if c != nil {
-			m.clusters[n] = c.Server
+			m.Clusters[n] = c.Server
 		}
 	}
 	for n, u := range cfg.AuthInfos {
 		if u != nil {
-			m.users[n] = true
+			m.Users[n] = true
 		}
 	}
 	return m
 }
 
-// pick returns the context nuv uses (the current-context, or the only context when
-// current-context is empty) and its server URL, or why the kubeconfig cannot be used.
-func (m kubeconfigModel) pick() (ctxName, server string, err error) {
-	ctxName = m.current
-	if ctxName == "" {
-		switch len(m.contexts) {
-		case 0:
-			return "", "", errors.New("no contexts defined")
-		case 1:
-			for n := range m.contexts {
-				ctxName = n
-			}
-		default:
-			return "", "", fmt.Errorf("no current-context and %d contexts to choose from", len(m.contexts))
-		}
-	}
-	kctx, ok := m.contexts[ctxName]
-	if !ok {
-		return "", "", fmt.Errorf("current-context %q is not defined in contexts", ctxName)
-	}
-	server, ok = m.clusters[kctx.cluster]
-	if !ok {
-		return "", "", fmt.Errorf("context %q names cluster %q, which is not defined", ctxName, kctx.cluster)
-	}
-	if server == "" {
-		return "", "", fmt.Errorf("cluster %q has no server URL", kctx.cluster)
-	}
-	if kctx.user != "" && !m.users[kctx.user] {
-		return "", "", fmt.Errorf("context %q names user %q, which is not defined", ctxName, kctx.user)
-	}
-	return ctxName, server, nil
-}
-
 // parseKubeconfig returns the context and the server URL (a password in it hidden) of the
-// kubeconfig at path, read without client-go where quickKubeconfig can vouch for the file.
+// kubeconfig at path, read without client-go where kubesel.Quick can vouch for the file.
 func parseKubeconfig(path string) (context, server string, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return "", "", fmt.Errorf("unreadable: %w", err)
 	}
-	m, ok := quickKubeconfig(data)
+	m, ok := kubesel.Quick(data)
 	if !ok {
 		cfg, err := decodeKubeconfig(path, data)
 		if err != nil {
@@ -196,7 +164,7 @@ func parseKubeconfig(path string) (context, server string, err error) {
 		}
 		m = modelOf(cfg)
 	}
-	context, server, err = m.pick()
+	context, server, err = m.Pick()
 	if err != nil {
 		return "", "", err
 	}

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/nuv-dev/nuv/internal/kube/kubesel"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -78,7 +79,7 @@ users:
 func TestQuickKubeconfig(t *testing.T) {
 	for _, tc := range quickSeeds {
 		t.Run(tc.name, func(t *testing.T) {
-			_, ok := quickKubeconfig([]byte(tc.data))
+			_, ok := kubesel.Quick([]byte(tc.data))
 			if ok != tc.quick {
 				t.Fatalf("quickKubeconfig answered %v, want %v", ok, tc.quick)
 			}
@@ -90,7 +91,7 @@ func TestQuickKubeconfig(t *testing.T) {
 // agreeWithClientcmd fails if quickKubeconfig answers for data and client-go reads it otherwise.
 func agreeWithClientcmd(t *testing.T, data []byte) {
 	t.Helper()
-	m, ok := quickKubeconfig(data)
+	m, ok := kubesel.Quick(data)
 	if !ok {
 		return
 	}

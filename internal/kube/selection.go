@@ -11,26 +11,21 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/fsutil"
-	"github.com/nuv-dev/nuv/internal/paths"
+	"github.com/nuv-dev/nuv/internal/kube/kubesel"
 )
 
 // EnvCluster is the per-shell selection: a cluster name of the project (or a kubeconfig path).
 // When set it wins over the project's selection in .nuv/current.
-const EnvCluster = "NUV_CLUSTER"
+const EnvCluster = kubesel.EnvCluster
 
 // ErrNoSelection is returned (wrapped, with a hint) when no cluster is selected.
-var ErrNoSelection = errors.New("no cluster selected")
+var ErrNoSelection = kubesel.ErrNoSelection
 
 // Selection is the content of <project>/.nuv/current.
-type Selection struct {
-	Name       string    `json:"name"`
-	Kubeconfig string    `json:"kubeconfig"`
-	Type       string    `json:"type,omitempty"`
-	SelectedAt time.Time `json:"selectedAt"`
-}
+type Selection = kubesel.Selection
 
 // CurrentPath is the file holding the project's selection.
-func CurrentPath(project string) string { return filepath.Join(paths.ProjectState(project), "current") }
+func CurrentPath(project string) string { return kubesel.CurrentPath(project) }
 
 // Select records c as the project's selection, with its type (may be "" when unknown), in one
 // atomic rename, and points ProjectKubeconfig at its kubeconfig. The type is also remembered for
@@ -60,9 +55,7 @@ func Select(project string, c Cluster, kubeType string) error {
 // env)"`, or the same line in .envrc for direnv) follows `nuv kube use N` and `task N` with no
 // further step; ~/.kube/config is never involved. Resolve treats KUBECONFIG naming it as the
 // project's selection.
-func ProjectKubeconfig(project string) string {
-	return filepath.Join(paths.ProjectState(project), "kubeconfig")
-}
+func ProjectKubeconfig(project string) string { return kubesel.ProjectKubeconfig(project) }
 
 // linkKubeconfig points ProjectKubeconfig at target: a relative link when target is inside the
 // project (the project can move), made under a temporary name and renamed over the old one.
@@ -99,21 +92,7 @@ func Unselect(project string) error {
 }
 
 // ReadSelection reads .nuv/current; os.ErrNotExist (wrapped) when nothing is selected.
-func ReadSelection(project string) (Selection, error) {
-	p := CurrentPath(project)
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return Selection{}, err
-	}
-	var s Selection
-	if err := json.Unmarshal(data, &s); err != nil || s.Name == "" {
-		if err == nil {
-			err = errors.New("no cluster name")
-		}
-		return Selection{}, fmt.Errorf("%s is damaged (select again with `nuv kube use N`): %w", p, err)
-	}
-	return s, nil
-}
+func ReadSelection(project string) (Selection, error) { return kubesel.ReadSelection(project) }
 
 // selectedName returns the raw reference of the selection: NUV_CLUSTER if set, else the name in
 // .nuv/current ("" when none).

@@ -6,21 +6,27 @@
 // Why a program of its own: Go runs the package initialisers of everything a binary links. The
 // full program (cmd/nuv-full) links the cloud SDKs, Helm, kind, Karpenter's API types and the
 // emulators beside go-task, and paid about twice go-task's own start before a Taskfile was read.
-// This program links go-task, the shell, the bundle's configuration and the cluster selection,
-// and nothing a Taskfile run does not use; the `nuv` commands inside tasks run the slim nuv, as
+// This program links go-task, the shell, the bundle's configuration and the cluster selection
+// (read without client-go: package kubesel), and nothing a Taskfile run does not use; the `nuv` commands inside tasks run the slim nuv, as
 // they do under the stock go-task CLI. The full program answers `-task` too, with the same
 // Options, so a Taskfile runs the same wherever it is started.
 package taskprog
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/nuv-dev/nuv/internal/bundle/bundlecmd"
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/dotenv"
-	"github.com/nuv-dev/nuv/internal/kube"
+	"github.com/nuv-dev/nuv/internal/kube/kubesel"
 	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/internal/taskrun"
 	"github.com/nuv-dev/nuv/internal/version"
@@ -123,10 +129,84 @@ func Secrets(s bundlecmd.Setup) []string {
 // KubeEnv is the environment every task nuv runs gets for the selected cluster
 // (KUBECONFIG=<selected kubeconfig>, KUBE=<detected type>); nil when nothing is selected. A
 // selection that cannot be used is reported and points KUBECONFIG nowhere (see kube.SelectionEnv).
+//
+// It reads the selection without client-go (kubesel.SelectionEnv, the same answers): this program
+// does not link client-go's 85 packages for it. A selected kubeconfig only client-go's reader can
+// vouch for (YAML 1.1 spellings, anchors, extensions, malformed YAML) is read by nuv itself:
+// `nuv kube env --tasks` (askNuv).
 func KubeEnv(env *cli.Env) []string {
-	vars, err := kube.SelectionEnv(paths.Project(env.Getenv, env.Dir), env.Getenv)
+	project := paths.Project(env.Getenv, env.Dir)
+	vars, err := kubesel.SelectionEnv(project, env.Getenv)
+	if errors.Is(err, kubesel.ErrUnvouched) {
+		vars, err = askNuv(env, project)
+	}
 	if err != nil && env.Log != nil {
 		env.Log.Warnf("cluster selection: %v", err)
 	}
 	return vars
+}
+
+// askNuv runs `nuv kube env --tasks` in project with the environment env sees, and returns the
+// variables it prints and the reason it gives when the selection cannot be used. The nuv is the
+// one that started this program (env.Exe: the slim nuv hands `task` over with its path), else
+// the nuv beside this program, else nuv on PATH.
+func askNuv(env *cli.Env, project string) ([]string, error) {
+	nuv := env.Exe
+	if strings.TrimSuffix(filepath.Base(nuv), ".exe") == Name || nuv == "" {
+		nuv = filepath.Join(filepath.Dir(nuv), "nuv")
+		if _, err := os.Stat(nuv); err != nil {
+			if nuv, err = exec.LookPath("nuv"); err != nil {
+				return noSelection(project), fmt.Errorf("the selected cluster's kubeconfig needs nuv's full reader and no nuv was found beside %s or on PATH: %w", env.Exe, err)
+			}
+		}
+	}
+	cmd := exec.Command(nuv, "kube", "env", "--tasks")
+	cmd.Args[0] = "nuv"
+	cmd.Dir = env.Dir
+	cmd.Env = environ(env.Getenv, project)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	var vars []string
+	for _, l := range strings.Split(stdout.String(), "\n") {
+		if l != "" {
+			vars = append(vars, l)
+		}
+	}
+	if runErr == nil {
+		return vars, nil
+	}
+	msg := strings.TrimSpace(stderr.String())
+	var exit *exec.ExitError
+	if !errors.As(runErr, &exit) || msg == "" {
+		return noSelection(project), fmt.Errorf("read the selection with %s kube env --tasks: %w %s", nuv, runErr, msg)
+	}
+	if len(vars) == 0 {
+		vars = noSelection(project)
+	}
+	return vars, errors.New(strings.TrimPrefix(strings.TrimPrefix(msg, "nuv kube env: "), "nuv kube: "))
+}
+
+// noSelection is the environment of a selection that cannot be used (kube.SelectionEnv).
+func noSelection(project string) []string {
+	return []string{"KUBECONFIG=" + filepath.Join(paths.ProjectState(project), "no-valid-selection"), "KUBE="}
+}
+
+// environ is the process environment as getenv sees it, for the project: the variables the
+// selection depends on are taken from getenv (a test's or a caller's), the rest from the process.
+func environ(getenv func(string) string, project string) []string {
+	keys := []string{kubesel.EnvCluster, kubesel.EnvKubeconfig, kubesel.EnvType, "DETECT_FORCE", "NUV_HOME", "HOME", "NUV_PROJECT"}
+	out := make([]string, 0, len(os.Environ())+len(keys))
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(keys, k) {
+			out = append(out, kv)
+		}
+	}
+	for _, k := range keys[:len(keys)-1] {
+		if v := getenv(k); v != "" {
+			out = append(out, k+"="+v)
+		}
+	}
+	return append(out, "NUV_PROJECT="+project)
 }

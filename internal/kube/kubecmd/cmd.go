@@ -31,7 +31,7 @@ var verbs = []struct{ name, line, short string }{
 	{"list", "nuv kube list [--offline] [-o table|json|yaml] [--timeout D]", "every cluster, the selected one marked (*), with context, API server, type and reachability"},
 	{"use", "nuv kube use N|NAME [--offline] [--shell] [--global] | use --none [--shell]", "select a cluster for this project (.nuv/current); tasks get KUBECONFIG and KUBE for it"},
 	{"detect", "nuv kube detect [N|NAME]", "print the type of a cluster (default: the selected one)"},
-	{"env", "nuv kube env", "print the line that makes kubectl follow the project's selection: eval \"$(nuv kube env)\""},
+	{"env", "nuv kube env [--tasks]", "print the line that makes kubectl follow the project's selection: eval \"$(nuv kube env)\""},
 	{"current", "nuv kube current", "print the selected cluster's name, type and kubeconfig"},
 	{"watch", "nuv kube watch [N|NAME] [-n NAMESPACE]", "live view of nodes, pods and services (Ctrl-C ends it)"},
 }

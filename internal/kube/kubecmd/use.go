@@ -202,6 +202,7 @@ func target(env *cli.Env, args []string) (kube.Cluster, error) {
 // no further step, and ~/.kube/config is never read or written for this project.
 func runEnv(_ context.Context, env *cli.Env, args []string) error {
 	fs := flags("env")
+	tasks := fs.Bool("tasks", false, "print the variables every task gets for the selection instead (KEY=VALUE lines; a selection that cannot be used fails with the reason)")
 	if done, err := parse(env, fs, args); done || err != nil {
 		return err
 	}
@@ -209,6 +210,14 @@ func runEnv(_ context.Context, env *cli.Env, args []string) error {
 		return cli.Usagef("nuv kube env takes no arguments")
 	}
 	proj := project(env)
+	if *tasks {
+		// what the task program asks for a kubeconfig only client-go reads (taskprog.KubeEnv)
+		vars, err := kube.SelectionEnv(proj, env.Getenv)
+		for _, kv := range vars {
+			fmt.Fprintln(env.Out, kv)
+		}
+		return err
+	}
 	link, err := filepath.Abs(kube.ProjectKubeconfig(proj))
 	if err != nil {
 		return err

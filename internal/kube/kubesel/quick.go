@@ -1,8 +1,10 @@
-package kube
+package kubesel
 
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -10,29 +12,65 @@ import (
 	"github.com/nuv-dev/nuv/internal/lazy"
 )
 
-// The inventory reads every kubeconfig of clusters/ on each `task`, `task N` and `nuv kube list`,
-// and needs only a few names and the server URL of each. client-go's clientcmd.Load turns the
-// YAML into JSON, decodes it with the API machinery and converts it to the internal types: about
-// 0.3 ms a file here, most of `nuv kube use N`'s own work. quickKubeconfig reads the same fields
-// straight from the YAML tree, for the kubeconfigs tools write (kubeadm, kind, eksctl, nuv): it
-// answers only when it is certain that clientcmd.Load would accept the file and find the same
-// values, and otherwise says so (ok false) and the caller asks clientcmd. FuzzQuickKubeconfig holds
-// it to that: whenever it answers, clientcmd agrees.
+// The inventory (package kube) reads every kubeconfig of clusters/ on each `nuv kube list`, the
+// task program's selection reader (SelectionEnv) the selected one on each `task`, and both need
+// only a few names and the server URL. client-go's clientcmd.Load turns the YAML into JSON, decodes
+// it with the API machinery and converts it to the internal types: about 0.3 ms a file here, and
+// 85 linked packages. Quick reads the same fields straight from the YAML tree, for the kubeconfigs
+// tools write (kubeadm, kind, eksctl, nuv): it answers only when it is certain that clientcmd.Load
+// would accept the file and find the same values, and otherwise says so (ok false) and the caller
+// asks clientcmd. FuzzQuickKubeconfig (package kube) holds it to that: whenever it answers,
+// clientcmd agrees.
 
-// kubeconfigModel is what the inventory needs of a kubeconfig, from either reader.
-type kubeconfigModel struct {
-	current  string
-	contexts map[string]contextRef // by context name
-	clusters map[string]string     // server URL by cluster name
-	users    map[string]bool       // user names
+// Model is what the inventory and the selection need of a kubeconfig, from either reader (Quick,
+// or client-go's in package kube).
+type Model struct {
+	Current  string                // current-context
+	Contexts map[string]ContextRef // by context name
+	Clusters map[string]string     // server URL by cluster name
+	Users    map[string]bool       // user names
 }
 
-type contextRef struct{ cluster, user string }
+// ContextRef is what a context names.
+type ContextRef struct{ Cluster, User string }
 
-// quickKubeconfig reads data as a kubeconfig without client-go. ok is false when the file holds
+// Pick returns the context nuv uses (the current-context, or the only context when
+// current-context is empty) and its server URL, or why the kubeconfig cannot be used.
+func (m Model) Pick() (ctxName, server string, err error) {
+	ctxName = m.Current
+	if ctxName == "" {
+		switch len(m.Contexts) {
+		case 0:
+			return "", "", errors.New("no contexts defined")
+		case 1:
+			for n := range m.Contexts {
+				ctxName = n
+			}
+		default:
+			return "", "", fmt.Errorf("no current-context and %d contexts to choose from", len(m.Contexts))
+		}
+	}
+	kctx, ok := m.Contexts[ctxName]
+	if !ok {
+		return "", "", fmt.Errorf("current-context %q is not defined in contexts", ctxName)
+	}
+	server, ok = m.Clusters[kctx.Cluster]
+	if !ok {
+		return "", "", fmt.Errorf("context %q names cluster %q, which is not defined", ctxName, kctx.Cluster)
+	}
+	if server == "" {
+		return "", "", fmt.Errorf("cluster %q has no server URL", kctx.Cluster)
+	}
+	if kctx.User != "" && !m.Users[kctx.User] {
+		return "", "", fmt.Errorf("context %q names user %q, which is not defined", ctxName, kctx.User)
+	}
+	return ctxName, server, nil
+}
+
+// Quick reads data as a kubeconfig without client-go. ok is false when the file holds
 // anything it does not vouch for (YAML 1.1 spellings, anchors, extensions, unusual types, several
 // documents, a duplicate key or name): the caller then asks clientcmd, which also words the error.
-func quickKubeconfig(data []byte) (m kubeconfigModel, ok bool) {
+func Quick(data []byte) (m Model, ok bool) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
@@ -49,29 +87,29 @@ func quickKubeconfig(data []byte) (m kubeconfigModel, ok bool) {
 	if str(get(root, "apiVersion")) != "v1" || str(get(root, "kind")) != "Config" {
 		return m, false
 	}
-	m = kubeconfigModel{current: str(get(root, "current-context")), contexts: map[string]contextRef{},
-		clusters: map[string]string{}, users: map[string]bool{}}
+	m = Model{Current: str(get(root, "current-context")), Contexts: map[string]ContextRef{},
+		Clusters: map[string]string{}, Users: map[string]bool{}}
 	for _, e := range items(get(root, "clusters")) {
 		n := str(get(e, "name"))
-		if _, dup := m.clusters[n]; dup || n == "" {
+		if _, dup := m.Clusters[n]; dup || n == "" {
 			return m, false
 		}
-		m.clusters[n] = str(get(get(e, "cluster"), "server"))
+		m.Clusters[n] = str(get(get(e, "cluster"), "server"))
 	}
 	for _, e := range items(get(root, "contexts")) {
 		n := str(get(e, "name"))
-		if _, dup := m.contexts[n]; dup || n == "" {
+		if _, dup := m.Contexts[n]; dup || n == "" {
 			return m, false
 		}
 		c := get(e, "context")
-		m.contexts[n] = contextRef{cluster: str(get(c, "cluster")), user: str(get(c, "user"))}
+		m.Contexts[n] = ContextRef{Cluster: str(get(c, "cluster")), User: str(get(c, "user"))}
 	}
 	for _, e := range items(get(root, "users")) {
 		n := str(get(e, "name"))
-		if m.users[n] || n == "" {
+		if m.Users[n] || n == "" {
 			return m, false
 		}
-		m.users[n] = true
+		m.Users[n] = true
 	}
 	return m, true
 }
