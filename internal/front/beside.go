@@ -53,6 +53,10 @@ func Beside(self string, mine version.Build, cache string) (string, error) {
 	if me, err := os.Stat(real); err == nil && os.SameFile(me, st) {
 		return "", nil // nuv itself, installed under the full program's name
 	}
+	record := checkedRecord(cache, mine.String(), real, p)
+	if isFile(record) {
+		return p, nil // checked before, and neither program changed since
+	}
 	theirs, err := identify(p, st, cache)
 	if err != nil {
 		return "", fmt.Errorf("%s beside nuv %s: %w", p, mine, err)
@@ -61,7 +65,51 @@ func Beside(self string, mine version.Build, cache string) (string, error) {
 		return "", fmt.Errorf("%s is nuv-full %s, but this nuv (%s) is %s: the programs of one release go together; install nuv and nuv-full from one archive (or remove %s, or set %s to a build of ./cmd/nuv-full of version %s)",
 			p, theirs, real, mine, p, EnvFull, mine)
 	}
+	keepRecord(record)
 	return p, nil
+}
+
+// checkedRecord is the file whose presence says that the programs at paths were found to be one
+// build of nuv: keyed by note (what else the check compared with, such as this nuv's version)
+// and each program's path, size, modification time, inode and device, so a replaced or rebuilt
+// program is checked again. Reading a program's build information costs milliseconds (a few
+// megabytes of a large binary are read); a warm `task` costs a stat per program instead. "" when
+// a program cannot be stat'ed.
+func checkedRecord(cache, note string, paths ...string) string {
+	key := []byte(note + "\n")
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return ""
+		}
+		var ino, dev uint64
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+			ino, dev = sys.Ino, uint64(sys.Dev)
+		}
+		key = fmt.Appendf(key, "%s\n%d\n%d\n%d\n%d\n", p, st.Size(), st.ModTime().UnixNano(), ino, dev)
+	}
+	sum := sha256.Sum256(key)
+	return filepath.Join(cache, "nuv-full", "checked", hex.EncodeToString(sum[:])[:16])
+}
+
+// keepRecord writes the (empty) record of a successful check, best effort: a cache that cannot be
+// written only costs the check again next time. Records unused for 30 days are removed.
+func keepRecord(record string) {
+	if record == "" {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(record), 0o755); err == nil && fsutil.WriteFileAtomic(record, nil, 0o644) == nil {
+		pruneRecords(filepath.Dir(record))
+	}
+}
+
+// isFile reports whether p names an existing file ("" never does).
+func isFile(p string) bool {
+	if p == "" {
+		return false
+	}
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // identify returns the Build of the nuv program p (st its file information): from its Go build
@@ -136,6 +184,10 @@ func Task(ctx context.Context, b companion.Builder) (string, error) {
 		return "", fmt.Errorf("%s beside %s is not an executable file", p, full)
 	}
 	cache := companion.CacheDir(os.Getenv)
+	record := checkedRecord(cache, "", full, p)
+	if isFile(record) {
+		return p, nil // checked before, and neither program changed since
+	}
 	fst, err := os.Stat(full)
 	if err != nil {
 		return "", err
@@ -152,6 +204,7 @@ func Task(ctx context.Context, b companion.Builder) (string, error) {
 		return "", fmt.Errorf("%s is nuv-task %s, but the full program beside it (%s) is %s: the programs of one release go together; install nuv, nuv-full and nuv-task from one archive (or remove %s)",
 			p, taskBuild, full, fullBuild, p)
 	}
+	keepRecord(record)
 	return p, nil
 }
 

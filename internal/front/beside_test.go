@@ -137,17 +137,18 @@ func TestInstalledFindsFullBeside(t *testing.T) {
 			}
 		})
 	}
-	// nothing built or cached but the answers of the two trimmed builds
-	var files []string
+	// nothing built or cached but the answers of the two trimmed builds and the records of the
+	// checks that passed (each pair of programs checked once)
+	files := map[string]int{}
 	err := filepath.WalkDir(cache, func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			rel, _ := filepath.Rel(cache, path)
-			files = append(files, filepath.Dir(rel))
+			files[filepath.Dir(rel)]++
 		}
 		return err
 	})
-	if err != nil || strings.Join(files, " ") != "nuv-full/beside nuv-full/beside" {
-		t.Errorf("the cache %s holds files in %q (%v): want the two answers in nuv-full/beside only", cache, files, err)
+	if err != nil || len(files) != 2 || files["nuv-full/beside"] != 2 || files["nuv-full/checked"] == 0 {
+		t.Errorf("the cache %s holds files in %v (%v): want the two answers in nuv-full/beside and the checks' records in nuv-full/checked only", cache, files, err)
 	}
 }
 
@@ -172,5 +173,43 @@ func TestBesideNone(t *testing.T) {
 	}
 	if _, err := Beside(self, version.Self(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "read the build information of "+filepath.Join(dir, FullName)) {
 		t.Errorf("a nuv-full that is no Go program: %v", err)
+	}
+}
+
+// TestCheckedRecord: a passed check is remembered per pair of programs, and any change to either
+// (rewritten in place, replaced, moved) or to the note asks for the check again.
+func TestCheckedRecord(t *testing.T) {
+	dir, cache := t.TempDir(), t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for _, p := range []string{a, b} {
+		if err := os.WriteFile(p, []byte("program "+p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := checkedRecord(cache, "v1", a, b)
+	if rec == "" || isFile(rec) {
+		t.Fatalf("a fresh pair: record %q exists %v", rec, isFile(rec))
+	}
+	keepRecord(rec)
+	if again := checkedRecord(cache, "v1", a, b); again != rec || !isFile(again) {
+		t.Fatalf("the same pair: record %q (first %q) exists %v", again, rec, isFile(again))
+	}
+	if other := checkedRecord(cache, "v2", a, b); other == rec {
+		t.Errorf("another note gives the same record")
+	}
+	if other := checkedRecord(cache, "v1", b, a); other == rec {
+		t.Errorf("the pair the other way round gives the same record")
+	}
+	if err := os.WriteFile(b, []byte("another build, longer"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if other := checkedRecord(cache, "v1", a, b); other == rec {
+		t.Errorf("a program rewritten in place gives the same record")
+	}
+	if err := os.Remove(b); err != nil {
+		t.Fatal(err)
+	}
+	if other := checkedRecord(cache, "v1", a, b); other != "" {
+		t.Errorf("a missing program gives record %q, want none", other)
 	}
 }

@@ -77,6 +77,11 @@ func Main(ctx context.Context, args []string) int {
 	if len(args) == 0 {
 		args = []string{"nuv"}
 	}
+	if runsTaskfiles(args) && os.Getenv(EnvProbe) == "" {
+		// `task` first: nothing else is looked at before the task program runs
+		b := companion.Builder{Getenv: os.Getenv, Log: cli.NewLogger(streams.Err, verbosity())}
+		return cli.Report(streams, handOver(ctx, b, args))
+	}
 	if run := light(args); run != nil {
 		env, err := cli.NewEnv(streams)
 		if err != nil {
@@ -104,8 +109,7 @@ func Main(ctx context.Context, args []string) int {
 		// asked its version by a nuv it lies beside (Beside): answer that or nothing
 		return cli.Report(streams, fmt.Errorf("%s is set: only -version is answered", EnvProbe))
 	}
-	verbosity, _ := strconv.Atoi(os.Getenv("NUV_VERBOSE"))
-	b := companion.Builder{Getenv: os.Getenv, Log: cli.NewLogger(streams.Err, verbosity)}
+	b := companion.Builder{Getenv: os.Getenv, Log: cli.NewLogger(streams.Err, verbosity())}
 	if len(args) == 2 && args[0] != "task" && args[1] == "-full" {
 		full, err := Full(ctx, b)
 		if err != nil {
@@ -134,6 +138,12 @@ func light(args []string) func(context.Context, *cli.Env, []string) error {
 		return version.Command(version.Version).Run
 	}
 	return nil
+}
+
+// verbosity is NUV_VERBOSE's level (0 unset or not a number).
+func verbosity() int {
+	v, _ := strconv.Atoi(os.Getenv("NUV_VERBOSE"))
+	return v
 }
 
 // isNuv reports whether the program runs by the name nuv (not as `task` or as a tool's link).
