@@ -12,7 +12,9 @@
 //   - `nuv kube use 2 --offline` against `kubectl config use-context` on the same kubeconfig;
 //   - `task` (the project's default: the cluster list) and `task 2` (select cluster 2) in a
 //     project with nuv's root Taskfile and tasks/, run by nuv's `task` and by the stock go-task
-//     CLI on the same Taskfile (both call the same nuv for the commands inside);
+//     CLI on the same Taskfile (both call the same nuv for the commands inside); and what `task`
+//     pays above the task program: nuv-task run directly against go-task, and `task --version`
+//     through the slim nuv against nuv-task's own;
 //   - `nuv cluster list`, `nuv status` (handed to the full program);
 //   - per shipped program (nuv, nuv-task, nuv-full) and go-task: the packages it links, its size,
 //     its initialisers' clock and allocations (GODEBUG=inittrace=1) and its peak memory.
@@ -188,6 +190,10 @@ func run(n int) error {
 		return err
 	}
 
+	// the task program started as the slim nuv starts it (NUV_FRONT names the nuv its tasks call),
+	// without the slim nuv's process
+	nuvTask := filepath.Join(filepath.Dir(full), "nuv-task")
+	direct := append(append([]string(nil), env...), "NUV_FRONT="+nuv)
 	s := func(label string, e []string, argv ...string) *subject {
 		return &subject{label: label, dir: project, env: e, argv: argv}
 	}
@@ -203,6 +209,9 @@ func run(n int) error {
 		{s("nuv kube use 2 --offline", env, nuv, "kube", "use", "2", "--offline"), s("kubectl config use-context", kubectlEnv, kubectl, "config", "use-context", "bravo"), "<= 15 ms CPU"},
 		{s("task (nuv)", env, filepath.Join(bin, "task")), s("task (go-task)", gotaskEnv, gotask), "<= 1.0x go-task (goal 0.5x)"},
 		{s("task 2 (nuv)", env, filepath.Join(bin, "task"), "2"), s("task 2 (go-task)", gotaskEnv, gotask, "2"), "<= 1.0x go-task (goal 0.5x)"},
+		// what `task` costs above the task program: the slim nuv's start and hand-over
+		{s("task (nuv-task run directly: no hand-over)", direct, nuvTask), s("task (go-task)", gotaskEnv, gotask), "(the task program alone)"},
+		{s("task --version (nuv, then nuv-task)", env, filepath.Join(bin, "task"), "--version"), s("nuv-task --version (no hand-over)", direct, nuvTask, "--version"), "(the hand-over's cost)"},
 		{s("nuv cluster list", env, nuv, "cluster", "list"), nil, "<= 150 ms"},
 		{status, nil, "<= 100 ms"},
 	}
@@ -239,7 +248,7 @@ func run(n int) error {
 	}
 	return programs(root, n, env, []program{
 		{"nuv (the slim front)", "./nuv", nuv, []string{"nuv", "-version"}},
-		{"nuv-task (task, nuv -task)", "./cmd/nuv-task", filepath.Join(filepath.Dir(full), "nuv-task"), []string{"nuv", "-version"}},
+		{"nuv-task (task, nuv -task)", "./cmd/nuv-task", nuvTask, []string{"nuv", "-version"}},
 		{"nuv-full (everything else)", "./cmd/nuv-full", full, []string{"nuv", "-version"}},
 		{"go-task v3.54.0 (peer)", "", gotask, []string{"task", "--version"}},
 	})
