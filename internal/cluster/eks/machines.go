@@ -365,7 +365,9 @@ func machinesDesired(c *spec.Cluster, r *machinesResolved) []cluster.Resource {
 	add(cluster.Resource{Kind: kindKeyPair, Name: "nuv-" + name, Fields: map[string]string{"algorithm": "ed25519"}})
 
 	// The machines, spread over the zones' private subnets in turn (the load balancer's in the
-	// public ones).
+	// public ones). They boot at the same time (machines_launch.go): what waits for a machine to
+	// run comes after every launch (the source/destination checks, the target group).
+	var checks []cluster.Resource
 	instance := func(role, iname, itype string, i int, public bool, groups ...string) string {
 		zone := r.zones[i%len(r.zones)]
 		subnet := key(kindSubnet, "private-"+zone)
@@ -385,7 +387,7 @@ func machinesDesired(c *spec.Cluster, r *machinesResolved) []cluster.Resource {
 		}, Replace: []string{"instanceType", "subnet", "image", "role"}, DependsOn: deps})
 		if carriesPods(role) {
 			check, _ := podNetDesired(key(kindInstance, iname), "", nil)
-			add(check)
+			checks = append(checks, check)
 		}
 		return key(kindInstance, iname)
 	}
@@ -426,6 +428,8 @@ func machinesDesired(c *spec.Cluster, r *machinesResolved) []cluster.Resource {
 			DependsOn: append([]string{lbm}, cpKeys...)})
 		endpoint = []string{key(kindHAProxy, "lb-0")}
 	}
+
+	out = append(out, checks...)
 
 	// The bootstrap, in kubeadm's order.
 	var etcdDeps []string

@@ -115,7 +115,7 @@ func (x *exec) instanceChange(ctx context.Context, ch cluster.Change) error {
 			defer x.p.remember(x.name, addressKey(ch.Key), "")
 			return x.relaunch(ctx, ch, addr)
 		}
-		return x.instance(ctx, ch)
+		return x.launchInstance(ctx)
 	}
 	if ch.Actual != nil && ch.Actual.Broken == "" && ch.Actual.ID != "" {
 		return x.roll(ctx, ch)
@@ -124,7 +124,7 @@ func (x *exec) instanceChange(ctx context.Context, ch cluster.Change) error {
 		return err
 	}
 	x.res.ID = ""
-	return x.instance(ctx, ch)
+	return x.launchInstance(ctx)
 }
 
 // relaunch launches a lost machine again at its former private address addr, so that what names
@@ -136,7 +136,7 @@ func (x *exec) instanceChange(ctx context.Context, ch cluster.Change) error {
 // and certificate, and is not moved.
 func (x *exec) relaunch(ctx context.Context, ch cluster.Change, addr string) error {
 	x.keepIP = addr
-	err := x.instance(ctx, ch)
+	err := x.launchInstance(ctx)
 	x.keepIP = ""
 	var taken *addressTakenError
 	if !errors.As(err, &taken) {
@@ -146,7 +146,7 @@ func (x *exec) relaunch(ctx context.Context, ch cluster.Change, addr string) err
 		return fmt.Errorf("%s: the load-balancer machine cannot come back at %s, the cluster's endpoint (in every kubeconfig and the API's certificate): %w; free the address and apply again", ch.Key, addr, taken)
 	}
 	x.p.log().Warnf("%s: %v; launched at a new address instead, and the configurations that named %s (HAProxy's backends, the API servers' etcd endpoints) are rewritten by its bootstrap step", ch.Key, taken, addr)
-	return x.instance(ctx, ch)
+	return x.launchInstance(ctx)
 }
 
 // roll replaces one running machine of the cluster (see the top of this file).
