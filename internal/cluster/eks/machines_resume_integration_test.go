@@ -282,14 +282,25 @@ func TestIntegrationMachinesHAProxy(t *testing.T) {
 
 	// 4. An etcd machine lost behind nuv's back (terminated through the SDK) is healed at its
 	// address: its dead member removed, the new machine added back with fresh certificates.
-	healEtcd(t, w, f, ms, cs)
+	// 5. The load-balancer machine lost the same way is healed at its address, the endpoint.
+	for _, heal := range []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"heal-etcd-1", func(t *testing.T) { healEtcd(t, w, f, ms, cs) }},
+		{"heal-lb-0", func(t *testing.T) { healLB(t, w, f, cs) }},
+	} {
+		if !t.Run(heal.name, heal.run) {
+			t.FailNow()
+		}
+	}
 	for _, m := range w.machines(t, "ext") {
 		for _, in := range m {
 			seen[in.id] = true
 		}
 	}
 
-	// 5. A change of the etcd tier's instance type rolls the etcd machines one at a time, the API
+	// 6. A change of the etcd tier's instance type rolls the etcd machines one at a time, the API
 	// probed through HAProxy meanwhile.
 	rollEtcd(t, w, f)
 	for _, m := range w.machines(t, "ext") {
