@@ -69,11 +69,9 @@ func healLB(t *testing.T, w *world, f string, cs *kubernetes.Clientset) {
 		t.Fatalf("apply after lb-0 was terminated and the heal killed: exit %d\n%s%s", code, out, errs)
 	}
 	t.Logf("heal of instance/lb-0, killed once after its launch: %.1fs, %.1fs after the loss", time.Since(t1).Seconds(), time.Since(t0).Seconds())
-	if all := kout + kerrs + out + errs; !strings.Contains(all, "launched at "+lost.ip) {
-		t.Errorf("the heal did not relaunch lb-0 at %s, the cluster's endpoint:\n%s", lost.ip, all)
-	}
 	now := w.machines(t, "ext")
 	checkMachines(t, "after the load balancer's heal", now)
+	// The killed apply launched it at its address (its output is lost with it: the address says).
 	if m := now["instance/lb-0"]; len(m) != 1 || m[0].id == lost.id || m[0].ip != lost.ip {
 		t.Errorf("lb-0 after the heal: %+v; want a new machine at %s (it was %s)", m, lost.ip, lost.id)
 	}

@@ -76,8 +76,10 @@ var planChange = regexp.MustCompile(`(?m)^\s*(?:\+|~|-/\+|-) ([a-z]+) (\S+)`)
 // The resumed apply finishes: the etcd members are the three etcd machines, the API answers
 // through the HAProxy machine, CoreDNS and a test Deployment run; the SDK and the aws CLI
 // (describe-instances against the emulator) see each machine once with its role, state and
-// private IP; a second plan is empty; delete leaves nothing tagged for the cluster and no
-// container or network in Docker.
+// private IP; a second plan is empty. Then the roles this shape has and the stacked one of
+// TestIntegrationMachinesHeal has not are healed, each a subtest: an etcd machine, and the
+// load-balancer machine with its healing apply killed once after the launch; the etcd tier rolls;
+// delete leaves nothing tagged for the cluster and no container or network in Docker.
 func TestIntegrationMachinesHAProxy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs EC2 instances as containers of nuv's node image and bootstraps Kubernetes on them; skipped under -short")
