@@ -31,6 +31,7 @@ import (
 	"github.com/nuv-dev/nuv/bench/internal/benchutil"
 	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 )
 
 func main() {
@@ -188,7 +189,7 @@ func peerCreate(name, image string, workers int, tmp string) (time.Duration, str
 		kindcluster.CreateWithWaitForReady(5*time.Minute), kindcluster.CreateWithDisplayUsage(false), kindcluster.CreateWithDisplaySalutation(false))
 	d := time.Since(t0)
 	timed := kind.FormatPhases(phases())
-	rt, rerr := kind.DetectRuntime(context.Background(), os.Getenv)
+	rt, rerr := containerrt.Detect(context.Background(), os.Getenv)
 	for attempt := 1; attempt <= 4; attempt++ { // as nuv does: a busy node may need another kill
 		if rerr == nil { // and a node whose pods runc left frozen (cgroup v1) cannot be killed at all
 			(&kind.Provider{}).ThawNodes(context.Background(), rt, name)

@@ -41,6 +41,12 @@ func TestIntegrationAddonsAllKubes(t *testing.T) {
 	project := t.TempDir()
 	var clusters []*localtest.Cluster
 	for _, fl := range []string{"", "eks", "gke"} {
+		if fl == "" { // the plain cluster is the package's shared one; the flavored ones are this test's
+			c := localtest.Shared(t, localtest.Options{Project: project})
+			leaveNoAddons(t, c)
+			clusters = append(clusters, c)
+			continue
+		}
 		clusters = append(clusters, localtest.Start(t, localtest.Options{Project: project, Flavor: fl}))
 	}
 	exe := buildNuv(t)

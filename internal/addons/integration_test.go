@@ -13,6 +13,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
@@ -143,7 +144,9 @@ func actions(p *Plan) string {
 }
 
 func TestIntegrationAddonsLifecycle(t *testing.T) {
-	c := localtest.Start(t, localtest.Options{})
+	c := localtest.Shared(t, localtest.Options{})
+	leaveNoAddons(t, c, "kust-system")
+	deleteAtEnd(t, c, "apps", "deployments", "default", "stuck") // the failing add-on's, never recorded
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	host := startRegistry(t)
@@ -366,7 +369,9 @@ spec:
 // TestIntegrationAddonsRefusals: a digest mismatch, two add-ons owning one object and a manifest
 // URL with the right digest, planned on a real cluster.
 func TestIntegrationAddonsRefusals(t *testing.T) {
-	c := localtest.Start(t, localtest.Options{})
+	c := localtest.Shared(t, localtest.Options{})
+	leaveNoAddons(t, c)
+	deleteAtEnd(t, c, "", "configmaps", "default", "from-url")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	manifest := []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-url, namespace: default}\ndata: {a: b}\n")
@@ -424,4 +429,22 @@ spec:
 	if _, err := cs.CoreV1().ConfigMaps("default").Get(ctx, "from-url", metav1.GetOptions{}); err != nil {
 		t.Errorf("url add-on not applied: %v", err)
 	}
+}
+
+// leaveNoAddons deletes, when the test ends on the shared cluster, what the add-ons of these tests
+// make outside the test's own objects: their records' namespace, the web chart's namespace and
+// the crds add-on's CRD and ConfigMap, and the namespaces given.
+func leaveNoAddons(t *testing.T, c *localtest.Cluster, namespaces ...string) {
+	t.Helper()
+	for _, ns := range append([]string{StateNamespace, "web-system"}, namespaces...) {
+		deleteAtEnd(t, c, "", "namespaces", "", ns)
+	}
+	deleteAtEnd(t, c, "apiextensions.k8s.io", "customresourcedefinitions", "", "widgets.example.nuv.dev")
+	deleteAtEnd(t, c, "", "configmaps", "default", "crds-info")
+}
+
+// deleteAtEnd deletes one object (group "" for the core group, all at version v1) when the test ends.
+func deleteAtEnd(t *testing.T, c *localtest.Cluster, group, resource, namespace, name string) {
+	t.Helper()
+	c.DeleteAtEnd(t, schema.GroupVersionResource{Group: group, Version: "v1", Resource: resource}, namespace, name)
 }

@@ -23,9 +23,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	emulator "github.com/nuv-dev/nuv/internal/emulator/aws"
 	"github.com/nuv-dev/nuv/internal/kube"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 	"github.com/nuv-dev/nuv/internal/report"
 )
 
@@ -60,7 +60,7 @@ func TestIntegrationAllKubesSelfManaged(t *testing.T) {
 		t.Skip("runs EC2 instances as containers of nuv's node image and bootstraps Kubernetes on them; skipped under -short")
 	}
 	ctx := context.Background()
-	if _, err := kind.DetectRuntime(ctx, os.Getenv); err != nil {
+	if _, err := containerrt.Detect(ctx, os.Getenv); err != nil {
 		t.Fatalf("%v\n(hack/test.sh starts nuv's own dockerd: `eval \"$(hack/dockerd.sh env)\"`)", err)
 	}
 	exe := buildNuv(t)

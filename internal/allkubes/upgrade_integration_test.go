@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/cluster/kind/kindtest"
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 	"github.com/nuv-dev/nuv/internal/report"
 	"github.com/nuv-dev/nuv/internal/report/reporttest"
 )
@@ -44,7 +44,7 @@ func TestIntegrationAllKubesUpgradeKind(t *testing.T) {
 		t.Skip("integration test")
 	}
 	ctx := context.Background()
-	if _, err := kind.DetectRuntime(ctx, os.Getenv); err != nil {
+	if _, err := containerrt.Detect(ctx, os.Getenv); err != nil {
 		t.Fatalf("%v\n(hack/test.sh starts nuv's own dockerd: `eval \"$(hack/dockerd.sh env)\"`)", err)
 	}
 	start := time.Now()

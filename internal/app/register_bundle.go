@@ -6,8 +6,9 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/bundle/bundlecmd"
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/providers"
 	"github.com/nuv-dev/nuv/internal/paths"
+	"github.com/nuv-dev/nuv/internal/taskprog"
 	"github.com/nuv-dev/nuv/olaris"
 )
 
@@ -47,35 +48,24 @@ func bundleDispatch(ctx context.Context, env *cli.Env, args []string) error {
 // bundleHelp prints the bundle's top-level folders and tasks for `nuv` with no arguments.
 func bundleHelp(_ context.Context, env *cli.Env) error { return bundleSetup(env).Help() }
 
-// configTaskEnv is the merged configuration (nuvroot.json defaults, plugin configs, then
-// ~/.nuv/config.json) as UPPER_SNAKE KEY=VALUE pairs exported to every task. A malformed file is a
-// warning here; bundle dispatch and -config fail on it.
-func configTaskEnv(env *cli.Env) []string {
-	vars, err := bundleSetup(env).ConfigEnv()
-	if err != nil {
-		env.Log.Warnf("configuration: %v", err)
-	}
-	return vars
-}
+// configTaskEnv is the merged configuration as KEY=VALUE pairs for every task (taskprog.ConfigEnv).
+func configTaskEnv(env *cli.Env) []string { return taskprog.ConfigEnv(env, bundleSetup(env)) }
 
 // ConfigSecrets lists the extra variable names the configuration asks nuv to mask (config key
 // `secrets`), for taskrun.Options.SecretKeys and every printer of variables.
-func ConfigSecrets(env *cli.Env) []string {
-	cfg, _ := bundleSetup(env).Merged()
-	return bundlecmd.SecretsOf(cfg)
-}
+func ConfigSecrets(env *cli.Env) []string { return taskprog.Secrets(bundleSetup(env)) }
 
 // kubeBinaries says how the selected cluster got its binaries when it is a local cluster, else which
 // binaries the next local cluster would run.
 func kubeBinaries(env *cli.Env) string {
-	if home, err := paths.Home(env.Getenv); err == nil {
+	home, _ := paths.Home(env.Getenv)
+	var kubeconfigs []string
+	if home != "" {
 		for _, kv := range kubeTaskEnv(env) {
 			if kc, ok := strings.CutPrefix(kv, "KUBECONFIG="); ok {
-				if name, src, ok := local.BinariesOf(home, kc); ok {
-					return "cluster " + name + ": " + src
-				}
+				kubeconfigs = append(kubeconfigs, kc)
 			}
 		}
 	}
-	return "local clusters: " + local.Companion{Getenv: env.Getenv}.Describe(context.Background())
+	return providers.KubeBinaries(context.Background(), env.Getenv, home, kubeconfigs)
 }

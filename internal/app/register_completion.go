@@ -12,7 +12,6 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/addons"
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/cluster/providers"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/completion"
@@ -182,7 +181,7 @@ func (s completionSource) clusters(ctx context.Context) []string {
 	if err != nil {
 		return nil
 	}
-	names, _ := local.Provider{Home: home}.Names()
+	names, _ := providers.LocalClusters(home)
 	if loc := s.env.Getenv("NUV_STATE"); loc == "" || !strings.HasPrefix(loc, "kube:") {
 		if store, err := state.Open(loc, home, ""); err == nil {
 			recs, _ := store.List(ctx)

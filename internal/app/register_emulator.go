@@ -2,7 +2,7 @@ package app
 
 import (
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/cluster/gke"
+	"github.com/nuv-dev/nuv/internal/cluster/providers"
 	"github.com/nuv-dev/nuv/internal/emulator/emulatorcmd"
 )
 
@@ -11,5 +11,5 @@ func emulatorCommands() []cli.Command { return []cli.Command{emulatorcmd.NewComm
 
 // emulatorTools: -eks-token and -gke-token, the exec credential plugins of EKS and GKE kubeconfigs.
 func emulatorTools() []cli.Command {
-	return []cli.Command{emulatorcmd.NewTokenTool(), gke.NewTokenTool()}
+	return append([]cli.Command{emulatorcmd.NewTokenTool()}, providers.Tools()...)
 }

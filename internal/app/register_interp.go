@@ -4,8 +4,7 @@ import (
 	"context"
 
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/dotenv"
-	"github.com/nuv-dev/nuv/internal/paths"
+	"github.com/nuv-dev/nuv/internal/taskprog"
 	"github.com/nuv-dev/nuv/internal/taskrun"
 	"github.com/nuv-dev/nuv/internal/tools"
 )
@@ -28,18 +27,8 @@ func runTask(ctx context.Context, env *cli.Env, args []string) error {
 	return taskrun.Main(ctx, env, args, opts)
 }
 
-// TaskOptions are the options of every task nuv runs: the selected cluster's and the merged
-// configuration's variables override the process environment; the project root's .env fills keys
-// the process lacks; the configuration's `secrets` names more variables to mask.
+// TaskOptions are the options of every task nuv runs (taskprog.Options, which the task program
+// cmd/nuv-task uses too), read through the full program's bundle setup.
 func TaskOptions(env *cli.Env) (taskrun.Options, error) {
-	project := paths.Project(env.Getenv, env.Dir)
-	defaults, err := dotenv.Dir(project)
-	if err != nil {
-		return taskrun.Options{}, err
-	}
-	return taskrun.Options{
-		Env:        append(configTaskEnv(env), kubeTaskEnv(env)...),
-		DefaultEnv: defaults,
-		SecretKeys: ConfigSecrets(env),
-	}, nil
+	return taskprog.Options(env, bundleSetup(env))
 }

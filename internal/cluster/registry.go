@@ -99,7 +99,7 @@ func BaseShorthand(provider string, o CreateOptions) *spec.Cluster {
 	s := &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: o.Name},
 		Source: "nuv cluster create",
 		Spec: spec.Spec{Provider: provider, KubernetesVersion: o.Version,
-			NodeGroups: []spec.NodeGroup{{Name: "default", Count: &nodes}}}}
+			NodeGroups: []spec.NodeGroup{{Name: spec.DefaultNodeGroup, Count: &nodes}}}}
 	if o.HA {
 		s.Spec.ControlPlane.Count = 3
 	}

@@ -57,6 +57,12 @@ type Program struct {
 	// IgnoreTests leaves _test.go files and testdata directories out of the key and the written
 	// sources: editing a test does not make the program build again.
 	IgnoreTests bool
+	// Also are more main packages (slash-separated directories of Sources) built into the same
+	// directory, each named after its directory's last element, before the program itself: a
+	// build directory holding the program holds them too. They must import only packages the
+	// program imports (the program's module set keys the build), so their build compiles
+	// nothing and links.
+	Also []string
 	// ColdEstimate says how long a cold build takes on this many cores before one was measured
 	// here (nil: say nothing until measured).
 	ColdEstimate func(cores int) (time.Duration, string)
@@ -458,6 +464,12 @@ func (b Builder) build(ctx context.Context, p Program, goBin, dir, bin string, o
 				os.Remove(tmp)
 				return fmt.Errorf("build %s: %w\n%s", p.Name, err, strings.Join(tail, "\n"))
 			}
+			for _, also := range p.Also {
+				if err := b.buildAlso(ctx, p, goBin, src, dir, also, env); err != nil {
+					os.Remove(tmp)
+					return err
+				}
+			}
 			if err := os.Rename(tmp, bin); err != nil {
 				return err
 			}
@@ -472,6 +484,27 @@ func (b Builder) build(ctx context.Context, p Program, goBin, dir, bin string, o
 			return nil
 		}
 	}
+}
+
+// buildAlso builds the main package also of p's sources in src into dir (named after also's last
+// element), with p's tags and ldflags.
+func (b Builder) buildAlso(ctx context.Context, p Program, goBin, src, dir, also string, env []string) error {
+	name := path.Base(also)
+	t0 := time.Now()
+	out := filepath.Join(dir, name)
+	args := []string{"build", "-tags", p.Tags, "-o", out + ".tmp"}
+	if p.Ldflags != "" {
+		args = append(args, "-ldflags", p.Ldflags)
+	}
+	if err := runner.Run(ctx, runner.Cmd{Path: goBin, Args: append(args, "./"+also), Dir: src, Env: env}); err != nil {
+		os.Remove(out + ".tmp")
+		return fmt.Errorf("build %s beside %s: %w", name, p.Name, err)
+	}
+	if err := os.Rename(out+".tmp", out); err != nil {
+		return err
+	}
+	b.log().Infof("  built %s beside %s in %s", name, p.Name, time.Since(t0).Round(time.Second))
+	return nil
 }
 
 // IsExecutable says whether p is an executable file.

@@ -53,26 +53,37 @@ func Beside(self string, mine version.Build, cache string) (string, error) {
 	if me, err := os.Stat(real); err == nil && os.SameFile(me, st) {
 		return "", nil // nuv itself, installed under the full program's name
 	}
-	theirs, err := version.Of(p)
+	theirs, err := identify(p, st, cache)
 	if err != nil {
 		return "", fmt.Errorf("%s beside nuv %s: %w", p, mine, err)
-	}
-	if theirs.Version == "" && theirs.Revision == "" {
-		answer, err := askVersion(p, st, cache)
-		if err != nil {
-			return "", err
-		}
-		f := strings.Fields(answer)
-		theirs.Version = f[0]
-		if len(f) == 3 && f[1] == "commit" {
-			theirs.Commit = f[2]
-		}
 	}
 	if !mine.Same(theirs) {
 		return "", fmt.Errorf("%s is nuv-full %s, but this nuv (%s) is %s: the programs of one release go together; install nuv and nuv-full from one archive (or remove %s, or set %s to a build of ./cmd/nuv-full of version %s)",
 			p, theirs, real, mine, p, EnvFull, mine)
 	}
 	return p, nil
+}
+
+// identify returns the Build of the nuv program p (st its file information): from its Go build
+// information, or, when that names no version (a -trimpath build made outside git), from its own
+// answer to -version (askVersion).
+func identify(p string, st fs.FileInfo, cache string) (version.Build, error) {
+	b, err := version.Of(p)
+	if err != nil {
+		return b, err
+	}
+	if b.Version == "" && b.Revision == "" {
+		answer, err := askVersion(p, st, cache)
+		if err != nil {
+			return b, err
+		}
+		f := strings.Fields(answer)
+		b.Version = f[0]
+		if len(f) == 3 && f[1] == "commit" {
+			b.Commit = f[2]
+		}
+	}
+	return b, nil
 }
 
 // askVersion runs `p -version` (as nuv, with EnvProbe set), or reads its earlier answer from the
@@ -101,4 +112,57 @@ func askVersion(p string, st fs.FileInfo, cache string) (string, error) {
 		_ = fsutil.WriteFileAtomic(record, []byte(answer+"\n"), 0o644)
 	}
 	return answer, nil
+}
+
+// TaskName is the task program's file name (cmd/nuv-task: go-task and nuv's shell without the
+// rest of the full program), installed beside nuv-full and built beside it in the cache.
+const TaskName = "nuv-task"
+
+// Task returns the program that runs Taskfiles for `task` and `nuv -task`: nuv-task beside the
+// full program (in a release archive, in the cache's build, beside $NUV_FULL), which must be a
+// build of the same nuv as the full program (an error names both); else, when there is none, the
+// full program, which runs Taskfiles too.
+func Task(ctx context.Context, b companion.Builder) (string, error) {
+	full, err := Full(ctx, b)
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(filepath.Dir(full), TaskName)
+	st, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return full, nil
+	}
+	if err != nil || !companion.IsExecutable(p) {
+		return "", fmt.Errorf("%s beside %s is not an executable file", p, full)
+	}
+	cache := companion.CacheDir(os.Getenv)
+	fst, err := os.Stat(full)
+	if err != nil {
+		return "", err
+	}
+	fullBuild, err := identify(full, fst, cache)
+	if err != nil {
+		return "", fmt.Errorf("nuv's full program %s: %w", full, err)
+	}
+	taskBuild, err := identify(p, st, cache)
+	if err != nil {
+		return "", fmt.Errorf("%s beside %s: %w", p, full, err)
+	}
+	if !fullBuild.Same(taskBuild) {
+		return "", fmt.Errorf("%s is nuv-task %s, but the full program beside it (%s) is %s: the programs of one release go together; install nuv, nuv-full and nuv-task from one archive (or remove %s)",
+			p, taskBuild, full, fullBuild, p)
+	}
+	return p, nil
+}
+
+// runsTaskfiles says whether the command line args runs Taskfiles: through a link named task, or
+// as `nuv -task`.
+func runsTaskfiles(args []string) bool {
+	switch prog := strings.TrimSuffix(filepath.Base(args[0]), ".exe"); {
+	case prog == "task":
+		return true
+	case prog == "nuv" && len(args) >= 2:
+		return args[1] == "-task" || args[1] == "--task"
+	}
+	return false
 }

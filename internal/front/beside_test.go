@@ -7,16 +7,25 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nuv-dev/nuv/internal/taskrun"
 	"github.com/nuv-dev/nuv/internal/version"
 )
 
-// goBuild builds the module's package pkg into out, stamped as version v, with more go build flags.
+// goBuild builds the module's package pkg into out without cgo, stamped as version v, with more go
+// build flags.
 func goBuild(t *testing.T, pkg, out, v string, flags ...string) {
+	t.Helper()
+	goBuildEnv(t, []string{"CGO_ENABLED=0"}, pkg, out, v, flags...)
+}
+
+// goBuildEnv is goBuild with more environment (none: the build configuration of the tests
+// themselves, whose compiled packages it shares).
+func goBuildEnv(t *testing.T, env []string, pkg, out, v string, flags ...string) {
 	t.Helper()
 	args := append([]string{"build", "-ldflags=" + version.Ldflags(v, "0123456789abcdef0123456789abcdef01234567")}, flags...)
 	cmd := exec.Command("go", append(args, "-o", out, pkg)...)
 	cmd.Dir = filepath.Join("..", "..")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Env = append(os.Environ(), env...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
 	}
@@ -27,7 +36,9 @@ func goBuild(t *testing.T, pkg, out, v string, flags ...string) {
 // directory. With no Go on PATH and empty caches, the command line is handed to the program
 // beside nuv (here nuv's pod sandbox program, which answers -v, stands in as the full program:
 // built from this module with the same stamp), nothing is built or cached; a nuv-full of another
-// version is refused with a message naming both versions.
+// version is refused with a message naming both versions. Once the task program (cmd/nuv-task) is
+// beside the full program, `task` and `nuv -task` run there; one of another version than the full
+// program is refused naming both.
 func TestInstalledFindsFullBeside(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds nuv")
@@ -36,6 +47,11 @@ func TestInstalledFindsFullBeside(t *testing.T) {
 	nuv := filepath.Join(install, "nuv")
 	goBuild(t, "./nuv", nuv, "0.1.0-test")
 	goBuild(t, "./cmd/nuv-pause", filepath.Join(install, FullName), "0.1.0-test")
+	sameFull := filepath.Join(t.TempDir(), "nuv-full-same")
+	goBuild(t, "./cmd/nuv-pause", sameFull, "0.1.0-test")
+	task := filepath.Join(t.TempDir(), TaskName)
+	// the task program links go-task: built as the tests are, from packages they compiled
+	goBuildEnv(t, nil, "./cmd/nuv-task", task, "0.1.0-test")
 	other := filepath.Join(t.TempDir(), "nuv-full-9.9.9")
 	goBuild(t, "./cmd/nuv-pause", other, "9.9.9")
 	// -trimpath builds outside git (as a release made in a git worktree): their build information
@@ -63,25 +79,41 @@ func TestInstalledFindsFullBeside(t *testing.T) {
 		return string(out), code
 	}
 
+	goTask := strings.TrimPrefix(taskrun.TaskVersion(), "v") + "\n"
 	cases := []struct {
 		name     string
 		full     string // the nuv-full installed beside nuv
+		task     string // the nuv-task installed beside it
 		prog     string
 		args     []string
 		out      []string
 		exitCode int
 	}{
-		{"nuv -full names the program beside it", "", nuv, []string{"-full"}, []string{filepath.Join(install, FullName) + "\n"}, 0},
-		{"task hands over through the symlink", "", filepath.Join(links, "task"), []string{"-v"}, []string{"nuv-pause\n"}, 0},
-		{"nuv -version answers itself", "", nuv, []string{"-version"}, []string{"0.1.0-test commit 0123456789abcdef0123456789abcdef01234567\n"}, 0},
-		{"another version is refused", other, nuv, []string{"-full"}, []string{"is nuv-full 9.9.9 (commit", "is 0.1.0-test (commit", "install nuv and nuv-full from one archive"}, 1},
-		{"and through task too", other, filepath.Join(links, "task"), []string{"-v"}, []string{"is nuv-full 9.9.9", "is 0.1.0-test"}, 1},
-		{"a trimmed build of the same version is asked", trimmedSame, nuv, []string{"-full"}, []string{filepath.Join(install, FullName) + "\n"}, 0},
-		{"again, from the kept answer", "", nuv, []string{"-full"}, []string{filepath.Join(install, FullName) + "\n"}, 0},
-		{"a trimmed build of another version is refused", trimmedOther, nuv, []string{"-full"}, []string{"is nuv-full 9.9.9 (commit 0123456789ab)", "is 0.1.0-test (commit 0123456789ab)"}, 1},
+		{"nuv -full names the program beside it", "", "", nuv, []string{"-full"}, []string{filepath.Join(install, FullName) + "\n"}, 0},
+		{"task hands over through the symlink", "", "", filepath.Join(links, "task"), []string{"-v"}, []string{"nuv-pause\n"}, 0},
+		{"nuv -version answers itself", "", "", nuv, []string{"-version"}, []string{"0.1.0-test commit 0123456789abcdef0123456789abcdef01234567\n"}, 0},
+		{"another version is refused", other, "", nuv, []string{"-full"}, []string{"is nuv-full 9.9.9 (commit", "is 0.1.0-test (commit", "install nuv and nuv-full from one archive"}, 1},
+		{"and through task too", other, "", filepath.Join(links, "task"), []string{"-v"}, []string{"is nuv-full 9.9.9", "is 0.1.0-test"}, 1},
+		{"a trimmed build of the same version is asked", trimmedSame, "", nuv, []string{"-full"}, []string{filepath.Join(install, FullName) + "\n"}, 0},
+		{"again, from the kept answer", "", "", nuv, []string{"-full"}, []string{filepath.Join(install, FullName) + "\n"}, 0},
+		{"a trimmed build of another version is refused", trimmedOther, "", nuv, []string{"-full"}, []string{"is nuv-full 9.9.9 (commit 0123456789ab)", "is 0.1.0-test (commit 0123456789ab)"}, 1},
+		// the task program beside the full program runs Taskfiles (go-task's --version answers)
+		{"task runs Taskfiles in nuv-task beside nuv-full", sameFull, task, filepath.Join(links, "task"), []string{"--version"}, []string{goTask}, 0},
+		{"and nuv -task too", "", "", nuv, []string{"-task", "--version"}, []string{goTask}, 0},
+		{"a nuv-task of another version is refused", "", other, filepath.Join(links, "task"), []string{"--version"}, []string{"is nuv-task 9.9.9", "the full program beside it", "is 0.1.0-test"}, 1},
+		{"other commands still go to nuv-full", "", "", nuv, []string{"-full"}, []string{filepath.Join(install, FullName) + "\n"}, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.task != "" {
+				data, err := os.ReadFile(c.task)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(install, TaskName), data, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if c.full != "" {
 				data, err := os.ReadFile(c.full)
 				if err != nil {

@@ -64,6 +64,8 @@ func Program() companion.Program {
 		// build cache compile only those again.
 		SharedSrc:   true,
 		IgnoreTests: true,
+		// The task program: `task` runs Taskfiles there (Task), without the full program's start.
+		Also: []string{"cmd/" + TaskName},
 		// No estimate before one build was measured here (builds.json then gives one).
 	}
 }
@@ -137,9 +139,14 @@ func light(args []string) func(context.Context, *cli.Env, []string) error {
 // isNuv reports whether the program runs by the name nuv (not as `task` or as a tool's link).
 func isNuv(arg0 string) bool { return strings.TrimSuffix(filepath.Base(arg0), ".exe") == "nuv" }
 
-// handOver execs the full program with args; it returns only on failure.
+// handOver execs the program that answers args, the task program (Task) for a command line
+// that runs Taskfiles, else the full program; it returns only on failure.
 func handOver(ctx context.Context, b companion.Builder, args []string) error {
-	full, err := Full(ctx, b)
+	prog := Full
+	if runsTaskfiles(args) {
+		prog = Task
+	}
+	full, err := prog(ctx, b)
 	if err != nil {
 		return err
 	}
@@ -155,7 +162,7 @@ func handOver(ctx context.Context, b companion.Builder, args []string) error {
 	}
 	env = append(env, cli.EnvFront+"="+self)
 	if err := syscall.Exec(full, args, env); err != nil {
-		return fmt.Errorf("run nuv's full program %s: %w", full, err)
+		return fmt.Errorf("run nuv's program %s: %w", full, err)
 	}
 	return nil
 }

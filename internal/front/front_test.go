@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/nuv-dev/nuv/internal/companion"
+	"github.com/nuv-dev/nuv/internal/taskprog"
 	"github.com/nuv-dev/nuv/internal/version"
 )
 
@@ -58,6 +59,43 @@ func TestProgramCoversTheFullProgram(t *testing.T) {
 	}
 	if !strings.Contains(p.Ldflags, "internal/version.Version="+version.Version) {
 		t.Errorf("ldflags %q do not pass the front's version on", p.Ldflags)
+	}
+}
+
+// TestAlsoProgramsWithinTheFullProgram: the programs built beside the full program (the task
+// program) import only packages the full program imports, so the full program's module set keys
+// their build too and building them compiles nothing more.
+func TestAlsoProgramsWithinTheFullProgram(t *testing.T) {
+	if testing.Short() {
+		t.Skip("lists the programs' packages with the go command")
+	}
+	deps := func(pkg string) []string {
+		cmd := exec.Command("go", "list", "-deps", "./"+pkg)
+		cmd.Dir = repoRoot(t)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		return strings.Fields(string(out))
+	}
+	full := map[string]bool{}
+	for _, d := range deps("cmd/nuv-full") {
+		full[d] = true
+	}
+	p := Program()
+	if len(p.Also) == 0 || p.Also[0] != "cmd/"+TaskName {
+		t.Fatalf("Program().Also = %q, want the task program cmd/%s", p.Also, TaskName)
+	}
+	for _, also := range p.Also {
+		var extra []string
+		for _, d := range deps(also) {
+			if !full[d] && d != "github.com/nuv-dev/nuv/"+also {
+				extra = append(extra, d)
+			}
+		}
+		if len(extra) > 0 {
+			t.Errorf("%s imports %d packages the full program does not: %q", also, len(extra), extra)
+		}
 	}
 }
 
@@ -215,5 +253,19 @@ func TestIntegrationFront(t *testing.T) {
 	}
 	if r := run(t, project, withFull, task, "kube"); r.code != 0 || r.out != "the task named kube\n" {
 		t.Errorf("task kube: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+	}
+}
+
+// TestRunsTaskfilesAgreesWithTheTaskProgram: the front (which must not link go-task) sends to the
+// task program exactly the command lines the task program answers.
+func TestRunsTaskfilesAgreesWithTheTaskProgram(t *testing.T) {
+	for _, args := range [][]string{
+		{"task"}, {"/usr/local/bin/task", "2"}, {"task.exe", "--list"}, {"nuv", "-task", "--version"},
+		{"/opt/nuv/nuv", "--task"}, {"nuv", "cluster", "list"}, {"nuv", "kube"}, {"datefmt", "-task"},
+	} {
+		_, answers := taskprog.TaskArgs(args)
+		if got := runsTaskfiles(args); got != answers {
+			t.Errorf("runsTaskfiles(%q) = %v, but the task program answers it: %v", args, got, answers)
+		}
 	}
 }

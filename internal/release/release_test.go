@@ -23,6 +23,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/image/imagetest"
 	"github.com/nuv-dev/nuv/internal/image/publish"
+	"github.com/nuv-dev/nuv/internal/taskrun"
 )
 
 // moduleDir is nuv's module root, which the release builds from.
@@ -103,6 +104,12 @@ func TestReleaseReproducible(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil || string(out) != filepath.Join(bins, "nuv-full")+"\n" {
 		t.Errorf("nuv -full from the archive: %v, %q; want %s", err, out, filepath.Join(bins, "nuv-full"))
 	}
+	// and runs Taskfiles through the nuv-task beside it (a -trimpath build: asked its version once)
+	cmd = exec.Command(filepath.Join(bins, "nuv"), "-task", "--version")
+	cmd.Env = []string{"HOME=" + t.TempDir(), "NUV_CACHE_DIR=" + t.TempDir(), "PATH=/nonexistent"}
+	if out, err := cmd.CombinedOutput(); err != nil || string(out) != strings.TrimPrefix(taskrun.TaskVersion(), "v")+"\n" {
+		t.Errorf("nuv -task --version from the archive: %v, %q; want go-task's version", err, out)
+	}
 
 	// nuv's image, pushed to a real registry on loopback and read back.
 	const user, pass = "nuvrelease", "rel-9f3c-Sekret"
@@ -139,8 +146,8 @@ func TestReleaseReproducible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(layers) != 3 || strings.Join(cf.Config.Entrypoint, " ") != "/usr/local/bin/nuv" || !cf.Created.Time.Equal(time.Unix(stamp.Epoch, 0)) {
-		t.Errorf("image: %d layers, entrypoint %q, created %s; want 3 (base, nuv, nuv-full), /usr/local/bin/nuv, the commit's time", len(layers), cf.Config.Entrypoint, cf.Created)
+	if len(layers) != 1+len(Programs) || strings.Join(cf.Config.Entrypoint, " ") != "/usr/local/bin/nuv" || !cf.Created.Time.Equal(time.Unix(stamp.Epoch, 0)) {
+		t.Errorf("image: %d layers, entrypoint %q, created %s; want %d (base and one per program), /usr/local/bin/nuv, the commit's time", len(layers), cf.Config.Entrypoint, cf.Created, 1+len(Programs))
 	}
 	again, err := ImageIndex(second, stamp, "")
 	if err != nil {
@@ -220,8 +227,8 @@ func checkArchive(t *testing.T, path string, s Stamp) map[string][]byte {
 			t.Fatal(err)
 		}
 	}
-	if strings.Join(names, " ") != "nuv nuv-full" {
-		t.Errorf("archive entries %q, want nuv nuv-full in this order", names)
+	if strings.Join(names, " ") != "nuv nuv-full nuv-task" {
+		t.Errorf("archive entries %q, want nuv nuv-full nuv-task in this order", names)
 	}
 	return files
 }
@@ -251,10 +258,10 @@ func checkSBOM(t *testing.T, path, archive string, s Stamp, bins string) {
 	for _, d := range doc.Dependencies {
 		deps[d.Ref] = d.DependsOn
 	}
-	if got := strings.Join(deps["archive"], " "); got != "program:nuv program:nuv-full" {
+	if got := strings.Join(deps["archive"], " "); got != "program:nuv program:nuv-full program:nuv-task" {
 		t.Errorf("the archive depends on %q", got)
 	}
-	for _, prog := range []string{"nuv", "nuv-full"} {
+	for _, prog := range []string{"nuv", "nuv-full", "nuv-task"} {
 		bin := filepath.Join(bins, prog)
 		pc := byRef["program:"+prog]
 		if len(pc.Hashes) != 1 || pc.Hashes[0].Content != sha(readFile(t, bin)) {

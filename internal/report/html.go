@@ -143,8 +143,6 @@ type htmlProv struct {
 
 // WriteHTML writes the report page.
 func WriteHTML(w io.Writer, r *Report) error {
-	// Columns: per path (one without the upgrade axis), each target followed by the steps any
-	// cluster reported for it on that path.
 	hasPaths := r.HasPaths()
 	colPath := func(res Result) string {
 		if !hasPaths {
@@ -152,37 +150,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 		}
 		return PathOf(res)
 	}
-	paths := []string{""}
-	if hasPaths {
-		paths = r.Paths()
-	}
-	var cols []htmlColumn
-	var groups []htmlPathGroup
-	for _, p := range paths {
-		first := len(cols)
-		for _, t := range r.Targets() {
-			cols = append(cols, htmlColumn{Path: p, Target: t})
-			seen := map[string]bool{}
-			for _, res := range r.Results {
-				if r.TargetOf(res) != t || colPath(res) != p {
-					continue
-				}
-				for _, s := range res.Steps {
-					if !seen[s.Name] {
-						seen[s.Name] = true
-						cols = append(cols, htmlColumn{Path: p, Target: t, Step: s.Name})
-					}
-				}
-			}
-		}
-		if hasPaths {
-			label := p
-			if p == PathUpgrade && r.UpgradeFrom != "" {
-				label = "upgrade from " + r.UpgradeFrom
-			}
-			groups = append(groups, htmlPathGroup{Path: p, Label: label, Span: len(cols) - first})
-		}
-	}
+	cols, groups := htmlColumns(r, colPath)
 	var upgrades []htmlUpgrade
 	max := 0.0
 	for _, res := range r.Results {
@@ -227,44 +195,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 			if c.Target != target || c.Path != colPath(res) {
 				continue
 			}
-			cell := &rows[i].Cells[j]
-			if c.Step == "" {
-				cell.Class, cell.Label = string(res.Status), string(res.Status)
-				if res.Flaky() {
-					cell.Class, cell.Label = "flaky", fmt.Sprintf("flaky (%d attempts)", res.Attempts)
-				}
-				cell.Message, cell.Seconds, cell.Pct = res.Message, fmt.Sprintf("%.2f", res.Seconds), pct(res.Seconds)
-				cell.Log, cell.Artifacts = res.Log, res.Artifacts
-				if res.Upgrade != nil {
-					cell.Upgrade = res.Upgrade.Verdict()
-				}
-				if res.FailingStep != "" {
-					cell.Why = "at " + res.FailingStep
-				} else if !res.Status.OK() {
-					cell.Why = firstLine(res.Message)
-				}
-				if !res.Status.OK() {
-					cell.Open = res.Log
-					if res.Artifacts != "" {
-						cell.Open = res.Artifacts + "/"
-					}
-				}
-				continue
-			}
-			for _, s := range res.Steps {
-				if s.Name != c.Step {
-					continue
-				}
-				cell.Class, cell.Label, cell.Message = string(s.Status), string(s.Status), s.Message
-				cell.Seconds, cell.Pct = fmt.Sprintf("%.2f", s.Seconds), pct(s.Seconds)
-				if !s.Status.OK() {
-					cell.Why = firstLine(s.Message)
-					cell.Open = res.Log
-					if res.Artifacts != "" {
-						cell.Open = res.Artifacts + "/"
-					}
-				}
-			}
+			fillCell(&rows[i].Cells[j], c, res, pct)
 		}
 		if res.Provenance != nil {
 			hp := htmlProv{Cluster: res.Cluster, Target: target, Path: PathOf(res), P: *res.Provenance,
@@ -275,26 +206,7 @@ func WriteHTML(w io.Writer, r *Report) error {
 			provs = append(provs, hp)
 		}
 	}
-	var counts []htmlCount
-	c := r.Counts()
-	flaky := 0
-	for _, res := range r.Results {
-		if res.Flaky() {
-			flaky++
-		}
-	}
-	for _, s := range []Status{Passed, Failed, TimedOut, Unreachable, Cancelled, Skipped} {
-		n := c[s]
-		if s == Passed {
-			n -= flaky
-		}
-		if n > 0 {
-			counts = append(counts, htmlCount{n, string(s)})
-		}
-		if s == Passed && flaky > 0 {
-			counts = append(counts, htmlCount{flaky, "flaky"})
-		}
-	}
+	counts := htmlCounts(r)
 	title := r.Target
 	for _, a := range r.Args {
 		title += " " + a
@@ -320,6 +232,111 @@ func WriteHTML(w io.Writer, r *Report) error {
 		"Upgrades":    upgrades,
 		"UpgradeFrom": r.UpgradeFrom,
 	})
+}
+
+// htmlColumns are the report's columns: per path (one without the upgrade axis), each target
+// followed by the steps any cluster reported for it on that path; and the paths' column groups.
+func htmlColumns(r *Report, colPath func(Result) string) ([]htmlColumn, []htmlPathGroup) {
+	hasPaths := r.HasPaths()
+	paths := []string{""}
+	if hasPaths {
+		paths = r.Paths()
+	}
+	var cols []htmlColumn
+	var groups []htmlPathGroup
+	for _, p := range paths {
+		first := len(cols)
+		for _, t := range r.Targets() {
+			cols = append(cols, htmlColumn{Path: p, Target: t})
+			seen := map[string]bool{}
+			for _, res := range r.Results {
+				if r.TargetOf(res) != t || colPath(res) != p {
+					continue
+				}
+				for _, s := range res.Steps {
+					if !seen[s.Name] {
+						seen[s.Name] = true
+						cols = append(cols, htmlColumn{Path: p, Target: t, Step: s.Name})
+					}
+				}
+			}
+		}
+		if hasPaths {
+			label := p
+			if p == PathUpgrade && r.UpgradeFrom != "" {
+				label = "upgrade from " + r.UpgradeFrom
+			}
+			groups = append(groups, htmlPathGroup{Path: p, Label: label, Span: len(cols) - first})
+		}
+	}
+	return cols, groups
+}
+
+// fillCell fills the cell of column c with res: its own status in the target's column, a step's in
+// that step's column.
+func fillCell(cell *htmlCell, c htmlColumn, res Result, pct func(float64) float64) {
+	if c.Step == "" {
+		cell.Class, cell.Label = string(res.Status), string(res.Status)
+		if res.Flaky() {
+			cell.Class, cell.Label = "flaky", fmt.Sprintf("flaky (%d attempts)", res.Attempts)
+		}
+		cell.Message, cell.Seconds, cell.Pct = res.Message, fmt.Sprintf("%.2f", res.Seconds), pct(res.Seconds)
+		cell.Log, cell.Artifacts = res.Log, res.Artifacts
+		if res.Upgrade != nil {
+			cell.Upgrade = res.Upgrade.Verdict()
+		}
+		if res.FailingStep != "" {
+			cell.Why = "at " + res.FailingStep
+		} else if !res.Status.OK() {
+			cell.Why = firstLine(res.Message)
+		}
+		if !res.Status.OK() {
+			cell.Open = res.Log
+			if res.Artifacts != "" {
+				cell.Open = res.Artifacts + "/"
+			}
+		}
+		return
+	}
+	for _, s := range res.Steps {
+		if s.Name != c.Step {
+			continue
+		}
+		cell.Class, cell.Label, cell.Message = string(s.Status), string(s.Status), s.Message
+		cell.Seconds, cell.Pct = fmt.Sprintf("%.2f", s.Seconds), pct(s.Seconds)
+		if !s.Status.OK() {
+			cell.Why = firstLine(s.Message)
+			cell.Open = res.Log
+			if res.Artifacts != "" {
+				cell.Open = res.Artifacts + "/"
+			}
+		}
+	}
+}
+
+// htmlCounts are the report's counts by status, flaky results apart from the passed ones.
+func htmlCounts(r *Report) []htmlCount {
+	var counts []htmlCount
+	c := r.Counts()
+	flaky := 0
+	for _, res := range r.Results {
+		if res.Flaky() {
+			flaky++
+		}
+	}
+	for _, s := range []Status{Passed, Failed, TimedOut, Unreachable, Cancelled, Skipped} {
+		n := c[s]
+		if s == Passed {
+			n -= flaky
+		}
+		if n > 0 {
+			counts = append(counts, htmlCount{n, string(s)})
+		}
+		if s == Passed && flaky > 0 {
+			counts = append(counts, htmlCount{flaky, "flaky"})
+		}
+	}
+	return counts
 }
 
 func stamp(t time.Time) string {

@@ -66,85 +66,11 @@ func Merge(o MergeOptions) (*Report, error) {
 	if ents, err := os.ReadDir(o.Out); err == nil && len(ents) > 0 {
 		return nil, fmt.Errorf("--out %s exists and is not empty: choose a new directory", o.Out)
 	}
-	var inputs []string
-	var skipped []SkippedDir
-	for _, d := range o.Dirs {
-		found, err := findReportDirs(d)
-		if err != nil {
-			skipped = append(skipped, SkippedDir{Dir: d, Reason: err.Error()})
-			continue
-		}
-		inputs = append(inputs, found...)
+	sources, skipped, err := mergeSources(o)
+	if err != nil {
+		return nil, err
 	}
-	type source struct {
-		dir string
-		rep *Report
-		key string // runs/<key>/ in the output
-	}
-	var sources []source
-	used := map[string]int{}
-	for _, d := range inputs {
-		rep, err := readReportDir(d)
-		var inc *IncompatibleError
-		if errors.As(err, &inc) {
-			inc.OurNuv = o.Nuv
-			return nil, inc
-		}
-		if err != nil {
-			skipped = append(skipped, SkippedDir{Dir: d, Reason: err.Error()})
-			continue
-		}
-		key := safeName(filepath.Base(d))
-		if used[key]++; used[key] > 1 {
-			key = fmt.Sprintf("%s-%d", key, used[key])
-		}
-		sources = append(sources, source{dir: d, rep: rep, key: key})
-	}
-	if len(sources) == 0 {
-		var why []string
-		for _, s := range skipped {
-			why = append(why, s.Dir+": "+s.Reason)
-		}
-		return nil, fmt.Errorf("no report could be merged:\n  %s", strings.Join(why, "\n  "))
-	}
-
-	type cellKey struct{ cluster, target, path string }
-	type cell struct {
-		res Result
-		src int
-	}
-	cells := map[cellKey]*cell{}
-	var order []cellKey
-	for i, s := range sources {
-		for _, res := range s.rep.Results {
-			res.Target = s.rep.TargetOf(res)
-			if res.Provenance == nil { // schema 1: what the report itself knows
-				p := Provenance{Run: filepath.Base(s.dir), Machine: "unknown (report schema 1)", Nuv: orUnknown(s.rep.Nuv),
-					Started: res.Started, Ended: res.Started.Add(time.Duration(res.Seconds * float64(time.Second)))}
-				if res.Attempts > 1 {
-					p.Retries = res.Attempts - 1
-				}
-				res.Provenance = &p
-			}
-			p := *res.Provenance
-			p.Dir = s.dir
-			res.Provenance = &p
-			k := cellKey{res.Cluster, res.Target, PathOf(res)}
-			old, ok := cells[k]
-			if !ok {
-				cells[k] = &cell{res: res, src: i}
-				order = append(order, k)
-				continue
-			}
-			if newer(p, *old.res.Provenance) {
-				res.Superseded = append(append(res.Superseded, old.res.Superseded...), *old.res.Provenance)
-				cells[k] = &cell{res: res, src: i}
-			} else {
-				old.res.Superseded = append(old.res.Superseded, p)
-			}
-		}
-	}
-
+	cells, order := mergeCells(sources)
 	merged := &Report{Schema: Schema, Nuv: o.Nuv, Skipped: skipped}
 	var start, end time.Time
 	var froms []string // the upgrade paths of the cells (all-kubes plan --upgrade-from)
@@ -202,6 +128,101 @@ func Merge(o MergeOptions) (*Report, error) {
 		return nil, err
 	}
 	return merged, nil
+}
+
+// mergeSource is one report merged: its directory, the report, and runs/<key>/ in the output.
+type mergeSource struct {
+	dir string
+	rep *Report
+	key string
+}
+
+// mergeSources reads the report directories under o.Dirs; those that cannot be read are skipped,
+// with the reason; a report of an incompatible schema is an error, as is nothing to merge.
+func mergeSources(o MergeOptions) ([]mergeSource, []SkippedDir, error) {
+	var inputs []string
+	var skipped []SkippedDir
+	for _, d := range o.Dirs {
+		found, err := findReportDirs(d)
+		if err != nil {
+			skipped = append(skipped, SkippedDir{Dir: d, Reason: err.Error()})
+			continue
+		}
+		inputs = append(inputs, found...)
+	}
+	var sources []mergeSource
+	used := map[string]int{}
+	for _, d := range inputs {
+		rep, err := readReportDir(d)
+		var inc *IncompatibleError
+		if errors.As(err, &inc) {
+			inc.OurNuv = o.Nuv
+			return nil, nil, inc
+		}
+		if err != nil {
+			skipped = append(skipped, SkippedDir{Dir: d, Reason: err.Error()})
+			continue
+		}
+		key := safeName(filepath.Base(d))
+		if used[key]++; used[key] > 1 {
+			key = fmt.Sprintf("%s-%d", key, used[key])
+		}
+		sources = append(sources, mergeSource{dir: d, rep: rep, key: key})
+	}
+	if len(sources) == 0 {
+		var why []string
+		for _, s := range skipped {
+			why = append(why, s.Dir+": "+s.Reason)
+		}
+		return nil, nil, fmt.Errorf("no report could be merged:\n  %s", strings.Join(why, "\n  "))
+	}
+	return sources, skipped, nil
+}
+
+// mergeKey is a cell of the merged matrix: a cluster, a target, a path.
+type mergeKey struct{ cluster, target, path string }
+
+// mergeCell is the result kept for a cell and the index of its source.
+type mergeCell struct {
+	res Result
+	src int
+}
+
+// mergeCells keeps, for each cell, the result of the run that ended last (the others recorded as
+// superseded), in the order the cells first appear.
+func mergeCells(sources []mergeSource) (map[mergeKey]*mergeCell, []mergeKey) {
+	cells := map[mergeKey]*mergeCell{}
+	var order []mergeKey
+	for i, s := range sources {
+		for _, res := range s.rep.Results {
+			res.Target = s.rep.TargetOf(res)
+			if res.Provenance == nil { // schema 1: what the report itself knows
+				p := Provenance{Run: filepath.Base(s.dir), Machine: "unknown (report schema 1)", Nuv: orUnknown(s.rep.Nuv),
+					Started: res.Started, Ended: res.Started.Add(time.Duration(res.Seconds * float64(time.Second)))}
+				if res.Attempts > 1 {
+					p.Retries = res.Attempts - 1
+				}
+				res.Provenance = &p
+			}
+			p := *res.Provenance
+			p.Dir = s.dir
+			res.Provenance = &p
+			k := mergeKey{res.Cluster, res.Target, PathOf(res)}
+			old, ok := cells[k]
+			if !ok {
+				cells[k] = &mergeCell{res: res, src: i}
+				order = append(order, k)
+				continue
+			}
+			if newer(p, *old.res.Provenance) {
+				res.Superseded = append(append(res.Superseded, old.res.Superseded...), *old.res.Provenance)
+				cells[k] = &mergeCell{res: res, src: i}
+			} else {
+				old.res.Superseded = append(old.res.Superseded, p)
+			}
+		}
+	}
+	return cells, order
 }
 
 // newer tells whether run a of a cell is to be kept over run b: it ended later.

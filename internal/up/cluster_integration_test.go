@@ -11,8 +11,8 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/clustercmd"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
+	"github.com/nuv-dev/nuv/internal/companion"
 	"github.com/nuv-dev/nuv/internal/deploy"
 )
 
@@ -60,7 +60,7 @@ func TestIntegrationUpCluster(t *testing.T) {
 	}
 	// The spec up stands for (`nuv cluster create local dev`'s) plans no changes.
 	f := filepath.Join(project, "dev.yaml")
-	body := "apiVersion: nuv.dev/v1alpha1\nkind: Cluster\nmetadata: {name: dev}\nspec:\n  provider: local\n  kubernetesVersion: \"" + local.KubeVersion + "\"\n  nodeGroups: [{name: default, count: 1}]\n"
+	body := "apiVersion: nuv.dev/v1alpha1\nkind: Cluster\nmetadata: {name: dev}\nspec:\n  provider: local\n  kubernetesVersion: \"" + companion.KubeVersion + "\"\n  nodeGroups: [{name: default, count: 1}]\n"
 	if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}

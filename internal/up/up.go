@@ -14,9 +14,10 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/providers"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
+	"github.com/nuv-dev/nuv/internal/companion"
 	"github.com/nuv-dev/nuv/internal/deploy"
 	"github.com/nuv-dev/nuv/internal/kube"
 	"github.com/nuv-dev/nuv/internal/paths"
@@ -133,7 +134,7 @@ func Up(ctx context.Context, env *cli.Env, u Options) error {
 // running cluster that matches its record is left as it is (nothing is written). created tells
 // whether the cluster was made now.
 func Cluster(ctx context.Context, o deploy.Options, name string) (created bool, err error) {
-	p := local.Provider{Home: o.Home, Project: o.Project, Log: o.Log, Getenv: o.Getenv}
+	p := providers.Local(o.Home, o.Project, o.Log, o.Getenv)
 	store, err := state.Open(o.Getenv("NUV_STATE"), o.Home, "")
 	if err != nil {
 		return false, fmt.Errorf("state store: %w", err)
@@ -168,7 +169,7 @@ func Cluster(ctx context.Context, o deploy.Options, name string) (created bool, 
 }
 
 // clusterSpec is the spec up applies to cluster name (see Cluster).
-func clusterSpec(ctx context.Context, p local.Provider, store state.Store, name string) (*spec.Cluster, error) {
+func clusterSpec(ctx context.Context, p cluster.Provider, store state.Store, name string) (*spec.Cluster, error) {
 	rec, err := store.Load(ctx, name)
 	if err != nil && !errors.Is(err, state.ErrNoRecord) {
 		return nil, err
@@ -179,13 +180,15 @@ func clusterSpec(ctx context.Context, p local.Provider, store state.Store, name 
 	if rec != nil && rec.Spec != nil {
 		return rec.Spec, nil
 	}
-	if s, err := p.Adopt(ctx, name); err == nil {
-		return s, nil
-	} else if !errors.Is(err, cluster.ErrNotFound) {
-		return nil, err
+	if a, ok := p.(cluster.Adopter); ok {
+		if s, err := a.Adopt(ctx, name); err == nil {
+			return s, nil
+		} else if !errors.Is(err, cluster.ErrNotFound) {
+			return nil, err
+		}
 	}
 	nodes := 1
 	return &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: name}, Source: "nuv up",
-		Spec: spec.Spec{Provider: p.Name(), KubernetesVersion: local.KubeVersion,
-			NodeGroups: []spec.NodeGroup{{Name: local.DefaultNodeGroup, Count: &nodes}}}}, nil
+		Spec: spec.Spec{Provider: p.Name(), KubernetesVersion: companion.KubeVersion,
+			NodeGroups: []spec.NodeGroup{{Name: spec.DefaultNodeGroup, Count: &nodes}}}}, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/cluster/kind/kindtest"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 )
 
 // gcByLabel: a kind cluster made with spec.ttl (TestIntegrationKind's one-node cluster, made at
@@ -26,7 +27,7 @@ import (
 // not expired, it is left alone; expired but another owner's, left alone; without nuv's cluster
 // label, not nuv's at all and not even listed; expired and this store's, deleted, leaving no
 // container, volume or network.
-func gcByLabel(t *testing.T, rt kind.Runtime, c cliRun, name string, made time.Time) {
+func gcByLabel(t *testing.T, rt containerrt.Runtime, c cliRun, name string, made time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	vols := nodeVolumes(t, rt, name)

@@ -21,24 +21,25 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/cluster/kind/kindtest"
 	"github.com/nuv-dev/nuv/internal/kube"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
 // kindRuntime is the container runtime of the kind tests: the project's dockerd (hack/dockerd.sh,
 // started by hack/test.sh and named by DOCKER_HOST).
-func kindRuntime(t *testing.T) kind.Runtime {
+func kindRuntime(t *testing.T) containerrt.Runtime {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs a container runtime and a kind node image; skipped under -short")
 	}
-	rt, err := kind.DetectRuntime(context.Background(), os.Getenv)
+	rt, err := containerrt.Detect(context.Background(), os.Getenv)
 	if err != nil {
 		t.Fatalf("%v\n(hack/test.sh starts nuv's own dockerd: `eval \"$(hack/dockerd.sh env)\"`)", err)
 	}
 	return rt
 }
 
-func rtOut(t *testing.T, rt kind.Runtime, args ...string) string {
+func rtOut(t *testing.T, rt containerrt.Runtime, args ...string) string {
 	t.Helper()
 	out, err := runner.Output(context.Background(), runner.Cmd{Path: rt.Path, Args: args})
 	if err != nil {
@@ -51,7 +52,7 @@ func rtOut(t *testing.T, rt kind.Runtime, args ...string) string {
 // `docker rm -f -v` would. On a loaded cgroup v1 host the runtime can fail to kill a node whose
 // freezer group runc left frozen ("did not receive an exit event"): like nuv's own delete, it
 // thaws the cluster's frozen groups and asks again, a few times.
-func removeNode(t *testing.T, rt kind.Runtime, c cliRun, name, node string) {
+func removeNode(t *testing.T, rt containerrt.Runtime, c cliRun, name, node string) {
 	t.Helper()
 	kp := kindtest.Provider(t, c.home, c.project, nil)
 	for attempt := 1; ; attempt++ {
@@ -70,7 +71,7 @@ func removeNode(t *testing.T, rt kind.Runtime, c cliRun, name, node string) {
 
 // kindLeftovers asks the runtime what is left of kind cluster name: its containers, the volumes
 // they had (vols), and kind's network if it has no other cluster on it.
-func kindLeftovers(t *testing.T, rt kind.Runtime, name string, vols []string) []string {
+func kindLeftovers(t *testing.T, rt containerrt.Runtime, name string, vols []string) []string {
 	t.Helper()
 	var left []string
 	if c := rtOut(t, rt, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+name, "--format", "{{.Names}}"); c != "" {
@@ -94,7 +95,7 @@ func kindLeftovers(t *testing.T, rt kind.Runtime, name string, vols []string) []
 }
 
 // nodeVolumes lists the volumes of kind cluster name's node containers.
-func nodeVolumes(t *testing.T, rt kind.Runtime, name string) []string {
+func nodeVolumes(t *testing.T, rt containerrt.Runtime, name string) []string {
 	t.Helper()
 	var vols []string
 	for _, c := range strings.Fields(rtOut(t, rt, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+name, "--format", "{{.Names}}")) {
@@ -335,7 +336,7 @@ func waitOutput(t *testing.T, cmd *exec.Cmd, out *syncBuffer, want string, limit
 }
 
 // kindNetworks counts the runtime's networks named kind (kind makes one and reuses it).
-func kindNetworks(t *testing.T, rt kind.Runtime) int {
+func kindNetworks(t *testing.T, rt containerrt.Runtime) int {
 	return len(strings.Fields(rtOut(t, rt, "network", "ls", "--filter", "name=^kind$", "--format", "{{.ID}}")))
 }
 

@@ -70,37 +70,17 @@ func GCByTag(t *testing.T, cl GCCloud) {
 		}
 		return r
 	}
-	find := func(r gcReport, name string) (result, reason string) {
-		for _, c := range r.Clusters {
-			if c.Name == name {
-				return c.Result, c.Reason
-			}
-		}
-		return "", ""
-	}
 	nuv(mineHome, "cluster", "apply", "--yes", "-f", cl.Spec(t, mine, "1h"))
 	nuv(theirHome, "cluster", "apply", "--yes", "-f", cl.Spec(t, theirs, "1h"))
 
-	rec := func(home, name string) (exp time.Time) {
-		t.Helper()
-		b, err := os.ReadFile(filepath.Join(home, "state", name+".json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r struct{ ExpiresAt time.Time }
-		if err := json.Unmarshal(b, &r); err != nil {
-			t.Fatal(err)
-		}
-		return r.ExpiresAt
-	}
 	mm, ok := cl.Marks(t, mine)
 	tm, _ := cl.Marks(t, theirs)
-	if !ok || mm.ExpiresAt == nil || !mm.ExpiresAt.Equal(rec(mineHome, mine)) || mm.Owner == "" || tm.Owner == "" || mm.Owner == tm.Owner {
-		t.Fatalf("marks after create: mine %+v (record: %v), theirs %+v", mm, rec(mineHome, mine), tm)
+	if !ok || mm.ExpiresAt == nil || !mm.ExpiresAt.Equal(recordExpiry(t, mineHome, mine)) || mm.Owner == "" || tm.Owner == "" || mm.Owner == tm.Owner {
+		t.Fatalf("marks after create: mine %+v (record: %v), theirs %+v", mm, recordExpiry(t, mineHome, mine), tm)
 	}
 	out := nuv(mineHome, "cluster", "extend", mine, "2h")
-	if mm, _ = cl.Marks(t, mine); mm.ExpiresAt == nil || !mm.ExpiresAt.Equal(rec(mineHome, mine)) || time.Until(*mm.ExpiresAt) < 2*time.Hour+50*time.Minute {
-		t.Fatalf("marks after extend: %+v (record %v)\n%s", mm, rec(mineHome, mine), out)
+	if mm, _ = cl.Marks(t, mine); mm.ExpiresAt == nil || !mm.ExpiresAt.Equal(recordExpiry(t, mineHome, mine)) || time.Until(*mm.ExpiresAt) < 2*time.Hour+50*time.Minute {
+		t.Fatalf("marks after extend: %+v (record %v)\n%s", mm, recordExpiry(t, mineHome, mine), out)
 	}
 	if r := gc(); len(r.Clusters) != 0 {
 		t.Fatalf("gc with nothing expired: %+v", r)
@@ -110,7 +90,7 @@ func GCByTag(t *testing.T, cl GCCloud) {
 	if err := os.Remove(filepath.Join(mineHome, "state", mine+".json")); err != nil {
 		t.Fatal(err)
 	}
-	if res, why := find(gc("--dry-run"), mine); res != "skipped" || !strings.Contains(why, "not expired") {
+	if res, why := gcFind(gc("--dry-run"), mine); res != "skipped" || !strings.Contains(why, "not expired") {
 		t.Fatalf("gc of a lost cluster not expired: %s %q", res, why)
 	}
 	// Both expire (as hours would).
@@ -118,10 +98,10 @@ func GCByTag(t *testing.T, cl GCCloud) {
 	cl.Expire(t, mine, past)
 	cl.Expire(t, theirs, past)
 	dry := gc("--dry-run")
-	if res, why := find(dry, mine); res != "would delete" || !strings.Contains(why, "record lost") {
+	if res, why := gcFind(dry, mine); res != "would delete" || !strings.Contains(why, "record lost") {
 		t.Fatalf("gc --dry-run of the lost expired cluster: %s %q", res, why)
 	}
-	if res, why := find(dry, theirs); res != "skipped" || !strings.Contains(why, "owned by another state store") {
+	if res, why := gcFind(dry, theirs); res != "skipped" || !strings.Contains(why, "owned by another state store") {
 		t.Fatalf("gc --dry-run of another store's expired cluster: %s %q", res, why)
 	}
 	if _, ok := cl.Marks(t, mine); !ok {
@@ -129,43 +109,13 @@ func GCByTag(t *testing.T, cl GCCloud) {
 	}
 	// Without nuv's tag, a cluster is not even looked at.
 	cl.Tag(t, theirs, false)
-	if res, _ := find(gc("--dry-run"), theirs); res != "" {
+	if res, _ := gcFind(gc("--dry-run"), theirs); res != "" {
 		t.Fatalf("gc listed a cluster without nuv's tag: %s", res)
 	}
 	cl.Tag(t, theirs, true)
 
 	// Two gcs at once: "mine" deleted once, "theirs" left.
-	reports := make([]gcReport, 2)
-	var wg sync.WaitGroup
-	errs := make([]error, 2)
-	for i := range reports {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out, stderr, code := cl.Nuv(t, mineHome, "cluster", "gc", "-o", "json")
-			if code != 0 {
-				errs[i] = errors.New(out + stderr)
-				return
-			}
-			errs[i] = json.Unmarshal([]byte(out), &reports[i])
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatalf("concurrent gcs: %v", err)
-	}
-	deleted := 0
-	for _, r := range reports {
-		if res, _ := find(r, mine); res == "deleted" {
-			deleted++
-		}
-		if res, _ := find(r, theirs); res != "skipped" {
-			t.Errorf("a gc did %q with the other store's cluster: %+v", res, r)
-		}
-	}
-	if deleted != 1 {
-		t.Fatalf("two gcs at once deleted the lost cluster %d times: %+v", deleted, reports)
-	}
+	gcTwiceAtOnce(t, cl, mineHome, mine, theirs)
 	if _, ok := cl.Marks(t, mine); ok {
 		t.Fatal("the lost cluster is still there after gc")
 	}
@@ -182,6 +132,67 @@ func GCByTag(t *testing.T, cl GCCloud) {
 	nuv(theirHome, "cluster", "delete", "--yes", theirs)
 	if _, ok := cl.Marks(t, theirs); ok {
 		t.Fatal("the other store's cluster is still there after its delete")
+	}
+}
+
+// recordExpiry is the expiry the state record of cluster name under home says.
+func recordExpiry(t *testing.T, home, name string) time.Time {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(home, "state", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct{ ExpiresAt time.Time }
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r.ExpiresAt
+}
+
+// gcFind is what a gc report says it did with cluster name, and why ("" when it does not list it).
+func gcFind(r gcReport, name string) (result, reason string) {
+	for _, c := range r.Clusters {
+		if c.Name == name {
+			return c.Result, c.Reason
+		}
+	}
+	return "", ""
+}
+
+// gcTwiceAtOnce runs two gcs of home at once: the expired cluster mine, whose record is lost, is
+// deleted by exactly one of them; theirs, another store's, is skipped by both.
+func gcTwiceAtOnce(t *testing.T, cl GCCloud, home, mine, theirs string) {
+	t.Helper()
+	reports := make([]gcReport, 2)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range reports {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, stderr, code := cl.Nuv(t, home, "cluster", "gc", "-o", "json")
+			if code != 0 {
+				errs[i] = errors.New(out + stderr)
+				return
+			}
+			errs[i] = json.Unmarshal([]byte(out), &reports[i])
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("concurrent gcs: %v", err)
+	}
+	deleted := 0
+	for _, r := range reports {
+		if res, _ := gcFind(r, mine); res == "deleted" {
+			deleted++
+		}
+		if res, _ := gcFind(r, theirs); res != "skipped" {
+			t.Errorf("a gc did %q with the other store's cluster: %+v", res, r)
+		}
+	}
+	if deleted != 1 {
+		t.Fatalf("two gcs at once deleted the lost cluster %d times: %+v", deleted, reports)
 	}
 }
 

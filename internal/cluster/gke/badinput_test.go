@@ -148,3 +148,11 @@ func TestPlanRetriesThrottling(t *testing.T) {
 		t.Fatalf("the throttle did not fire 3 times: %+v %v", faults, err)
 	}
 }
+
+// TestEndpointEnvIsTheEmulators: the variable the provider reads its endpoint from is the one
+// `nuv emulator env gcp` sets.
+func TestEndpointEnvIsTheEmulators(t *testing.T) {
+	if gke.EndpointEnv != gcp.ContainerEndpointEnv {
+		t.Fatalf("gke.EndpointEnv %q, the emulator's %q", gke.EndpointEnv, gcp.ContainerEndpointEnv)
+	}
+}

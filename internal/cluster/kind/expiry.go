@@ -16,6 +16,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 )
 
 var _ cluster.Expirer = (*Provider)(nil)
@@ -88,7 +89,7 @@ func (p *Provider) Tagged(ctx context.Context) ([]cluster.Tagged, error) {
 }
 
 // liveNodes lists the Kubernetes nodes of cluster name when all its node containers run.
-func (p *Provider) liveNodes(ctx context.Context, rt Runtime, name string) ([]corev1.Node, error) {
+func (p *Provider) liveNodes(ctx context.Context, rt containerrt.Runtime, name string) ([]corev1.Node, error) {
 	cs, err := p.containers(ctx, rt, name)
 	if err != nil {
 		return nil, err

@@ -17,17 +17,18 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
 // requireRuntime returns the container runtime the kind tests use: the project's dockerd
 // (hack/dockerd.sh, DOCKER_HOST), which hack/test.sh starts.
-func requireRuntime(t *testing.T) Runtime {
+func requireRuntime(t *testing.T) containerrt.Runtime {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs a container runtime; skipped under -short")
 	}
-	rt, err := DetectRuntime(context.Background(), os.Getenv)
+	rt, err := containerrt.Detect(context.Background(), os.Getenv)
 	if err != nil {
 		t.Fatalf("%v\n(hack/test.sh starts nuv's own dockerd: `eval \"$(hack/dockerd.sh env)\"`)", err)
 	}
@@ -36,7 +37,7 @@ func requireRuntime(t *testing.T) Runtime {
 
 // loadImage makes an image holding only files (a node image stand-in for what nuv reads before it
 // creates anything) and loads it into the runtime.
-func loadImage(t *testing.T, rt Runtime, ref string, files map[string]string) {
+func loadImage(t *testing.T, rt containerrt.Runtime, ref string, files map[string]string) {
 	t.Helper()
 	var b bytes.Buffer
 	tw := tar.NewWriter(&b)
@@ -71,7 +72,7 @@ func loadImage(t *testing.T, rt Runtime, ref string, files map[string]string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if _, err := rt.output(context.Background(), "rmi", "-f", ref); err != nil {
+		if _, err := rt.Output(context.Background(), "rmi", "-f", ref); err != nil {
 			t.Errorf("clean-up: remove image %s: %v", ref, err)
 		}
 	})
@@ -110,7 +111,7 @@ func TestIntegrationKindVersionMismatch(t *testing.T) {
 		t.Errorf("containers left: %v %v", cs, err)
 	}
 	// the container nuv created to read /kind/version is gone too
-	if out, _ := rt.output(context.Background(), "ps", "-a", "--filter", "ancestor="+ref, "--format", "{{.Names}}"); strings.TrimSpace(out) != "" {
+	if out, _ := rt.Output(context.Background(), "ps", "-a", "--filter", "ancestor="+ref, "--format", "{{.Names}}"); strings.TrimSpace(out) != "" {
 		t.Errorf("containers of %s left: %s", ref, out)
 	}
 }

@@ -53,9 +53,10 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/companion"
 	"github.com/nuv-dev/nuv/internal/kube"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 )
 
 // Resource kinds of a kind cluster.
@@ -66,10 +67,10 @@ const (
 
 // DefaultVersion is the Kubernetes version of a spec that names neither a version nor an image:
 // the version nuv's local clusters and its offline node image are built for.
-const DefaultVersion = local.KubeVersion
+const DefaultVersion = companion.KubeVersion
 
 // NodeImageFunc returns the node image for a Kubernetes version (MAJOR.MINOR.PATCH) present in the
-// container runtime whose program is runtime (the detected Runtime's Path), making and loading it
+// container runtime whose program is runtime (the detected runtime's Path), making and loading it
 // if needed (nuv's offline node-image builder). It is asked only when a cluster is created.
 type NodeImageFunc func(ctx context.Context, version, runtime string) (string, error)
 
@@ -101,7 +102,7 @@ type Provider struct {
 	Phases []Phase
 
 	mu sync.Mutex
-	rt *Runtime
+	rt *containerrt.Runtime
 	// lbImage replaces LoadBalancerImage in the check of an HA spec (tests of the branch where the
 	// runtime has the image, which cannot be pulled here).
 	lbImage string
@@ -122,27 +123,27 @@ func (p *Provider) log() cli.Logger { return kit.Log(p.Log) }
 func (p *Provider) getenv(k string) string { return kit.Getenv(p.Getenv)(k) }
 
 // runtime detects the container runtime once.
-func (p *Provider) runtime(ctx context.Context) (Runtime, error) {
+func (p *Provider) runtime(ctx context.Context) (containerrt.Runtime, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.rt != nil {
 		return *p.rt, nil
 	}
-	rt, err := DetectRuntime(ctx, kit.Getenv(p.Getenv))
+	rt, err := containerrt.Detect(ctx, kit.Getenv(p.Getenv))
 	if err != nil {
-		return Runtime{}, err
+		return containerrt.Runtime{}, err
 	}
 	p.rt = &rt
 	return rt, nil
 }
 
-func (p *Provider) kind(rt Runtime) *kindcluster.Provider {
+func (p *Provider) kind(rt containerrt.Runtime) *kindcluster.Provider {
 	return p.kindTimed(rt, nil)
 }
 
 // kindTimed is the kind library's provider whose status lines and kubeadm output also go to clock.
-func (p *Provider) kindTimed(rt Runtime, clock *phaseClock) *kindcluster.Provider {
-	return kindcluster.NewProvider(rt.option(), kindcluster.ProviderWithLogger(kindLogger{p.log(), clock}))
+func (p *Provider) kindTimed(rt containerrt.Runtime, clock *phaseClock) *kindcluster.Provider {
+	return kindcluster.NewProvider(runtimeOption(rt), kindcluster.ProviderWithLogger(kindLogger{p.log(), clock}))
 }
 
 // KubeconfigPath is where the kubeconfig of cluster name is written.
@@ -171,9 +172,9 @@ func kubeNodes(cs []nodeContainer) int {
 }
 
 // containers lists the node containers of cluster name through the runtime (kind's cluster label).
-func (p *Provider) containers(ctx context.Context, rt Runtime, name string) ([]nodeContainer, error) {
-	out, err := rt.output(ctx, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+name,
-		"--format", `{{.Names}}|{{.State}}|`+rt.psLabel("io.x-k8s.kind.role"))
+func (p *Provider) containers(ctx context.Context, rt containerrt.Runtime, name string) ([]nodeContainer, error) {
+	out, err := rt.Output(ctx, "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster="+name,
+		"--format", `{{.Names}}|{{.State}}|`+rt.PsLabel("io.x-k8s.kind.role"))
 	if err != nil {
 		return nil, fmt.Errorf("list the node containers of kind cluster %s: %w", name, err)
 	}
@@ -190,7 +191,7 @@ func (p *Provider) containers(ctx context.Context, rt Runtime, name string) ([]n
 }
 
 // restConfig is the admin config of cluster name: nuv's kubeconfig when it exists, else kind's.
-func (p *Provider) restConfig(rt Runtime, name string) (*rest.Config, error) {
+func (p *Provider) restConfig(rt containerrt.Runtime, name string) (*rest.Config, error) {
 	path := p.KubeconfigPath(name)
 	if _, err := os.Stat(path); err == nil {
 		cfg, err := clientcmd.BuildConfigFromFlags("", path)
@@ -266,7 +267,7 @@ func (p *Provider) Status(ctx context.Context, c *spec.Cluster) (cluster.Info, e
 	return p.status(ctx, rt, name)
 }
 
-func (p *Provider) status(ctx context.Context, rt Runtime, name string) (cluster.Info, error) {
+func (p *Provider) status(ctx context.Context, rt containerrt.Runtime, name string) (cluster.Info, error) {
 	cs, err := p.containers(ctx, rt, name)
 	if err != nil {
 		return cluster.Info{}, err
@@ -293,9 +294,9 @@ func (p *Provider) status(ctx context.Context, rt Runtime, name string) (cluster
 	default:
 		info.Status = cluster.Degraded
 	}
-	if img, err := rt.output(ctx, "inspect", "--format", "{{.Created}}|{{.Config.Image}}", cs[0].Name); err == nil {
+	if img, err := rt.Output(ctx, "inspect", "--format", "{{.Created}}|{{.Config.Image}}", cs[0].Name); err == nil {
 		created, image, _ := strings.Cut(strings.TrimSpace(img), "|")
-		if t, ok := parseCreated(created); ok {
+		if t, ok := containerrt.ParseCreated(created); ok {
 			info.Created = t
 		}
 		info.Binaries = "node image " + image + " (" + rt.Name + " " + rt.Version + ")"
@@ -359,7 +360,7 @@ func (p *Provider) LogFiles(ctx context.Context, name string) (map[string]string
 		if len(out) == 0 {
 			return nil, fmt.Errorf("export the logs of kind cluster %s: %w", name, exportErr)
 		}
-		p.log().Warnf("kind's log export of %s was partial: %s", name, firstLine(exportErr))
+		p.log().Warnf("kind's log export of %s was partial: %s", name, containerrt.FirstLine(exportErr))
 	}
 	return out, nil
 }
@@ -408,14 +409,14 @@ func (p *Provider) startStop(ctx context.Context, verb, name string) error {
 	for _, c := range cs {
 		args = append(args, c.Name)
 	}
-	if _, err := rt.output(ctx, args...); err != nil {
+	if _, err := rt.Output(ctx, args...); err != nil {
 		return fmt.Errorf("%s kind cluster %s: %w", verb, name, err)
 	}
 	return nil
 }
 
 // waitReady waits until want nodes are Ready and the default ServiceAccount exists.
-func (p *Provider) waitReady(ctx context.Context, rt Runtime, name string, want int, limit time.Duration) error {
+func (p *Provider) waitReady(ctx context.Context, rt containerrt.Runtime, name string, want int, limit time.Duration) error {
 	_, err := p.waitReadyTimed(ctx, rt, name, want, limit)
 	return err
 }
@@ -424,7 +425,7 @@ func (p *Provider) waitReady(ctx context.Context, rt Runtime, name string, want 
 const readyPoll = 200 * time.Millisecond
 
 // waitReadyTimed is waitReady, also returning when the nodes were first seen Ready.
-func (p *Provider) waitReadyTimed(ctx context.Context, rt Runtime, name string, want int, limit time.Duration) (nodesReady time.Time, err error) {
+func (p *Provider) waitReadyTimed(ctx context.Context, rt containerrt.Runtime, name string, want int, limit time.Duration) (nodesReady time.Time, err error) {
 	deadline := time.Now().Add(limit)
 	var last string
 	for {
@@ -471,7 +472,7 @@ func (p *Provider) waitReadyTimed(ctx context.Context, rt Runtime, name string, 
 }
 
 // writeKubeconfig writes the cluster's kubeconfig (from kind) to clusters/<name>.kubeconfig, 0600.
-func (p *Provider) writeKubeconfig(rt Runtime, name string) (string, error) {
+func (p *Provider) writeKubeconfig(rt containerrt.Runtime, name string) (string, error) {
 	raw, err := p.kind(rt).KubeConfig(name, false)
 	if err != nil {
 		return "", fmt.Errorf("kubeconfig of kind cluster %s: %w", name, err)

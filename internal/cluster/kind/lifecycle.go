@@ -24,6 +24,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/lazy"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 )
 
 // kind's default networks (the values a spec without networking gets).
@@ -521,7 +522,7 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 	if err != nil {
 		// kind removed the nodes it made; the network it made for them is nuv's to remove when idle
 		p.removeIdleNetwork(context.WithoutCancel(ctx), rt)
-		return nil, fmt.Errorf("kind create cluster %s: %w%s", name, err, rt.createDetail(err, DetectHost()))
+		return nil, fmt.Errorf("kind create cluster %s: %w%s", name, err, createDetail(rt, err, DetectHost()))
 	}
 	var steps time.Duration
 	for _, ph := range clock.Phases() {
@@ -553,7 +554,7 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 	}
 	clock.since("observe", t)
 	// how long the control-plane node took to boot (from its log; it overlaps kind's steps)
-	if logs, err := rt.output(ctx, "logs", "-t", name+"-control-plane"); err == nil {
+	if logs, err := rt.Output(ctx, "logs", "-t", name+"-control-plane"); err == nil {
 		for _, ph := range entrypointPhases(name+"-control-plane", logs) {
 			clock.record(ph)
 		}
@@ -565,7 +566,7 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 }
 
 // nodeImage resolves the spec's node image and checks its Kubernetes version against the spec's.
-func (p *Provider) nodeImage(ctx context.Context, rt Runtime, c *spec.Cluster) (string, error) {
+func (p *Provider) nodeImage(ctx context.Context, rt containerrt.Runtime, c *spec.Cluster) (string, error) {
 	want := desiredVersion(c)
 	image := specImage(c)
 	source := "spec.kind.image"
@@ -582,13 +583,13 @@ func (p *Provider) nodeImage(ctx context.Context, rt Runtime, c *spec.Cluster) (
 	if image == "" {
 		image, source = defaults.Image, "kind's default node image"
 	}
-	labels, err := rt.output(ctx, "image", "inspect", "--format", nodeImageLabels, image)
+	labels, err := rt.Output(ctx, "image", "inspect", "--format", nodeImageLabels, image)
 	if err != nil {
 		p.log().Infof("pulling node image %s (%s)", image, source)
-		if _, err := rt.output(ctx, "pull", image); err != nil {
+		if _, err := rt.Output(ctx, "pull", image); err != nil {
 			return "", fmt.Errorf("node image %s (%s) is not on this machine and cannot be pulled: %w", image, source, err)
 		}
-		labels, _ = rt.output(ctx, "image", "inspect", "--format", nodeImageLabels, image)
+		labels, _ = rt.Output(ctx, "image", "inspect", "--format", nodeImageLabels, image)
 	}
 	have, err := labelVersion(labels)
 	if have == "" {
@@ -636,14 +637,14 @@ func labelVersion(labels string) (string, error) {
 // imageVersion reads the Kubernetes version a node image carries (/kind/version, where kind
 // reads it), copying the file out of a container that is created but never started: it works for
 // any image, whatever programs it has.
-func imageVersion(ctx context.Context, rt Runtime, image string) (string, error) {
-	id, err := rt.output(ctx, "create", "--network", "none", image, "/kind/version")
+func imageVersion(ctx context.Context, rt containerrt.Runtime, image string) (string, error) {
+	id, err := rt.Output(ctx, "create", "--network", "none", image, "/kind/version")
 	if err != nil {
 		return "", fmt.Errorf("read the Kubernetes version of node image %s: %w", image, err)
 	}
 	id = strings.TrimSpace(id)
-	defer func() { _, _ = rt.output(context.WithoutCancel(ctx), "rm", "-f", id) }()
-	archive, err := rt.output(ctx, "cp", id+":/kind/version", "-")
+	defer func() { _, _ = rt.Output(context.WithoutCancel(ctx), "rm", "-f", id) }()
+	archive, err := rt.Output(ctx, "cp", id+":/kind/version", "-")
 	if err != nil {
 		return "", fmt.Errorf("node image %s has no /kind/version (is it a kind node image?): %w", image, err)
 	}
@@ -700,7 +701,7 @@ func (p *Provider) DeleteNodes(ctx context.Context, name string) error {
 	return nil
 }
 
-func (p *Provider) deleteNodes(ctx context.Context, rt Runtime, name string) error {
+func (p *Provider) deleteNodes(ctx context.Context, rt containerrt.Runtime, name string) error {
 	tmp, err := p.scratch(name)
 	if err != nil {
 		return err
@@ -721,7 +722,7 @@ func (p *Provider) deleteNodes(ctx context.Context, rt Runtime, name string) err
 		if attempt == 4 || ctx.Err() != nil {
 			return fmt.Errorf("kind delete cluster %s (%d attempts): %w", name, attempt, err)
 		}
-		p.log().Infof("deleting kind cluster %s failed (%s); trying again", name, firstLine(err))
+		p.log().Infof("deleting kind cluster %s failed (%s); trying again", name, containerrt.FirstLine(err))
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -764,7 +765,7 @@ func dirExists(p string) bool {
 }
 
 // removeIdleNetwork removes kind's network when no container uses it any more (kind leaves it).
-func (p *Provider) removeIdleNetwork(ctx context.Context, rt Runtime) {
+func (p *Provider) removeIdleNetwork(ctx context.Context, rt containerrt.Runtime) {
 	const network = "kind"
 	// not while a create (of any nuv on this host) is joining it; that create uses it
 	unlock, err := flock(p.networkLock(), syscall.LOCK_EX|syscall.LOCK_NB)
@@ -773,10 +774,10 @@ func (p *Provider) removeIdleNetwork(ctx context.Context, rt Runtime) {
 		return
 	}
 	defer unlock()
-	if !rt.networkIdle(ctx, network) {
+	if !rt.NetworkIdle(ctx, network) {
 		return
 	}
-	if _, err := rt.output(ctx, "network", "rm", network); err == nil {
+	if _, err := rt.Output(ctx, "network", "rm", network); err == nil {
 		p.log().V(1).Infof("removed the idle %s network", network)
 	}
 }
@@ -822,7 +823,7 @@ func (p *Provider) Adopt(ctx context.Context, name string) (*spec.Cluster, error
 // owned reports whether this nuv made kind cluster name: the ownership mark it wrote under its
 // NUV_HOME when it created the cluster names the cluster's control-plane container. It also
 // returns the nodes when the API server answers.
-func (p *Provider) owned(ctx context.Context, rt Runtime, name string) (bool, []corev1.Node) {
+func (p *Provider) owned(ctx context.Context, rt containerrt.Runtime, name string) (bool, []corev1.Node) {
 	marked := p.marked(ctx, rt, name)
 	cfg, err := p.restConfig(rt, name)
 	if err != nil {
@@ -845,13 +846,13 @@ func (p *Provider) markPath(name string) string {
 	return filepath.Join(p.Home, "kind", name, "control-plane.id")
 }
 
-func (p *Provider) controlPlaneID(ctx context.Context, rt Runtime, name string) (string, error) {
-	id, err := rt.output(ctx, "inspect", "--format", "{{.Id}}", name+"-control-plane")
+func (p *Provider) controlPlaneID(ctx context.Context, rt containerrt.Runtime, name string) (string, error) {
+	id, err := rt.Output(ctx, "inspect", "--format", "{{.Id}}", name+"-control-plane")
 	return strings.TrimSpace(id), err
 }
 
 // mark records that nuv made cluster name (0600; removed with the cluster).
-func (p *Provider) mark(ctx context.Context, rt Runtime, name string) error {
+func (p *Provider) mark(ctx context.Context, rt containerrt.Runtime, name string) error {
 	id, err := p.controlPlaneID(ctx, rt, name)
 	if err != nil {
 		return fmt.Errorf("kind cluster %s: %w", name, err)
@@ -863,7 +864,7 @@ func (p *Provider) mark(ctx context.Context, rt Runtime, name string) error {
 }
 
 // marked reports whether the ownership mark names the current control-plane container.
-func (p *Provider) marked(ctx context.Context, rt Runtime, name string) bool {
+func (p *Provider) marked(ctx context.Context, rt containerrt.Runtime, name string) bool {
 	b, err := os.ReadFile(p.markPath(name))
 	if err != nil {
 		return false

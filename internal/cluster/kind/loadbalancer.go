@@ -7,6 +7,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 )
 
 // LoadBalancerImage is the image of the load balancer kind v0.33 puts in front of several
@@ -39,13 +40,13 @@ func (p *Provider) Preflight(ctx context.Context, c *spec.Cluster, plan *cluster
 
 // checkLoadBalancerImage fails, saying why the image is needed and how to provide it, when the
 // spec asks for several control planes and the runtime lacks the load balancer image.
-func (p *Provider) checkLoadBalancerImage(ctx context.Context, rt Runtime, c *spec.Cluster) error {
+func (p *Provider) checkLoadBalancerImage(ctx context.Context, rt containerrt.Runtime, c *spec.Cluster) error {
 	cps := c.Spec.ControlPlane.Count
 	if cps <= 1 {
 		return nil
 	}
 	image := p.loadBalancerImage()
-	if _, err := rt.output(ctx, "image", "inspect", "--format", "{{.Id}}", image); err == nil {
+	if _, err := rt.Output(ctx, "image", "inspect", "--format", "{{.Id}}", image); err == nil {
 		return nil
 	}
 	return fmt.Errorf("spec.controlPlane.count is %s: kind puts a load balancer in front of several control planes, a container of image %s, which %s on this machine does not have; nothing was created. "+

@@ -15,6 +15,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
@@ -46,7 +47,7 @@ func TestLoadBalancerImageIsKinds(t *testing.T) {
 func TestIntegrationKindHARefused(t *testing.T) {
 	rt := requireRuntime(t)
 	ctx := context.Background()
-	if _, err := rt.output(ctx, "image", "inspect", LoadBalancerImage); err == nil {
+	if _, err := rt.Output(ctx, "image", "inspect", LoadBalancerImage); err == nil {
 		t.Fatalf("the runtime has %s: this test shows the refusal where it is missing (remove it from this test daemon: `docker rmi %s`)", LoadBalancerImage, LoadBalancerImage)
 	}
 	home := t.TempDir()
@@ -109,7 +110,7 @@ func TestPreflightOneControlPlaneNeedsNoRuntime(t *testing.T) {
 		t.Fatalf("one control plane: %v", err)
 	}
 	c.Spec.ControlPlane.Count = 3
-	if err := p.Preflight(context.Background(), c, plan); !errors.Is(err, ErrNoRuntime) {
-		t.Fatalf("three control planes without a runtime: %v, want ErrNoRuntime", err)
+	if err := p.Preflight(context.Background(), c, plan); !errors.Is(err, containerrt.ErrNoRuntime) {
+		t.Fatalf("three control planes without a runtime: %v, want containerrt.ErrNoRuntime", err)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/companion"
 )
 
 // kind's Docker (or podman) network "kind" is shared by every kind cluster on the host, whichever
@@ -19,7 +19,7 @@ import (
 
 // networkLock is the path of the lock on kind's network.
 func (p *Provider) networkLock() string {
-	return filepath.Join(local.CacheDir(p.getenv), "locks", "kind-network.lock")
+	return filepath.Join(companion.CacheDir(p.getenv), "locks", "kind-network.lock")
 }
 
 // flock takes a flock of how (syscall.LOCK_SH or LOCK_EX, with LOCK_NB not to wait) on path,

@@ -21,6 +21,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
@@ -37,7 +38,7 @@ func TestIntegrationKindPodman(t *testing.T) {
 	}
 	t.Setenv("KIND_EXPERIMENTAL_PROVIDER", "podman")
 	ctx := context.Background()
-	rt, err := kind.DetectRuntime(ctx, os.Getenv)
+	rt, err := containerrt.Detect(ctx, os.Getenv)
 	if err != nil {
 		t.Fatalf("%v\n(hack/test.sh sets podman up: `bash hack/podman.sh setup && eval \"$(bash hack/podman.sh env)\"`)", err)
 	}
@@ -137,7 +138,7 @@ func TestIntegrationKindPodmanPlainRunc(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("CONTAINERS_CONF", plain)
-	rt, err := kind.DetectRuntime(ctx, os.Getenv)
+	rt, err := containerrt.Detect(ctx, os.Getenv)
 	if err != nil || rt.Name != "podman" {
 		t.Fatalf("podman not detected: %v %v", rt, err)
 	}

@@ -19,7 +19,9 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/image/load"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 	"github.com/nuv-dev/nuv/internal/registry"
+	"github.com/nuv-dev/nuv/internal/registry/relayctl"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
@@ -28,7 +30,7 @@ import (
 //
 //   - the registry process (`nuv registry serve`, one per nuv home) listens on 127.0.0.1:PORT and
 //     on a unix socket;
-//   - its relay container (registry_relay.go) is on the cluster's network under a stable name and
+//   - its relay container (package relayctl) is on the cluster's network under a stable name and
 //     relays to that socket;
 //   - the nodes' containerd reads registry hosts from /etc/containerd/certs.d (config_path, set
 //     in every kind cluster nuv makes), where nuv writes a hosts.toml mapping localhost:PORT (and
@@ -89,18 +91,18 @@ func (p *Provider) registryMark(name string) string {
 // hostsTOML is the containerd hosts file that sends pulls to the relay.
 func hostsTOML(relay string) string {
 	return fmt.Sprintf("# nuv: pulls go to nuv's registry through its relay on the cluster's network\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n",
-		"http://"+relay+":"+strconv.Itoa(RelayPort))
+		"http://"+relay+":"+strconv.Itoa(relayctl.Port))
 }
 
 // mirrorHosts are the registry names the nodes' containerd maps to the relay: the host's name of
 // the registry and the relay's own.
 func mirrorHosts(host, relay string) []string {
-	return []string{host, relay + ":" + strconv.Itoa(RelayPort)}
+	return []string{host, relay + ":" + strconv.Itoa(relayctl.Port)}
 }
 
 // hosting is the KEP-1755 document for the registry at host reached through relay.
 func hosting(host, relay string) load.Hosting {
-	return load.Hosting{Host: host, FromContainerRuntime: host, FromClusterNetwork: relay + ":" + strconv.Itoa(RelayPort)}
+	return load.Hosting{Host: host, FromContainerRuntime: host, FromClusterNetwork: relay + ":" + strconv.Itoa(relayctl.Port)}
 }
 
 // registryHost is the host name of nuv's registry: the running registry's, else the configured one.
@@ -114,7 +116,7 @@ func (p *Provider) registryHost(st registry.State) string {
 // observeRegistry reports the registry resource of cluster name, or nil when the cluster has none
 // (no mark and no advertisement of nuv's). nodes are the cluster's node containers; cfg is nil
 // when its API server is not reachable.
-func (p *Provider) observeRegistry(ctx context.Context, rt Runtime, name string, nodes []nodeContainer, cfg *rest.Config, clusterKey string) (*cluster.Resource, error) {
+func (p *Provider) observeRegistry(ctx context.Context, rt containerrt.Runtime, name string, nodes []nodeContainer, cfg *rest.Config, clusterKey string) (*cluster.Resource, error) {
 	_, markErr := os.Stat(p.registryMark(name))
 	var cm string
 	var cmOurs bool
@@ -128,7 +130,7 @@ func (p *Provider) observeRegistry(ctx context.Context, rt Runtime, name string,
 		return nil, nil
 	}
 	dir := p.registryDir()
-	relay := RelayName(dir)
+	relay := relayctl.Name(dir)
 	f := map[string]string{}
 	st, ok, err := registry.Status(ctx, dir)
 	switch {
@@ -142,7 +144,7 @@ func (p *Provider) observeRegistry(ctx context.Context, rt Runtime, name string,
 		f["registry"] = "stopped"
 	}
 	host := p.registryHost(st)
-	info, err := inspectRelay(ctx, rt, relay)
+	info, err := relayctl.Inspect(ctx, rt, relay)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +156,7 @@ func (p *Provider) observeRegistry(ctx context.Context, rt Runtime, name string,
 	default:
 		f["relay"] = map[bool]string{true: "running", false: "stopped"}[info.Running]
 		f["network"] = "disconnected"
-		if net, err := clusterNetwork(ctx, rt, name); err == nil && info.on(net) {
+		if net, err := clusterNetwork(ctx, rt, name); err == nil && info.On(net) {
 			f["network"] = "connected"
 		}
 	}
@@ -164,7 +166,7 @@ func (p *Provider) observeRegistry(ctx context.Context, rt Runtime, name string,
 		want := hostsTOML(relay)
 		for _, n := range nodes {
 			for _, h := range mirrorHosts(host, relay) {
-				got, err := rt.output(ctx, "exec", n.Name, "cat", certsDir+"/"+h+"/hosts.toml")
+				got, err := rt.Output(ctx, "exec", n.Name, "cat", certsDir+"/"+h+"/hosts.toml")
 				if err != nil {
 					f["mirror"] = "missing on " + n.Name
 				} else if got != want && f["mirror"] == "configured" {
@@ -223,7 +225,7 @@ func (p *Provider) executeRegistry(ctx context.Context, c *spec.Cluster, ch clus
 		return nil, err
 	}
 	dir := p.registryDir()
-	relay := RelayName(dir)
+	relay := relayctl.Name(dir)
 	nodes, err := p.containers(ctx, rt, name)
 	if err != nil {
 		return nil, err
@@ -274,7 +276,7 @@ func (p *Provider) executeRegistry(ctx context.Context, c *spec.Cluster, ch clus
 	if err := fsutil.WriteFileAtomic(p.registryMark(name), []byte(host+" "+relay+"\n"), 0o600); err != nil {
 		return nil, err
 	}
-	if _, err := p.ensureRelay(ctx, rt, dir, network); err != nil {
+	if _, err := relayctl.Ensure(ctx, rt, dir, network, p.getenv, p.log()); err != nil {
 		return nil, err
 	}
 	for _, n := range nodes {
@@ -291,8 +293,8 @@ func (p *Provider) executeRegistry(ctx context.Context, c *spec.Cluster, ch clus
 
 // writeMirror writes the hosts.toml files of the mirror into node, after checking that the node's
 // containerd reads them (config_path: kind clusters made by an older nuv have a static mirror).
-func writeMirror(ctx context.Context, rt Runtime, node, host, relay string) error {
-	if _, err := rt.output(ctx, "exec", node, "grep", "-q", "config_path = \""+certsDir+"\"", "/etc/containerd/config.toml"); err != nil {
+func writeMirror(ctx context.Context, rt containerrt.Runtime, node, host, relay string) error {
+	if _, err := rt.Output(ctx, "exec", node, "grep", "-q", "config_path = \""+certsDir+"\"", "/etc/containerd/config.toml"); err != nil {
 		return fmt.Errorf("node %s's containerd does not read %s (the cluster was made by an older nuv): replace the cluster (`nuv cluster delete`, then apply) to pull from nuv's registry", node, certsDir)
 	}
 	for _, h := range mirrorHosts(host, relay) {
@@ -310,9 +312,9 @@ func writeMirror(ctx context.Context, rt Runtime, node, host, relay string) erro
 // unwireRegistry undoes the registry's wiring of cluster name: the advertisement and the nodes'
 // mirror (where the cluster still answers: a cluster being deleted takes them along), the mark,
 // and the relay when no other kind cluster of this nuv uses it. nuv's registry keeps running.
-func (p *Provider) unwireRegistry(ctx context.Context, rt Runtime, name string, nodes []nodeContainer) error {
+func (p *Provider) unwireRegistry(ctx context.Context, rt containerrt.Runtime, name string, nodes []nodeContainer) error {
 	dir := p.registryDir()
-	relay := RelayName(dir)
+	relay := relayctl.Name(dir)
 	if allRunning(nodes) {
 		st, _ := registry.ReadState(dir)
 		host := p.registryHost(st)
@@ -321,8 +323,8 @@ func (p *Provider) unwireRegistry(ctx context.Context, rt Runtime, name string, 
 			for _, h := range mirrorHosts(host, relay) {
 				paths = append(paths, certsDir+"/"+h)
 			}
-			if _, err := rt.output(ctx, append([]string{"exec", n.Name, "rm", "-rf"}, paths...)...); err != nil {
-				p.log().Warnf("remove the registry mirror from node %s: %s", n.Name, firstLine(err))
+			if _, err := rt.Output(ctx, append([]string{"exec", n.Name, "rm", "-rf"}, paths...)...); err != nil {
+				p.log().Warnf("remove the registry mirror from node %s: %s", n.Name, containerrt.FirstLine(err))
 			}
 		}
 		if cfg, err := p.restConfig(rt, name); err == nil {
@@ -339,7 +341,7 @@ func (p *Provider) unwireRegistry(ctx context.Context, rt Runtime, name string, 
 	}
 	// under the relay's lock: a cluster being applied at the same time has marked itself before it
 	// ensures the relay, so it is counted here, or its ensure comes after this removal
-	unlock, err := lockRelay(ctx, dir, p.log())
+	unlock, err := relayctl.Lock(ctx, dir, p.log())
 	if err != nil {
 		return err
 	}
@@ -356,7 +358,7 @@ func (p *Provider) unwireRegistry(ctx context.Context, rt Runtime, name string, 
 		p.log().Infof("nuv's registry keeps running at %s, and its relay %s for kind cluster(s) %s (`nuv registry down` stops both)", where, relay, strings.Join(users, ", "))
 		return nil
 	}
-	removed, err := removeRelay(ctx, rt, dir)
+	removed, err := relayctl.Remove(ctx, rt, dir)
 	if err != nil {
 		return err
 	}
@@ -369,7 +371,7 @@ func (p *Provider) unwireRegistry(ctx context.Context, rt Runtime, name string, 
 
 // registryUsers lists the other kind clusters of this nuv that use the registry (marked, with
 // node containers).
-func (p *Provider) registryUsers(ctx context.Context, rt Runtime, except string) ([]string, error) {
+func (p *Provider) registryUsers(ctx context.Context, rt containerrt.Runtime, except string) ([]string, error) {
 	entries, err := os.ReadDir(filepath.Join(p.Home, "kind"))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -395,12 +397,12 @@ func (p *Provider) registryUsers(ctx context.Context, rt Runtime, except string)
 
 // explainPort adds, to an error starting the registry on a port something else holds, what
 // holds it when it is a container of the runtime (kind's own local registry, say).
-func (p *Provider) explainPort(ctx context.Context, rt Runtime, err error) error {
+func (p *Provider) explainPort(ctx context.Context, rt containerrt.Runtime, err error) error {
 	port := strings.TrimPrefix(p.RegistryHost, "localhost:")
 	if !strings.Contains(err.Error(), "is taken") || port == "" || port == "0" {
 		return err
 	}
-	out, perr := rt.output(ctx, "ps", "--filter", "publish="+port, "--format", "{{.Names}} ({{.Image}})")
+	out, perr := rt.Output(ctx, "ps", "--filter", "publish="+port, "--format", "{{.Names}} ({{.Image}})")
 	if perr != nil || strings.TrimSpace(out) == "" {
 		return fmt.Errorf("nuv's registry cannot start: %w; it is not nuv's registry of %s", err, p.Home)
 	}

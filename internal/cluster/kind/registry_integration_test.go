@@ -20,13 +20,14 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
-	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/cluster/kind/kindtest"
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/image/load"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 	"github.com/nuv-dev/nuv/internal/registry"
+	"github.com/nuv-dev/nuv/internal/registry/relayctl"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
@@ -72,7 +73,7 @@ func TestIntegrationKindRegistry(t *testing.T) {
 		t.Skip("makes a kind cluster; skipped under -short")
 	}
 	ctx := context.Background()
-	if _, err := kind.DetectRuntime(ctx, os.Getenv); err != nil {
+	if _, err := containerrt.Detect(ctx, os.Getenv); err != nil {
 		t.Fatalf("%v\n(hack/test.sh starts nuv's own dockerd: `eval \"$(hack/dockerd.sh env)\"`)", err)
 	}
 	home, project := t.TempDir(), t.TempDir()
@@ -97,7 +98,7 @@ func TestIntegrationKindRegistry(t *testing.T) {
 	const clusterName = "nuv-reg"
 	c := &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: clusterName},
 		Spec: spec.Spec{Provider: "kind", KubernetesVersion: "1.36", Registry: true}}
-	relay := kind.RelayName(registry.Dir(home))
+	relay := relayctl.Name(registry.Dir(home))
 	deleted := false
 	t.Cleanup(func() {
 		if !deleted {
@@ -159,7 +160,7 @@ func TestIntegrationKindRegistry(t *testing.T) {
 	if err := remote.WriteIndex(mustRef(t, host+"/nuv/netcheck:reg"), netcheck, push); err != nil {
 		t.Fatalf("push netcheck to %s: %v", host, err)
 	}
-	relayImg, err := kind.BuildRelayImage(ctx, log)
+	relayImg, err := relayctl.BuildImage(ctx, log)
 	if err != nil {
 		t.Fatal(err)
 	}

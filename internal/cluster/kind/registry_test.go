@@ -4,25 +4,19 @@ import (
 	"context"
 	"net"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
 	"github.com/nuv-dev/nuv/internal/registry"
+	"github.com/nuv-dev/nuv/internal/registry/relayctl"
 )
 
-// TestRelayNameAndMirror: the relay is named after the registry's directory (stable, a DNS label,
-// distinct per nuv home), and the nodes' hosts.toml maps both registry names to it over HTTP.
-func TestRelayNameAndMirror(t *testing.T) {
-	a, b := RelayName("/home/a/.nuv/registry"), RelayName("/home/b/.nuv/registry")
-	if a == b || a != RelayName("/home/a/.nuv/registry") {
-		t.Errorf("relay names %s %s: want stable and distinct per directory", a, b)
-	}
-	if !regexp.MustCompile(`^nuv-registry-[0-9a-f]{8}$`).MatchString(a) {
-		t.Errorf("relay name %q", a)
-	}
+// TestRelayMirror: the nodes' hosts.toml maps both registry names to the relay over HTTP (the
+// relay's name: relayctl's TestName).
+func TestRelayMirror(t *testing.T) {
+	a := relayctl.Name("/home/a/.nuv/registry")
 	if got := mirrorHosts("localhost:5001", a); len(got) != 2 || got[0] != "localhost:5001" || got[1] != a+":5000" {
 		t.Errorf("mirror hosts %v", got)
 	}
@@ -46,7 +40,7 @@ func TestIntegrationRegistryPortTaken(t *testing.T) {
 	rt := requireRuntime(t)
 	ctx := context.Background()
 	p := &Provider{Home: t.TempDir(), Project: t.TempDir(), Log: localtest.Logger(t)}
-	img, err := p.ensureRelayImage(ctx, rt)
+	img, err := relayctl.EnsureImage(ctx, rt, p.getenv, p.log())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,19 +52,19 @@ func TestIntegrationRegistryPortTaken(t *testing.T) {
 	ln.Close()
 	// a network of its own: the test daemon has no default bridge to publish from
 	const other, network = "nuv-reg-test-not-a-registry", "nuv-reg-test-net"
-	if _, err := rt.output(ctx, "network", "create", network); err != nil {
+	if _, err := rt.Output(ctx, "network", "create", network); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if _, err := rt.output(context.Background(), "network", "rm", network); err != nil {
+		if _, err := rt.Output(context.Background(), "network", "rm", network); err != nil {
 			t.Errorf("clean-up: remove network %s: %v", network, err)
 		}
 	})
-	if _, err := rt.output(ctx, "run", "-d", "--name", other, "--network", network, "-p", "127.0.0.1:"+strconv.Itoa(port)+":5000", img, "serve"); err != nil {
+	if _, err := rt.Output(ctx, "run", "-d", "--name", other, "--network", network, "-p", "127.0.0.1:"+strconv.Itoa(port)+":5000", img, "serve"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if _, err := rt.output(context.Background(), "rm", "-f", "-v", other); err != nil {
+		if _, err := rt.Output(context.Background(), "rm", "-f", "-v", other); err != nil {
 			t.Errorf("clean-up: remove container %s: %v", other, err)
 		}
 	})

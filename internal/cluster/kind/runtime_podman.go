@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	kindexec "sigs.k8s.io/kind/pkg/exec"
+
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 )
 
 // createDetail is what to add to an error of kind's create (err as kind returned it): what the
@@ -17,7 +19,7 @@ import (
 // ("error setting rlimit type 7: operation not permitted": rootful podman asks every container for
 // nofile 1048576); runtimes that run their containers through nuv's wrapper bin/nuv-runc
 // (hack/dockerd.sh, hack/podman.sh) get specs runc can start.
-func (r Runtime) createDetail(err error, h Host) string {
+func createDetail(r containerrt.Runtime, err error, h Host) string {
 	re := kindexec.RunErrorForError(err)
 	if re == nil {
 		return ""

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	kindexec "sigs.k8s.io/kind/pkg/exec"
+
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 )
 
 // TestCreateDetail: a failed command of kind's create is shown with what the runtime printed, and
@@ -36,11 +38,11 @@ func TestCreateDetail(t *testing.T) {
 		{"behind fmt wrapping kind does not use", runErr(rlimit), Host{NoSysResource: true}, nil, []string{"printed"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rt := Runtime{Name: "podman"}
+			rt := containerrt.Runtime{Name: "podman"}
 			if re := kindexec.RunErrorForError(tc.err); re != nil {
 				rt.Name = re.Command[0]
 			}
-			got := rt.createDetail(tc.err, tc.host)
+			got := createDetail(rt, tc.err, tc.host)
 			if tc.want == nil && got != "" {
 				t.Errorf("detail %q, want none", got)
 			}

@@ -6,20 +6,21 @@ import (
 	"strings"
 
 	"github.com/nuv-dev/nuv/internal/machine/container"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 )
 
 // ThawNodes thaws the frozen cgroup v1 freezer groups under the node containers of cluster name
 // (see container.ThawPID: a node killed while runc had its group frozen can never be killed
 // otherwise). It returns how many groups it thawed; on a cgroup v2 host, or without the right to
 // write them, it does nothing.
-func (p *Provider) ThawNodes(ctx context.Context, rt Runtime, name string) int {
+func (p *Provider) ThawNodes(ctx context.Context, rt containerrt.Runtime, name string) int {
 	cs, err := p.containers(ctx, rt, name)
 	if err != nil {
 		return 0
 	}
 	n := 0
 	for _, c := range cs {
-		out, err := rt.output(ctx, "inspect", "--format", "{{.State.Pid}}", c.Name)
+		out, err := rt.Output(ctx, "inspect", "--format", "{{.State.Pid}}", c.Name)
 		if err != nil {
 			continue
 		}

@@ -18,8 +18,9 @@ import (
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
-// KubeVersion is the Kubernetes version the companion binary is built from; the only valid --version.
-const KubeVersion = "1.36.3"
+// KubeVersion is the Kubernetes version of local clusters (companion.KubeVersion, nuv's pin): the
+// only valid --version.
+const KubeVersion = companion.KubeVersion
 
 // SupportedVersions lists the valid --version values.
 func SupportedVersions() []string { return []string{KubeVersion} }
@@ -39,43 +40,9 @@ type Companion struct {
 	Stall time.Duration
 }
 
-// CacheDir is where nuv keeps built companions, shared by every NUV_HOME: $NUV_CACHE_DIR, else
-// $XDG_CACHE_HOME/nuv, else ~/.cache/nuv.
-func CacheDir(getenv func(string) string) string { return companion.CacheDir(getenv) }
-
 // Program is one of the programs nuv builds from its embedded sources (nuvsrc.KubeSources) in the
-// companion's cached build (see package companion for the key and the cache layout).
+// companion's cached build (see package companion for the key, the cache layout and the programs).
 type Program = companion.Program
-
-// kubeLdflags stamp the Kubernetes version into the components (kubectl version parses it).
-const kubeLdflags = "-X " + kubeVersionPkg + ".gitVersion=v" + KubeVersion + " -X " + kubeVersionPkg + ".gitMajor=1 -X " +
-	kubeVersionPkg + ".gitMinor=36 -X " + kubeVersionPkg + ".gitTreeState=clean"
-
-// kubeVersionPkg is the package of the Kubernetes components' version variables.
-const kubeVersionPkg = "k8s.io/component-base/version"
-
-// kubeProgram is a program of the companion's build: its sources, version and stamp.
-func kubeProgram(p Program) Program {
-	p.Sources, p.Version, p.Ldflags = nuvsrc.KubeSources, KubeVersion, kubeLdflags
-	return p
-}
-
-// The programs of the companion's build.
-var (
-	// ProgramKube is nuv-kube, the components of local clusters.
-	ProgramKube = kubeProgram(Program{Name: "nuv-kube", Dirs: []string{"cmd/nuv-kube"},
-		What:         "etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok",
-		ColdEstimate: func(cores int) (time.Duration, string) { return kubebin.ColdEstimate(nil, cores) }})
-	// ProgramNode is nuv-node, the multi-call binary of the kind node images nuv assembles.
-	ProgramNode = kubeProgram(Program{Name: "nuv-node", Dirs: []string{"cmd/nuv-node", "internal/cluster/nodeimage/podnet"},
-		What: "kubelet, kubeadm, kubectl, kube-proxy, kube-apiserver, kube-controller-manager, kube-scheduler, etcd, nuv-podnet"})
-	// ProgramPause is nuv-pause, the pod sandbox process of those node images.
-	ProgramPause = kubeProgram(Program{Name: "nuv-pause", Dirs: []string{"cmd/nuv-pause"}, What: "the pod sandbox's pause process", Static: true})
-	// ProgramKwok is nuv-kube's sources built with the tag nuvkube_kwok: kwok alone (993 packages of
-	// nuv-kube's 2680), the kwok of a binary set whose other components downloaded.
-	ProgramKwok = kubeProgram(Program{Name: "kwok", Dirs: []string{"cmd/nuv-kube"}, Tags: "nuvkube_kwok",
-		What: "kwok alone: kwok's releases publish no checksums to verify a download against"})
-)
 
 // buildKwok returns kwok built from the companion's sources and how it was made. A cached whole
 // nuv-kube serves as well (it runs as kwok under that name).
@@ -84,7 +51,7 @@ func (c Companion) buildKwok(ctx context.Context) (path, how string, err error) 
 	if whole, _, _, _ := c.cachedBuild(ctx); whole != "" {
 		return whole, how, nil
 	}
-	bin, err := c.buildProgram(ctx, ProgramKwok, false)
+	bin, err := c.buildProgram(ctx, companion.ProgramKwok, false)
 	return bin, how, err
 }
 
@@ -100,7 +67,7 @@ func (c Companion) builder() companion.Builder {
 // cachedBuild returns a nuv-kube built from the embedded sources, or "" with the Go binary and the
 // cache directory a build would use (goBin "" when Go is missing: err says so).
 func (c Companion) cachedBuild(ctx context.Context) (bin, goBin, dir string, err error) {
-	return c.cachedProgram(ctx, ProgramKube)
+	return c.cachedProgram(ctx, companion.ProgramKube)
 }
 
 func (c Companion) cachedProgram(ctx context.Context, p Program) (bin, goBin, dir string, err error) {
@@ -113,17 +80,11 @@ func (c Companion) cachedProgram(ctx context.Context, p Program) (bin, goBin, di
 
 // buildCompanion returns a cached nuv-kube or builds one (offline: with the module cache only).
 func (c Companion) buildCompanion(ctx context.Context, offline bool) (string, error) {
-	return c.buildProgram(ctx, ProgramKube, offline)
+	return c.buildProgram(ctx, companion.ProgramKube, offline)
 }
 
 func (c Companion) buildProgram(ctx context.Context, p Program, offline bool) (string, error) {
-	if _, err := runner.FindGo(c.getenv()); err != nil {
-		if bin := c.anyProgram(p); bin != "" {
-			return bin, nil
-		}
-		return "", fmt.Errorf("nuv builds its Kubernetes components (nuv-kube) once with Go: %w (or set NUV_KUBE_BIN to a prebuilt nuv-kube)", err)
-	}
-	return c.builder().Build(ctx, p, offline)
+	return c.builder().BuildKube(ctx, p, offline)
 }
 
 func (c Companion) getenv() func(string) string { return kit.Getenv(c.Getenv) }
@@ -149,7 +110,7 @@ func (c Companion) moduleSet(ctx context.Context, goBin string, prog Program) (s
 }
 
 // anyBuild returns a cached nuv-kube built from the embedded sources by any Go version, or "".
-func (c Companion) anyBuild() string { return c.anyProgram(ProgramKube) }
+func (c Companion) anyBuild() string { return c.anyProgram(companion.ProgramKube) }
 
 func (c Companion) anyProgram(p Program) string { return c.builder().Any(p) }
 
@@ -158,7 +119,7 @@ func isExecutable(p string) bool { return companion.IsExecutable(p) }
 // Prune removes the companion builds other than keep (a path Binary returned) that no running
 // process executes, and returns the directories removed.
 func (c Companion) Prune(keep string) ([]string, error) {
-	root := filepath.Join(CacheDir(c.getenv()), "nuv-kube")
+	root := filepath.Join(companion.CacheDir(c.getenv()), "nuv-kube")
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -291,7 +252,7 @@ func (c Companion) platform() (string, string) {
 
 func (c Companion) cachedDownload(version string) (Binaries, bool) {
 	goos, goarch := c.platform()
-	dir, origin, ok := kubebin.Cached(CacheDir(c.getenv()), version, goos, goarch)
+	dir, origin, ok := kubebin.Cached(companion.CacheDir(c.getenv()), version, goos, goarch)
 	if !ok {
 		return Binaries{}, false
 	}
@@ -354,7 +315,7 @@ func (c Companion) download(ctx context.Context, version string) (Binaries, erro
 	goos, goarch := c.platform()
 	f := kubebin.Fetcher{
 		Downloader: kubebin.Downloader{Client: client, Log: c.log(), Timeout: timeout, Stall: c.Stall},
-		Releases:   c.releases(), Mirrors: mirrors, CacheDir: CacheDir(getenv), GOOS: goos, GOARCH: goarch, Log: c.log(),
+		Releases:   c.releases(), Mirrors: mirrors, CacheDir: companion.CacheDir(getenv), GOOS: goos, GOARCH: goarch, Log: c.log(),
 	}
 	if goos == runtime.GOOS && goarch == runtime.GOARCH {
 		f.Build = func(ctx context.Context, component string) (string, string, error) {
@@ -381,7 +342,7 @@ func (c Companion) download(ctx context.Context, version string) (Binaries, erro
 	}
 	b, ok := c.cachedDownload(version)
 	if !ok {
-		return Binaries{}, fmt.Errorf("downloaded Kubernetes binaries are not in the cache (%s)", kubebin.SetDir(CacheDir(getenv), version, goos, goarch))
+		return Binaries{}, fmt.Errorf("downloaded Kubernetes binaries are not in the cache (%s)", kubebin.SetDir(companion.CacheDir(getenv), version, goos, goarch))
 	}
 	return b, nil
 }

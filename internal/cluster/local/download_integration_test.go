@@ -18,6 +18,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/kubebin"
 	"github.com/nuv-dev/nuv/internal/cluster/kubebin/kubebintest"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/companion"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 )
 
@@ -65,7 +66,7 @@ func TestIntegrationReleaseDownloads(t *testing.T) {
 	}
 	// kwok alone, as nuv builds it when kwok's download cannot be verified: built once into nuv's
 	// cache (warm: found there), the build another nuv makes in the subtest below.
-	kwokBuild, err := local.Companion{Getenv: envWith(), Log: testLogger(t)}.BuildProgram(ctx, local.ProgramKwok, false)
+	kwokBuild, err := local.Companion{Getenv: envWith(), Log: testLogger(t)}.BuildProgram(ctx, companion.ProgramKwok, false)
 	if err != nil {
 		t.Fatal(err)
 	}

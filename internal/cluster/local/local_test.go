@@ -11,6 +11,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
+	"github.com/nuv-dev/nuv/internal/companion"
 	"github.com/nuv-dev/nuv/internal/proc"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
@@ -66,13 +67,13 @@ func TestLoadStateCorrupt(t *testing.T) {
 // module set, and nothing else (nuv-kube's does not change when nuv-node's sources do).
 func TestProgramKeys(t *testing.T) {
 	const mods = "k8s.io/kubernetes v1.36.3\n"
-	a, err := programKey("go1.26.8", ProgramKube, mods)
+	a, err := programKey("go1.26.8", companion.ProgramKube, mods)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := programKey("go1.26.8", ProgramKube, mods)
-	c, _ := programKey("go1.27.0", ProgramKube, mods)
-	d, _ := programKey("go1.26.8", ProgramKube, mods+"sigs.k8s.io/kwok v0.8.0\n")
+	b, _ := programKey("go1.26.8", companion.ProgramKube, mods)
+	c, _ := programKey("go1.27.0", companion.ProgramKube, mods)
+	d, _ := programKey("go1.26.8", companion.ProgramKube, mods+"sigs.k8s.io/kwok v0.8.0\n")
 	if a != b || a == c || a == d || len(a) != 16 {
 		t.Fatalf("keys %q %q %q %q", a, b, c, d)
 	}
@@ -81,23 +82,23 @@ func TestProgramKeys(t *testing.T) {
 		file  string
 		keyed bool
 	}{
-		{ProgramKube, "go.mod", false}, // the module set stands for it
-		{ProgramKube, "go.sum", false},
-		{ProgramKube, "cmd/nuv-kube/main.go", true},
-		{ProgramKube, "cmd/nuv-node/main.go", false},
-		{ProgramKube, "internal/cluster/nodeimage/podnet/podnet.go", false},
-		{ProgramNode, "cmd/nuv-node/main.go", true},
-		{ProgramNode, "internal/cluster/nodeimage/podnet/run.go", true},
-		{ProgramNode, "cmd/nuv-kube/main.go", false},
-		{ProgramPause, "cmd/nuv-pause/main.go", true},
-		{ProgramPause, "cmd/nuv-node/main.go", false},
+		{companion.ProgramKube, "go.mod", false}, // the module set stands for it
+		{companion.ProgramKube, "go.sum", false},
+		{companion.ProgramKube, "cmd/nuv-kube/main.go", true},
+		{companion.ProgramKube, "cmd/nuv-node/main.go", false},
+		{companion.ProgramKube, "internal/cluster/nodeimage/podnet/podnet.go", false},
+		{companion.ProgramNode, "cmd/nuv-node/main.go", true},
+		{companion.ProgramNode, "internal/cluster/nodeimage/podnet/run.go", true},
+		{companion.ProgramNode, "cmd/nuv-kube/main.go", false},
+		{companion.ProgramPause, "cmd/nuv-pause/main.go", true},
+		{companion.ProgramPause, "cmd/nuv-node/main.go", false},
 	} {
 		if got := programFile(tc.prog, tc.file); got != tc.keyed {
 			t.Errorf("%s keyed by %s: %v, want %v", tc.prog.Name, tc.file, got, tc.keyed)
 		}
 	}
 	keys := map[string]string{}
-	for _, p := range []Program{ProgramKube, ProgramNode, ProgramPause, ProgramKwok} {
+	for _, p := range []Program{companion.ProgramKube, companion.ProgramNode, companion.ProgramPause, companion.ProgramKwok} {
 		k, err := programKey("go1.26.8", p, mods)
 		if err != nil {
 			t.Fatal(err)
@@ -125,7 +126,7 @@ func TestModuleSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	kube, err := c.moduleSet(ctx, goBin, ProgramKube)
+	kube, err := c.moduleSet(ctx, goBin, companion.ProgramKube)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,17 +140,17 @@ func TestModuleSet(t *testing.T) {
 			t.Errorf("nuv-kube's module set holds %s, which only nuv itself uses", only)
 		}
 	}
-	file, _ := c.moduleSetPath(ProgramKube)
+	file, _ := c.moduleSetPath(companion.ProgramKube)
 	if err := os.WriteFile(file, []byte("cached\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := c.moduleSet(ctx, goBin, ProgramKube); again != "cached\n" {
+	if again, _ := c.moduleSet(ctx, goBin, companion.ProgramKube); again != "cached\n" {
 		t.Errorf("second call did not read the cache: %q", again)
 	}
-	if pause, err := c.moduleSet(ctx, goBin, ProgramPause); err != nil || pause != "\n" {
+	if pause, err := c.moduleSet(ctx, goBin, companion.ProgramPause); err != nil || pause != "\n" {
 		t.Errorf("nuv-pause's module set %q %v, want empty", pause, err)
 	}
-	short := ProgramNode
+	short := companion.ProgramNode
 	short.Dirs = []string{"cmd/nuv-node"}
 	if _, err := c.moduleSet(ctx, goBin, short); err == nil || !strings.Contains(err.Error(), "internal/cluster/nodeimage/podnet") {
 		t.Errorf("a program missing podnet in its Dirs: %v", err)
@@ -247,13 +248,13 @@ func TestAnyBuildWithoutGo(t *testing.T) {
 	if got := c.anyBuild(); got != "" {
 		t.Fatalf("build of other sources accepted: %q", got)
 	}
-	setFile, _ := c.moduleSetPath(ProgramKube)
+	setFile, _ := c.moduleSetPath(companion.ProgramKube)
 	if got := c.anyBuild(); got != "" { // no module set worked out yet: no Go to do it
 		t.Fatalf("build found without a module set: %q", got)
 	}
 	os.MkdirAll(filepath.Dir(setFile), 0o755)
 	os.WriteFile(setFile, []byte("k8s.io/kubernetes v1.36.3\n"), 0o644)
-	key, _ := programKey("", ProgramKube, "k8s.io/kubernetes v1.36.3\n")
+	key, _ := programKey("", companion.ProgramKube, "k8s.io/kubernetes v1.36.3\n")
 	os.WriteFile(filepath.Join(dir, "sources"), []byte(key+"\n"), 0o644)
 	if got := c.anyBuild(); got != bin {
 		t.Fatalf("anyBuild = %q, want %s", got, bin)

@@ -11,13 +11,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nuv-dev/nuv/internal/cluster"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
 
 // LabelNodeGroup names the node group a node of a local cluster belongs to.
@@ -25,7 +27,7 @@ const LabelNodeGroup = "nuv.dev/nodegroup"
 
 // DefaultNodeGroup is the group `nuv cluster create local --nodes K` makes; its nodes keep the
 // names a flavor gives (cluster-node-1, or kind's control-plane/worker names).
-const DefaultNodeGroup = "default"
+const DefaultNodeGroup = spec.DefaultNodeGroup
 
 // NodeGroup is a set of identical (kwok) nodes of a local cluster.
 type NodeGroup struct {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/nuv-dev/nuv/internal/cluster/quickread"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	record "github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/lazy"
@@ -54,17 +55,9 @@ type state struct {
 	generation int64
 }
 
-// localData is the local provider's data in a cluster's record (state.Record.Data).
-type localData struct {
-	Kubeconfig   string         `json:"kubeconfig"`
-	APIURL       string         `json:"apiURL"`
-	Binary       string         `json:"binary"`
-	BinarySource string         `json:"binarySource,omitempty"`
-	Ports        map[string]int `json:"ports"`
-	TokenWebhook string         `json:"tokenWebhook,omitempty"`
-	// ProviderIDs maps a node group to the providerID prefix of its nodes (emulated clouds).
-	ProviderIDs map[string]string `json:"providerIDs,omitempty"`
-}
+// localData is the local provider's data in a cluster's record (state.Record.Data), defined
+// once in package quickread, which the slim nuv reads it with.
+type localData = quickread.LocalData
 
 // durable reports whether etcd fsyncs.
 func (s *state) durable() bool { return s.Durability == Safe }

@@ -5,7 +5,24 @@
 //	cs := kubernetes.NewForConfigOrDie(c.Config)
 //
 // The cluster gets a unique name, a temporary NUV_HOME and project directory (unless Options say
-// otherwise) and is deleted in t.Cleanup. Tests using it are skipped under -short. The first cluster
+// otherwise) and is deleted in t.Cleanup. Tests using it are skipped under -short.
+//
+// Tests that only use a cluster share one: Shared gives every test of a package that asks for the
+// same shape (nodes, flavor) one cluster, started when the first of them asks and deleted at the end
+// by Main, which the package's TestMain calls:
+//
+//	func TestMain(m *testing.M) { os.Exit(localtest.Main(m)) }
+//
+//	c := localtest.Shared(t, localtest.Options{})
+//	ns := c.Namespace(t) // the test's own, deleted (and waited for) when it ends
+//
+// On a shared cluster a test works in a namespace of its own, names what it makes with UniqueName,
+// has everything it made outside its namespace deleted when it ends (DeleteAtEnd, for objects nuv
+// makes cluster-wide too) and asserts nothing about objects it did not make. The rule for when a
+// test must Start a cluster of its own: it changes the control plane itself (stops, starts, kills,
+// rolls or upgrades it, adds or removes nodes, changes its flavor), the cluster is what it tests
+// (its creation, its state in NUV_HOME, its deletion), or it needs a shape no other test of the
+// package uses (a shared cluster would live, idle, until the package ends). The first cluster
 // on a machine builds the nuv-kube companion (~5 min cold, cached afterwards in $NUV_CACHE_DIR or
 // ~/.cache/nuv; `nuv cluster prepare` builds it ahead of time, $NUV_KUBE_BIN names a prebuilt one).
 package localtest

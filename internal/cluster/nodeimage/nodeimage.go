@@ -41,7 +41,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/companion"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/runner"
 	"github.com/nuv-dev/nuv/internal/runtimewrap"
@@ -59,7 +59,7 @@ const Repository = "nuv.dev/kind-node"
 
 // Options of a build.
 type Options struct {
-	// Version is the Kubernetes version ("" is local.KubeVersion, the only one nuv builds).
+	// Version is the Kubernetes version ("" is companion.KubeVersion, the only one nuv builds).
 	Version string
 	Log     cli.Logger
 	// Getenv reads NUV_CACHE_DIR, XDG_CACHE_HOME, HOME, PATH, DOCKER_HOST, NUV_DEBIAN_SUITE,
@@ -123,13 +123,13 @@ func newBuilder(o Options) (*builder, error) {
 		b.getenv = os.Getenv
 	}
 	if b.o.Version == "" {
-		b.o.Version = local.KubeVersion
+		b.o.Version = companion.KubeVersion
 	}
 	b.o.Version = strings.TrimPrefix(b.o.Version, "v")
-	if b.o.Version != local.KubeVersion {
-		return nil, fmt.Errorf("this nuv builds node images of Kubernetes %s only (the version of its k8s.io/kubernetes); %s is not supported", local.KubeVersion, b.o.Version)
+	if b.o.Version != companion.KubeVersion {
+		return nil, fmt.Errorf("this nuv builds node images of Kubernetes %s only (the version of its k8s.io/kubernetes); %s is not supported", companion.KubeVersion, b.o.Version)
 	}
-	b.cache = filepath.Join(local.CacheDir(b.getenv), "nodeimage")
+	b.cache = filepath.Join(companion.CacheDir(b.getenv), "nodeimage")
 	return b, nil
 }
 
@@ -196,79 +196,13 @@ func Build(ctx context.Context, o Options) (Result, error) {
 
 func (b *builder) build(ctx context.Context) (Result, error) {
 	start := time.Now()
-	comp := local.Companion{Getenv: b.getenv, Log: b.log}
-	var nuvNode, pause string
-	if err := b.stage("nuv-node and nuv-pause (Kubernetes "+b.o.Version+", companion build)", func() (bool, error) {
-		var err error
-		if nuvNode, err = comp.BuildProgram(ctx, local.ProgramNode, b.o.Offline); err != nil {
-			return false, err
-		}
-		pause, err = comp.BuildProgram(ctx, local.ProgramPause, b.o.Offline)
-		return false, err
-	}); err != nil {
-		return Result{}, err
-	}
-	var kubeadmImages []string
-	var etcdVersion string
-	if err := b.stage("images kubeadm asks for", func() (bool, error) {
-		out, err := runner.Output(ctx, runner.Cmd{Path: nuvNode, Args: []string{"kubeadm", "config", "images", "list", "--kubernetes-version", "v" + b.o.Version}})
-		if err != nil {
-			return false, err
-		}
-		kubeadmImages = strings.Fields(string(out))
-		v, err := runner.Output(ctx, runner.Cmd{Path: nuvNode, Args: []string{"etcd", "--version"}})
-		if err != nil {
-			return false, err
-		}
-		for _, l := range strings.Split(string(v), "\n") {
-			if s, ok := strings.CutPrefix(l, "etcd Version: "); ok {
-				etcdVersion = strings.TrimSpace(s)
-			}
-		}
-		return false, nil
-	}); err != nil {
-		return Result{}, err
-	}
-	comps, err := components(kubeadmImages, b.o.Version, etcdVersion)
+	r, err := b.recipe(ctx)
 	if err != nil {
 		return Result{}, err
 	}
-	corednsVersion := ""
-	for _, c := range comps {
-		if c.Command == "coredns" {
-			corednsVersion = c.Ref[strings.LastIndex(c.Ref, ":")+1:]
-		}
-	}
-	deb, err := HostDebian(b.getenv, "/etc")
-	if err != nil {
-		return Result{}, err
-	}
-	kindDir, kindVersion, err := kindModule(ctx, b.getenv)
-	if err != nil {
-		return Result{}, err
-	}
-	kindHash, err := kindFilesHash(kindDir)
-	if err != nil {
-		return Result{}, err
-	}
-	goVersion, err := goVersion(ctx, b.getenv)
-	if err != nil {
-		return Result{}, err
-	}
-	restrict := b.restrictOOM()
-	// the host's containerd writes the node's image store and its default OCI spec
-	ctrdVersion, err := runner.Output(ctx, runner.Cmd{Path: "containerd", Args: []string{"--version"}})
-	if err != nil {
-		return Result{}, fmt.Errorf("containerd (Debian's containerd package, installed with docker.io) is needed to pre-load the node's images: %w", err)
-	}
-	rootKey := rootfsKey(deb, goarch())
-	dnsKey := keyOf("coredns", corednsVersion, goVersion, goarch())
-	crictlKey := keyOf("crictl", CrictlVersion, crictlLdflags, goVersion, goarch())
-	key := keyOf("node-image", b.o.Version, rootKey, dnsKey, crictlKey, filepath.Base(filepath.Dir(nuvNode)), filepath.Base(filepath.Dir(pause)),
-		kindVersion, kindHash, sourcesHash(), fmt.Sprint(restrict), strings.Join(kubeadmImages, ","), goarch(), strings.TrimSpace(string(ctrdVersion)))
-	ref := fmt.Sprintf("%s:v%s-%s", Repository, b.o.Version, shortKey(key))
+	ref, key := r.ref, r.key
 	res := Result{Ref: ref, Key: key}
-	for _, c := range comps {
+	for _, c := range r.comps {
 		res.Images = append(res.Images, c.Ref)
 	}
 	finalRoot := filepath.Join(b.cache, "image")
@@ -301,33 +235,146 @@ func (b *builder) build(ctx context.Context) (Result, error) {
 		b.log.Warnf("node image: the cache entry %s is damaged: building it again", filepath.Join(finalRoot, key))
 	}
 
-	var rootDir string
-	if err := b.stage("Debian root file system (debootstrap "+deb.Suite+")", func() (bool, error) {
-		return b.cachedEntry(filepath.Join(b.cache, "rootfs"), rootKey, &rootDir, func(tmp string) ([]string, error) {
-			return b.buildRootfs(ctx, tmp, deb)
-		})
-	}); err != nil {
+	finalDir, err := b.assemble(ctx, r, res, finalRoot)
+	if err != nil {
 		return Result{}, err
 	}
-	var dnsDir string
-	if err := b.stage("CoreDNS "+corednsVersion+" (from its module)", func() (bool, error) {
-		return b.cachedEntry(filepath.Join(b.cache, "coredns"), dnsKey, &dnsDir, func(tmp string) ([]string, error) {
-			return b.buildGoTool(ctx, tmp, corednsModule, corednsVersion, "coredns", "")
+	res.Tarball = filepath.Join(finalDir, "image.tar")
+	res.Stages = b.stages
+	for _, old := range pruneEntries(finalRoot, keepImages) {
+		b.log.Infof("node image: removed the older cache entry %s", old)
+	}
+	// older builds of the node's programs (each nuv-node is ~300 MB; the images hold copies)
+	for _, p := range []companion.Program{companion.ProgramNode, companion.ProgramPause} {
+		for _, old := range pruneEntries(filepath.Join(companion.CacheDir(b.getenv), p.Name), keepImages) {
+			b.log.Infof("node image: removed the older %s build %s", p.Name, old)
+		}
+	}
+	took := time.Since(start)
+	b.log.Infof("node image %s built in %s: %s", ref, took.Round(time.Second), res.Tarball)
+	_ = appendRecord(filepath.Join(b.cache, "builds.json"), Record{When: time.Now().UTC(), Ref: ref, Seconds: took.Seconds(), Stages: res.Stages, Cores: runtime.NumCPU()})
+	return res, nil
+}
+
+// recipe is what a node image is made of and its cache key: the node's programs (built here), the
+// component images kubeadm asks for, the host's Debian, kind's base files, Go and containerd.
+type recipe struct {
+	nuvNode, pause, etcdVersion, corednsVersion string
+	comps                                       []Component
+	deb                                         Debian
+	kindDir, kindVersion                        string
+	restrict                                    bool
+	rootKey, dnsKey, crictlKey, key, ref        string
+}
+
+// recipe builds the node's programs and reads the versions and hashes that key the image.
+func (b *builder) recipe(ctx context.Context) (*recipe, error) {
+	comp := companion.Builder{Getenv: b.getenv, Log: b.log}
+	var nuvNode, pause string
+	if err := b.stage("nuv-node and nuv-pause (Kubernetes "+b.o.Version+", companion build)", func() (bool, error) {
+		var err error
+		if nuvNode, err = comp.BuildKube(ctx, companion.ProgramNode, b.o.Offline); err != nil {
+			return false, err
+		}
+		pause, err = comp.BuildKube(ctx, companion.ProgramPause, b.o.Offline)
+		return false, err
+	}); err != nil {
+		return nil, err
+	}
+	var kubeadmImages []string
+	var etcdVersion string
+	if err := b.stage("images kubeadm asks for", func() (bool, error) {
+		out, err := runner.Output(ctx, runner.Cmd{Path: nuvNode, Args: []string{"kubeadm", "config", "images", "list", "--kubernetes-version", "v" + b.o.Version}})
+		if err != nil {
+			return false, err
+		}
+		kubeadmImages = strings.Fields(string(out))
+		v, err := runner.Output(ctx, runner.Cmd{Path: nuvNode, Args: []string{"etcd", "--version"}})
+		if err != nil {
+			return false, err
+		}
+		for _, l := range strings.Split(string(v), "\n") {
+			if s, ok := strings.CutPrefix(l, "etcd Version: "); ok {
+				etcdVersion = strings.TrimSpace(s)
+			}
+		}
+		return false, nil
+	}); err != nil {
+		return nil, err
+	}
+	comps, err := components(kubeadmImages, b.o.Version, etcdVersion)
+	if err != nil {
+		return nil, err
+	}
+	corednsVersion := ""
+	for _, c := range comps {
+		if c.Command == "coredns" {
+			corednsVersion = c.Ref[strings.LastIndex(c.Ref, ":")+1:]
+		}
+	}
+	deb, err := HostDebian(b.getenv, "/etc")
+	if err != nil {
+		return nil, err
+	}
+	kindDir, kindVersion, err := kindModule(ctx, b.getenv)
+	if err != nil {
+		return nil, err
+	}
+	kindHash, err := kindFilesHash(kindDir)
+	if err != nil {
+		return nil, err
+	}
+	goVersion, err := goVersion(ctx, b.getenv)
+	if err != nil {
+		return nil, err
+	}
+	restrict := b.restrictOOM()
+	// the host's containerd writes the node's image store and its default OCI spec
+	ctrdVersion, err := runner.Output(ctx, runner.Cmd{Path: "containerd", Args: []string{"--version"}})
+	if err != nil {
+		return nil, fmt.Errorf("containerd (Debian's containerd package, installed with docker.io) is needed to pre-load the node's images: %w", err)
+	}
+	rootKey := rootfsKey(deb, goarch())
+	dnsKey := keyOf("coredns", corednsVersion, goVersion, goarch())
+	crictlKey := keyOf("crictl", CrictlVersion, crictlLdflags, goVersion, goarch())
+	key := keyOf("node-image", b.o.Version, rootKey, dnsKey, crictlKey, filepath.Base(filepath.Dir(nuvNode)), filepath.Base(filepath.Dir(pause)),
+		kindVersion, kindHash, sourcesHash(), fmt.Sprint(restrict), strings.Join(kubeadmImages, ","), goarch(), strings.TrimSpace(string(ctrdVersion)))
+	ref := fmt.Sprintf("%s:v%s-%s", Repository, b.o.Version, shortKey(key))
+	return &recipe{nuvNode: nuvNode, pause: pause, etcdVersion: etcdVersion, corednsVersion: corednsVersion, comps: comps,
+		deb: deb, kindDir: kindDir, kindVersion: kindVersion, restrict: restrict,
+		rootKey: rootKey, dnsKey: dnsKey, crictlKey: crictlKey, key: key, ref: ref}, nil
+}
+
+// assemble makes the node image of r (res names its ref, key and images) in the cache under
+// finalRoot from its cached parts, each made first if missing, and returns its directory.
+func (b *builder) assemble(ctx context.Context, r *recipe, res Result, finalRoot string) (string, error) {
+	var rootDir string
+	if err := b.stage("Debian root file system (debootstrap "+r.deb.Suite+")", func() (bool, error) {
+		return b.cachedEntry(filepath.Join(b.cache, "rootfs"), r.rootKey, &rootDir, func(tmp string) ([]string, error) {
+			return b.buildRootfs(ctx, tmp, r.deb)
 		})
 	}); err != nil {
-		return Result{}, err
+		return "", err
+	}
+	var dnsDir string
+	if err := b.stage("CoreDNS "+r.corednsVersion+" (from its module)", func() (bool, error) {
+		return b.cachedEntry(filepath.Join(b.cache, "coredns"), r.dnsKey, &dnsDir, func(tmp string) ([]string, error) {
+			return b.buildGoTool(ctx, tmp, corednsModule, r.corednsVersion, "coredns", "")
+		})
+	}); err != nil {
+		return "", err
 	}
 	var crictlDir string
 	if err := b.stage("crictl "+CrictlVersion+" (from its module)", func() (bool, error) {
-		return b.cachedEntry(filepath.Join(b.cache, "crictl"), crictlKey, &crictlDir, func(tmp string) ([]string, error) {
+		return b.cachedEntry(filepath.Join(b.cache, "crictl"), r.crictlKey, &crictlDir, func(tmp string) ([]string, error) {
 			return b.buildGoTool(ctx, tmp, crictlPackage, CrictlVersion, "crictl", crictlLdflags)
 		})
 	}); err != nil {
-		return Result{}, err
+		return "", err
 	}
 	work, err := os.MkdirTemp(b.cache, "work-")
 	if err != nil {
-		return Result{}, err
+		return "", err
 	}
 	defer os.RemoveAll(work)
 	root := filepath.Join(work, "rootfs")
@@ -337,17 +384,17 @@ func (b *builder) build(ctx context.Context) (Result, error) {
 		}
 		return false, runner.Run(ctx, runner.Cmd{Path: "tar", Args: []string{"--numeric-owner", "-xf", filepath.Join(rootDir, "rootfs.tar"), "-C", root}})
 	}); err != nil {
-		return Result{}, err
+		return "", err
 	}
 	imagesTar := filepath.Join(work, "images.tar")
-	if err := b.stage(fmt.Sprintf("component images (%d, go-containerregistry)", len(comps)), func() (bool, error) {
+	if err := b.stage(fmt.Sprintf("component images (%d, go-containerregistry)", len(r.comps)), func() (bool, error) {
 		layers := filepath.Join(work, "layers")
 		if err := os.MkdirAll(layers, 0o755); err != nil {
 			return false, err
 		}
-		return false, buildComponentImages(layers, imagesTar, imageInputs{root: root, nuvNode: nuvNode, pause: pause, coredns: filepath.Join(dnsDir, "coredns")}, comps, b.o.Version)
+		return false, buildComponentImages(layers, imagesTar, imageInputs{root: root, nuvNode: r.nuvNode, pause: r.pause, coredns: filepath.Join(dnsDir, "coredns")}, r.comps, b.o.Version)
 	}); err != nil {
-		return Result{}, err
+		return "", err
 	}
 	storeTar := filepath.Join(work, "containerd.tar")
 	if err := b.stage("pre-load the images into the node's containerd", func() (bool, error) {
@@ -360,41 +407,27 @@ func (b *builder) build(ctx context.Context) (Result, error) {
 		}
 		return false, nil
 	}); err != nil {
-		return Result{}, err
+		return "", err
 	}
 	var finalDir string
 	if err := b.stage("node layer and image", func() (bool, error) {
 		nodeTar := filepath.Join(work, "node.tar")
 		err := writeNodeLayer(ctx, nodeTar, nodeInputs{
-			root: root, kindDir: kindDir, nuvNode: nuvNode, crictl: filepath.Join(crictlDir, "crictl"), version: b.o.Version, storeTar: storeTar,
-			restrictOOM: restrict, pauseRef: pauseRef(comps), podnetImage: PodnetImage(b.o.Version),
-			info: buildInfo(res, deb, kindVersion, etcdVersion, restrict),
+			root: root, kindDir: r.kindDir, nuvNode: r.nuvNode, crictl: filepath.Join(crictlDir, "crictl"), version: b.o.Version, storeTar: storeTar,
+			restrictOOM: r.restrict, pauseRef: pauseRef(r.comps), podnetImage: PodnetImage(b.o.Version),
+			info: buildInfo(res, r.deb, r.kindVersion, r.etcdVersion, r.restrict),
 		})
 		if err != nil {
 			return false, err
 		}
-		finalDir, err = publishEntry(finalRoot, key, func(tmp string) ([]string, error) {
-			return []string{"image.tar"}, writeNodeImage(filepath.Join(tmp, "image.tar"), ref, filepath.Join(rootDir, "rootfs.tar"), nodeTar, b.o.Version, key)
+		finalDir, err = publishEntry(finalRoot, r.key, func(tmp string) ([]string, error) {
+			return []string{"image.tar"}, writeNodeImage(filepath.Join(tmp, "image.tar"), r.ref, filepath.Join(rootDir, "rootfs.tar"), nodeTar, b.o.Version, r.key)
 		})
 		return false, err
 	}); err != nil {
-		return Result{}, err
+		return "", err
 	}
-	res.Tarball = filepath.Join(finalDir, "image.tar")
-	res.Stages = b.stages
-	for _, old := range pruneEntries(finalRoot, keepImages) {
-		b.log.Infof("node image: removed the older cache entry %s", old)
-	}
-	// older builds of the node's programs (each nuv-node is ~300 MB; the images hold copies)
-	for _, p := range []local.Program{local.ProgramNode, local.ProgramPause} {
-		for _, old := range pruneEntries(filepath.Join(local.CacheDir(b.getenv), p.Name), keepImages) {
-			b.log.Infof("node image: removed the older %s build %s", p.Name, old)
-		}
-	}
-	took := time.Since(start)
-	b.log.Infof("node image %s built in %s: %s", ref, took.Round(time.Second), res.Tarball)
-	_ = appendRecord(filepath.Join(b.cache, "builds.json"), Record{When: time.Now().UTC(), Ref: ref, Seconds: took.Seconds(), Stages: res.Stages, Cores: runtime.NumCPU()})
-	return res, nil
+	return finalDir, nil
 }
 
 // Record is one assembled (not cached) node image build, kept in CacheDir/nodeimage/builds.json
@@ -410,7 +443,7 @@ type Record struct {
 // Records returns the builds recorded in the cache (oldest first).
 func Records(getenv func(string) string) []Record {
 	var rs []Record
-	b, err := os.ReadFile(filepath.Join(local.CacheDir(getenv), "nodeimage", "builds.json"))
+	b, err := os.ReadFile(filepath.Join(companion.CacheDir(getenv), "nodeimage", "builds.json"))
 	if err == nil {
 		_ = json.Unmarshal(b, &rs)
 	}

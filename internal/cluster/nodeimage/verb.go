@@ -8,8 +8,8 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
-	"github.com/nuv-dev/nuv/internal/cluster/kind"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/companion"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 )
 
 // Verb is `nuv cluster node-image build`: the image's reference and tarball on stdout, with each
@@ -29,7 +29,7 @@ func runVerb(ctx context.Context, verb cluster.Verb, env *cli.Env, args []string
 		return cli.Usagef("nuv cluster node-image: want `build` (nuv cluster node-image build [--version V] [--load] [--push REF])")
 	}
 	fs := verb.FlagSet()
-	version := fs.String("version", local.KubeVersion, "Kubernetes version")
+	version := fs.String("version", companion.KubeVersion, "Kubernetes version")
 	load := fs.Bool("load", false, "also load the image into the container runtime of kind clusters (docker, nerdctl or podman, as detected; KIND_EXPERIMENTAL_PROVIDER picks one)")
 	push := fs.String("push", "", "also push the image to this registry reference")
 	offline := fs.Bool("offline", false, "build Go programs from the module cache only")
@@ -45,7 +45,7 @@ func runVerb(ctx context.Context, verb cluster.Verb, env *cli.Env, args []string
 		return err
 	}
 	if *load {
-		rt, err := kind.DetectRuntime(ctx, env.Getenv)
+		rt, err := containerrt.Detect(ctx, env.Getenv)
 		if err != nil {
 			return err
 		}

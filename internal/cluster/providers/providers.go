@@ -124,3 +124,30 @@ func Prices(getenv func(string) string, home string) (*pricing.Book, error) {
 		return creds, err
 	})
 }
+
+// Local is the local provider alone, as `nuv up` makes its cluster with it: without the loopback
+// registry the registry's entry advertises.
+func Local(home, project string, log cli.Logger, getenv func(string) string) cluster.Provider {
+	return local.Provider{Home: home, Project: project, Log: log, Getenv: getenv}
+}
+
+// Tools are the hidden commands providers ship: `nuv -gke-token`, the exec credential plugin of
+// the GKE kubeconfigs nuv writes.
+func Tools() []cli.Command { return []cli.Command{gke.NewTokenTool()} }
+
+// LocalClusters are the local provider's clusters under home, read from disk (no network call:
+// completion lists them).
+func LocalClusters(home string) ([]string, error) { return local.Provider{Home: home}.Names() }
+
+// KubeBinaries says how the local cluster whose kubeconfig is one of kubeconfigs got its
+// Kubernetes binaries, else which binaries the next local cluster would run.
+func KubeBinaries(ctx context.Context, getenv func(string) string, home string, kubeconfigs []string) string {
+	if home != "" {
+		for _, kc := range kubeconfigs {
+			if name, src, ok := local.BinariesOf(home, kc); ok {
+				return "cluster " + name + ": " + src
+			}
+		}
+	}
+	return "local clusters: " + local.Companion{Getenv: getenv}.Describe(ctx)
+}

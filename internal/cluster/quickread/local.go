@@ -12,12 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/internal/proc"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // ProbeTimeout bounds the count of a local cluster's Ready nodes, as the local provider bounds it
@@ -87,15 +88,17 @@ func Local(ctx context.Context, home, name string) (info cluster.Info, found boo
 	return info, true, nil
 }
 
-// localData is the local provider's data in a cluster's record (its fields and types).
-type localData struct {
-	Kubeconfig   string            `json:"kubeconfig"`
-	APIURL       string            `json:"apiURL"`
-	Binary       string            `json:"binary"`
-	BinarySource string            `json:"binarySource,omitempty"`
-	Ports        map[string]int    `json:"ports"`
-	TokenWebhook string            `json:"tokenWebhook,omitempty"`
-	ProviderIDs  map[string]string `json:"providerIDs,omitempty"`
+// LocalData is the local provider's data in a cluster's record (state.Record.Data): its one
+// definition, which the local provider writes and this package reads.
+type LocalData struct {
+	Kubeconfig   string         `json:"kubeconfig"`
+	APIURL       string         `json:"apiURL"`
+	Binary       string         `json:"binary"`
+	BinarySource string         `json:"binarySource,omitempty"`
+	Ports        map[string]int `json:"ports"`
+	TokenWebhook string         `json:"tokenWebhook,omitempty"`
+	// ProviderIDs maps a node group to the providerID prefix of its nodes (emulated clouds).
+	ProviderIDs map[string]string `json:"providerIDs,omitempty"`
 }
 
 // localSection is the local provider's spec section (spec.local), its fields and types: it is
@@ -108,7 +111,7 @@ type localSection struct {
 
 // localState is what the verbs show of a local cluster's record.
 type localState struct {
-	data                               localData
+	data                               LocalData
 	phase, version, flavor, durability string
 	ha                                 bool
 	nodes                              int

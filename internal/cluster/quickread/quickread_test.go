@@ -4,11 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
-
-	"github.com/nuv-dev/nuv/internal/cluster/local"
-	"github.com/nuv-dev/nuv/internal/cluster/state"
 )
 
 func TestStoreDir(t *testing.T) {
@@ -30,43 +26,6 @@ func TestStoreDir(t *testing.T) {
 		if dir != tc.dir || ok != tc.ok {
 			t.Errorf("StoreDir(%q) = %q, %v; want %q, %v", tc.location, dir, ok, tc.dir, tc.ok)
 		}
-	}
-}
-
-// jsonFields maps each JSON field name of struct type t to its Go kind and element type's name.
-func jsonFields(t reflect.Type) map[string]string {
-	out := map[string]string{}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" || !f.IsExported() {
-			continue
-		}
-		typ := f.Type.Kind().String()
-		if f.Type.Kind() != reflect.String {
-			typ = f.Type.String()
-		}
-		out[name+" "+f.Tag.Get("json")] = typ
-	}
-	return out
-}
-
-// TestMirrorsTheProviders: the records and the local section decode here as in the packages
-// that write them (same JSON fields, same types): a field one of them adds fails this test.
-func TestMirrorsTheProviders(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		ours, want reflect.Type
-	}{
-		{"state record", reflect.TypeFor[Record](), reflect.TypeFor[state.Record]()},
-		{"local section", reflect.TypeFor[localSection](), reflect.TypeFor[local.Section]()},
-	} {
-		if got, want := jsonFields(tc.ours), jsonFields(tc.want); !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: ours %v, the provider's %v", tc.name, got, want)
-		}
-	}
-	if got, want := reflect.TypeFor[localSection]().Field(0).Tag, reflect.TypeFor[local.Section]().Field(0).Tag; got != want {
-		t.Errorf("local section tags %q, want %q", got, want)
 	}
 }
 

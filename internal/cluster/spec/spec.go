@@ -86,6 +86,10 @@ type ControlPlane struct {
 	Count int `yaml:"count,omitempty" json:"count,omitempty"`
 }
 
+// DefaultNodeGroup names the one node group of the spec `nuv cluster create NAME` and `nuv up`
+// make.
+const DefaultNodeGroup = "default"
+
 // NodeGroup is a set of identical nodes.
 type NodeGroup struct {
 	Name         string            `yaml:"name" json:"name"`

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/companion"
 )
 
 // The emulator has one AMI: nuv's machine image, the kind node image its instances boot (systemd,
@@ -191,7 +191,7 @@ func (s *Server) knownAMIs() []ami {
 	}
 	var out []ami
 	for ref := range refs {
-		out = append(out, s.amiOf(MachineImage{Ref: ref, KubernetesVersion: local.KubeVersion, Architecture: ec2Arch(runtime.GOARCH)}))
+		out = append(out, s.amiOf(MachineImage{Ref: ref, KubernetesVersion: companion.KubeVersion, Architecture: ec2Arch(runtime.GOARCH)}))
 	}
 	slices.SortFunc(out, func(a, b ami) int { return a.Created.Compare(b.Created) })
 	return out

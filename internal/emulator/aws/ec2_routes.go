@@ -2,6 +2,7 @@ package aws
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -271,4 +272,141 @@ func (s *Server) ec2DescribeInstanceAttribute(p params) (any, error) {
 		InstanceID      string    `xml:"instanceId"`
 		SourceDestCheck boolValue `xml:"sourceDestCheck"`
 	}{InstanceID: id, SourceDestCheck: boolValue{!in.SourceDestCheckOff}}, nil
+}
+
+func (s *Server) routeTable(id string) (*ec2RouteTable, error) {
+	rt := s.ec2().RouteTables[id]
+	if rt == nil {
+		return nil, errf(400, "InvalidRouteTableID.NotFound", "The routeTable ID '%s' does not exist", id)
+	}
+	return rt, nil
+}
+
+func (s *Server) ec2CreateRouteTable(p params) (any, error) {
+	v, err := s.vpc(p.get("VpcId"))
+	if err != nil {
+		return nil, err
+	}
+	tags, err := tagsFor(p, "route-table")
+	if err != nil {
+		return nil, err
+	}
+	rt := &ec2RouteTable{RouteTableID: awsID("rtb"), VpcID: v.VpcID, OwnerID: s.St.Account, Tags: tags, Associations: []ec2RTAssoc{},
+		Routes: []ec2Route{{DestinationCidrBlock: v.CidrBlock, GatewayID: "local", State: "active", Origin: "CreateRouteTable"}}}
+	s.ec2().RouteTables[rt.RouteTableID] = rt
+	return &struct {
+		ec2Meta
+		RT *ec2RouteTable `xml:"routeTable"`
+	}{RT: rt}, nil
+}
+
+func (s *Server) ec2DescribeRouteTables(p params) (any, error) {
+	e := s.ec2()
+	ids := p.list("RouteTableId")
+	if err := idsExist(e.RouteTables, ids, func(id string) error { _, err := s.routeTable(id); return err }); err != nil {
+		return nil, err
+	}
+	filters := p.filters()
+	out := &struct {
+		ec2Meta
+		RTs []ec2RouteTable `xml:"routeTableSet>item"`
+	}{}
+	for _, id := range sortedKeys(e.RouteTables) {
+		rt := e.RouteTables[id]
+		if len(ids) > 0 && !contains(ids, id) {
+			continue
+		}
+		if !matchFilters(filters, rt.Tags, func(n string) []string {
+			var subnets, assocs, mains []string
+			for _, a := range rt.Associations {
+				subnets, assocs = append(subnets, a.SubnetID), append(assocs, a.RouteTableAssociationID)
+				mains = append(mains, strconv.FormatBool(a.Main))
+			}
+			return map[string][]string{"route-table-id": {rt.RouteTableID}, "vpc-id": {rt.VpcID}, "association.subnet-id": subnets,
+				"association.route-table-association-id": assocs, "association.main": mains}[n]
+		}) {
+			continue
+		}
+		c := *rt
+		c.Routes = nil
+		for _, r := range rt.Routes {
+			if r.NatGatewayID != "" {
+				if n := e.NatGateways[r.NatGatewayID]; n == nil || n.State == "deleted" || n.State == "deleting" {
+					r.State = "blackhole"
+				}
+			}
+			if r.InstanceID != "" && !s.routableInstance(r.InstanceID) {
+				r.State = "blackhole"
+			}
+			if r.GatewayID != "" && r.GatewayID != "local" {
+				if g := e.InternetGateways[r.GatewayID]; g == nil || len(g.Attachments) == 0 || g.Attachments[0].VpcID != rt.VpcID {
+					r.State = "blackhole"
+				}
+			}
+			c.Routes = append(c.Routes, r)
+		}
+		out.RTs = append(out.RTs, c)
+	}
+	return out, nil
+}
+
+func (s *Server) ec2DeleteRouteTable(p params) (any, error) {
+	rt, err := s.routeTable(p.get("RouteTableId"))
+	if err != nil {
+		return nil, err
+	}
+	if len(rt.Associations) > 0 {
+		return nil, errf(400, "DependencyViolation", "The routeTable '%s' has dependencies and cannot be deleted.", rt.RouteTableID)
+	}
+	delete(s.ec2().RouteTables, rt.RouteTableID)
+	return &ec2Return{Return: true}, nil
+}
+
+func (s *Server) ec2AssociateRouteTable(p params) (any, error) {
+	e := s.ec2()
+	rt, err := s.routeTable(p.get("RouteTableId"))
+	if err != nil {
+		return nil, err
+	}
+	snID, err := p.required("SubnetId")
+	if err != nil {
+		return nil, err
+	}
+	sn := e.Subnets[snID]
+	if sn == nil {
+		return nil, errf(400, "InvalidSubnetID.NotFound", "The subnet ID '%s' does not exist", snID)
+	}
+	if sn.VpcID != rt.VpcID {
+		return nil, errf(400, "InvalidParameterValue", "Route table %s and subnet %s belong to different networks", rt.RouteTableID, snID)
+	}
+	for _, o := range e.RouteTables {
+		for _, a := range o.Associations {
+			if a.SubnetID == snID {
+				return nil, errf(400, "Resource.AlreadyAssociated", "the specified association for route table %s conflicts with an existing association (%s)", rt.RouteTableID, a.RouteTableAssociationID)
+			}
+		}
+	}
+	a := ec2RTAssoc{RouteTableAssociationID: awsID("rtbassoc"), RouteTableID: rt.RouteTableID, SubnetID: snID, AssociationState: ec2AssocState{"associated"}}
+	rt.Associations = append(rt.Associations, a)
+	return &struct {
+		ec2Meta
+		AssociationID string        `xml:"associationId"`
+		State         ec2AssocState `xml:"associationState"`
+	}{AssociationID: a.RouteTableAssociationID, State: a.AssociationState}, nil
+}
+
+func (s *Server) ec2DisassociateRouteTable(p params) (any, error) {
+	id := p.get("AssociationId")
+	for _, rt := range s.ec2().RouteTables {
+		for i, a := range rt.Associations {
+			if a.RouteTableAssociationID == id {
+				if a.Main {
+					return nil, errf(400, "InvalidParameterValue", "cannot disassociate the main route table association %s", id)
+				}
+				rt.Associations = append(rt.Associations[:i], rt.Associations[i+1:]...)
+				return &ec2Return{Return: true}, nil
+			}
+		}
+	}
+	return nil, errf(400, "InvalidAssociationID.NotFound", "The association ID '%s' does not exist", id)
 }

@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -129,4 +130,107 @@ func (s *Server) eksDescribeAddonVersions(r *eksRequest) (any, error) {
 		out = append(out, map[string]any{"addonName": n, "type": addonTypes.Get()[n], "addonVersions": versions, "publisher": "eks", "owner": "aws"})
 	}
 	return map[string]any{"addons": out, "nextToken": next}, nil
+}
+
+func (s *Server) addon(r *eksRequest) (*eksCluster, *eksAddon, error) {
+	c, err := s.cluster(r.segs[1])
+	if err != nil {
+		return nil, nil, err
+	}
+	a := c.Addons[r.segs[3]]
+	if a == nil {
+		return nil, nil, errf(404, "ResourceNotFoundException", "No addon: %s found in cluster: %s", r.segs[3], c.Name).with("clusterName", c.Name).with("addonName", r.segs[3])
+	}
+	return c, a, nil
+}
+
+func (s *Server) eksCreateAddon(r *eksRequest) (any, error) {
+	c, err := s.activeCluster(r.segs[1])
+	if err != nil {
+		return nil, err
+	}
+	var in struct {
+		AddonName             string            `json:"addonName"`
+		AddonVersion          string            `json:"addonVersion"`
+		ServiceAccountRoleArn string            `json:"serviceAccountRoleArn"`
+		ConfigurationValues   string            `json:"configurationValues"`
+		Tags                  map[string]string `json:"tags"`
+	}
+	if err := r.decode(&in); err != nil {
+		return nil, err
+	}
+	name := c.Name
+	if c.Addons[in.AddonName] != nil {
+		return nil, errf(409, "ResourceInUseException", "Addon already exists.").with("clusterName", name).with("addonName", in.AddonName)
+	}
+	v, err := checkAddonVersion(in.AddonName, in.AddonVersion, c.Version)
+	if err != nil {
+		return nil, err.(*apiError).with("clusterName", name).with("addonName", in.AddonName)
+	}
+	if in.ConfigurationValues != "" && !json.Valid([]byte(in.ConfigurationValues)) && !strings.Contains(in.ConfigurationValues, ":") {
+		return nil, errf(400, "InvalidParameterException", "ConfigurationValue provided in request is not supported: not JSON or YAML").with("clusterName", name).with("addonName", in.AddonName)
+	}
+	if in.Tags == nil {
+		in.Tags = map[string]string{}
+	}
+	a := &eksAddon{Name: in.AddonName, Cluster: name, Status: "CREATING", Version: v,
+		ARN: s.eksARN("addon", name+"/"+in.AddonName+"/"+uuid()), CreatedAt: now(), ModifiedAt: now(),
+		ServiceAccountRoleARN: in.ServiceAccountRoleArn, ConfigurationValues: in.ConfigurationValues, Publisher: "eks", Owner: "aws", Tags: in.Tags,
+		Due: s.due()}
+	c.Addons[in.AddonName] = a
+	return map[string]any{"addon": a.wire()}, nil
+}
+
+func (s *Server) eksListAddons(r *eksRequest) (any, error) {
+	c, err := s.cluster(r.segs[1])
+	if err != nil {
+		return nil, err
+	}
+	return r.page(sortedKeys(c.Addons), "addons")
+}
+
+func (s *Server) eksDescribeAddon(r *eksRequest) (any, error) {
+	_, a, err := s.addon(r)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"addon": a.wire()}, nil
+}
+
+func (s *Server) eksUpdateAddon(r *eksRequest) (any, error) {
+	c, a, err := s.addon(r)
+	if err != nil {
+		return nil, err
+	}
+	if a.Status != "ACTIVE" && a.Status != "DEGRADED" {
+		return nil, errf(409, "ResourceInUseException", "Addon %s is in %s status; it can be updated when ACTIVE", a.Name, a.Status).with("clusterName", c.Name).with("addonName", a.Name)
+	}
+	var in struct {
+		AddonVersion string `json:"addonVersion"`
+	}
+	if err := r.decode(&in); err != nil {
+		return nil, err
+	}
+	var p []eksParam
+	if in.AddonVersion != "" {
+		if _, err := checkAddonVersion(a.Name, in.AddonVersion, c.Version); err != nil {
+			return nil, err.(*apiError).with("clusterName", c.Name).with("addonName", a.Name)
+		}
+		p = append(p, eksParam{"AddonVersion", in.AddonVersion})
+	}
+	a.Status, a.ModifiedAt = "UPDATING", now()
+	u := s.newUpdate(c, "AddonUpdate", p, r.body, "", a.Name)
+	a.Due = u.Due
+	return map[string]any{"update": u.wire()}, nil
+}
+
+func (s *Server) eksDeleteAddon(r *eksRequest) (any, error) {
+	_, a, err := s.addon(r)
+	if err != nil {
+		return nil, err
+	}
+	if a.Status != "DELETING" {
+		a.Status, a.ModifiedAt, a.Due = "DELETING", now(), s.due()
+	}
+	return map[string]any{"addon": a.wire()}, nil
 }

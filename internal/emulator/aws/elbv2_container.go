@@ -17,14 +17,14 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
 	"github.com/nuv-dev/nuv/internal/machine/container"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
 // ContainerBalancers runs each balancer as a container of nuv's node image (which carries Debian's
-// HAProxy) on the Docker daemon kind clusters use (kind.DetectRuntime: DOCKER_HOST): HAProxy in master-worker mode
+// HAProxy) on the Docker daemon kind clusters use (containerrt.Detect: DOCKER_HOST): HAProxy in master-worker mode
 // is the container's only process, its configuration is copied in and reloaded gracefully
 // (SIGUSR2: established connections stay on the old workers) when listeners or targets change.
 // The container sits on the Docker network of each of the load balancer's subnets
@@ -65,7 +65,7 @@ func (c *ContainerBalancers) manager(ctx context.Context) (*container.Manager, s
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	rt, err := kind.DetectRuntime(ctx, getenv)
+	rt, err := containerrt.Detect(ctx, getenv)
 	if err != nil {
 		return nil, "", fmt.Errorf("load balancers are containers: %w", err)
 	}

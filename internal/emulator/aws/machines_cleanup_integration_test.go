@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/machine/container"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 )
 
 // machineManager is the container manager of the Docker daemon the emulator's machines run on.
 func machineManager(t *testing.T) *container.Manager {
 	t.Helper()
-	rt, err := kind.DetectRuntime(context.Background(), os.Getenv)
+	rt, err := containerrt.Detect(context.Background(), os.Getenv)
 	if err != nil {
 		t.Fatalf("%v\n(hack/test.sh starts nuv's own dockerd: `eval \"$(hack/dockerd.sh env)\"`)", err)
 	}

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/cluster/kind"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
+	"github.com/nuv-dev/nuv/internal/companion"
 	"github.com/nuv-dev/nuv/internal/machine/container"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 )
 
 // Labels on the emulator's machines and networks.
@@ -46,7 +46,7 @@ type ContainerMachines struct {
 
 	mu  sync.Mutex
 	mgr *container.Manager
-	rt  kind.Runtime
+	rt  containerrt.Runtime
 }
 
 // NewContainerMachines runs the machines of the emulator of account on the container runtime.
@@ -70,7 +70,7 @@ func (c *ContainerMachines) manager(ctx context.Context) (*container.Manager, er
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	rt, err := kind.DetectRuntime(ctx, getenv)
+	rt, err := containerrt.Detect(ctx, getenv)
 	if err != nil {
 		return nil, fmt.Errorf("EC2 instances are containers: %w", err)
 	}
@@ -102,7 +102,7 @@ func (c *ContainerMachines) Image(ctx context.Context) (MachineImage, error) {
 	if err != nil {
 		return MachineImage{}, err
 	}
-	img := MachineImage{Ref: ref, KubernetesVersion: local.KubeVersion, Architecture: ec2Arch(runtime.GOARCH)}
+	img := MachineImage{Ref: ref, KubernetesVersion: companion.KubeVersion, Architecture: ec2Arch(runtime.GOARCH)}
 	// nuv assembles the image without a creation time (zero): the emulator then dates the AMI.
 	out, err := exec.CommandContext(ctx, c.rt.Path, "image", "inspect", "--format", "{{.Created}}", ref).Output()
 	if err != nil {

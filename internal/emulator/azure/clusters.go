@@ -265,119 +265,19 @@ func (s *Server) putCluster(c *call) (int, any, *armError) {
 		return 0, nil, aerr(400, "InvalidParameter", "The value of parameter properties.kubernetesVersion '%s' is invalid: downgrading from %s is not allowed.", version, old.CurrentVersion).at("properties.kubernetesVersion")
 	}
 	upgrade := old != nil && patch != old.CurrentVersion
-	// Agent pools: those given are created or updated; on an update, the others stay as they are.
-	var pools []*aksPool
-	if old != nil {
-		for _, op := range old.Pools {
-			pools = append(pools, clonePool(op))
-		}
+	pools, e := clusterPools(p, old, upgrade, version, patch, reg.Name)
+	if e != nil {
+		return 0, nil, e
 	}
-	if old == nil && len(p.AgentPoolProfiles) == 0 {
-		return 0, nil, aerr(400, "InvalidParameter", "The value of parameter properties.agentPoolProfiles is invalid: must define at least one system pool.").at("properties.agentPoolProfiles")
-	}
-	// A new cluster whose pools name no mode (api-versions before 2020-03-01 have no mode, and it
-	// is optional since) gets its first pool as the system pool, as AKS does.
-	if old == nil && p.AgentPoolProfiles[0] != nil && !slices.ContainsFunc(p.AgentPoolProfiles, func(x *acs.ManagedClusterAgentPoolProfile) bool { return x != nil && x.Mode != nil }) {
-		p.AgentPoolProfiles[0].Mode = to.Ptr(acs.AgentPoolModeSystem)
-	}
-	seen := map[string]bool{}
-	for i, np := range p.AgentPoolProfiles {
-		path := fmt.Sprintf("properties.agentPoolProfiles[%d]", i)
-		if np == nil {
-			return 0, nil, aerr(400, "InvalidParameter", "%s is null", path)
-		}
-		if seen[str(np.Name)] {
-			return 0, nil, aerr(400, "InvalidParameter", "The value of parameter %s.name is invalid: agent pool '%s' is given twice.", path, str(np.Name)).at(path + ".name")
-		}
-		seen[str(np.Name)] = true
-		idx := slices.IndexFunc(pools, func(x *aksPool) bool { return x.Name == str(np.Name) })
-		var prev *aksPool
-		if idx >= 0 {
-			prev = pools[idx]
-		}
-		np = clone(np)
-		if upgrade && (np.OrchestratorVersion == nil || (prev != nil && str(np.OrchestratorVersion) == prev.OrchestratorVersion)) {
-			np.OrchestratorVersion = &version
-		}
-		if e := checkPool(np, path, reg.Name, version, prev); e != nil {
-			return 0, nil, e
-		}
-		pl := poolState(np)
-		pl.ProvisioningState = "Creating"
-		if prev != nil {
-			pl.ProvisioningState = "Updating"
-		}
-		if idx >= 0 {
-			pools[idx] = pl
-		} else {
-			pools = append(pools, pl)
-		}
-	}
-	if upgrade {
-		// An upgrade of the control plane takes the pools not named along.
-		for _, pl := range pools {
-			if !seen[pl.Name] {
-				pl.OrchestratorVersion, pl.CurrentVersion = version, patch
-				pl.ProvisioningState = "Upgrading"
-			}
-		}
-	}
-	if !slices.ContainsFunc(pools, func(x *aksPool) bool { return x.Mode == string(acs.AgentPoolModeSystem) }) {
-		return 0, nil, aerr(400, "InvalidParameter", "The value of parameter properties.agentPoolProfiles is invalid: must define at least one system pool.").at("properties.agentPoolProfiles")
-	}
-	np := p.NetworkProfile
-	if np == nil {
-		np = &acs.NetworkProfile{}
-		if old != nil {
-			np = networkWire(old.Network)
-		}
-	}
-	if np.NetworkPlugin == nil {
-		np.NetworkPlugin = to.Ptr(acs.NetworkPluginAzure)
-		np.NetworkPluginMode = to.Ptr(acs.NetworkPluginModeOverlay)
-	}
-	switch *np.NetworkPlugin {
-	case acs.NetworkPluginAzure, acs.NetworkPluginKubenet, acs.NetworkPluginNone:
-	default:
-		return 0, nil, aerr(400, "InvalidParameter", "The value of parameter properties.networkProfile.networkPlugin '%s' is invalid (azure, kubenet or none).", *np.NetworkPlugin).at("properties.networkProfile.networkPlugin")
-	}
-	if old != nil && string(*np.NetworkPlugin) != old.Network.Plugin {
-		return 0, nil, aerr(400, "PropertyChangeNotAllowed", "Changing property 'properties.networkProfile.networkPlugin' is not allowed.").at("properties.networkProfile.networkPlugin")
-	}
-	if np.PodCidr == nil && *np.NetworkPlugin != acs.NetworkPluginNone {
-		np.PodCidr = to.Ptr("10.244.0.0/16")
-	}
-	if np.ServiceCidr == nil {
-		np.ServiceCidr, np.DNSServiceIP = to.Ptr("10.0.0.0/16"), to.Ptr("10.0.0.10")
-	}
-	if np.LoadBalancerSKU == nil {
-		np.LoadBalancerSKU = to.Ptr(acs.LoadBalancerSKUStandard)
-	}
-	if np.OutboundType == nil {
-		np.OutboundType = to.Ptr(acs.OutboundTypeLoadBalancer)
+	np, e := clusterNetworkProfile(p, old)
+	if e != nil {
+		return 0, nil, e
 	}
 	sub := s.St.SubscriptionID
 	id := fmt.Sprintf("/subscriptions/%s/resourcegroups/%s/providers/Microsoft.ContainerService/managedClusters/%s", sub, rg, name)
 	mc := old
 	if mc == nil {
-		mc = &managedCluster{Group: g.Name}
-		prefix := str(p.DNSPrefix)
-		if prefix == "" {
-			prefix = fmt.Sprintf("%.10s-%.10s-%.6s", name, rg, sub)
-		}
-		nodeRG := str(p.NodeResourceGroup)
-		if nodeRG == "" {
-			nodeRG = fmt.Sprintf("MC_%s_%s_%s", rg, name, reg.Name)
-		}
-		mc.DNSPrefix, mc.NodeResourceGroup = prefix, nodeRG
-		mc.FQDN = fmt.Sprintf("%s-%s.hcp.%s.azmk8s.io", prefix, newUUID()[:8], reg.Name)
-		mc.EnableRBAC, mc.MaxAgentPools, mc.ResourceUID = true, 100, newUUID()
-		if p.EnableRBAC != nil {
-			mc.EnableRBAC = *p.EnableRBAC
-		}
-		s.St.Groups[strings.ToLower(nodeRG)] = &group{Name: nodeRG, Location: reg.Name, ManagedBy: id, State: "Succeeded",
-			Tags: map[string]string{"aks-managed-cluster-name": name, "aks-managed-cluster-rg": rg}}
-		s.St.Clusters[key] = mc
+		mc = s.newCluster(g, p, rg, name, id, reg.Name)
 	}
 	mc.ID, mc.Name, mc.Location = id, name, reg.Name
 	mc.Tags = tagsState(in.Tags)
@@ -405,6 +305,134 @@ func (s *Server) putCluster(c *call) (int, any, *armError) {
 	mc.Gen++
 	s.Log.Infof("azure emulator: managed cluster %s/%s %s (version %s, %d agent pools)", rg, name, strings.ToLower(state), patch, len(pools))
 	return status, mc.wire(), nil
+}
+
+// newCluster records a new managed cluster of resource group g (named rg in the request) and its
+// node resource group, with the names and defaults AKS gives them.
+func (s *Server) newCluster(g *group, p *acs.ManagedClusterProperties, rg, name, id, region string) *managedCluster {
+	sub := s.St.SubscriptionID
+	mc := &managedCluster{Group: g.Name}
+	prefix := str(p.DNSPrefix)
+	if prefix == "" {
+		prefix = fmt.Sprintf("%.10s-%.10s-%.6s", name, rg, sub)
+	}
+	nodeRG := str(p.NodeResourceGroup)
+	if nodeRG == "" {
+		nodeRG = fmt.Sprintf("MC_%s_%s_%s", rg, name, region)
+	}
+	mc.DNSPrefix, mc.NodeResourceGroup = prefix, nodeRG
+	mc.FQDN = fmt.Sprintf("%s-%s.hcp.%s.azmk8s.io", prefix, newUUID()[:8], region)
+	mc.EnableRBAC, mc.MaxAgentPools, mc.ResourceUID = true, 100, newUUID()
+	if p.EnableRBAC != nil {
+		mc.EnableRBAC = *p.EnableRBAC
+	}
+	s.St.Groups[strings.ToLower(nodeRG)] = &group{Name: nodeRG, Location: region, ManagedBy: id, State: "Succeeded",
+		Tags: map[string]string{"aks-managed-cluster-name": name, "aks-managed-cluster-rg": rg}}
+	s.St.Clusters[clusterKey(rg, name)] = mc
+	return mc
+}
+
+// clusterPools is the agent pools a PUT of a managed cluster leaves (old: the cluster before it, nil
+// for a new one): those given are created or updated; on an update, the others stay as they are,
+// and an upgrade of the control plane takes the pools not named along.
+func clusterPools(p *acs.ManagedClusterProperties, old *managedCluster, upgrade bool, version, patch, region string) ([]*aksPool, *armError) {
+	var pools []*aksPool
+	if old != nil {
+		for _, op := range old.Pools {
+			pools = append(pools, clonePool(op))
+		}
+	}
+	if old == nil && len(p.AgentPoolProfiles) == 0 {
+		return nil, aerr(400, "InvalidParameter", "The value of parameter properties.agentPoolProfiles is invalid: must define at least one system pool.").at("properties.agentPoolProfiles")
+	}
+	// A new cluster whose pools name no mode (api-versions before 2020-03-01 have no mode, and it
+	// is optional since) gets its first pool as the system pool, as AKS does.
+	if old == nil && p.AgentPoolProfiles[0] != nil && !slices.ContainsFunc(p.AgentPoolProfiles, func(x *acs.ManagedClusterAgentPoolProfile) bool { return x != nil && x.Mode != nil }) {
+		p.AgentPoolProfiles[0].Mode = to.Ptr(acs.AgentPoolModeSystem)
+	}
+	seen := map[string]bool{}
+	for i, np := range p.AgentPoolProfiles {
+		path := fmt.Sprintf("properties.agentPoolProfiles[%d]", i)
+		if np == nil {
+			return nil, aerr(400, "InvalidParameter", "%s is null", path)
+		}
+		if seen[str(np.Name)] {
+			return nil, aerr(400, "InvalidParameter", "The value of parameter %s.name is invalid: agent pool '%s' is given twice.", path, str(np.Name)).at(path + ".name")
+		}
+		seen[str(np.Name)] = true
+		idx := slices.IndexFunc(pools, func(x *aksPool) bool { return x.Name == str(np.Name) })
+		var prev *aksPool
+		if idx >= 0 {
+			prev = pools[idx]
+		}
+		np = clone(np)
+		if upgrade && (np.OrchestratorVersion == nil || (prev != nil && str(np.OrchestratorVersion) == prev.OrchestratorVersion)) {
+			np.OrchestratorVersion = &version
+		}
+		if e := checkPool(np, path, region, version, prev); e != nil {
+			return nil, e
+		}
+		pl := poolState(np)
+		pl.ProvisioningState = "Creating"
+		if prev != nil {
+			pl.ProvisioningState = "Updating"
+		}
+		if idx >= 0 {
+			pools[idx] = pl
+		} else {
+			pools = append(pools, pl)
+		}
+	}
+	if upgrade {
+		// An upgrade of the control plane takes the pools not named along.
+		for _, pl := range pools {
+			if !seen[pl.Name] {
+				pl.OrchestratorVersion, pl.CurrentVersion = version, patch
+				pl.ProvisioningState = "Upgrading"
+			}
+		}
+	}
+	if !slices.ContainsFunc(pools, func(x *aksPool) bool { return x.Mode == string(acs.AgentPoolModeSystem) }) {
+		return nil, aerr(400, "InvalidParameter", "The value of parameter properties.agentPoolProfiles is invalid: must define at least one system pool.").at("properties.agentPoolProfiles")
+	}
+	return pools, nil
+}
+
+// clusterNetworkProfile is the network profile a PUT of a managed cluster gives it (old's when the
+// body has none), with AKS's defaults; the network plugin cannot change.
+func clusterNetworkProfile(p *acs.ManagedClusterProperties, old *managedCluster) (*acs.NetworkProfile, *armError) {
+	np := p.NetworkProfile
+	if np == nil {
+		np = &acs.NetworkProfile{}
+		if old != nil {
+			np = networkWire(old.Network)
+		}
+	}
+	if np.NetworkPlugin == nil {
+		np.NetworkPlugin = to.Ptr(acs.NetworkPluginAzure)
+		np.NetworkPluginMode = to.Ptr(acs.NetworkPluginModeOverlay)
+	}
+	switch *np.NetworkPlugin {
+	case acs.NetworkPluginAzure, acs.NetworkPluginKubenet, acs.NetworkPluginNone:
+	default:
+		return nil, aerr(400, "InvalidParameter", "The value of parameter properties.networkProfile.networkPlugin '%s' is invalid (azure, kubenet or none).", *np.NetworkPlugin).at("properties.networkProfile.networkPlugin")
+	}
+	if old != nil && string(*np.NetworkPlugin) != old.Network.Plugin {
+		return nil, aerr(400, "PropertyChangeNotAllowed", "Changing property 'properties.networkProfile.networkPlugin' is not allowed.").at("properties.networkProfile.networkPlugin")
+	}
+	if np.PodCidr == nil && *np.NetworkPlugin != acs.NetworkPluginNone {
+		np.PodCidr = to.Ptr("10.244.0.0/16")
+	}
+	if np.ServiceCidr == nil {
+		np.ServiceCidr, np.DNSServiceIP = to.Ptr("10.0.0.0/16"), to.Ptr("10.0.0.10")
+	}
+	if np.LoadBalancerSKU == nil {
+		np.LoadBalancerSKU = to.Ptr(acs.LoadBalancerSKUStandard)
+	}
+	if np.OutboundType == nil {
+		np.OutboundType = to.Ptr(acs.OutboundTypeLoadBalancer)
+	}
+	return np, nil
 }
 
 // updateClusterTags is ManagedClusters_UpdateTags: the body's tags replace the cluster's, at once

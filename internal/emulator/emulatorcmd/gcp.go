@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/cluster/gke"
 	awsemu "github.com/nuv-dev/nuv/internal/emulator/aws"
 	"github.com/nuv-dev/nuv/internal/emulator/gcp"
 )
@@ -77,7 +76,7 @@ func gcpEnv(ctx context.Context, w io.Writer, home string) error {
 		return err
 	}
 	fmt.Fprintf(w, "export %s=%s/\nexport %s=%s/\nexport GOOGLE_APPLICATION_CREDENTIALS=%s\nexport CLOUDSDK_CORE_PROJECT=%s\n",
-		gke.EndpointEnv, p.URL(), pricing.GCPEndpointEnv, p.URL(), filepath.Join(p.Dir, gcp.CredentialsFileName), project)
+		gcp.ContainerEndpointEnv, p.URL(), pricing.GCPEndpointEnv, p.URL(), filepath.Join(p.Dir, gcp.CredentialsFileName), project)
 	return printAdminToken(w, "gcp", p.Dir)
 }
 

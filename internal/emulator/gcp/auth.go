@@ -28,6 +28,10 @@ import (
 // TokenPath is the emulator's OAuth 2.0 token endpoint.
 const TokenPath = "/token"
 
+// ContainerEndpointEnv is the variable that points gcloud and nuv's GKE provider at the
+// emulator's GKE API: http://127.0.0.1:PORT/ (`nuv emulator env gcp` prints it).
+const ContainerEndpointEnv = "CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER"
+
 // CredentialsFileName is the service account key file the emulator writes in its directory.
 const CredentialsFileName = "application_default_credentials.json"
 

@@ -36,8 +36,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
+	"github.com/nuv-dev/nuv/internal/companion"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
@@ -201,7 +201,7 @@ func fromCache(root, ref, key string, start time.Time, log cli.Logger) (Result, 
 
 // CacheDir is where the images are kept.
 func CacheDir(getenv func(string) string) string {
-	return filepath.Join(local.CacheDir(getenv), "debimage")
+	return filepath.Join(companion.CacheDir(getenv), "debimage")
 }
 
 // Build makes the image of s, or finds it in the cache.

@@ -84,7 +84,13 @@ func (w *world) nuv(args ...string) (string, string, int) {
 	return out.String(), errb.String(), cli.ExitCode(err)
 }
 
-// start creates local clusters of the given flavors in parallel, all writing into w's clusters/.
+// sharedFlavors are the flavors more than one test here runs on: those tests share one cluster of
+// each (localtest.Shared; they only read the cluster, or write in a namespace of their own). A flavor
+// only one test uses gets a cluster of that test's own, deleted when it ends.
+var sharedFlavors = map[string]bool{"": true, "eks": true}
+
+// start gets local clusters of the given flavors (in parallel), each with its kubeconfig in w's
+// clusters/.
 func (w *world) start(flavors ...string) map[string]*localtest.Cluster {
 	w.t.Helper()
 	home := filepath.Join(w.home, "clusters-home")
@@ -95,7 +101,12 @@ func (w *world) start(flavors ...string) map[string]*localtest.Cluster {
 		wg.Add(1)
 		go func(fl string) {
 			defer wg.Done()
-			c := localtest.Start(w.t, localtest.Options{Flavor: fl, Project: w.project, Home: home})
+			var c *localtest.Cluster
+			if sharedFlavors[fl] {
+				c = localtest.Shared(w.t, localtest.Options{Flavor: fl, Project: w.project})
+			} else {
+				c = localtest.Start(w.t, localtest.Options{Flavor: fl, Project: w.project, Home: home})
+			}
 			mu.Lock()
 			out[fl] = c
 			mu.Unlock()
@@ -289,25 +300,22 @@ func TestIntegrationWatch(t *testing.T) {
 
 	cs := kubernetes.NewForConfigOrDie(c.Config)
 	bg := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "watched"}}
-	if _, err := cs.CoreV1().Namespaces().Create(bg, ns, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "watched"},
+	watched := c.Namespace(t) // the cluster is shared: the test's objects are in a namespace of its own
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: watched},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
-	if _, err := cs.CoreV1().Services("watched").Create(bg, svc, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Services(watched).Create(bg, svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p1", Namespace: "watched"},
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p1", Namespace: watched},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.invalid/x"}}}}
-	if _, err := cs.CoreV1().Pods("watched").Create(bg, pod, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Pods(watched).Create(bg, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	wantLines := []string{
 		"ADDED    node " + c.Name,
-		"ADDED    service watched/web ClusterIP",
-		"ADDED    pod watched/p1",
-		"MODIFIED pod watched/p1 Running 1/1",
+		"ADDED    service " + watched + "/web ClusterIP",
+		"ADDED    pod " + watched + "/p1",
+		"MODIFIED pod " + watched + "/p1 Running 1/1",
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -329,14 +337,14 @@ func TestIntegrationWatch(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if err := cs.CoreV1().Pods("watched").Delete(bg, "p1", metav1.DeleteOptions{}); err != nil {
+	if err := cs.CoreV1().Pods(watched).Delete(bg, "p1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		mu.Lock()
 		got := buf.String()
 		mu.Unlock()
-		if strings.Contains(got, "DELETED  pod watched/p1") {
+		if strings.Contains(got, "DELETED  pod "+watched+"/p1") {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -360,7 +368,7 @@ func TestIntegrationWatch(t *testing.T) {
 	if err := watch.Run(lctx, cfg, watch.Options{Out: &live, Live: true, Title: c.Name}); err != nil {
 		t.Fatalf("live watch: %v", err)
 	}
-	for _, s := range []string{"\x1b[H\x1b[2J", "nuv kube watch " + c.Name, "NODES (1)", c.Name + "-node-1", "SERVICES (2)", "watched", "kubernetes"} {
+	for _, s := range []string{"\x1b[H\x1b[2J", "nuv kube watch " + c.Name, "NODES (1)", c.Name + "-node-1", "SERVICES (2)", watched, "kubernetes"} {
 		if !strings.Contains(live.String(), s) {
 			t.Errorf("live view lacks %q:\n%s", s, live.String())
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/nuv-dev/nuv/internal/app"
+	"github.com/nuv-dev/nuv/internal/cluster/localtest"
 	"github.com/nuv-dev/nuv/internal/kube"
 )
 
@@ -25,7 +26,7 @@ func TestMain(m *testing.M) {
 	if !strings.HasSuffix(filepath.Base(os.Args[0]), ".test") {
 		os.Exit(app.Main(context.Background(), os.Args))
 	}
-	os.Exit(m.Run())
+	os.Exit(localtest.Main(m)) // deletes the clusters the tests shared
 }
 
 // Two `nuv kube use` processes started at the same moment, many times over: the selection is

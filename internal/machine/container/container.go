@@ -7,7 +7,7 @@
 // running it again. The AWS emulator's instances and load balancers, and tests, are such machines.
 //
 // Only containers and networks this package made (labelled dev.nuv.machine) are listed, stopped
-// or removed; the runtime is the one kind clusters use (kind.DetectRuntime finds it).
+// or removed; the runtime is the one kind clusters use (containerrt.Detect finds it).
 //
 // The frequent questions (list and inspect containers and networks, and commands run without
 // standard input, such as the boot check polled every 300 ms) go to the daemon's Engine API over
@@ -61,7 +61,7 @@ const DefaultBootWait = 5 * time.Minute
 // ErrNotFound is wrapped by the errors about a machine or network that does not exist.
 var ErrNotFound = errors.New("not found")
 
-// Runtime is the container runtime machines run in: kind.DetectRuntime's Name and Path.
+// Runtime is the container runtime machines run in: containerrt.Detect's Name and Path.
 type Runtime struct {
 	// Name is docker (the only runtime whose flags this package uses).
 	Name string

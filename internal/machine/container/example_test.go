@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/machine"
 	"github.com/nuv-dev/nuv/internal/machine/container"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 	"github.com/nuv-dev/nuv/internal/machine/userdata"
 )
 
@@ -15,7 +15,7 @@ import (
 // emulator's instances and a self-managed cluster's bootstrap take.
 func ExampleManager_Run() {
 	ctx := context.Background()
-	rt, err := kind.DetectRuntime(ctx, os.Getenv) // the runtime kind clusters use (DOCKER_HOST)
+	rt, err := containerrt.Detect(ctx, os.Getenv) // the runtime kind clusters use (DOCKER_HOST)
 	if err != nil {
 		fmt.Println(err)
 		return

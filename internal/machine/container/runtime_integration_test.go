@@ -6,16 +6,16 @@ import (
 	"testing"
 
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
 	"github.com/nuv-dev/nuv/internal/machine/container"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 )
 
 // testRuntime is the container runtime kind clusters use (the test daemon's, through DOCKER_HOST);
 // the test fails when there is none.
 func testRuntime(ctx context.Context, t *testing.T) container.Runtime {
 	t.Helper()
-	krt, err := kind.DetectRuntime(ctx, os.Getenv)
+	krt, err := containerrt.Detect(ctx, os.Getenv)
 	if err != nil {
 		t.Fatalf("%v (start the test daemon with `bash hack/dockerd.sh start` and `eval \"$(bash hack/dockerd.sh env)\"`)", err)
 	}

@@ -5,12 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"github.com/nuv-dev/nuv/internal/golden"
 	"path/filepath"
 	"testing"
 
+	"github.com/nuv-dev/nuv/internal/golden"
+	"github.com/nuv-dev/nuv/internal/registry/relayctl"
+
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/cluster/kind"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -20,7 +21,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 func TestStatusForms(t *testing.T) {
 	running := Status{Running: true, Host: "localhost:5001", Addr: "127.0.0.1:5001", PID: 4242, Storage: "/home/dev/.nuv/registry",
 		Socket: "/home/dev/.nuv/registry/registry.sock",
-		Relay:  &kind.Relay{Name: "nuv-registry-relay-1a2b3c", Running: true, Runtime: "docker", Networks: []string{"kind"}}}
+		Relay:  &relayctl.Relay{Name: "nuv-registry-relay-1a2b3c", Running: true, Runtime: "docker", Networks: []string{"kind"}}}
 	stopped := Status{}
 	for _, format := range cli.ListFormats {
 		for name, st := range map[string]Status{"running": running, "stopped": stopped} {

@@ -8,9 +8,9 @@ import (
 	"io"
 
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/internal/registry"
+	"github.com/nuv-dev/nuv/internal/registry/relayctl"
 )
 
 // NewCommand returns `nuv registry`.
@@ -58,12 +58,12 @@ func runUp(ctx context.Context, env *cli.Env, args []string) error {
 	if started {
 		env.Log.Infof("registry started (pid %d, storage %s)", s.PID, s.Dir)
 	}
-	relay, err := kind.StartRelay(ctx, env.Getenv, home)
+	relay, err := relayctl.Start(ctx, env.Getenv, home)
 	if err != nil {
 		return err
 	}
 	if relay {
-		env.Log.Infof("registry relay %s started (kind clusters pull through it)", kind.RelayName(registry.Dir(home)))
+		env.Log.Infof("registry relay %s started (kind clusters pull through it)", relayctl.Name(registry.Dir(home)))
 	}
 	fmt.Fprintln(env.Out, s.Host())
 	return nil
@@ -87,12 +87,12 @@ func runDown(ctx context.Context, env *cli.Env, args []string) error {
 		env.Log.Infof("registry was not running")
 	}
 	// the relay kind clusters reach it by (an apply of such a cluster starts both again)
-	relay, err := kind.StopRelay(ctx, env.Getenv, home)
+	relay, err := relayctl.Stop(ctx, env.Getenv, home)
 	if err != nil {
 		return err
 	}
 	if relay {
-		env.Log.Infof("registry relay %s stopped (kind clusters cannot pull from the registry until `nuv registry up` or an apply)", kind.RelayName(registry.Dir(home)))
+		env.Log.Infof("registry relay %s stopped (kind clusters cannot pull from the registry until `nuv registry up` or an apply)", relayctl.Name(registry.Dir(home)))
 	}
 	return nil
 }
@@ -119,7 +119,7 @@ func runStatus(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	relay, err := kind.RelayOf(ctx, env.Getenv, home)
+	relay, err := relayctl.Of(ctx, env.Getenv, home)
 	if err != nil {
 		return err
 	}
@@ -140,12 +140,12 @@ func runStatus(ctx context.Context, env *cli.Env, args []string) error {
 type Status struct {
 	Running bool `json:"running"`
 	// Host is how clients name it (localhost:PORT); Addr where it listens (127.0.0.1:PORT).
-	Host    string      `json:"host,omitempty"`
-	Addr    string      `json:"addr,omitempty"`
-	PID     int         `json:"pid,omitempty"`
-	Storage string      `json:"storage,omitempty"`
-	Socket  string      `json:"socket,omitempty"`
-	Relay   *kind.Relay `json:"relay,omitempty"`
+	Host    string          `json:"host,omitempty"`
+	Addr    string          `json:"addr,omitempty"`
+	PID     int             `json:"pid,omitempty"`
+	Storage string          `json:"storage,omitempty"`
+	Socket  string          `json:"socket,omitempty"`
+	Relay   *relayctl.Relay `json:"relay,omitempty"`
 }
 
 // writeStatus prints st in the format of o: the status lines (wide: with the unix socket), or the

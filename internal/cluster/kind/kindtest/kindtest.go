@@ -37,6 +37,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/image/publish"
+	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
@@ -230,7 +231,7 @@ func Provider(t testing.TB, home, project string, log cli.Logger) *kind.Provider
 func Cluster(t testing.TB, home, project, name string, log cli.Logger) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := kind.DetectRuntime(ctx, os.Getenv); err != nil {
+	if _, err := containerrt.Detect(ctx, os.Getenv); err != nil {
 		t.Fatalf("%v\n(hack/test.sh starts nuv's own dockerd: `eval \"$(hack/dockerd.sh env)\"`)", err)
 	}
 	store, err := state.Open("", home, "")

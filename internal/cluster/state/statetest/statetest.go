@@ -28,6 +28,13 @@ type Backend struct {
 
 // Run runs the suite.
 func Run(t *testing.T, b Backend) {
+	runRecords(t, b)
+	runLocks(t, b)
+	runUnlocks(t, b)
+}
+
+// runRecords: records round-trip, stale writes are refused, corrupt records are reported and kept.
+func runRecords(t *testing.T, b Backend) {
 	ctx := context.Background()
 	t.Run("round trip", func(t *testing.T) {
 		s := b.New(t)
@@ -122,6 +129,11 @@ func Run(t *testing.T, b Backend) {
 			t.Fatalf("List should report the corrupt record: %v", errs)
 		}
 	})
+}
+
+// runLocks: locks exclude each other and name their holder; a gone holder's lock is taken over.
+func runLocks(t *testing.T, b Backend) {
+	ctx := context.Background()
 	t.Run("locks exclude and name the holder", func(t *testing.T) {
 		s := b.New(t)
 		me := state.Me("nuv cluster apply -f a.yaml")
@@ -199,6 +211,11 @@ func Run(t *testing.T, b Backend) {
 			t.Fatalf("a holder on another machine must not be taken over: %v", err)
 		}
 	})
+}
+
+// runUnlocks: an unlock releases only its own lock; exactly one contender takes over a dead holder.
+func runUnlocks(t *testing.T, b Backend) {
+	ctx := context.Background()
 	t.Run("an unlock releases only its own lock", func(t *testing.T) {
 		s := b.New(t)
 		dead := state.Me("nuv cluster apply (killed)")
