@@ -200,6 +200,7 @@ func TestIntegrationMachinesHAProxy(t *testing.T) {
 	t2 := time.Now()
 	out, errs, code = w.nuv(nil, "cluster", "apply", "--yes", "-f", f)
 	if code != 0 {
+		w.describeMachines(t, docker, "ext")
 		t.Fatalf("apply after the kills: exit %d\n%s%s", code, out, errs)
 	}
 	resumed := time.Since(t2)
@@ -545,6 +546,19 @@ func (w *world) machines(t *testing.T, name string) map[string][]aMachine {
 		}
 	}
 	return got
+}
+
+// describeMachines logs what a failure needs to be understood from the machines' side: each
+// instance as the emulator sees it, its container's state and addresses, and its processes.
+func (w *world) describeMachines(t *testing.T, docker, name string) {
+	t.Helper()
+	for key, ms := range w.machines(t, name) {
+		for _, m := range ms {
+			insp, _ := exec.Command(docker, "inspect", "-f", "{{.State.Status}} started {{.State.StartedAt}} restarts {{.RestartCount}} networks {{range $k, $v := .NetworkSettings.Networks}}{{$k}}={{$v.IPAddress}} {{end}}", m.id).CombinedOutput()
+			inside, _ := exec.Command(docker, "exec", m.id, "sh", "-c", "ip -br addr; ip route; ps -eo pid,etime,comm | grep -Ev 'ps|sh|grep' | tail -n 25").CombinedOutput()
+			t.Logf("%s %s (%s, %s, %s): %s%s", key, m.id, m.role, m.state, m.ip, insp, inside)
+		}
+	}
 }
 
 // awsCLIMachines is machines through the real aws CLI (`aws ec2 describe-instances`) pointed at
