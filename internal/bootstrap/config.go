@@ -105,6 +105,16 @@ type (
 		LocalAPIEndpoint apiEndpoint      `json:"localAPIEndpoint"`
 		NodeRegistration nodeRegistration `json:"nodeRegistration"`
 		SkipPhases       []string         `json:"skipPhases,omitempty"`
+		Timeouts         *kubeadmTimeouts `json:"timeouts,omitempty"`
+	}
+	// kubeadmTimeouts are how long kubeadm waits for each thing (v1beta4's timeouts).
+	kubeadmTimeouts struct {
+		ControlPlaneComponentHealthCheck string `json:"controlPlaneComponentHealthCheck"`
+		KubeletHealthCheck               string `json:"kubeletHealthCheck"`
+		KubernetesAPICall                string `json:"kubernetesAPICall"`
+		EtcdAPICall                      string `json:"etcdAPICall"`
+		TLSBootstrap                     string `json:"tlsBootstrap"`
+		Discovery                        string `json:"discovery"`
 	}
 	joinConfiguration struct {
 		typeMeta
@@ -121,6 +131,7 @@ type (
 		} `json:"discovery"`
 		NodeRegistration nodeRegistration `json:"nodeRegistration"`
 		SkipPhases       []string         `json:"skipPhases,omitempty"`
+		Timeouts         *kubeadmTimeouts `json:"timeouts,omitempty"`
 	}
 	kubeletConfiguration struct {
 		typeMeta
@@ -253,6 +264,17 @@ func (c *Cluster) kubeProxyConfig() kubeProxyConfiguration {
 	return p
 }
 
+// timeouts are kubeadm's waits on nuv's machines, twice its defaults (4m for the control plane's
+// and the kubelet's health, 1m an API call, 2m an etcd call, 5m the TLS bootstrap and the
+// discovery): a machine's first minutes are its busiest (images unpacked, every static pod
+// starting at once), and on a loaded host (a CI runner, the emulator's machines sharing two
+// cores) the defaults are met by a control plane that would have come up, and the step fails
+// with a cluster half made. nuv's own wait for a kubeadm left running (kubeadmWait) is longer.
+func timeouts() *kubeadmTimeouts {
+	return &kubeadmTimeouts{ControlPlaneComponentHealthCheck: "8m0s", KubeletHealthCheck: "8m0s", KubernetesAPICall: "2m0s",
+		EtcdAPICall: "4m0s", TLSBootstrap: "10m0s", Discovery: "10m0s"}
+}
+
 // InitConfig is the kubeadm configuration of `kubeadm init` on the first control plane m.
 func (c *Cluster) InitConfig(m Machine, s Secrets) ([]byte, error) {
 	cc, err := c.clusterConfig()
@@ -266,6 +288,7 @@ func (c *Cluster) InitConfig(m Machine, s Secrets) ([]byte, error) {
 		LocalAPIEndpoint: apiEndpoint{AdvertiseAddress: m.Address(), BindPort: APIServerPort},
 		NodeRegistration: nodeRegistration{Name: m.Name(), CRISocket: CRISocket, KubeletExtraArgs: c.kubeletArgs(m)},
 		SkipPhases:       skipPreflight,
+		Timeouts:         timeouts(),
 	}
 	return marshalDocs(ic, cc, c.kubeletConfig(), c.kubeProxyConfig())
 }
@@ -291,7 +314,7 @@ func (c *Cluster) JoinConfig(m Machine, controlPlane bool, s Secrets) ([]byte, e
 	}
 	jc := joinConfiguration{typeMeta: typeMeta{kubeadmAPI, "JoinConfiguration"},
 		NodeRegistration: nodeRegistration{Name: m.Name(), CRISocket: CRISocket, KubeletExtraArgs: c.kubeletArgs(m)},
-		SkipPhases:       skipPreflight}
+		SkipPhases:       skipPreflight, Timeouts: timeouts()}
 	jc.Discovery.BootstrapToken.APIServerEndpoint = c.Endpoint
 	jc.Discovery.BootstrapToken.Token = s.Token
 	jc.Discovery.BootstrapToken.CACertHashes = []string{s.CACertHash}

@@ -25,8 +25,9 @@ const (
 	stateDone    = "done"    // it completed (the marker)
 )
 
-// kubeadmWait bounds the wait for a kubeadm still running on a machine (seconds).
-const kubeadmWait = 600
+// kubeadmWait bounds the wait for a kubeadm still running on a machine (seconds): longer than
+// kubeadm's own longest wait (timeouts).
+const kubeadmWait = 900
 
 // KubeadmLog is the file on a machine that keeps what nuv's kubeadm commands print (0600). kubeadm
 // writes there, never to nuv's connection: a kubeadm that outlives a killed apply would otherwise

@@ -71,6 +71,7 @@ type Provider struct {
 	conns    map[string]*machine.SSH      // SSH connections to machines, by instance id
 	ids      map[string]map[string]string // cluster -> resource key -> id, from Observe and creates
 	rolls    []RollReport                 // machines rolled (machines_roll.go)
+	launches map[string]*launch           // machines launched, not seen running yet (machines_launch.go)
 }
 
 // remember records a resource's id for the changes that refer to it.
@@ -339,7 +340,7 @@ func (p *Provider) progress(what string) *progress {
 
 // doneStatuses end a wait; a wait that finds one at its first look prints nothing (the resource
 // was ready already).
-var doneStatuses = map[string]bool{"ACTIVE": true, "available": true, "Successful": true, "deleted": true}
+var doneStatuses = map[string]bool{"ACTIVE": true, "available": true, "Successful": true, "deleted": true, "running": true}
 
 func (g *progress) status(s string) {
 	first := !g.Started()

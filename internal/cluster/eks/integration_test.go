@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/clustertest"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
@@ -54,6 +56,24 @@ type world struct {
 	iam     *iam.Client
 }
 
+// syncBuffer is a bytes.Buffer several goroutines write.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
 func newWorld(t *testing.T) *world { t.Helper(); return newWorldIn(t, "") }
 
 // newWorldIn is newWorld with an emulator serving region ("": the emulator's default).
@@ -61,10 +81,18 @@ func newWorldIn(t *testing.T, region string) *world {
 	t.Helper()
 	home, project := t.TempDir(), t.TempDir()
 	dir := filepath.Join(home, "emulator")
-	s, err := emulator.New(emulator.Options{Dir: dir, Delay: 300 * time.Millisecond, Region: region})
+	// The emulator's log (what it launched, when machines ran, what failed) is shown when the
+	// test fails: the machines' side of a failure is otherwise lost with the test's directories.
+	elog := &syncBuffer{}
+	s, err := emulator.New(emulator.Options{Dir: dir, Delay: 300 * time.Millisecond, Region: region, Log: cli.NewLogger(elog, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the emulator's log:\n%s", elog.String())
+		}
+	})
 	addr := clustertest.Serve(t, func(ctx context.Context, ln net.Listener) error { return emulator.Serve(ctx, ln, s) })
 	t.Cleanup(func() {
 		// Control planes an unfinished test left behind (before the emulator stops).

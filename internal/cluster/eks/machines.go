@@ -297,39 +297,69 @@ type machinesResolved struct {
 }
 
 // machinesDesired lists the resources of a self-managed cluster (a pure function: the plan golden
-// tests it).
+// tests it): the network, the security groups and key pair, the machines, the API's endpoint and
+// the bootstrap, in that order.
 func machinesDesired(c *spec.Cluster, r *machinesResolved) []cluster.Resource {
 	name := c.Metadata.Name
-	sec := r.sec
-	var out []cluster.Resource
-	add := func(res cluster.Resource) { out = append(out, res) }
-	n := networkDesired(c, r.subnets, r.zones, sec.NAT)
-	out = append(out, n.resources...)
+	n := networkDesired(c, r.subnets, r.zones, r.sec.NAT)
+	d := &machinesBuild{c: c, r: r, n: n, kp: key(kindKeyPair, "nuv-"+name)}
+	d.out = append(d.out, n.resources...)
+	d.out = append(d.out, securityGroupsDesired(c, r.sec, n)...)
+	d.add(cluster.Resource{Kind: kindKeyPair, Name: "nuv-" + name, Fields: map[string]string{"algorithm": "ed25519"}})
+	d.machines()
+	endpoint := d.endpoint()
+	d.out = append(d.out, d.checks...)
+	d.bootstrap(endpoint)
+	return d.out
+}
 
-	sg := func(role string) string { return key(kindSG, role) }
+// machinesBuild is machinesDesired's work in progress.
+type machinesBuild struct {
+	c   *spec.Cluster
+	r   *machinesResolved
+	n   network
+	kp  string // the key pair's key
+	out []cluster.Resource
+	// checks are the source/destination checks of the machines that carry pods: they wait for
+	// their machines to run, so they come after every launch.
+	checks           []cluster.Resource
+	cpKeys, etcdKeys []string
+	workers          []planWorker
+}
+
+// planWorker is a worker machine's instance key and its node group.
+type planWorker struct{ key, group string }
+
+func (d *machinesBuild) add(res cluster.Resource) { d.out = append(d.out, res) }
+
+func sgKey(role string) string { return key(kindSG, role) }
+
+// securityGroupsDesired are a self-managed cluster's security groups, one per role, with one
+// ingress rule per port range and source, as AWS lists them.
+func securityGroupsDesired(c *spec.Cluster, sec Machines, n network) []cluster.Resource {
 	vpcCIDR := orDefault(c.Spec.Networking.VPCCIDR, DefaultVPCCIDR)
 	api := strings.Join(sec.APIAccessCIDRs, " ")
 	rules := map[string][]string{
 		"control-plane": {
 			rule(portAPI, portAPI, api),
-			rule(portKubelet, portKubelet, sg("control-plane")),
-			rule(portController, portController, sg("control-plane")),
-			rule(portScheduler, portScheduler, sg("control-plane")),
+			rule(portKubelet, portKubelet, sgKey("control-plane")),
+			rule(portController, portController, sgKey("control-plane")),
+			rule(portScheduler, portScheduler, sgKey("control-plane")),
 		},
 		"workers": {
-			rule(portKubelet, portKubelet, sg("control-plane")),
+			rule(portKubelet, portKubelet, sgKey("control-plane")),
 			rule(portKubeProxy, portKubeProxy, vpcCIDR),
 			rule(30000, 32767, api),
 		},
 		"machines": {
 			rule(22, 22, strings.Join(sec.SSH.CIDRs, " ")),
-			"all:" + sg("machines"),
+			"all:" + sgKey("machines"),
 		},
 	}
 	if sec.Etcd.Placement == EtcdStacked {
-		rules["control-plane"] = append(rules["control-plane"], rule(2379, 2380, sg("control-plane")))
+		rules["control-plane"] = append(rules["control-plane"], rule(2379, 2380, sgKey("control-plane")))
 	} else {
-		rules["etcd"] = []string{rule(2379, 2379, sg("control-plane")), rule(2380, 2380, sg("etcd"))}
+		rules["etcd"] = []string{rule(2379, 2379, sgKey("control-plane")), rule(2380, 2380, sgKey("etcd"))}
 	}
 	if sec.LoadBalancer.Type == LBNetwork {
 		// An NLB keeps the client's address: the API's rule above lets clients in; its health
@@ -338,8 +368,8 @@ func machinesDesired(c *spec.Cluster, r *machinesResolved) []cluster.Resource {
 	} else {
 		rules["lb"] = []string{rule(portAPI, portAPI, api)}
 	}
+	var out []cluster.Resource
 	for _, role := range slices.Sorted(maps.Keys(rules)) {
-		// One rule per port range and source, as AWS lists them.
 		var rs []string
 		for _, r := range rules[role] {
 			head := r[:strings.LastIndex(r, ":")+1]
@@ -352,123 +382,129 @@ func machinesDesired(c *spec.Cluster, r *machinesResolved) []cluster.Resource {
 		var deps []string
 		for _, r := range rs {
 			for _, src := range ruleSources(r) {
-				if strings.HasPrefix(src, kindSG+"/") && src != sg(role) {
+				if strings.HasPrefix(src, kindSG+"/") && src != sgKey(role) {
 					deps = append(deps, src)
 				}
 			}
 		}
 		slices.Sort(deps)
-		add(cluster.Resource{Kind: kindSG, Name: role, Fields: map[string]string{"vpc": n.vpc, "ingress": strings.Join(rs, ",")},
+		out = append(out, cluster.Resource{Kind: kindSG, Name: role, Fields: map[string]string{"vpc": n.vpc, "ingress": strings.Join(rs, ",")},
 			Replace: []string{"vpc"}, DependsOn: append([]string{n.vpc}, slices.Compact(deps)...)})
 	}
-	kp := key(kindKeyPair, "nuv-"+name)
-	add(cluster.Resource{Kind: kindKeyPair, Name: "nuv-" + name, Fields: map[string]string{"algorithm": "ed25519"}})
+	return out
+}
 
-	// The machines, spread over the zones' private subnets in turn (the load balancer's in the
-	// public ones).
-	instance := func(role, iname, itype string, i int, public bool, groups ...string) string {
-		zone := r.zones[i%len(r.zones)]
-		subnet := key(kindSubnet, "private-"+zone)
-		if public {
-			subnet = key(kindSubnet, "public-"+zone)
-		}
-		sgs := []string{sg("machines")}
-		for _, g := range groups {
-			sgs = append(sgs, sg(g))
-		}
-		slices.Sort(sgs)
-		deps := append([]string{subnet, kp}, sgs...)
-		deps = append(deps, n.routes...)
-		add(cluster.Resource{Kind: kindInstance, Name: iname, Fields: map[string]string{
-			"role": role, "instanceType": itype, "subnet": subnet, "image": r.image, "keyPair": kp,
-			"securityGroups": strings.Join(sgs, ","),
-		}, Replace: []string{"instanceType", "subnet", "image", "role"}, DependsOn: deps})
-		if carriesPods(role) {
-			check, _ := podNetDesired(key(kindInstance, iname), "", nil)
-			add(check)
-		}
-		return key(kindInstance, iname)
+// instance adds the instance of a machine, in the private subnet of the i-th zone in turn (the
+// public one for a public machine), and returns its key. The machines boot at the same time
+// (machines_launch.go): what waits for a machine to run comes after every launch.
+func (d *machinesBuild) instance(role, iname, itype string, i int, public bool, groups ...string) string {
+	zone := d.r.zones[i%len(d.r.zones)]
+	subnet := key(kindSubnet, "private-"+zone)
+	if public {
+		subnet = key(kindSubnet, "public-"+zone)
 	}
-	cps := max(c.Spec.ControlPlane.Count, 1)
-	var cpKeys, etcdKeys []string
-	for i := range cps {
-		cpKeys = append(cpKeys, instance(RoleControlPlane, fmt.Sprintf("control-plane-%d", i), sec.ControlPlane.InstanceType, i, false, "control-plane"))
+	sgs := []string{sgKey("machines")}
+	for _, g := range groups {
+		sgs = append(sgs, sgKey(g))
+	}
+	slices.Sort(sgs)
+	deps := append([]string{subnet, d.kp}, sgs...)
+	deps = append(deps, d.n.routes...)
+	d.add(cluster.Resource{Kind: kindInstance, Name: iname, Fields: map[string]string{
+		"role": role, "instanceType": itype, "subnet": subnet, "image": d.r.image, "keyPair": d.kp,
+		"securityGroups": strings.Join(sgs, ","),
+	}, Replace: []string{"instanceType", "subnet", "image", "role"}, DependsOn: deps})
+	if carriesPods(role) {
+		check, _ := podNetDesired(key(kindInstance, iname), "", nil)
+		d.checks = append(d.checks, check)
+	}
+	return key(kindInstance, iname)
+}
+
+// machines adds the control planes, the external etcd tier and the node groups' workers.
+func (d *machinesBuild) machines() {
+	sec := d.r.sec
+	for i := range max(d.c.Spec.ControlPlane.Count, 1) {
+		d.cpKeys = append(d.cpKeys, d.instance(RoleControlPlane, fmt.Sprintf("control-plane-%d", i), sec.ControlPlane.InstanceType, i, false, "control-plane"))
 	}
 	if sec.Etcd.Placement == EtcdExternal {
 		for i := range sec.Etcd.Count {
-			etcdKeys = append(etcdKeys, instance(RoleEtcd, fmt.Sprintf("etcd-%d", i), sec.Etcd.InstanceType, i, false, "etcd"))
+			d.etcdKeys = append(d.etcdKeys, d.instance(RoleEtcd, fmt.Sprintf("etcd-%d", i), sec.Etcd.InstanceType, i, false, "etcd"))
 		}
 	}
-	type worker struct{ key, group string }
-	var workers []worker
-	for _, g := range c.Spec.NodeGroups {
+	for _, g := range d.c.Spec.NodeGroups {
 		for i := range g.Size() {
-			k := instance(RoleWorker, fmt.Sprintf("%s-%d", g.Name, i), instanceTypeOf(g), i, false, "workers")
-			workers = append(workers, worker{k, g.Name})
+			k := d.instance(RoleWorker, fmt.Sprintf("%s-%d", g.Name, i), instanceTypeOf(g), i, false, "workers")
+			d.workers = append(d.workers, planWorker{k, g.Name})
 		}
 	}
+}
 
-	// The API's endpoint: the load balancer.
-	var endpoint []string
-	if sec.LoadBalancer.Type == LBNetwork {
-		lb := key(kindLoadBalancer, name)
-		add(cluster.Resource{Kind: kindLoadBalancer, Name: name, Fields: map[string]string{"type": "network", "scheme": "internet-facing",
-			"subnets": strings.Join(names(n.public), ",")}, Replace: []string{"type", "scheme"}, DependsOn: append([]string{n.routes[0]}, n.public...)})
-		tg := key(kindTargetGroup, name+"-api")
-		add(cluster.Resource{Kind: kindTargetGroup, Name: name + "-api", Fields: map[string]string{"protocol": "TCP", "port": strconv.Itoa(portAPI),
-			"vpc": n.vpc, "targets": strings.Join(names(cpKeys), ",")}, Replace: []string{"protocol", "port", "vpc"}, DependsOn: append([]string{n.vpc}, cpKeys...)})
-		add(cluster.Resource{Kind: kindListener, Name: "api", Fields: map[string]string{"protocol": "TCP", "port": strconv.Itoa(portAPI),
-			"loadBalancer": lb, "targetGroup": tg}, Replace: []string{"loadBalancer"}, DependsOn: []string{lb, tg}})
-		endpoint = []string{lb, key(kindListener, "api")}
-	} else {
-		lbm := instance(RoleLoadBalancer, "lb-0", sec.LoadBalancer.InstanceType, 0, true, "lb")
-		add(cluster.Resource{Kind: kindHAProxy, Name: "lb-0", Fields: map[string]string{"port": strconv.Itoa(portAPI), "backends": strings.Join(names(cpKeys), ",")},
-			DependsOn: append([]string{lbm}, cpKeys...)})
-		endpoint = []string{key(kindHAProxy, "lb-0")}
+// endpoint adds the API's endpoint, a network load balancer or an HAProxy machine, and returns
+// the keys of what makes it.
+func (d *machinesBuild) endpoint() []string {
+	name, sec, n := d.c.Metadata.Name, d.r.sec, d.n
+	if sec.LoadBalancer.Type != LBNetwork {
+		lbm := d.instance(RoleLoadBalancer, "lb-0", sec.LoadBalancer.InstanceType, 0, true, "lb")
+		d.add(cluster.Resource{Kind: kindHAProxy, Name: "lb-0", Fields: map[string]string{"port": strconv.Itoa(portAPI), "backends": strings.Join(names(d.cpKeys), ",")},
+			DependsOn: append([]string{lbm}, d.cpKeys...)})
+		return []string{key(kindHAProxy, "lb-0")}
 	}
+	lb := key(kindLoadBalancer, name)
+	d.add(cluster.Resource{Kind: kindLoadBalancer, Name: name, Fields: map[string]string{"type": "network", "scheme": "internet-facing",
+		"subnets": strings.Join(names(n.public), ",")}, Replace: []string{"type", "scheme"}, DependsOn: append([]string{n.routes[0]}, n.public...)})
+	tg := key(kindTargetGroup, name+"-api")
+	d.add(cluster.Resource{Kind: kindTargetGroup, Name: name + "-api", Fields: map[string]string{"protocol": "TCP", "port": strconv.Itoa(portAPI),
+		"vpc": n.vpc, "targets": strings.Join(names(d.cpKeys), ",")}, Replace: []string{"protocol", "port", "vpc"}, DependsOn: append([]string{n.vpc}, d.cpKeys...)})
+	d.add(cluster.Resource{Kind: kindListener, Name: "api", Fields: map[string]string{"protocol": "TCP", "port": strconv.Itoa(portAPI),
+		"loadBalancer": lb, "targetGroup": tg}, Replace: []string{"loadBalancer"}, DependsOn: []string{lb, tg}})
+	return []string{lb, key(kindListener, "api")}
+}
 
-	// The bootstrap, in kubeadm's order.
+// bootstrap adds the bootstrap in kubeadm's order: the etcd members, kubeadm init, the control
+// planes' joins, the pod network, the workers' joins, the pod routes and the kubeconfig.
+func (d *machinesBuild) bootstrap(endpoint []string) {
+	name, sec, cpKeys := d.c.Metadata.Name, d.r.sec, d.cpKeys
 	var etcdDeps []string
-	for i, k := range etcdKeys {
+	for i, k := range d.etcdKeys {
 		deps := []string{k}
 		if i > 0 {
 			deps = append(deps, key(kindEtcdMember, fmt.Sprintf("etcd-%d", i-1))) // members join one at a time
 		}
-		add(cluster.Resource{Kind: kindEtcdMember, Name: fmt.Sprintf("etcd-%d", i), Fields: map[string]string{"instance": k}, DependsOn: deps})
+		d.add(cluster.Resource{Kind: kindEtcdMember, Name: fmt.Sprintf("etcd-%d", i), Fields: map[string]string{"instance": k}, DependsOn: deps})
 		etcdDeps = append(etcdDeps, key(kindEtcdMember, fmt.Sprintf("etcd-%d", i)))
 	}
 	initKey := key(kindKubeadmInit, "control-plane-0")
-	initFields := map[string]string{"instance": cpKeys[0], "version": r.version, "etcd": sec.Etcd.Placement,
-		"podCIDR": c.Spec.Networking.PodCIDR, "serviceCIDR": c.Spec.Networking.ServiceCIDR}
-	add(cluster.Resource{Kind: kindKubeadmInit, Name: "control-plane-0", Fields: initFields,
+	initFields := map[string]string{"instance": cpKeys[0], "version": d.r.version, "etcd": sec.Etcd.Placement,
+		"podCIDR": d.c.Spec.Networking.PodCIDR, "serviceCIDR": d.c.Spec.Networking.ServiceCIDR}
+	d.add(cluster.Resource{Kind: kindKubeadmInit, Name: "control-plane-0", Fields: initFields,
 		Replace: []string{"version", "etcd", "podCIDR", "serviceCIDR"}, DependsOn: append(append([]string{cpKeys[0]}, endpoint...), etcdDeps...)})
 	// Every control plane has a join: the one kubeadm initialised has nothing to do, and a
 	// machine that replaces it joins like the others.
 	prev := initKey
 	for _, k := range cpKeys {
 		_, n, _ := strings.Cut(k, "/")
-		add(cluster.Resource{Kind: kindKubeadmJoin, Name: n, Fields: map[string]string{"instance": k, "role": RoleControlPlane}, DependsOn: []string{k, prev}})
+		d.add(cluster.Resource{Kind: kindKubeadmJoin, Name: n, Fields: map[string]string{"instance": k, "role": RoleControlPlane}, DependsOn: []string{k, prev}})
 		prev = key(kindKubeadmJoin, n) // control planes join one at a time: etcd grows by one member
 	}
 	cni := key(kindCNI, name)
-	add(cluster.Resource{Kind: kindCNI, Name: name, Fields: map[string]string{"network": "nuv-podnet"}, DependsOn: []string{initKey}})
-	for _, w := range workers {
+	d.add(cluster.Resource{Kind: kindCNI, Name: name, Fields: map[string]string{"network": "nuv-podnet"}, DependsOn: []string{initKey}})
+	for _, w := range d.workers {
 		_, n, _ := strings.Cut(w.key, "/")
-		add(cluster.Resource{Kind: kindKubeadmJoin, Name: n, Fields: map[string]string{"instance": w.key, "role": RoleWorker, "group": w.group}, DependsOn: []string{w.key, initKey}})
+		d.add(cluster.Resource{Kind: kindKubeadmJoin, Name: n, Fields: map[string]string{"instance": w.key, "role": RoleWorker, "group": w.group}, DependsOn: []string{w.key, initKey}})
 	}
 	// The pod network's routes, each after its node joined (machines_podnet.go).
-	tables := privateRouteTables(n)
+	tables := privateRouteTables(d.n)
 	nodes := slices.Clone(cpKeys)
-	for _, w := range workers {
+	for _, w := range d.workers {
 		nodes = append(nodes, w.key)
 	}
 	for _, k := range nodes {
 		_, n, _ := strings.Cut(k, "/")
 		_, route := podNetDesired(k, key(kindKubeadmJoin, n), tables)
-		add(route)
+		d.add(route)
 	}
-	add(cluster.Resource{Kind: kindKubeconfig, Name: name, Fields: map[string]string{"path": "clusters/" + name + ".kubeconfig"}, DependsOn: append([]string{initKey, cni}, endpoint...)})
-	return out
+	d.add(cluster.Resource{Kind: kindKubeconfig, Name: name, Fields: map[string]string{"path": "clusters/" + name + ".kubeconfig"}, DependsOn: append([]string{initKey, cni}, endpoint...)})
 }
 
 // rule is a security group's ingress rule in the plan's form: "tcp:FROM-TO:SOURCE SOURCE...".

@@ -256,12 +256,23 @@ func (x *exec) boot(ctx context.Context) (*booted, error) {
 	return bt, nil
 }
 
-// waitPending waits until the cluster's pending machines run and lists the machines again: a
-// machine whose launch a killed apply did not record is found by its tags, and the plan does not
-// launch it again, so no instance step of this apply waits for it. One that does not start is
-// left out (the bootstrap step that needs it says so; the next plan replaces it).
+// waitPending waits until the cluster's pending machines run and lists the machines again. The
+// machines this apply launched come first (machines_launch.go): one whose launch EC2 failed is
+// launched again, one that does not start fails the step. Others were launched by an apply a kill
+// cut short (found by their record or their tags; the plan does not launch them again): one that
+// does not start is left out (the bootstrap step that needs it says so; the next plan replaces it).
 func (x *exec) waitPending(ctx context.Context, infos map[string]machineInfo) (map[string]machineInfo, error) {
 	waited := false
+	if ls := x.p.launched(x.name); len(ls) > 0 {
+		if err := x.running(ctx, ls...); err != nil {
+			return nil, err
+		}
+		var err error
+		if infos, err = x.s.clusterInstances(ctx, x.name); err != nil {
+			return nil, err
+		}
+		waited = true
+	}
 	for _, k := range slices.Sorted(maps.Keys(infos)) {
 		if info := infos[k]; info.state == string(ec2types.InstanceStateNamePending) {
 			if err := x.p.waitInstance(ctx, x.s, k, info.id, true); err != nil {

@@ -219,101 +219,102 @@ func (x *exec) deleteKeyPair(ctx context.Context, ch cluster.Change) error {
 }
 
 // instance launches one machine with user data that installs a host key nuv made (its public half
-// in the instance's tags) and nuv's SSH key, and waits until it runs.
+// in the instance's tags) and nuv's SSH key, and waits until it runs (a roll, which bootstraps the
+// machine at once).
 func (x *exec) instance(ctx context.Context, _ cluster.Change) error {
 	for launch := 1; ; launch++ {
-		err := x.launchInstance(ctx)
+		err := x.startInstance(ctx)
+		if err == nil {
+			err = x.p.waitInstance(ctx, x.s, x.res.Key(), x.res.ID, true)
+		}
 		var failed *launchFailedError
 		if err == nil || !errors.As(err, &failed) || !failed.transient() || launch == launchAttempts || ctx.Err() != nil {
 			return err
 		}
-		// EC2 failed the launch on its side (Server.InternalError, ...): the instance is gone and
-		// another launch is what an Auto Scaling group would do. A new host key makes it a new
-		// request (a new client token), at the same address if the machine is to keep one.
-		x.p.log().Warnf("  %s: %v: launching it again (launch %d of %d)", x.res.Key(), err, launch+1, launchAttempts)
-		// Its address is free once it is terminated (a machine that keeps its address needs it).
-		if err := x.p.waitInstance(ctx, x.s, x.res.Key(), failed.id, false); err != nil {
+		if err := x.launchAgain(ctx, failed, launch); err != nil {
 			return err
 		}
-		x.res.ID = ""
 	}
+}
+
+// launchAgain makes the next launch of a machine whose launch EC2 failed on its side
+// (Server.InternalError, ...): the instance is gone and another launch is what an Auto Scaling
+// group would do. A new host key makes it a new request (a new client token), at the same
+// address if the machine is to keep one, once the failed instance freed it.
+func (x *exec) launchAgain(ctx context.Context, failed *launchFailedError, launch int) error {
+	x.p.log().Warnf("  %s: %v: launching it again (launch %d of %d)", x.res.Key(), failed, launch+1, launchAttempts)
+	if err := x.p.waitInstance(ctx, x.s, x.res.Key(), failed.id, false); err != nil {
+		return err
+	}
+	x.res.ID = ""
+	return x.startInstance(ctx)
 }
 
 // launchAttempts bounds the launches of one machine whose launch EC2 fails on its side.
 const launchAttempts = 3
 
-// launchInstance launches the step's machine unless it is launched, and waits until it runs.
-func (x *exec) launchInstance(ctx context.Context) error {
-	f := x.res.Fields
-	if x.res.ID == "" {
-		client, err := x.p.clientKey(x.name, false)
-		if err != nil {
-			return err
-		}
-		host, err := machine.NewKey()
-		if err != nil {
-			return err
-		}
-		ud, err := userdata.Script(userdata.Config{Hostname: x.name + "-" + x.rname, HostKey: host, AuthorizedKeys: []string{client.AuthorizedKey("nuv@" + x.name)}})
-		if err != nil {
-			return err
-		}
-		ami, err := x.s.imageID(ctx, f["image"])
-		if err != nil {
-			return err
-		}
-		subnet, err := x.id(f["subnet"])
-		if err != nil {
-			return err
-		}
-		var sgs []string
-		for _, k := range strings.Split(f["securityGroups"], ",") {
-			id, err := x.id(k)
-			if err != nil {
-				return err
-			}
-			sgs = append(sgs, id)
-		}
-		if x.keepIP != "" {
-			x.p.log().Infof("  %s: launched at %s, its address before", x.res.Key(), x.keepIP)
-		}
-		out, err := x.s.ec2.RunInstances(ctx, &ec2.RunInstancesInput{
-			ImageId: aws.String(ami), InstanceType: ec2types.InstanceType(f["instanceType"]), MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
-			SubnetId: aws.String(subnet), SecurityGroupIds: sgs, KeyName: aws.String(strings.TrimPrefix(f["keyPair"], kindKeyPair+"/")), PrivateIpAddress: optional(x.keepIP),
-			UserData: aws.String(base64.StdEncoding.EncodeToString(ud)), ClientToken: aws.String(clientToken(x.name, x.res.Key(), host.Fingerprint())),
-			TagSpecifications: x.ec2Tags(ec2types.ResourceTypeInstance, TagRole, f["role"], TagHostKey, host.AuthorizedKey("")),
-		})
-		if err != nil && x.keepIP != "" && apiCode(err) == "InvalidIPAddress.InUse" {
-			return &addressTakenError{addr: x.keepIP, msg: apiMessage(err)}
-		}
-		if err != nil {
-			return x.fail("ec2:RunInstances", x.res.Key(), err)
-		}
-		if len(out.Instances) != 1 {
-			return fmt.Errorf("ec2:RunInstances on %s: %d instances launched, want 1", x.res.Key(), len(out.Instances))
-		}
-		if err := x.made(aws.ToString(out.Instances[0].InstanceId)); err != nil {
-			return err
-		}
+// startInstance launches the step's machine unless it is launched, and records it as soon as EC2
+// accepted it (pending), with the private address EC2 gave it: a killed apply finds it again.
+func (x *exec) startInstance(ctx context.Context) error {
+	if x.res.ID != "" {
+		return nil
 	}
-	if err := x.p.waitInstance(ctx, x.s, x.res.Key(), x.res.ID, true); err != nil {
+	f := x.res.Fields
+	client, err := x.p.clientKey(x.name, false)
+	if err != nil {
 		return err
 	}
-	// The machine's private address goes in the record: a machine lost behind nuv's back is
-	// launched again there (what names it by address stays right).
-	out, err := x.s.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{x.res.ID}})
+	host, err := machine.NewKey()
 	if err != nil {
-		return x.fail("ec2:DescribeInstances", x.res.Key(), err)
+		return err
 	}
-	for _, r := range out.Reservations {
-		for _, in := range r.Instances {
-			if ip := aws.ToString(in.PrivateIpAddress); ip != "" {
-				x.res.Fields = maps.Clone(x.res.Fields)
-				x.res.Fields[fieldPrivateIP] = ip
-			}
+	ud, err := userdata.Script(userdata.Config{Hostname: x.name + "-" + x.rname, HostKey: host, AuthorizedKeys: []string{client.AuthorizedKey("nuv@" + x.name)}})
+	if err != nil {
+		return err
+	}
+	ami, err := x.s.imageID(ctx, f["image"])
+	if err != nil {
+		return err
+	}
+	subnet, err := x.id(f["subnet"])
+	if err != nil {
+		return err
+	}
+	var sgs []string
+	for _, k := range strings.Split(f["securityGroups"], ",") {
+		id, err := x.id(k)
+		if err != nil {
+			return err
 		}
+		sgs = append(sgs, id)
 	}
-	return nil
+	if x.keepIP != "" {
+		x.p.log().Infof("  %s: launched at %s, its address before", x.res.Key(), x.keepIP)
+	}
+	out, err := x.s.ec2.RunInstances(ctx, &ec2.RunInstancesInput{
+		ImageId: aws.String(ami), InstanceType: ec2types.InstanceType(f["instanceType"]), MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
+		SubnetId: aws.String(subnet), SecurityGroupIds: sgs, KeyName: aws.String(strings.TrimPrefix(f["keyPair"], kindKeyPair+"/")), PrivateIpAddress: optional(x.keepIP),
+		UserData: aws.String(base64.StdEncoding.EncodeToString(ud)), ClientToken: aws.String(clientToken(x.name, x.res.Key(), host.Fingerprint())),
+		TagSpecifications: x.ec2Tags(ec2types.ResourceTypeInstance, TagRole, f["role"], TagHostKey, host.AuthorizedKey("")),
+	})
+	if err != nil && x.keepIP != "" && apiCode(err) == "InvalidIPAddress.InUse" {
+		return &addressTakenError{addr: x.keepIP, msg: apiMessage(err)}
+	}
+	if err != nil {
+		return x.fail("ec2:RunInstances", x.res.Key(), err)
+	}
+	if len(out.Instances) != 1 {
+		return fmt.Errorf("ec2:RunInstances on %s: %d instances launched, want 1", x.res.Key(), len(out.Instances))
+	}
+	// The machine's private address goes in the record: a machine lost behind nuv's back is
+	// launched again there (what names it by address stays right). EC2 gives it at launch.
+	x.res.Fields = maps.Clone(x.res.Fields)
+	if ip := aws.ToString(out.Instances[0].PrivateIpAddress); ip != "" {
+		x.res.Fields[fieldPrivateIP] = ip
+	} else {
+		delete(x.res.Fields, fieldPrivateIP)
+	}
+	return x.made(aws.ToString(out.Instances[0].InstanceId))
 }
 
 // fieldPrivateIP is a machine's private address in its record (not in the plan: AWS picks it,

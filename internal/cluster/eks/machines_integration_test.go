@@ -289,10 +289,11 @@ spec:
 `
 
 // TestIntegrationMachinesHeal makes three control planes (stacked etcd) behind a Network Load
-// Balancer (a real HAProxy container) and a worker; terminates a control plane through the EC2
-// API behind nuv's back: the API keeps answering through the load balancer and a write succeeds;
-// the plan shows the machine and its join to make again, and apply replaces it, removes its dead
-// etcd member and joins the new machine. Then day two on the same cluster: a new instance type of
+// Balancer (a real HAProxy container) and a worker, their machines booting at the same time; then
+// heals the losses of stackedHeals in turn, each a subtest (machines_heal_integration_test.go):
+// machines terminated through the EC2 API behind nuv's back, the API answering through the load
+// balancer meanwhile, apply replacing them, removing their dead etcd members and nodes and joining
+// the new machines. Then day two on the same cluster: a new instance type of
 // the control planes rolls them one at a time while a prober counts the API's answers through the
 // load balancer (roll), and the worker group scales 1 -> 2 -> 1, the machine that goes drained
 // first and its pod moved (scale); then delete leaves nothing.
@@ -319,73 +320,10 @@ func TestIntegrationMachinesHeal(t *testing.T) {
 	t.Logf("3 control planes and a worker Ready in %.1fs", time.Since(t0).Seconds())
 	w.checkPodNet(t, cs)
 
-	victim := w.running(t, "ha")["instance/control-plane-1"]
-	if victim == "" {
-		t.Fatalf("no control-plane-1 among %v", w.running(t, "ha"))
-	}
-	t1 := time.Now()
-	if _, err := w.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{victim}}); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(time.Second) {
-		if _, ok := w.running(t, "ha")["instance/control-plane-1"]; !ok {
-			break
+	for _, hc := range stackedHeals {
+		if !t.Run("heal-"+hc.name, func(t *testing.T) { w.heal(t, haStacked, cs, hc) }) {
+			t.FailNow()
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("control-plane-1 is not terminated after 2 minutes")
-		}
-	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "written-while-degraded", Namespace: "default"}, Data: map[string]string{"a": "b"}}
-	var werr error
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
-		if _, werr = cs.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); werr == nil {
-			break
-		}
-	}
-	if werr != nil {
-		t.Fatalf("a write through the load balancer with a control plane lost: %v", werr)
-	}
-	plan, err := w.eng.Plan(ctx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	engine.WritePlan(&b, plan)
-	for _, want := range []string{"create instance/control-plane-1", "create kubeadm-join/control-plane-1",
-		"create source-dest-check/control-plane-1", "create pod-route/control-plane-1"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("the plan after the loss lacks %q:\n%s", want, b.String())
-		}
-	}
-	if strings.Contains(b.String(), "kubeadm-init") {
-		t.Errorf("the plan after the loss runs kubeadm init again:\n%s", b.String())
-	}
-	// EC2 fails the replacement's first launch on its side (Server.InternalError): the apply
-	// launches it again, as an Auto Scaling group would.
-	w.setFaults(t, `[{"operation": "ec2:RunInstances", "kind": "launch-failure", "count": 1}]`)
-	logged := len(w.log.String())
-	if _, err := w.eng.Apply(ctx, c, engine.ApplyOptions{}); err != nil {
-		t.Fatalf("apply after the loss: %v", err)
-	}
-	if healed := w.log.String()[logged:]; !strings.Contains(healed, "Internal error on launch") || !strings.Contains(healed, "launching it again (launch 2 of 3)") {
-		t.Errorf("the heal's launch that EC2 failed was not launched again:\n%s", healed)
-	}
-	ReadyAfterApply(t, kc, 4)
-	w.setFaults(t, `[]`)
-	WaitMachinesReady(t, kc, 4)
-	t.Logf("healed in %.1fs after the loss", time.Since(t1).Seconds())
-	if routes := w.checkPodNet(t, cs); routes[victim] != "" {
-		t.Errorf("a route of pods %s still leads to the lost machine %s", routes[victim], victim)
-	}
-	if got, err := cs.CoreV1().ConfigMaps("default").Get(ctx, cm.Name, metav1.GetOptions{}); err != nil || got.Data["a"] != "b" {
-		t.Errorf("the write made while degraded: %v %v", got, err)
-	}
-	if plan, err := w.eng.Plan(ctx, c); err != nil || !plan.Empty() {
-		var b strings.Builder
-		if plan != nil {
-			engine.WritePlan(&b, plan)
-		}
-		t.Errorf("the plan after healing is not empty (%v):\n%s", err, b.String())
 	}
 	tHealed := time.Now()
 	before := w.running(t, "ha")

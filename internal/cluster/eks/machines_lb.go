@@ -157,6 +157,10 @@ func (x *exec) targetGroup(ctx context.Context, _ cluster.Change) error {
 	}
 	want := map[string]bool{}
 	for _, t := range kit.ParseList(f["targets"]) {
+		// A target registers once its machine runs (a machine launched is waited for).
+		if err := x.running(ctx, key(kindInstance, t)); err != nil {
+			return err
+		}
 		id, err := x.id(key(kindInstance, t))
 		if err != nil {
 			return err

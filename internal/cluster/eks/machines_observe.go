@@ -47,9 +47,49 @@ func (p *Provider) observeMachines(ctx context.Context, c *spec.Cluster, recorde
 		k, n := o.resourceKey(tagsOf(kp.Tags), kindKeyPair, aws.ToString(kp.KeyPairId))
 		o.add(cluster.Resource{Kind: k, Name: n, ID: aws.ToString(kp.KeyPairId), Fields: map[string]string{"algorithm": string(kp.KeyType)}})
 	}
-	infos, err := s.clusterInstances(ctx, name)
+	infos, running, err := s.observeInstances(ctx, o)
 	if err != nil {
 		return nil, err
+	}
+	for _, r := range recorded {
+		// A machine terminated by a roll that stopped before its replacement was launched, or
+		// lost behind nuv's back: its replacement is launched at its address.
+		if _, there := infos[r.Key()]; r.Kind == kindInstance && !there {
+			if a := orDefault(r.Fields[fieldAddress], r.Fields[fieldPrivateIP]); a != "" {
+				p.remember(name, addressKey(r.Key()), a)
+			}
+		}
+	}
+	if err := s.observeLB(ctx, o, c); err != nil {
+		return nil, err
+	}
+	joined := observeBootstrap(o, infos, running, recorded)
+	initDone := slices.ContainsFunc(o.out, func(r cluster.Resource) bool { return r.Kind == kindKubeadmInit })
+	if err := s.observePodNet(ctx, o, infos, recorded, joined); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(p.KubeconfigPath(name)); err == nil && initDone {
+		o.add(cluster.Resource{Kind: kindKubeconfig, Name: name, ID: p.KubeconfigPath(name), Fields: map[string]string{"path": "clusters/" + name + ".kubeconfig"},
+			DependsOn: []string{key(kindKubeadmInit, "control-plane-0")}})
+	}
+	if err := s.sweep(ctx, o); err != nil {
+		return nil, err
+	}
+	for _, r := range o.out {
+		if !r.Foreign {
+			p.remember(name, r.Key(), r.ID)
+		}
+	}
+	return o.out, nil
+}
+
+// observeInstances finds the cluster's instances by its tag (with their images' names) and
+// returns them by instance key, and the IDs of those that run (or are pending) by instance key;
+// one in another state is broken: it is replaced.
+func (s *session) observeInstances(ctx context.Context, o *observation) (map[string]machineInfo, map[string]string, error) {
+	infos, err := s.clusterInstances(ctx, o.name)
+	if err != nil {
+		return nil, nil, err
 	}
 	images := map[string]string{}
 	var ids []string
@@ -61,7 +101,7 @@ func (p *Provider) observeMachines(ctx context.Context, c *spec.Cluster, recorde
 	if len(ids) > 0 {
 		out, err := s.ec2.DescribeImages(ctx, &ec2.DescribeImagesInput{ImageIds: ids})
 		if err != nil && !strings.Contains(apiCode(err), "NotFound") {
-			return nil, fmt.Errorf("ec2:DescribeImages: %s", apiMessage(err))
+			return nil, nil, fmt.Errorf("ec2:DescribeImages: %s", apiMessage(err))
 		}
 		if out != nil {
 			for _, im := range out.Images {
@@ -94,19 +134,13 @@ func (p *Provider) observeMachines(ctx context.Context, c *spec.Cluster, recorde
 		}
 		o.add(r)
 	}
-	for _, r := range recorded {
-		// A machine terminated by a roll that stopped before its replacement was launched, or
-		// lost behind nuv's back: its replacement is launched at its address.
-		if _, there := infos[r.Key()]; r.Kind == kindInstance && !there {
-			if a := orDefault(r.Fields[fieldAddress], r.Fields[fieldPrivateIP]); a != "" {
-				p.remember(name, addressKey(r.Key()), a)
-			}
-		}
-	}
-	if err := s.observeLB(ctx, o, c); err != nil {
-		return nil, err
-	}
-	// The bootstrap's steps, from the record.
+	return infos, running, nil
+}
+
+// observeBootstrap adds the bootstrap's steps from the record, each still done while the machine
+// it ran on runs (kubeadm init and the pod network while a control plane runs), and returns the
+// instance keys whose join holds.
+func observeBootstrap(o *observation, infos map[string]machineInfo, running map[string]string, recorded []cluster.Resource) map[string]bool {
 	cpRuns := false
 	for k, id := range running {
 		if infos[k].role == RoleControlPlane && id != "" {
@@ -139,22 +173,7 @@ func (p *Provider) observeMachines(ctx context.Context, c *spec.Cluster, recorde
 			}
 		}
 	}
-	if err := s.observePodNet(ctx, o, infos, recorded, joined); err != nil {
-		return nil, err
-	}
-	if _, err := os.Stat(p.KubeconfigPath(name)); err == nil && initDone {
-		o.add(cluster.Resource{Kind: kindKubeconfig, Name: name, ID: p.KubeconfigPath(name), Fields: map[string]string{"path": "clusters/" + name + ".kubeconfig"},
-			DependsOn: []string{key(kindKubeadmInit, "control-plane-0")}})
-	}
-	if err := s.sweep(ctx, o); err != nil {
-		return nil, err
-	}
-	for _, r := range o.out {
-		if !r.Foreign {
-			p.remember(name, r.Key(), r.ID)
-		}
-	}
-	return o.out, nil
+	return joined
 }
 
 // observeLB finds the API's Network Load Balancer, target group and listener by their names

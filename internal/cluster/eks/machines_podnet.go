@@ -78,6 +78,13 @@ func (x *exec) sourceDestCheck(ctx context.Context, _ cluster.Change) error {
 	if err != nil || id == "" {
 		return fmt.Errorf("%s: its machine %s is not launched", x.res.Key(), ik)
 	}
+	// EC2 changes the attribute of a machine that runs: a machine launched is waited for.
+	if err := x.running(ctx, ik); err != nil {
+		return err
+	}
+	if id, err = x.id(ik); err != nil {
+		return err
+	}
 	if err := x.sourceDestOff(ctx, id); err != nil {
 		return err
 	}

@@ -76,8 +76,10 @@ var planChange = regexp.MustCompile(`(?m)^\s*(?:\+|~|-/\+|-) ([a-z]+) (\S+)`)
 // The resumed apply finishes: the etcd members are the three etcd machines, the API answers
 // through the HAProxy machine, CoreDNS and a test Deployment run; the SDK and the aws CLI
 // (describe-instances against the emulator) see each machine once with its role, state and
-// private IP; a second plan is empty; delete leaves nothing tagged for the cluster and no
-// container or network in Docker.
+// private IP; a second plan is empty. Then the roles this shape has and the stacked one of
+// TestIntegrationMachinesHeal has not are healed, each a subtest: an etcd machine, and the
+// load-balancer machine with its healing apply killed once after the launch; the etcd tier rolls;
+// delete leaves nothing tagged for the cluster and no container or network in Docker.
 func TestIntegrationMachinesHAProxy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs EC2 instances as containers of nuv's node image and bootstraps Kubernetes on them; skipped under -short")
@@ -198,6 +200,7 @@ func TestIntegrationMachinesHAProxy(t *testing.T) {
 	t2 := time.Now()
 	out, errs, code = w.nuv(nil, "cluster", "apply", "--yes", "-f", f)
 	if code != 0 {
+		w.describeMachines(t, docker, "ext")
 		t.Fatalf("apply after the kills: exit %d\n%s%s", code, out, errs)
 	}
 	resumed := time.Since(t2)
@@ -282,14 +285,25 @@ func TestIntegrationMachinesHAProxy(t *testing.T) {
 
 	// 4. An etcd machine lost behind nuv's back (terminated through the SDK) is healed at its
 	// address: its dead member removed, the new machine added back with fresh certificates.
-	healEtcd(t, w, f, ms, cs)
+	// 5. The load-balancer machine lost the same way is healed at its address, the endpoint.
+	for _, heal := range []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"heal-etcd-1", func(t *testing.T) { healEtcd(t, w, f, ms, cs) }},
+		{"heal-lb-0", func(t *testing.T) { healLB(t, w, f, cs) }},
+	} {
+		if !t.Run(heal.name, heal.run) {
+			t.FailNow()
+		}
+	}
 	for _, m := range w.machines(t, "ext") {
 		for _, in := range m {
 			seen[in.id] = true
 		}
 	}
 
-	// 5. A change of the etcd tier's instance type rolls the etcd machines one at a time, the API
+	// 6. A change of the etcd tier's instance type rolls the etcd machines one at a time, the API
 	// probed through HAProxy meanwhile.
 	rollEtcd(t, w, f)
 	for _, m := range w.machines(t, "ext") {
@@ -532,6 +546,19 @@ func (w *world) machines(t *testing.T, name string) map[string][]aMachine {
 		}
 	}
 	return got
+}
+
+// describeMachines logs what a failure needs to be understood from the machines' side: each
+// instance as the emulator sees it, its container's state and addresses, and its processes.
+func (w *world) describeMachines(t *testing.T, docker, name string) {
+	t.Helper()
+	for key, ms := range w.machines(t, name) {
+		for _, m := range ms {
+			insp, _ := exec.Command(docker, "inspect", "-f", "{{.State.Status}} started {{.State.StartedAt}} restarts {{.RestartCount}} networks {{range $k, $v := .NetworkSettings.Networks}}{{$k}}={{$v.IPAddress}} {{end}}", m.id).CombinedOutput()
+			inside, _ := exec.Command(docker, "exec", m.id, "sh", "-c", "ip -br addr; ip route; ps -eo pid,etime,comm | grep -Ev 'ps|sh|grep' | tail -n 25").CombinedOutput()
+			t.Logf("%s %s (%s, %s, %s): %s%s", key, m.id, m.role, m.state, m.ip, insp, inside)
+		}
+	}
 }
 
 // awsCLIMachines is machines through the real aws CLI (`aws ec2 describe-instances`) pointed at

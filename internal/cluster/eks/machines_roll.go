@@ -115,7 +115,7 @@ func (x *exec) instanceChange(ctx context.Context, ch cluster.Change) error {
 			defer x.p.remember(x.name, addressKey(ch.Key), "")
 			return x.relaunch(ctx, ch, addr)
 		}
-		return x.instance(ctx, ch)
+		return x.launchInstance(ctx)
 	}
 	if ch.Actual != nil && ch.Actual.Broken == "" && ch.Actual.ID != "" {
 		return x.roll(ctx, ch)
@@ -124,7 +124,7 @@ func (x *exec) instanceChange(ctx context.Context, ch cluster.Change) error {
 		return err
 	}
 	x.res.ID = ""
-	return x.instance(ctx, ch)
+	return x.launchInstance(ctx)
 }
 
 // relaunch launches a lost machine again at its former private address addr, so that what names
@@ -136,7 +136,7 @@ func (x *exec) instanceChange(ctx context.Context, ch cluster.Change) error {
 // and certificate, and is not moved.
 func (x *exec) relaunch(ctx context.Context, ch cluster.Change, addr string) error {
 	x.keepIP = addr
-	err := x.instance(ctx, ch)
+	err := x.launchInstance(ctx)
 	x.keepIP = ""
 	var taken *addressTakenError
 	if !errors.As(err, &taken) {
@@ -146,7 +146,7 @@ func (x *exec) relaunch(ctx context.Context, ch cluster.Change, addr string) err
 		return fmt.Errorf("%s: the load-balancer machine cannot come back at %s, the cluster's endpoint (in every kubeconfig and the API's certificate): %w; free the address and apply again", ch.Key, addr, taken)
 	}
 	x.p.log().Warnf("%s: %v; launched at a new address instead, and the configurations that named %s (HAProxy's backends, the API servers' etcd endpoints) are rewritten by its bootstrap step", ch.Key, taken, addr)
-	return x.instance(ctx, ch)
+	return x.launchInstance(ctx)
 }
 
 // roll replaces one running machine of the cluster (see the top of this file).
@@ -168,26 +168,9 @@ func (x *exec) roll(ctx context.Context, ch cluster.Change) error {
 		return fmt.Errorf("roll %s: %w", ik, err)
 	}
 	if !up {
-		// Nothing is bootstrapped yet: a plain replace; the bootstrap's steps follow in the plan.
-		log.Infof("  roll %s: the cluster is not bootstrapped yet: the machine is replaced", ik)
-		if err := x.deleteInstance(ctx, ch); err != nil {
-			return err
-		}
-		x.res.ID = ""
-		if err := x.instance(ctx, ch); err != nil {
-			return err
-		}
-		if !carriesPods(role) {
-			return nil
-		}
-		// its check was off on the machine it replaces: the plan does not have it
-		if err := x.sourceDestOff(ctx, x.res.ID); err != nil {
-			return err
-		}
-		return x.record(key(kindSourceDestCheck, x.rname), x.res.ID)
+		return x.replaceUnbooted(ctx, ch, role)
 	}
-	node := nodeName(x.name, ik)
-	lone := role == RoleControlPlane && len(bt.b.Cluster.ControlPlanes) == 1
+	r := &rolling{ik: ik, role: role, node: nodeName(x.name, ik), lone: role == RoleControlPlane && len(bt.b.Cluster.ControlPlanes) == 1}
 	log.Infof("  roll %s (%s, %s -> %s): one machine at a time", ik, role, ch.Actual.Fields["instanceType"], x.res.Fields["instanceType"])
 
 	var probe *prober
@@ -201,23 +184,88 @@ func (x *exec) roll(ctx context.Context, ch cluster.Change) error {
 		}
 		defer probe.stop()
 	}
+	if err := x.rollLeave(ctx, bt, old, r); err != nil {
+		return err
+	}
+	if err := x.rollReplace(ctx, ch, old); err != nil {
+		return err
+	}
+	bt, err = x.boot(ctx)
+	if err != nil {
+		return fmt.Errorf("roll %s: %w", ik, err)
+	}
+	m := bt.machines[ik]
+	if m == nil {
+		return fmt.Errorf("roll %s: the new machine %s is not running", ik, x.res.ID)
+	}
+	if err := x.rollJoin(ctx, bt, m, r); err != nil {
+		return err
+	}
 
-	// Leave.
-	var state []byte
+	// Validate before the next machine.
+	if err := x.validate(ctx, bt, role != RoleWorker && role != RoleLoadBalancer); err != nil {
+		return fmt.Errorf("roll %s: the cluster does not validate after the machine's replacement: %w", ik, err)
+	}
+	rep := RollReport{Key: ik, Role: role, Took: time.Since(t0)}
+	if probe != nil {
+		rep.Probe = probe.stop()
+		log.Infof("  API probe during the roll of %s: %s", ik, rep.Probe)
+	}
+	x.p.addRoll(rep)
+	log.Infof("  rolled %s in %s", ik, rep.Took.Round(100*time.Millisecond))
+	return nil
+}
+
+// rolling is one machine's roll in progress.
+type rolling struct {
+	ik, role, node string
+	// lone: the cluster's only control plane, whose state is saved and restored on its
+	// replacement (the API is down in between).
+	lone bool
+	// state is a lone control plane's saved state.
+	state []byte
+}
+
+// replaceUnbooted replaces the machine of a cluster nothing is bootstrapped on yet: a plain
+// replace; the bootstrap's steps follow in the plan.
+func (x *exec) replaceUnbooted(ctx context.Context, ch cluster.Change, role string) error {
+	x.p.log().Infof("  roll %s: the cluster is not bootstrapped yet: the machine is replaced", ch.Key)
+	if err := x.deleteInstance(ctx, ch); err != nil {
+		return err
+	}
+	x.res.ID = ""
+	if err := x.instance(ctx, ch); err != nil {
+		return err
+	}
+	if !carriesPods(role) {
+		return nil
+	}
+	// its check was off on the machine it replaces: the plan does not have it
+	if err := x.sourceDestOff(ctx, x.res.ID); err != nil {
+		return err
+	}
+	return x.record(key(kindSourceDestCheck, x.rname), x.res.ID)
+}
+
+// rollLeave takes the old machine out of the cluster as its role asks: a lone control plane's
+// state saved; a control plane out of the load balancer, drained, reset, its etcd member and
+// node removed; a worker drained, reset and its node removed; an etcd machine's member removed.
+func (x *exec) rollLeave(ctx context.Context, bt *booted, old *sshMachine, r *rolling) error {
+	var err error
 	switch {
-	case lone:
-		log.Infof("  roll %s: the only control plane: the API is down until its replacement runs", ik)
-		if state, err = bootstrap.SaveControlPlane(ctx, bt.b, old); err != nil {
-			return fmt.Errorf("roll %s: %w", ik, err)
+	case r.lone:
+		x.p.log().Infof("  roll %s: the only control plane: the API is down until its replacement runs", r.ik)
+		if r.state, err = bootstrap.SaveControlPlane(ctx, bt.b, old); err != nil {
+			return fmt.Errorf("roll %s: %w", r.ik, err)
 		}
 		// Kept in nuv's home (0600) until the replacement runs from it: an apply killed in
 		// between restores it on its next run instead of making a new cluster (kubeadmInit).
-		if err := fsutil.WriteFileAtomic(x.p.controlPlaneStatePath(x.name), state, 0o600); err != nil {
-			return fmt.Errorf("roll %s: keep the control plane's state: %w", ik, err)
+		if err := fsutil.WriteFileAtomic(x.p.controlPlaneStatePath(x.name), r.state, 0o600); err != nil {
+			return fmt.Errorf("roll %s: keep the control plane's state: %w", r.ik, err)
 		}
-	case role == RoleControlPlane || role == RoleWorker:
+	case r.role == RoleControlPlane || r.role == RoleWorker:
 		lastOf(bt, old)
-		if role == RoleControlPlane {
+		if r.role == RoleControlPlane {
 			if err := x.target(ctx, old.info.id, false); err != nil {
 				return err
 			}
@@ -225,31 +273,30 @@ func (x *exec) roll(ctx context.Context, ch cluster.Change) error {
 				return err
 			}
 		}
-		if err := bt.b.Drain(ctx, node); err != nil {
+		if err := bt.b.Drain(ctx, r.node); err != nil {
 			return err
 		}
 		if err := bt.b.Reset(ctx, old); err != nil {
 			return err
 		}
-		if role == RoleControlPlane && len(bt.b.Cluster.Etcd) == 0 {
-			if err := bt.b.RemoveEtcdMember(ctx, node); err != nil {
+		if r.role == RoleControlPlane && len(bt.b.Cluster.Etcd) == 0 {
+			if err := bt.b.RemoveEtcdMember(ctx, r.node); err != nil {
 				return err
 			}
 		}
-		if err := bt.b.DeleteNode(ctx, node); err != nil {
+		return bt.b.DeleteNode(ctx, r.node)
+	case r.role == RoleEtcd:
+		if err := bt.b.RemoveEtcdMember(ctx, r.node); err != nil {
 			return err
 		}
-	case role == RoleEtcd:
-		if err := bt.b.RemoveEtcdMember(ctx, node); err != nil {
-			return err
-		}
-		if err := bt.b.Reset(ctx, old); err != nil {
-			return err
-		}
+		return bt.b.Reset(ctx, old)
 	}
+	return nil
+}
 
-	// Replace: the same private address, recorded first (an apply killed before the launch
-	// launches the machine there on its next run).
+// rollReplace replaces the old machine by a new one at the same private address, recorded first
+// (an apply killed before the launch launches the machine there on its next run).
+func (x *exec) rollReplace(ctx context.Context, ch cluster.Change, old *sshMachine) error {
 	held := *ch.Actual
 	held.Fields = maps.Clone(held.Fields)
 	held.Fields[fieldAddress] = old.info.ip
@@ -264,21 +311,19 @@ func (x *exec) roll(ctx context.Context, ch cluster.Change) error {
 		return err
 	}
 	x.keepIP = ""
+	return nil
+}
 
-	// Join.
-	bt, err = x.boot(ctx)
-	if err != nil {
-		return fmt.Errorf("roll %s: %w", ik, err)
-	}
-	m := bt.machines[ik]
-	if m == nil {
-		return fmt.Errorf("roll %s: the new machine %s is not running", ik, x.res.ID)
-	}
+// rollJoin brings the new machine m into the cluster as its role asks and records the step that
+// did it: a lone control plane restored from its state, a control plane or worker joined (and
+// Ready, the control plane back in the load balancer), an etcd member added, HAProxy configured;
+// a machine that carries pods gets its pod network.
+func (x *exec) rollJoin(ctx context.Context, bt *booted, m *sshMachine, r *rolling) error {
 	step := ""
 	switch {
-	case lone:
-		if err := x.restoreControlPlane(ctx, bt, m, state); err != nil {
-			return fmt.Errorf("roll %s: %w", ik, err)
+	case r.lone:
+		if err := x.restoreControlPlane(ctx, bt, m, r.state); err != nil {
+			return fmt.Errorf("roll %s: %w", r.ik, err)
 		}
 		if err := x.target(ctx, m.info.id, true); err != nil {
 			return err
@@ -287,9 +332,10 @@ func (x *exec) roll(ctx context.Context, ch cluster.Change) error {
 		if err := x.record(key(kindKubeadmInit, "control-plane-0"), m.info.id); err != nil {
 			return err
 		}
-	case role == RoleControlPlane || role == RoleWorker:
+	case r.role == RoleControlPlane || r.role == RoleWorker:
 		lastOf(bt, m)
-		if role == RoleControlPlane {
+		var err error
+		if r.role == RoleControlPlane {
 			err = bt.b.JoinControlPlane(ctx, m)
 		} else {
 			err = bt.b.JoinWorker(ctx, m)
@@ -297,10 +343,10 @@ func (x *exec) roll(ctx context.Context, ch cluster.Change) error {
 		if err != nil {
 			return err
 		}
-		if err := bt.b.WaitNodeReady(ctx, node, rollNodeReady); err != nil {
+		if err := bt.b.WaitNodeReady(ctx, r.node, rollNodeReady); err != nil {
 			return err
 		}
-		if role == RoleControlPlane {
+		if r.role == RoleControlPlane {
 			if err := x.target(ctx, m.info.id, true); err != nil {
 				return err
 			}
@@ -309,13 +355,13 @@ func (x *exec) roll(ctx context.Context, ch cluster.Change) error {
 			}
 		}
 		step = key(kindKubeadmJoin, x.rname)
-	case role == RoleEtcd:
+	case r.role == RoleEtcd:
 		i := slices.IndexFunc(bt.b.Cluster.Etcd, func(e bootstrap.Machine) bool { return e.Name() == m.Name() })
 		if err := bt.b.EtcdMember(ctx, i); err != nil {
 			return err
 		}
 		step = key(kindEtcdMember, x.rname)
-	case role == RoleLoadBalancer:
+	case r.role == RoleLoadBalancer:
 		if err := bt.b.LoadBalancer(ctx); err != nil {
 			return err
 		}
@@ -326,24 +372,12 @@ func (x *exec) roll(ctx context.Context, ch cluster.Change) error {
 			return err
 		}
 	}
-	if role == RoleControlPlane || role == RoleWorker {
+	if r.role == RoleControlPlane || r.role == RoleWorker {
 		// the new machine takes its node's pods: check off, the route to it
-		if err := x.rollPodNet(ctx, bt, ik, m); err != nil {
-			return fmt.Errorf("roll %s: %w", ik, err)
+		if err := x.rollPodNet(ctx, bt, r.ik, m); err != nil {
+			return fmt.Errorf("roll %s: %w", r.ik, err)
 		}
 	}
-
-	// Validate before the next machine.
-	if err := x.validate(ctx, bt, role != RoleWorker && role != RoleLoadBalancer); err != nil {
-		return fmt.Errorf("roll %s: the cluster does not validate after the machine's replacement: %w", ik, err)
-	}
-	rep := RollReport{Key: ik, Role: role, Took: time.Since(t0)}
-	if probe != nil {
-		rep.Probe = probe.stop()
-		log.Infof("  API probe during the roll of %s: %s", ik, rep.Probe)
-	}
-	x.p.addRoll(rep)
-	log.Infof("  rolled %s in %s", ik, rep.Took.Round(100*time.Millisecond))
 	return nil
 }
 

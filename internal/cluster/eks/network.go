@@ -568,8 +568,35 @@ func (w *tfWriter) securityGroup(r cluster.Resource) error {
 	return nil
 }
 
+// observeNetwork finds the cluster's network: its VPC (and one named like it that nuv did not
+// make), subnets, gateways, route tables and security groups; rec holds the recorded IDs by kind.
 func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[string][]string) error {
-	wrap := func(op string, err error) error { return fmt.Errorf("ec2:%s: %s", op, apiMessage(err)) }
+	for _, observe := range []func(context.Context, *observation, map[string][]string) error{
+		s.observeVPCs, s.observeSubnets, s.observeGateways, s.observeRouteTables, s.observeSecurityGroups,
+	} {
+		if err := observe(ctx, o, rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// wrapEC2 is err of EC2's operation op, with the service's message.
+func (s *session) wrapEC2(op string, err error) error {
+	return fmt.Errorf("ec2:%s: %s", op, apiMessage(err))
+}
+
+// vpcKeys is the key of VPC id as a dependency (none for a VPC the observation does not know).
+func (o *observation) vpcKeys(id string) []string {
+	if k := o.ref(id); k != id {
+		return []string{k}
+	}
+	return nil
+}
+
+// observeVPCs finds the cluster's VPC, and a VPC named like the cluster's that nuv did not make: a
+// conflict, never touched.
+func (s *session) observeVPCs(ctx context.Context, o *observation, rec map[string][]string) error {
 	vpcs, err := describe(ctx, o, rec[kindVPC], func(ctx context.Context, f []ec2types.Filter, ids []string) ([]ec2types.Vpc, error) {
 		out, err := s.ec2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{Filters: f, VpcIds: ids})
 		if err != nil {
@@ -578,30 +605,27 @@ func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[st
 		return out.Vpcs, nil
 	}, func(v ec2types.Vpc) string { return aws.ToString(v.VpcId) })
 	if err != nil {
-		return wrap("DescribeVpcs", err)
+		return s.wrapEC2("DescribeVpcs", err)
 	}
 	for _, v := range vpcs {
 		t := tagsOf(v.Tags)
 		k, n := o.resourceKey(t, kindVPC, aws.ToString(v.VpcId))
 		o.add(cluster.Resource{Kind: k, Name: n, ID: aws.ToString(v.VpcId), Fields: map[string]string{"cidr": aws.ToString(v.CidrBlock)}})
 	}
-	// A VPC named like the cluster's that nuv did not make: a conflict, never touched.
 	named, err := s.ec2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{Filters: []ec2types.Filter{{Name: aws.String("tag:Name"), Values: []string{o.name}}}})
 	if err != nil {
-		return wrap("DescribeVpcs", err)
+		return s.wrapEC2("DescribeVpcs", err)
 	}
 	for _, v := range named.Vpcs {
 		if tagsOf(v.Tags)[TagCluster] != o.name && !o.seen[aws.ToString(v.VpcId)] {
 			o.out = append(o.out, cluster.Resource{Kind: kindVPC, Name: o.name, ID: aws.ToString(v.VpcId), Foreign: true})
 		}
 	}
-	vpcKey := func(id string) []string {
-		if k := o.ref(id); k != id {
-			return []string{k}
-		}
-		return nil
-	}
+	return nil
+}
 
+// observeSubnets finds the cluster's subnets.
+func (s *session) observeSubnets(ctx context.Context, o *observation, rec map[string][]string) error {
 	subnets, err := describe(ctx, o, rec[kindSubnet], func(ctx context.Context, f []ec2types.Filter, ids []string) ([]ec2types.Subnet, error) {
 		out, err := s.ec2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: f, SubnetIds: ids})
 		if err != nil {
@@ -610,15 +634,19 @@ func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[st
 		return out.Subnets, nil
 	}, func(v ec2types.Subnet) string { return aws.ToString(v.SubnetId) })
 	if err != nil {
-		return wrap("DescribeSubnets", err)
+		return s.wrapEC2("DescribeSubnets", err)
 	}
 	for _, sn := range subnets {
 		k, n := o.resourceKey(tagsOf(sn.Tags), kindSubnet, aws.ToString(sn.SubnetId))
 		o.add(cluster.Resource{Kind: k, Name: n, ID: aws.ToString(sn.SubnetId), Fields: map[string]string{
 			"cidr": aws.ToString(sn.CidrBlock), "zone": aws.ToString(sn.AvailabilityZone), "public": kit.Bool(aws.ToBool(sn.MapPublicIpOnLaunch))},
-			DependsOn: vpcKey(aws.ToString(sn.VpcId))})
+			DependsOn: o.vpcKeys(aws.ToString(sn.VpcId))})
 	}
+	return nil
+}
 
+// observeGateways finds the cluster's internet gateway, elastic addresses and NAT gateways.
+func (s *session) observeGateways(ctx context.Context, o *observation, rec map[string][]string) error {
 	igws, err := describe(ctx, o, rec[kindIGW], func(ctx context.Context, f []ec2types.Filter, ids []string) ([]ec2types.InternetGateway, error) {
 		out, err := s.ec2.DescribeInternetGateways(ctx, &ec2.DescribeInternetGatewaysInput{Filters: f, InternetGatewayIds: ids})
 		if err != nil {
@@ -627,7 +655,7 @@ func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[st
 		return out.InternetGateways, nil
 	}, func(v ec2types.InternetGateway) string { return aws.ToString(v.InternetGatewayId) })
 	if err != nil {
-		return wrap("DescribeInternetGateways", err)
+		return s.wrapEC2("DescribeInternetGateways", err)
 	}
 	for _, g := range igws {
 		k, n := o.resourceKey(tagsOf(g.Tags), kindIGW, aws.ToString(g.InternetGatewayId))
@@ -635,7 +663,7 @@ func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[st
 		for _, a := range g.Attachments {
 			vpc, attachment = o.ref(aws.ToString(a.VpcId)), aws.ToString(a.VpcId)
 		}
-		o.add(cluster.Resource{Kind: k, Name: n, ID: aws.ToString(g.InternetGatewayId), Fields: map[string]string{"vpc": vpc}, DependsOn: vpcKey(attachment)})
+		o.add(cluster.Resource{Kind: k, Name: n, ID: aws.ToString(g.InternetGatewayId), Fields: map[string]string{"vpc": vpc}, DependsOn: o.vpcKeys(attachment)})
 	}
 	igwKeys := o.keysOf(kindIGW)
 
@@ -647,7 +675,7 @@ func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[st
 		return out.Addresses, nil
 	}, func(v ec2types.Address) string { return aws.ToString(v.AllocationId) })
 	if err != nil {
-		return wrap("DescribeAddresses", err)
+		return s.wrapEC2("DescribeAddresses", err)
 	}
 	for _, a := range eips {
 		k, n := o.resourceKey(tagsOf(a.Tags), kindEIP, aws.ToString(a.AllocationId))
@@ -662,7 +690,7 @@ func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[st
 		return out.NatGateways, nil
 	}, func(v ec2types.NatGateway) string { return aws.ToString(v.NatGatewayId) })
 	if err != nil {
-		return wrap("DescribeNatGateways", err)
+		return s.wrapEC2("DescribeNatGateways", err)
 	}
 	for _, g := range nats {
 		if g.State == ec2types.NatGatewayStateDeleted {
@@ -680,7 +708,11 @@ func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[st
 		}
 		o.add(cluster.Resource{Kind: k, Name: n, ID: aws.ToString(g.NatGatewayId), Fields: map[string]string{"subnet": sub, "eip": eip}, DependsOn: deps})
 	}
+	return nil
+}
 
+// observeRouteTables finds the cluster's route tables with their default routes and subnets.
+func (s *session) observeRouteTables(ctx context.Context, o *observation, rec map[string][]string) error {
 	rts, err := describe(ctx, o, rec[kindRouteTable], func(ctx context.Context, f []ec2types.Filter, ids []string) ([]ec2types.RouteTable, error) {
 		out, err := s.ec2.DescribeRouteTables(ctx, &ec2.DescribeRouteTablesInput{Filters: f, RouteTableIds: ids})
 		if err != nil {
@@ -689,12 +721,12 @@ func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[st
 		return out.RouteTables, nil
 	}, func(v ec2types.RouteTable) string { return aws.ToString(v.RouteTableId) })
 	if err != nil {
-		return wrap("DescribeRouteTables", err)
+		return s.wrapEC2("DescribeRouteTables", err)
 	}
 	for _, rt := range rts {
 		k, n := o.resourceKey(tagsOf(rt.Tags), kindRouteTable, aws.ToString(rt.RouteTableId))
 		def := ""
-		deps := vpcKey(aws.ToString(rt.VpcId))
+		deps := o.vpcKeys(aws.ToString(rt.VpcId))
 		for _, r := range rt.Routes {
 			if aws.ToString(r.DestinationCidrBlock) != "0.0.0.0/0" {
 				continue
@@ -719,7 +751,12 @@ func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[st
 		slices.Sort(subs)
 		o.add(cluster.Resource{Kind: k, Name: n, ID: aws.ToString(rt.RouteTableId), Fields: map[string]string{"default": def, "subnets": strings.Join(subs, ",")}, DependsOn: deps})
 	}
+	return nil
+}
 
+// observeSecurityGroups finds the cluster's security groups (with their rules when the
+// observation asks for them).
+func (s *session) observeSecurityGroups(ctx context.Context, o *observation, rec map[string][]string) error {
 	sgs, err := describe(ctx, o, rec[kindSG], func(ctx context.Context, f []ec2types.Filter, ids []string) ([]ec2types.SecurityGroup, error) {
 		out, err := s.ec2.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{Filters: f, GroupIds: ids})
 		if err != nil {
@@ -728,7 +765,7 @@ func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[st
 		return out.SecurityGroups, nil
 	}, func(v ec2types.SecurityGroup) string { return aws.ToString(v.GroupId) })
 	if err != nil {
-		return wrap("DescribeSecurityGroups", err)
+		return s.wrapEC2("DescribeSecurityGroups", err)
 	}
 	// The groups' keys first: a self-managed cluster's rules name other groups by key.
 	for _, g := range sgs {
@@ -745,7 +782,7 @@ func (s *session) observeNetwork(ctx context.Context, o *observation, rec map[st
 				}
 			}
 		}
-		deps := vpcKey(aws.ToString(g.VpcId))
+		deps := o.vpcKeys(aws.ToString(g.VpcId))
 		if o.rules {
 			ingress = observedRules(o, g.IpPermissions)
 			// A group whose rules name another group goes before it on delete (AWS refuses to

@@ -51,9 +51,9 @@ func atoi32(s string) *int32 {
 	return aws.Int32(int32(n))
 }
 
+// nodegroup creates a node group (after its cluster is active), replaces it, or updates what EKS
+// updates in place: the scaling, labels and taints, then the version.
 func (x *exec) nodegroup(ctx context.Context, ch cluster.Change) error {
-	ng := x.rname
-	f := x.res.Fields
 	if ch.Action == cluster.Replace {
 		if err := x.deleteNodegroup(ctx, ch); err != nil {
 			return err
@@ -61,45 +61,78 @@ func (x *exec) nodegroup(ctx context.Context, ch cluster.Change) error {
 		x.res.ID = ""
 	}
 	if x.res.ID == "" {
-		if _, err := x.p.waitCluster(ctx, x.s, x.name, true); err != nil {
-			return err
-		}
-		role, err := x.id(key(kindRole, nodeRoleName(x.name)))
-		if err != nil {
-			return err
-		}
-		subnets, err := x.subnetIDs(true)
-		if err != nil {
-			return err
-		}
-		in := &eks.CreateNodegroupInput{ClusterName: aws.String(x.name), NodegroupName: aws.String(ng), NodeRole: aws.String(role), Subnets: subnets,
-			InstanceTypes: kit.ParseList(f["instanceTypes"]), CapacityType: ekstypes.CapacityTypes(f["capacity"]), AmiType: ekstypes.AMITypes(f["amiType"]),
-			ScalingConfig: &ekstypes.NodegroupScalingConfig{MinSize: atoi32(f["min"]), MaxSize: atoi32(f["max"]), DesiredSize: atoi32(f["desired"])},
-			Labels:        kit.ParseMap(f["labels"]), Taints: taintsOf(f["taints"]), DiskSize: atoi32(f["diskSize"]), Version: aws.String(f["version"]), Tags: x.tags()}
-		if len(in.Labels) == 0 {
-			in.Labels = nil
-		}
-		var out *eks.CreateNodegroupOutput
-		err = x.p.retryWhile(ctx, x.s, 2*time.Minute, func() error {
-			var err error
-			out, err = x.s.eks.CreateNodegroup(ctx, in)
-			return err
-		}, func(err error) bool {
-			return apiCode(err) == "InvalidParameterException" && strings.Contains(apiMessage(err), "role")
-		})
-		if err != nil {
-			return x.fail("eks:CreateNodegroup", x.res.Key(), err)
-		}
-		if err := x.made(aws.ToString(out.Nodegroup.NodegroupArn)); err != nil {
-			return err
-		}
-		return x.p.waitNodegroup(ctx, x.s, x.name, ng, true)
+		return x.createNodegroup(ctx)
 	}
+	ng := x.rname
 	if err := x.p.waitNodegroup(ctx, x.s, x.name, ng, true); err != nil {
 		return err
 	}
-	old := ch.Actual.Fields
-	in := &eks.UpdateNodegroupConfigInput{ClusterName: aws.String(x.name), NodegroupName: aws.String(ng)}
+	f := x.res.Fields
+	if in := nodegroupConfigUpdate(x.name, ng, ch.Actual.Fields, f); in != nil {
+		out, err := x.s.eks.UpdateNodegroupConfig(ctx, in)
+		if err != nil {
+			return x.fail("eks:UpdateNodegroupConfig", x.res.Key(), err)
+		}
+		if err := x.p.waitUpdate(ctx, x.s, x.res.Key()+" config", x.name, aws.ToString(out.Update.Id), ng, ""); err != nil {
+			return err
+		}
+	}
+	if ch.Actual.Fields["version"] != f["version"] {
+		out, err := x.s.eks.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: aws.String(x.name), NodegroupName: aws.String(ng), Version: aws.String(f["version"])})
+		if err != nil {
+			return x.fail("eks:UpdateNodegroupVersion", x.res.Key()+" (to "+f["version"]+")", err)
+		}
+		if err := x.p.waitUpdate(ctx, x.s, x.res.Key()+" upgrade to "+f["version"], x.name, aws.ToString(out.Update.Id), ng, ""); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// createNodegroup creates the node group once its cluster is active, retrying while IAM has not
+// yet made its new node role usable (as EKS answers then), and waits for it to be active.
+func (x *exec) createNodegroup(ctx context.Context) error {
+	ng, f := x.rname, x.res.Fields
+	if _, err := x.p.waitCluster(ctx, x.s, x.name, true); err != nil {
+		return err
+	}
+	role, err := x.id(key(kindRole, nodeRoleName(x.name)))
+	if err != nil {
+		return err
+	}
+	subnets, err := x.subnetIDs(true)
+	if err != nil {
+		return err
+	}
+	in := &eks.CreateNodegroupInput{ClusterName: aws.String(x.name), NodegroupName: aws.String(ng), NodeRole: aws.String(role), Subnets: subnets,
+		InstanceTypes: kit.ParseList(f["instanceTypes"]), CapacityType: ekstypes.CapacityTypes(f["capacity"]), AmiType: ekstypes.AMITypes(f["amiType"]),
+		ScalingConfig: &ekstypes.NodegroupScalingConfig{MinSize: atoi32(f["min"]), MaxSize: atoi32(f["max"]), DesiredSize: atoi32(f["desired"])},
+		Labels:        kit.ParseMap(f["labels"]), Taints: taintsOf(f["taints"]), DiskSize: atoi32(f["diskSize"]), Version: aws.String(f["version"]), Tags: x.tags()}
+	if len(in.Labels) == 0 {
+		in.Labels = nil
+	}
+	var out *eks.CreateNodegroupOutput
+	err = x.p.retryWhile(ctx, x.s, 2*time.Minute, func() error {
+		var err error
+		out, err = x.s.eks.CreateNodegroup(ctx, in)
+		return err
+	}, func(err error) bool {
+		return apiCode(err) == "InvalidParameterException" && strings.Contains(apiMessage(err), "role")
+	})
+	if err != nil {
+		return x.fail("eks:CreateNodegroup", x.res.Key(), err)
+	}
+	if err := x.made(aws.ToString(out.Nodegroup.NodegroupArn)); err != nil {
+		return err
+	}
+	return x.p.waitNodegroup(ctx, x.s, x.name, ng, true)
+}
+
+// nodegroupConfigUpdate is the UpdateNodegroupConfig that takes node group ng of cluster from
+// the fields old to f (scaling, labels and taints added, changed and removed); nil if none of
+// them changed.
+func nodegroupConfigUpdate(cluster, ng string, old, f map[string]string) *eks.UpdateNodegroupConfigInput {
+	in := &eks.UpdateNodegroupConfigInput{ClusterName: aws.String(cluster), NodegroupName: aws.String(ng)}
 	changed := false
 	if old["min"] != f["min"] || old["max"] != f["max"] || old["desired"] != f["desired"] {
 		in.ScalingConfig = &ekstypes.NodegroupScalingConfig{MinSize: atoi32(f["min"]), MaxSize: atoi32(f["max"]), DesiredSize: atoi32(f["desired"])}
@@ -135,25 +168,10 @@ func (x *exec) nodegroup(ctx context.Context, ch cluster.Change) error {
 		}
 		in.Taints, changed = tu, true
 	}
-	if changed {
-		out, err := x.s.eks.UpdateNodegroupConfig(ctx, in)
-		if err != nil {
-			return x.fail("eks:UpdateNodegroupConfig", x.res.Key(), err)
-		}
-		if err := x.p.waitUpdate(ctx, x.s, x.res.Key()+" config", x.name, aws.ToString(out.Update.Id), ng, ""); err != nil {
-			return err
-		}
+	if !changed {
+		return nil
 	}
-	if old["version"] != f["version"] {
-		out, err := x.s.eks.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: aws.String(x.name), NodegroupName: aws.String(ng), Version: aws.String(f["version"])})
-		if err != nil {
-			return x.fail("eks:UpdateNodegroupVersion", x.res.Key()+" (to "+f["version"]+")", err)
-		}
-		if err := x.p.waitUpdate(ctx, x.s, x.res.Key()+" upgrade to "+f["version"], x.name, aws.ToString(out.Update.Id), ng, ""); err != nil {
-			return err
-		}
-	}
-	return nil
+	return in
 }
 
 func (x *exec) addon(ctx context.Context, ch cluster.Change) error {

@@ -91,44 +91,13 @@ func DecodeSection(raw spec.ProviderSpec) (Section, []spec.FieldError) {
 				}
 			}
 		case "nat":
-			if _, ok := v.(string); !ok {
-				fail(p, "want none, single or perAZ, got %s", kindOf(v))
-				continue
-			}
-			s.NAT = v.(string)
-			switch s.NAT {
-			case NATNone, NATSingle, NATPerAZ:
-			default:
-				fail(p, "%q: want none, single or perAZ", s.NAT)
-			}
+			s.NAT = oneOf(v, p, s.NAT, []string{NATNone, NATSingle, NATPerAZ}, fail)
 		case "publicSubnetCIDRs":
 			s.PublicSubnetCIDRs = strs(v, p, fail)
 		case "privateSubnetCIDRs":
 			s.PrivateSubnetCIDRs = strs(v, p, fail)
 		case "endpointAccess":
-			m, ok := v.(map[string]any)
-			if !ok {
-				fail(p, "want a mapping {public, private, publicCIDRs}, got %s", kindOf(v))
-				continue
-			}
-			for _, ek := range slices.Sorted(maps.Keys(m)) {
-				ep := p + "." + ek
-				switch ek {
-				case "public":
-					s.EndpointPublic = boolean(m[ek], ep, s.EndpointPublic, fail)
-				case "private":
-					s.EndpointPrivate = boolean(m[ek], ep, s.EndpointPrivate, fail)
-				case "publicCIDRs":
-					s.PublicAccessCIDRs = strs(m[ek], ep, fail)
-					for i, c := range s.PublicAccessCIDRs {
-						if _, err := netip.ParsePrefix(c); err != nil {
-							fail(fmt.Sprintf("%s[%d]", ep, i), "invalid CIDR %q", c)
-						}
-					}
-				default:
-					fail(ep, "unknown field (valid: public, private, publicCIDRs)")
-				}
-			}
+			s.decodeEndpointAccess(v, p, fail)
 		case "logging":
 			s.Logging = strs(v, p, fail)
 			for i, t := range s.Logging {
@@ -153,6 +122,64 @@ func DecodeSection(raw spec.ProviderSpec) (Section, []spec.FieldError) {
 			fail(p, "unknown field (valid: %s)", strings.Join(sectionFields, ", "))
 		}
 	}
+	s.check(base, fail)
+	if s.AMIType == "" {
+		s.AMIType = "AL2023_x86_64_STANDARD"
+	}
+	return s, errs
+}
+
+// decodeEndpointAccess reads spec.eks.endpointAccess (at path p): {public, private, publicCIDRs}.
+func (s *Section) decodeEndpointAccess(v any, p string, fail func(path, f string, a ...any)) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		fail(p, "want a mapping {public, private, publicCIDRs}, got %s", kindOf(v))
+		return
+	}
+	for _, ek := range slices.Sorted(maps.Keys(m)) {
+		ep := p + "." + ek
+		switch ek {
+		case "public":
+			s.EndpointPublic = boolean(m[ek], ep, s.EndpointPublic, fail)
+		case "private":
+			s.EndpointPrivate = boolean(m[ek], ep, s.EndpointPrivate, fail)
+		case "publicCIDRs":
+			s.PublicAccessCIDRs = strs(m[ek], ep, fail)
+			for i, c := range s.PublicAccessCIDRs {
+				if _, err := netip.ParsePrefix(c); err != nil {
+					fail(fmt.Sprintf("%s[%d]", ep, i), "invalid CIDR %q", c)
+				}
+			}
+		default:
+			fail(ep, "unknown field (valid: public, private, publicCIDRs)")
+		}
+	}
+}
+
+// oneOf reads a string field (at path p) that must be one of valid; a wrong type or value is
+// reported and keeps def.
+func oneOf(v any, p, def string, valid []string, fail func(path, f string, a ...any)) string {
+	str, ok := v.(string)
+	if !ok {
+		fail(p, "want %s, got %s", choices(valid), kindOf(v))
+		return def
+	}
+	if !slices.Contains(valid, str) {
+		fail(p, "%q: want %s", str, choices(valid))
+	}
+	return str
+}
+
+// choices is "a, b or c".
+func choices(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+// check reports the section's fields that do not go together (under base, spec.eks).
+func (s *Section) check(base string, fail func(path, f string, a ...any)) {
 	if (s.VPCID == "") != (len(s.SubnetIDs) == 0) {
 		fail(base+".subnetIds", "vpcId and subnetIds go together: an existing VPC and the subnets (at least two zones) the cluster uses")
 	} else if s.VPCID != "" && len(s.SubnetIDs) < 2 {
@@ -164,10 +191,6 @@ func DecodeSection(raw spec.ProviderSpec) (Section, []spec.FieldError) {
 	if !s.EndpointPublic && !s.EndpointPrivate {
 		fail(base+".endpointAccess", "the API endpoint needs public or private access (or both)")
 	}
-	if s.AMIType == "" {
-		s.AMIType = "AL2023_x86_64_STANDARD"
-	}
-	return s, errs
 }
 
 // DecodeSpecSection decodes and checks c's spec.eks strictly (the registry's section decoder): it

@@ -51,11 +51,18 @@ func LinkVPC(ctx context.Context, mgr *container.Manager, account, vpc string) e
 	if vpc == "" {
 		return nil
 	}
+	name := vpcLinkName(account, vpc)
+	// Machines of several subnets launch at once: their networks' links are reconciled one at a
+	// time, each from the networks it reads under the lock.
+	unlock, err := container.LockLink(ctx, name)
+	if err != nil {
+		return fmt.Errorf("the local route of VPC %s: %w", vpc, err)
+	}
+	defer unlock()
 	nets, err := mgr.Networks(ctx, map[string]string{LabelEmulator: "aws", LabelAccount: account, LabelVPC: vpc})
 	if err != nil {
 		return fmt.Errorf("the local route of VPC %s: %w", vpc, err)
 	}
-	name := vpcLinkName(account, vpc)
 	if len(nets) == 0 {
 		if err := mgr.UnlinkNetworks(ctx, name); err != nil {
 			return fmt.Errorf("the local route of VPC %s: %w", vpc, err)

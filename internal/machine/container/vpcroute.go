@@ -12,7 +12,9 @@ package container
 // after them, so forwarding stays within the set (Docker's isolation does that otherwise); and in
 // nat POSTROUTING `-s CIDR -d CIDR -j RETURN` before Docker's MASQUERADE rules. LinkNetworks
 // reconciles: rules of that name no longer wanted are deleted, missing ones inserted (checked
-// with iptables -C first), so calling it again is harmless; UnlinkNetworks deletes them all.
+// with iptables -C first; DROP rules appended, the others inserted first), so calling it again is
+// harmless; UnlinkNetworks deletes them all. Callers hold LockLink around the reading of what a
+// link should hold and its reconciliation.
 
 import (
 	"context"
@@ -26,6 +28,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/machine/dockerapi"
 )
 
@@ -33,6 +36,10 @@ import (
 type Rule struct {
 	Table, Chain string
 	Args         []string
+	// Last rules are appended to their chain; the others are inserted at position 1. A link's
+	// DROP rules are last, so its ACCEPT rules come before them however many times the link is
+	// reconciled (a DROP inserted at position 1 alone would cut the link).
+	Last bool
 }
 
 // linkComment is the iptables comment of the rules of link name.
@@ -40,8 +47,7 @@ func linkComment(name string) string { return "nuv-vpc " + name }
 
 // LinkRules are the rules that give bridges (the interfaces of a link's networks) routing between
 // each other without NAT within cidr; dockerUser says Docker manages iptables (its DOCKER-USER
-// chain exists). Rules are listed in the order they are to be inserted at position 1, so the last
-// ends up first.
+// chain exists). The DROP rules are Last (appended); the others are inserted at position 1.
 func LinkRules(name, cidr string, bridges []string, dockerUser bool) []Rule {
 	c := []string{"-m", "comment", "--comment", linkComment(name)}
 	chain := "FORWARD"
@@ -51,17 +57,17 @@ func LinkRules(name, cidr string, bridges []string, dockerUser bool) []Rule {
 	var rules []Rule
 	if !dockerUser {
 		for _, b := range bridges {
-			rules = append(rules, Rule{"filter", chain, append([]string{"-i", b, "!", "-o", b}, append(c, "-j", "DROP")...)})
+			rules = append(rules, Rule{"filter", chain, append([]string{"-i", b, "!", "-o", b}, append(c, "-j", "DROP")...), true})
 		}
 	}
 	for _, a := range bridges {
 		for _, b := range bridges {
 			if a != b {
-				rules = append(rules, Rule{"filter", chain, append([]string{"-i", a, "-o", b}, append(c, "-j", "ACCEPT")...)})
+				rules = append(rules, Rule{"filter", chain, append([]string{"-i", a, "-o", b}, append(c, "-j", "ACCEPT")...), false})
 			}
 		}
 	}
-	rules = append(rules, Rule{"nat", "POSTROUTING", append([]string{"-s", cidr, "-d", cidr}, append(c, "-j", "RETURN")...)})
+	rules = append(rules, Rule{"nat", "POSTROUTING", append([]string{"-s", cidr, "-d", cidr}, append(c, "-j", "RETURN")...), false})
 	return rules
 }
 
@@ -172,11 +178,33 @@ func (m *Manager) LinkNetworks(ctx context.Context, name, cidr string, networks 
 		if _, err := t.run(ctx, append([]string{"-t", r.Table, "-C", r.Chain}, r.Args...)...); err == nil {
 			continue
 		}
-		if _, err := t.run(ctx, append([]string{"-t", r.Table, "-I", r.Chain, "1"}, r.Args...)...); err != nil {
+		where := []string{"-I", r.Chain, "1"}
+		if r.Last {
+			where = []string{"-A", r.Chain}
+		}
+		if _, err := t.run(ctx, append(append([]string{"-t", r.Table}, where...), r.Args...)...); err != nil {
 			return fmt.Errorf("link %s: %w", name, err)
 		}
 	}
 	return nil
+}
+
+// LockLink takes the host-wide lock of link name: whoever reads what a link should hold (the
+// networks of a VPC) and reconciles it holds the lock from the reading to the end of
+// LinkNetworks or UnlinkNetworks, so two reconciliations at once cannot undo each other (one that
+// read fewer networks pruning the rules the other just inserted). The lock is a file under
+// /run/lock (the temporary directory where that is not writable) and goes with the process.
+func LockLink(ctx context.Context, name string) (func(), error) {
+	dir := "/run/lock"
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		dir = os.TempDir()
+	}
+	file := "nuv-vpc-" + strings.NewReplacer("/", "_", " ", "_").Replace(name) + ".lock"
+	unlock, err := fsutil.Lock(ctx, filepath.Join(dir, file), nil)
+	if err != nil {
+		return nil, fmt.Errorf("lock link %s: %w", name, err)
+	}
+	return unlock, nil
 }
 
 // UnlinkNetworks deletes the rules of link name (the bridges' forwarding goes with them).

@@ -75,6 +75,34 @@ func TestIntegrationLinkNetworks(t *testing.T) {
 	if got, err := dial(nets[1].name, nets[0].ip); err != nil || got != nets[1].ip {
 		t.Fatalf("b -> a: %q, %v; want %s", got, err, nets[1].ip)
 	}
+	// A DROP rule of the link lost (someone flushed it) comes back after the link's ACCEPT rules:
+	// reconciling the link does not cut it.
+	rules, _ := exec.CommandContext(ctx, "iptables", "-w", "-S", "FORWARD").CombinedOutput()
+	dropped := false
+	for _, line := range strings.Split(string(rules), "\n") {
+		if strings.Contains(line, "nuv-vpc "+link+"\"") && strings.HasSuffix(line, "-j DROP") && !dropped {
+			args := strings.Fields(strings.Replace(strings.Replace(line, `"nuv-vpc `+link+`"`, "NUVCOMMENT", 1), "-A ", "-D ", 1))
+			for i, a := range args {
+				if a == "NUVCOMMENT" {
+					args[i] = "nuv-vpc " + link
+				}
+			}
+			if out, err := exec.CommandContext(ctx, "iptables", append([]string{"-w"}, args...)...).CombinedOutput(); err != nil {
+				t.Fatalf("delete %s: %v: %s", line, err, out)
+			}
+			dropped = true
+		}
+	}
+	if !dropped {
+		t.Fatalf("no DROP rule of %s in FORWARD:\n%s", link, rules)
+	}
+	if err := mgr.LinkNetworks(ctx, link, "10.231.0.0/16", []string{nets[0].name, nets[1].name}); err != nil {
+		t.Fatalf("LinkNetworks after a DROP rule was lost: %v", err)
+	}
+	if got, err := dial(nets[0].name, nets[1].ip); err != nil || got != nets[0].ip {
+		out, _ := exec.CommandContext(ctx, "iptables", "-w", "-S", "FORWARD").CombinedOutput()
+		t.Fatalf("a -> b after the link was reconciled: %q, %v; want %s\n%s", got, err, nets[0].ip, out)
+	}
 	for _, c := range [][2]string{{nets[2].name, nets[0].ip}, {nets[0].name, nets[2].ip}} {
 		if got, err := dial(c[0], c[1]); err == nil && got != "" {
 			t.Errorf("%s reached %s across VPCs (%q)", c[0], c[1], got)

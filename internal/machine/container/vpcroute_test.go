@@ -24,9 +24,9 @@ func TestLinkRules(t *testing.T) {
 			"nat POSTROUTING -s 10.77.0.0/16 -d 10.77.0.0/16 " + c + " -j RETURN",
 		}},
 		{"three subnets, Docker without iptables", []string{"br-a", "br-b", "br-c"}, false, []string{
-			"filter FORWARD -i br-a ! -o br-a " + c + " -j DROP",
-			"filter FORWARD -i br-b ! -o br-b " + c + " -j DROP",
-			"filter FORWARD -i br-c ! -o br-c " + c + " -j DROP",
+			"filter FORWARD -i br-a ! -o br-a " + c + " -j DROP (appended)",
+			"filter FORWARD -i br-b ! -o br-b " + c + " -j DROP (appended)",
+			"filter FORWARD -i br-c ! -o br-c " + c + " -j DROP (appended)",
 			"filter FORWARD -i br-a -o br-b " + c + " -j ACCEPT",
 			"filter FORWARD -i br-a -o br-c " + c + " -j ACCEPT",
 			"filter FORWARD -i br-b -o br-a " + c + " -j ACCEPT",
@@ -43,7 +43,11 @@ func TestLinkRules(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
 			for _, r := range LinkRules("000000000000/vpc-1", "10.77.0.0/16", tt.bridges, tt.dockerUser) {
-				got = append(got, r.Table+" "+r.Chain+" "+strings.Join(r.Args, " "))
+				line := r.Table + " " + r.Chain + " " + strings.Join(r.Args, " ")
+				if r.Last {
+					line += " (appended)"
+				}
+				got = append(got, line)
 			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("rules:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
