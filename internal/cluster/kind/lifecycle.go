@@ -296,29 +296,7 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 	if owned := rec != nil || p.marked(ctx, rt, name) || (live && ownedByLabel(nodes, name, c.Marks.Owner)); !owned {
 		return []cluster.Resource{{Kind: kindCluster, Name: name, ID: id, Foreign: true, Fields: map[string]string{"containers": strconv.Itoa(len(cs))}}}, nil
 	}
-	f := map[string]string{}
-	if rec != nil {
-		for k, v := range rec.Fields {
-			f[k] = v
-		}
-	} else {
-		// nuv's own cluster without a record (the record was removed): assume what the spec says
-		// for what cannot be observed.
-		for _, k := range recordedFields {
-			f[k] = desiredFields(c)[k]
-		}
-	}
-	switch {
-	case live:
-		f["running"] = "true"
-		for k, v := range observedNodeFields(nodes, desiredVersion(c)) {
-			f[k] = v
-		}
-	case !allRunning:
-		f["running"] = "stopped"
-	default:
-		f["running"] = "unreachable"
-	}
+	f := observedFields(c, rec, nodes, live, allRunning)
 	broken := ""
 	// A create killed after kind finished and nuv marked the cluster and wrote its kubeconfig,
 	// before the record said so, made a whole cluster: it is kept, not made again.
@@ -347,6 +325,36 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 		out = append(out, *r)
 	}
 	return out, nil
+}
+
+// observedFields are the fields of nuv's kind cluster: what nuv recorded when it made it (what
+// the spec says, for a cluster whose record was removed), with its nodes as its API shows them
+// when it is live, and whether it runs.
+func observedFields(c *spec.Cluster, rec *cluster.Resource, nodes []corev1.Node, live, allRunning bool) map[string]string {
+	f := map[string]string{}
+	if rec != nil {
+		for k, v := range rec.Fields {
+			f[k] = v
+		}
+	} else {
+		// nuv's own cluster without a record (the record was removed): assume what the spec says
+		// for what cannot be observed.
+		for _, k := range recordedFields {
+			f[k] = desiredFields(c)[k]
+		}
+	}
+	switch {
+	case live:
+		f["running"] = "true"
+		for k, v := range observedNodeFields(nodes, desiredVersion(c)) {
+			f[k] = v
+		}
+	case !allRunning:
+		f["running"] = "stopped"
+	default:
+		f["running"] = "unreachable"
+	}
+	return f
 }
 
 func ownedNodes(nodes []corev1.Node, name string) bool {
