@@ -61,48 +61,12 @@ func (x *exec) subnetIDs(private bool) ([]string, error) {
 	return out, nil
 }
 
+// cluster creates the EKS cluster, or updates what EKS updates in place: the version (one minor
+// at a time), the endpoint access, the logging and the tags.
 func (x *exec) cluster(ctx context.Context, ch cluster.Change) error {
 	f := x.res.Fields
 	if x.res.ID == "" {
-		roleArn, err := x.id(key(kindRole, clusterRoleName(x.name)))
-		if err != nil {
-			return err
-		}
-		subnets, err := x.subnetIDs(false)
-		if err != nil {
-			return err
-		}
-		vc := &ekstypes.VpcConfigRequest{SubnetIds: subnets, EndpointPublicAccess: aws.Bool(kit.ParseBool(f["endpointPublic"])),
-			EndpointPrivateAccess: aws.Bool(kit.ParseBool(f["endpointPrivate"])), PublicAccessCidrs: strings.Split(f["publicCIDRs"], ",")}
-		if x.sec.VPCID == "" {
-			sg, err := x.id(key(kindSG, x.name))
-			if err != nil {
-				return err
-			}
-			vc.SecurityGroupIds = []string{sg}
-		}
-		in := &eks.CreateClusterInput{Name: aws.String(x.name), Version: aws.String(f["version"]), RoleArn: aws.String(roleArn),
-			ResourcesVpcConfig: vc, Logging: loggingOf(f["logging"]), Tags: x.tags()}
-		if cidr := f["serviceCIDR"]; cidr != "" {
-			in.KubernetesNetworkConfig = &ekstypes.KubernetesNetworkConfigRequest{ServiceIpv4Cidr: aws.String(cidr)}
-		}
-		var out *eks.CreateClusterOutput
-		// A role made a moment ago may not be assumable by EKS yet (IAM is eventually consistent).
-		err = x.p.retryWhile(ctx, x.s, 2*time.Minute, func() error {
-			var err error
-			out, err = x.s.eks.CreateCluster(ctx, in)
-			return err
-		}, func(err error) bool {
-			return apiCode(err) == "InvalidParameterException" && strings.Contains(apiMessage(err), "role")
-		})
-		if err != nil {
-			return x.fail("eks:CreateCluster", x.res.Key(), err)
-		}
-		if err := x.made(aws.ToString(out.Cluster.Arn)); err != nil {
-			return err
-		}
-		_, err = x.p.waitCluster(ctx, x.s, x.name, true)
-		return err
+		return x.createCluster(ctx)
 	}
 	if _, err := x.p.waitCluster(ctx, x.s, x.name, true); err != nil {
 		return err
@@ -144,23 +108,74 @@ func (x *exec) cluster(ctx context.Context, ch cluster.Change) error {
 		}
 	}
 	if old["tags"] != f["tags"] {
-		want := x.tags()
-		var gone []string
-		for _, kv := range strings.Split(old["tags"], ",") {
-			if k, _, _ := strings.Cut(kv, "="); k != "" {
-				if _, ok := want[k]; !ok {
-					gone = append(gone, k)
-				}
+		return x.retagCluster(ctx, old["tags"])
+	}
+	return nil
+}
+
+// createCluster creates the EKS cluster, retrying while IAM has not yet made its new role
+// assumable by EKS, and waits for it to be active.
+func (x *exec) createCluster(ctx context.Context) error {
+	f := x.res.Fields
+	roleArn, err := x.id(key(kindRole, clusterRoleName(x.name)))
+	if err != nil {
+		return err
+	}
+	subnets, err := x.subnetIDs(false)
+	if err != nil {
+		return err
+	}
+	vc := &ekstypes.VpcConfigRequest{SubnetIds: subnets, EndpointPublicAccess: aws.Bool(kit.ParseBool(f["endpointPublic"])),
+		EndpointPrivateAccess: aws.Bool(kit.ParseBool(f["endpointPrivate"])), PublicAccessCidrs: strings.Split(f["publicCIDRs"], ",")}
+	if x.sec.VPCID == "" {
+		sg, err := x.id(key(kindSG, x.name))
+		if err != nil {
+			return err
+		}
+		vc.SecurityGroupIds = []string{sg}
+	}
+	in := &eks.CreateClusterInput{Name: aws.String(x.name), Version: aws.String(f["version"]), RoleArn: aws.String(roleArn),
+		ResourcesVpcConfig: vc, Logging: loggingOf(f["logging"]), Tags: x.tags()}
+	if cidr := f["serviceCIDR"]; cidr != "" {
+		in.KubernetesNetworkConfig = &ekstypes.KubernetesNetworkConfigRequest{ServiceIpv4Cidr: aws.String(cidr)}
+	}
+	var out *eks.CreateClusterOutput
+	// A role made a moment ago may not be assumable by EKS yet (IAM is eventually consistent).
+	err = x.p.retryWhile(ctx, x.s, 2*time.Minute, func() error {
+		var err error
+		out, err = x.s.eks.CreateCluster(ctx, in)
+		return err
+	}, func(err error) bool {
+		return apiCode(err) == "InvalidParameterException" && strings.Contains(apiMessage(err), "role")
+	})
+	if err != nil {
+		return x.fail("eks:CreateCluster", x.res.Key(), err)
+	}
+	if err := x.made(aws.ToString(out.Cluster.Arn)); err != nil {
+		return err
+	}
+	_, err = x.p.waitCluster(ctx, x.s, x.name, true)
+	return err
+}
+
+// retagCluster sets the cluster's tags to the spec's, removing those of oldTags it no longer has.
+func (x *exec) retagCluster(ctx context.Context, oldTags string) error {
+	want := x.tags()
+	var gone []string
+	for _, kv := range strings.Split(oldTags, ",") {
+		if k, _, _ := strings.Cut(kv, "="); k != "" {
+			if _, ok := want[k]; !ok {
+				gone = append(gone, k)
 			}
 		}
-		if len(gone) > 0 {
-			if _, err := x.s.eks.UntagResource(ctx, &eks.UntagResourceInput{ResourceArn: aws.String(x.res.ID), TagKeys: gone}); err != nil {
-				return x.fail("eks:UntagResource", x.res.Key(), err)
-			}
+	}
+	if len(gone) > 0 {
+		if _, err := x.s.eks.UntagResource(ctx, &eks.UntagResourceInput{ResourceArn: aws.String(x.res.ID), TagKeys: gone}); err != nil {
+			return x.fail("eks:UntagResource", x.res.Key(), err)
 		}
-		if _, err := x.s.eks.TagResource(ctx, &eks.TagResourceInput{ResourceArn: aws.String(x.res.ID), Tags: want}); err != nil {
-			return x.fail("eks:TagResource", x.res.Key(), err)
-		}
+	}
+	if _, err := x.s.eks.TagResource(ctx, &eks.TagResourceInput{ResourceArn: aws.String(x.res.ID), Tags: want}); err != nil {
+		return x.fail("eks:TagResource", x.res.Key(), err)
 	}
 	return nil
 }

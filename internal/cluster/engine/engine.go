@@ -195,6 +195,39 @@ type ApplyOptions struct {
 	Check func(ctx context.Context, rec *state.Record, plan *cluster.Plan) error
 }
 
+// catchUp brings the record of a cluster that needs no change up to date when it is missing,
+// behind or failed: a former apply that made everything but did not see the cluster ready looks
+// again, the resources are observed and the record saved as running (and the expiry marked on
+// the cluster where it changed). A record that is up to date is left alone: nothing is written.
+func (e *Engine) catchUp(ctx context.Context, p cluster.Provider, c *spec.Cluster, rec *state.Record) error {
+	if rec != nil && rec.Phase == state.Running && sameSpec(rec.Spec, c) {
+		return nil
+	}
+	lost := rec == nil
+	rec = e.newRecord(rec, p, c)
+	before := rec.ExpiresAt
+	setExpiry(rec, c, time.Now())
+	if !lost && rec.Generation > 0 {
+		// A former apply made everything but did not see the cluster ready: look again.
+		if err := e.waitReady(ctx, p, c, rec); err != nil {
+			return err
+		}
+	}
+	rec.Phase, rec.Error, rec.Spec = state.Running, "", c
+	actual, err := p.Observe(ctx, c, rec.Resources)
+	if err != nil {
+		return err
+	}
+	rec.Resources = mine(actual)
+	if err := e.Store.Save(ctx, rec); err != nil {
+		return err
+	}
+	if lost || !sameTime(before, rec.ExpiresAt) {
+		return e.remark(ctx, p, c, rec)
+	}
+	return nil
+}
+
 // Apply converges the cluster to c and returns the plan it carried out (empty when nothing had to
 // change; then nothing was written anywhere).
 func (e *Engine) Apply(ctx context.Context, c *spec.Cluster, o ApplyOptions) (*cluster.Plan, error) {
@@ -242,32 +275,7 @@ func (e *Engine) Apply(ctx context.Context, c *spec.Cluster, o ApplyOptions) (*c
 		return plan, fmt.Errorf("cluster %s: %s exist(s) but nuv did not make them; nuv leaves them alone and cannot apply (rename the cluster or remove them)", name, strings.Join(keys, ", "))
 	}
 	if plan.Empty() {
-		if rec == nil || rec.Phase != state.Running || !sameSpec(rec.Spec, c) {
-			// The cluster matches but the record is missing, behind or failed: bring it up to date.
-			lost := rec == nil
-			rec = e.newRecord(rec, p, c)
-			before := rec.ExpiresAt
-			setExpiry(rec, c, time.Now())
-			if !lost && rec.Generation > 0 {
-				// A former apply made everything but did not see the cluster ready: look again.
-				if err := e.waitReady(ctx, p, c, rec); err != nil {
-					return plan, err
-				}
-			}
-			rec.Phase, rec.Error, rec.Spec = state.Running, "", c
-			actual, err := p.Observe(ctx, c, rec.Resources)
-			if err != nil {
-				return nil, err
-			}
-			rec.Resources = mine(actual)
-			if err := e.Store.Save(ctx, rec); err != nil {
-				return nil, err
-			}
-			if lost || !sameTime(before, rec.ExpiresAt) {
-				return plan, e.remark(ctx, p, c, rec)
-			}
-		}
-		return plan, nil
+		return plan, e.catchUp(ctx, p, c, rec)
 	}
 	existed := plan.Unchanged > 0 || slices.ContainsFunc(plan.Changes, func(ch cluster.Change) bool { return ch.Actual != nil && !ch.Actual.Foreign })
 	rec = e.newRecord(rec, p, c)

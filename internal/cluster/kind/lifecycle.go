@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/kind/pkg/apis/config/defaults"
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
@@ -296,29 +297,7 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 	if owned := rec != nil || p.marked(ctx, rt, name) || (live && ownedByLabel(nodes, name, c.Marks.Owner)); !owned {
 		return []cluster.Resource{{Kind: kindCluster, Name: name, ID: id, Foreign: true, Fields: map[string]string{"containers": strconv.Itoa(len(cs))}}}, nil
 	}
-	f := map[string]string{}
-	if rec != nil {
-		for k, v := range rec.Fields {
-			f[k] = v
-		}
-	} else {
-		// nuv's own cluster without a record (the record was removed): assume what the spec says
-		// for what cannot be observed.
-		for _, k := range recordedFields {
-			f[k] = desiredFields(c)[k]
-		}
-	}
-	switch {
-	case live:
-		f["running"] = "true"
-		for k, v := range observedNodeFields(nodes, desiredVersion(c)) {
-			f[k] = v
-		}
-	case !allRunning:
-		f["running"] = "stopped"
-	default:
-		f["running"] = "unreachable"
-	}
+	f := observedFields(c, rec, nodes, live, allRunning)
 	broken := ""
 	// A create killed after kind finished and nuv marked the cluster and wrote its kubeconfig,
 	// before the record said so, made a whole cluster: it is kept, not made again.
@@ -347,6 +326,36 @@ func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []clus
 		out = append(out, *r)
 	}
 	return out, nil
+}
+
+// observedFields are the fields of nuv's kind cluster: what nuv recorded when it made it (what
+// the spec says, for a cluster whose record was removed), with its nodes as its API shows them
+// when it is live, and whether it runs.
+func observedFields(c *spec.Cluster, rec *cluster.Resource, nodes []corev1.Node, live, allRunning bool) map[string]string {
+	f := map[string]string{}
+	if rec != nil {
+		for k, v := range rec.Fields {
+			f[k] = v
+		}
+	} else {
+		// nuv's own cluster without a record (the record was removed): assume what the spec says
+		// for what cannot be observed.
+		for _, k := range recordedFields {
+			f[k] = desiredFields(c)[k]
+		}
+	}
+	switch {
+	case live:
+		f["running"] = "true"
+		for k, v := range observedNodeFields(nodes, desiredVersion(c)) {
+			f[k] = v
+		}
+	case !allRunning:
+		f["running"] = "stopped"
+	default:
+		f["running"] = "unreachable"
+	}
+	return f
 }
 
 func ownedNodes(nodes []corev1.Node, name string) bool {
@@ -492,37 +501,8 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 	}
 	defer os.RemoveAll(tmp)
 	p.log().Infof("creating kind cluster %s (%d node(s), image %s, %s %s)", name, len(cfg.Nodes), image, rt.Name, rt.Version)
-	// kind's network must not be removed by another nuv's delete while this create joins it
-	unlock, err := flock(p.networkLock(), syscall.LOCK_SH)
-	if err != nil {
-		return nil, fmt.Errorf("create kind cluster %s: %w", name, err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		err := p.kindTimed(rt, clock).Create(name, kindcluster.CreateWithV1Alpha4Config(cfg),
-			kindcluster.CreateWithKubeconfigPath(tmp+"/kubeconfig"),
-			kindcluster.CreateWithDisplayUsage(false), kindcluster.CreateWithDisplaySalutation(false))
-		unlock() // before the result: a failed create's removal of the idle network below
-		done <- err
-	}()
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		// kind's create takes no context and can go on for minutes (kubeadm init, joins): give it
-		// a moment, then return. The record says "creating", so the next apply finds the node
-		// containers kind made so far as an incomplete cluster and replaces them; delete removes
-		// them.
-		p.log().Infof("interrupted: stopping kind's create of %s (the record says it is incomplete: the next apply makes it again, `nuv cluster delete %s` removes it)", name, name)
-		select {
-		case <-done:
-		case <-time.After(interruptGrace):
-		}
-		return nil, ctx.Err()
-	}
-	if err != nil {
-		// kind removed the nodes it made; the network it made for them is nuv's to remove when idle
-		p.removeIdleNetwork(context.WithoutCancel(ctx), rt)
-		return nil, fmt.Errorf("kind create cluster %s: %w%s", name, err, createDetail(rt, err, DetectHost()))
+	if err := p.runKind(ctx, rt, clock, name, cfg, tmp); err != nil {
+		return nil, err
 	}
 	var steps time.Duration
 	for _, ph := range clock.Phases() {
@@ -563,6 +543,46 @@ func (p *Provider) create(ctx context.Context, c *spec.Cluster, save func(cluste
 	p.log().Infof("kind cluster %s ready in %.1fs: %d node(s) Ready, kubeconfig %s", name, time.Since(start).Seconds(), len(cfg.Nodes), kc)
 	p.log().Infof("kind cluster %s create phases: %s", name, FormatPhases(p.Phases))
 	return r, nil
+}
+
+// runKind runs kind's create of cluster name from cfg (its kubeconfig into dir tmp), holding
+// kind's network against another nuv's delete meanwhile. Interrupted, it gives kind a moment and
+// returns ctx's error (kind's create takes no context); failed, it removes kind's network when
+// nothing else uses it.
+func (p *Provider) runKind(ctx context.Context, rt containerrt.Runtime, clock *phaseClock, name string, cfg *v1alpha4.Cluster, tmp string) error {
+	// kind's network must not be removed by another nuv's delete while this create joins it
+	unlock, err := flock(p.networkLock(), syscall.LOCK_SH)
+	if err != nil {
+		return fmt.Errorf("create kind cluster %s: %w", name, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		err := p.kindTimed(rt, clock).Create(name, kindcluster.CreateWithV1Alpha4Config(cfg),
+			kindcluster.CreateWithKubeconfigPath(tmp+"/kubeconfig"),
+			kindcluster.CreateWithDisplayUsage(false), kindcluster.CreateWithDisplaySalutation(false))
+		unlock() // before the result: a failed create's removal of the idle network below
+		done <- err
+	}()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		// kind's create takes no context and can go on for minutes (kubeadm init, joins): give it
+		// a moment, then return. The record says "creating", so the next apply finds the node
+		// containers kind made so far as an incomplete cluster and replaces them; delete removes
+		// them.
+		p.log().Infof("interrupted: stopping kind's create of %s (the record says it is incomplete: the next apply makes it again, `nuv cluster delete %s` removes it)", name, name)
+		select {
+		case <-done:
+		case <-time.After(interruptGrace):
+		}
+		return ctx.Err()
+	}
+	if err != nil {
+		// kind removed the nodes it made; the network it made for them is nuv's to remove when idle
+		p.removeIdleNetwork(context.WithoutCancel(ctx), rt)
+		return fmt.Errorf("kind create cluster %s: %w%s", name, err, createDetail(rt, err, DetectHost()))
+	}
+	return nil
 }
 
 // nodeImage resolves the spec's node image and checks its Kubernetes version against the spec's.

@@ -183,13 +183,11 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (_ cluster.Info, 
 		return cluster.Info{}, err
 	}
 	if o.PortBase == 0 {
-		if v := p.getenv()("NUV_LOCAL_PORT_BASE"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1024 || n > 65000 {
-				return cluster.Info{}, fmt.Errorf("NUV_LOCAL_PORT_BASE=%q: want a port number between 1024 and 65000", v)
-			}
-			o.PortBase = n
+		n, err := p.portBase()
+		if err != nil {
+			return cluster.Info{}, err
 		}
+		o.PortBase = n
 	}
 	dir := StateDir(p.Home, o.Name)
 	unlock, err := p.lock(ctx, o.Name)
@@ -253,27 +251,8 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (_ cluster.Info, 
 		return cluster.Info{}, fmt.Errorf("generate certificates: %w", err)
 	}
 	p.log().Infof("creating local cluster %s (Kubernetes %s, %d node(s)%s%s)", o.Name, o.Version, o.Nodes, flavorNote(o.Flavor), haNote(o.HA))
-	// A port found free can still be taken before its component binds it (by another cluster being
-	// created at the same moment): then start over on other ports, at most twice.
-	for attempt := 1; ; attempt++ {
-		err := p.startOnFreePorts(ctx, dir, s, o.PortBase)
-		if err == nil {
-			break
-		}
-		if attempt == 3 || ctx.Err() != nil || !strings.Contains(err.Error(), "address already in use") {
-			return cluster.Info{}, err
-		}
-		p.log().Infof("  a port was taken meanwhile; starting again on other ports")
-		stopAll(dir, s)
-		for _, sub := range []string{"data", "logs"} {
-			os.RemoveAll(filepath.Join(dir, sub))
-			if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
-				return cluster.Info{}, err
-			}
-		}
-		if o.PortBase > 0 {
-			o.PortBase += 100
-		}
+	if err := p.startOnFreePortsRetrying(ctx, dir, s, o.PortBase); err != nil {
+		return cluster.Info{}, err
 	}
 	t0 := time.Now()
 	if err := setupCluster(ctx, dir, s, p.log()); err != nil {
@@ -291,6 +270,46 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (_ cluster.Info, 
 	ok = true
 	p.log().Infof("cluster %s ready in %.1fs: %d node(s) Ready, API %s, kubeconfig %s", o.Name, time.Since(start).Seconds(), o.Nodes, s.APIURL, kubeconfig)
 	return p.statusOf(context.WithoutCancel(ctx), o.Name)
+}
+
+// portBase is NUV_LOCAL_PORT_BASE, the first port a cluster's components try (0: any free ports).
+func (p Provider) portBase() (int, error) {
+	v := p.getenv()("NUV_LOCAL_PORT_BASE")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1024 || n > 65000 {
+		return 0, fmt.Errorf("NUV_LOCAL_PORT_BASE=%q: want a port number between 1024 and 65000", v)
+	}
+	return n, nil
+}
+
+// startOnFreePortsRetrying starts the cluster's components on free ports (from portBase, when set). A
+// port found free can still be taken before its component binds it (by another cluster being
+// created at the same moment): then it starts over on other ports, at most twice.
+func (p Provider) startOnFreePortsRetrying(ctx context.Context, dir string, s *state, portBase int) error {
+	for attempt := 1; ; attempt++ {
+		err := p.startOnFreePorts(ctx, dir, s, portBase)
+		if err == nil {
+			break
+		}
+		if attempt == 3 || ctx.Err() != nil || !strings.Contains(err.Error(), "address already in use") {
+			return err
+		}
+		p.log().Infof("  a port was taken meanwhile; starting again on other ports")
+		stopAll(dir, s)
+		for _, sub := range []string{"data", "logs"} {
+			os.RemoveAll(filepath.Join(dir, sub))
+			if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
+				return err
+			}
+		}
+		if portBase > 0 {
+			portBase += 100
+		}
+	}
+	return nil
 }
 
 func flavorNote(f string) string {
