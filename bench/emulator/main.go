@@ -64,90 +64,138 @@ func run(runs int) error {
 	defer stop()
 	key, secret, _, region := s.Credentials()
 	cfg := aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider(key, secret, ""), BaseEndpoint: aws.String("http://" + addr)}
-	ec, ic, kc, sc := ec2.NewFromConfig(cfg), iam.NewFromConfig(cfg), eks.NewFromConfig(cfg), sts.NewFromConfig(cfg)
+	c := clients{cfg: cfg, ec: ec2.NewFromConfig(cfg), ic: iam.NewFromConfig(cfg), kc: eks.NewFromConfig(cfg), sc: sts.NewFromConfig(cfg)}
 
-	role, err := ic.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("bench"), AssumeRolePolicyDocument: aws.String(
-		`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"eks.amazonaws.com"},"Action":"sts:AssumeRole"}]}`)})
+	role, subnets, err := c.prerequisites(ctx)
 	if err != nil {
 		return err
 	}
-	vpc, err := ec.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.0.0.0/16")})
+	active, usable, err := c.createCluster(ctx, role, subnets)
 	if err != nil {
 		return err
 	}
-	var subnets []string
-	for i, az := range []string{"us-east-1a", "us-east-1b", "us-east-1c"} {
-		sn, err := ec.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: vpc.Vpc.VpcId, CidrBlock: aws.String(fmt.Sprintf("10.0.%d.0/24", i)), AvailabilityZone: aws.String(az)})
-		if err != nil {
-			return err
-		}
-		subnets = append(subnets, aws.ToString(sn.Subnet.SubnetId))
-	}
-
-	fmt.Println("creating an emulated EKS cluster (a local control plane) ...")
-	t0 := time.Now()
-	if _, err := kc.CreateCluster(ctx, &eks.CreateClusterInput{Name: aws.String("bench"), RoleArn: role.Role.Arn,
-		ResourcesVpcConfig: &ekstypes.VpcConfigRequest{SubnetIds: subnets}}); err != nil {
-		return err
-	}
-	out, err := eks.NewClusterActiveWaiter(kc, func(o *eks.ClusterActiveWaiterOptions) {
-		o.MinDelay, o.MaxDelay = 100*time.Millisecond, 200*time.Millisecond
-	}).
-		WaitForOutput(ctx, &eks.DescribeClusterInput{Name: aws.String("bench")}, 10*time.Minute)
+	lat, err := c.latencies(ctx, runs)
 	if err != nil {
 		return err
 	}
-	active := time.Since(t0)
-	ca, _ := base64.StdEncoding.DecodeString(aws.ToString(out.Cluster.CertificateAuthority.Data))
-	tok, err := eksauth.NewToken(ctx, cfg, "bench")
+	deleted, err := c.deleteCluster(ctx)
 	if err != nil {
 		return err
 	}
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: aws.ToString(out.Cluster.Endpoint), BearerToken: tok.Token, TLSClientConfig: rest.TLSClientConfig{CAData: ca}})
-	if err != nil {
-		return err
-	}
-	if _, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err != nil {
-		return fmt.Errorf("list nodes through the EKS token: %w", err)
-	}
-	usable := time.Since(t0)
-
-	lat := func(call func() error) (time.Duration, error) { return benchutil.MedianOf(runs, call) }
-	describe, err := lat(func() error {
-		_, err := kc.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String("bench")})
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	subnetsLat, err := lat(func() error { _, err := ec.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{}); return err })
-	if err != nil {
-		return err
-	}
-	caller, err := lat(func() error { _, err := sc.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{}); return err })
-	if err != nil {
-		return err
-	}
-
-	t1 := time.Now()
-	if _, err := kc.DeleteCluster(ctx, &eks.DeleteClusterInput{Name: aws.String("bench")}); err != nil {
-		return err
-	}
-	if err := eks.NewClusterDeletedWaiter(kc, func(o *eks.ClusterDeletedWaiterOptions) {
-		o.MinDelay, o.MaxDelay = 100*time.Millisecond, 200*time.Millisecond
-	}).
-		Wait(ctx, &eks.DescribeClusterInput{Name: aws.String("bench")}, 5*time.Minute); err != nil {
-		return err
-	}
-	deleted := time.Since(t1)
 
 	fmt.Printf("\nAPI latency (median of %d SDK calls, SigV4 verified)\n", runs)
-	fmt.Printf("  eks:DescribeCluster     %7.2f ms\n", benchutil.MS(describe))
-	fmt.Printf("  ec2:DescribeSubnets     %7.2f ms\n", benchutil.MS(subnetsLat))
-	fmt.Printf("  sts:GetCallerIdentity   %7.2f ms\n", benchutil.MS(caller))
+	fmt.Printf("  eks:DescribeCluster     %7.2f ms\n", benchutil.MS(lat.describe))
+	fmt.Printf("  ec2:DescribeSubnets     %7.2f ms\n", benchutil.MS(lat.subnets))
+	fmt.Printf("  sts:GetCallerIdentity   %7.2f ms\n", benchutil.MS(lat.caller))
 	fmt.Printf("\nemulated EKS cluster (status delay 0)\n")
 	fmt.Printf("  create to ACTIVE                      %6.2f s\n", active.Seconds())
 	fmt.Printf("  create to nodes listed with a token   %6.2f s   (target <= 15 s)\n", usable.Seconds())
 	fmt.Printf("  delete to gone                        %6.2f s   (target <= 5 s)\n", deleted.Seconds())
 	return nil
+}
+
+// clients are the AWS SDK clients of the services measured, all pointed at the emulator.
+type clients struct {
+	cfg aws.Config
+	ec  *ec2.Client
+	ic  *iam.Client
+	kc  *eks.Client
+	sc  *sts.Client
+}
+
+// prerequisites makes what an EKS cluster needs: its IAM role and a VPC with a subnet in each of
+// three zones; it returns the role and the subnets' IDs.
+func (c clients) prerequisites(ctx context.Context) (*iam.CreateRoleOutput, []string, error) {
+	role, err := c.ic.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("bench"), AssumeRolePolicyDocument: aws.String(
+		`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"eks.amazonaws.com"},"Action":"sts:AssumeRole"}]}`)})
+	if err != nil {
+		return nil, nil, err
+	}
+	vpc, err := c.ec.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.0.0.0/16")})
+	if err != nil {
+		return nil, nil, err
+	}
+	var subnets []string
+	for i, az := range []string{"us-east-1a", "us-east-1b", "us-east-1c"} {
+		sn, err := c.ec.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: vpc.Vpc.VpcId, CidrBlock: aws.String(fmt.Sprintf("10.0.%d.0/24", i)), AvailabilityZone: aws.String(az)})
+		if err != nil {
+			return nil, nil, err
+		}
+		subnets = append(subnets, aws.ToString(sn.Subnet.SubnetId))
+	}
+	return role, subnets, nil
+}
+
+// createCluster creates the emulated EKS cluster "bench" and returns the time to ACTIVE and the
+// time until its nodes can be listed with an EKS token.
+func (c clients) createCluster(ctx context.Context, role *iam.CreateRoleOutput, subnets []string) (active, usable time.Duration, err error) {
+	fmt.Println("creating an emulated EKS cluster (a local control plane) ...")
+	t0 := time.Now()
+	if _, err := c.kc.CreateCluster(ctx, &eks.CreateClusterInput{Name: aws.String("bench"), RoleArn: role.Role.Arn,
+		ResourcesVpcConfig: &ekstypes.VpcConfigRequest{SubnetIds: subnets}}); err != nil {
+		return 0, 0, err
+	}
+	out, err := eks.NewClusterActiveWaiter(c.kc, func(o *eks.ClusterActiveWaiterOptions) {
+		o.MinDelay, o.MaxDelay = 100*time.Millisecond, 200*time.Millisecond
+	}).
+		WaitForOutput(ctx, &eks.DescribeClusterInput{Name: aws.String("bench")}, 10*time.Minute)
+	if err != nil {
+		return 0, 0, err
+	}
+	active = time.Since(t0)
+	ca, _ := base64.StdEncoding.DecodeString(aws.ToString(out.Cluster.CertificateAuthority.Data))
+	tok, err := eksauth.NewToken(ctx, c.cfg, "bench")
+	if err != nil {
+		return 0, 0, err
+	}
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: aws.ToString(out.Cluster.Endpoint), BearerToken: tok.Token, TLSClientConfig: rest.TLSClientConfig{CAData: ca}})
+	if err != nil {
+		return 0, 0, err
+	}
+	if _, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err != nil {
+		return 0, 0, fmt.Errorf("list nodes through the EKS token: %w", err)
+	}
+	return active, time.Since(t0), nil
+}
+
+// apiLatencies are the median latencies of three API calls.
+type apiLatencies struct {
+	describe, subnets, caller time.Duration
+}
+
+// latencies measures the median of runs calls each of eks:DescribeCluster, ec2:DescribeSubnets
+// and sts:GetCallerIdentity.
+func (c clients) latencies(ctx context.Context, runs int) (apiLatencies, error) {
+	lat := func(call func() error) (time.Duration, error) { return benchutil.MedianOf(runs, call) }
+	describe, err := lat(func() error {
+		_, err := c.kc.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String("bench")})
+		return err
+	})
+	if err != nil {
+		return apiLatencies{}, err
+	}
+	subnetsLat, err := lat(func() error { _, err := c.ec.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{}); return err })
+	if err != nil {
+		return apiLatencies{}, err
+	}
+	caller, err := lat(func() error { _, err := c.sc.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{}); return err })
+	if err != nil {
+		return apiLatencies{}, err
+	}
+	return apiLatencies{describe: describe, subnets: subnetsLat, caller: caller}, nil
+}
+
+// deleteCluster deletes the cluster "bench" and returns the time until it is gone.
+func (c clients) deleteCluster(ctx context.Context) (time.Duration, error) {
+	t1 := time.Now()
+	if _, err := c.kc.DeleteCluster(ctx, &eks.DeleteClusterInput{Name: aws.String("bench")}); err != nil {
+		return 0, err
+	}
+	if err := eks.NewClusterDeletedWaiter(c.kc, func(o *eks.ClusterDeletedWaiterOptions) {
+		o.MinDelay, o.MaxDelay = 100*time.Millisecond, 200*time.Millisecond
+	}).
+		Wait(ctx, &eks.DescribeClusterInput{Name: aws.String("bench")}, 5*time.Minute); err != nil {
+		return 0, err
+	}
+	return time.Since(t1), nil
 }

@@ -71,23 +71,8 @@ func run(runs int, nuvBin, koBin, mainPkg string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-
-	if nuvBin == "" {
-		nuvBin = filepath.Join(tmp, "nuv")
-		fmt.Println("building nuv ...")
-		if err := benchutil.BuildNuv(nuvBin); err != nil {
-			return err
-		}
-	}
-	if koBin == "" {
-		gobin := filepath.Join(tmp, "bin")
-		fmt.Printf("installing ko %s from the module proxy ...\n", KoVersion)
-		cmd := exec.Command("go", "install", "github.com/google/ko@"+KoVersion)
-		cmd.Env = append(os.Environ(), "GOBIN="+gobin, "GOFLAGS=")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("install ko: %v\n%s", err, out)
-		}
-		koBin = filepath.Join(gobin, "ko")
+	if nuvBin, koBin, err = tools(tmp, nuvBin, koBin); err != nil {
+		return err
 	}
 
 	// both tools build the committed tree (HEAD), so edits in progress in the checkout neither
@@ -109,59 +94,21 @@ func run(runs int, nuvBin, koBin, mainPkg string) error {
 	if err := pushBase(base); err != nil {
 		return fmt.Errorf("push ko's base image: %w", err)
 	}
-
-	// an empty docker config for both (no credentials needed); HOME stays, so both share the
-	// user's Go module and build caches
-	common := append(os.Environ(), "DOCKER_CONFIG="+filepath.Join(tmp, "docker"))
-	nuvCmd := func(repo string) *exec.Cmd {
-		c := exec.Command(nuvBin, "image", "push", "--main", mainPkg, "--tag", "bench",
-			"--platform", "linux/amd64,linux/arm64", "--image", host+"/"+repo+"/nuv/whisk-operator")
-		c.Dir = src
-		c.Env = append(common, "NUV_PROJECT="+src, "NUV_HOME="+filepath.Join(tmp, "nuvhome"))
-		return c
-	}
-	koCmd := func(repo string) *exec.Cmd {
-		c := exec.Command(koBin, "build", "--bare", "--sbom=none", "--tags=bench",
-			"--platform=linux/amd64,linux/arm64", mainPkg)
-		c.Dir = src
-		c.Env = append(common, "KO_DOCKER_REPO="+host+"/"+repo+"/ko/whisk-operator", "KO_DEFAULTBASEIMAGE="+base,
-			"KO_CONFIG_PATH="+filepath.Join(tmp, "koconfig"))
-		return c
-	}
-	os.MkdirAll(filepath.Join(tmp, "koconfig"), 0o755)
-	if err := os.WriteFile(filepath.Join(tmp, "koconfig", ".ko.yaml"), []byte(koConfig(base, mainPkg, "bench")), 0o644); err != nil {
+	b := &builders{tmp: tmp, src: src, host: host, base: base, mainPkg: mainPkg, nuvBin: nuvBin, koBin: koBin,
+		// an empty docker config for both (no credentials needed); HOME stays, so both share the
+		// user's Go module and build caches
+		common: append(os.Environ(), "DOCKER_CONFIG="+filepath.Join(tmp, "docker"))}
+	if err := b.writeKoConfig(); err != nil {
 		return err
 	}
-
-	fmt.Println("warm-up ...")
-	for _, c := range []*exec.Cmd{nuvCmd("warm"), koCmd("warm")} {
-		if _, err := timed(c); err != nil {
-			return err
-		}
+	if err := b.warmUp(); err != nil {
+		return err
 	}
-	// the two tools alternate, so load from other work on the machine hits both alike
-	measure := func(kind string, repo func(i int) string) (time.Duration, time.Duration, error) {
-		var nuvT, koT []time.Duration
-		for i := 0; i < runs; i++ {
-			d, err := timed(nuvCmd(repo(i)))
-			if err != nil {
-				return 0, 0, err
-			}
-			nuvT = append(nuvT, d)
-			d2, err := timed(koCmd(repo(i)))
-			if err != nil {
-				return 0, 0, err
-			}
-			koT = append(koT, d2)
-			fmt.Printf("%s run %d: nuv %s  ko %s\n", kind, i+1, d.Round(time.Millisecond), d2.Round(time.Millisecond))
-		}
-		return benchutil.Median(nuvT), benchutil.Median(koT), nil
-	}
-	wn, wk, err := measure("warm", func(int) string { return "warm" })
+	wn, wk, err := b.measure(runs, "warm", func(int) string { return "warm" })
 	if err != nil {
 		return err
 	}
-	cn, ck, err := measure("cold", func(i int) string { return fmt.Sprintf("cold%d", i) })
+	cn, ck, err := b.measure(runs, "cold", func(i int) string { return fmt.Sprintf("cold%d", i) })
 	if err != nil {
 		return err
 	}
@@ -172,6 +119,96 @@ func run(runs int, nuvBin, koBin, mainPkg string) error {
 	fmt.Printf("| warm (layers present) | %s | %s | %.2f |\n", wn.Round(time.Millisecond), wk.Round(time.Millisecond), float64(wn)/float64(wk))
 	fmt.Printf("| cold (fresh repository) | %s | %s | %.2f |\n", cn.Round(time.Millisecond), ck.Round(time.Millisecond), float64(cn)/float64(ck))
 	return nil
+}
+
+// tools returns the nuv and ko binaries to compare: those given, else nuv built from the checkout
+// and ko installed from the module proxy, both into tmp.
+func tools(tmp, nuvBin, koBin string) (string, string, error) {
+	if nuvBin == "" {
+		nuvBin = filepath.Join(tmp, "nuv")
+		fmt.Println("building nuv ...")
+		if err := benchutil.BuildNuv(nuvBin); err != nil {
+			return "", "", err
+		}
+	}
+	if koBin == "" {
+		gobin := filepath.Join(tmp, "bin")
+		fmt.Printf("installing ko %s from the module proxy ...\n", KoVersion)
+		cmd := exec.Command("go", "install", "github.com/google/ko@"+KoVersion)
+		cmd.Env = append(os.Environ(), "GOBIN="+gobin, "GOFLAGS=")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", "", fmt.Errorf("install ko: %v\n%s", err, out)
+		}
+		koBin = filepath.Join(gobin, "ko")
+	}
+	return nuvBin, koBin, nil
+}
+
+// builders are the two commands compared — `nuv image push` and `ko build` of the same main
+// package from the same tree to the same registry.
+type builders struct {
+	tmp, src      string // scratch directory and the exported tree
+	host, base    string // the registry and ko's base image in it
+	mainPkg       string
+	nuvBin, koBin string
+	common        []string // the environment both run in
+}
+
+// nuvCmd is `nuv image push` of the main package to repository repo of the registry.
+func (b *builders) nuvCmd(repo string) *exec.Cmd {
+	c := exec.Command(b.nuvBin, "image", "push", "--main", b.mainPkg, "--tag", "bench",
+		"--platform", "linux/amd64,linux/arm64", "--image", b.host+"/"+repo+"/nuv/whisk-operator")
+	c.Dir = b.src
+	c.Env = append(b.common, "NUV_PROJECT="+b.src, "NUV_HOME="+filepath.Join(b.tmp, "nuvhome"))
+	return c
+}
+
+// koCmd is `ko build` of the main package to repository repo of the registry.
+func (b *builders) koCmd(repo string) *exec.Cmd {
+	c := exec.Command(b.koBin, "build", "--bare", "--sbom=none", "--tags=bench",
+		"--platform=linux/amd64,linux/arm64", b.mainPkg)
+	c.Dir = b.src
+	c.Env = append(b.common, "KO_DOCKER_REPO="+b.host+"/"+repo+"/ko/whisk-operator", "KO_DEFAULTBASEIMAGE="+b.base,
+		"KO_CONFIG_PATH="+filepath.Join(b.tmp, "koconfig"))
+	return c
+}
+
+// writeKoConfig writes the .ko.yaml ko reads: nuv's compiler and link flags and the base image.
+func (b *builders) writeKoConfig() error {
+	os.MkdirAll(filepath.Join(b.tmp, "koconfig"), 0o755)
+	return os.WriteFile(filepath.Join(b.tmp, "koconfig", ".ko.yaml"), []byte(koConfig(b.base, b.mainPkg, "bench")), 0o644)
+}
+
+// warmUp runs each tool once, untimed.
+func (b *builders) warmUp() error {
+	fmt.Println("warm-up ...")
+	for _, c := range []*exec.Cmd{b.nuvCmd("warm"), b.koCmd("warm")} {
+		if _, err := timed(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measure runs the two tools alternately runs times, pushing run i to repository repo(i), prints
+// each run's times and returns the two medians. Alternating makes load from other work on the
+// machine hit both alike.
+func (b *builders) measure(runs int, kind string, repo func(i int) string) (time.Duration, time.Duration, error) {
+	var nuvT, koT []time.Duration
+	for i := 0; i < runs; i++ {
+		d, err := timed(b.nuvCmd(repo(i)))
+		if err != nil {
+			return 0, 0, err
+		}
+		nuvT = append(nuvT, d)
+		d2, err := timed(b.koCmd(repo(i)))
+		if err != nil {
+			return 0, 0, err
+		}
+		koT = append(koT, d2)
+		fmt.Printf("%s run %d: nuv %s  ko %s\n", kind, i+1, d.Round(time.Millisecond), d2.Round(time.Millisecond))
+	}
+	return benchutil.Median(nuvT), benchutil.Median(koT), nil
 }
 
 // koConfig is the .ko.yaml that gives ko nuv's compiler and link flags for mainPkg (see

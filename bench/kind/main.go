@@ -68,8 +68,34 @@ func run(runs int) error {
 		return err
 	}
 	defer ws.Close()
-	tmp := ws.Dir
-	project := filepath.Join(tmp, "project")
+	b := &kindBench{tmp: ws.Dir}
+	if err := b.prepareProject(root, ws.Nuv); err != nil {
+		return err
+	}
+	var rows []row
+	for _, workers := range []int{0, 1} {
+		create, del, err := b.measureSize(workers, runs)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, create, del)
+	}
+	b.printTable(rows, runs)
+	return nil
+}
+
+// kindBench is one run: nuv pointed at a scratch project, and the figures measured once.
+type kindBench struct {
+	tmp              string
+	nuv              benchutil.Nuv
+	image            string        // the node image of nuv's first cluster, which the peer uses too
+	loadT, operatorT time.Duration // nuv image load and nuv operator on the first cluster
+}
+
+// prepareProject makes the scratch project (linked to the module root's operator and tests, so
+// `nuv operator` deploys this checkout's) and points nuv, the binary nuvBin, at it.
+func (b *kindBench) prepareProject(root, nuvBin string) error {
+	project := filepath.Join(b.tmp, "project")
 	if err := os.MkdirAll(filepath.Join(project, "clusters"), 0o755); err != nil {
 		return err
 	}
@@ -78,71 +104,88 @@ func run(runs int) error {
 			return err
 		}
 	}
-	nuv := benchutil.Nuv{Bin: ws.Nuv, Dir: project}.With("NUV_HOME="+filepath.Join(tmp, "home"), "NUV_PROJECT="+project)
-	nuvRun := func(extra []string, args ...string) (time.Duration, string, error) {
-		return nuv.With(extra...).Run(args...)
+	b.nuv = benchutil.Nuv{Bin: nuvBin, Dir: project}.With("NUV_HOME="+filepath.Join(b.tmp, "home"), "NUV_PROJECT="+project)
+	return nil
+}
+
+// nuvRun runs nuv with args and the extra environment variables, and returns its time and output.
+func (b *kindBench) nuvRun(extra []string, args ...string) (time.Duration, string, error) {
+	return b.nuv.With(extra...).Run(args...)
+}
+
+// measureSize measures, runs times, nuv creating and deleting a cluster with one control plane and
+// the given workers, and the peer creating the same; it returns the create and delete rows.
+func (b *kindBench) measureSize(workers, runs int) (create, del row, err error) {
+	name := fmt.Sprintf("bench-kind-%d", workers+1)
+	file := filepath.Join(b.tmp, name+".yaml")
+	if err := os.WriteFile(file, []byte(specDoc(name, workers)), 0o644); err != nil {
+		return row{}, row{}, err
 	}
-	var rows []row
-	var image string
-	var loadT, operatorT time.Duration
-	for _, workers := range []int{0, 1} {
-		name := fmt.Sprintf("bench-kind-%d", workers+1)
-		file := filepath.Join(tmp, name+".yaml")
-		if err := os.WriteFile(file, []byte(specDoc(name, workers)), 0o644); err != nil {
+	create = row{what: fmt.Sprintf("%d node(s): create to Ready", workers+1)}
+	del = row{what: fmt.Sprintf("%d node(s): delete", workers+1)}
+	for i := 0; i < runs; i++ {
+		if err := b.nuvRound(name, file, workers == 0 && i == 0, &create, &del); err != nil {
+			return row{}, row{}, err
+		}
+		fmt.Printf("peer (kind library, --wait): %s ...\n", name)
+		pd, phases, err := peerCreate(name+"-peer", b.image, workers, b.tmp)
+		if err != nil {
+			return row{}, row{}, err
+		}
+		create.peer = append(create.peer, pd)
+		create.peerPhases = append(create.peerPhases, phases)
+		fmt.Printf("  peer %.1f s: %s\n", pd.Seconds(), phases)
+	}
+	return create, del, nil
+}
+
+// nuvRound times nuv applying the spec file of cluster name and deleting it, into create and del;
+// the first cluster's node image is noted for the peer, and when first, `nuv image load` and
+// `nuv operator` are timed on it before the delete.
+func (b *kindBench) nuvRound(name, file string, first bool, create, del *row) error {
+	fmt.Printf("nuv cluster apply: %s ...\n", name)
+	d, out, err := b.nuvRun(nil, "cluster", "apply", "-f", file)
+	if err != nil {
+		b.nuvRun(nil, "cluster", "delete", name)
+		return err
+	}
+	create.nuv = append(create.nuv, d)
+	if m := phasesLine.FindStringSubmatch(out); m != nil {
+		create.phases = append(create.phases, m[1])
+		fmt.Printf("  nuv %.1f s: %s\n", d.Seconds(), m[1])
+	}
+	if b.image == "" {
+		out, err := exec.Command("docker", "inspect", "--format", "{{.Config.Image}}", name+"-control-plane").Output()
+		if err != nil {
+			return fmt.Errorf("node image of %s: %v", name, err)
+		}
+		b.image = strings.TrimSpace(string(out))
+	}
+	if first {
+		fmt.Println("nuv image load (build-and-load) and nuv operator ...")
+		extra := []string{"NUV_CLUSTER=" + name}
+		if b.loadT, _, err = b.nuvRun(extra, "image", "load"); err != nil {
+			b.nuvRun(nil, "cluster", "delete", name)
 			return err
 		}
-		create := row{what: fmt.Sprintf("%d node(s): create to Ready", workers+1)}
-		del := row{what: fmt.Sprintf("%d node(s): delete", workers+1)}
-		for i := 0; i < runs; i++ {
-			fmt.Printf("nuv cluster apply: %s ...\n", name)
-			d, out, err := nuvRun(nil, "cluster", "apply", "-f", file)
-			if err != nil {
-				nuvRun(nil, "cluster", "delete", name)
-				return err
-			}
-			create.nuv = append(create.nuv, d)
-			if m := phasesLine.FindStringSubmatch(out); m != nil {
-				create.phases = append(create.phases, m[1])
-				fmt.Printf("  nuv %.1f s: %s\n", d.Seconds(), m[1])
-			}
-			if image == "" {
-				out, err := exec.Command("docker", "inspect", "--format", "{{.Config.Image}}", name+"-control-plane").Output()
-				if err != nil {
-					return fmt.Errorf("node image of %s: %v", name, err)
-				}
-				image = strings.TrimSpace(string(out))
-			}
-			if workers == 0 && i == 0 {
-				fmt.Println("nuv image load (build-and-load) and nuv operator ...")
-				extra := []string{"NUV_CLUSTER=" + name}
-				if loadT, _, err = nuvRun(extra, "image", "load"); err != nil {
-					nuvRun(nil, "cluster", "delete", name)
-					return err
-				}
-				if operatorT, _, err = nuvRun(extra, "operator"); err != nil {
-					nuvRun(nil, "cluster", "delete", name)
-					return err
-				}
-			}
-			d, _, err = nuvRun(nil, "cluster", "delete", name)
-			if err != nil {
-				return err
-			}
-			del.nuv = append(del.nuv, d)
-
-			fmt.Printf("peer (kind library, --wait): %s ...\n", name)
-			pd, phases, err := peerCreate(name+"-peer", image, workers, tmp)
-			if err != nil {
-				return err
-			}
-			create.peer = append(create.peer, pd)
-			create.peerPhases = append(create.peerPhases, phases)
-			fmt.Printf("  peer %.1f s: %s\n", pd.Seconds(), phases)
+		if b.operatorT, _, err = b.nuvRun(extra, "operator"); err != nil {
+			b.nuvRun(nil, "cluster", "delete", name)
+			return err
 		}
-		rows = append(rows, create, del)
 	}
+	d, _, err = b.nuvRun(nil, "cluster", "delete", name)
+	if err != nil {
+		return err
+	}
+	del.nuv = append(del.nuv, d)
+	return nil
+}
+
+// printTable prints the medians of the rows beside the peer's, the one-off figures, and where
+// the time of each row's last run went.
+func (b *kindBench) printTable(rows []row, runs int) {
 	fmt.Println()
-	fmt.Printf("node image: %s\n\n", image)
+	fmt.Printf("node image: %s\n\n", b.image)
 	fmt.Printf("| figure | nuv (median) | peer: kind library --wait (median) | nuv/peer |\n|---|---|---|---|\n")
 	for _, r := range rows {
 		n := benchutil.Median(r.nuv)
@@ -153,8 +196,8 @@ func run(runs int) error {
 		p := benchutil.Median(r.peer)
 		fmt.Printf("| %s | %.1f s | %.1f s | %.2f |\n", r.what, n.Seconds(), p.Seconds(), n.Seconds()/p.Seconds())
 	}
-	fmt.Printf("| build-and-load (operator image built, loaded into the node) | %.1f s | - | - |\n", loadT.Seconds())
-	fmt.Printf("| nuv operator to Available (a real pod) | %.1f s | - | - |\n", operatorT.Seconds())
+	fmt.Printf("| build-and-load (operator image built, loaded into the node) | %.1f s | - | - |\n", b.loadT.Seconds())
+	fmt.Printf("| nuv operator to Available (a real pod) | %.1f s | - | - |\n", b.operatorT.Seconds())
 	fmt.Printf("(%d run(s) each; nuv figures are whole nuv processes; published anchor for kind's 1-node create: 12-17 s with a pulled image)\n", runs)
 	fmt.Println("\nWhere the time goes (the last run of each; kind's steps from its status lines, kubeadm's phases from its klog timestamps):")
 	for _, r := range rows {
@@ -165,7 +208,6 @@ func run(runs int) error {
 			fmt.Printf("- %s, peer: %s\n", r.what, r.peerPhases[len(r.peerPhases)-1])
 		}
 	}
-	return nil
 }
 
 // peerCreate creates a cluster the way the kind CLI does (kind's library, --wait), with the node

@@ -54,61 +54,107 @@ func run(kc string, runs int) error {
 		return err
 	}
 	if kc == "" {
-		p := local.Provider{Home: filepath.Join(home, ".nuv"), Project: filepath.Join(tmp, "src")}
-		fmt.Println("creating a local cluster ...")
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-		info, err := p.Create(ctx, local.CreateOptions{Name: "bench"})
-		cancel()
+		p, created, err := createLocal(tmp, home)
 		if err != nil {
-			return fmt.Errorf("create local cluster: %w", err)
-		}
-		defer p.Delete(context.Background(), "bench")
-		kc = info.Kubeconfig
-	}
-	src, err := os.ReadFile(kc)
-	if err != nil {
-		return err
-	}
-	server, err := serverOf(kc)
-	if err != nil {
-		return err
-	}
-	for i := 1; i <= 8; i++ {
-		if err := os.WriteFile(filepath.Join(clusters, fmt.Sprintf("up-%d.kubeconfig", i)), src, 0o600); err != nil {
 			return err
 		}
+		defer p.Delete(context.Background(), "bench")
+		kc = created
 	}
-	closed, err := closedPort()
-	if err != nil {
-		return err
-	}
-	silent, err := net.Listen("tcp", "127.0.0.1:0") // never accepts: connections hang after the handshake
+	silent, err := writeKubeconfigs(kc, clusters)
 	if err != nil {
 		return err
 	}
 	defer silent.Close()
-	hostport := strings.TrimPrefix(server, "https://")
-	for name, addr := range map[string]string{"z-closed": closed, "z-blackhole": silent.Addr().String()} {
-		data := strings.ReplaceAll(string(src), hostport, addr)
-		if err := os.WriteFile(filepath.Join(clusters, name+".kubeconfig"), []byte(data), 0o600); err != nil {
-			return err
-		}
-	}
 	env := append(os.Environ(), "HOME="+home, "NUV_HOME="+filepath.Join(home, ".nuv"), "NUV_PROJECT="+project)
 	env = withoutVar(env, "NUV_CLUSTER")
 	env = withoutVar(env, "NUV_KUBE_TIMEOUT")
 
-	// Warm up (page cache, first detection remembered).
-	if out, err := cmd(env, nuv, "kube", "use", "3"); err != nil {
-		return fmt.Errorf("nuv kube use 3: %v\n%s", err, out)
-	}
-	useMed, err := benchutil.MedianOf(runs, func() error { _, err := cmd(env, nuv, "kube", "use", "3", "--offline"); return err })
+	use, err := measureUse(env, nuv, clusters, runs)
 	if err != nil {
 		return err
 	}
+	list, err := measureList(env, nuv, clusters, runs)
+	if err != nil {
+		return err
+	}
+	fmt.Println()
+	fmt.Println("| measure (median) | nuv | kubectl, same work | ratio nuv/kubectl |")
+	fmt.Println("|---|---|---|---|")
+	fmt.Printf("| select a cluster (`kube use N --offline` / `config use-context`) | %.1f ms | %.1f ms | %.2f |\n", benchutil.MS(use.nuv), benchutil.MS(use.peer), float64(use.nuv)/float64(use.peer))
+	fmt.Printf("| probe 10 clusters, 2 unreachable, 1 s timeout, in parallel | %.1f ms | %.1f ms | %.2f |\n", benchutil.MS(list.nuv), benchutil.MS(list.peer), float64(list.nuv)/float64(list.peer))
+	return nil
+}
+
+// createLocal creates the local cluster "bench" the benchmark measures against when no kubeconfig
+// is given and returns its provider and kubeconfig; the caller deletes it.
+func createLocal(tmp, home string) (local.Provider, string, error) {
+	p := local.Provider{Home: filepath.Join(home, ".nuv"), Project: filepath.Join(tmp, "src")}
+	fmt.Println("creating a local cluster ...")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	info, err := p.Create(ctx, local.CreateOptions{Name: "bench"})
+	cancel()
+	if err != nil {
+		return p, "", fmt.Errorf("create local cluster: %w", err)
+	}
+	return p, info.Kubeconfig, nil
+}
+
+// writeKubeconfigs writes into clusters eight copies of the kubeconfig kc and two that point at
+// unreachable servers: a closed port and a listener that never accepts (returned, for the caller
+// to close).
+func writeKubeconfigs(kc, clusters string) (net.Listener, error) {
+	src, err := os.ReadFile(kc)
+	if err != nil {
+		return nil, err
+	}
+	server, err := serverOf(kc)
+	if err != nil {
+		return nil, err
+	}
+	for i := 1; i <= 8; i++ {
+		if err := os.WriteFile(filepath.Join(clusters, fmt.Sprintf("up-%d.kubeconfig", i)), src, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	closed, err := closedPort()
+	if err != nil {
+		return nil, err
+	}
+	silent, err := net.Listen("tcp", "127.0.0.1:0") // never accepts: connections hang after the handshake
+	if err != nil {
+		return nil, err
+	}
+	hostport := strings.TrimPrefix(server, "https://")
+	for name, addr := range map[string]string{"z-closed": closed, "z-blackhole": silent.Addr().String()} {
+		data := strings.ReplaceAll(string(src), hostport, addr)
+		if err := os.WriteFile(filepath.Join(clusters, name+".kubeconfig"), []byte(data), 0o600); err != nil {
+			silent.Close()
+			return nil, err
+		}
+	}
+	return silent, nil
+}
+
+// medians are nuv's and its peer's median times for the same work.
+type medians struct {
+	nuv, peer time.Duration
+}
+
+// measureUse times `nuv kube use N --offline` against `kubectl config use-context` and nuv's bare
+// start-up, and prints the figures.
+func measureUse(env []string, nuv, clusters string, runs int) (medians, error) {
+	// Warm up (page cache, first detection remembered).
+	if out, err := cmd(env, nuv, "kube", "use", "3"); err != nil {
+		return medians{}, fmt.Errorf("nuv kube use 3: %v\n%s", err, out)
+	}
+	useMed, err := benchutil.MedianOf(runs, func() error { _, err := cmd(env, nuv, "kube", "use", "3", "--offline"); return err })
+	if err != nil {
+		return medians{}, err
+	}
 	ctxName, err := kubectlOut(env, "--kubeconfig", filepath.Join(clusters, "up-3.kubeconfig"), "config", "current-context")
 	if err != nil {
-		return fmt.Errorf("kubectl config current-context: %v\n%s", err, ctxName)
+		return medians{}, fmt.Errorf("kubectl config current-context: %v\n%s", err, ctxName)
 	}
 	peerUse, err := benchutil.MedianOf(runs, func() error {
 		out, err := kubectlOut(env, "--kubeconfig", filepath.Join(clusters, "up-3.kubeconfig"), "config", "use-context", strings.TrimSpace(ctxName))
@@ -118,17 +164,22 @@ func run(kc string, runs int) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return medians{}, err
 	}
 	// nuv's start-up alone (every linked package's init), to tell it apart from the command's work.
 	startMed, err := benchutil.MedianOf(runs, func() error { _, err := cmd(env, nuv, "-version"); return err })
 	if err != nil {
-		return err
+		return medians{}, err
 	}
 	fmt.Printf("\nnuv kube use N --offline   median %7.1f ms over %d runs (target <= 100 ms)\n", benchutil.MS(useMed), runs)
 	fmt.Printf("nuv -version (start-up)    median %7.1f ms: the command itself costs ~%.1f ms\n", benchutil.MS(startMed), benchutil.MS(useMed-startMed))
 	fmt.Printf("kubectl config use-context median %7.1f ms (peer)   ratio nuv/kubectl %.2f\n", benchutil.MS(peerUse), float64(useMed)/float64(peerUse))
+	return medians{nuv: useMed, peer: peerUse}, nil
+}
 
+// measureList times `nuv kube list` over the ten kubeconfigs against kubectl probing them in
+// parallel, prints the figures and nuv's listing, and checks it saw 8 clusters up and 2 down.
+func measureList(env []string, nuv, clusters string, runs int) (medians, error) {
 	listRuns := runs / 4
 	if listRuns < 3 {
 		listRuns = 3
@@ -140,27 +191,22 @@ func run(kc string, runs int) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("nuv kube list: %v\n%s", err, last)
+		return medians{}, fmt.Errorf("nuv kube list: %v\n%s", err, last)
 	}
 	up, down := strings.Count(last, "ready 1/1"), strings.Count(last, "unreachable")
 	fmt.Printf("\nnuv kube list (10 kubeconfigs: %d reachable, %d unreachable) median %7.1f ms over %d runs (target <= 1500 ms)\n", up, down, benchutil.MS(listMed), listRuns)
 	fmt.Print(indent(last))
 	if up != 8 || down != 2 {
-		return fmt.Errorf("nuv kube list saw %d reachable and %d unreachable clusters, want 8 and 2", up, down)
+		return medians{}, fmt.Errorf("nuv kube list saw %d reachable and %d unreachable clusters, want 8 and 2", up, down)
 	}
 	names, _ := filepath.Glob(filepath.Join(clusters, "*.kubeconfig"))
 	peerList, err := benchutil.MedianOf(listRuns, func() error { return parallelKubectl(env, names) })
 	if err != nil {
-		return err
+		return medians{}, err
 	}
 	fmt.Printf("kubectl get nodes --request-timeout=1s on the same 10, in parallel: median %7.1f ms over %d runs (peer)   ratio nuv/kubectl %.2f\n",
 		benchutil.MS(peerList), listRuns, float64(listMed)/float64(peerList))
-	fmt.Println()
-	fmt.Println("| measure (median) | nuv | kubectl, same work | ratio nuv/kubectl |")
-	fmt.Println("|---|---|---|---|")
-	fmt.Printf("| select a cluster (`kube use N --offline` / `config use-context`) | %.1f ms | %.1f ms | %.2f |\n", benchutil.MS(useMed), benchutil.MS(peerUse), float64(useMed)/float64(peerUse))
-	fmt.Printf("| probe 10 clusters, 2 unreachable, 1 s timeout, in parallel | %.1f ms | %.1f ms | %.2f |\n", benchutil.MS(listMed), benchutil.MS(peerList), float64(listMed)/float64(peerList))
-	return nil
+	return medians{nuv: listMed, peer: peerList}, nil
 }
 
 // parallelKubectl probes every kubeconfig with kubectl at once, as nuv kube list does, and checks

@@ -93,60 +93,95 @@ type figure struct {
 }
 
 func run(keep bool, lb string) error {
-	ctx := context.Background()
 	ws, err := benchutil.NewWorkspace("nuv-bench-selfmanaged-")
 	if err != nil {
 		return err
 	}
 	defer ws.Close()
-	tmp := ws.Dir
-	home, project := filepath.Join(tmp, "home"), filepath.Join(tmp, "project")
-	if err := os.MkdirAll(filepath.Join(project, "clusters"), 0o755); err != nil {
-		return err
-	}
-	s, err := emulator.New(emulator.Options{Dir: filepath.Join(tmp, "emulator")})
-	if err != nil {
-		return err
-	}
-	addr, stop, err := benchutil.ServeLoopback(func(ctx context.Context, ln net.Listener) error { return emulator.Serve(ctx, ln, s) })
+	b := &smBench{ctx: context.Background(), tmp: ws.Dir, lb: lb}
+	stop, err := b.startEmulator(ws.Nuv)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	key, secret, _, region := s.Credentials()
-	endpoint := "http://" + addr
-	nuv := benchutil.Nuv{Bin: ws.Nuv, Dir: project}.With("AWS_ENDPOINT_URL="+endpoint, "AWS_ACCESS_KEY_ID="+key,
-		"AWS_SECRET_ACCESS_KEY="+secret, "AWS_REGION="+region, "AWS_CONFIG_FILE="+filepath.Join(tmp, "none"),
-		"AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(tmp, "none"), "AWS_EC2_METADATA_DISABLED=true", "AWS_PROFILE=",
-		"AWS_SESSION_TOKEN=", "NUV_HOME="+home, "NUV_PROJECT="+project, "KUBECONFIG=", "NUV_CLUSTER=")
-	ec2c := ec2.NewFromConfig(aws.Config{Region: region, BaseEndpoint: aws.String(endpoint),
-		Credentials: credentials.NewStaticCredentialsProvider(key, secret, "")})
-	write := func(itype string) (string, error) {
-		p := filepath.Join(tmp, "smbench.yaml")
-		return p, os.WriteFile(p, []byte(fmt.Sprintf(spec, vpcCIDR, itype, lb)), 0o644)
-	}
-	f, err := write(typeFrom)
-	if err != nil {
+	if _, err := b.writeSpec(typeFrom); err != nil {
 		return err
 	}
-	if _, out, err := nuv.Run("cluster", "node-image", "build", "--load"); err != nil {
+	if _, out, err := b.nuv.Run("cluster", "node-image", "build", "--load"); err != nil {
 		return fmt.Errorf("the machines' image: %w\n%s", err, out)
 	}
-	kubeconfig := filepath.Join(project, "clusters", name+".kubeconfig")
-	deleted := false
 	defer func() {
-		if deleted || keep {
+		if b.deleted || keep {
 			return
 		}
-		if _, out, err := nuv.Run("cluster", "delete", "--yes", name); err != nil {
+		if _, out, err := b.nuv.Run("cluster", "delete", "--yes", name); err != nil {
 			fmt.Fprintf(os.Stderr, "clean-up: %v\n%s", err, out)
 		}
 	}()
+	for _, step := range []func() error{b.create, b.heal, b.roll, b.delete} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	b.printTable()
+	return nil
+}
 
-	var rows []figure
-	fmt.Printf("creating smbench (3 control planes, stacked etcd, %s, 1 worker) with `nuv cluster apply` ...\n", lb)
+// smBench is one run: the emulator's EC2 API, nuv pointed at it, the cluster's spec and client,
+// and the figures measured so far.
+type smBench struct {
+	ctx     context.Context
+	tmp     string // the workspace
+	project string
+	lb      string // the API's load balancer: nlb or haproxy
+	nuv     benchutil.Nuv
+	ec2c    *ec2.Client
+	spec    string // the path of the cluster's spec
+	cs      *kubernetes.Clientset
+	rows    []figure
+	deleted bool // the cluster is deleted: nothing to clean up
+}
+
+// startEmulator makes the project, serves nuv's AWS emulator on loopback and points nuv (the
+// binary nuvBin) and an EC2 client at it; stop stops the emulator.
+func (b *smBench) startEmulator(nuvBin string) (stop func(), err error) {
+	home := filepath.Join(b.tmp, "home")
+	b.project = filepath.Join(b.tmp, "project")
+	if err := os.MkdirAll(filepath.Join(b.project, "clusters"), 0o755); err != nil {
+		return nil, err
+	}
+	s, err := emulator.New(emulator.Options{Dir: filepath.Join(b.tmp, "emulator")})
+	if err != nil {
+		return nil, err
+	}
+	addr, stop, err := benchutil.ServeLoopback(func(ctx context.Context, ln net.Listener) error { return emulator.Serve(ctx, ln, s) })
+	if err != nil {
+		return nil, err
+	}
+	key, secret, _, region := s.Credentials()
+	endpoint := "http://" + addr
+	b.nuv = benchutil.Nuv{Bin: nuvBin, Dir: b.project}.With("AWS_ENDPOINT_URL="+endpoint, "AWS_ACCESS_KEY_ID="+key,
+		"AWS_SECRET_ACCESS_KEY="+secret, "AWS_REGION="+region, "AWS_CONFIG_FILE="+filepath.Join(b.tmp, "none"),
+		"AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(b.tmp, "none"), "AWS_EC2_METADATA_DISABLED=true", "AWS_PROFILE=",
+		"AWS_SESSION_TOKEN=", "NUV_HOME="+home, "NUV_PROJECT="+b.project, "KUBECONFIG=", "NUV_CLUSTER=")
+	b.ec2c = ec2.NewFromConfig(aws.Config{Region: region, BaseEndpoint: aws.String(endpoint),
+		Credentials: credentials.NewStaticCredentialsProvider(key, secret, "")})
+	return stop, nil
+}
+
+// writeSpec writes the cluster's spec with control planes of instance type itype and returns its
+// path.
+func (b *smBench) writeSpec(itype string) (string, error) {
+	b.spec = filepath.Join(b.tmp, "smbench.yaml")
+	return b.spec, os.WriteFile(b.spec, []byte(fmt.Sprintf(spec, vpcCIDR, itype, b.lb)), 0o644)
+}
+
+// create measures `nuv cluster apply` of the cluster until all its nodes are Ready.
+func (b *smBench) create() error {
+	kubeconfig := filepath.Join(b.project, "clusters", name+".kubeconfig")
+	fmt.Printf("creating smbench (3 control planes, stacked etcd, %s, 1 worker) with `nuv cluster apply` ...\n", b.lb)
 	t0 := time.Now()
-	applied, out, err := nuv.Run("cluster", "apply", "--yes", "-f", f)
+	applied, out, err := b.nuv.Run("cluster", "apply", "--yes", "-f", b.spec)
 	if err != nil {
 		return err
 	}
@@ -154,70 +189,86 @@ func run(keep bool, lb string) error {
 	if err != nil {
 		return fmt.Errorf("%w\n%s", err, out)
 	}
-	if err := waitReady(ctx, cs, nodes, 5*time.Minute); err != nil {
+	b.cs = cs
+	if err := waitReady(b.ctx, cs, nodes, 5*time.Minute); err != nil {
 		return err
 	}
-	rows = append(rows, figure{fmt.Sprintf("create to %d nodes Ready (apply %.1f s)", nodes, applied.Seconds()),
+	b.rows = append(b.rows, figure{fmt.Sprintf("create to %d nodes Ready (apply %.1f s)", nodes, applied.Seconds()),
 		secs(time.Since(t0)), "<= 120 s", "kOps on real AWS: ~10 min"})
+	return nil
+}
 
-	victim, err := instanceOf(ctx, ec2c, "instance/control-plane-1")
+// heal terminates a control plane's instance through the EC2 API and measures the apply that
+// brings all nodes Ready again.
+func (b *smBench) heal() error {
+	victim, err := instanceOf(b.ctx, b.ec2c, "instance/control-plane-1")
 	if err != nil {
 		return err
 	}
 	fmt.Printf("terminating control-plane-1 (%s) through the EC2 API ...\n", victim)
-	if _, err := ec2c.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{victim}}); err != nil {
+	if _, err := b.ec2c.TerminateInstances(b.ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{victim}}); err != nil {
 		return fmt.Errorf("ec2:TerminateInstances %s: %w", victim, err)
 	}
-	if err := waitGone(ctx, ec2c, victim); err != nil {
+	if err := waitGone(b.ctx, b.ec2c, victim); err != nil {
 		return err
 	}
 	t1 := time.Now()
-	applied, _, err = nuv.Run("cluster", "apply", "--yes", "-f", f)
+	applied, _, err := b.nuv.Run("cluster", "apply", "--yes", "-f", b.spec)
 	if err != nil {
 		return err
 	}
-	if err := waitReady(ctx, cs, nodes, 5*time.Minute); err != nil {
+	if err := waitReady(b.ctx, b.cs, nodes, 5*time.Minute); err != nil {
 		return err
 	}
-	rows = append(rows, figure{fmt.Sprintf("heal a lost control plane: apply to %d nodes Ready (apply %.1f s)", nodes, applied.Seconds()),
+	b.rows = append(b.rows, figure{fmt.Sprintf("heal a lost control plane: apply to %d nodes Ready (apply %.1f s)", nodes, applied.Seconds()),
 		secs(time.Since(t1)), "<= 60 s", ""})
+	return nil
+}
 
-	f, err = write(typeTo)
+// roll changes the control planes' instance type and, when the plan rolls them, measures the apply
+// and records the API prober's count during each machine's roll.
+func (b *smBench) roll() error {
+	f, err := b.writeSpec(typeTo)
 	if err != nil {
 		return err
 	}
-	_, plan, err := nuv.Run("cluster", "plan", "-f", f)
+	_, plan, err := b.nuv.Run("cluster", "plan", "-f", f)
 	if err != nil {
 		return err
 	}
-	if rolls(plan) {
-		t2 := time.Now()
-		applied, out, err := nuv.Run("cluster", "apply", "--yes", "-f", f)
-		if err != nil {
-			return err
-		}
-		if err := waitReady(ctx, cs, nodes, 10*time.Minute); err != nil {
-			return err
-		}
-		rows = append(rows, figure{fmt.Sprintf("roll 3 control planes %s -> %s behind the %s to %d nodes Ready (apply %.1f s)", typeFrom, typeTo, lb, nodes, applied.Seconds()),
-			secs(time.Since(t2)), "", ""})
-		// the API prober's count during each machine's roll, as apply reports it
-		for _, m := range probeLine.FindAllStringSubmatch(out, -1) {
-			rows = append(rows, figure{"  API probe during the roll of " + m[1] + " (through the " + lb + ")", m[2], "0 failed", ""})
-		}
-	} else {
-		rows = append(rows, figure{"roll: not measured (no rolling replacement yet)", "-", "", ""})
+	if !rolls(plan) {
+		b.rows = append(b.rows, figure{"roll: not measured (no rolling replacement yet)", "-", "", ""})
+		return nil
 	}
+	t2 := time.Now()
+	applied, out, err := b.nuv.Run("cluster", "apply", "--yes", "-f", f)
+	if err != nil {
+		return err
+	}
+	if err := waitReady(b.ctx, b.cs, nodes, 10*time.Minute); err != nil {
+		return err
+	}
+	b.rows = append(b.rows, figure{fmt.Sprintf("roll 3 control planes %s -> %s behind the %s to %d nodes Ready (apply %.1f s)", typeFrom, typeTo, b.lb, nodes, applied.Seconds()),
+		secs(time.Since(t2)), "", ""})
+	// the API prober's count during each machine's roll, as apply reports it
+	for _, m := range probeLine.FindAllStringSubmatch(out, -1) {
+		b.rows = append(b.rows, figure{"  API probe during the roll of " + m[1] + " (through the " + b.lb + ")", m[2], "0 failed", ""})
+	}
+	return nil
+}
 
-	del, _, err := nuv.Run("cluster", "delete", "--yes", name)
+// delete measures `nuv cluster delete`, checks no instance is left and waits for the emulator to
+// remove the machines' networks.
+func (b *smBench) delete() error {
+	del, _, err := b.nuv.Run("cluster", "delete", "--yes", name)
 	if err != nil {
 		return err
 	}
-	deleted = true
-	if left, err := instances(ctx, ec2c); err != nil || len(left) > 0 {
+	b.deleted = true
+	if left, err := instances(b.ctx, b.ec2c); err != nil || len(left) > 0 {
 		return fmt.Errorf("instances left after delete: %v %v", left, err)
 	}
-	rows = append(rows, figure{"delete, no instance left", secs(del), "", ""})
+	b.rows = append(b.rows, figure{"delete, no instance left", secs(del), "", ""})
 	// the emulator removes a subnet's Docker network once its machines are gone: wait for it
 	// before the emulator stops (not counted)
 	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(time.Second) {
@@ -229,20 +280,25 @@ func run(keep bool, lb string) error {
 			return fmt.Errorf("the machine networks of VPC %s are left after delete: %s %v", vpcCIDR, out, err)
 		}
 	}
-
-	fmt.Println()
-	fmt.Println("| figure | time | goal | reference |")
-	fmt.Println("|---|---|---|---|")
-	for _, r := range rows {
-		fmt.Printf("| %s | %s | %s | %s |\n", r.what, r.took, r.goal, r.reference)
-	}
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		fmt.Printf("(load average at the end: %s; %d CPUs)\n", strings.Join(strings.Fields(string(b))[:3], " "), runtime.NumCPU())
-	}
-	fmt.Println("(machines: containers of nuv's node image on this machine's Docker daemon; kubeadm, etcd, the API servers and the kubelets really run)")
 	return nil
 }
 
+// printTable prints the figures as a Markdown table, then the load average.
+func (b *smBench) printTable() {
+	fmt.Println()
+	fmt.Println("| figure | time | goal | reference |")
+	fmt.Println("|---|---|---|---|")
+	for _, r := range b.rows {
+		fmt.Printf("| %s | %s | %s | %s |\n", r.what, r.took, r.goal, r.reference)
+	}
+	if l, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Printf("(load average at the end: %s; %d CPUs)\n", strings.Join(strings.Fields(string(l))[:3], " "), runtime.NumCPU())
+	}
+	fmt.Println("(machines: containers of nuv's node image on this machine's Docker daemon; kubeadm, etcd, the API servers and the kubelets really run)")
+}
+
+// rolls tells whether a plan replaces the changed machines as a rolling replacement (the
+// provider says so in its plan); a plan that recreates them otherwise is no roll to time.
 // probeLine is apply's report of the API prober during a machine's roll.
 var probeLine = regexp.MustCompile(`API probe during the roll of (instance/\S+): (\d+ requests, \d+ failed, longest gap \S+)`)
 

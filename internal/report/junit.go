@@ -69,106 +69,7 @@ func JUnit(r *Report) JUnitSuites {
 	multi := len(r.Targets()) > 1
 	paths := r.HasPaths()
 	for _, res := range r.Results {
-		target := r.TargetOf(res)
-		name := res.Cluster
-		if multi {
-			name = res.Cluster + " " + target
-		}
-		if paths {
-			name += " " + PathOf(res)
-		}
-		s := JUnitSuite{Name: name, Time: secs(res.Seconds)}
-		if !res.Started.IsZero() {
-			s.Timestamp = res.Started.UTC().Format(time.RFC3339)
-		}
-		s.Properties = []JUnitProperty{
-			{"cluster.type", res.Type},
-			{"server.version", res.ServerVersion},
-			{"status", string(res.Status)},
-			{"attempts", fmt.Sprint(res.Attempts)},
-			{"exit.code", fmt.Sprint(res.ExitCode)},
-			{"log", res.Log},
-		}
-		if res.Artifacts != "" {
-			s.Properties = append(s.Properties, JUnitProperty{"artifacts", res.Artifacts})
-		}
-		if multi {
-			s.Properties = append(s.Properties, JUnitProperty{"target", target})
-		}
-		if p := res.Platform; p != nil {
-			s.Properties = append(s.Properties,
-				JUnitProperty{"cluster.provider", p.Provider},
-				JUnitProperty{"cluster.flavor", p.Flavor},
-				JUnitProperty{"cluster.type.detected.by", p.DetectedBy},
-				JUnitProperty{"cluster.type.evidence", p.Evidence},
-				JUnitProperty{"nodes", fmt.Sprint(p.Nodes)},
-				JUnitProperty{"nodes.simulated", fmt.Sprint(p.Simulated)},
-				JUnitProperty{"nodes.kind", p.NodeKind()})
-			if p.Emulated != "" {
-				s.Properties = append(s.Properties, JUnitProperty{"cluster.emulated", p.Emulated})
-			}
-		}
-		if paths {
-			s.Properties = append(s.Properties, JUnitProperty{"path", PathOf(res)})
-		}
-		if u := res.Upgrade; u != nil {
-			s.Properties = append(s.Properties,
-				JUnitProperty{"upgrade.from", u.From},
-				JUnitProperty{"upgrade.commit", u.Commit},
-				JUnitProperty{"upgrade.from.image", u.FromImage},
-				JUnitProperty{"upgrade.to.image", u.ToImage},
-				JUnitProperty{"upgrade.instance", u.Instance},
-				JUnitProperty{"upgrade.uid.kept", fmt.Sprint(u.UIDKept)},
-				JUnitProperty{"upgrade.data", u.Data})
-			for _, c := range u.Changed {
-				s.Properties = append(s.Properties, JUnitProperty{"upgrade.changed", c})
-			}
-		} else if PathOf(res) == PathUpgrade && r.UpgradeFrom != "" {
-			s.Properties = append(s.Properties, JUnitProperty{"upgrade.from", r.UpgradeFrom})
-		}
-		if res.Flaky() {
-			s.Properties = append(s.Properties, JUnitProperty{"flaky", "true"})
-		}
-		if pv := res.Provenance; pv != nil {
-			s.Properties = append(s.Properties,
-				JUnitProperty{"run", pv.Run},
-				JUnitProperty{"run.machine", pv.Machine},
-				JUnitProperty{"run.nuv", pv.Nuv},
-				JUnitProperty{"run.commit", pv.Commit},
-				JUnitProperty{"run.ended", pv.Ended.UTC().Format(time.RFC3339)})
-			if pv.CIJob != "" {
-				s.Properties = append(s.Properties, JUnitProperty{"run.ci.job", pv.CIJob})
-			}
-		}
-		for _, sp := range res.Superseded {
-			s.Properties = append(s.Properties, JUnitProperty{"superseded", sp.Run + " (" + sp.Machine + ", ended " + sp.Ended.UTC().Format(time.RFC3339) + ")"})
-		}
-		steps := append([]Step(nil), res.Steps...)
-		if len(steps) == 0 || !res.Status.OK() && !anyFailed(steps) {
-			// No steps, or the run failed outside them (timeout, crash): one case for the target.
-			steps = append(steps, Step{Name: target, Status: res.Status, Seconds: res.Seconds, Message: res.Message})
-		}
-		for _, st := range steps {
-			c := JUnitCase{Name: st.Name, ClassName: name, Time: secs(st.Seconds)}
-			msg := st.Message
-			if msg == "" {
-				msg = string(st.Status)
-			}
-			switch st.Status {
-			case Passed:
-			case Failed:
-				c.Failure = &JUnitProblem{Message: firstLine(msg), Type: string(st.Status), Text: msg}
-				s.Failures++
-			case Skipped:
-				c.Skipped = &JUnitProblem{Message: firstLine(msg)}
-				s.Skipped++
-			default: // unreachable, timeout, cancelled: the test could not finish
-				c.Error = &JUnitProblem{Message: firstLine(msg), Type: string(st.Status), Text: msg}
-				s.Errors++
-			}
-			s.Cases = append(s.Cases, c)
-			s.Tests++
-		}
+		s := junitSuite(r, res, multi, paths)
 		root.Tests += s.Tests
 		root.Failures += s.Failures
 		root.Errors += s.Errors
@@ -176,6 +77,148 @@ func JUnit(r *Report) JUnitSuites {
 		root.Suites = append(root.Suites, s)
 	}
 	return root
+}
+
+// junitSuite is the suite of one result: named after its cluster (and its target when the report
+// has several, its path when it has paths), its properties, and a case per step.
+func junitSuite(r *Report, res Result, multi, paths bool) JUnitSuite {
+	target := r.TargetOf(res)
+	name := res.Cluster
+	if multi {
+		name = res.Cluster + " " + target
+	}
+	if paths {
+		name += " " + PathOf(res)
+	}
+	s := JUnitSuite{Name: name, Time: secs(res.Seconds)}
+	if !res.Started.IsZero() {
+		s.Timestamp = res.Started.UTC().Format(time.RFC3339)
+	}
+	s.Properties = junitProperties(r, res, target, multi, paths)
+	addJUnitCases(&s, res, target, name)
+	return s
+}
+
+// junitProperties are a result's properties: how it ran, the cluster's platform, its upgrade
+// path, whether it was flaky, and where and when it ran.
+func junitProperties(r *Report, res Result, target string, multi, paths bool) []JUnitProperty {
+	props := []JUnitProperty{
+		{"cluster.type", res.Type},
+		{"server.version", res.ServerVersion},
+		{"status", string(res.Status)},
+		{"attempts", fmt.Sprint(res.Attempts)},
+		{"exit.code", fmt.Sprint(res.ExitCode)},
+		{"log", res.Log},
+	}
+	if res.Artifacts != "" {
+		props = append(props, JUnitProperty{"artifacts", res.Artifacts})
+	}
+	if multi {
+		props = append(props, JUnitProperty{"target", target})
+	}
+	if p := res.Platform; p != nil {
+		props = append(props, platformProperties(p)...)
+	}
+	if paths {
+		props = append(props, JUnitProperty{"path", PathOf(res)})
+	}
+	if u := res.Upgrade; u != nil {
+		props = append(props, upgradeProperties(u)...)
+	} else if PathOf(res) == PathUpgrade && r.UpgradeFrom != "" {
+		props = append(props, JUnitProperty{"upgrade.from", r.UpgradeFrom})
+	}
+	if res.Flaky() {
+		props = append(props, JUnitProperty{"flaky", "true"})
+	}
+	if pv := res.Provenance; pv != nil {
+		props = append(props, provenanceProperties(pv)...)
+	}
+	for _, sp := range res.Superseded {
+		props = append(props, JUnitProperty{"superseded", sp.Run + " (" + sp.Machine + ", ended " + sp.Ended.UTC().Format(time.RFC3339) + ")"})
+	}
+	return props
+}
+
+// platformProperties describe the cluster a result ran on: its provider, flavor, how its type was
+// detected, and its nodes.
+func platformProperties(p *Platform) []JUnitProperty {
+	props := []JUnitProperty{
+		{"cluster.provider", p.Provider},
+		{"cluster.flavor", p.Flavor},
+		{"cluster.type.detected.by", p.DetectedBy},
+		{"cluster.type.evidence", p.Evidence},
+		{"nodes", fmt.Sprint(p.Nodes)},
+		{"nodes.simulated", fmt.Sprint(p.Simulated)},
+		{"nodes.kind", p.NodeKind()},
+	}
+	if p.Emulated != "" {
+		props = append(props, JUnitProperty{"cluster.emulated", p.Emulated})
+	}
+	return props
+}
+
+// upgradeProperties describe a result's upgrade path: the versions, the instance, and what the
+// upgrade kept and changed.
+func upgradeProperties(u *Upgrade) []JUnitProperty {
+	props := []JUnitProperty{
+		{"upgrade.from", u.From},
+		{"upgrade.commit", u.Commit},
+		{"upgrade.from.image", u.FromImage},
+		{"upgrade.to.image", u.ToImage},
+		{"upgrade.instance", u.Instance},
+		{"upgrade.uid.kept", fmt.Sprint(u.UIDKept)},
+		{"upgrade.data", u.Data},
+	}
+	for _, c := range u.Changed {
+		props = append(props, JUnitProperty{"upgrade.changed", c})
+	}
+	return props
+}
+
+// provenanceProperties say which run made a result: its ID, machine, nuv, commit, end and CI job.
+func provenanceProperties(pv *Provenance) []JUnitProperty {
+	props := []JUnitProperty{
+		{"run", pv.Run},
+		{"run.machine", pv.Machine},
+		{"run.nuv", pv.Nuv},
+		{"run.commit", pv.Commit},
+		{"run.ended", pv.Ended.UTC().Format(time.RFC3339)},
+	}
+	if pv.CIJob != "" {
+		props = append(props, JUnitProperty{"run.ci.job", pv.CIJob})
+	}
+	return props
+}
+
+// addJUnitCases adds to s a case per step of res, of class name, and counts them by outcome; a
+// result with no steps, or that failed outside them (timeout, crash), gets one case for its target.
+func addJUnitCases(s *JUnitSuite, res Result, target, name string) {
+	steps := append([]Step(nil), res.Steps...)
+	if len(steps) == 0 || !res.Status.OK() && !anyFailed(steps) {
+		// No steps, or the run failed outside them (timeout, crash): one case for the target.
+		steps = append(steps, Step{Name: target, Status: res.Status, Seconds: res.Seconds, Message: res.Message})
+	}
+	for _, st := range steps {
+		c := JUnitCase{Name: st.Name, ClassName: name, Time: secs(st.Seconds)}
+		msg := st.Message
+		if msg == "" {
+			msg = string(st.Status)
+		}
+		switch st.Status {
+		case Passed:
+		case Failed:
+			c.Failure = &JUnitProblem{Message: firstLine(msg), Type: string(st.Status), Text: msg}
+			s.Failures++
+		case Skipped:
+			c.Skipped = &JUnitProblem{Message: firstLine(msg)}
+			s.Skipped++
+		default: // unreachable, timeout, cancelled: the test could not finish
+			c.Error = &JUnitProblem{Message: firstLine(msg), Type: string(st.Status), Text: msg}
+			s.Errors++
+		}
+		s.Cases = append(s.Cases, c)
+		s.Tests++
+	}
 }
 
 func anyFailed(steps []Step) bool {

@@ -85,114 +85,155 @@ func (p *Provider) Validate(c *spec.Cluster) []spec.FieldError {
 	if len(errs) > 0 {
 		return errs
 	}
-	add := func(path, f string, a ...any) { errs = append(errs, spec.Errorf(path, f, a...)) }
-	s := c.Spec
-	g := p.section(c)
+	v := &gkeCheck{errs: errs, s: c.Spec, g: p.section(c)}
+	v.projectAndLocation()
+	v.zones()
+	switch v.g.ReleaseChannel {
+	case "", "RAPID", "REGULAR", "STABLE", "EXTENDED":
+	default:
+		v.add("spec.gke.releaseChannel", "%q: want RAPID, REGULAR, STABLE or EXTENDED", v.g.ReleaseChannel)
+	}
+	v.tags()
+	v.nodePools(v.nodeGroups())
+	v.errs = append(v.errs, c.CheckSections()...)
+	if v.s.Registry {
+		v.add("spec.registry", "a GKE cluster cannot reach nuv's loopback registry; push images to a registry it can pull from")
+	}
+	if v.s.Networking.VPCCIDR != "" {
+		v.add("spec.networking.vpcCIDR", "not supported by the gke provider (clusters use the project's default network)")
+	}
+	return v.errs
+}
+
+// gkeCheck is one validation of a spec against GKE's rules: the spec, its GKE section, and the
+// problems found so far.
+type gkeCheck struct {
+	errs  []spec.FieldError
+	s     spec.Spec
+	g     Section
+	zonal bool // the cluster's location is a zone
+}
+
+// add records a problem with the field at path.
+func (v *gkeCheck) add(path, f string, a ...any) { v.errs = append(v.errs, spec.Errorf(path, f, a...)) }
+
+// projectAndLocation checks the project id, the location (a zone or a region, agreeing with
+// spec.region) and that a zonal cluster has one control plane.
+func (v *gkeCheck) projectAndLocation() {
+	s, g := v.s, v.g
 	switch {
 	case g.Project == "":
-		add("spec.gke.project", "required: the Google Cloud project (or set CLOUDSDK_CORE_PROJECT or GOOGLE_CLOUD_PROJECT, or use credentials of a project)")
+		v.add("spec.gke.project", "required: the Google Cloud project (or set CLOUDSDK_CORE_PROJECT or GOOGLE_CLOUD_PROJECT, or use credentials of a project)")
 	case !projRE.MatchString(g.Project):
-		add(g.projectPath, "%q is not a project id (6 to 30 lower-case letters, digits and '-', starting with a letter)", g.Project)
+		v.add(g.projectPath, "%q is not a project id (6 to 30 lower-case letters, digits and '-', starting with a letter)", g.Project)
 	}
 	switch {
 	case g.Location == "":
-		add("spec.region", "required: the region (us-central1: a regional cluster) or one zone in spec.zones (a zonal cluster)")
+		v.add("spec.region", "required: the region (us-central1: a regional cluster) or one zone in spec.zones (a zonal cluster)")
 	case g.locationPath == "spec.gke.location" && !zoneRE.MatchString(g.Location) && !regionRE.MatchString(g.Location):
-		add(g.locationPath, "%q is neither a zone (us-central1-a) nor a region (us-central1)", g.Location)
+		v.add(g.locationPath, "%q is neither a zone (us-central1-a) nor a region (us-central1)", g.Location)
 	case g.locationPath == "spec.region" && !regionRE.MatchString(g.Location):
-		add(g.locationPath, "%q is not a region (us-central1)", g.Location)
+		v.add(g.locationPath, "%q is not a region (us-central1)", g.Location)
 	}
-	zonal := zoneRE.MatchString(g.Location)
-	if s.ControlPlane.Count > 1 && zonal {
-		add("spec.controlPlane.count", "%d: a zonal cluster (%s %s) has one control plane; place it in a region (%s) for a highly available one", s.ControlPlane.Count, g.locationPath, g.Location, regionOf(g.Location))
+	v.zonal = zoneRE.MatchString(g.Location)
+	if s.ControlPlane.Count > 1 && v.zonal {
+		v.add("spec.controlPlane.count", "%d: a zonal cluster (%s %s) has one control plane; place it in a region (%s) for a highly available one", s.ControlPlane.Count, g.locationPath, g.Location, regionOf(g.Location))
 	}
 	if s.Region != "" && g.locationPath == "spec.gke.location" && s.Region != regionOf(g.Location) {
-		add("spec.region", "%q differs from the region of spec.gke.location %s (leave one out or make them agree)", s.Region, g.Location)
+		v.add("spec.region", "%q differs from the region of spec.gke.location %s (leave one out or make them agree)", s.Region, g.Location)
 	}
+}
+
+// zones checks spec.zones are zones of the cluster's region and include a zonal cluster's zone.
+func (v *gkeCheck) zones() {
+	s, g := v.s, v.g
 	for i, z := range s.Zones {
 		path := fmt.Sprintf("spec.zones[%d]", i)
 		if !zoneRE.MatchString(z) {
-			add(path, "%q is not a zone", z)
+			v.add(path, "%q is not a zone", z)
 		} else if g.Location != "" && regionOf(z) != regionOf(g.Location) {
-			add(path, "zone %s is not in region %s of %s", z, regionOf(g.Location), g.locationPath)
+			v.add(path, "zone %s is not in region %s of %s", z, regionOf(g.Location), g.locationPath)
 		}
 	}
-	if zonal && len(s.Zones) > 0 && !slices.Contains(s.Zones, g.Location) {
-		add("spec.zones", "must include the cluster's zone %s (%s)", g.Location, g.locationPath)
+	if v.zonal && len(s.Zones) > 0 && !slices.Contains(s.Zones, g.Location) {
+		v.add("spec.zones", "must include the cluster's zone %s (%s)", g.Location, g.locationPath)
 	}
-	switch g.ReleaseChannel {
-	case "", "RAPID", "REGULAR", "STABLE", "EXTENDED":
-	default:
-		add("spec.gke.releaseChannel", "%q: want RAPID, REGULAR, STABLE or EXTENDED", g.ReleaseChannel)
-	}
-	for k, v := range s.Tags {
-		if !gcpLabel.MatchString(k) || !gcpValue.MatchString(v) {
-			add("spec.tags."+k, "GKE resource labels need lower-case keys and values of letters, digits, '-' and '_' (key starting with a letter, at most 63)")
+}
+
+// tags checks spec.tags are valid GKE resource labels and leave nuv's own label alone.
+func (v *gkeCheck) tags() {
+	for k, val := range v.s.Tags {
+		if !gcpLabel.MatchString(k) || !gcpValue.MatchString(val) {
+			v.add("spec.tags."+k, "GKE resource labels need lower-case keys and values of letters, digits, '-' and '_' (key starting with a letter, at most 63)")
 		}
 		if k == LabelCluster {
-			add("spec.tags."+k, "%s is nuv's own label", LabelCluster)
+			v.add("spec.tags."+k, "%s is nuv's own label", LabelCluster)
 		}
 	}
+}
+
+// nodeGroups checks the node groups against GKE's node pools (name, manager, machine type,
+// autoscaling, reserved labels) and returns the set of their names.
+func (v *gkeCheck) nodeGroups() map[string]bool {
 	groups := map[string]bool{}
-	for i, ng := range s.NodeGroups {
+	for i, ng := range v.s.NodeGroups {
 		path := fmt.Sprintf("spec.nodeGroups[%d]", i)
 		groups[ng.Name] = true
 		if ng.Name == bootstrapPool {
-			add(path+".name", "%s is the pool nuv creates clusters with; choose another name", bootstrapPool)
+			v.add(path+".name", "%s is the pool nuv creates clusters with; choose another name", bootstrapPool)
 		}
 		if ng.Manager == "karpenter" {
-			add(path+".manager", "karpenter runs on EKS only; GKE node pools are managed (or use cluster autoscaling with min/max)")
+			v.add(path+".manager", "karpenter runs on EKS only; GKE node pools are managed (or use cluster autoscaling with min/max)")
 		}
 		if ng.InstanceType != "" {
 			if err := checkMachineType(ng.InstanceType); err != nil {
-				add(path+".instanceType", "%v", err)
+				v.add(path+".instanceType", "%v", err)
 			}
 		}
 		if (ng.Min == nil) != (ng.Max == nil) {
-			add(path+".max", "GKE autoscaling needs both min and max")
+			v.add(path+".max", "GKE autoscaling needs both min and max")
 		}
 		for k := range ng.Labels {
 			if strings.HasPrefix(k, "cloud.google.com/") || strings.HasPrefix(k, "kubernetes.io/") || strings.HasPrefix(k, "k8s.io/") {
-				add(path+".labels."+k, "label %s is GKE's own (the cloud.google.com/, kubernetes.io/ and k8s.io/ prefixes are reserved)", k)
+				v.add(path+".labels."+k, "label %s is GKE's own (the cloud.google.com/, kubernetes.io/ and k8s.io/ prefixes are reserved)", k)
 			}
 		}
 	}
+	return groups
+}
+
+// nodePools checks spec.gke.nodePools: each names one of the node groups, once, with zones of the
+// cluster and a known image type.
+func (v *gkeCheck) nodePools(groups map[string]bool) {
+	s, g := v.s, v.g
 	seen := map[string]bool{}
 	for i, np := range g.NodePools {
 		path := fmt.Sprintf("spec.gke.nodePools[%d]", i)
 		if !groups[np.Name] {
-			add(path+".name", "%q is not a node group of spec.nodeGroups", np.Name)
+			v.add(path+".name", "%q is not a node group of spec.nodeGroups", np.Name)
 		}
 		if seen[np.Name] {
-			add(path+".name", "%q is listed twice", np.Name)
+			v.add(path+".name", "%q is listed twice", np.Name)
 		}
 		seen[np.Name] = true
 		for j, z := range np.Zones {
 			zp := fmt.Sprintf("%s.zones[%d]", path, j)
 			if !zoneRE.MatchString(z) {
-				add(zp, "%q is not a zone", z)
+				v.add(zp, "%q is not a zone", z)
 			} else if len(s.Zones) > 0 && !slices.Contains(s.Zones, z) {
-				add(zp, "zone %s is not one of the cluster's zones (spec.zones)", z)
-			} else if len(s.Zones) == 0 && zonal && z != g.Location {
-				add(zp, "zone %s is not one of the cluster's zones (%s; list more in spec.zones)", z, g.Location)
+				v.add(zp, "zone %s is not one of the cluster's zones (spec.zones)", z)
+			} else if len(s.Zones) == 0 && v.zonal && z != g.Location {
+				v.add(zp, "zone %s is not one of the cluster's zones (%s; list more in spec.zones)", z, g.Location)
 			} else if g.Location != "" && regionOf(z) != regionOf(g.Location) {
-				add(zp, "zone %s is not in region %s", z, regionOf(g.Location))
+				v.add(zp, "zone %s is not in region %s", z, regionOf(g.Location))
 			}
 		}
 		switch np.ImageType {
 		case "", "COS_CONTAINERD", "UBUNTU_CONTAINERD":
 		default:
-			add(path+".imageType", "%q: want COS_CONTAINERD or UBUNTU_CONTAINERD", np.ImageType)
+			v.add(path+".imageType", "%q: want COS_CONTAINERD or UBUNTU_CONTAINERD", np.ImageType)
 		}
 	}
-	errs = append(errs, c.CheckSections()...)
-	if s.Registry {
-		add("spec.registry", "a GKE cluster cannot reach nuv's loopback registry; push images to a registry it can pull from")
-	}
-	if s.Networking.VPCCIDR != "" {
-		add("spec.networking.vpcCIDR", "not supported by the gke provider (clusters use the project's default network)")
-	}
-	return errs
 }
 
 // poolSettings returns the GKE settings of node group name.

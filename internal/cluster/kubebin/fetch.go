@@ -153,20 +153,50 @@ func (f Fetcher) Fetch(ctx context.Context, version string) (string, error) {
 		return dst, nil
 	}
 	start := time.Now()
-	plat := f.GOOS + "/" + f.GOARCH
-	f.log().Infof("downloading Kubernetes %s binaries for %s (etcd %s, kwok %s)", rel.Kubernetes, plat, rel.Etcd, rel.Kwok)
-	// Every sum first: a file nuv could not verify is refused before anything is downloaded, or
-	// built from source while the others download.
-	sums := make([]wantSum, len(arts))
-	builds := map[int]chan built{}
+	j := &fetchJob{rel: rel, arts: arts, downloads: downloads, plat: f.GOOS + "/" + f.GOARCH}
+	f.log().Infof("downloading Kubernetes %s binaries for %s (etcd %s, kwok %s)", rel.Kubernetes, j.plat, rel.Etcd, rel.Kwok)
 	bctx, cancelBuilds := context.WithCancel(ctx)
 	defer cancelBuilds()
-	for i, a := range arts {
-		sums[i], err = f.sumOf(ctx, rel, a)
+	if err := f.sumsOrBuilds(ctx, bctx, j); err != nil {
+		return "", err
+	}
+	err = fsutil.PublishDir(dst, 0o755, func(tmp string) error { return f.fill(ctx, j, tmp) },
+		func(dir string) bool { _, ok := complete(dir); return ok })
+	if err != nil {
+		return "", err
+	}
+	for _, p := range j.partials {
+		os.Remove(p)
+	}
+	f.log().Infof("downloaded and verified Kubernetes %s binaries in %s: %s", rel.Kubernetes, time.Since(start).Round(100*time.Millisecond), dst)
+	return dst, nil
+}
+
+// fetchJob is one fetch of a release's binaries for a platform: the files, the sum each must
+// have, the builds from source under way, and the partial downloads to remove once published.
+type fetchJob struct {
+	rel       Release
+	arts      []artifact
+	downloads string // the cache's download directory
+	plat      string // GOOS/GOARCH
+	sums      []wantSum
+	builds    map[int]chan built // by index in arts: the files built from source
+	partials  []string
+}
+
+// sumsOrBuilds finds the sum of every file first, so a file nuv could not verify is refused
+// before anything is downloaded — or, when the fetcher can build, built from source (under bctx)
+// while the others download.
+func (f Fetcher) sumsOrBuilds(ctx, bctx context.Context, j *fetchJob) error {
+	j.sums = make([]wantSum, len(j.arts))
+	j.builds = map[int]chan built{}
+	for i, a := range j.arts {
+		var err error
+		j.sums[i], err = f.sumOf(ctx, j.rel, a)
 		if errors.Is(err, errUnverifiable) && f.Build != nil {
 			f.log().Infof("  %v; building it from source while the others download", err)
 			ch := make(chan built, 1)
-			builds[i] = ch
+			j.builds[i] = ch
 			go func() {
 				var b built
 				b.path, b.how, b.err = f.Build(bctx, a.Component)
@@ -175,63 +205,67 @@ func (f Fetcher) Fetch(ctx context.Context, version string) (string, error) {
 			continue
 		}
 		if err != nil {
-			return "", err
+			return err
 		}
 	}
-	var partials []string
-	err = fsutil.PublishDir(dst, 0o755, func(tmp string) error {
-		o := Origin{Kubernetes: rel.Kubernetes, Platform: plat, Fetched: time.Now().UTC()}
-		files := make([]OriginFile, len(arts))
-		for i, a := range arts {
-			if _, ok := builds[i]; ok {
-				continue
-			}
-			of, partial, err := f.fetchOne(ctx, a, sums[i], downloads, tmp)
-			if err != nil {
-				return err
-			}
-			partials = append(partials, partial)
-			files[i] = of
+	return nil
+}
+
+// fill fills the directory tmp, published as the release's cache directory: the downloaded and
+// the built files, checked by the fetcher's Check, and the origin file saying where each came from.
+func (f Fetcher) fill(ctx context.Context, j *fetchJob, tmp string) error {
+	o := Origin{Kubernetes: j.rel.Kubernetes, Platform: j.plat, Fetched: time.Now().UTC()}
+	files := make([]OriginFile, len(j.arts))
+	for i, a := range j.arts {
+		if _, ok := j.builds[i]; ok {
+			continue
 		}
-		for i, ch := range builds {
-			a := arts[i]
-			if len(ch) == 0 {
-				f.log().Infof("  downloads done; waiting for the build of %s", a.Component)
-			}
-			b := <-ch
-			if b.err != nil {
-				return fmt.Errorf("%s: %w", a.Component, b.err)
-			}
-			bin := filepath.Join(tmp, a.Component)
-			if err := copyFile(b.path, bin); err != nil {
-				return fmt.Errorf("%s: %w", a.Component, err)
-			}
-			sum, err := sumFile(bin)
-			if err != nil {
-				return err
-			}
-			files[i] = OriginFile{Component: a.Component, SHA256: sum, Built: b.how}
-		}
-		o.Files = files
-		if f.Check != nil {
-			if err := f.Check(tmp); err != nil {
-				return fmt.Errorf("downloaded Kubernetes %s binaries refused, nothing cached: %w", rel.Kubernetes, err)
-			}
-		}
-		b, err := json.MarshalIndent(o, "", "  ")
+		of, partial, err := f.fetchOne(ctx, a, j.sums[i], j.downloads, tmp)
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(tmp, originFile), append(b, '\n'), 0o644)
-	}, func(dir string) bool { _, ok := complete(dir); return ok })
+		j.partials = append(j.partials, partial)
+		files[i] = of
+	}
+	if err := f.collectBuilds(j, tmp, files); err != nil {
+		return err
+	}
+	o.Files = files
+	if f.Check != nil {
+		if err := f.Check(tmp); err != nil {
+			return fmt.Errorf("downloaded Kubernetes %s binaries refused, nothing cached: %w", j.rel.Kubernetes, err)
+		}
+	}
+	b, err := json.MarshalIndent(o, "", "  ")
 	if err != nil {
-		return "", err
+		return err
 	}
-	for _, p := range partials {
-		os.Remove(p)
+	return os.WriteFile(filepath.Join(tmp, originFile), append(b, '\n'), 0o644)
+}
+
+// collectBuilds waits for the builds from source and copies each binary into tmp, recording its
+// sum and how it was built in files.
+func (f Fetcher) collectBuilds(j *fetchJob, tmp string, files []OriginFile) error {
+	for i, ch := range j.builds {
+		a := j.arts[i]
+		if len(ch) == 0 {
+			f.log().Infof("  downloads done; waiting for the build of %s", a.Component)
+		}
+		b := <-ch
+		if b.err != nil {
+			return fmt.Errorf("%s: %w", a.Component, b.err)
+		}
+		bin := filepath.Join(tmp, a.Component)
+		if err := copyFile(b.path, bin); err != nil {
+			return fmt.Errorf("%s: %w", a.Component, err)
+		}
+		sum, err := sumFile(bin)
+		if err != nil {
+			return err
+		}
+		files[i] = OriginFile{Component: a.Component, SHA256: sum, Built: b.how}
 	}
-	f.log().Infof("downloaded and verified Kubernetes %s binaries in %s: %s", rel.Kubernetes, time.Since(start).Round(100*time.Millisecond), dst)
-	return dst, nil
+	return nil
 }
 
 // built is the outcome of Fetcher.Build.

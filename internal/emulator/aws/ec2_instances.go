@@ -311,49 +311,89 @@ func first(vs ...string) string {
 	return ""
 }
 
+// runInstancesArgs checks RunInstances' parameters against the emulator's image, catalogue,
+// network and key pairs, in the order EC2 answers them.
 func (s *Server) runInstancesArgs(p params) (*runInstancesArgs, error) {
 	img, err := s.images.get()
 	if err != nil {
 		return nil, noCapacity(err)
 	}
 	a := &runInstancesArgs{ami: s.amiOf(img), imageRef: img.Ref}
-	imageID, err := p.required("ImageId")
-	if err != nil {
+	if err := a.checkImageAndCounts(p); err != nil {
 		return nil, err
 	}
-	if imageID != a.ami.ID {
-		return nil, amiNotFound(imageID)
-	}
-	if a.min, err = positive(p, "MinCount"); err != nil {
+	if err := a.checkInstanceType(p); err != nil {
 		return nil, err
-	}
-	if a.max, err = positive(p, "MaxCount"); err != nil {
-		return nil, err
-	}
-	if a.min > a.max {
-		return nil, errf(400, "InvalidParameterValue", "Value (%d) for parameter maxCount is invalid. Must be greater than or equal to minCount (%d).", a.max, a.min)
-	}
-	a.instanceType = p.get("InstanceType")
-	if a.instanceType == "" {
-		return nil, errf(400, "InvalidParameterValue", "nuv emulator: give InstanceType (EC2's default, m1.small, is not in the emulator's catalogue)")
-	}
-	_, _, arch, ok := lookupInstanceType(a.instanceType)
-	if !ok {
-		return nil, errf(400, "InvalidParameterValue", "Invalid value '%s' for InstanceType.", a.instanceType)
-	}
-	if arch != a.ami.Arch {
-		return nil, errf(400, "InvalidParameterValue", "The architecture '%s' of the specified instance type does not match the architecture '%s' of the specified AMI. Specify an instance type and an AMI that have matching architectures, and try again.", arch, a.ami.Arch)
 	}
 	nic := params{}
 	if nics := p.structs("NetworkInterface"); len(nics) > 0 {
 		nic = nics[0]
 	}
+	snID, err := s.runSubnetAndGroups(a, p, nic)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.runKeyAndUserData(a, p); err != nil {
+		return nil, err
+	}
+	if err := s.runPrivateIP(a, p, nic, snID); err != nil {
+		return nil, err
+	}
+	if err := a.checkTags(p); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// checkImageAndCounts checks ImageId is the emulator's AMI and MinCount and MaxCount are positive
+// and in order.
+func (a *runInstancesArgs) checkImageAndCounts(p params) error {
+	imageID, err := p.required("ImageId")
+	if err != nil {
+		return err
+	}
+	if imageID != a.ami.ID {
+		return amiNotFound(imageID)
+	}
+	if a.min, err = positive(p, "MinCount"); err != nil {
+		return err
+	}
+	if a.max, err = positive(p, "MaxCount"); err != nil {
+		return err
+	}
+	if a.min > a.max {
+		return errf(400, "InvalidParameterValue", "Value (%d) for parameter maxCount is invalid. Must be greater than or equal to minCount (%d).", a.max, a.min)
+	}
+	return nil
+}
+
+// checkInstanceType checks InstanceType is given, in the emulator's catalogue, and of the AMI's
+// architecture.
+func (a *runInstancesArgs) checkInstanceType(p params) error {
+	a.instanceType = p.get("InstanceType")
+	if a.instanceType == "" {
+		return errf(400, "InvalidParameterValue", "nuv emulator: give InstanceType (EC2's default, m1.small, is not in the emulator's catalogue)")
+	}
+	_, _, arch, ok := lookupInstanceType(a.instanceType)
+	if !ok {
+		return errf(400, "InvalidParameterValue", "Invalid value '%s' for InstanceType.", a.instanceType)
+	}
+	if arch != a.ami.Arch {
+		return errf(400, "InvalidParameterValue", "The architecture '%s' of the specified instance type does not match the architecture '%s' of the specified AMI. Specify an instance type and an AMI that have matching architectures, and try again.", arch, a.ami.Arch)
+	}
+	return nil
+}
+
+// runSubnetAndGroups resolves the subnet (of the request or its first network interface) and the
+// security groups, by ID or by name, all in the subnet's VPC (its default group when none is
+// given); it returns the subnet's ID.
+func (s *Server) runSubnetAndGroups(a *runInstancesArgs, p, nic params) (string, error) {
 	snID := first(p.get("SubnetId"), nic.get("SubnetId"))
 	if snID == "" {
-		return nil, errf(400, "VPCIdNotSpecified", "No default VPC for this user. GroupName is only supported for EC2-Classic and default VPC. (nuv emulator: give SubnetId)")
+		return "", errf(400, "VPCIdNotSpecified", "No default VPC for this user. GroupName is only supported for EC2-Classic and default VPC. (nuv emulator: give SubnetId)")
 	}
 	if a.subnet = s.ec2().Subnets[snID]; a.subnet == nil {
-		return nil, errf(400, "InvalidSubnetID.NotFound", "The subnet ID '%s' does not exist", snID)
+		return "", errf(400, "InvalidSubnetID.NotFound", "The subnet ID '%s' does not exist", snID)
 	}
 	ids := append(p.list("SecurityGroupId"), nic.list("SecurityGroupId")...)
 	for _, name := range p.list("SecurityGroup") {
@@ -364,17 +404,17 @@ func (s *Server) runInstancesArgs(p params) (*runInstancesArgs, error) {
 			}
 		}
 		if found == "" {
-			return nil, errf(400, "InvalidGroup.NotFound", "The security group '%s' does not exist in VPC '%s'", name, a.subnet.VpcID)
+			return "", errf(400, "InvalidGroup.NotFound", "The security group '%s' does not exist in VPC '%s'", name, a.subnet.VpcID)
 		}
 		ids = append(ids, found)
 	}
 	for _, id := range ids {
 		g := s.ec2().SecurityGroups[id]
 		if g == nil {
-			return nil, errf(400, "InvalidGroup.NotFound", "The security group '%s' does not exist", id)
+			return "", errf(400, "InvalidGroup.NotFound", "The security group '%s' does not exist", id)
 		}
 		if g.VpcID != a.subnet.VpcID {
-			return nil, errf(400, "InvalidParameter", "Security group %s and subnet %s belong to different networks.", id, snID)
+			return "", errf(400, "InvalidParameter", "Security group %s and subnet %s belong to different networks.", id, snID)
 		}
 		if !contains(a.groups, id) {
 			a.groups = append(a.groups, id)
@@ -385,38 +425,57 @@ func (s *Server) runInstancesArgs(p params) (*runInstancesArgs, error) {
 			a.groups = []string{v.DefaultSG}
 		}
 	}
+	return snID, nil
+}
+
+// runKeyAndUserData checks KeyName names a key pair and UserData is base64 within EC2's limit.
+func (s *Server) runKeyAndUserData(a *runInstancesArgs, p params) error {
 	if name := p.get("KeyName"); name != "" {
 		if a.key = s.keyPairs()[name]; a.key == nil {
-			return nil, keyPairNotFound(name)
+			return keyPairNotFound(name)
 		}
 	}
 	if ud := p.get("UserData"); ud != "" {
 		raw, err := base64.StdEncoding.DecodeString(ud)
 		if err != nil {
-			return nil, errf(400, "InvalidParameterValue", "Invalid BASE64 encoding of user data.")
+			return errf(400, "InvalidParameterValue", "Invalid BASE64 encoding of user data.")
 		}
 		if len(raw) > userDataLimit {
-			return nil, errf(400, "InvalidParameterValue", "User data is limited to 16384 bytes (got %d)", len(raw))
+			return errf(400, "InvalidParameterValue", "User data is limited to 16384 bytes (got %d)", len(raw))
 		}
 		a.userData = ud
 	}
-	if ip := first(p.get("PrivateIpAddress"), nic.get("PrivateIpAddress")); ip != "" {
-		addr, err := netip.ParseAddr(ip)
-		pfx, _ := parseCIDR(a.subnet.CidrBlock)
-		if err != nil || !addr.Is4() || !pfx.Contains(addr) {
-			return nil, errf(400, "InvalidParameterValue", "Address %s does not fall within the subnet's address range", ip)
-		}
-		if !usable(pfx, addr) {
-			return nil, errf(400, "InvalidParameterValue", "Address %s is reserved by EC2 in subnet %s (the first four addresses and the last one of a subnet are)", ip, snID)
-		}
-		if a.max > 1 {
-			return nil, errf(400, "InvalidParameterCombination", "Cannot specify a private IP address when launching more than one instance (maxCount %d)", a.max)
-		}
-		if s.usedIPs(snID)[ip] {
-			return nil, errf(400, "InvalidIPAddress.InUse", "Address %s is in use.", ip)
-		}
-		a.privateIP = ip
+	return nil
+}
+
+// runPrivateIP checks a requested private address (of the request or its network interface) is a
+// usable, free address of subnet snID, for a single instance.
+func (s *Server) runPrivateIP(a *runInstancesArgs, p, nic params, snID string) error {
+	ip := first(p.get("PrivateIpAddress"), nic.get("PrivateIpAddress"))
+	if ip == "" {
+		return nil
 	}
+	addr, err := netip.ParseAddr(ip)
+	pfx, _ := parseCIDR(a.subnet.CidrBlock)
+	if err != nil || !addr.Is4() || !pfx.Contains(addr) {
+		return errf(400, "InvalidParameterValue", "Address %s does not fall within the subnet's address range", ip)
+	}
+	if !usable(pfx, addr) {
+		return errf(400, "InvalidParameterValue", "Address %s is reserved by EC2 in subnet %s (the first four addresses and the last one of a subnet are)", ip, snID)
+	}
+	if a.max > 1 {
+		return errf(400, "InvalidParameterCombination", "Cannot specify a private IP address when launching more than one instance (maxCount %d)", a.max)
+	}
+	if s.usedIPs(snID)[ip] {
+		return errf(400, "InvalidIPAddress.InUse", "Address %s is in use.", ip)
+	}
+	a.privateIP = ip
+	return nil
+}
+
+// checkTags takes the instance tags of the TagSpecifications; tags of volumes and network
+// interfaces are accepted and dropped (the emulator's instances have none of their own).
+func (a *runInstancesArgs) checkTags(p params) error {
 	for _, spec := range p.structs("TagSpecification") {
 		switch rt := spec.get("ResourceType"); rt {
 		case "instance":
@@ -426,10 +485,10 @@ func (s *Server) runInstancesArgs(p params) (*runInstancesArgs, error) {
 		case "volume", "network-interface":
 			// the emulator's instances have no EBS volumes or network interfaces of their own
 		default:
-			return nil, errf(400, "InvalidParameterValue", "'%s' is not a valid taggable resource type for this operation.", rt)
+			return errf(400, "InvalidParameterValue", "'%s' is not a valid taggable resource type for this operation.", rt)
 		}
 	}
-	return a, nil
+	return nil
 }
 
 func (s *Server) ec2RunInstances(p params) (any, error) {

@@ -67,6 +67,45 @@ func checkPool(p *acs.ManagedClusterAgentPoolProfile, path, regionName, cpVersio
 	if !poolNameRE.MatchString(name) {
 		return aerr(400, "InvalidParameter", "The value of parameter %s.name is invalid: agent pool name '%s' must start with a lowercase letter, have at most 12 characters and only lowercase letters and digits.", path, name).at(path + ".name")
 	}
+	if e := checkPoolPlacement(p, path, name, regionName, old); e != nil {
+		return e
+	}
+	spot, e := checkPoolMode(p, path)
+	if e != nil {
+		return e
+	}
+	if e := checkPoolCount(p, path, old); e != nil {
+		return e
+	}
+	pv, e := checkPoolVersion(p, path, regionName, cpVersion, old)
+	if e != nil {
+		return e
+	}
+	for i, t := range p.NodeTaints {
+		kv, eff, ok := strings.Cut(str(t), ":")
+		if !ok || kv == "" || (eff != "NoSchedule" && eff != "PreferNoSchedule" && eff != "NoExecute") {
+			return aerr(400, "InvalidParameter", "The value of parameter %s.nodeTaints[%d] '%s' is invalid: want key=value:Effect.", path, i, str(t)).at(fmt.Sprintf("%s.nodeTaints[%d]", path, i))
+		}
+	}
+	if old != nil {
+		if e := checkPoolChange(p, path, old, spot, pv); e != nil {
+			return e
+		}
+	}
+	p.CurrentOrchestratorVersion = &pv
+	if p.Type == nil {
+		p.Type = to.Ptr(acs.AgentPoolTypeVirtualMachineScaleSets)
+	}
+	if p.OSType == nil {
+		p.OSType = to.Ptr(acs.OSTypeLinux)
+	}
+	p.PowerState = &acs.PowerState{Code: to.Ptr(acs.CodeRunning)}
+	return nil
+}
+
+// checkPoolPlacement checks pool name's VM size (the old pool's, or Azure's default, when not
+// given) is offered in the region, and its zones are the region's.
+func checkPoolPlacement(p *acs.ManagedClusterAgentPoolProfile, path, name, regionName string, old *aksPool) *armError {
 	if p.VMSize == nil {
 		if old != nil {
 			p.VMSize = to.Ptr(old.VMSize)
@@ -85,16 +124,28 @@ func checkPool(p *acs.ManagedClusterAgentPoolProfile, path, regionName, cpVersio
 			return aerr(400, "InvalidParameter", "The value of parameter %s.availabilityZones '%s' is invalid: the zones of location '%s' are [%s].", path, str(z), regionName, strings.Join(r.Zones, ", ")).at(path + ".availabilityZones")
 		}
 	}
+	return nil
+}
+
+// checkPoolMode checks the pool's mode (User when not given) and that a System pool is not Spot;
+// it returns whether the pool is Spot.
+func checkPoolMode(p *acs.ManagedClusterAgentPoolProfile, path string) (bool, *armError) {
 	if p.Mode == nil {
 		p.Mode = to.Ptr(acs.AgentPoolModeUser)
 	}
 	if *p.Mode != acs.AgentPoolModeSystem && *p.Mode != acs.AgentPoolModeUser {
-		return aerr(400, "InvalidParameter", "The value of parameter %s.mode '%s' is invalid (System or User).", path, *p.Mode).at(path + ".mode")
+		return false, aerr(400, "InvalidParameter", "The value of parameter %s.mode '%s' is invalid (System or User).", path, *p.Mode).at(path + ".mode")
 	}
 	spot := p.ScaleSetPriority != nil && *p.ScaleSetPriority == acs.ScaleSetPrioritySpot
 	if spot && *p.Mode == acs.AgentPoolModeSystem {
-		return aerr(400, "InvalidParameter", "The value of parameter %s.scaleSetPriority is invalid: a System agent pool cannot use Spot virtual machines.", path).at(path + ".scaleSetPriority")
+		return spot, aerr(400, "InvalidParameter", "The value of parameter %s.scaleSetPriority is invalid: a System agent pool cannot use Spot virtual machines.", path).at(path + ".scaleSetPriority")
 	}
+	return spot, nil
+}
+
+// checkPoolCount checks the pool's autoscaling bounds and node count (minCount when autoscaling,
+// else the old pool's or 1, when not given): 0 to 1000, a System pool at least 1.
+func checkPoolCount(p *acs.ManagedClusterAgentPoolProfile, path string, old *aksPool) *armError {
 	if p.EnableAutoScaling != nil && *p.EnableAutoScaling {
 		if p.MinCount == nil || p.MaxCount == nil || *p.MinCount > *p.MaxCount {
 			return aerr(400, "InvalidParameter", "The value of parameter %s.minCount/maxCount is invalid: autoscaling needs minCount <= maxCount.", path).at(path + ".minCount")
@@ -118,6 +169,12 @@ func checkPool(p *acs.ManagedClusterAgentPoolProfile, path, regionName, cpVersio
 	if *p.Count < 0 || *p.Count > 1000 || (*p.Mode == acs.AgentPoolModeSystem && *p.Count < 1) {
 		return aerr(400, "InvalidParameter", "The value of parameter %s.count %d is invalid: 0 to 1000 nodes (a System pool at least 1).", path, *p.Count).at(path + ".count")
 	}
+	return nil
+}
+
+// checkPoolVersion resolves the pool's Kubernetes version (the old pool's, or the control plane's
+// cpVersion, when not given), supported and not newer than the control plane's, and returns it.
+func checkPoolVersion(p *acs.ManagedClusterAgentPoolProfile, path, regionName, cpVersion string, old *aksPool) (string, *armError) {
 	if p.OrchestratorVersion == nil || *p.OrchestratorVersion == "" {
 		if old != nil && old.OrchestratorVersion != "" {
 			p.OrchestratorVersion = to.Ptr(old.OrchestratorVersion)
@@ -127,41 +184,31 @@ func checkPool(p *acs.ManagedClusterAgentPoolProfile, path, regionName, cpVersio
 	}
 	pv, ok := resolveVersion(*p.OrchestratorVersion)
 	if !ok {
-		return aerr(400, "InvalidParameter", "The value of parameter %s.orchestratorVersion '%s' is invalid: version not supported in location '%s' (supported: %s).", path, *p.OrchestratorVersion, regionName, versionList()).at(path + ".orchestratorVersion")
+		return pv, aerr(400, "InvalidParameter", "The value of parameter %s.orchestratorVersion '%s' is invalid: version not supported in location '%s' (supported: %s).", path, *p.OrchestratorVersion, regionName, versionList()).at(path + ".orchestratorVersion")
 	}
 	cp, _ := resolveVersion(cpVersion)
 	if lessVersion(cp, pv) {
-		return aerr(400, "InvalidParameter", "The value of parameter %s.orchestratorVersion '%s' is invalid: a node pool cannot run a newer version than the control plane (%s).", path, *p.OrchestratorVersion, cpVersion).at(path + ".orchestratorVersion")
+		return pv, aerr(400, "InvalidParameter", "The value of parameter %s.orchestratorVersion '%s' is invalid: a node pool cannot run a newer version than the control plane (%s).", path, *p.OrchestratorVersion, cpVersion).at(path + ".orchestratorVersion")
 	}
-	for i, t := range p.NodeTaints {
-		kv, eff, ok := strings.Cut(str(t), ":")
-		if !ok || kv == "" || (eff != "NoSchedule" && eff != "PreferNoSchedule" && eff != "NoExecute") {
-			return aerr(400, "InvalidParameter", "The value of parameter %s.nodeTaints[%d] '%s' is invalid: want key=value:Effect.", path, i, str(t)).at(fmt.Sprintf("%s.nodeTaints[%d]", path, i))
-		}
+	return pv, nil
+}
+
+// checkPoolChange refuses what an existing pool old cannot change — its VM size, zones and Spot
+// priority — and a downgrade from its version to pv.
+func checkPoolChange(p *acs.ManagedClusterAgentPoolProfile, path string, old *aksPool, spot bool, pv string) *armError {
+	if !strings.EqualFold(old.VMSize, str(p.VMSize)) {
+		return aerr(400, "PropertyChangeNotAllowed", "Changing property '%s.vmSize' is not allowed (from %s to %s): create a new agent pool.", path, old.VMSize, str(p.VMSize)).at(path + ".vmSize")
 	}
-	if old != nil {
-		if !strings.EqualFold(old.VMSize, str(p.VMSize)) {
-			return aerr(400, "PropertyChangeNotAllowed", "Changing property '%s.vmSize' is not allowed (from %s to %s): create a new agent pool.", path, old.VMSize, str(p.VMSize)).at(path + ".vmSize")
-		}
-		if !slices.Equal(sortedCopy(old.Zones), derefAll(p.AvailabilityZones)) {
-			return aerr(400, "PropertyChangeNotAllowed", "Changing property '%s.availabilityZones' is not allowed.", path).at(path + ".availabilityZones")
-		}
-		if old.spot() != spot {
-			return aerr(400, "PropertyChangeNotAllowed", "Changing property '%s.scaleSetPriority' is not allowed.", path).at(path + ".scaleSetPriority")
-		}
-		ov, _ := resolveVersion(old.OrchestratorVersion)
-		if lessVersion(pv, ov) {
-			return aerr(400, "InvalidParameter", "The value of parameter %s.orchestratorVersion '%s' is invalid: downgrading from %s is not allowed.", path, pv, ov).at(path + ".orchestratorVersion")
-		}
+	if !slices.Equal(sortedCopy(old.Zones), derefAll(p.AvailabilityZones)) {
+		return aerr(400, "PropertyChangeNotAllowed", "Changing property '%s.availabilityZones' is not allowed.", path).at(path + ".availabilityZones")
 	}
-	p.CurrentOrchestratorVersion = &pv
-	if p.Type == nil {
-		p.Type = to.Ptr(acs.AgentPoolTypeVirtualMachineScaleSets)
+	if old.spot() != spot {
+		return aerr(400, "PropertyChangeNotAllowed", "Changing property '%s.scaleSetPriority' is not allowed.", path).at(path + ".scaleSetPriority")
 	}
-	if p.OSType == nil {
-		p.OSType = to.Ptr(acs.OSTypeLinux)
+	ov, _ := resolveVersion(old.OrchestratorVersion)
+	if lessVersion(pv, ov) {
+		return aerr(400, "InvalidParameter", "The value of parameter %s.orchestratorVersion '%s' is invalid: downgrading from %s is not allowed.", path, pv, ov).at(path + ".orchestratorVersion")
 	}
-	p.PowerState = &acs.PowerState{Code: to.Ptr(acs.CodeRunning)}
 	return nil
 }
 
