@@ -119,12 +119,13 @@ type stateEntry struct {
 	Error     string        `json:"error,omitempty"`
 	Lock      *state.Holder `json:"lock,omitempty"`
 	Created   time.Time     `json:"created"`
+	CreatedBy string        `json:"createdBy,omitempty"`
 	Updated   time.Time     `json:"updated"`
 }
 
 func entryOf(r *state.Record, h *state.Holder) stateEntry {
 	return stateEntry{Name: r.Name, Provider: r.Provider, Phase: string(r.Phase), Resources: len(r.Resources), Error: r.Error,
-		Lock: h, Created: r.Created, Updated: r.Updated}
+		Lock: h, Created: r.Created, CreatedBy: r.CreatedBy, Updated: r.Updated}
 }
 
 // stateList is `nuv cluster state list -o json|yaml`: the store and its records.

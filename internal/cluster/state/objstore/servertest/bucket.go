@@ -31,3 +31,13 @@ func S3Bucket(t testing.TB) string {
 	}
 	return name
 }
+
+// CreateS3Bucket creates a bucket on the server the environment points at (test and benchmark
+// setup: nuv itself never creates buckets).
+func CreateS3Bucket(ctx context.Context, name string) error {
+	b, err := s3bucket.New(ctx, name, "")
+	if err != nil {
+		return err
+	}
+	return b.CreateBucket(ctx)
+}

@@ -248,3 +248,18 @@ func stopAll() {
 	}
 	servers.stop = nil
 }
+
+// StartS3 starts an S3 server for a program that is not a test (bench/state), pointing the
+// process's AWS SDK at it; stop ends it and removes its data.
+func StartS3() (s *S3Server, stop func(), err error) {
+	s, err = startS3()
+	if err != nil {
+		stopAll()
+		return nil, nil, err
+	}
+	for _, kv := range s.Env() {
+		k, v, _ := cut(kv)
+		os.Setenv(k, v)
+	}
+	return s, stopAll, nil
+}
