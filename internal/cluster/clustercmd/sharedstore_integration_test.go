@@ -21,7 +21,7 @@ import (
 func TestIntegrationS3StateMigrate(t *testing.T) {
 	ctx := context.Background()
 	bucket := servertest.S3Bucket(t)
-	loc := "s3://" + bucket + "/team"
+	loc := "s3://" + bucket + "/" + servertest.UniqueName()
 	alice := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
 	bob := cliRun{t: t, home: t.TempDir(), project: t.TempDir()}
 	dir := state.Dir{Path: filepath.Join(alice.home, "state")}

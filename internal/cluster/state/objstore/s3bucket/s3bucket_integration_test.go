@@ -30,7 +30,7 @@ func open(t *testing.T, bucket, prefix string) *s3bucket.Bucket {
 func TestIntegrationBucket(t *testing.T) {
 	name := servertest.S3Bucket(t)
 	t.Logf("SeaweedFS %s answered in %s", servertest.SeaweedFSVersion, servertest.S3(t).StartTime.Round(1e6))
-	objstoretest.Run(t, open(t, name, "team/nuv"))
+	objstoretest.Run(t, open(t, name, servertest.UniqueName()+"/nuv"))
 	if w := open(t, name, "team/nuv/").Where(); w != "s3://"+name+"/team/nuv" {
 		t.Errorf("Where = %q", w)
 	}
@@ -77,7 +77,7 @@ func TestIntegrationStore(t *testing.T) { statetest.Run(t, backend(t)) }
 
 func TestIntegrationHistory(t *testing.T) {
 	ctx := context.Background()
-	h, err := history.ForState(objstore.New(open(t, servertest.S3Bucket(t), "h")))
+	h, err := history.ForState(objstore.New(open(t, servertest.S3Bucket(t), servertest.UniqueName())))
 	if err != nil || h == nil {
 		t.Fatalf("ForState: %v %v", h, err)
 	}

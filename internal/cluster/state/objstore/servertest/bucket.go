@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"sync"
 	"testing"
 
 	"github.com/nuv-dev/nuv/internal/cluster/state/objstore/s3bucket"
@@ -16,20 +17,27 @@ func UniqueName() string {
 	return "nuv-test-" + hex.EncodeToString(b[:])
 }
 
-// S3Bucket starts (or reuses) the S3 server, creates a bucket of its own there (test setup: nuv
-// itself never creates buckets) and returns its name.
+// S3Bucket starts (or reuses) the S3 server and returns the name of the bucket this test binary
+// shares, creating it on the first call (test setup: nuv itself never creates buckets). A test
+// works under a key prefix of its own (UniqueName): one bucket per binary keeps the server small
+// (SeaweedFS gives each bucket volumes of its own).
 func S3Bucket(t testing.TB) string {
 	t.Helper()
 	S3(t)
-	name := UniqueName()
-	b, err := s3bucket.New(context.Background(), name, "")
-	if err != nil {
-		t.Fatal(err)
+	sharedBucket.once.Do(func() {
+		sharedBucket.name = UniqueName()
+		sharedBucket.err = CreateS3Bucket(context.Background(), sharedBucket.name)
+	})
+	if sharedBucket.err != nil {
+		t.Fatal(sharedBucket.err)
 	}
-	if err := b.CreateBucket(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return name
+	return sharedBucket.name
+}
+
+var sharedBucket struct {
+	once sync.Once
+	name string
+	err  error
 }
 
 // CreateS3Bucket creates a bucket on the server the environment points at (test and benchmark
