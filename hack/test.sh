@@ -175,6 +175,10 @@ if ! $short; then
   # Azure's JavaScript SDK, which the Azure emulator's TestIntegrationJavaScriptSDK drives
   # (hack/azure-js.sh: npm, cached by its package.json's digest, where the test looks for it)
   stage_start "Azure JavaScript SDK" "" "" bash hack/azure-js.sh
+  # The servers the shared state stores are tested against (hack/state-servers.sh: SeaweedFS's S3
+  # built from its Go module, cached by version, where internal/cluster/state/objstore/servertest
+  # looks for it)
+  stage_start "state-store servers" "building .* from source once" "" bash hack/state-servers.sh
 fi
 stage_run vet "" "" go vet ./...
 stage_check # the workload images may have failed meanwhile
@@ -189,7 +193,7 @@ if ! $short; then
   # go-containerregistry) and cached by content under ~/.cache/nuv/nodeimage; the kind tests use
   # it (cold tens of minutes, warm seconds).
   stage_start "kind node image" "node image .* built in" "from the cache|already" nuv cluster node-image build --load
-  stage_wait "local-cluster binaries" "workload images" "Azure JavaScript SDK" "kind node image"
+  stage_wait "local-cluster binaries" "workload images" "Azure JavaScript SDK" "state-store servers" "kind node image"
 else
   stage_wait "local-cluster binaries"
 fi

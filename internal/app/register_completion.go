@@ -13,7 +13,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/addons"
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/providers"
-	"github.com/nuv-dev/nuv/internal/cluster/state"
+	"github.com/nuv-dev/nuv/internal/cluster/state/stores"
 	"github.com/nuv-dev/nuv/internal/completion"
 	"github.com/nuv-dev/nuv/internal/kube"
 	"github.com/nuv-dev/nuv/internal/paths"
@@ -182,8 +182,8 @@ func (s completionSource) clusters(ctx context.Context) []string {
 		return nil
 	}
 	names, _ := providers.LocalClusters(home)
-	if loc := s.env.Getenv("NUV_STATE"); loc == "" || !strings.HasPrefix(loc, "kube:") {
-		if store, err := state.Open(loc, home, ""); err == nil {
+	if loc := s.env.Getenv("NUV_STATE"); !stores.Remote(loc) {
+		if store, err := stores.Open(loc, home, ""); err == nil {
 			recs, _ := store.List(ctx)
 			for _, r := range recs {
 				names = append(names, r.Name)

@@ -138,6 +138,8 @@ type Info struct {
 	Nodes      int // nodes requested
 	NodesReady int // nodes Ready (-1: unknown, API unreachable)
 	Created    time.Time
+	// CreatedBy is who made the cluster (user@host, from its state record; "" if unknown).
+	CreatedBy string
 	// Binaries says how the cluster got its component binaries (provider-specific text).
 	Binaries string
 	// Durability says whether the cluster's store survives a host crash (provider-specific text;

@@ -17,6 +17,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/providers"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
+	"github.com/nuv-dev/nuv/internal/cluster/state/stores"
 	"github.com/nuv-dev/nuv/internal/companion"
 	"github.com/nuv-dev/nuv/internal/deploy"
 	"github.com/nuv-dev/nuv/internal/kube"
@@ -135,7 +136,7 @@ func Up(ctx context.Context, env *cli.Env, u Options) error {
 // whether the cluster was made now.
 func Cluster(ctx context.Context, o deploy.Options, name string) (created bool, err error) {
 	p := providers.Local(o.Home, o.Project, o.Log, o.Getenv)
-	store, err := state.Open(o.Getenv("NUV_STATE"), o.Home, "")
+	store, err := stores.Open(o.Getenv("NUV_STATE"), o.Home, "")
 	if err != nil {
 		return false, fmt.Errorf("state store: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/cluster/state/objstore/servertest"
 )
 
 // TestMain lets the test binary act as `nuv cluster` (NUV_CLUSTERCMD_MAIN=1), so the CLI runs as
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(cli.ExitCode(err))
 	}
-	os.Exit(m.Run())
+	os.Exit(servertest.Main(m)) // stops the S3 server a test started (servertest.S3)
 }
 
 type cliRun struct {

@@ -23,6 +23,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/providers"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
+	"github.com/nuv-dev/nuv/internal/cluster/state/stores"
 	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/spf13/pflag"
 )
@@ -85,7 +86,7 @@ func subcommands() []sub {
 		{"kubeconfig", "kubeconfig NAME", "print the path of a cluster's kubeconfig", runKubeconfig},
 		{"gc", "gc [--dry-run] [--provider P] [-o json]", "delete the clusters whose time to live (spec.ttl, extend) has passed, and the cloud clusters found by tag whose record was lost; --dry-run lists them", runGC},
 		{"extend", "extend NAME DURATION", "move a cluster's expiry DURATION (4h, 2d) later", runExtend},
-		{"state", "state list|show NAME|unlock NAME [--force]|rm NAME [-o table|wide|json|yaml]", "inspect the state store: records, phases, locks", runState},
+		{"state", "state list|show NAME|unlock NAME [--force]|rm NAME|migrate --to LOCATION [-o table|wide|json|yaml]", "inspect the state store: records, phases, locks; move every record to another store", runState},
 	}
 }
 
@@ -99,7 +100,9 @@ func group() *cli.Group {
 processes on loopback), kind (real nodes: containers of docker, nerdctl or podman), and the
 clouds through their SDKs: eks, aks, gke (the real services, or nuv's emulators after
 ` + "`eval \"$(nuv emulator env)\"`" + `). Specs: YAML ` + "`kind: Cluster`" + ` documents, by convention in clusters/specs/.
-State: records and locks in $NUV_HOME/state, or a shared store: NUV_STATE=kube:NAMESPACE@KUBECONFIG.`,
+State: records and locks in $NUV_HOME/state, or a shared store: NUV_STATE=kube:NAMESPACE@KUBECONFIG,
+s3://BUCKET[/PREFIX], gs://BUCKET[/PREFIX], azblob://CONTAINER[/PREFIX] or mongodb://HOST[:PORT]/DB
+(endpoints and credentials from each SDK's own settings; docs/state.md).`,
 		Examples: "nuv cluster create local\nnuv cluster plan -f clusters/specs/dev.yaml\nnuv cluster list -o json"}
 	for _, s := range subcommands() {
 		s := s
@@ -191,7 +194,7 @@ var errHelp = cli.Exit(cli.ExitOK, nil)
 
 // stateFlag adds --state (default $NUV_STATE: the directory store under NUV_HOME).
 func stateFlag(fs flagSet, c *cmdCtx) *string {
-	return fs.String("state", c.env.Getenv("NUV_STATE"), "state store: dir:PATH or kube:NAMESPACE@KUBECONFIG (default $NUV_STATE, else $NUV_HOME/state)")
+	return fs.String("state", c.env.Getenv("NUV_STATE"), "state store: dir:PATH, kube:NAMESPACE@KUBECONFIG, s3://BUCKET[/PREFIX], gs://BUCKET[/PREFIX], azblob://CONTAINER[/PREFIX] or mongodb://HOST[:PORT]/DB (default $NUV_STATE, else $NUV_HOME/state)")
 }
 
 // waitFlag adds --wait-timeout: the bound of every wait for a cloud operation or a resource to
@@ -231,7 +234,7 @@ func (c *cmdCtx) engineFor(location, command string) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := state.Open(location, home, "")
+	store, err := stores.Open(location, home, "")
 	var le *state.LocationError
 	if errors.As(err, &le) {
 		return nil, cli.Usagef("%v", err)

@@ -72,7 +72,7 @@ func TestBadInput(t *testing.T) {
 		{"create file and provider", []string{"create", "local", "-f", "x.yaml"}, 2, "not both"},
 		{"state no verb", []string{"state"}, 2, "give list, show NAME"},
 		{"state unknown verb", []string{"state", "frob", "x"}, 2, `unknown command "frob"`},
-		{"state misspelt verb", []string{"state", "shwo", "x"}, 2, `unknown command "shwo" (valid: list, show, unlock, rm); did you mean "show"?`},
+		{"state misspelt verb", []string{"state", "shwo", "x"}, 2, `unknown command "shwo" (valid: list, show, unlock, rm, migrate); did you mean "show"?`},
 		{"state show unknown", []string{"state", "show", "nope"}, 1, "no state record"},
 		{"bad state store", []string{"plan", "-f", "x.yaml", "--state", "s3:bucket"}, 2, "unknown kind"},
 		{"bad wait timeout", []string{"apply", "-f", "x.yaml", "--wait-timeout", "soon"}, 2, "--wait-timeout"},

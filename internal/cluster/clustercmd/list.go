@@ -196,7 +196,7 @@ func (c *cmdCtx) listAll(ctx context.Context) ([]cluster.Info, error) {
 	recs := c.addPhases(ctx, ptrs)
 	for _, r := range recs {
 		if !seen[r.Name] {
-			all = append(all, cluster.Info{Name: r.Name, Provider: r.Provider, Status: "absent", Phase: string(r.Phase), NodesReady: -1, Created: r.Created, ExpiresAt: r.ExpiresAt})
+			all = append(all, cluster.Info{Name: r.Name, Provider: r.Provider, Status: "absent", Phase: string(r.Phase), NodesReady: -1, Created: r.Created, ExpiresAt: r.ExpiresAt, CreatedBy: r.CreatedBy})
 		}
 	}
 	sort.SliceStable(all, func(a, b int) bool { return all[a].Name < all[b].Name })
@@ -217,7 +217,10 @@ func (c *cmdCtx) addPhases(ctx context.Context, infos []*cluster.Info) []*state.
 	}
 	for _, i := range infos {
 		if r, ok := byName[i.Name]; ok && r.Provider == i.Provider {
-			i.Phase, i.ExpiresAt = string(r.Phase), r.ExpiresAt
+			i.Phase, i.ExpiresAt, i.CreatedBy = string(r.Phase), r.ExpiresAt, r.CreatedBy
+			if i.Created.IsZero() {
+				i.Created = r.Created
+			}
 		}
 	}
 	return recs

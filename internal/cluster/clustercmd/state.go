@@ -14,11 +14,12 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/state"
 )
 
-// runState is `nuv cluster state list|show|unlock|rm`.
+// runState is `nuv cluster state list|show|unlock|rm|migrate`.
 func runState(ctx context.Context, c *cmdCtx, args []string) error {
 	fs := flags(c.env, "state")
 	force := fs.Bool("force", false, "unlock: release the lock even if its holder may be alive (on another machine)")
 	stateLoc := stateFlag(fs, c)
+	to := fs.String("to", "", "migrate: the store to move every record (and the apply history) to, in --state's forms")
 	var output cli.OutputOption
 	output.AddFlags(fs.FlagSet)
 	if err := parse(fs, args); err != nil {
@@ -26,7 +27,7 @@ func runState(ctx context.Context, c *cmdCtx, args []string) error {
 	}
 	_ = output.Validate(fs.usage)
 	if fs.NArg() == 0 {
-		return cli.Usagef("nuv cluster state: give list, show NAME, unlock NAME or rm NAME")
+		return cli.Usagef("nuv cluster state: give list, show NAME, unlock NAME, rm NAME or migrate --to LOCATION")
 	}
 	e, err := c.engineFor(*stateLoc, "nuv cluster state")
 	if err != nil {
@@ -36,6 +37,12 @@ func runState(ctx context.Context, c *cmdCtx, args []string) error {
 		return err
 	}
 	verb, rest := fs.Arg(0), fs.Args()[1:]
+	if verb == "migrate" {
+		if len(rest) > 0 || *to == "" {
+			return cli.Usagef("nuv cluster state migrate: give --to LOCATION and nothing else")
+		}
+		return migrate(ctx, c, e, *to)
+	}
 	if verb == "list" {
 		if len(rest) > 0 {
 			return cli.Usagef("nuv cluster state list: unexpected arguments %q", rest)
@@ -97,10 +104,10 @@ func runState(ctx context.Context, c *cmdCtx, args []string) error {
 		return nil
 	}
 	hint := ""
-	if s := cli.Suggest(verb, []string{"list", "show", "unlock", "rm"}); s != "" {
+	if s := cli.Suggest(verb, []string{"list", "show", "unlock", "rm", "migrate"}); s != "" {
 		hint = fmt.Sprintf("; did you mean %q?", s)
 	}
-	return cli.Usagef("nuv cluster state: unknown command %q (valid: list, show, unlock, rm)%s", verb, hint)
+	return cli.Usagef("nuv cluster state: unknown command %q (valid: list, show, unlock, rm, migrate)%s", verb, hint)
 }
 
 // stateEntry is one record of `nuv cluster state list` in its machine form (-o json|yaml).
@@ -112,12 +119,13 @@ type stateEntry struct {
 	Error     string        `json:"error,omitempty"`
 	Lock      *state.Holder `json:"lock,omitempty"`
 	Created   time.Time     `json:"created"`
+	CreatedBy string        `json:"createdBy,omitempty"`
 	Updated   time.Time     `json:"updated"`
 }
 
 func entryOf(r *state.Record, h *state.Holder) stateEntry {
 	return stateEntry{Name: r.Name, Provider: r.Provider, Phase: string(r.Phase), Resources: len(r.Resources), Error: r.Error,
-		Lock: h, Created: r.Created, Updated: r.Updated}
+		Lock: h, Created: r.Created, CreatedBy: r.CreatedBy, Updated: r.Updated}
 }
 
 // stateList is `nuv cluster state list -o json|yaml`: the store and its records.

@@ -153,6 +153,7 @@ type Machine struct {
 	Nodes      int                 `json:"nodes"`
 	NodesReady int                 `json:"nodesReady"`
 	Created    *time.Time          `json:"created,omitempty"`
+	CreatedBy  string              `json:"createdBy,omitempty"`
 	ExpiresAt  *time.Time          `json:"expiresAt,omitempty"`
 	Binaries   string              `json:"binaries,omitempty"`
 	Durability string              `json:"durability,omitempty"`
@@ -173,7 +174,7 @@ func Machines(infos []cluster.Info) []Machine {
 // MachineOf is cluster i in its machine form.
 func MachineOf(i cluster.Info) Machine {
 	j := Machine{Name: i.Name, Provider: i.Provider, Status: string(i.Status), Phase: i.Phase, ExpiresAt: i.ExpiresAt, API: i.APIURL, Kubeconfig: i.Kubeconfig,
-		Flavor: i.Flavor, Version: i.Version, HA: i.HA, Nodes: i.Nodes, NodesReady: i.NodesReady, Binaries: i.Binaries, Durability: i.Durability, Components: i.Components}
+		Flavor: i.Flavor, Version: i.Version, HA: i.HA, Nodes: i.Nodes, NodesReady: i.NodesReady, Binaries: i.Binaries, Durability: i.Durability, Components: i.Components, CreatedBy: i.CreatedBy}
 	if i.Err != nil {
 		j.Error = i.Err.Error()
 	}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"strconv"
 	"strings"
 	"time"
@@ -64,7 +65,9 @@ type Record struct {
 	// Error is the last failure, until an operation succeeds.
 	Error   string    `json:"error,omitempty"`
 	Created time.Time `json:"created"`
-	Updated time.Time `json:"updated"`
+	// CreatedBy is who wrote the record first: user@host (for a team sharing a store).
+	CreatedBy string    `json:"createdBy,omitempty"`
+	Updated   time.Time `json:"updated"`
 	// Generation counts writes; a backend refuses a write based on an older generation.
 	Generation int64 `json:"generation"`
 	// Data is what the provider keeps about the cluster beyond its spec and resources, in the
@@ -292,6 +295,39 @@ func nextVersion(r *Record) (Record, []byte, error) {
 	if next.Created.IsZero() {
 		next.Created = next.Updated
 	}
+	if next.CreatedBy == "" && next.Generation == 1 {
+		next.CreatedBy = whoAmI()
+	}
 	b, err := json.MarshalIndent(&next, "", "  ")
 	return next, b, err
+}
+
+// DecodeRecord decodes a stored record of cluster name read from where (for messages); ErrCorrupt
+// (wrapped, naming where) if it cannot be read or names another cluster. For stores outside this
+// package.
+func DecodeRecord(where, name string, b []byte) (*Record, error) { return decodeRecord(where, name, b) }
+
+// NextVersion is r as its next write stores it (generation bumped, timestamps set) and its JSON.
+// For stores outside this package: they write the JSON and, once it is stored, set *r to it.
+func NextVersion(r *Record) (Record, []byte, error) { return nextVersion(r) }
+
+// NewLockID is a random identifier of one taking of a lock (Holder.ID).
+func NewLockID() string { return newID() }
+
+// whoAmI is user@host of this process ($USER, else the account's name; "?" where unknown).
+func whoAmI() string {
+	name := os.Getenv("USER")
+	if name == "" {
+		if u, err := user.Current(); err == nil {
+			name = u.Username
+		}
+	}
+	host, _ := os.Hostname()
+	if name == "" {
+		name = "?"
+	}
+	if host == "" {
+		host = "?"
+	}
+	return name + "@" + host
 }

@@ -35,7 +35,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
-	"github.com/nuv-dev/nuv/internal/cluster/state"
+	"github.com/nuv-dev/nuv/internal/cluster/state/stores"
 	"github.com/nuv-dev/nuv/internal/image/publish"
 	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 	"github.com/nuv-dev/nuv/internal/runner"
@@ -234,7 +234,7 @@ func Cluster(t testing.TB, home, project, name string, log cli.Logger) {
 	if _, err := containerrt.Detect(ctx, os.Getenv); err != nil {
 		t.Fatalf("%v\n(hack/test.sh starts nuv's own dockerd: `eval \"$(hack/dockerd.sh env)\"`)", err)
 	}
-	store, err := state.Open("", home, "")
+	store, err := stores.Open("", home, "")
 	if err != nil {
 		t.Fatal(err)
 	}
