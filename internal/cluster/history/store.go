@@ -18,10 +18,19 @@ import (
 	"github.com/nuv-dev/nuv/internal/fsutil"
 )
 
+// Keeper is a state store that keeps an apply history of its own beside its records (the object
+// stores: internal/cluster/state/objstore).
+type Keeper interface {
+	HistoryStore() Store
+}
+
 // ForState returns the history store that lives beside the records of s: Dir under a directory
-// store, Kube in a Kubernetes store's namespace; nil for a store of another kind (no history).
+// store, Kube in a Kubernetes store's namespace, the store's own for a Keeper; nil for a store of
+// another kind (no history).
 func ForState(s state.Store) (Store, error) {
 	switch st := s.(type) {
+	case Keeper:
+		return st.HistoryStore(), nil
 	case state.Dir:
 		return Dir{Path: filepath.Join(st.Path, "history")}, nil
 	case *state.Kube:
@@ -43,6 +52,17 @@ func decode(where string, b []byte) ([]Sample, error) {
 	}
 	return f.Samples, nil
 }
+
+// Decode reads the stored form of a provider's samples (where names it for messages); for
+// stores outside this package.
+func Decode(where string, b []byte) ([]Sample, error) { return decode(where, b) }
+
+// Encode is the stored form of a provider's samples; for stores outside this package.
+func Encode(provider string, s []Sample) ([]byte, error) { return encode(provider, s) }
+
+// Merge appends add to have and keeps the newest Keep of each kind and action, oldest first (what
+// Add stores); for stores outside this package.
+func Merge(have []Sample, add ...Sample) []Sample { return merge(have, add...) }
 
 func encode(provider string, s []Sample) ([]byte, error) {
 	return json.MarshalIndent(file{Provider: provider, Samples: s}, "", "  ")

@@ -295,3 +295,15 @@ func nextVersion(r *Record) (Record, []byte, error) {
 	b, err := json.MarshalIndent(&next, "", "  ")
 	return next, b, err
 }
+
+// DecodeRecord decodes a stored record of cluster name read from where (for messages); ErrCorrupt
+// (wrapped, naming where) if it cannot be read or names another cluster. For stores outside this
+// package.
+func DecodeRecord(where, name string, b []byte) (*Record, error) { return decodeRecord(where, name, b) }
+
+// NextVersion is r as its next write stores it (generation bumped, timestamps set) and its JSON.
+// For stores outside this package: they write the JSON and, once it is stored, set *r to it.
+func NextVersion(r *Record) (Record, []byte, error) { return nextVersion(r) }
+
+// NewLockID is a random identifier of one taking of a lock (Holder.ID).
+func NewLockID() string { return newID() }
