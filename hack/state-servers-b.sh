@@ -15,10 +15,11 @@ FAKE_GCS_VERSION=v1.56.1
 AZURITE_VERSION=3.37.0
 FERRETDB_VERSION=v1.24.2
 
-# gobuild MODULE VERSION OUT PKG [TAGS]: builds PKG of the module's own directory (copied out of
-# the module cache, whose files are read-only) into OUT, atomically.
+# gobuild MODULE VERSION OUT PKG [TAGS [PREPARE]]: builds PKG of the module's own directory (copied
+# out of the module cache, whose files are read-only) into OUT, atomically; PREPARE, a function,
+# runs first in the copy.
 gobuild() {
-  local mod=$1 version=$2 out=$3 pkg=$4 tags=${5:-}
+  local mod=$1 version=$2 out=$3 pkg=$4 tags=${5:-} prepare=${6:-}
   local dir tmp
   dir=$(go mod download -json "$mod@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
   [ -n "$dir" ] || { echo "state-servers-b: cannot download $mod@$version" >&2; return 1; }
@@ -26,6 +27,7 @@ gobuild() {
   tmp=$(mktemp -d "$(dirname "$out")/.build-XXXXXX")
   cp -r "$dir" "$tmp/src"
   chmod -R u+w "$tmp/src"
+  if [ -n "$prepare" ]; then (cd "$tmp/src" && "$prepare"); fi
   (cd "$tmp/src" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -tags "$tags" -o "$tmp/bin" "$pkg" >&2)
   mv "$tmp/bin" "$out"
   rm -rf "$tmp"
@@ -37,9 +39,12 @@ gcs() {
   echo "$out"
 }
 
+# FerretDB reads its version from build/version/version.txt, which its release process writes.
+ferretdb_version() { echo "$FERRETDB_VERSION" >build/version/version.txt; }
+
 mongo() {
   local out=$cache/ferretdb-$FERRETDB_VERSION/ferretdb
-  [ -x "$out" ] || gobuild github.com/FerretDB/FerretDB "$FERRETDB_VERSION" "$out" ./cmd/ferretdb ferretdb_no_postgresql
+  [ -x "$out" ] || gobuild github.com/FerretDB/FerretDB "$FERRETDB_VERSION" "$out" ./cmd/ferretdb ferretdb_no_postgresql ferretdb_version
   echo "$out"
 }
 
