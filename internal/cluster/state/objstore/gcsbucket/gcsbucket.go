@@ -42,7 +42,7 @@ func New(ctx context.Context, bucket, prefix string) (objstore.Bucket, error) {
 	if bucket == "" || strings.Contains(bucket, "/") {
 		return nil, fmt.Errorf("%s: %q is not a bucket name", where, bucket)
 	}
-	c, err := storage.NewClient(ctx)
+	c, err := storage.NewClient(ctx, storage.WithJSONReads())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
@@ -119,12 +119,28 @@ func (b *Bucket) Delete(ctx context.Context, key, version string) error {
 		if err != nil {
 			return fmt.Errorf("%s: deleting %q: %w", b.where, b.prefix+key, err)
 		}
-		o = o.If(storage.Conditions{GenerationMatch: gen})
+		// Both the generation to delete and the precondition: GCS checks ifGenerationMatch;
+		// fake-gcs-server ignores it on deletes but deletes only the generation named, which
+		// on a bucket without object versioning is the live one or none.
+		o = o.Generation(gen).If(storage.Conditions{GenerationMatch: gen})
 	}
-	if err := o.Delete(ctx); err != nil {
-		return b.fail("deleting", key, err, "")
+	err := o.Delete(ctx)
+	if err == nil {
+		return nil
 	}
-	return nil
+	if version != "" && (errors.Is(err, storage.ErrObjectNotExist) || isCode(err, http.StatusNotFound)) {
+		// That generation is gone: is the object gone too, or at another generation?
+		if a, aerr := b.object(key).Attrs(ctx); aerr == nil {
+			return fmt.Errorf("%s: deleting %q: %w (it is at generation %d, not %s): %w",
+				b.where, b.prefix+key, objstore.ErrPrecondition, a.Generation, version, err)
+		}
+	}
+	return b.fail("deleting", key, err, "")
+}
+
+func isCode(err error, code int) bool {
+	var ge *googleapi.Error
+	return errors.As(err, &ge) && ge.Code == code
 }
 
 // List returns the keys under prefix, sorted.
