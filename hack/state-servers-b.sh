@@ -21,6 +21,7 @@ FERRETDB_VERSION=v1.24.2
 gobuild() {
   local mod=$1 version=$2 out=$3 pkg=$4 tags=${5:-} prepare=${6:-}
   local dir tmp
+  echo "state-servers-b: building ${mod##*/} $version once" >&2
   dir=$(go mod download -json "$mod@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
   [ -n "$dir" ] || { echo "state-servers-b: cannot download $mod@$version" >&2; return 1; }
   mkdir -p "$(dirname "$out")"
@@ -52,6 +53,7 @@ azure() {
   local dir=$cache/azurite-$AZURITE_VERSION
   local bin=$dir/node_modules/.bin/azurite-blob
   if [ ! -x "$bin" ]; then
+    echo "state-servers-b: installing azurite $AZURITE_VERSION once" >&2
     mkdir -p "$cache"
     local tmp
     tmp=$(mktemp -d "$cache/.install-XXXXXX")
