@@ -180,15 +180,15 @@ type Shared struct {
 // NewShared returns a Shared that start starts.
 func NewShared(start func() (*Server, error)) *Shared { return &Shared{start: start} }
 
-// Get starts the server if no test did yet. An integration test that cannot have it is skipped
-// under -short and fails otherwise, with the reason (how to install a missing program).
+// Get starts the server if no test did yet. Integration tests are skipped under -short; one that
+// cannot have its server fails, with the reason (how to install a missing program).
 func (s *Shared) Get(t testing.TB) *Server {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("an integration test: skipped under -short")
+	}
 	s.once.Do(func() { s.srv, s.err = s.start() })
 	if s.err != nil {
-		if testing.Short() {
-			t.Skip(s.err)
-		}
 		t.Fatal(s.err)
 	}
 	return s.srv
