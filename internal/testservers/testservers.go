@@ -67,6 +67,7 @@ type Server struct {
 	Name    string
 	Addr    string        // "127.0.0.1:PORT"
 	Startup time.Duration // from start to ready
+	Dir     string        // removed by Stop ("" for none): where the server keeps its data
 	cmd     *exec.Cmd
 	out     *syncBuffer
 	done    chan struct{}
@@ -128,7 +129,7 @@ func (s *Server) RSS() int {
 	return 0
 }
 
-// Stop ends the server's process group and waits for it.
+// Stop ends the server's process group, waits for it and removes its Dir.
 func (s *Server) Stop() {
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
 	select {
@@ -136,6 +137,9 @@ func (s *Server) Stop() {
 	case <-time.After(5 * time.Second):
 		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 		<-s.done
+	}
+	if s.Dir != "" {
+		_ = os.RemoveAll(s.Dir)
 	}
 }
 

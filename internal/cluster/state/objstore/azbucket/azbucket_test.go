@@ -59,8 +59,10 @@ var azurite = testservers.NewShared(func() (*testservers.Server, error) {
 		return nil // any answer (403: the request is not signed) is a server ready
 	})
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
+	s.Dir = dir
 	os.Setenv("AZURE_STORAGE_CONNECTION_STRING", connString(s.Addr))
 	return s, nil
 })

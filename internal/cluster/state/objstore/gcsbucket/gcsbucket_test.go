@@ -50,8 +50,10 @@ var fakeGCS = testservers.NewShared(func() (*testservers.Server, error) {
 		return nil
 	})
 	if err != nil {
+		os.RemoveAll(root)
 		return nil, err
 	}
+	s.Dir = root
 	// The SDK finds the emulator, and then needs no credentials, through this variable.
 	os.Setenv("STORAGE_EMULATOR_HOST", s.Addr)
 	return s, nil

@@ -35,7 +35,7 @@ var ferretDB = testservers.NewShared(func() (*testservers.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return testservers.Start("ferretdb", path, func(port int) []string {
+	s, err := testservers.Start("ferretdb", path, func(port int) []string {
 		return []string{"--handler=sqlite", "--sqlite-url=file:" + dir + "/", "--state-dir=" + dir,
 			"--listen-addr=127.0.0.1:" + strconv.Itoa(port), "--debug-addr=-", "--telemetry=disable",
 			"--log-level=error"}
@@ -49,6 +49,12 @@ var ferretDB = testservers.NewShared(func() (*testservers.Server, error) {
 		defer c.Disconnect(ctx)
 		return c.Ping(ctx, nil)
 	})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s.Dir = dir
+	return s, nil
 })
 
 func TestMain(m *testing.M) {
