@@ -115,18 +115,19 @@ func TestIntegrationMongoBucket(t *testing.T) {
 }
 
 func TestIntegrationMongoStore(t *testing.T) {
+	serverURI(t) // skipped under -short here, not in each case
 	var mu sync.Mutex
 	uris := map[string]string{}
 	statetest.Run(t, statetest.Backend{
 		// The stores of one test share a database (two nuvs on one store).
 		New: func(t *testing.T) state.Store {
 			mu.Lock()
+			defer mu.Unlock()
 			uri, ok := uris[t.Name()]
 			if !ok {
 				uri = newDB(t)
 				uris[t.Name()] = uri
 			}
-			mu.Unlock()
 			return objstore.New(open(t, uri))
 		},
 		Corrupt: func(t *testing.T, s state.Store, name string) {
