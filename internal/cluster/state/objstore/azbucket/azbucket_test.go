@@ -1,0 +1,256 @@
+package azbucket_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+
+	"github.com/nuv-dev/nuv/internal/cluster/state"
+	"github.com/nuv-dev/nuv/internal/cluster/state/objstore"
+	"github.com/nuv-dev/nuv/internal/cluster/state/objstore/azbucket"
+	"github.com/nuv-dev/nuv/internal/cluster/state/objstore/objstoretest"
+	"github.com/nuv-dev/nuv/internal/cluster/state/statetest"
+	"github.com/nuv-dev/nuv/internal/testservers"
+)
+
+// account is the storage account the tests make on Azurite (AZURITE_ACCOUNTS), with a key of
+// their own run: no well-known key is needed.
+const account = "nuvtest"
+
+var accountKey = func() string {
+	var k [64]byte
+	_, _ = rand.Read(k[:])
+	return base64.StdEncoding.EncodeToString(k[:])
+}()
+
+// azurite is Azurite's blob service, started once for the package, keeping its blobs on disk.
+var azurite = testservers.NewShared(func() (*testservers.Server, error) {
+	path, err := testservers.Program{Name: "Azurite", Env: "NUV_TEST_AZURITE", Script: "azure",
+		Cached: "test-servers/azurite-3.37.0/node_modules/.bin/azurite-blob"}.Path()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "nuv-azurite-")
+	if err != nil {
+		return nil, err
+	}
+	os.Setenv("AZURITE_ACCOUNTS", account+":"+accountKey)
+	s, err := testservers.Start("azurite-blob", path, func(port int) []string {
+		return []string{"--blobHost", "127.0.0.1", "--blobPort", strconv.Itoa(port), "--location", dir,
+			"--skipApiVersionCheck", "--disableTelemetry", "--silent"}
+	}, func(addr string) error {
+		resp, err := http.Get("http://" + addr + "/" + account + "?comp=list")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil // any answer (403: the request is not signed) is a server ready
+	})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s.Dir = dir
+	os.Setenv("AZURE_STORAGE_CONNECTION_STRING", connString(s.Addr))
+	return s, nil
+})
+
+func connString(addr string) string {
+	return fmt.Sprintf("DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;BlobEndpoint=http://%s/%s;",
+		account, accountKey, addr, account)
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	azurite.Stop()
+	os.Exit(code)
+}
+
+var containers atomic.Int64
+
+// newBucket makes a container on the server (nuv never does) and returns nuv's view of it.
+func newBucket(t testing.TB, prefix string) (objstore.Bucket, string) {
+	t.Helper()
+	azurite.Get(t)
+	ctx := context.Background()
+	name := fmt.Sprintf("nuv-test-%d-%d", os.Getpid(), containers.Add(1))
+	c, err := azblob.NewClientFromConnectionString(os.Getenv("AZURE_STORAGE_CONNECTION_STRING"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateContainer(ctx, name, nil); err != nil {
+		t.Fatalf("creating container %s: %v", name, err)
+	}
+	b, err := azbucket.New(ctx, name, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, name
+}
+
+func TestIntegrationAzureBucket(t *testing.T) {
+	b, name := newBucket(t, "team/nuv")
+	if got, want := b.Where(), "azblob://"+name+"/team/nuv"; got != want {
+		t.Errorf("Where: %q, want %q", got, want)
+	}
+	objstoretest.Run(t, b)
+}
+
+func TestIntegrationAzureStore(t *testing.T) {
+	b, _ := newBucket(t, "")
+	statetest.Run(t, statetest.Backend{
+		// The stores of one test share a prefix of the container (two nuvs on one store).
+		New: func(t *testing.T) state.Store {
+			nb, err := azbucket.New(context.Background(), strings.TrimPrefix(b.Where(), "azblob://"), t.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return objstore.New(nb)
+		},
+		Corrupt: func(t *testing.T, s state.Store, name string) {
+			if _, err := s.(*objstore.Store).Bucket().Put(context.Background(), objstore.RecordKey(name), []byte("{not json"), objstore.Cond{}); err != nil {
+				t.Fatal(err)
+			}
+		},
+	})
+}
+
+func TestIntegrationAzureMissingContainer(t *testing.T) {
+	azurite.Get(t)
+	b, err := azbucket.New(context.Background(), "nuv-no-such-container", "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objstoretest.CheckMissing(t, b, "nuv-no-such-container")
+	_, err = b.Put(context.Background(), "records/a.json", []byte("x"), objstore.Cond{Absent: true})
+	if err == nil || !strings.Contains(err.Error(), "nuv-no-such-container") {
+		t.Errorf("Put into a missing container: %v", err)
+	}
+	if strings.Contains(err.Error(), accountKey) {
+		t.Errorf("the error shows the account key: %v", err)
+	}
+}
+
+// TestIntegrationAzureCredentials: without an account nuv says which variables to set, and a
+// connection string's key shows in no error and not in Where.
+func TestIntegrationAzureCredentials(t *testing.T) {
+	srv := azurite.Get(t)
+	t.Setenv("AZURE_STORAGE_CONNECTION_STRING", "")
+	t.Setenv("AZURE_STORAGE_ACCOUNT", "")
+	if _, err := azbucket.New(context.Background(), "nuv-creds", ""); err == nil || !strings.Contains(err.Error(), "AZURE_STORAGE_ACCOUNT") {
+		t.Errorf("no account: %v", err)
+	}
+	wrong := strings.Replace(connString(srv.Addr), accountKey, base64.StdEncoding.EncodeToString([]byte("not the key")), 1)
+	t.Setenv("AZURE_STORAGE_CONNECTION_STRING", wrong)
+	b, err := azbucket.New(context.Background(), "nuv-creds", "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.Check(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "403") {
+		t.Fatalf("Check with a wrong key: %v", err)
+	}
+	for _, s := range []string{err.Error(), b.Where()} {
+		if strings.Contains(s, "AccountKey") || strings.Contains(s, accountKey) {
+			t.Errorf("%q shows the connection string", s)
+		}
+	}
+}
+
+// TestIntegrationAzureErrors: a refused write names the store, the object and the server's
+// answer, and leaves the object readable as it was; ETags are checked on delete too.
+func TestIntegrationAzureErrors(t *testing.T) {
+	ctx := context.Background()
+	b, name := newBucket(t, "p")
+	v1, err := b.Put(ctx, "records/c.json", []byte("one"), objstore.Cond{Absent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := b.Put(ctx, "records/c.json", []byte("two"), objstore.Cond{Version: v1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		do   func() error
+		want error
+	}{
+		{"put at a stale ETag", func() error {
+			_, err := b.Put(ctx, "records/c.json", []byte("three"), objstore.Cond{Version: v1})
+			return err
+		}, objstore.ErrPrecondition},
+		{"put if absent over a blob", func() error {
+			_, err := b.Put(ctx, "records/c.json", []byte("three"), objstore.Cond{Absent: true})
+			return err
+		}, objstore.ErrPrecondition},
+		{"put at an ETag of a gone blob", func() error {
+			_, err := b.Put(ctx, "records/gone.json", []byte("x"), objstore.Cond{Version: v1})
+			return err
+		}, objstore.ErrPrecondition},
+		{"delete at a stale ETag", func() error { return b.Delete(ctx, "records/c.json", v1) }, objstore.ErrPrecondition},
+		{"delete of a missing blob", func() error { return b.Delete(ctx, "records/none.json", "") }, objstore.ErrNotFound},
+		{"get of a missing blob", func() error { _, _, err := b.Get(ctx, "records/none.json"); return err }, objstore.ErrNotFound},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.do()
+			if !errors.Is(err, c.want) {
+				t.Fatalf("%v, want %v", err, c.want)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "azblob://"+name+"/p") || !strings.Contains(msg, "p/records/") {
+				t.Errorf("%q does not name the store and the object", msg)
+			}
+			if !strings.Contains(msg, "server answered") {
+				t.Errorf("%q does not give the server's answer", msg)
+			}
+			data, v, err := b.Get(ctx, "records/c.json")
+			if err != nil || !bytes.Equal(data, []byte("two")) || v != v2 {
+				t.Fatalf("after a refused write: %q %q %v, want %q %q", data, v, err, "two", v2)
+			}
+		})
+	}
+	if err := b.Delete(ctx, "records/c.json", v2); err != nil {
+		t.Fatalf("delete at the current ETag: %v", err)
+	}
+}
+
+// BenchmarkIntegrationAzure prints the latency of a conditional Put and of a Get on the server,
+// and the server's startup time and memory.
+func BenchmarkIntegrationAzure(b *testing.B) {
+	srv := azurite.Get(b)
+	ctx := context.Background()
+	bk, _ := newBucket(b, "")
+	body := bytes.Repeat([]byte("x"), 4096)
+	v, err := bk.Put(ctx, "k", body, objstore.Cond{Absent: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("put", func(b *testing.B) {
+		for range b.N {
+			if v, err = bk.Put(ctx, "k", body, objstore.Cond{Version: v}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("get", func(b *testing.B) {
+		for range b.N {
+			if _, _, err := bk.Get(ctx, "k"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Logf("azurite-blob: ready in %v, RSS %d KiB", srv.Startup.Round(time.Millisecond), srv.RSS())
+}
