@@ -1,7 +1,7 @@
 // Package testservers finds and starts the real servers the GCS, Azure Blob and MongoDB state
 // stores are tested on (fake-gcs-server, Azurite, FerretDB): each test package starts its server
 // once, on a free loopback port, and stops it when its tests end. A program is found through its
-// environment variable, else where hack/state-servers-b.sh caches it.
+// environment variable, else where hack/state-servers.sh caches it.
 package testservers
 
 import (
@@ -24,7 +24,7 @@ import (
 type Program struct {
 	Name   string // "fake-gcs-server"
 	Env    string // the variable that names the program's path, "NUV_TEST_FAKE_GCS"
-	Script string // the argument of hack/state-servers-b.sh that installs it, "gcs"
+	Script string // the argument of hack/state-servers.sh that installs it, "gcs"
 	Cached string // its path under the cache, "test-servers/fake-gcs-server-v1.56.1/fake-gcs-server"
 }
 
@@ -46,7 +46,7 @@ func (p Program) Path() (string, error) {
 	}
 	path := filepath.Join(cache, "nuv", p.Cached)
 	if _, err := os.Stat(path); err != nil {
-		return "", fmt.Errorf("%s is not installed: run `bash hack/state-servers-b.sh %s` (or set %s to its path)",
+		return "", fmt.Errorf("%s is not installed: run `bash hack/state-servers.sh %s` (or set %s to its path)",
 			p.Name, p.Script, p.Env)
 	}
 	return path, nil

@@ -1,9 +1,11 @@
 // Package objstore keeps nuv's cluster state (records, locks, apply history) in any store that
 // can write an object only if it is absent, or only if it is still at the version read before:
 // S3 (If-None-Match / If-Match), GCS (generation preconditions), Azure Blob (ETag conditions),
-// MongoDB (version-checked updates). One Store over the Bucket interface serves them all, so the
-// locking rules are written once and every backend passes the same conformance suites
-// (statetest.Run for the records and locks, objstoretest for the bucket semantics).
+// MongoDB (the next version inserted under a unique _id). One Store over the Bucket interface
+// serves them all, so the locking rules are written once and every backend passes the same
+// conformance suites (statetest.Run for the records and locks, objstoretest for the bucket
+// semantics). docs/state.md tells users how to choose a store, docs/state-stores.md each one's
+// settings and primitives.
 package objstore
 
 import (
@@ -23,10 +25,11 @@ var (
 // Cond is the condition a Put must meet; the zero Cond writes unconditionally.
 type Cond struct {
 	// Absent writes only if no object has the key (S3 If-None-Match: *, GCS ifGenerationMatch=0,
-	// Azure If-None-Match: *, MongoDB insert under a unique _id).
+	// Azure If-None-Match: *, MongoDB insert of the first version under a unique _id).
 	Absent bool
 	// Version writes only if the object is at this version, as Get or Put returned it (S3
-	// If-Match ETag, GCS ifGenerationMatch, Azure If-Match ETag, MongoDB filter on the version).
+	// If-Match ETag, GCS ifGenerationMatch, Azure If-Match ETag, MongoDB insert of the next version
+	// under a unique _id).
 	Version string
 }
 

@@ -19,6 +19,9 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/cluster/state/objstore"
+	"github.com/nuv-dev/nuv/internal/cluster/state/objstore/azbucket"
+	"github.com/nuv-dev/nuv/internal/cluster/state/objstore/gcsbucket"
+	"github.com/nuv-dev/nuv/internal/cluster/state/objstore/mongobucket"
 	"github.com/nuv-dev/nuv/internal/cluster/state/objstore/s3bucket"
 )
 
@@ -30,11 +33,20 @@ var openers = map[string]Opener{
 	"s3": func(ctx context.Context, u *url.URL) (objstore.Bucket, error) {
 		return s3bucket.New(ctx, u.Host, strings.TrimPrefix(u.Path, "/"))
 	},
-	// Added where their adapters are (one line each):
-	//	"gs":          func(ctx context.Context, u *url.URL) (objstore.Bucket, error) { return gcsbucket.New(ctx, u.Host, strings.TrimPrefix(u.Path, "/")) },
-	//	"azblob":      func(ctx context.Context, u *url.URL) (objstore.Bucket, error) { return azbucket.New(ctx, u.Host, strings.TrimPrefix(u.Path, "/")) },
-	//	"mongodb":     func(ctx context.Context, u *url.URL) (objstore.Bucket, error) { return mongobucket.New(ctx, u.String()) },
-	//	"mongodb+srv": func(ctx context.Context, u *url.URL) (objstore.Bucket, error) { return mongobucket.New(ctx, u.String()) },
+	"gs": func(ctx context.Context, u *url.URL) (objstore.Bucket, error) {
+		return gcsbucket.New(ctx, u.Host, strings.TrimPrefix(u.Path, "/"))
+	},
+	"azblob": func(ctx context.Context, u *url.URL) (objstore.Bucket, error) {
+		return azbucket.New(ctx, u.Host, strings.TrimPrefix(u.Path, "/"))
+	},
+	"mongodb":     openMongo,
+	"mongodb+srv": openMongo,
+}
+
+// openMongo opens the MongoDB database the URI names (its own settings, credentials included,
+// live in the URI: the MongoDB convention).
+func openMongo(ctx context.Context, u *url.URL) (objstore.Bucket, error) {
+	return mongobucket.New(ctx, u.String())
 }
 
 // bucketSchemes name a bucket or container as the URL's host, keys under its path.
@@ -57,7 +69,8 @@ func Kinds() string {
 			}
 			kinds = append(kinds, s+"://"+what+"[/PREFIX]")
 		case s == "mongodb":
-			kinds = append(kinds, "mongodb://HOST[:PORT]/DB")
+			kinds = append(kinds, "mongodb[+srv]://HOST[:PORT]/DB")
+		case s == "mongodb+srv":
 		default:
 			kinds = append(kinds, s+"://...")
 		}

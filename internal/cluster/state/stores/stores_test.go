@@ -23,7 +23,8 @@ func TestOpen(t *testing.T) {
 		{"s3://key:secret@team-state/p", "", "credentials do not belong"},
 		{"s3://b/p?region=x", "", "a query or fragment"},
 		{"ftp://b/p", "", `unknown kind "ftp://"`},
-		{"foo:bar", "", "unknown kind (valid: dir:PATH, kube:NAMESPACE@KUBECONFIG, s3://BUCKET[/PREFIX])"},
+		{"foo:bar", "", "unknown kind (valid: dir:PATH, kube:NAMESPACE@KUBECONFIG, azblob://CONTAINER[/PREFIX], gs://BUCKET[/PREFIX], mongodb[+srv]://HOST[:PORT]/DB, s3://BUCKET[/PREFIX])"},
+		{"mongodb://nuv:s3cret@127.0.0.1:1/nuv", "mongodb://127.0.0.1:1/nuv", ""},
 	} {
 		t.Run(tc.loc, func(t *testing.T) {
 			s, err := Open(tc.loc, home, "")
