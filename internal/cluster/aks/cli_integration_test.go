@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/nuv-dev/nuv/internal/cluster/clustertest"
+	"github.com/nuv-dev/nuv/internal/cluster/state/objstore/servertest"
 	"github.com/nuv-dev/nuv/internal/emulator/azure"
 )
 
@@ -14,7 +15,14 @@ import (
 // the middle of an apply (NUV_FAILPOINT_KILL_AFTER_STEP).
 const asNuv = "NUV_AKS_TEST_AS_NUV"
 
-func TestMain(m *testing.M) { clustertest.ActAsNuv(m, asNuv) }
+// TestMain: the binary acts as nuv when asked, else runs the tests and stops the S3 server one
+// started (servertest.S3).
+func TestMain(m *testing.M) {
+	if os.Getenv(asNuv) == "1" {
+		clustertest.ActAsNuv(m, asNuv)
+	}
+	os.Exit(servertest.Main(m))
+}
 
 // TestIntegrationKilledCreate kills `nuv cluster apply` with SIGKILL right after the managed
 // cluster is recorded (step 2); the next apply finishes the create without making anything twice.
