@@ -1,7 +1,9 @@
 // Package testservers finds and starts the real servers the GCS, Azure Blob and MongoDB state
-// stores are tested on (fake-gcs-server, Azurite, FerretDB): each test package starts its server
-// once, on a free loopback port, and stops it when its tests end. A program is found through its
-// environment variable, else where hack/state-servers.sh caches it.
+// stores are tested and measured on (fake-gcs-server, Azurite, FerretDB: StartFakeGCS,
+// StartAzurite, StartFerretDB), each on a free loopback port, and makes the bucket, container or
+// collection a store needs (nuv never makes one). Each test package starts its server once
+// (Shared) and stops it when its tests end; bench/state starts all of them. A program is found
+// through its environment variable, else where hack/state-servers.sh caches it.
 package testservers
 
 import (
@@ -76,6 +78,11 @@ type Server struct {
 // Start runs path with the args made for a free port and waits (up to a minute) until ready
 // answers nil; the error of a server that does not get ready carries its output.
 func Start(name, path string, args func(port int) []string, ready func(addr string) error) (*Server, error) {
+	return start(name, path, nil, args, ready)
+}
+
+// start is Start with env added to the server's environment.
+func start(name, path string, env []string, args func(port int) []string, ready func(addr string) error) (*Server, error) {
 	port, err := FreePort()
 	if err != nil {
 		return nil, err
@@ -84,6 +91,9 @@ func Start(name, path string, args func(port int) []string, ready func(addr stri
 		done: make(chan struct{})}
 	s.cmd = exec.Command(path, args(port)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
+	if env != nil {
+		s.cmd.Env = append(os.Environ(), env...)
+	}
 	// Its own process group, killed with the test binary if that dies first.
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	begin := time.Now()

@@ -3,19 +3,14 @@ package azbucket_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 
 	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/cluster/state/objstore"
@@ -25,52 +20,23 @@ import (
 	"github.com/nuv-dev/nuv/internal/testservers"
 )
 
-// account is the storage account the tests make on Azurite (AZURITE_ACCOUNTS), with a key of
-// their own run: no well-known key is needed.
-const account = "nuvtest"
-
-var accountKey = func() string {
-	var k [64]byte
-	_, _ = rand.Read(k[:])
-	return base64.StdEncoding.EncodeToString(k[:])
-}()
+// accountKey is the key of the storage account the tests make on Azurite, of their own run.
+var accountKey = testservers.NewAzuriteKey()
 
 // azurite is Azurite's blob service, started once for the package, keeping its blobs on disk.
 var azurite = testservers.NewShared(func() (*testservers.Server, error) {
-	path, err := testservers.Program{Name: "Azurite", Env: "NUV_TEST_AZURITE", Script: "azure",
-		Cached: "test-servers/azurite-3.37.0/node_modules/.bin/azurite-blob"}.Path()
+	s, env, err := testservers.StartAzurite(accountKey)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "nuv-azurite-")
-	if err != nil {
+	if err := env.Set(); err != nil {
+		s.Stop()
 		return nil, err
 	}
-	os.Setenv("AZURITE_ACCOUNTS", account+":"+accountKey)
-	s, err := testservers.Start("azurite-blob", path, func(port int) []string {
-		return []string{"--blobHost", "127.0.0.1", "--blobPort", strconv.Itoa(port), "--location", dir,
-			"--skipApiVersionCheck", "--disableTelemetry", "--silent"}
-	}, func(addr string) error {
-		resp, err := http.Get("http://" + addr + "/" + account + "?comp=list")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		return nil // any answer (403: the request is not signed) is a server ready
-	})
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	s.Dir = dir
-	os.Setenv("AZURE_STORAGE_CONNECTION_STRING", connString(s.Addr))
 	return s, nil
 })
 
-func connString(addr string) string {
-	return fmt.Sprintf("DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;BlobEndpoint=http://%s/%s;",
-		account, accountKey, addr, account)
-}
+func connString(addr string) string { return testservers.AzuriteConnString(addr, accountKey) }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -86,12 +52,8 @@ func newBucket(t testing.TB, prefix string) (objstore.Bucket, string) {
 	azurite.Get(t)
 	ctx := context.Background()
 	name := fmt.Sprintf("nuv-test-%d-%d", os.Getpid(), containers.Add(1))
-	c, err := azblob.NewClientFromConnectionString(os.Getenv("AZURE_STORAGE_CONNECTION_STRING"), nil)
-	if err != nil {
+	if err := testservers.CreateAzureContainer(ctx, os.Getenv("AZURE_STORAGE_CONNECTION_STRING"), name); err != nil {
 		t.Fatal(err)
-	}
-	if _, err := c.CreateContainer(ctx, name, nil); err != nil {
-		t.Fatalf("creating container %s: %v", name, err)
 	}
 	b, err := azbucket.New(ctx, name, prefix)
 	if err != nil {

@@ -5,16 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"cloud.google.com/go/storage"
 
 	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/cluster/state/objstore"
@@ -26,36 +21,14 @@ import (
 
 // fakeGCS is fake-gcs-server, started once for the package, keeping its objects on disk.
 var fakeGCS = testservers.NewShared(func() (*testservers.Server, error) {
-	path, err := testservers.Program{Name: "fake-gcs-server", Env: "NUV_TEST_FAKE_GCS", Script: "gcs",
-		Cached: "test-servers/fake-gcs-server-v1.56.1/fake-gcs-server"}.Path()
+	s, env, err := testservers.StartFakeGCS()
 	if err != nil {
 		return nil, err
 	}
-	root, err := os.MkdirTemp("", "nuv-fake-gcs-")
-	if err != nil {
+	if err := env.Set(); err != nil {
+		s.Stop()
 		return nil, err
 	}
-	s, err := testservers.Start("fake-gcs-server", path, func(port int) []string {
-		return []string{"-scheme", "http", "-host", "127.0.0.1", "-port", strconv.Itoa(port),
-			"-backend", "filesystem", "-filesystem-root", filepath.Join(root, "data"), "-log-level", "error"}
-	}, func(addr string) error {
-		resp, err := http.Get("http://" + addr + "/storage/v1/b")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("listing buckets: %s", resp.Status)
-		}
-		return nil
-	})
-	if err != nil {
-		os.RemoveAll(root)
-		return nil, err
-	}
-	s.Dir = root
-	// The SDK finds the emulator, and then needs no credentials, through this variable.
-	os.Setenv("STORAGE_EMULATOR_HOST", s.Addr)
 	return s, nil
 })
 
@@ -73,13 +46,8 @@ func newBucket(t *testing.T, prefix string) (objstore.Bucket, string) {
 	fakeGCS.Get(t)
 	ctx := context.Background()
 	name := fmt.Sprintf("nuv-test-%d-%d", os.Getpid(), buckets.Add(1))
-	c, err := storage.NewClient(ctx)
-	if err != nil {
+	if err := testservers.CreateGCSBucket(ctx, name); err != nil {
 		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Bucket(name).Create(ctx, "nuv-test", nil); err != nil {
-		t.Fatalf("creating bucket %s: %v", name, err)
 	}
 	b, err := gcsbucket.New(ctx, name, prefix)
 	if err != nil {
@@ -194,12 +162,7 @@ func BenchmarkIntegrationGCS(b *testing.B) {
 	srv := fakeGCS.Get(b)
 	ctx := context.Background()
 	name := fmt.Sprintf("nuv-bench-%d-%d", os.Getpid(), time.Now().UnixNano())
-	c, err := storage.NewClient(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Bucket(name).Create(ctx, "nuv-test", nil); err != nil {
+	if err := testservers.CreateGCSBucket(ctx, name); err != nil {
 		b.Fatal(err)
 	}
 	bk, err := gcsbucket.New(ctx, name, "")

@@ -27,35 +27,8 @@ import (
 
 // ferretDB is FerretDB on its SQLite backend, started once for the package.
 var ferretDB = testservers.NewShared(func() (*testservers.Server, error) {
-	path, err := testservers.Program{Name: "FerretDB", Env: "NUV_TEST_FERRETDB", Script: "mongo",
-		Cached: "test-servers/ferretdb-v1.24.2/ferretdb"}.Path()
-	if err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("", "nuv-ferretdb-")
-	if err != nil {
-		return nil, err
-	}
-	s, err := testservers.Start("ferretdb", path, func(port int) []string {
-		return []string{"--handler=sqlite", "--sqlite-url=file:" + dir + "/", "--state-dir=" + dir,
-			"--listen-addr=127.0.0.1:" + strconv.Itoa(port), "--debug-addr=-", "--telemetry=disable",
-			"--log-level=error"}
-	}, func(addr string) error {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		c, err := mongo.Connect(options.Client().ApplyURI("mongodb://" + addr + "/"))
-		if err != nil {
-			return err
-		}
-		defer c.Disconnect(ctx)
-		return c.Ping(ctx, nil)
-	})
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	s.Dir = dir
-	return s, nil
+	s, _, err := testservers.StartFerretDB()
+	return s, err
 })
 
 func TestMain(m *testing.M) {
@@ -84,13 +57,8 @@ func newDB(t testing.TB) string {
 	ctx := context.Background()
 	name := fmt.Sprintf("nuvtest%d_%d", os.Getpid(), dbs.Add(1))
 	uri := base + name
-	c, err := mongo.Connect(options.Client().ApplyURI(uri))
-	if err != nil {
+	if err := testservers.CreateMongoCollection(ctx, uri, mongobucket.Collection); err != nil {
 		t.Fatal(err)
-	}
-	defer c.Disconnect(ctx)
-	if err := c.Database(name).CreateCollection(ctx, mongobucket.Collection); err != nil {
-		t.Fatalf("creating %s.%s: %v", name, mongobucket.Collection, err)
 	}
 	return uri
 }
