@@ -4,9 +4,12 @@ import (
 	"context"
 	"net"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/nuv-dev/nuv/internal/cli"
 	emulator "github.com/nuv-dev/nuv/internal/emulator/aws"
 )
 
@@ -22,10 +25,18 @@ type testEmulator struct {
 func startEmulator(t testing.TB, delay time.Duration) *testEmulator {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := emulator.New(emulator.Options{Dir: dir, Delay: delay})
+	// The emulator's log (the machine image's resolution, what it launched) is shown when the test
+	// fails: a request that timed out says nothing of what the emulator was doing meanwhile.
+	elog := &lockedLog{}
+	s, err := emulator.New(emulator.Options{Dir: dir, Delay: delay, Log: cli.NewLogger(elog, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the emulator's log:\n%s", elog.String())
+		}
+	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -54,3 +65,21 @@ func startEmulator(t testing.TB, delay time.Duration) *testEmulator {
 }
 
 func (e *testEmulator) getenv(k string) string { return e.env[k] }
+
+// lockedLog keeps what the emulator logs from its request goroutines.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

@@ -94,14 +94,22 @@ func (c *ContainerMachines) labels() map[string]string {
 }
 
 // Image makes sure nuv's node image is in the runtime (building it from the cache if needed).
+// Each step's time is logged: a client that gave up waiting for DescribeImages or RunInstances
+// sees only its own timeout, the emulator's log says which step took it.
 func (c *ContainerMachines) Image(ctx context.Context) (MachineImage, error) {
+	start := time.Now()
 	if _, err := c.manager(ctx); err != nil {
 		return MachineImage{}, err
 	}
+	found := time.Since(start)
 	ref, err := nodeimage.Ensure(ctx, nodeimage.Options{Log: c.Log, Getenv: c.Getenv, Runtime: c.rt.Path})
 	if err != nil {
-		return MachineImage{}, err
+		return MachineImage{}, fmt.Errorf("the machine image (after %s): %w", time.Since(start).Round(time.Millisecond), err)
 	}
+	defer func() {
+		c.Log.Infof("emulator: machine image %s resolved in %s (container runtime %s found in %s)", ref,
+			time.Since(start).Round(time.Millisecond), c.rt.Name, found.Round(time.Millisecond))
+	}()
 	img := MachineImage{Ref: ref, KubernetesVersion: companion.KubeVersion, Architecture: ec2Arch(runtime.GOARCH)}
 	// nuv assembles the image without a creation time (zero): the emulator then dates the AMI.
 	out, err := exec.CommandContext(ctx, c.rt.Path, "image", "inspect", "--format", "{{.Created}}", ref).Output()
