@@ -144,14 +144,15 @@ func (q *clusterQuery) list(ctx context.Context) (all []cluster.Info, ok bool) {
 	}
 	for _, r := range q.addPhases(all) {
 		if !seen[r.Name] {
-			all = append(all, cluster.Info{Name: r.Name, Provider: r.Provider, Status: "absent", Phase: r.Phase, NodesReady: -1, Created: r.Created, ExpiresAt: r.ExpiresAt})
+			all = append(all, cluster.Info{Name: r.Name, Provider: r.Provider, Status: "absent", Phase: r.Phase, NodesReady: -1, Created: r.Created, ExpiresAt: r.ExpiresAt, CreatedBy: r.CreatedBy})
 		}
 	}
 	sort.SliceStable(all, func(a, b int) bool { return all[a].Name < all[b].Name })
 	return all, true
 }
 
-// addPhases sets each cluster's lifecycle phase and expiry from its record and returns the
+// addPhases sets each cluster's lifecycle phase, expiry and creator from its record (and its
+// creation time where the provider gave none, as the full program does) and returns the
 // records.
 func (q *clusterQuery) addPhases(infos []cluster.Info) []*quickread.Record {
 	recs := quickread.Records(q.store)
@@ -161,7 +162,10 @@ func (q *clusterQuery) addPhases(infos []cluster.Info) []*quickread.Record {
 	}
 	for i := range infos {
 		if r, ok := byName[infos[i].Name]; ok && r.Provider == infos[i].Provider {
-			infos[i].Phase, infos[i].ExpiresAt = r.Phase, r.ExpiresAt
+			infos[i].Phase, infos[i].ExpiresAt, infos[i].CreatedBy = r.Phase, r.ExpiresAt, r.CreatedBy
+			if infos[i].Created.IsZero() {
+				infos[i].Created = r.Created
+			}
 		}
 	}
 	return recs

@@ -41,7 +41,9 @@ type Record struct {
 	ExpiresAt *time.Time         `json:"expiresAt,omitempty"`
 	Error     string             `json:"error,omitempty"`
 	Created   time.Time          `json:"created"`
-	Updated   time.Time          `json:"updated"`
+	// CreatedBy is who wrote the record first (user@host).
+	CreatedBy string    `json:"createdBy,omitempty"`
+	Updated   time.Time `json:"updated"`
 	// Generation counts writes; a backend refuses a write based on an older generation.
 	Generation int64           `json:"generation"`
 	Data       json.RawMessage `json:"data,omitempty"`
