@@ -5,13 +5,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/nuv-dev/nuv/internal/image/buildcache"
 )
 
 // The cache keys and the cache entries' layout are pinned: a change of either makes every warm
 // cache cold (each Debian image is made again with debootstrap).
 func TestKeysGolden(t *testing.T) {
-	if got, want := keyOf("goimage", "goimage-v1", ""), "b098cb700c6e595ca06f"; got != want {
-		t.Errorf("keyOf = %s, want %s", got, want)
+	if got, want := buildcache.Key("goimage", "goimage-v1", ""), "b098cb700c6e595ca06f"; got != want {
+		t.Errorf("Key = %s, want %s", got, want)
 	}
 	// Key hashes these parts, in this order; sourcesHash follows debimage.go by design
 	s := Redis()
@@ -19,7 +21,7 @@ func TestKeysGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := Key(s, bookworm, "amd64"), keyOf("debimage", "debimage-v1", string(b), bookworm.Suite, bookworm.Mirror, "amd64", sourcesHash()); got != want {
+	if got, want := Key(s, bookworm, "amd64"), buildcache.Key("debimage", "debimage-v1", string(b), bookworm.Suite, bookworm.Mirror, "amd64", sourcesHash()); got != want {
 		t.Errorf("Key = %s, want %s", got, want)
 	}
 }
@@ -46,7 +48,7 @@ func TestCacheEntryLayoutGolden(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "nuv-cache.json"), []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if !entryValid(dir, "k1") {
+	if !buildcache.Valid(dir, "k1") {
 		t.Fatal("an entry of an earlier nuv is not valid")
 	}
 	if removed := pruneOlder(filepath.Join(root, "images"), "nuv.dev/a:v1", "k2", 1); len(removed) != 1 || removed[0] != dir {
