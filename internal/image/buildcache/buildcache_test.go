@@ -148,3 +148,33 @@ func TestLock(t *testing.T) {
 	}
 	unlock()
 }
+
+// Entries written by an earlier nuv (their manifests as nuv has always written them: a part of the
+// node image without a reference, a workload image with one) stay valid, and a workload image is
+// known as a build of its reference.
+func TestEntryLayoutGolden(t *testing.T) {
+	root := t.TempDir()
+	for key, ref := range map[string]string{"k1": "", "k2": `  "ref": "nuv.dev/a:v1",` + "\n"} {
+		dir := filepath.Join(root, key)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "image.tar"), []byte("content"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		manifest := "{\n  \"key\": \"" + key + "\",\n" + ref + `  "files": {
+    "image.tar": "ed7002b439e9ac845f22357d822bac1444730fbdb6016d3ec9432297b9ec9f73"
+  },
+  "created": "2026-01-02T03:04:05Z"
+}`
+		if err := os.WriteFile(filepath.Join(dir, "nuv-cache.json"), []byte(manifest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok, damaged := Lookup(root, key); !ok || damaged || got != dir {
+			t.Fatalf("Lookup = %s %v %v, want %s true false", got, ok, damaged, dir)
+		}
+	}
+	if m, err := ReadManifest(filepath.Join(root, "k2")); err != nil || m.Ref != "nuv.dev/a:v1" {
+		t.Fatalf("ReadManifest = %+v, %v", m, err)
+	}
+}
