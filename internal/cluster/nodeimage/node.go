@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	nuvsrc "github.com/nuv-dev/nuv"
+	"github.com/nuv-dev/nuv/internal/image/buildcache"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
@@ -81,7 +82,7 @@ func kindFilesHash(kindDir string) (string, error) {
 		parts = append(parts, rel, string(b))
 		return nil
 	})
-	return keyOf(parts...), err
+	return buildcache.Key(parts...), err
 }
 
 type nodeInputs struct {

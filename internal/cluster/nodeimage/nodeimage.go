@@ -43,6 +43,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/companion"
 	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/image/buildcache"
 	"github.com/nuv-dev/nuv/internal/runner"
 	"github.com/nuv-dev/nuv/internal/runtimewrap"
 )
@@ -82,11 +83,7 @@ type Options struct {
 }
 
 // Stage is one step of a build and its duration.
-type Stage struct {
-	Name     string        `json:"name"`
-	Duration time.Duration `json:"duration"`
-	Cached   bool          `json:"cached,omitempty"`
-}
+type Stage = buildcache.Stage
 
 // Result is a built node image.
 type Result struct {
@@ -111,7 +108,7 @@ type builder struct {
 	log    cli.Logger
 	getenv func(string) string
 	cache  string
-	stages []Stage
+	stages buildcache.Stages
 }
 
 func newBuilder(o Options) (*builder, error) {
@@ -130,25 +127,8 @@ func newBuilder(o Options) (*builder, error) {
 		return nil, fmt.Errorf("this nuv builds node images of Kubernetes %s only (the version of its k8s.io/kubernetes); %s is not supported", companion.KubeVersion, b.o.Version)
 	}
 	b.cache = filepath.Join(companion.CacheDir(b.getenv), "nodeimage")
+	b.stages = buildcache.Stages{Log: b.log, Prefix: "node image"}
 	return b, nil
-}
-
-// stage runs fn as the named stage, printing its time.
-func (b *builder) stage(name string, fn func() (cached bool, err error)) error {
-	start := time.Now()
-	b.log.Infof("node image: %s ...", name)
-	cached, err := fn()
-	d := time.Since(start)
-	if err != nil {
-		return fmt.Errorf("node image: %s: %w", name, err)
-	}
-	how := "done"
-	if cached {
-		how = "cached"
-	}
-	b.log.Infof("node image: %s: %s in %s", name, how, d.Round(10*time.Millisecond))
-	b.stages = append(b.stages, Stage{Name: name, Duration: d, Cached: cached})
-	return nil
 }
 
 func lookPath(name string) (string, error) { return exec.LookPath(name) }
@@ -165,7 +145,7 @@ func sourcesHash() string {
 		}
 		return err
 	})
-	return keyOf(parts...)
+	return buildcache.Key(parts...)
 }
 
 // restrictOOM decides containerd's restrict_oom_score_adj.
@@ -209,27 +189,27 @@ func (b *builder) build(ctx context.Context) (Result, error) {
 	if b.o.acceptRuntime && runtimeHasKey(ctx, b.o, ref, key) {
 		b.log.Infof("node image: %s is in %s already", ref, b.o.runtimeName())
 		res.Cached, res.InRuntime = true, true
-		res.Stages = append(b.stages, Stage{Name: "node image (in " + b.o.runtimeName() + ")", Duration: time.Since(start), Cached: true})
+		res.Stages = append(b.stages.List, Stage{Name: "node image (in " + b.o.runtimeName() + ")", Duration: time.Since(start), Cached: true})
 		return res, nil
 	}
-	if dir, ok, _ := cached(finalRoot, key); ok {
+	if dir, ok, _ := buildcache.Lookup(finalRoot, key); ok {
 		b.log.Infof("node image: %s from the cache (%s)", ref, dir)
 		res.Tarball, res.Cached = filepath.Join(dir, "image.tar"), true
-		res.Stages = append(b.stages, Stage{Name: "node image (cached)", Duration: time.Since(start), Cached: true})
+		res.Stages = append(b.stages.List, Stage{Name: "node image (cached)", Duration: time.Since(start), Cached: true})
 		return res, nil
 	}
 	// one assembly at a time on this machine: a second nuv waits, then finds the image cached
-	unlock, err := fsutil.Lock(ctx, filepath.Join(b.cache, "build.lock"), func() {
-		b.log.Infof("node image: waiting for another nuv building a node image (%s)", filepath.Join(b.cache, "build.lock"))
+	unlock, err := buildcache.Lock(ctx, b.cache, func(lock string) {
+		b.log.Infof("node image: waiting for another nuv building a node image (%s)", lock)
 	})
 	if err != nil {
 		return Result{}, err
 	}
 	defer unlock()
-	if dir, ok, corrupt := cached(finalRoot, key); ok {
+	if dir, ok, corrupt := buildcache.Lookup(finalRoot, key); ok {
 		b.log.Infof("node image: %s from the cache (%s), built while this nuv waited", ref, dir)
 		res.Tarball, res.Cached = filepath.Join(dir, "image.tar"), true
-		res.Stages = append(b.stages, Stage{Name: "node image (cached)", Duration: time.Since(start), Cached: true})
+		res.Stages = append(b.stages.List, Stage{Name: "node image (cached)", Duration: time.Since(start), Cached: true})
 		return res, nil
 	} else if corrupt {
 		b.log.Warnf("node image: the cache entry %s is damaged: building it again", filepath.Join(finalRoot, key))
@@ -240,13 +220,13 @@ func (b *builder) build(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	res.Tarball = filepath.Join(finalDir, "image.tar")
-	res.Stages = b.stages
-	for _, old := range pruneEntries(finalRoot, keepImages) {
+	res.Stages = b.stages.List
+	for _, old := range buildcache.Prune(finalRoot, keepImages, nil) {
 		b.log.Infof("node image: removed the older cache entry %s", old)
 	}
 	// older builds of the node's programs (each nuv-node is ~300 MB; the images hold copies)
 	for _, p := range []companion.Program{companion.ProgramNode, companion.ProgramPause} {
-		for _, old := range pruneEntries(filepath.Join(companion.CacheDir(b.getenv), p.Name), keepImages) {
+		for _, old := range buildcache.Prune(filepath.Join(companion.CacheDir(b.getenv), p.Name), keepImages, nil) {
 			b.log.Infof("node image: removed the older %s build %s", p.Name, old)
 		}
 	}
@@ -271,7 +251,7 @@ type recipe struct {
 func (b *builder) recipe(ctx context.Context) (*recipe, error) {
 	comp := companion.Builder{Getenv: b.getenv, Log: b.log}
 	var nuvNode, pause string
-	if err := b.stage("nuv-node and nuv-pause (Kubernetes "+b.o.Version+", companion build)", func() (bool, error) {
+	if err := b.stages.Run("nuv-node and nuv-pause (Kubernetes "+b.o.Version+", companion build)", func() (bool, error) {
 		var err error
 		if nuvNode, err = comp.BuildKube(ctx, companion.ProgramNode, b.o.Offline); err != nil {
 			return false, err
@@ -283,7 +263,7 @@ func (b *builder) recipe(ctx context.Context) (*recipe, error) {
 	}
 	var kubeadmImages []string
 	var etcdVersion string
-	if err := b.stage("images kubeadm asks for", func() (bool, error) {
+	if err := b.stages.Run("images kubeadm asks for", func() (bool, error) {
 		out, err := runner.Output(ctx, runner.Cmd{Path: nuvNode, Args: []string{"kubeadm", "config", "images", "list", "--kubernetes-version", "v" + b.o.Version}})
 		if err != nil {
 			return false, err
@@ -335,11 +315,11 @@ func (b *builder) recipe(ctx context.Context) (*recipe, error) {
 		return nil, fmt.Errorf("containerd (Debian's containerd package, installed with docker.io) is needed to pre-load the node's images: %w", err)
 	}
 	rootKey := rootfsKey(deb, goarch())
-	dnsKey := keyOf("coredns", corednsVersion, goVersion, goarch())
-	crictlKey := keyOf("crictl", CrictlVersion, crictlLdflags, goVersion, goarch())
-	key := keyOf("node-image", b.o.Version, rootKey, dnsKey, crictlKey, filepath.Base(filepath.Dir(nuvNode)), filepath.Base(filepath.Dir(pause)),
+	dnsKey := buildcache.Key("coredns", corednsVersion, goVersion, goarch())
+	crictlKey := buildcache.Key("crictl", CrictlVersion, crictlLdflags, goVersion, goarch())
+	key := buildcache.Key("node-image", b.o.Version, rootKey, dnsKey, crictlKey, filepath.Base(filepath.Dir(nuvNode)), filepath.Base(filepath.Dir(pause)),
 		kindVersion, kindHash, sourcesHash(), fmt.Sprint(restrict), strings.Join(kubeadmImages, ","), goarch(), strings.TrimSpace(string(ctrdVersion)))
-	ref := fmt.Sprintf("%s:v%s-%s", Repository, b.o.Version, shortKey(key))
+	ref := fmt.Sprintf("%s:v%s-%s", Repository, b.o.Version, buildcache.ShortKey(key))
 	return &recipe{nuvNode: nuvNode, pause: pause, etcdVersion: etcdVersion, corednsVersion: corednsVersion, comps: comps,
 		deb: deb, kindDir: kindDir, kindVersion: kindVersion, restrict: restrict,
 		rootKey: rootKey, dnsKey: dnsKey, crictlKey: crictlKey, key: key, ref: ref}, nil
@@ -349,7 +329,7 @@ func (b *builder) recipe(ctx context.Context) (*recipe, error) {
 // finalRoot from its cached parts, each made first if missing, and returns its directory.
 func (b *builder) assemble(ctx context.Context, r *recipe, res Result, finalRoot string) (string, error) {
 	var rootDir string
-	if err := b.stage("Debian root file system (debootstrap "+r.deb.Suite+")", func() (bool, error) {
+	if err := b.stages.Run("Debian root file system (debootstrap "+r.deb.Suite+")", func() (bool, error) {
 		return b.cachedEntry(filepath.Join(b.cache, "rootfs"), r.rootKey, &rootDir, func(tmp string) ([]string, error) {
 			return b.buildRootfs(ctx, tmp, r.deb)
 		})
@@ -357,7 +337,7 @@ func (b *builder) assemble(ctx context.Context, r *recipe, res Result, finalRoot
 		return "", err
 	}
 	var dnsDir string
-	if err := b.stage("CoreDNS "+r.corednsVersion+" (from its module)", func() (bool, error) {
+	if err := b.stages.Run("CoreDNS "+r.corednsVersion+" (from its module)", func() (bool, error) {
 		return b.cachedEntry(filepath.Join(b.cache, "coredns"), r.dnsKey, &dnsDir, func(tmp string) ([]string, error) {
 			return b.buildGoTool(ctx, tmp, corednsModule, r.corednsVersion, "coredns", "")
 		})
@@ -365,7 +345,7 @@ func (b *builder) assemble(ctx context.Context, r *recipe, res Result, finalRoot
 		return "", err
 	}
 	var crictlDir string
-	if err := b.stage("crictl "+CrictlVersion+" (from its module)", func() (bool, error) {
+	if err := b.stages.Run("crictl "+CrictlVersion+" (from its module)", func() (bool, error) {
 		return b.cachedEntry(filepath.Join(b.cache, "crictl"), r.crictlKey, &crictlDir, func(tmp string) ([]string, error) {
 			return b.buildGoTool(ctx, tmp, crictlPackage, CrictlVersion, "crictl", crictlLdflags)
 		})
@@ -378,7 +358,7 @@ func (b *builder) assemble(ctx context.Context, r *recipe, res Result, finalRoot
 	}
 	defer os.RemoveAll(work)
 	root := filepath.Join(work, "rootfs")
-	if err := b.stage("unpack the root file system", func() (bool, error) {
+	if err := b.stages.Run("unpack the root file system", func() (bool, error) {
 		if err := os.MkdirAll(root, 0o755); err != nil {
 			return false, err
 		}
@@ -387,7 +367,7 @@ func (b *builder) assemble(ctx context.Context, r *recipe, res Result, finalRoot
 		return "", err
 	}
 	imagesTar := filepath.Join(work, "images.tar")
-	if err := b.stage(fmt.Sprintf("component images (%d, go-containerregistry)", len(r.comps)), func() (bool, error) {
+	if err := b.stages.Run(fmt.Sprintf("component images (%d, go-containerregistry)", len(r.comps)), func() (bool, error) {
 		layers := filepath.Join(work, "layers")
 		if err := os.MkdirAll(layers, 0o755); err != nil {
 			return false, err
@@ -397,7 +377,7 @@ func (b *builder) assemble(ctx context.Context, r *recipe, res Result, finalRoot
 		return "", err
 	}
 	storeTar := filepath.Join(work, "containerd.tar")
-	if err := b.stage("pre-load the images into the node's containerd", func() (bool, error) {
+	if err := b.stages.Run("pre-load the images into the node's containerd", func() (bool, error) {
 		got, err := b.importImages(ctx, filepath.Join(work, "store"), imagesTar, storeTar)
 		if err != nil {
 			return false, err
@@ -410,7 +390,7 @@ func (b *builder) assemble(ctx context.Context, r *recipe, res Result, finalRoot
 		return "", err
 	}
 	var finalDir string
-	if err := b.stage("node layer and image", func() (bool, error) {
+	if err := b.stages.Run("node layer and image", func() (bool, error) {
 		nodeTar := filepath.Join(work, "node.tar")
 		err := writeNodeLayer(ctx, nodeTar, nodeInputs{
 			root: root, kindDir: r.kindDir, nuvNode: r.nuvNode, crictl: filepath.Join(crictlDir, "crictl"), version: b.o.Version, storeTar: storeTar,
@@ -420,7 +400,7 @@ func (b *builder) assemble(ctx context.Context, r *recipe, res Result, finalRoot
 		if err != nil {
 			return false, err
 		}
-		finalDir, err = publishEntry(finalRoot, r.key, func(tmp string) ([]string, error) {
+		finalDir, err = buildcache.Publish(finalRoot, r.key, "", func(tmp string) ([]string, error) {
 			return []string{"image.tar"}, writeNodeImage(filepath.Join(tmp, "image.tar"), r.ref, filepath.Join(rootDir, "rootfs.tar"), nodeTar, b.o.Version, r.key)
 		})
 		return false, err
@@ -469,39 +449,10 @@ func appendRecord(path string, r Record) error {
 // keepImages is how many assembled images the cache keeps (each is about 1.2 GB); older ones go.
 const keepImages = 3
 
-// pruneEntries removes the entries under root beyond the keep most recent and returns them.
-func pruneEntries(root string, keep int) []string {
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		return nil
-	}
-	type aged struct {
-		dir string
-		mod time.Time
-	}
-	var all []aged
-	for _, e := range entries {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		if info, err := e.Info(); err == nil {
-			all = append(all, aged{filepath.Join(root, e.Name()), info.ModTime()})
-		}
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].mod.After(all[j].mod) })
-	var removed []string
-	for i := keep; i < len(all); i++ {
-		if os.RemoveAll(all[i].dir) == nil {
-			removed = append(removed, all[i].dir)
-		}
-	}
-	return removed
-}
-
 // cachedEntry sets *dir to the valid cache entry of key under root, building it with fill when
 // it is missing or damaged.
 func (b *builder) cachedEntry(root, key string, dir *string, fill func(tmp string) ([]string, error)) (bool, error) {
-	d, ok, corrupt := cached(root, key)
+	d, ok, corrupt := buildcache.Lookup(root, key)
 	if ok {
 		*dir = d
 		return true, nil
@@ -509,7 +460,7 @@ func (b *builder) cachedEntry(root, key string, dir *string, fill func(tmp strin
 	if corrupt {
 		b.log.Warnf("node image: the cache entry %s is damaged: building it again", d)
 	}
-	d, err := publishEntry(root, key, fill)
+	d, err := buildcache.Publish(root, key, "", fill)
 	*dir = d
 	return false, err
 }

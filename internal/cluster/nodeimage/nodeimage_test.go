@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/image/buildcache"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -55,9 +55,9 @@ func TestKeys(t *testing.T) {
 		t.Error("changing the package list does not change the key")
 	}
 	Packages = saved
-	// keyOf separates its parts: ("ab","c") and ("a","bc") differ
-	if keyOf("ab", "c") == keyOf("a", "bc") {
-		t.Fatal("keyOf runs parts together")
+	// Key separates its parts: ("ab","c") and ("a","bc") differ
+	if buildcache.Key("ab", "c") == buildcache.Key("a", "bc") {
+		t.Fatal("Key runs parts together")
 	}
 	if sourcesHash() == "" || sourcesHash() != sourcesHash() {
 		t.Fatal("sourcesHash is empty or not deterministic")
@@ -71,21 +71,21 @@ func TestCacheEntryCorruptIsRebuilt(t *testing.T) {
 		builds++
 		return []string{"a"}, os.WriteFile(filepath.Join(tmp, "a"), []byte("content"), 0o644)
 	}
-	dir, err := publishEntry(root, "k1", fill)
+	dir, err := buildcache.Publish(root, "k1", "", fill)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := cached(root, "k1"); !ok {
+	if _, ok, _ := buildcache.Lookup(root, "k1"); !ok {
 		t.Fatal("a published entry is not valid")
 	}
-	if _, ok, _ := cached(root, "k2"); ok {
+	if _, ok, _ := buildcache.Lookup(root, "k2"); ok {
 		t.Fatal("an entry of another key is valid")
 	}
 	// damage the file: the entry is corrupt, and publishing again rebuilds it
 	if err := os.WriteFile(filepath.Join(dir, "a"), []byte("contenT"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, corrupt := cached(root, "k1"); ok || !corrupt {
+	if _, ok, corrupt := buildcache.Lookup(root, "k1"); ok || !corrupt {
 		t.Fatalf("a damaged entry: ok %v corrupt %v, want false true", ok, corrupt)
 	}
 	b := &builder{log: cli.Quiet()}
@@ -102,8 +102,8 @@ func TestCacheEntryCorruptIsRebuilt(t *testing.T) {
 		t.Fatalf("cachedEntry of a valid entry: cached %v, builds %d, err %v", wasCached, builds, err)
 	}
 	// a missing manifest is corrupt too
-	os.Remove(filepath.Join(got, manifestFile))
-	if _, ok, corrupt := cached(root, "k1"); ok || !corrupt {
+	os.Remove(filepath.Join(got, buildcache.ManifestFile))
+	if _, ok, corrupt := buildcache.Lookup(root, "k1"); ok || !corrupt {
 		t.Fatal("an entry without its manifest is used")
 	}
 }
@@ -252,27 +252,4 @@ func kindConfig(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-func TestPruneEntries(t *testing.T) {
-	root := t.TempDir()
-	now := time.Now()
-	for i, k := range []string{"a", "b", "c", "d", "e"} {
-		d := filepath.Join(root, k)
-		os.MkdirAll(d, 0o755)
-		os.Chtimes(d, now, now.Add(time.Duration(i)*time.Minute)) // e is the newest
-	}
-	os.MkdirAll(filepath.Join(root, ".tmp-f"), 0o755) // a build in progress is left alone
-	removed := pruneEntries(root, 3)
-	if len(removed) != 2 || filepath.Base(removed[0]) != "b" || filepath.Base(removed[1]) != "a" {
-		t.Fatalf("removed %v, want b and a", removed)
-	}
-	left, _ := os.ReadDir(root)
-	var names []string
-	for _, e := range left {
-		names = append(names, e.Name())
-	}
-	if strings.Join(names, ",") != ".tmp-f,c,d,e" {
-		t.Fatalf("left %v", names)
-	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/image/buildcache"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
@@ -128,7 +129,7 @@ func contains(list []string, s string) bool {
 
 // rootfsKey is the cache key of the root file system layer.
 func rootfsKey(d Debian, arch string) string {
-	return keyOf("rootfs", d.Suite, d.Mirror, arch, strings.Join(Packages, ","), rootfsRecipe)
+	return buildcache.Key("rootfs", d.Suite, d.Mirror, arch, strings.Join(Packages, ","), rootfsRecipe)
 }
 
 // rootfsRecipe names the edits buildRootfs makes after debootstrap; change it with them.

@@ -15,17 +15,13 @@ package debimage
 
 import (
 	"context"
-	"crypto/sha256"
 	_ "embed" // the builder's source keys the cache
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"time"
 
@@ -38,7 +34,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
 	"github.com/nuv-dev/nuv/internal/companion"
-	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/image/buildcache"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
@@ -134,11 +130,7 @@ func (o Options) withDefaults() Options {
 }
 
 // Stage is one step of a build and its duration.
-type Stage struct {
-	Name     string        `json:"name"`
-	Duration time.Duration `json:"duration"`
-	Cached   bool          `json:"cached,omitempty"`
-}
+type Stage = buildcache.Stage
 
 // Result is a built image.
 type Result struct {
@@ -185,13 +177,13 @@ const recipe = "debimage-v1"
 // Key is the cache key of s built from d on arch.
 func Key(s Spec, d nodeimage.Debian, arch string) string {
 	b, _ := json.Marshal(s)
-	return keyOf("debimage", recipe, string(b), d.Suite, d.Mirror, arch, sourcesHash())
+	return buildcache.Key("debimage", recipe, string(b), d.Suite, d.Mirror, arch, sourcesHash())
 }
 
 // fromCache is the image ref of key when the cache under root holds a valid entry of it.
 func fromCache(root, ref, key string, start time.Time, log cli.Logger) (Result, bool) {
 	entry := filepath.Join(root, "images", key)
-	if !entryValid(entry, key) {
+	if !buildcache.Valid(entry, key) {
 		return Result{}, false
 	}
 	log.Infof("image %s: from the cache (key %s) in %s", ref, key[:12], time.Since(start).Round(time.Millisecond))
@@ -232,35 +224,17 @@ func Build(ctx context.Context, s Spec, o Options) (Result, error) {
 	}
 	res := Result{Ref: s.Ref(), Key: key}
 	entry := filepath.Join(root, "images", key)
-	unlock, err := fsutil.Lock(ctx, filepath.Join(root, "build.lock"), func() {
-		log.Infof("image %s: waiting for another nuv building an image (%s)", s.Ref(), filepath.Join(root, "build.lock"))
-	})
+	unlock, ok, err := lockedLookup(ctx, root, s.Ref(), key, log)
 	if err != nil {
 		return Result{}, err
 	}
 	defer unlock()
-	if entryValid(entry, key) {
+	if ok {
 		res.Tarball, res.Cached = filepath.Join(entry, "image.tar"), true
 		res.Stages = []Stage{{Name: "image (cached, built while this nuv waited)", Duration: time.Since(start), Cached: true}}
 		return res, nil
 	}
-	if _, err := os.Stat(entry); err == nil {
-		log.Warnf("image %s: the cache entry %s is damaged: building it again", s.Ref(), entry)
-		if err := os.RemoveAll(entry); err != nil {
-			return Result{}, fmt.Errorf("remove damaged cache entry %s: %w", entry, err)
-		}
-	}
-	stage := func(name string, fn func() error) error {
-		t := time.Now()
-		log.Infof("image %s: %s ...", s.Ref(), name)
-		if err := fn(); err != nil {
-			return fmt.Errorf("image %s: %s: %w", s.Ref(), name, err)
-		}
-		dur := time.Since(t)
-		log.Infof("image %s: %s: done in %s", s.Ref(), name, dur.Round(10*time.Millisecond))
-		res.Stages = append(res.Stages, Stage{Name: name, Duration: dur})
-		return nil
-	}
+	stages := buildcache.Stages{Log: log, Prefix: "image " + s.Ref()}
 	if err := os.MkdirAll(filepath.Join(root, "images"), 0o755); err != nil {
 		return Result{}, err
 	}
@@ -271,7 +245,7 @@ func Build(ctx context.Context, s Spec, o Options) (Result, error) {
 	defer os.RemoveAll(work)
 	rootfs := filepath.Join(work, "root")
 	debs := filepath.Join(root, "debs", d.Suite+"-"+runtime.GOARCH)
-	if err := stage(fmt.Sprintf("debootstrap %s with %s", d.Suite, strings.Join(s.Packages, " ")), func() error {
+	if err := stages.Do(fmt.Sprintf("debootstrap %s with %s", d.Suite, strings.Join(s.Packages, " ")), func() error {
 		if err := os.MkdirAll(debs, 0o755); err != nil {
 			return err
 		}
@@ -280,15 +254,15 @@ func Build(ctx context.Context, s Spec, o Options) (Result, error) {
 		return Result{}, err
 	}
 	if len(s.NPM) > 0 {
-		if err := stage("npm install "+strings.Join(s.NPM, " "), func() error { return npmInstall(ctx, log, rootfs, s.NPM) }); err != nil {
+		if err := stages.Do("npm install "+strings.Join(s.NPM, " "), func() error { return npmInstall(ctx, log, rootfs, s.NPM) }); err != nil {
 			return Result{}, err
 		}
 	}
-	if err := stage("nuv's files", func() error { return finishRoot(rootfs, s) }); err != nil {
+	if err := stages.Do("nuv's files", func() error { return finishRoot(rootfs, s) }); err != nil {
 		return Result{}, err
 	}
 	layerTar := filepath.Join(work, "layer.tar")
-	if err := stage("pack the layer", func() error {
+	if err := stages.Do("pack the layer", func() error {
 		// the kernel's and the runtime's mounts are not part of an image; nor are apt's lists
 		return runner.Run(ctx, runner.Cmd{Path: "tar", Args: []string{"--numeric-owner", "--xattrs", "--sort=name",
 			"--mtime=@0", "--exclude=./dev/*", "--exclude=./proc/*", "--exclude=./sys/*", "--exclude=./run/*", "--exclude=./tmp/*",
@@ -297,17 +271,15 @@ func Build(ctx context.Context, s Spec, o Options) (Result, error) {
 	}); err != nil {
 		return Result{}, err
 	}
-	if err := stage("image (go-containerregistry)", func() error {
-		return fsutil.PublishDir(entry, 0o755, func(tmp string) error {
-			if err := writeImage(filepath.Join(tmp, "image.tar"), layerTar, s, d, key); err != nil {
-				return err
-			}
-			return writeManifest(tmp, key, s.Ref(), "image.tar")
-		}, func(dir string) bool { return entryValid(dir, key) })
+	if err := stages.Do("image (go-containerregistry)", func() error {
+		_, err := buildcache.Publish(filepath.Join(root, "images"), key, s.Ref(), func(tmp string) ([]string, error) {
+			return []string{"image.tar"}, writeImage(filepath.Join(tmp, "image.tar"), layerTar, s, d, key)
+		})
+		return err
 	}); err != nil {
 		return Result{}, err
 	}
-	res.Tarball = filepath.Join(entry, "image.tar")
+	res.Tarball, res.Stages = filepath.Join(entry, "image.tar"), stages.List
 	for _, old := range pruneOlder(filepath.Join(root, "images"), s.Ref(), key, keepBuilds) {
 		log.Infof("image %s: removed the older build %s", s.Ref(), old)
 	}
@@ -431,104 +403,31 @@ const keepBuilds = 2
 // pruneOlder removes the entries under root holding builds of ref other than key, beyond the
 // keep-1 newest, and returns them.
 func pruneOlder(root, ref, key string, keep int) []string {
-	entries, err := os.ReadDir(root)
+	return buildcache.Prune(root, keep-1, func(dir string) bool {
+		m, err := buildcache.ReadManifest(dir)
+		return filepath.Base(dir) != key && err == nil && m.Ref == ref
+	})
+}
+
+// lockedLookup takes the build lock of the cache under root, then looks the entry of key up again
+// (another nuv may have made it meanwhile): ok says it is valid. A damaged entry is removed.
+func lockedLookup(ctx context.Context, root, ref, key string, log cli.Logger) (unlock func(), ok bool, err error) {
+	unlock, err = buildcache.Lock(ctx, root, func(lock string) {
+		log.Infof("image %s: waiting for another nuv building an image (%s)", ref, lock)
+	})
 	if err != nil {
-		return nil
+		return nil, false, err
 	}
-	type aged struct {
-		dir string
-		mod time.Time
-	}
-	var same []aged
-	for _, e := range entries {
-		if !e.IsDir() || e.Name() == key || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		dir := filepath.Join(root, e.Name())
-		b, err := os.ReadFile(filepath.Join(dir, manifestFile))
-		var m cacheManifest
-		if err != nil || json.Unmarshal(b, &m) != nil || m.Ref != ref {
-			continue
-		}
-		if info, err := e.Info(); err == nil {
-			same = append(same, aged{dir, info.ModTime()})
+	entry, ok, damaged := buildcache.Lookup(filepath.Join(root, "images"), key)
+	if damaged {
+		log.Warnf("image %s: the cache entry %s is damaged: building it again", ref, entry)
+		if err := os.RemoveAll(entry); err != nil {
+			unlock()
+			return nil, false, fmt.Errorf("remove damaged cache entry %s: %w", entry, err)
 		}
 	}
-	sort.Slice(same, func(i, j int) bool { return same[i].mod.After(same[j].mod) })
-	var removed []string
-	for i := keep - 1; i < len(same); i++ {
-		if i >= 0 && os.RemoveAll(same[i].dir) == nil {
-			removed = append(removed, same[i].dir)
-		}
-	}
-	return removed
-}
-
-// manifestFile lists, in a cache entry, each file and its SHA-256.
-const manifestFile = "nuv-cache.json"
-
-type cacheManifest struct {
-	Key     string            `json:"key"`
-	Ref     string            `json:"ref,omitempty"`
-	Files   map[string]string `json:"files"`
-	Created time.Time         `json:"created"`
-}
-
-func writeManifest(dir, key, ref string, files ...string) error {
-	m := cacheManifest{Key: key, Ref: ref, Files: map[string]string{}, Created: time.Now().UTC()}
-	sort.Strings(files)
-	for _, f := range files {
-		sum, err := fileSHA256(filepath.Join(dir, f))
-		if err != nil {
-			return err
-		}
-		m.Files[f] = sum
-	}
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, manifestFile), b, 0o644)
-}
-
-// entryValid says whether dir is a complete cache entry for key.
-func entryValid(dir, key string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, manifestFile))
-	if err != nil {
-		return false
-	}
-	var m cacheManifest
-	if json.Unmarshal(b, &m) != nil || m.Key != key || len(m.Files) == 0 {
-		return false
-	}
-	for f, want := range m.Files {
-		if got, err := fileSHA256(filepath.Join(dir, f)); err != nil || got != want {
-			return false
-		}
-	}
-	return true
-}
-
-func fileSHA256(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-func keyOf(parts ...string) string {
-	h := sha256.New()
-	for _, p := range parts {
-		fmt.Fprintf(h, "%d:%s\n", len(p), p)
-	}
-	return hex.EncodeToString(h.Sum(nil))[:20]
+	return unlock, ok, nil
 }
 
 // sourcesHash hashes the builder's source.
-func sourcesHash() string { return keyOf(builderSource) }
+func sourcesHash() string { return buildcache.Key(builderSource) }

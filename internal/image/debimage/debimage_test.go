@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
+	"github.com/nuv-dev/nuv/internal/image/buildcache"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
 
@@ -182,7 +183,7 @@ func TestBuildCache(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(entry, "image.tar"), []byte("an image"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeManifest(entry, key, s.Ref(), "image.tar"); err != nil {
+	if err := buildcache.WriteManifest(entry, key, s.Ref(), "image.tar"); err != nil {
 		t.Fatal(err)
 	}
 	r, err := Build(context.Background(), s, Options{Getenv: getenv, Debian: &deb})
@@ -214,7 +215,7 @@ func TestPruneOlderKeepsTheNewestOfEachRef(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "image.tar"), []byte(key), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := writeManifest(dir, key, ref, "image.tar"); err != nil {
+		if err := buildcache.WriteManifest(dir, key, ref, "image.tar"); err != nil {
 			t.Fatal(err)
 		}
 		when := time.Now().Add(-age)
@@ -231,7 +232,7 @@ func TestPruneOlderKeepsTheNewestOfEachRef(t *testing.T) {
 		t.Errorf("removed %v, want only oldest", removed)
 	}
 	for _, k := range []string{"new", "older", "other"} {
-		if !entryValid(filepath.Join(root, k), k) {
+		if !buildcache.Valid(filepath.Join(root, k), k) {
 			t.Errorf("entry %s is gone or damaged", k)
 		}
 	}

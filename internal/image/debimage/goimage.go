@@ -15,8 +15,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
-	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/image"
+	"github.com/nuv-dev/nuv/internal/image/buildcache"
 	"github.com/nuv-dev/nuv/internal/image/gobuild"
 	"github.com/nuv-dev/nuv/internal/runner"
 )
@@ -66,14 +66,14 @@ func GoKey(ctx context.Context, s GoSpec, project, arch string) (string, error) 
 		}
 		parts = append(parts, fields[0])
 		for _, f := range strings.Fields(fields[2]) {
-			sum, err := fileSHA256(filepath.Join(fields[1], f))
+			sum, err := buildcache.FileSHA256(filepath.Join(fields[1], f))
 			if err != nil {
 				return "", fmt.Errorf("image %s: %w", s.Ref(), err)
 			}
 			parts = append(parts, f, sum)
 		}
 	}
-	return keyOf(parts...), nil
+	return buildcache.Key(parts...), nil
 }
 
 // BuildGo makes the image of s from the Go sources of project (a module directory), or finds it
@@ -102,20 +102,12 @@ func BuildGo(ctx context.Context, s GoSpec, project string, o Options) (Result, 
 	if err := os.MkdirAll(filepath.Join(root, "images"), 0o755); err != nil {
 		return Result{}, err
 	}
-	unlock, err := fsutil.Lock(ctx, filepath.Join(root, "build.lock"), func() {
-		log.Infof("image %s: waiting for another nuv building an image (%s)", s.Ref(), filepath.Join(root, "build.lock"))
-	})
+	unlock, ok, err := lockedLookup(ctx, root, s.Ref(), key, log)
 	if err != nil {
 		return Result{}, err
 	}
 	defer unlock()
-	if _, err := os.Stat(entry); err == nil && !entryValid(entry, key) {
-		log.Warnf("image %s: the cache entry %s is damaged: building it again", s.Ref(), entry)
-		if err := os.RemoveAll(entry); err != nil {
-			return Result{}, fmt.Errorf("remove damaged cache entry %s: %w", entry, err)
-		}
-	}
-	if !entryValid(entry, key) {
+	if !ok {
 		log.Infof("image %s: compiling %s ...", s.Ref(), s.Main)
 		p := v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
 		spec := image.Spec{Dir: project, Main: s.Main, Platforms: []v1.Platform{p}, Version: s.Tag,
@@ -128,12 +120,12 @@ func BuildGo(ctx context.Context, s GoSpec, project string, o Options) (Result, 
 		if err != nil {
 			return Result{}, fmt.Errorf("image %s: %w", s.Ref(), err)
 		}
-		if err := fsutil.PublishDir(entry, 0o755, func(tmp string) error {
+		if _, err := buildcache.Publish(filepath.Join(root, "images"), key, s.Ref(), func(tmp string) ([]string, error) {
 			if err := tarball.WriteToFile(filepath.Join(tmp, "image.tar"), tag, img); err != nil {
-				return fmt.Errorf("write %s: %w", filepath.Join(entry, "image.tar"), err)
+				return nil, fmt.Errorf("write %s: %w", filepath.Join(entry, "image.tar"), err)
 			}
-			return writeManifest(tmp, key, s.Ref(), "image.tar")
-		}, func(dir string) bool { return entryValid(dir, key) }); err != nil {
+			return []string{"image.tar"}, nil
+		}); err != nil {
 			return Result{}, fmt.Errorf("image %s: %w", s.Ref(), err)
 		}
 		res.Stages = []Stage{{Name: "compile and assemble (gobuild)", Duration: time.Since(start)}}
