@@ -79,7 +79,7 @@ var backends = map[string]backend{
 			stop()
 			return "", "", nil, err
 		}
-		return "s3://nuv-bench/team", serverLine("SeaweedFS "+servertest.SeaweedFSVersion, srv.StartTime, rssOf(srv.PID)), stop, nil
+		return "s3://nuv-bench/team", serverLine("SeaweedFS "+servertest.SeaweedFSVersion, srv.StartTime, testservers.ProcessRSS(srv.PID)), stop, nil
 	},
 	"gs": func(ctx context.Context, _ string) (string, string, func(), error) {
 		srv, env, err := testservers.StartFakeGCS()
@@ -317,19 +317,4 @@ func median(d []time.Duration) time.Duration {
 
 func ms(d time.Duration) string {
 	return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 2, 64) + " ms"
-}
-
-// rssOf is a process's resident memory (VmRSS) in KiB, 0 if unknown.
-func rssOf(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			return n
-		}
-	}
-	return 0
 }

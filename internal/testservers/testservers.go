@@ -125,8 +125,11 @@ func start(name, path string, env []string, args func(port int) []string, ready 
 func (s *Server) Output() string { return s.out.String() }
 
 // RSS is the resident memory of the server's process (its own, not its children's), in KiB.
-func (s *Server) RSS() int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+func (s *Server) RSS() int { return ProcessRSS(s.cmd.Process.Pid) }
+
+// ProcessRSS is the resident memory (VmRSS) of process pid in KiB, 0 if unknown.
+func ProcessRSS(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}

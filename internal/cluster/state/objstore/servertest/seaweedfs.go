@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/proc"
+	"github.com/nuv-dev/nuv/internal/testservers"
 )
 
 // SeaweedFSVersion is the SeaweedFS module version the tests run (hack/state-servers.sh builds it).
@@ -89,22 +90,8 @@ var servers struct {
 // WeedBinary is where the weed binary is: $NUV_WEED, else the cache directory
 // hack/state-servers.sh builds it into.
 func WeedBinary() (string, error) {
-	if p := os.Getenv("NUV_WEED"); p != "" {
-		return p, nil
-	}
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", err
-		}
-		cache = filepath.Join(home, ".cache")
-	}
-	p := filepath.Join(cache, "nuv", "test-servers", "weed-"+SeaweedFSVersion, "weed")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("SeaweedFS's weed %s is not built (%s missing): run `bash hack/state-servers.sh seaweedfs`, or set NUV_WEED to a weed binary", SeaweedFSVersion, p)
-	}
-	return p, nil
+	return testservers.Program{Name: "SeaweedFS's weed " + SeaweedFSVersion, Env: "NUV_WEED", Script: "seaweedfs",
+		Cached: "test-servers/weed-" + SeaweedFSVersion + "/weed"}.Path()
 }
 
 // S3 returns this test binary's S3 server, starting it on the first call, and points this test
