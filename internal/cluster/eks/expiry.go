@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
@@ -44,24 +45,24 @@ func (p *Provider) Tagged(ctx context.Context) ([]cluster.Tagged, error) {
 		for pg.HasMorePages() {
 			page, err := pg.NextPage(ctx)
 			if err != nil {
-				return nil, fmt.Errorf("eks:ListClusters: %s", apiMessage(err))
+				return nil, fmt.Errorf("eks:ListClusters: %s", awsnet.APIMessage(err))
 			}
 			for _, n := range page.Clusters {
 				// an EKS cluster's own tags decide, never its VPC's: one without nuv's tag
 				// (a foreign one, or one whose tag was taken off) is not listed
 				found[n] = true
 				d, err := s.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(n)})
-				if apiCode(err) == "ResourceNotFoundException" {
+				if awsnet.APICode(err) == "ResourceNotFoundException" {
 					continue
 				}
 				if err != nil {
-					return nil, fmt.Errorf("eks:DescribeCluster %s: %s", n, apiMessage(err))
+					return nil, fmt.Errorf("eks:DescribeCluster %s: %s", n, awsnet.APIMessage(err))
 				}
-				if d.Cluster.Tags[TagCluster] != n {
+				if d.Cluster.Tags[awsnet.TagCluster] != n {
 					continue
 				}
 				m, err := kit.MarksOf(d.Cluster.Tags)
-				out = append(out, cluster.Tagged{Name: n, Marks: m, Where: s.cfg.Region, Err: err})
+				out = append(out, cluster.Tagged{Name: n, Marks: m, Where: s.Config.Region, Err: err})
 			}
 		}
 	}
@@ -69,21 +70,21 @@ func (p *Provider) Tagged(ctx context.Context) ([]cluster.Tagged, error) {
 	if err != nil {
 		return nil, err
 	}
-	pg := ec2.NewDescribeVpcsPaginator(s.ec2, &ec2.DescribeVpcsInput{Filters: []ec2types.Filter{{Name: aws.String("tag-key"), Values: []string{TagCluster}}}})
+	pg := ec2.NewDescribeVpcsPaginator(s.EC2, &ec2.DescribeVpcsInput{Filters: []ec2types.Filter{{Name: aws.String("tag-key"), Values: []string{awsnet.TagCluster}}}})
 	for pg.HasMorePages() {
 		page, err := pg.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("ec2:DescribeVpcs: %s", apiMessage(err))
+			return nil, fmt.Errorf("ec2:DescribeVpcs: %s", awsnet.APIMessage(err))
 		}
 		for _, v := range page.Vpcs {
-			t := tagsOf(v.Tags)
-			n := t[TagCluster]
+			t := awsnet.TagsOf(v.Tags)
+			n := t[awsnet.TagCluster]
 			// the cluster's own VPC (not one of spec.eks.vpcID's, which nuv only tags)
-			if n == "" || t[TagResource] != key(kindVPC, n) || found[n] || selfManaged[n] != p.selfManaged {
+			if n == "" || t[awsnet.TagResource] != awsnet.Key(awsnet.KindVPC, n) || found[n] || selfManaged[n] != p.selfManaged {
 				continue
 			}
 			m, err := kit.MarksOf(t)
-			out = append(out, cluster.Tagged{Name: n, Marks: m, Where: s.cfg.Region, Err: err})
+			out = append(out, cluster.Tagged{Name: n, Marks: m, Where: s.Config.Region, Err: err})
 			found[n] = true
 		}
 	}
@@ -94,26 +95,26 @@ func (p *Provider) Tagged(ctx context.Context) ([]cluster.Tagged, error) {
 // carries nuv's tags: what only a self-managed cluster has.
 func (s *session) selfManagedClusters(ctx context.Context) (map[string]bool, error) {
 	out := map[string]bool{}
-	sgs := ec2.NewDescribeSecurityGroupsPaginator(s.ec2, &ec2.DescribeSecurityGroupsInput{Filters: []ec2types.Filter{
-		{Name: aws.String("tag:" + TagResource), Values: []string{key(kindSG, "machines")}}}})
+	sgs := ec2.NewDescribeSecurityGroupsPaginator(s.EC2, &ec2.DescribeSecurityGroupsInput{Filters: []ec2types.Filter{
+		{Name: aws.String("tag:" + awsnet.TagResource), Values: []string{awsnet.Key(awsnet.KindSG, "machines")}}}})
 	for sgs.HasMorePages() {
 		page, err := sgs.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("ec2:DescribeSecurityGroups: %s", apiMessage(err))
+			return nil, fmt.Errorf("ec2:DescribeSecurityGroups: %s", awsnet.APIMessage(err))
 		}
 		for _, g := range page.SecurityGroups {
-			if n := tagsOf(g.Tags)[TagCluster]; n != "" {
+			if n := awsnet.TagsOf(g.Tags)[awsnet.TagCluster]; n != "" {
 				out[n] = true
 			}
 		}
 	}
-	kps, err := s.ec2.DescribeKeyPairs(ctx, &ec2.DescribeKeyPairsInput{Filters: []ec2types.Filter{{Name: aws.String("tag-key"), Values: []string{TagCluster}}}})
+	kps, err := s.EC2.DescribeKeyPairs(ctx, &ec2.DescribeKeyPairsInput{Filters: []ec2types.Filter{{Name: aws.String("tag-key"), Values: []string{awsnet.TagCluster}}}})
 	if err != nil {
-		return nil, fmt.Errorf("ec2:DescribeKeyPairs: %s", apiMessage(err))
+		return nil, fmt.Errorf("ec2:DescribeKeyPairs: %s", awsnet.APIMessage(err))
 	}
 	for _, k := range kps.KeyPairs {
-		t := tagsOf(k.Tags)
-		if n := t[TagCluster]; n != "" && t[TagResource] == key(kindKeyPair, "nuv-"+n) {
+		t := awsnet.TagsOf(k.Tags)
+		if n := t[awsnet.TagCluster]; n != "" && t[awsnet.TagResource] == awsnet.Key(kindKeyPair, "nuv-"+n) {
 			out[n] = true
 		}
 	}
@@ -138,41 +139,41 @@ func (p *Provider) Mark(ctx context.Context, c *spec.Cluster) error {
 		}
 	}
 	var arns []string
-	if d, err := s.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(name)}); err == nil && d.Cluster.Tags[TagCluster] == name {
+	if d, err := s.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(name)}); err == nil && d.Cluster.Tags[awsnet.TagCluster] == name {
 		arns = append(arns, aws.ToString(d.Cluster.Arn))
 		ngs, err := s.eks.ListNodegroups(ctx, &eks.ListNodegroupsInput{ClusterName: aws.String(name)})
 		if err != nil {
-			return fmt.Errorf("eks:ListNodegroups %s: %s", name, apiMessage(err))
+			return fmt.Errorf("eks:ListNodegroups %s: %s", name, awsnet.APIMessage(err))
 		}
 		for _, ng := range ngs.Nodegroups {
 			nd, err := s.eks.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: aws.String(name), NodegroupName: aws.String(ng)})
 			if err != nil {
-				return fmt.Errorf("eks:DescribeNodegroup %s/%s: %s", name, ng, apiMessage(err))
+				return fmt.Errorf("eks:DescribeNodegroup %s/%s: %s", name, ng, awsnet.APIMessage(err))
 			}
 			arns = append(arns, aws.ToString(nd.Nodegroup.NodegroupArn))
 		}
-	} else if err != nil && apiCode(err) != "ResourceNotFoundException" {
-		return fmt.Errorf("eks:DescribeCluster %s: %s", name, apiMessage(err))
+	} else if err != nil && awsnet.APICode(err) != "ResourceNotFoundException" {
+		return fmt.Errorf("eks:DescribeCluster %s: %s", name, awsnet.APIMessage(err))
 	}
 	for _, arn := range arns {
 		if len(want) > 0 {
 			if _, err := s.eks.TagResource(ctx, &eks.TagResourceInput{ResourceArn: aws.String(arn), Tags: want}); err != nil {
-				return fmt.Errorf("eks:TagResource %s: %s", arn, apiMessage(err))
+				return fmt.Errorf("eks:awsnet.TagResource %s: %s", arn, awsnet.APIMessage(err))
 			}
 		}
 		if len(gone) > 0 {
 			if _, err := s.eks.UntagResource(ctx, &eks.UntagResourceInput{ResourceArn: aws.String(arn), TagKeys: gone}); err != nil {
-				return fmt.Errorf("eks:UntagResource %s: %s", arn, apiMessage(err))
+				return fmt.Errorf("eks:UntagResource %s: %s", arn, awsnet.APIMessage(err))
 			}
 		}
 	}
 	var ids []string
-	pg := ec2.NewDescribeTagsPaginator(s.ec2, &ec2.DescribeTagsInput{Filters: []ec2types.Filter{
-		{Name: aws.String("key"), Values: []string{TagCluster}}, {Name: aws.String("value"), Values: []string{name}}}})
+	pg := ec2.NewDescribeTagsPaginator(s.EC2, &ec2.DescribeTagsInput{Filters: []ec2types.Filter{
+		{Name: aws.String("key"), Values: []string{awsnet.TagCluster}}, {Name: aws.String("value"), Values: []string{name}}}})
 	for pg.HasMorePages() {
 		page, err := pg.NextPage(ctx)
 		if err != nil {
-			return fmt.Errorf("ec2:DescribeTags: %s", apiMessage(err))
+			return fmt.Errorf("ec2:DescribeTags: %s", awsnet.APIMessage(err))
 		}
 		for _, t := range page.Tags {
 			if !slices.Contains(ids, aws.ToString(t.ResourceId)) {
@@ -187,8 +188,8 @@ func (p *Provider) Mark(ctx context.Context, c *spec.Cluster) error {
 			for _, k := range slices.Sorted(maps.Keys(want)) {
 				tags = append(tags, ec2types.Tag{Key: aws.String(k), Value: aws.String(want[k])})
 			}
-			if _, err := s.ec2.CreateTags(ctx, &ec2.CreateTagsInput{Resources: batch, Tags: tags}); err != nil && !notFound(err) {
-				return fmt.Errorf("ec2:CreateTags on %d resources of %s: %s", len(batch), name, apiMessage(err))
+			if _, err := s.EC2.CreateTags(ctx, &ec2.CreateTagsInput{Resources: batch, Tags: tags}); err != nil && !awsnet.NotFound(err) {
+				return fmt.Errorf("ec2:CreateTags on %d resources of %s: %s", len(batch), name, awsnet.APIMessage(err))
 			}
 		}
 		if len(gone) > 0 {
@@ -196,8 +197,8 @@ func (p *Provider) Mark(ctx context.Context, c *spec.Cluster) error {
 			for _, k := range gone {
 				tags = append(tags, ec2types.Tag{Key: aws.String(k)})
 			}
-			if _, err := s.ec2.DeleteTags(ctx, &ec2.DeleteTagsInput{Resources: batch, Tags: tags}); err != nil && !notFound(err) {
-				return fmt.Errorf("ec2:DeleteTags on %d resources of %s: %s", len(batch), name, apiMessage(err))
+			if _, err := s.EC2.DeleteTags(ctx, &ec2.DeleteTagsInput{Resources: batch, Tags: tags}); err != nil && !awsnet.NotFound(err) {
+				return fmt.Errorf("ec2:DeleteTags on %d resources of %s: %s", len(batch), name, awsnet.APIMessage(err))
 			}
 		}
 	}

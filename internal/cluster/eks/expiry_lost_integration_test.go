@@ -14,6 +14,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
 )
@@ -136,8 +137,8 @@ func taggedEC2(t *testing.T, emu *testEmulator, name string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := s.ec2.DescribeTags(context.Background(), &ec2.DescribeTagsInput{Filters: []ec2types.Filter{
-		{Name: aws.String("key"), Values: []string{TagCluster}}, {Name: aws.String("value"), Values: []string{name}}}})
+	out, err := s.EC2.DescribeTags(context.Background(), &ec2.DescribeTagsInput{Filters: []ec2types.Filter{
+		{Name: aws.String("key"), Values: []string{awsnet.TagCluster}}, {Name: aws.String("value"), Values: []string{name}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
 
@@ -54,7 +55,7 @@ func (p *Provider) List(ctx context.Context) ([]cluster.Info, error) {
 	for pg.HasMorePages() {
 		page, err := pg.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("eks:ListClusters: %s", apiMessage(err))
+			return nil, fmt.Errorf("eks:ListClusters: %s", awsnet.APIMessage(err))
 		}
 		for _, n := range page.Clusters {
 			info, err := p.status(ctx, s, n)
@@ -91,14 +92,14 @@ func (p *Provider) Status(ctx context.Context, c *spec.Cluster) (cluster.Info, e
 
 func (p *Provider) status(ctx context.Context, s *session, name string) (cluster.Info, error) {
 	out, err := s.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(name)})
-	if apiCode(err) == "ResourceNotFoundException" {
+	if awsnet.APICode(err) == "ResourceNotFoundException" {
 		return cluster.Info{}, fmt.Errorf("%q: %w", name, cluster.ErrNotFound)
 	}
 	if err != nil {
-		return cluster.Info{}, fmt.Errorf("eks:DescribeCluster %s: %s", name, apiMessage(err))
+		return cluster.Info{}, fmt.Errorf("eks:DescribeCluster %s: %s", name, awsnet.APIMessage(err))
 	}
 	cl := out.Cluster
-	if cl.Tags[TagCluster] != name {
+	if cl.Tags[awsnet.TagCluster] != name {
 		return cluster.Info{}, fmt.Errorf("%q (an EKS cluster nuv did not make): %w", name, cluster.ErrNotFound)
 	}
 	info := cluster.Info{Name: name, Provider: Name, APIURL: aws.ToString(cl.Endpoint), Version: aws.ToString(cl.Version), Flavor: "eks", HA: true, NodesReady: -1}
@@ -176,7 +177,7 @@ func (p *Provider) Adopt(ctx context.Context, name string) (*spec.Cluster, error
 	if err != nil {
 		return nil, fmt.Errorf("%q: %w (the eks provider could not look: %v)", name, cluster.ErrNotFound, err)
 	}
-	c.Spec.Region = s.cfg.Region
+	c.Spec.Region = s.Config.Region
 	rs, err := p.Observe(ctx, c, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%q: %w (the eks provider could not look: %v)", name, cluster.ErrNotFound, err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
 
@@ -149,7 +150,7 @@ const (
 // withDefaults fills what the spec leaves out.
 func (m Machines) withDefaults() Machines {
 	if m.NAT == "" {
-		m.NAT = NATSingle
+		m.NAT = awsnet.NATSingle
 	}
 	if m.ControlPlane.InstanceType == "" {
 		m.ControlPlane.InstanceType = defaultControlPlaneType
@@ -233,7 +234,7 @@ func checkMachines(c *spec.Cluster) []spec.FieldError {
 	default:
 		add("spec.aws.bootstrap", "%q: want kubeadm", m.Bootstrap)
 	}
-	if m.NAT != "" && m.NAT != NATNone && m.NAT != NATSingle && m.NAT != NATPerAZ {
+	if m.NAT != "" && m.NAT != awsnet.NATNone && m.NAT != awsnet.NATSingle && m.NAT != awsnet.NATPerAZ {
 		add("spec.aws.nat", "%q: want none, single or perAZ", m.NAT)
 	}
 	for field, cidrs := range map[string][]string{"spec.aws.ssh.cidrs": m.SSH.CIDRs, "spec.aws.apiAccessCIDRs": m.APIAccessCIDRs} {
@@ -268,7 +269,7 @@ func checkMachines(c *spec.Cluster) []spec.FieldError {
 	if s.Registry {
 		add("spec.registry", "nuv's loopback registry is not reachable from the machines; push to a registry they can pull from")
 	}
-	_, cerrs := CarveSubnets(s.Networking.VPCCIDR, zonesOr(s.Zones), m.PublicSubnetCIDRs, m.PrivateSubnetCIDRs)
+	_, cerrs := awsnet.CarveSubnets(s.Networking.VPCCIDR, zonesOr(s.Zones), m.PublicSubnetCIDRs, m.PrivateSubnetCIDRs)
 	for _, e := range cerrs {
 		e.Path = strings.Replace(e.Path, "spec.eks.", "spec.aws.", 1)
 		errs = append(errs, e)
@@ -293,7 +294,7 @@ type machinesResolved struct {
 	version string // MAJOR.MINOR.PATCH of the machine image
 	image   string // the AMI's name
 	zones   []string
-	subnets []Subnet
+	subnets []awsnet.Subnet
 }
 
 // machinesDesired lists the resources of a self-managed cluster (a pure function: the plan golden
@@ -301,9 +302,9 @@ type machinesResolved struct {
 // the bootstrap, in that order.
 func machinesDesired(c *spec.Cluster, r *machinesResolved) []cluster.Resource {
 	name := c.Metadata.Name
-	n := networkDesired(c, r.subnets, r.zones, r.sec.NAT)
-	d := &machinesBuild{c: c, r: r, n: n, kp: key(kindKeyPair, "nuv-"+name)}
-	d.out = append(d.out, n.resources...)
+	n := awsnet.NetworkDesired(c, r.subnets, r.zones, r.sec.NAT)
+	d := &machinesBuild{c: c, r: r, n: n, kp: awsnet.Key(kindKeyPair, "nuv-"+name)}
+	d.out = append(d.out, n.Resources...)
 	d.out = append(d.out, securityGroupsDesired(c, r.sec, n)...)
 	d.add(cluster.Resource{Kind: kindKeyPair, Name: "nuv-" + name, Fields: map[string]string{"algorithm": "ed25519"}})
 	d.machines()
@@ -317,7 +318,7 @@ func machinesDesired(c *spec.Cluster, r *machinesResolved) []cluster.Resource {
 type machinesBuild struct {
 	c   *spec.Cluster
 	r   *machinesResolved
-	n   network
+	n   awsnet.Network
 	kp  string // the key pair's key
 	out []cluster.Resource
 	// checks are the source/destination checks of the machines that carry pods: they wait for
@@ -332,12 +333,12 @@ type planWorker struct{ key, group string }
 
 func (d *machinesBuild) add(res cluster.Resource) { d.out = append(d.out, res) }
 
-func sgKey(role string) string { return key(kindSG, role) }
+func sgKey(role string) string { return awsnet.Key(awsnet.KindSG, role) }
 
 // securityGroupsDesired are a self-managed cluster's security groups, one per role, with one
 // ingress rule per port range and source, as AWS lists them.
-func securityGroupsDesired(c *spec.Cluster, sec Machines, n network) []cluster.Resource {
-	vpcCIDR := orDefault(c.Spec.Networking.VPCCIDR, DefaultVPCCIDR)
+func securityGroupsDesired(c *spec.Cluster, sec Machines, n awsnet.Network) []cluster.Resource {
+	vpcCIDR := awsnet.OrDefault(c.Spec.Networking.VPCCIDR, awsnet.DefaultVPCCIDR)
 	api := strings.Join(sec.APIAccessCIDRs, " ")
 	rules := map[string][]string{
 		"control-plane": {
@@ -382,14 +383,14 @@ func securityGroupsDesired(c *spec.Cluster, sec Machines, n network) []cluster.R
 		var deps []string
 		for _, r := range rs {
 			for _, src := range ruleSources(r) {
-				if strings.HasPrefix(src, kindSG+"/") && src != sgKey(role) {
+				if strings.HasPrefix(src, awsnet.KindSG+"/") && src != sgKey(role) {
 					deps = append(deps, src)
 				}
 			}
 		}
 		slices.Sort(deps)
-		out = append(out, cluster.Resource{Kind: kindSG, Name: role, Fields: map[string]string{"vpc": n.vpc, "ingress": strings.Join(rs, ",")},
-			Replace: []string{"vpc"}, DependsOn: append([]string{n.vpc}, slices.Compact(deps)...)})
+		out = append(out, cluster.Resource{Kind: awsnet.KindSG, Name: role, Fields: map[string]string{"vpc": n.VPC, "ingress": strings.Join(rs, ",")},
+			Replace: []string{"vpc"}, DependsOn: append([]string{n.VPC}, slices.Compact(deps)...)})
 	}
 	return out
 }
@@ -399,9 +400,9 @@ func securityGroupsDesired(c *spec.Cluster, sec Machines, n network) []cluster.R
 // (machines_launch.go): what waits for a machine to run comes after every launch.
 func (d *machinesBuild) instance(role, iname, itype string, i int, public bool, groups ...string) string {
 	zone := d.r.zones[i%len(d.r.zones)]
-	subnet := key(kindSubnet, "private-"+zone)
+	subnet := awsnet.Key(awsnet.KindSubnet, "private-"+zone)
 	if public {
-		subnet = key(kindSubnet, "public-"+zone)
+		subnet = awsnet.Key(awsnet.KindSubnet, "public-"+zone)
 	}
 	sgs := []string{sgKey("machines")}
 	for _, g := range groups {
@@ -409,16 +410,16 @@ func (d *machinesBuild) instance(role, iname, itype string, i int, public bool, 
 	}
 	slices.Sort(sgs)
 	deps := append([]string{subnet, d.kp}, sgs...)
-	deps = append(deps, d.n.routes...)
+	deps = append(deps, d.n.Routes...)
 	d.add(cluster.Resource{Kind: kindInstance, Name: iname, Fields: map[string]string{
 		"role": role, "instanceType": itype, "subnet": subnet, "image": d.r.image, "keyPair": d.kp,
 		"securityGroups": strings.Join(sgs, ","),
 	}, Replace: []string{"instanceType", "subnet", "image", "role"}, DependsOn: deps})
 	if carriesPods(role) {
-		check, _ := podNetDesired(key(kindInstance, iname), "", nil)
+		check, _ := podNetDesired(awsnet.Key(kindInstance, iname), "", nil)
 		d.checks = append(d.checks, check)
 	}
-	return key(kindInstance, iname)
+	return awsnet.Key(kindInstance, iname)
 }
 
 // machines adds the control planes, the external etcd tier and the node groups' workers.
@@ -446,19 +447,19 @@ func (d *machinesBuild) endpoint() []string {
 	name, sec, n := d.c.Metadata.Name, d.r.sec, d.n
 	if sec.LoadBalancer.Type != LBNetwork {
 		lbm := d.instance(RoleLoadBalancer, "lb-0", sec.LoadBalancer.InstanceType, 0, true, "lb")
-		d.add(cluster.Resource{Kind: kindHAProxy, Name: "lb-0", Fields: map[string]string{"port": strconv.Itoa(portAPI), "backends": strings.Join(names(d.cpKeys), ",")},
+		d.add(cluster.Resource{Kind: kindHAProxy, Name: "lb-0", Fields: map[string]string{"port": strconv.Itoa(portAPI), "backends": strings.Join(awsnet.Names(d.cpKeys), ",")},
 			DependsOn: append([]string{lbm}, d.cpKeys...)})
-		return []string{key(kindHAProxy, "lb-0")}
+		return []string{awsnet.Key(kindHAProxy, "lb-0")}
 	}
-	lb := key(kindLoadBalancer, name)
+	lb := awsnet.Key(kindLoadBalancer, name)
 	d.add(cluster.Resource{Kind: kindLoadBalancer, Name: name, Fields: map[string]string{"type": "network", "scheme": "internet-facing",
-		"subnets": strings.Join(names(n.public), ",")}, Replace: []string{"type", "scheme"}, DependsOn: append([]string{n.routes[0]}, n.public...)})
-	tg := key(kindTargetGroup, name+"-api")
+		"subnets": strings.Join(awsnet.Names(n.Public), ",")}, Replace: []string{"type", "scheme"}, DependsOn: append([]string{n.Routes[0]}, n.Public...)})
+	tg := awsnet.Key(kindTargetGroup, name+"-api")
 	d.add(cluster.Resource{Kind: kindTargetGroup, Name: name + "-api", Fields: map[string]string{"protocol": "TCP", "port": strconv.Itoa(portAPI),
-		"vpc": n.vpc, "targets": strings.Join(names(d.cpKeys), ",")}, Replace: []string{"protocol", "port", "vpc"}, DependsOn: append([]string{n.vpc}, d.cpKeys...)})
+		"vpc": n.VPC, "targets": strings.Join(awsnet.Names(d.cpKeys), ",")}, Replace: []string{"protocol", "port", "vpc"}, DependsOn: append([]string{n.VPC}, d.cpKeys...)})
 	d.add(cluster.Resource{Kind: kindListener, Name: "api", Fields: map[string]string{"protocol": "TCP", "port": strconv.Itoa(portAPI),
 		"loadBalancer": lb, "targetGroup": tg}, Replace: []string{"loadBalancer"}, DependsOn: []string{lb, tg}})
-	return []string{lb, key(kindListener, "api")}
+	return []string{lb, awsnet.Key(kindListener, "api")}
 }
 
 // bootstrap adds the bootstrap in kubeadm's order: the etcd members, kubeadm init, the control
@@ -469,12 +470,12 @@ func (d *machinesBuild) bootstrap(endpoint []string) {
 	for i, k := range d.etcdKeys {
 		deps := []string{k}
 		if i > 0 {
-			deps = append(deps, key(kindEtcdMember, fmt.Sprintf("etcd-%d", i-1))) // members join one at a time
+			deps = append(deps, awsnet.Key(kindEtcdMember, fmt.Sprintf("etcd-%d", i-1))) // members join one at a time
 		}
 		d.add(cluster.Resource{Kind: kindEtcdMember, Name: fmt.Sprintf("etcd-%d", i), Fields: map[string]string{"instance": k}, DependsOn: deps})
-		etcdDeps = append(etcdDeps, key(kindEtcdMember, fmt.Sprintf("etcd-%d", i)))
+		etcdDeps = append(etcdDeps, awsnet.Key(kindEtcdMember, fmt.Sprintf("etcd-%d", i)))
 	}
-	initKey := key(kindKubeadmInit, "control-plane-0")
+	initKey := awsnet.Key(kindKubeadmInit, "control-plane-0")
 	initFields := map[string]string{"instance": cpKeys[0], "version": d.r.version, "etcd": sec.Etcd.Placement,
 		"podCIDR": d.c.Spec.Networking.PodCIDR, "serviceCIDR": d.c.Spec.Networking.ServiceCIDR}
 	d.add(cluster.Resource{Kind: kindKubeadmInit, Name: "control-plane-0", Fields: initFields,
@@ -485,9 +486,9 @@ func (d *machinesBuild) bootstrap(endpoint []string) {
 	for _, k := range cpKeys {
 		_, n, _ := strings.Cut(k, "/")
 		d.add(cluster.Resource{Kind: kindKubeadmJoin, Name: n, Fields: map[string]string{"instance": k, "role": RoleControlPlane}, DependsOn: []string{k, prev}})
-		prev = key(kindKubeadmJoin, n) // control planes join one at a time: etcd grows by one member
+		prev = awsnet.Key(kindKubeadmJoin, n) // control planes join one at a time: etcd grows by one member
 	}
-	cni := key(kindCNI, name)
+	cni := awsnet.Key(kindCNI, name)
 	d.add(cluster.Resource{Kind: kindCNI, Name: name, Fields: map[string]string{"network": "nuv-podnet"}, DependsOn: []string{initKey}})
 	for _, w := range d.workers {
 		_, n, _ := strings.Cut(w.key, "/")
@@ -501,7 +502,7 @@ func (d *machinesBuild) bootstrap(endpoint []string) {
 	}
 	for _, k := range nodes {
 		_, n, _ := strings.Cut(k, "/")
-		_, route := podNetDesired(k, key(kindKubeadmJoin, n), tables)
+		_, route := podNetDesired(k, awsnet.Key(kindKubeadmJoin, n), tables)
 		d.add(route)
 	}
 	d.add(cluster.Resource{Kind: kindKubeconfig, Name: name, Fields: map[string]string{"path": "clusters/" + name + ".kubeconfig"}, DependsOn: append([]string{initKey, cni}, endpoint...)})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/bootstrap"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/machine"
@@ -45,11 +46,11 @@ type machineInfo struct {
 // by resource key.
 func (s *session) clusterInstances(ctx context.Context, name string) (map[string]machineInfo, error) {
 	out := map[string]machineInfo{}
-	pg := ec2.NewDescribeInstancesPaginator(s.ec2, &ec2.DescribeInstancesInput{Filters: tagFilter(name)})
+	pg := ec2.NewDescribeInstancesPaginator(s.EC2, &ec2.DescribeInstancesInput{Filters: awsnet.TagFilter(name)})
 	for pg.HasMorePages() {
 		page, err := pg.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("ec2:DescribeInstances: %s", apiMessage(err))
+			return nil, fmt.Errorf("ec2:DescribeInstances: %s", awsnet.APIMessage(err))
 		}
 		for _, r := range page.Reservations {
 			for _, in := range r.Instances {
@@ -60,10 +61,10 @@ func (s *session) clusterInstances(ctx context.Context, name string) (map[string
 				if st == ec2types.InstanceStateNameTerminated || st == ec2types.InstanceStateNameShuttingDown {
 					continue
 				}
-				t := tagsOf(in.Tags)
-				k := t[TagResource]
+				t := awsnet.TagsOf(in.Tags)
+				k := t[awsnet.TagResource]
 				if cluster.KindOf(k) != kindInstance {
-					k = key(kindInstance, aws.ToString(in.InstanceId))
+					k = awsnet.Key(kindInstance, aws.ToString(in.InstanceId))
 				}
 				out[k] = machineInfo{key: k, id: aws.ToString(in.InstanceId), state: string(st), role: t[TagRole],
 					ip: aws.ToString(in.PrivateIpAddress), public: aws.ToString(in.PublicIpAddress), hostKey: t[TagHostKey], inst: in}
@@ -186,20 +187,20 @@ type booted struct {
 // the load balancer as the endpoint, and the machines' facts (cgroup v1, a container).
 func (x *exec) boot(ctx context.Context) (*booted, error) {
 	if x.m == nil {
-		r, errs := x.p.resolveMachines(ctx, x.c)
+		r, errs := x.p.resolveMachines(ctx, x.C)
 		if len(errs) > 0 {
 			return nil, fmt.Errorf("%v", errs[0])
 		}
 		x.m = r
 	}
-	infos, err := x.s.clusterInstances(ctx, x.name)
+	infos, err := x.s.clusterInstances(ctx, x.Name)
 	if err != nil {
 		return nil, err
 	}
 	if infos, err = x.waitPending(ctx, infos); err != nil {
 		return nil, err
 	}
-	key, err := x.p.clientKey(x.name, false)
+	key, err := x.p.clientKey(x.Name, false)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +212,7 @@ func (x *exec) boot(ctx context.Context) (*booted, error) {
 		if info.state != string(ec2types.InstanceStateNameRunning) {
 			continue
 		}
-		m := &sshMachine{p: x.p, name: nodeName(x.name, k), info: info, key: key}
+		m := &sshMachine{p: x.p, name: nodeName(x.Name, k), info: info, key: key}
 		bt.machines[k] = m
 		switch info.role {
 		case RoleControlPlane:
@@ -225,9 +226,9 @@ func (x *exec) boot(ctx context.Context) (*booted, error) {
 		}
 	}
 	if len(cps) == 0 {
-		return nil, fmt.Errorf("cluster %s has no running control-plane machine", x.name)
+		return nil, fmt.Errorf("cluster %s has no running control-plane machine", x.Name)
 	}
-	x.p.rememberNodes(x.name, bt.machines)
+	x.p.rememberNodes(x.Name, bt.machines)
 	// The initialised control plane goes first: it holds the admin credentials and makes the join
 	// secrets.
 	for i, m := range cps {
@@ -248,9 +249,9 @@ func (x *exec) boot(ctx context.Context) (*booted, error) {
 	if err != nil {
 		return nil, err
 	}
-	bc := bootstrap.Cluster{Name: x.name, KubernetesVersion: x.m.version, Endpoint: endpoint, CertSANs: sans,
-		PodCIDR: orDefault(x.c.Spec.Networking.PodCIDR, defaultPodCIDR), ServiceCIDR: orDefault(x.c.Spec.Networking.ServiceCIDR, defaultServiceCIDR),
-		ControlPlanes: cps, Workers: workers, Etcd: etcd, LoadBalancer: lb, Host: host, NodeLabels: machineNodeLabels(x.name, host)}
+	bc := bootstrap.Cluster{Name: x.Name, KubernetesVersion: x.m.version, Endpoint: endpoint, CertSANs: sans,
+		PodCIDR: awsnet.OrDefault(x.C.Spec.Networking.PodCIDR, defaultPodCIDR), ServiceCIDR: awsnet.OrDefault(x.C.Spec.Networking.ServiceCIDR, defaultServiceCIDR),
+		ControlPlanes: cps, Workers: workers, Etcd: etcd, LoadBalancer: lb, Host: host, NodeLabels: machineNodeLabels(x.Name, host)}
 	log := x.p.log()
 	bt.b = &bootstrap.Bootstrap{Cluster: bc, Log: func(f string, a ...any) { log.Infof("  "+f, a...) }}
 	return bt, nil
@@ -263,12 +264,12 @@ func (x *exec) boot(ctx context.Context) (*booted, error) {
 // does not start is left out (the bootstrap step that needs it says so; the next plan replaces it).
 func (x *exec) waitPending(ctx context.Context, infos map[string]machineInfo) (map[string]machineInfo, error) {
 	waited := false
-	if ls := x.p.launched(x.name); len(ls) > 0 {
+	if ls := x.p.launched(x.Name); len(ls) > 0 {
 		if err := x.running(ctx, ls...); err != nil {
 			return nil, err
 		}
 		var err error
-		if infos, err = x.s.clusterInstances(ctx, x.name); err != nil {
+		if infos, err = x.s.clusterInstances(ctx, x.Name); err != nil {
 			return nil, err
 		}
 		waited = true
@@ -287,14 +288,14 @@ func (x *exec) waitPending(ctx context.Context, infos map[string]machineInfo) (m
 	if !waited {
 		return infos, nil
 	}
-	return x.s.clusterInstances(ctx, x.name)
+	return x.s.clusterInstances(ctx, x.Name)
 }
 
 // endpoint is the API's load balancer as host:port, and the names its certificate must carry.
 func (x *exec) endpoint(ctx context.Context, lb bootstrap.Machine) (string, []string, error) {
 	if x.m.sec.LoadBalancer.Type == LBHAProxy {
 		if lb == nil {
-			return "", nil, fmt.Errorf("cluster %s has no running load-balancer machine", x.name)
+			return "", nil, fmt.Errorf("cluster %s has no running load-balancer machine", x.Name)
 		}
 		return net.JoinHostPort(lb.Address(), "6443"), nil, nil
 	}
@@ -337,7 +338,7 @@ func (x *exec) haproxy(ctx context.Context, _ cluster.Change) error {
 	if err := bt.b.LoadBalancer(ctx); err != nil {
 		return err
 	}
-	return x.ranOn(bt, key(kindInstance, x.rname))
+	return x.ranOn(bt, awsnet.Key(kindInstance, x.RName))
 }
 
 // stepMachine is the bootstrap and the running machine of the step's instance (its "instance"
@@ -347,10 +348,10 @@ func (x *exec) stepMachine(ctx context.Context) (*booted, *sshMachine, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ik := x.res.Fields["instance"]
+	ik := x.Res.Fields["instance"]
 	m := bt.machines[ik]
 	if m == nil {
-		return nil, nil, fmt.Errorf("%s: its machine %s is not running", x.res.Key(), ik)
+		return nil, nil, fmt.Errorf("%s: its machine %s is not running", x.Res.Key(), ik)
 	}
 	return bt, m, nil
 }
@@ -360,11 +361,11 @@ func (x *exec) etcdMember(ctx context.Context, _ cluster.Change) error {
 	if err != nil {
 		return err
 	}
-	ik := x.res.Fields["instance"]
+	ik := x.Res.Fields["instance"]
 	m := bt.machines[ik]
 	i := slices.IndexFunc(bt.b.Cluster.Etcd, func(e bootstrap.Machine) bool { return m != nil && e.Name() == m.Name() })
 	if i < 0 {
-		return fmt.Errorf("%s: its machine %s is not running", x.res.Key(), ik)
+		return fmt.Errorf("%s: its machine %s is not running", x.Res.Key(), ik)
 	}
 	if err := bt.b.EtcdMember(ctx, i); err != nil {
 		return err
@@ -384,19 +385,19 @@ func (x *exec) kubeadmInit(ctx context.Context, _ cluster.Change) error {
 		return err
 	}
 	first := bt.b.Cluster.ControlPlanes[0].(*sshMachine)
-	if state, err := os.ReadFile(x.p.controlPlaneStatePath(x.name)); err == nil {
+	if state, err := os.ReadFile(x.p.controlPlaneStatePath(x.Name)); err == nil {
 		// The lone control plane's roll stopped between its terminate and its replacement's
 		// start: the replacement starts from its predecessor's state, not as a new cluster.
-		x.p.log().Infof("  %s: the roll of the lone control plane resumes: %s starts from its predecessor's state", x.res.Key(), first.Name())
+		x.p.log().Infof("  %s: the roll of the lone control plane resumes: %s starts from its predecessor's state", x.Res.Key(), first.Name())
 		if err := x.restoreControlPlane(ctx, bt, first, state); err != nil {
 			return err
 		}
-		return x.made(first.info.id)
+		return x.Made(first.info.id)
 	}
 	if err := bt.b.Init(ctx); err != nil {
 		return err
 	}
-	return x.made(first.info.id)
+	return x.Made(first.info.id)
 }
 
 // kubeadmJoin joins a control plane or a worker. The control plane kubeadm initialised has
@@ -407,13 +408,13 @@ func (x *exec) kubeadmJoin(ctx context.Context, _ cluster.Change) error {
 	if err != nil {
 		return err
 	}
-	if x.res.Fields["role"] == RoleControlPlane {
+	if x.Res.Fields["role"] == RoleControlPlane {
 		ok, err := bootstrap.Initialised(ctx, m)
 		if err != nil || ok {
 			if err != nil {
 				return err
 			}
-			return x.ranOn(bt, x.res.Fields["instance"])
+			return x.ranOn(bt, x.Res.Fields["instance"])
 		}
 	}
 	joined, err := m.Run(ctx, "[ -e "+bootstrap.KubeletConf+" ] && echo yes || echo no\n", nil)
@@ -428,7 +429,7 @@ func (x *exec) kubeadmJoin(ctx context.Context, _ cluster.Change) error {
 		// A new machine under a name the cluster knew (it replaces a lost one): the lost machine's
 		// etcd member and its Node (whose mirror pods name the dead etcd, where kubeadm looks for
 		// the members) go first.
-		if x.res.Fields["role"] == RoleControlPlane && len(bt.b.Cluster.Etcd) == 0 {
+		if x.Res.Fields["role"] == RoleControlPlane && len(bt.b.Cluster.Etcd) == 0 {
 			members, err := bt.b.EtcdMembers(ctx)
 			if err != nil {
 				return err
@@ -443,7 +444,7 @@ func (x *exec) kubeadmJoin(ctx context.Context, _ cluster.Change) error {
 			return err
 		}
 	}
-	if x.res.Fields["role"] == RoleControlPlane {
+	if x.Res.Fields["role"] == RoleControlPlane {
 		if err := bt.b.JoinControlPlane(ctx, m); err != nil {
 			return err
 		}
@@ -455,14 +456,14 @@ func (x *exec) kubeadmJoin(ctx context.Context, _ cluster.Change) error {
 	} else if err := bt.b.JoinWorker(ctx, m); err != nil {
 		return err
 	}
-	return x.ranOn(bt, x.res.Fields["instance"])
+	return x.ranOn(bt, x.Res.Fields["instance"])
 }
 
 // leaving is the delete of a join: when the cluster stays (a group scaled down, a machine taken
 // out of the spec) the node is drained, its etcd member removed and kubeadm reset before its
 // machine goes; when the whole cluster goes, nothing is drained.
 func (x *exec) leaving(ctx context.Context, ch cluster.Change) error {
-	if machinesKeys(x.c)[ch.Key] {
+	if machinesKeys(x.C)[ch.Key] {
 		return nil // the cluster itself is being deleted
 	}
 	bt, err := x.boot(ctx)
@@ -470,7 +471,7 @@ func (x *exec) leaving(ctx context.Context, ch cluster.Change) error {
 		return err
 	}
 	ik := ch.Actual.Fields["instance"]
-	node := nodeName(x.name, ik)
+	node := nodeName(x.Name, ik)
 	if m := bt.machines[ik]; m != nil {
 		lastOf(bt, m) // the steps run through another control plane
 	}
@@ -506,18 +507,18 @@ func (x *exec) drainLeaving(ctx context.Context, instanceKey string) error {
 	if m := bt.machines[instanceKey]; m != nil {
 		lastOf(bt, m)
 	}
-	return bt.b.Drain(ctx, nodeName(x.name, instanceKey))
+	return bt.b.Drain(ctx, nodeName(x.Name, instanceKey))
 }
 
 func (x *exec) removeEtcdMember(ctx context.Context, ch cluster.Change) error {
-	if machinesKeys(x.c)[ch.Key] {
+	if machinesKeys(x.C)[ch.Key] {
 		return nil
 	}
 	bt, err := x.boot(ctx)
 	if err != nil {
 		return err
 	}
-	return bt.b.RemoveEtcdMember(ctx, nodeName(x.name, ch.Actual.Fields["instance"]))
+	return bt.b.RemoveEtcdMember(ctx, nodeName(x.Name, ch.Actual.Fields["instance"]))
 }
 
 func (x *exec) cni(ctx context.Context, _ cluster.Change) error {
@@ -528,7 +529,7 @@ func (x *exec) cni(ctx context.Context, _ cluster.Change) error {
 	if err := bt.b.CNI(ctx); err != nil {
 		return err
 	}
-	return x.made(x.res.Fields["network"])
+	return x.Made(x.Res.Fields["network"])
 }
 
 // machinesKubeconfig writes the admin kubeconfig, its server the load balancer (0600).
@@ -541,10 +542,10 @@ func (x *exec) machinesKubeconfig(ctx context.Context, _ cluster.Change) error {
 	if err != nil {
 		return err
 	}
-	if err := kit.WriteKubeconfig(x.p.KubeconfigPath(x.name), b); err != nil {
+	if err := kit.WriteKubeconfig(x.p.KubeconfigPath(x.Name), b); err != nil {
 		return err
 	}
-	x.res.ID = x.p.KubeconfigPath(x.name)
+	x.Res.ID = x.p.KubeconfigPath(x.Name)
 	return nil
 }
 
@@ -555,9 +556,9 @@ func noop(*exec, context.Context, cluster.Change) error { return nil }
 func (x *exec) ranOn(bt *booted, instanceKey string) error {
 	m := bt.machines[instanceKey]
 	if m == nil {
-		return fmt.Errorf("%s: its machine %s is not running", x.res.Key(), instanceKey)
+		return fmt.Errorf("%s: its machine %s is not running", x.Res.Key(), instanceKey)
 	}
-	return x.made(m.info.id)
+	return x.Made(m.info.id)
 }
 
 // machinesKeys are the keys of the resources a self-managed spec asks for (their names depend on
@@ -565,7 +566,7 @@ func (x *exec) ranOn(bt *booted, instanceKey string) error {
 func machinesKeys(c *spec.Cluster) map[string]bool {
 	sec := MachinesKey.Get(c).withDefaults()
 	zones := zonesOr(c.Spec.Zones)
-	subnets, _ := CarveSubnets(c.Spec.Networking.VPCCIDR, zones, sec.PublicSubnetCIDRs, sec.PrivateSubnetCIDRs)
+	subnets, _ := awsnet.CarveSubnets(c.Spec.Networking.VPCCIDR, zones, sec.PublicSubnetCIDRs, sec.PrivateSubnetCIDRs)
 	out := map[string]bool{}
 	for _, r := range machinesDesired(c, &machinesResolved{sec: sec, zones: zones, subnets: subnets}) {
 		out[r.Key()] = true

@@ -20,6 +20,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/machine"
 	"github.com/nuv-dev/nuv/internal/machine/userdata"
 )
@@ -74,23 +75,23 @@ func (p *Provider) clientKey(name string, create bool) (*machine.Key, error) {
 // machineSG makes a role's security group and brings its ingress rules to the plan's: each port
 // range and source is one permission; rules nuv did not ask for are revoked.
 func (x *exec) machineSG(ctx context.Context, _ cluster.Change) error {
-	if x.res.ID == "" {
-		vpc, err := x.id(x.res.Fields["vpc"])
+	if x.Res.ID == "" {
+		vpc, err := x.ID(x.Res.Fields["vpc"])
 		if err != nil {
 			return err
 		}
-		out, err := x.s.ec2.CreateSecurityGroup(ctx, &ec2.CreateSecurityGroupInput{GroupName: aws.String("nuv-" + x.name + "-" + x.rname), VpcId: aws.String(vpc),
-			Description:       aws.String("nuv cluster " + x.name + ": " + x.rname),
-			TagSpecifications: x.ec2Tags(ec2types.ResourceTypeSecurityGroup)})
+		out, err := x.s.EC2.CreateSecurityGroup(ctx, &ec2.CreateSecurityGroupInput{GroupName: aws.String("nuv-" + x.Name + "-" + x.RName), VpcId: aws.String(vpc),
+			Description:       aws.String("nuv cluster " + x.Name + ": " + x.RName),
+			TagSpecifications: x.EC2Tags(ec2types.ResourceTypeSecurityGroup)})
 		if err != nil {
-			return x.fail("ec2:CreateSecurityGroup", x.res.Key(), err)
+			return x.Fail("ec2:CreateSecurityGroup", x.Res.Key(), err)
 		}
-		if err := x.made(aws.ToString(out.GroupId)); err != nil {
+		if err := x.Made(aws.ToString(out.GroupId)); err != nil {
 			return err
 		}
 	}
 	want := map[string]ec2types.IpPermission{}
-	for _, r := range strings.Split(x.res.Fields["ingress"], ",") {
+	for _, r := range strings.Split(x.Res.Fields["ingress"], ",") {
 		if r == "" {
 			continue
 		}
@@ -100,11 +101,11 @@ func (x *exec) machineSG(ctx context.Context, _ cluster.Change) error {
 			if proto != "-1" {
 				perm.FromPort, perm.ToPort = aws.Int32(int32(from)), aws.Int32(int32(to))
 			}
-			if strings.HasPrefix(src, kindSG+"/") {
-				id := x.res.ID
-				if src != x.res.Key() {
+			if strings.HasPrefix(src, awsnet.KindSG+"/") {
+				id := x.Res.ID
+				if src != x.Res.Key() {
 					var err error
-					if id, err = x.id(src); err != nil {
+					if id, err = x.ID(src); err != nil {
 						return err
 					}
 				}
@@ -115,9 +116,9 @@ func (x *exec) machineSG(ctx context.Context, _ cluster.Change) error {
 			want[permKey(perm)] = perm
 		}
 	}
-	cur, err := x.s.ec2.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{GroupIds: []string{x.res.ID}})
+	cur, err := x.s.EC2.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{GroupIds: []string{x.Res.ID}})
 	if err != nil || len(cur.SecurityGroups) == 0 {
-		return x.fail("ec2:DescribeSecurityGroups", x.res.Key(), err)
+		return x.Fail("ec2:DescribeSecurityGroups", x.Res.Key(), err)
 	}
 	for _, perm := range splitPerms(cur.SecurityGroups[0].IpPermissions) {
 		k := permKey(perm)
@@ -125,14 +126,14 @@ func (x *exec) machineSG(ctx context.Context, _ cluster.Change) error {
 			delete(want, k)
 			continue
 		}
-		if _, err := x.s.ec2.RevokeSecurityGroupIngress(ctx, &ec2.RevokeSecurityGroupIngressInput{GroupId: aws.String(x.res.ID), IpPermissions: []ec2types.IpPermission{perm}}); err != nil && !notFound(err) {
-			return x.fail("ec2:RevokeSecurityGroupIngress", x.res.Key(), err)
+		if _, err := x.s.EC2.RevokeSecurityGroupIngress(ctx, &ec2.RevokeSecurityGroupIngressInput{GroupId: aws.String(x.Res.ID), IpPermissions: []ec2types.IpPermission{perm}}); err != nil && !awsnet.NotFound(err) {
+			return x.Fail("ec2:RevokeSecurityGroupIngress", x.Res.Key(), err)
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(want)) {
-		_, err := x.s.ec2.AuthorizeSecurityGroupIngress(ctx, &ec2.AuthorizeSecurityGroupIngressInput{GroupId: aws.String(x.res.ID), IpPermissions: []ec2types.IpPermission{want[k]}})
-		if err != nil && apiCode(err) != "InvalidPermission.Duplicate" {
-			return x.fail("ec2:AuthorizeSecurityGroupIngress", x.res.Key(), err)
+		_, err := x.s.EC2.AuthorizeSecurityGroupIngress(ctx, &ec2.AuthorizeSecurityGroupIngressInput{GroupId: aws.String(x.Res.ID), IpPermissions: []ec2types.IpPermission{want[k]}})
+		if err != nil && awsnet.APICode(err) != "InvalidPermission.Duplicate" {
+			return x.Fail("ec2:AuthorizeSecurityGroupIngress", x.Res.Key(), err)
 		}
 	}
 	return nil
@@ -191,29 +192,29 @@ func permKey(p ec2types.IpPermission) string {
 
 // keyPair imports nuv's SSH key (made now if the cluster has none) as the cluster's key pair.
 func (x *exec) keyPair(ctx context.Context, _ cluster.Change) error {
-	if x.res.ID != "" {
+	if x.Res.ID != "" {
 		return nil
 	}
-	k, err := x.p.clientKey(x.name, true)
+	k, err := x.p.clientKey(x.Name, true)
 	if err != nil {
 		return err
 	}
-	out, err := x.s.ec2.ImportKeyPair(ctx, &ec2.ImportKeyPairInput{KeyName: aws.String(x.rname), PublicKeyMaterial: []byte(k.AuthorizedKey("nuv@" + x.name)),
-		TagSpecifications: x.ec2Tags(ec2types.ResourceTypeKeyPair)})
+	out, err := x.s.EC2.ImportKeyPair(ctx, &ec2.ImportKeyPairInput{KeyName: aws.String(x.RName), PublicKeyMaterial: []byte(k.AuthorizedKey("nuv@" + x.Name)),
+		TagSpecifications: x.EC2Tags(ec2types.ResourceTypeKeyPair)})
 	if err != nil {
-		return x.fail("ec2:ImportKeyPair", x.res.Key(), err)
+		return x.Fail("ec2:ImportKeyPair", x.Res.Key(), err)
 	}
-	return x.made(aws.ToString(out.KeyPairId))
+	return x.Made(aws.ToString(out.KeyPairId))
 }
 
 func (x *exec) deleteKeyPair(ctx context.Context, ch cluster.Change) error {
-	_, err := x.s.ec2.DeleteKeyPair(ctx, &ec2.DeleteKeyPairInput{KeyPairId: aws.String(actualID(ch))})
-	if !notFound(err) {
-		return x.fail("ec2:DeleteKeyPair", ch.Key, err)
+	_, err := x.s.EC2.DeleteKeyPair(ctx, &ec2.DeleteKeyPairInput{KeyPairId: aws.String(awsnet.ActualID(ch))})
+	if !awsnet.NotFound(err) {
+		return x.Fail("ec2:DeleteKeyPair", ch.Key, err)
 	}
 	// The key's private half goes with the key pair: no machine of the cluster accepts it any more.
-	if err := os.RemoveAll(filepath.Dir(x.p.sshKeyPath(x.name))); err != nil {
-		return fmt.Errorf("remove nuv's SSH key of cluster %s: %w", x.name, err)
+	if err := os.RemoveAll(filepath.Dir(x.p.sshKeyPath(x.Name))); err != nil {
+		return fmt.Errorf("remove nuv's SSH key of cluster %s: %w", x.Name, err)
 	}
 	return nil
 }
@@ -225,7 +226,7 @@ func (x *exec) instance(ctx context.Context, _ cluster.Change) error {
 	for launch := 1; ; launch++ {
 		err := x.startInstance(ctx)
 		if err == nil {
-			err = x.p.waitInstance(ctx, x.s, x.res.Key(), x.res.ID, true)
+			err = x.p.waitInstance(ctx, x.s, x.Res.Key(), x.Res.ID, true)
 		}
 		var failed *launchFailedError
 		if err == nil || !errors.As(err, &failed) || !failed.transient() || launch == launchAttempts || ctx.Err() != nil {
@@ -242,11 +243,11 @@ func (x *exec) instance(ctx context.Context, _ cluster.Change) error {
 // group would do. A new host key makes it a new request (a new client token), at the same
 // address if the machine is to keep one, once the failed instance freed it.
 func (x *exec) launchAgain(ctx context.Context, failed *launchFailedError, launch int) error {
-	x.p.log().Warnf("  %s: %v: launching it again (launch %d of %d)", x.res.Key(), failed, launch+1, launchAttempts)
-	if err := x.p.waitInstance(ctx, x.s, x.res.Key(), failed.id, false); err != nil {
+	x.p.log().Warnf("  %s: %v: launching it again (launch %d of %d)", x.Res.Key(), failed, launch+1, launchAttempts)
+	if err := x.p.waitInstance(ctx, x.s, x.Res.Key(), failed.id, false); err != nil {
 		return err
 	}
-	x.res.ID = ""
+	x.Res.ID = ""
 	return x.startInstance(ctx)
 }
 
@@ -256,11 +257,11 @@ const launchAttempts = 3
 // startInstance launches the step's machine unless it is launched, and records it as soon as EC2
 // accepted it (pending), with the private address EC2 gave it: a killed apply finds it again.
 func (x *exec) startInstance(ctx context.Context) error {
-	if x.res.ID != "" {
+	if x.Res.ID != "" {
 		return nil
 	}
-	f := x.res.Fields
-	client, err := x.p.clientKey(x.name, false)
+	f := x.Res.Fields
+	client, err := x.p.clientKey(x.Name, false)
 	if err != nil {
 		return err
 	}
@@ -268,7 +269,7 @@ func (x *exec) startInstance(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ud, err := userdata.Script(userdata.Config{Hostname: x.name + "-" + x.rname, HostKey: host, AuthorizedKeys: []string{client.AuthorizedKey("nuv@" + x.name)}})
+	ud, err := userdata.Script(userdata.Config{Hostname: x.Name + "-" + x.RName, HostKey: host, AuthorizedKeys: []string{client.AuthorizedKey("nuv@" + x.Name)}})
 	if err != nil {
 		return err
 	}
@@ -276,45 +277,45 @@ func (x *exec) startInstance(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	subnet, err := x.id(f["subnet"])
+	subnet, err := x.ID(f["subnet"])
 	if err != nil {
 		return err
 	}
 	var sgs []string
 	for _, k := range strings.Split(f["securityGroups"], ",") {
-		id, err := x.id(k)
+		id, err := x.ID(k)
 		if err != nil {
 			return err
 		}
 		sgs = append(sgs, id)
 	}
 	if x.keepIP != "" {
-		x.p.log().Infof("  %s: launched at %s, its address before", x.res.Key(), x.keepIP)
+		x.p.log().Infof("  %s: launched at %s, its address before", x.Res.Key(), x.keepIP)
 	}
-	out, err := x.s.ec2.RunInstances(ctx, &ec2.RunInstancesInput{
+	out, err := x.s.EC2.RunInstances(ctx, &ec2.RunInstancesInput{
 		ImageId: aws.String(ami), InstanceType: ec2types.InstanceType(f["instanceType"]), MinCount: aws.Int32(1), MaxCount: aws.Int32(1),
 		SubnetId: aws.String(subnet), SecurityGroupIds: sgs, KeyName: aws.String(strings.TrimPrefix(f["keyPair"], kindKeyPair+"/")), PrivateIpAddress: optional(x.keepIP),
-		UserData: aws.String(base64.StdEncoding.EncodeToString(ud)), ClientToken: aws.String(clientToken(x.name, x.res.Key(), host.Fingerprint())),
-		TagSpecifications: x.ec2Tags(ec2types.ResourceTypeInstance, TagRole, f["role"], TagHostKey, host.AuthorizedKey("")),
+		UserData: aws.String(base64.StdEncoding.EncodeToString(ud)), ClientToken: aws.String(clientToken(x.Name, x.Res.Key(), host.Fingerprint())),
+		TagSpecifications: x.EC2Tags(ec2types.ResourceTypeInstance, TagRole, f["role"], TagHostKey, host.AuthorizedKey("")),
 	})
-	if err != nil && x.keepIP != "" && apiCode(err) == "InvalidIPAddress.InUse" {
-		return &addressTakenError{addr: x.keepIP, msg: apiMessage(err)}
+	if err != nil && x.keepIP != "" && awsnet.APICode(err) == "InvalidIPAddress.InUse" {
+		return &addressTakenError{addr: x.keepIP, msg: awsnet.APIMessage(err)}
 	}
 	if err != nil {
-		return x.fail("ec2:RunInstances", x.res.Key(), err)
+		return x.Fail("ec2:RunInstances", x.Res.Key(), err)
 	}
 	if len(out.Instances) != 1 {
-		return fmt.Errorf("ec2:RunInstances on %s: %d instances launched, want 1", x.res.Key(), len(out.Instances))
+		return fmt.Errorf("ec2:RunInstances on %s: %d instances launched, want 1", x.Res.Key(), len(out.Instances))
 	}
 	// The machine's private address goes in the record: a machine lost behind nuv's back is
 	// launched again there (what names it by address stays right). EC2 gives it at launch.
-	x.res.Fields = maps.Clone(x.res.Fields)
+	x.Res.Fields = maps.Clone(x.Res.Fields)
 	if ip := aws.ToString(out.Instances[0].PrivateIpAddress); ip != "" {
-		x.res.Fields[fieldPrivateIP] = ip
+		x.Res.Fields[fieldPrivateIP] = ip
 	} else {
-		delete(x.res.Fields, fieldPrivateIP)
+		delete(x.Res.Fields, fieldPrivateIP)
 	}
-	return x.made(aws.ToString(out.Instances[0].InstanceId))
+	return x.Made(aws.ToString(out.Instances[0].InstanceId))
 }
 
 // fieldPrivateIP is a machine's private address in its record (not in the plan: AWS picks it,
@@ -336,13 +337,13 @@ func clientToken(clusterName, key, hostKey string) string {
 }
 
 func (x *exec) deleteInstance(ctx context.Context, ch cluster.Change) error {
-	id := actualID(ch)
-	_, err := x.s.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}})
-	if notFound(err) && err != nil {
+	id := awsnet.ActualID(ch)
+	_, err := x.s.EC2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{id}})
+	if awsnet.NotFound(err) && err != nil {
 		return nil
 	}
 	if err != nil {
-		return x.fail("ec2:TerminateInstances", ch.Key, err)
+		return x.Fail("ec2:TerminateInstances", ch.Key, err)
 	}
 	x.p.forgetMachine(id)
 	return x.p.waitInstance(ctx, x.s, ch.Key, id, false)
@@ -350,16 +351,16 @@ func (x *exec) deleteInstance(ctx context.Context, ch cluster.Change) error {
 
 // imageID is the id of the AMI named name.
 func (s *session) imageID(ctx context.Context, name string) (string, error) {
-	out, err := s.ec2.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"self"}, Filters: []ec2types.Filter{{Name: aws.String("name"), Values: []string{name}}}})
+	out, err := s.EC2.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{"self"}, Filters: []ec2types.Filter{{Name: aws.String("name"), Values: []string{name}}}})
 	if err != nil {
-		return "", fmt.Errorf("look up machine image %s (ec2:DescribeImages): %s", name, apiMessage(err))
+		return "", fmt.Errorf("look up machine image %s (ec2:DescribeImages): %s", name, awsnet.APIMessage(err))
 	}
 	for _, im := range out.Images {
 		if im.State == ec2types.ImageStateAvailable {
 			return aws.ToString(im.ImageId), nil
 		}
 	}
-	return "", fmt.Errorf("machine image %s is not available in %s", name, s.cfg.Region)
+	return "", fmt.Errorf("machine image %s is not available in %s", name, s.Config.Region)
 }
 
 // launchFailedError is an instance that ended while nuv waited for it to run: its state and
@@ -371,7 +372,7 @@ type launchFailedError struct {
 }
 
 func (e *launchFailedError) Error() string {
-	return fmt.Sprintf("%s (%s) did not start: it is %s (%s)", e.what, e.id, e.state, orDefault(e.reason, "no reason given"))
+	return fmt.Sprintf("%s (%s) did not start: it is %s (%s)", e.what, e.id, e.state, awsnet.OrDefault(e.reason, "no reason given"))
 }
 
 // transient says whether EC2 failed the launch on its side (a state reason code Server.*), which
@@ -383,19 +384,19 @@ func (e *launchFailedError) transient() bool { return strings.HasPrefix(e.code, 
 // for it to run is an error saying why (its state reason).
 func (p *Provider) waitInstance(ctx context.Context, s *session, what, id string, running bool) error {
 	g := p.progress(what)
-	delay := s.poll
+	delay := s.Poll
 	if delay == 0 {
 		delay = 2 * time.Second
 	}
 	deadline := time.Now().Add(15 * time.Minute)
 	for {
-		out, err := s.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+		out, err := s.EC2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
 		state, code, reason := "", "", ""
 		switch {
-		case notFound(err) && err != nil:
+		case awsnet.NotFound(err) && err != nil:
 			state = "gone"
 		case err != nil:
-			return fmt.Errorf("wait for %s (%s): ec2:DescribeInstances: %s", what, id, apiMessage(err))
+			return fmt.Errorf("wait for %s (%s): ec2:DescribeInstances: %s", what, id, awsnet.APIMessage(err))
 		default:
 			for _, r := range out.Reservations {
 				for _, in := range r.Instances {
@@ -409,7 +410,7 @@ func (p *Provider) waitInstance(ctx context.Context, s *session, what, id string
 				state = "gone"
 			}
 		}
-		g.status(state)
+		g.Status(state)
 		switch {
 		case running && state == "running":
 			return nil

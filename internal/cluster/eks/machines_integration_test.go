@@ -21,6 +21,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
@@ -70,14 +71,14 @@ func newMachinesWorld(t *testing.T) *machinesWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &machinesWorld{log: log, emu: e, p: p, eng: eng, ec2: s.ec2}
+	return &machinesWorld{log: log, emu: e, p: p, eng: eng, ec2: s.EC2}
 }
 
 // running lists the cluster's instances that are not terminated, by name tag.
 func (w *machinesWorld) running(t *testing.T, name string) map[string]string {
 	t.Helper()
 	out, err := w.ec2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
-		{Name: aws.String("tag:" + TagCluster), Values: []string{name}},
+		{Name: aws.String("tag:" + awsnet.TagCluster), Values: []string{name}},
 		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running", "stopping", "stopped"}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +86,7 @@ func (w *machinesWorld) running(t *testing.T, name string) map[string]string {
 	got := map[string]string{}
 	for _, r := range out.Reservations {
 		for _, in := range r.Instances {
-			got[tagsOf(in.Tags)[TagResource]] = aws.ToString(in.InstanceId)
+			got[awsnet.TagsOf(in.Tags)[awsnet.TagResource]] = aws.ToString(in.InstanceId)
 		}
 	}
 	return got
@@ -184,18 +185,18 @@ func (w *machinesWorld) checkPodNet(t *testing.T, cs *kubernetes.Clientset) map[
 	t.Helper()
 	ctx := context.Background()
 	out, err := w.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
-		{Name: aws.String("tag:" + TagCluster), Values: []string{"ha"}}, {Name: aws.String("instance-state-name"), Values: []string{"running"}}}})
+		{Name: aws.String("tag:" + awsnet.TagCluster), Values: []string{"ha"}}, {Name: aws.String("instance-state-name"), Values: []string{"running"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rts, err := w.ec2.DescribeRouteTables(ctx, &ec2.DescribeRouteTablesInput{Filters: []ec2types.Filter{{Name: aws.String("tag:" + TagCluster), Values: []string{"ha"}}}})
+	rts, err := w.ec2.DescribeRouteTables(ctx, &ec2.DescribeRouteTablesInput{Filters: []ec2types.Filter{{Name: aws.String("tag:" + awsnet.TagCluster), Values: []string{"ha"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	to := map[string]string{}     // destination -> instance, in the private table
 	routes := map[string]string{} // instance -> destination
 	for _, rt := range rts.RouteTables {
-		if tagsOf(rt.Tags)[TagResource] != key(kindRouteTable, "private") {
+		if awsnet.TagsOf(rt.Tags)[awsnet.TagResource] != awsnet.Key(awsnet.KindRouteTable, "private") {
 			continue
 		}
 		for _, r := range rt.Routes {
@@ -211,8 +212,8 @@ func (w *machinesWorld) checkPodNet(t *testing.T, cs *kubernetes.Clientset) map[
 	nodes := 0
 	for _, r := range out.Reservations {
 		for _, in := range r.Instances {
-			k, id := tagsOf(in.Tags)[TagResource], aws.ToString(in.InstanceId)
-			role := tagsOf(in.Tags)[TagRole]
+			k, id := awsnet.TagsOf(in.Tags)[awsnet.TagResource], aws.ToString(in.InstanceId)
+			role := awsnet.TagsOf(in.Tags)[TagRole]
 			if !carriesPods(role) {
 				if !aws.ToBool(in.SourceDestCheck) {
 					t.Errorf("%s (%s, %s) has its source/destination check off", k, id, role)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"maps"
 	"slices"
 	"strings"
@@ -40,7 +41,7 @@ func (x *exec) launchInstance(ctx context.Context) error {
 	if x.p.launches == nil {
 		x.p.launches = map[string]*launch{}
 	}
-	x.p.launches[x.name+"|"+x.res.Key()] = &launch{res: *x.res, keepIP: x.keepIP, count: 1, save: x.save}
+	x.p.launches[x.Name+"|"+x.Res.Key()] = &launch{res: *x.Res, keepIP: x.keepIP, count: 1, save: x.Save}
 	return nil
 }
 
@@ -85,16 +86,16 @@ func (x *exec) running(ctx context.Context, instanceKeys ...string) error {
 
 func (x *exec) runningOne(ctx context.Context, ik string) error {
 	for {
-		id, err := x.id(ik)
+		id, err := x.ID(ik)
 		if err != nil || id == "" {
-			return fmt.Errorf("%s: its machine %s is not launched", x.res.Key(), ik)
+			return fmt.Errorf("%s: its machine %s is not launched", x.Res.Key(), ik)
 		}
 		err = x.p.waitInstance(ctx, x.s, ik, id, true)
-		l := x.p.launchOf(x.name, ik)
+		l := x.p.launchOf(x.Name, ik)
 		var failed *launchFailedError
 		if err == nil || l == nil || !errors.As(err, &failed) || !failed.transient() || l.count >= launchAttempts || ctx.Err() != nil {
 			if err == nil {
-				x.p.launchDone(x.name, ik)
+				x.p.launchDone(x.Name, ik)
 			}
 			return err
 		}
@@ -102,7 +103,7 @@ func (x *exec) runningOne(ctx context.Context, ik string) error {
 		_, rname, _ := strings.Cut(ik, "/")
 		res := l.res
 		res.Fields = maps.Clone(res.Fields)
-		y := &exec{p: x.p, s: x.s, c: x.c, sec: x.sec, m: x.m, name: x.name, rname: rname, res: &res, save: l.save, keepIP: l.keepIP}
+		y := &exec{Exec: &awsnet.Exec{S: x.S, C: x.C, Name: x.Name, RName: rname, Res: &res, Save: l.save, IDs: x.IDs, Log: x.Log}, p: x.p, s: x.s, sec: x.sec, m: x.m, keepIP: l.keepIP}
 		if err := y.launchAgain(ctx, failed, l.count); err != nil {
 			return err
 		}

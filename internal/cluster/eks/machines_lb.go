@@ -15,6 +15,7 @@ import (
 	elbtypes "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
 )
 
@@ -22,9 +23,9 @@ import (
 // target group and the listener, through Elastic Load Balancing v2.
 
 func (x *exec) elbTags() []elbtypes.Tag {
-	t := x.tags()
-	t[TagResource] = x.res.Key()
-	t["Name"] = nameTag(x.name, *x.res)
+	t := x.Tags()
+	t[awsnet.TagResource] = x.Res.Key()
+	t["Name"] = awsnet.NameTag(x.Name, *x.Res)
 	var out []elbtypes.Tag
 	for _, k := range slices.Sorted(maps.Keys(t)) {
 		out = append(out, elbtypes.Tag{Key: aws.String(k), Value: aws.String(t[k])})
@@ -45,11 +46,11 @@ func lbName(clusterName, name string) string {
 }
 
 func (x *exec) loadBalancer(ctx context.Context, _ cluster.Change) error {
-	f := x.res.Fields
-	if x.res.ID == "" {
+	f := x.Res.Fields
+	if x.Res.ID == "" {
 		var subnets []string
 		for _, sn := range kit.ParseList(f["subnets"]) {
-			id, err := x.id(key(kindSubnet, sn))
+			id, err := x.ID(awsnet.Key(awsnet.KindSubnet, sn))
 			if err != nil {
 				return err
 			}
@@ -59,26 +60,26 @@ func (x *exec) loadBalancer(ctx context.Context, _ cluster.Change) error {
 		if f["scheme"] == "internal" {
 			scheme = elbtypes.LoadBalancerSchemeEnumInternal
 		}
-		out, err := x.s.elb.CreateLoadBalancer(ctx, &elb.CreateLoadBalancerInput{Name: aws.String(lbName(x.name, x.rname)), Type: elbtypes.LoadBalancerTypeEnumNetwork,
+		out, err := x.s.elb.CreateLoadBalancer(ctx, &elb.CreateLoadBalancerInput{Name: aws.String(lbName(x.Name, x.RName)), Type: elbtypes.LoadBalancerTypeEnumNetwork,
 			Scheme: scheme, Subnets: subnets, Tags: x.elbTags()})
 		if err != nil {
-			return x.fail("elasticloadbalancing:CreateLoadBalancer", x.res.Key(), err)
+			return x.Fail("elasticloadbalancing:CreateLoadBalancer", x.Res.Key(), err)
 		}
 		if len(out.LoadBalancers) == 0 {
-			return fmt.Errorf("elasticloadbalancing:CreateLoadBalancer on %s returned no load balancer", x.res.Key())
+			return fmt.Errorf("elasticloadbalancing:CreateLoadBalancer on %s returned no load balancer", x.Res.Key())
 		}
-		if err := x.made(aws.ToString(out.LoadBalancers[0].LoadBalancerArn)); err != nil {
+		if err := x.Made(aws.ToString(out.LoadBalancers[0].LoadBalancerArn)); err != nil {
 			return err
 		}
 	}
-	_, err := x.p.waitLB(ctx, x.s, x.res.Key(), x.res.ID)
+	_, err := x.p.waitLB(ctx, x.s, x.Res.Key(), x.Res.ID)
 	return err
 }
 
 // waitLB waits until the balancer is active and returns it.
 func (p *Provider) waitLB(ctx context.Context, s *session, what, arn string) (*elbtypes.LoadBalancer, error) {
 	g := p.progress(what)
-	delay := s.poll
+	delay := s.Poll
 	if delay == 0 {
 		delay = 5 * time.Second
 	}
@@ -86,12 +87,12 @@ func (p *Provider) waitLB(ctx context.Context, s *session, what, arn string) (*e
 	for {
 		out, err := s.elb.DescribeLoadBalancers(ctx, &elb.DescribeLoadBalancersInput{LoadBalancerArns: []string{arn}})
 		if err != nil {
-			return nil, fmt.Errorf("wait for %s: elasticloadbalancing:DescribeLoadBalancers: %s", what, apiMessage(err))
+			return nil, fmt.Errorf("wait for %s: elasticloadbalancing:DescribeLoadBalancers: %s", what, awsnet.APIMessage(err))
 		}
 		if len(out.LoadBalancers) == 1 && out.LoadBalancers[0].State != nil {
 			lb := out.LoadBalancers[0]
 			st := lb.State.Code
-			g.status(string(st))
+			g.Status(string(st))
 			switch st {
 			case elbtypes.LoadBalancerStateEnumActive:
 				return &lb, nil
@@ -111,18 +112,18 @@ func (p *Provider) waitLB(ctx context.Context, s *session, what, arn string) (*e
 }
 
 func (x *exec) deleteLoadBalancer(ctx context.Context, ch cluster.Change) error {
-	_, err := x.s.elb.DeleteLoadBalancer(ctx, &elb.DeleteLoadBalancerInput{LoadBalancerArn: aws.String(actualID(ch))})
-	if !notFound(err) {
-		return x.fail("elasticloadbalancing:DeleteLoadBalancer", ch.Key, err)
+	_, err := x.s.elb.DeleteLoadBalancer(ctx, &elb.DeleteLoadBalancerInput{LoadBalancerArn: aws.String(awsnet.ActualID(ch))})
+	if !awsnet.NotFound(err) {
+		return x.Fail("elasticloadbalancing:DeleteLoadBalancer", ch.Key, err)
 	}
 	// The balancer's network interfaces hold its subnets a little while after it is gone.
 	for deadline := time.Now().Add(5 * time.Minute); ; {
-		out, err := x.s.elb.DescribeLoadBalancers(ctx, &elb.DescribeLoadBalancersInput{LoadBalancerArns: []string{actualID(ch)}})
-		if notFound(err) || (err == nil && len(out.LoadBalancers) == 0) {
+		out, err := x.s.elb.DescribeLoadBalancers(ctx, &elb.DescribeLoadBalancersInput{LoadBalancerArns: []string{awsnet.ActualID(ch)}})
+		if awsnet.NotFound(err) || (err == nil && len(out.LoadBalancers) == 0) {
 			return nil
 		}
 		if err != nil {
-			return x.fail("elasticloadbalancing:DescribeLoadBalancers", ch.Key, err)
+			return x.Fail("elasticloadbalancing:DescribeLoadBalancers", ch.Key, err)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%s is still there 5 minutes after its delete", ch.Key)
@@ -130,46 +131,46 @@ func (x *exec) deleteLoadBalancer(ctx context.Context, ch cluster.Change) error 
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(max(x.s.poll, time.Second)):
+		case <-time.After(max(x.s.Poll, time.Second)):
 		}
 	}
 }
 
 // targetGroup makes the API's target group and registers exactly the control planes that run.
 func (x *exec) targetGroup(ctx context.Context, _ cluster.Change) error {
-	f := x.res.Fields
+	f := x.Res.Fields
 	port, _ := strconv.Atoi(f["port"])
-	if x.res.ID == "" {
-		vpc, err := x.id(f["vpc"])
+	if x.Res.ID == "" {
+		vpc, err := x.ID(f["vpc"])
 		if err != nil {
 			return err
 		}
-		out, err := x.s.elb.CreateTargetGroup(ctx, &elb.CreateTargetGroupInput{Name: aws.String(lbName(x.name, x.rname)), Protocol: elbtypes.ProtocolEnum(f["protocol"]),
+		out, err := x.s.elb.CreateTargetGroup(ctx, &elb.CreateTargetGroupInput{Name: aws.String(lbName(x.Name, x.RName)), Protocol: elbtypes.ProtocolEnum(f["protocol"]),
 			Port: aws.Int32(int32(port)), VpcId: aws.String(vpc), TargetType: elbtypes.TargetTypeEnumInstance,
 			HealthCheckProtocol: elbtypes.ProtocolEnumTcp, HealthCheckIntervalSeconds: aws.Int32(10), HealthyThresholdCount: aws.Int32(2), UnhealthyThresholdCount: aws.Int32(2),
 			Tags: x.elbTags()})
 		if err != nil {
-			return x.fail("elasticloadbalancing:CreateTargetGroup", x.res.Key(), err)
+			return x.Fail("elasticloadbalancing:CreateTargetGroup", x.Res.Key(), err)
 		}
-		if err := x.made(aws.ToString(out.TargetGroups[0].TargetGroupArn)); err != nil {
+		if err := x.Made(aws.ToString(out.TargetGroups[0].TargetGroupArn)); err != nil {
 			return err
 		}
 	}
 	want := map[string]bool{}
 	for _, t := range kit.ParseList(f["targets"]) {
 		// A target registers once its machine runs (a machine launched is waited for).
-		if err := x.running(ctx, key(kindInstance, t)); err != nil {
+		if err := x.running(ctx, awsnet.Key(kindInstance, t)); err != nil {
 			return err
 		}
-		id, err := x.id(key(kindInstance, t))
+		id, err := x.ID(awsnet.Key(kindInstance, t))
 		if err != nil {
 			return err
 		}
 		want[id] = true
 	}
-	cur, err := x.s.elb.DescribeTargetHealth(ctx, &elb.DescribeTargetHealthInput{TargetGroupArn: aws.String(x.res.ID)})
+	cur, err := x.s.elb.DescribeTargetHealth(ctx, &elb.DescribeTargetHealthInput{TargetGroupArn: aws.String(x.Res.ID)})
 	if err != nil {
-		return x.fail("elasticloadbalancing:DescribeTargetHealth", x.res.Key(), err)
+		return x.Fail("elasticloadbalancing:DescribeTargetHealth", x.Res.Key(), err)
 	}
 	var gone []elbtypes.TargetDescription
 	for _, d := range cur.TargetHealthDescriptions {
@@ -181,8 +182,8 @@ func (x *exec) targetGroup(ctx context.Context, _ cluster.Change) error {
 		gone = append(gone, elbtypes.TargetDescription{Id: d.Target.Id, Port: d.Target.Port})
 	}
 	if len(gone) > 0 {
-		if _, err := x.s.elb.DeregisterTargets(ctx, &elb.DeregisterTargetsInput{TargetGroupArn: aws.String(x.res.ID), Targets: gone}); err != nil && !notFound(err) {
-			return x.fail("elasticloadbalancing:DeregisterTargets", x.res.Key(), err)
+		if _, err := x.s.elb.DeregisterTargets(ctx, &elb.DeregisterTargetsInput{TargetGroupArn: aws.String(x.Res.ID), Targets: gone}); err != nil && !awsnet.NotFound(err) {
+			return x.Fail("elasticloadbalancing:DeregisterTargets", x.Res.Key(), err)
 		}
 	}
 	if len(want) > 0 {
@@ -190,30 +191,30 @@ func (x *exec) targetGroup(ctx context.Context, _ cluster.Change) error {
 		for _, id := range slices.Sorted(maps.Keys(want)) {
 			add = append(add, elbtypes.TargetDescription{Id: aws.String(id), Port: aws.Int32(int32(port))})
 		}
-		if _, err := x.s.elb.RegisterTargets(ctx, &elb.RegisterTargetsInput{TargetGroupArn: aws.String(x.res.ID), Targets: add}); err != nil {
-			return x.fail("elasticloadbalancing:RegisterTargets", x.res.Key(), err)
+		if _, err := x.s.elb.RegisterTargets(ctx, &elb.RegisterTargetsInput{TargetGroupArn: aws.String(x.Res.ID), Targets: add}); err != nil {
+			return x.Fail("elasticloadbalancing:RegisterTargets", x.Res.Key(), err)
 		}
 	}
 	return nil
 }
 
 func (x *exec) deleteTargetGroup(ctx context.Context, ch cluster.Change) error {
-	return x.ec2Retry(ctx, ch, "elasticloadbalancing:DeleteTargetGroup", func() error {
-		_, err := x.s.elb.DeleteTargetGroup(ctx, &elb.DeleteTargetGroupInput{TargetGroupArn: aws.String(actualID(ch))})
+	return x.EC2Retry(ctx, ch, "elasticloadbalancing:DeleteTargetGroup", func() error {
+		_, err := x.s.elb.DeleteTargetGroup(ctx, &elb.DeleteTargetGroupInput{TargetGroupArn: aws.String(awsnet.ActualID(ch))})
 		return err
 	})
 }
 
 func (x *exec) listener(ctx context.Context, _ cluster.Change) error {
-	if x.res.ID != "" {
+	if x.Res.ID != "" {
 		return nil
 	}
-	f := x.res.Fields
-	lb, err := x.id(f["loadBalancer"])
+	f := x.Res.Fields
+	lb, err := x.ID(f["loadBalancer"])
 	if err != nil {
 		return err
 	}
-	tg, err := x.id(f["targetGroup"])
+	tg, err := x.ID(f["targetGroup"])
 	if err != nil {
 		return err
 	}
@@ -221,15 +222,15 @@ func (x *exec) listener(ctx context.Context, _ cluster.Change) error {
 	out, err := x.s.elb.CreateListener(ctx, &elb.CreateListenerInput{LoadBalancerArn: aws.String(lb), Protocol: elbtypes.ProtocolEnum(f["protocol"]), Port: aws.Int32(int32(port)),
 		DefaultActions: []elbtypes.Action{{Type: elbtypes.ActionTypeEnumForward, TargetGroupArn: aws.String(tg)}}, Tags: x.elbTags()})
 	if err != nil {
-		return x.fail("elasticloadbalancing:CreateListener", x.res.Key(), err)
+		return x.Fail("elasticloadbalancing:CreateListener", x.Res.Key(), err)
 	}
-	return x.made(aws.ToString(out.Listeners[0].ListenerArn))
+	return x.Made(aws.ToString(out.Listeners[0].ListenerArn))
 }
 
 func (x *exec) deleteListener(ctx context.Context, ch cluster.Change) error {
-	_, err := x.s.elb.DeleteListener(ctx, &elb.DeleteListenerInput{ListenerArn: aws.String(actualID(ch))})
-	if !notFound(err) {
-		return x.fail("elasticloadbalancing:DeleteListener", ch.Key, err)
+	_, err := x.s.elb.DeleteListener(ctx, &elb.DeleteListenerInput{ListenerArn: aws.String(awsnet.ActualID(ch))})
+	if !awsnet.NotFound(err) {
+		return x.Fail("elasticloadbalancing:DeleteListener", ch.Key, err)
 	}
 	return nil
 }
@@ -238,11 +239,11 @@ func (x *exec) deleteListener(ctx context.Context, ch cluster.Change) error {
 // machine resolves it (AWS), else its address in the first subnet (an emulated one, whose name no
 // DNS serves); the certificate carries both.
 func (x *exec) nlbEndpoint(ctx context.Context) (string, []string, error) {
-	arn, err := x.id(key(kindLoadBalancer, x.name))
+	arn, err := x.ID(awsnet.Key(kindLoadBalancer, x.Name))
 	if err != nil {
 		return "", nil, err
 	}
-	lb, err := x.p.waitLB(ctx, x.s, key(kindLoadBalancer, x.name), arn)
+	lb, err := x.p.waitLB(ctx, x.s, awsnet.Key(kindLoadBalancer, x.Name), arn)
 	if err != nil {
 		return "", nil, err
 	}

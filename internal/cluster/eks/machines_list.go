@@ -13,6 +13,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
 
@@ -22,21 +23,21 @@ func (p *Provider) listMachines(ctx context.Context, s *session, name string) ([
 	filters := []ec2types.Filter{{Name: aws.String("tag-key"), Values: []string{TagRole}},
 		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running", "stopping", "stopped"}}}
 	if name != "" {
-		filters = append(filters, ec2types.Filter{Name: aws.String("tag:" + TagCluster), Values: []string{name}})
+		filters = append(filters, ec2types.Filter{Name: aws.String("tag:" + awsnet.TagCluster), Values: []string{name}})
 	} else {
-		filters = append(filters, ec2types.Filter{Name: aws.String("tag-key"), Values: []string{TagCluster}})
+		filters = append(filters, ec2types.Filter{Name: aws.String("tag-key"), Values: []string{awsnet.TagCluster}})
 	}
 	by := map[string]*cluster.Info{}
-	pg := ec2.NewDescribeInstancesPaginator(s.ec2, &ec2.DescribeInstancesInput{Filters: filters})
+	pg := ec2.NewDescribeInstancesPaginator(s.EC2, &ec2.DescribeInstancesInput{Filters: filters})
 	for pg.HasMorePages() {
 		page, err := pg.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("ec2:DescribeInstances: %s", apiMessage(err))
+			return nil, fmt.Errorf("ec2:DescribeInstances: %s", awsnet.APIMessage(err))
 		}
 		for _, r := range page.Reservations {
 			for _, in := range r.Instances {
-				t := tagsOf(in.Tags)
-				n := t[TagCluster]
+				t := awsnet.TagsOf(in.Tags)
+				n := t[awsnet.TagCluster]
 				info := by[n]
 				if info == nil {
 					info = &cluster.Info{Name: n, Provider: MachinesName, Flavor: "kubeadm", Status: cluster.Running, NodesReady: -1}
@@ -53,7 +54,7 @@ func (p *Provider) listMachines(ctx context.Context, s *session, name string) ([
 				if !running {
 					info.Status = cluster.Degraded
 				}
-				info.Components = append(info.Components, cluster.Component{Name: t[TagResource] + " (" + string(in.State.Name) + ")", Running: running})
+				info.Components = append(info.Components, cluster.Component{Name: t[awsnet.TagResource] + " (" + string(in.State.Name) + ")", Running: running})
 			}
 		}
 	}
@@ -63,7 +64,7 @@ func (p *Provider) listMachines(ctx context.Context, s *session, name string) ([
 		slices.SortFunc(info.Components, func(a, b cluster.Component) int { return strings.Compare(a.Name, b.Name) })
 		cps := 0
 		for _, c := range info.Components {
-			if strings.HasPrefix(c.Name, key(kindInstance, RoleControlPlane)) {
+			if strings.HasPrefix(c.Name, awsnet.Key(kindInstance, RoleControlPlane)) {
 				cps++
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
 
@@ -28,24 +29,18 @@ func (p *Provider) observeMachines(ctx context.Context, c *spec.Cluster, recorde
 		return nil, err
 	}
 	name := c.Metadata.Name
-	o := &observation{name: name, keys: map[string]string{}, seen: map[string]bool{}, recorded: map[string]string{}, rules: true}
-	rec := map[string][]string{}
-	for _, r := range recorded {
-		if r.ID != "" {
-			rec[r.Kind] = append(rec[r.Kind], r.ID)
-			o.recorded[r.ID] = r.Key()
-		}
-	}
-	if err := s.observeNetwork(ctx, o, rec); err != nil {
+	o, rec := awsnet.NewObservation(name, recorded)
+	o.Rules = observedRules
+	if err := s.ObserveNetwork(ctx, o, rec); err != nil {
 		return nil, err
 	}
-	kps, err := s.ec2.DescribeKeyPairs(ctx, &ec2.DescribeKeyPairsInput{Filters: tagFilter(name)})
+	kps, err := s.EC2.DescribeKeyPairs(ctx, &ec2.DescribeKeyPairsInput{Filters: awsnet.TagFilter(name)})
 	if err != nil {
-		return nil, fmt.Errorf("ec2:DescribeKeyPairs: %s", apiMessage(err))
+		return nil, fmt.Errorf("ec2:DescribeKeyPairs: %s", awsnet.APIMessage(err))
 	}
 	for _, kp := range kps.KeyPairs {
-		k, n := o.resourceKey(tagsOf(kp.Tags), kindKeyPair, aws.ToString(kp.KeyPairId))
-		o.add(cluster.Resource{Kind: k, Name: n, ID: aws.ToString(kp.KeyPairId), Fields: map[string]string{"algorithm": string(kp.KeyType)}})
+		k, n := o.ResourceKey(awsnet.TagsOf(kp.Tags), kindKeyPair, aws.ToString(kp.KeyPairId))
+		o.Add(cluster.Resource{Kind: k, Name: n, ID: aws.ToString(kp.KeyPairId), Fields: map[string]string{"algorithm": string(kp.KeyType)}})
 	}
 	infos, running, err := s.observeInstances(ctx, o)
 	if err != nil {
@@ -55,7 +50,7 @@ func (p *Provider) observeMachines(ctx context.Context, c *spec.Cluster, recorde
 		// A machine terminated by a roll that stopped before its replacement was launched, or
 		// lost behind nuv's back: its replacement is launched at its address.
 		if _, there := infos[r.Key()]; r.Kind == kindInstance && !there {
-			if a := orDefault(r.Fields[fieldAddress], r.Fields[fieldPrivateIP]); a != "" {
+			if a := awsnet.OrDefault(r.Fields[fieldAddress], r.Fields[fieldPrivateIP]); a != "" {
 				p.remember(name, addressKey(r.Key()), a)
 			}
 		}
@@ -64,30 +59,26 @@ func (p *Provider) observeMachines(ctx context.Context, c *spec.Cluster, recorde
 		return nil, err
 	}
 	joined := observeBootstrap(o, infos, running, recorded)
-	initDone := slices.ContainsFunc(o.out, func(r cluster.Resource) bool { return r.Kind == kindKubeadmInit })
+	initDone := slices.ContainsFunc(o.Out, func(r cluster.Resource) bool { return r.Kind == kindKubeadmInit })
 	if err := s.observePodNet(ctx, o, infos, recorded, joined); err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(p.KubeconfigPath(name)); err == nil && initDone {
-		o.add(cluster.Resource{Kind: kindKubeconfig, Name: name, ID: p.KubeconfigPath(name), Fields: map[string]string{"path": "clusters/" + name + ".kubeconfig"},
-			DependsOn: []string{key(kindKubeadmInit, "control-plane-0")}})
+		o.Add(cluster.Resource{Kind: kindKubeconfig, Name: name, ID: p.KubeconfigPath(name), Fields: map[string]string{"path": "clusters/" + name + ".kubeconfig"},
+			DependsOn: []string{awsnet.Key(kindKubeadmInit, "control-plane-0")}})
 	}
-	if err := s.sweep(ctx, o); err != nil {
+	if err := s.Sweep(ctx, o); err != nil {
 		return nil, err
 	}
-	for _, r := range o.out {
-		if !r.Foreign {
-			p.remember(name, r.Key(), r.ID)
-		}
-	}
-	return o.out, nil
+	o.Remember(&p.ids)
+	return o.Out, nil
 }
 
 // observeInstances finds the cluster's instances by its tag (with their images' names) and
 // returns them by instance key, and the IDs of those that run (or are pending) by instance key;
 // one in another state is broken: it is replaced.
-func (s *session) observeInstances(ctx context.Context, o *observation) (map[string]machineInfo, map[string]string, error) {
-	infos, err := s.clusterInstances(ctx, o.name)
+func (s *session) observeInstances(ctx context.Context, o *awsnet.Observation) (map[string]machineInfo, map[string]string, error) {
+	infos, err := s.clusterInstances(ctx, o.Name)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -99,9 +90,9 @@ func (s *session) observeInstances(ctx context.Context, o *observation) (map[str
 		}
 	}
 	if len(ids) > 0 {
-		out, err := s.ec2.DescribeImages(ctx, &ec2.DescribeImagesInput{ImageIds: ids})
-		if err != nil && !strings.Contains(apiCode(err), "NotFound") {
-			return nil, nil, fmt.Errorf("ec2:DescribeImages: %s", apiMessage(err))
+		out, err := s.EC2.DescribeImages(ctx, &ec2.DescribeImagesInput{ImageIds: ids})
+		if err != nil && !strings.Contains(awsnet.APICode(err), "NotFound") {
+			return nil, nil, fmt.Errorf("ec2:DescribeImages: %s", awsnet.APIMessage(err))
 		}
 		if out != nil {
 			for _, im := range out.Images {
@@ -114,14 +105,14 @@ func (s *session) observeInstances(ctx context.Context, o *observation) (map[str
 		in := infos[k]
 		var sgs []string
 		for _, g := range in.inst.SecurityGroups {
-			sgs = append(sgs, o.ref(aws.ToString(g.GroupId)))
+			sgs = append(sgs, o.Ref(aws.ToString(g.GroupId)))
 		}
 		slices.Sort(sgs)
 		img := images[aws.ToString(in.inst.ImageId)]
 		if img == "" {
 			img = aws.ToString(in.inst.ImageId)
 		}
-		subnet, kp := o.ref(aws.ToString(in.inst.SubnetId)), key(kindKeyPair, aws.ToString(in.inst.KeyName))
+		subnet, kp := o.Ref(aws.ToString(in.inst.SubnetId)), awsnet.Key(kindKeyPair, aws.ToString(in.inst.KeyName))
 		r := cluster.Resource{Kind: kindInstance, Name: strings.TrimPrefix(k, kindInstance+"/"), ID: in.id, Fields: map[string]string{
 			"role": in.role, "instanceType": string(in.inst.InstanceType), "subnet": subnet, "image": img,
 			"keyPair": kp, "securityGroups": strings.Join(sgs, ","), fieldPrivateIP: in.ip,
@@ -132,7 +123,7 @@ func (s *session) observeInstances(ctx context.Context, o *observation) (map[str
 		default:
 			r.Broken = "it is " + in.state + ", not running: it is replaced"
 		}
-		o.add(r)
+		o.Add(r)
 	}
 	return infos, running, nil
 }
@@ -140,7 +131,7 @@ func (s *session) observeInstances(ctx context.Context, o *observation) (map[str
 // observeBootstrap adds the bootstrap's steps from the record, each still done while the machine
 // it ran on runs (kubeadm init and the pod network while a control plane runs), and returns the
 // instance keys whose join holds.
-func observeBootstrap(o *observation, infos map[string]machineInfo, running map[string]string, recorded []cluster.Resource) map[string]bool {
+func observeBootstrap(o *awsnet.Observation, infos map[string]machineInfo, running map[string]string, recorded []cluster.Resource) map[string]bool {
 	cpRuns := false
 	for k, id := range running {
 		if infos[k].role == RoleControlPlane && id != "" {
@@ -158,7 +149,7 @@ func observeBootstrap(o *observation, infos map[string]machineInfo, running map[
 		keep := false
 		switch r.Kind {
 		case kindHAProxy:
-			keep = r.ID != "" && running[key(kindInstance, r.Name)] == r.ID
+			keep = r.ID != "" && running[awsnet.Key(kindInstance, r.Name)] == r.ID
 		case kindEtcdMember, kindKubeadmJoin:
 			keep = r.ID != "" && running[r.Fields["instance"]] == r.ID
 		case kindKubeadmInit:
@@ -167,7 +158,7 @@ func observeBootstrap(o *observation, infos map[string]machineInfo, running map[
 			keep = initDone && r.ID != ""
 		}
 		if keep {
-			o.add(cluster.Resource{Kind: r.Kind, Name: r.Name, ID: r.ID, Fields: r.Fields, DependsOn: r.DependsOn})
+			o.Add(cluster.Resource{Kind: r.Kind, Name: r.Name, ID: r.ID, Fields: r.Fields, DependsOn: r.DependsOn})
 			if r.Kind == kindKubeadmJoin {
 				joined[r.Fields["instance"]] = true
 			}
@@ -178,20 +169,20 @@ func observeBootstrap(o *observation, infos map[string]machineInfo, running map[
 
 // observeLB finds the API's Network Load Balancer, target group and listener by their names
 // (marked Foreign when they lack the cluster's tag).
-func (s *session) observeLB(ctx context.Context, o *observation, c *spec.Cluster) error {
+func (s *session) observeLB(ctx context.Context, o *awsnet.Observation, c *spec.Cluster) error {
 	name := c.Metadata.Name
 	lbs, err := s.elb.DescribeLoadBalancers(ctx, &elb.DescribeLoadBalancersInput{Names: []string{lbName(name, name)}})
-	if err != nil && !notFound(err) {
-		return fmt.Errorf("elasticloadbalancing:DescribeLoadBalancers: %s", apiMessage(err))
+	if err != nil && !awsnet.NotFound(err) {
+		return fmt.Errorf("elasticloadbalancing:DescribeLoadBalancers: %s", awsnet.APIMessage(err))
 	}
 	ours := func(arn string) (bool, error) {
 		out, err := s.elb.DescribeTags(ctx, &elb.DescribeTagsInput{ResourceArns: []string{arn}})
 		if err != nil {
-			return false, fmt.Errorf("elasticloadbalancing:DescribeTags: %s", apiMessage(err))
+			return false, fmt.Errorf("elasticloadbalancing:DescribeTags: %s", awsnet.APIMessage(err))
 		}
 		for _, d := range out.TagDescriptions {
 			for _, t := range d.Tags {
-				if aws.ToString(t.Key) == TagCluster && aws.ToString(t.Value) == name {
+				if aws.ToString(t.Key) == awsnet.TagCluster && aws.ToString(t.Value) == name {
 					return true, nil
 				}
 			}
@@ -207,28 +198,28 @@ func (s *session) observeLB(ctx context.Context, o *observation, c *spec.Cluster
 				return err
 			}
 			if !mine {
-				o.out = append(o.out, cluster.Resource{Kind: kindLoadBalancer, Name: name, ID: arn, Foreign: true})
+				o.Out = append(o.Out, cluster.Resource{Kind: kindLoadBalancer, Name: name, ID: arn, Foreign: true})
 				continue
 			}
 			var subs []string
 			for _, z := range lb.AvailabilityZones {
-				_, sn, _ := strings.Cut(o.ref(aws.ToString(z.SubnetId)), "/")
+				_, sn, _ := strings.Cut(o.Ref(aws.ToString(z.SubnetId)), "/")
 				subs = append(subs, sn)
 			}
 			slices.Sort(subs)
 			var deps []string
 			for _, sn := range subs {
-				deps = append(deps, key(kindSubnet, sn))
+				deps = append(deps, awsnet.Key(awsnet.KindSubnet, sn))
 			}
-			o.add(cluster.Resource{Kind: kindLoadBalancer, Name: name, ID: arn, Fields: map[string]string{"type": string(lb.Type), "scheme": string(lb.Scheme),
+			o.Add(cluster.Resource{Kind: kindLoadBalancer, Name: name, ID: arn, Fields: map[string]string{"type": string(lb.Type), "scheme": string(lb.Scheme),
 				"subnets": strings.Join(subs, ",")}, DependsOn: deps})
 			lbArn = arn
 		}
 	}
 	tgName := name + "-api"
 	tgs, err := s.elb.DescribeTargetGroups(ctx, &elb.DescribeTargetGroupsInput{Names: []string{lbName(name, tgName)}})
-	if err != nil && !notFound(err) {
-		return fmt.Errorf("elasticloadbalancing:DescribeTargetGroups: %s", apiMessage(err))
+	if err != nil && !awsnet.NotFound(err) {
+		return fmt.Errorf("elasticloadbalancing:DescribeTargetGroups: %s", awsnet.APIMessage(err))
 	}
 	if tgs != nil {
 		for _, tg := range tgs.TargetGroups {
@@ -238,40 +229,40 @@ func (s *session) observeLB(ctx context.Context, o *observation, c *spec.Cluster
 				return err
 			}
 			if !mine {
-				o.out = append(o.out, cluster.Resource{Kind: kindTargetGroup, Name: tgName, ID: arn, Foreign: true})
+				o.Out = append(o.Out, cluster.Resource{Kind: kindTargetGroup, Name: tgName, ID: arn, Foreign: true})
 				continue
 			}
 			th, err := s.elb.DescribeTargetHealth(ctx, &elb.DescribeTargetHealthInput{TargetGroupArn: aws.String(arn)})
 			if err != nil {
-				return fmt.Errorf("elasticloadbalancing:DescribeTargetHealth: %s", apiMessage(err))
+				return fmt.Errorf("elasticloadbalancing:DescribeTargetHealth: %s", awsnet.APIMessage(err))
 			}
 			var targets []string
-			deps := []string{o.ref(aws.ToString(tg.VpcId))}
+			deps := []string{o.Ref(aws.ToString(tg.VpcId))}
 			for _, d := range th.TargetHealthDescriptions {
-				tk := o.ref(aws.ToString(d.Target.Id))
+				tk := o.Ref(aws.ToString(d.Target.Id))
 				_, n, _ := strings.Cut(tk, "/")
 				targets = append(targets, n)
 				deps = append(deps, tk)
 			}
 			slices.Sort(targets)
-			o.add(cluster.Resource{Kind: kindTargetGroup, Name: tgName, ID: arn, Fields: map[string]string{"protocol": string(tg.Protocol),
-				"port": strconv.Itoa(int(aws.ToInt32(tg.Port))), "vpc": o.ref(aws.ToString(tg.VpcId)), "targets": strings.Join(targets, ",")}, DependsOn: deps})
+			o.Add(cluster.Resource{Kind: kindTargetGroup, Name: tgName, ID: arn, Fields: map[string]string{"protocol": string(tg.Protocol),
+				"port": strconv.Itoa(int(aws.ToInt32(tg.Port))), "vpc": o.Ref(aws.ToString(tg.VpcId)), "targets": strings.Join(targets, ",")}, DependsOn: deps})
 		}
 	}
 	if lbArn != "" {
 		ls, err := s.elb.DescribeListeners(ctx, &elb.DescribeListenersInput{LoadBalancerArn: aws.String(lbArn)})
-		if err != nil && !notFound(err) {
-			return fmt.Errorf("elasticloadbalancing:DescribeListeners: %s", apiMessage(err))
+		if err != nil && !awsnet.NotFound(err) {
+			return fmt.Errorf("elasticloadbalancing:DescribeListeners: %s", awsnet.APIMessage(err))
 		}
 		if ls != nil {
 			for _, l := range ls.Listeners {
 				tg := ""
 				for _, a := range l.DefaultActions {
-					tg = o.ref(aws.ToString(a.TargetGroupArn))
+					tg = o.Ref(aws.ToString(a.TargetGroupArn))
 				}
-				o.add(cluster.Resource{Kind: kindListener, Name: "api", ID: aws.ToString(l.ListenerArn), Fields: map[string]string{"protocol": string(l.Protocol),
-					"port": strconv.Itoa(int(aws.ToInt32(l.Port))), "loadBalancer": key(kindLoadBalancer, name), "targetGroup": tg},
-					DependsOn: []string{key(kindLoadBalancer, name), tg}})
+				o.Add(cluster.Resource{Kind: kindListener, Name: "api", ID: aws.ToString(l.ListenerArn), Fields: map[string]string{"protocol": string(l.Protocol),
+					"port": strconv.Itoa(int(aws.ToInt32(l.Port))), "loadBalancer": awsnet.Key(kindLoadBalancer, name), "targetGroup": tg},
+					DependsOn: []string{awsnet.Key(kindLoadBalancer, name), tg}})
 			}
 		}
 	}
@@ -280,14 +271,14 @@ func (s *session) observeLB(ctx context.Context, o *observation, c *spec.Cluster
 
 // observedRules lists a group's ingress as the plan writes it: one rule per port range and
 // source, sorted, groups by their keys.
-func observedRules(o *observation, perms []ec2types.IpPermission) string {
+func observedRules(o *awsnet.Observation, perms []ec2types.IpPermission) string {
 	var rs []string
 	for _, p := range splitPerms(perms) {
 		src := ""
 		if len(p.IpRanges) > 0 {
 			src = aws.ToString(p.IpRanges[0].CidrIp)
 		} else if len(p.UserIdGroupPairs) > 0 {
-			src = o.ref(aws.ToString(p.UserIdGroupPairs[0].GroupId))
+			src = o.Ref(aws.ToString(p.UserIdGroupPairs[0].GroupId))
 		}
 		proto := aws.ToString(p.IpProtocol)
 		if proto == "-1" {

@@ -10,6 +10,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 )
 
 // TestMachinesDeleteOrderOfGroups observes the security groups of a self-managed cluster in the
@@ -27,14 +28,14 @@ func TestMachinesDeleteOrderOfGroups(t *testing.T) {
 	}
 	tags := func(typ ec2types.ResourceType, res string) []ec2types.TagSpecification {
 		return []ec2types.TagSpecification{{ResourceType: typ, Tags: []ec2types.Tag{
-			{Key: aws.String(TagCluster), Value: aws.String("tier")}, {Key: aws.String(TagResource), Value: aws.String(res)}}}}
+			{Key: aws.String(awsnet.TagCluster), Value: aws.String("tier")}, {Key: aws.String(awsnet.TagResource), Value: aws.String(res)}}}}
 	}
-	vpc, err := s.ec2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.42.0.0/16"), TagSpecifications: tags(ec2types.ResourceTypeVpc, "vpc/tier")})
+	vpc, err := s.EC2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.42.0.0/16"), TagSpecifications: tags(ec2types.ResourceTypeVpc, "vpc/tier")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	group := func(role string) string {
-		out, err := s.ec2.CreateSecurityGroup(ctx, &ec2.CreateSecurityGroupInput{GroupName: aws.String("nuv-tier-" + role), Description: aws.String(role),
+		out, err := s.EC2.CreateSecurityGroup(ctx, &ec2.CreateSecurityGroupInput{GroupName: aws.String("nuv-tier-" + role), Description: aws.String(role),
 			VpcId: vpc.Vpc.VpcId, TagSpecifications: tags(ec2types.ResourceTypeSecurityGroup, "security-group/"+role)})
 		if err != nil {
 			t.Fatal(err)
@@ -42,7 +43,7 @@ func TestMachinesDeleteOrderOfGroups(t *testing.T) {
 		return aws.ToString(out.GroupId)
 	}
 	cp, etcd := group("control-plane"), group("etcd")
-	if _, err := s.ec2.AuthorizeSecurityGroupIngress(ctx, &ec2.AuthorizeSecurityGroupIngressInput{GroupId: aws.String(etcd), IpPermissions: []ec2types.IpPermission{{
+	if _, err := s.EC2.AuthorizeSecurityGroupIngress(ctx, &ec2.AuthorizeSecurityGroupIngressInput{GroupId: aws.String(etcd), IpPermissions: []ec2types.IpPermission{{
 		IpProtocol: aws.String("tcp"), FromPort: aws.Int32(2379), ToPort: aws.Int32(2379), UserIdGroupPairs: []ec2types.UserIdGroupPair{{GroupId: aws.String(cp)}}}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestObserveLostMachineAddress(t *testing.T) {
 		if _, err := p.observeMachines(context.Background(), c, rec); err != nil {
 			t.Fatal(err)
 		}
-		got, _ := p.id(name, addressKey("instance/etcd-1"))
+		got, _ := p.ids.Get(name, addressKey("instance/etcd-1"))
 		if got != tc.want {
 			t.Errorf("%s: address %q, want %q", tc.name, got, tc.want)
 		}

@@ -14,6 +14,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
 )
 
@@ -50,10 +51,10 @@ func carriesPods(role string) bool { return role == RoleControlPlane || role == 
 
 // privateRouteTables are the keys of a network's route tables that its private subnets (the
 // nodes') use.
-func privateRouteTables(n network) []string {
+func privateRouteTables(n awsnet.Network) []string {
 	var out []string
-	for _, k := range n.routes {
-		if k != key(kindRouteTable, "public") {
+	for _, k := range n.Routes {
+		if k != awsnet.Key(awsnet.KindRouteTable, "public") {
 			out = append(out, k)
 		}
 	}
@@ -67,35 +68,35 @@ func podNetDesired(instanceKey, joinKey string, tables []string) (check, route c
 	check = cluster.Resource{Kind: kindSourceDestCheck, Name: n, Fields: map[string]string{"instance": instanceKey, "enabled": "false"},
 		DependsOn: []string{instanceKey}}
 	route = cluster.Resource{Kind: kindPodRoute, Name: n, Fields: map[string]string{"instance": instanceKey, "routeTables": strings.Join(tables, ",")},
-		DependsOn: append([]string{joinKey, key(kindSourceDestCheck, n)}, tables...)}
+		DependsOn: append([]string{joinKey, awsnet.Key(kindSourceDestCheck, n)}, tables...)}
 	return check, route
 }
 
 // sourceDestCheck turns the check of the step's machine off.
 func (x *exec) sourceDestCheck(ctx context.Context, _ cluster.Change) error {
-	ik := x.res.Fields["instance"]
-	id, err := x.id(ik)
+	ik := x.Res.Fields["instance"]
+	id, err := x.ID(ik)
 	if err != nil || id == "" {
-		return fmt.Errorf("%s: its machine %s is not launched", x.res.Key(), ik)
+		return fmt.Errorf("%s: its machine %s is not launched", x.Res.Key(), ik)
 	}
 	// EC2 changes the attribute of a machine that runs: a machine launched is waited for.
 	if err := x.running(ctx, ik); err != nil {
 		return err
 	}
-	if id, err = x.id(ik); err != nil {
+	if id, err = x.ID(ik); err != nil {
 		return err
 	}
 	if err := x.sourceDestOff(ctx, id); err != nil {
 		return err
 	}
-	return x.made(id)
+	return x.Made(id)
 }
 
 // sourceDestOff turns the source/destination check of instance id off (again is harmless).
 func (x *exec) sourceDestOff(ctx context.Context, id string) error {
-	_, err := x.s.ec2.ModifyInstanceAttribute(ctx, &ec2.ModifyInstanceAttributeInput{InstanceId: aws.String(id),
+	_, err := x.s.EC2.ModifyInstanceAttribute(ctx, &ec2.ModifyInstanceAttributeInput{InstanceId: aws.String(id),
 		SourceDestCheck: &ec2types.AttributeBooleanValue{Value: aws.Bool(false)}})
-	return x.fail("ec2:ModifyInstanceAttribute", id+" (source/destination check off)", err)
+	return x.Fail("ec2:ModifyInstanceAttribute", id+" (source/destination check off)", err)
 }
 
 // podRoute routes the pod range of the step's node to its instance.
@@ -104,13 +105,13 @@ func (x *exec) podRoute(ctx context.Context, _ cluster.Change) error {
 	if err != nil {
 		return err
 	}
-	cidr, err := x.routePods(ctx, bt, m, kit.ParseList(x.res.Fields["routeTables"]))
+	cidr, err := x.routePods(ctx, bt, m, kit.ParseList(x.Res.Fields["routeTables"]))
 	if err != nil {
 		return err
 	}
-	x.res.Fields = maps.Clone(x.res.Fields)
-	x.res.Fields[fieldPodCIDR] = cidr
-	return x.made(m.info.id)
+	x.Res.Fields = maps.Clone(x.Res.Fields)
+	x.Res.Fields[fieldPodCIDR] = cidr
+	return x.Made(m.info.id)
 }
 
 // routePods makes the route of machine m's node's IPv4 pod range to m's instance in each route
@@ -131,26 +132,26 @@ func (x *exec) routePods(ctx context.Context, bt *booted, m *sshMachine, tables 
 	if cidr == "" {
 		return "", fmt.Errorf("node %s has no IPv4 pod range (spec.podCIDRs %v)", m.Name(), cidrs)
 	}
-	podNet, err := netip.ParsePrefix(orDefault(x.c.Spec.Networking.PodCIDR, defaultPodCIDR))
+	podNet, err := netip.ParsePrefix(awsnet.OrDefault(x.C.Spec.Networking.PodCIDR, defaultPodCIDR))
 	if err != nil {
 		return "", fmt.Errorf("the cluster's pod range: %w", err)
 	}
 	id := m.info.id
 	for _, tk := range tables {
-		rt, err := x.id(tk)
+		rt, err := x.ID(tk)
 		if err != nil || rt == "" {
 			return "", fmt.Errorf("route of pods %s to %s: route table %s is not made", cidr, id, tk)
 		}
-		out, err := x.s.ec2.DescribeRouteTables(ctx, &ec2.DescribeRouteTablesInput{RouteTableIds: []string{rt}})
+		out, err := x.s.EC2.DescribeRouteTables(ctx, &ec2.DescribeRouteTablesInput{RouteTableIds: []string{rt}})
 		if err != nil || len(out.RouteTables) == 0 {
-			return "", x.fail("ec2:DescribeRouteTables", tk, err)
+			return "", x.Fail("ec2:DescribeRouteTables", tk, err)
 		}
 		ops := routeOps(out.RouteTables[0].Routes, cidr, id, podNet)
 		for _, d := range ops.drop {
 			x.p.log().Infof("  %s: delete route %s (%s)", tk, d, "a terminated instance's, or the node's former range")
-			_, err := x.s.ec2.DeleteRoute(ctx, &ec2.DeleteRouteInput{RouteTableId: aws.String(rt), DestinationCidrBlock: aws.String(d)})
-			if err != nil && apiCode(err) != "InvalidRoute.NotFound" {
-				return "", x.fail("ec2:DeleteRoute", tk+" "+d, err)
+			_, err := x.s.EC2.DeleteRoute(ctx, &ec2.DeleteRouteInput{RouteTableId: aws.String(rt), DestinationCidrBlock: aws.String(d)})
+			if err != nil && awsnet.APICode(err) != "InvalidRoute.NotFound" {
+				return "", x.Fail("ec2:DeleteRoute", tk+" "+d, err)
 			}
 		}
 		have := ops.have
@@ -158,19 +159,19 @@ func (x *exec) routePods(ctx context.Context, bt *booted, m *sshMachine, tables 
 		case have == id:
 			continue
 		case have == "":
-			_, err = x.s.ec2.CreateRoute(ctx, &ec2.CreateRouteInput{RouteTableId: aws.String(rt), DestinationCidrBlock: aws.String(cidr), InstanceId: aws.String(id)})
-			if apiCode(err) != "RouteAlreadyExists" {
+			_, err = x.s.EC2.CreateRoute(ctx, &ec2.CreateRouteInput{RouteTableId: aws.String(rt), DestinationCidrBlock: aws.String(cidr), InstanceId: aws.String(id)})
+			if awsnet.APICode(err) != "RouteAlreadyExists" {
 				if err != nil {
-					return "", x.fail("ec2:CreateRoute", tk+" "+cidr, err)
+					return "", x.Fail("ec2:CreateRoute", tk+" "+cidr, err)
 				}
 				x.p.log().Infof("  %s: route %s -> %s (node %s)", tk, cidr, id, m.Name())
 				continue
 			}
 		}
 		x.p.log().Infof("  %s: route %s -> %s (node %s), was -> %s", tk, cidr, id, m.Name(), have)
-		_, err = x.s.ec2.ReplaceRoute(ctx, &ec2.ReplaceRouteInput{RouteTableId: aws.String(rt), DestinationCidrBlock: aws.String(cidr), InstanceId: aws.String(id)})
+		_, err = x.s.EC2.ReplaceRoute(ctx, &ec2.ReplaceRouteInput{RouteTableId: aws.String(rt), DestinationCidrBlock: aws.String(cidr), InstanceId: aws.String(id)})
 		if err != nil {
-			return "", x.fail("ec2:ReplaceRoute", tk+" "+cidr, err)
+			return "", x.Fail("ec2:ReplaceRoute", tk+" "+cidr, err)
 		}
 	}
 	return cidr, nil
@@ -209,11 +210,11 @@ func routeOps(routes []ec2types.Route, cidr, id string, podNet netip.Prefix) pod
 // deletePodRoute deletes the route of a node that leaves (its machine goes) from the route tables,
 // unless it leads elsewhere by now.
 func (x *exec) deletePodRoute(ctx context.Context, ch cluster.Change) error {
-	cidr, id := ch.Actual.Fields[fieldPodCIDR], actualID(ch)
+	cidr, id := ch.Actual.Fields[fieldPodCIDR], awsnet.ActualID(ch)
 	if cidr == "" {
 		return nil
 	}
-	if !machinesKeys(x.c)[ch.Key] {
+	if !machinesKeys(x.C)[ch.Key] {
 		// The node leaves a cluster that stays (a scale-down): its pods are evicted while their
 		// traffic still reaches them, then the route goes (its join's delete, which drains too,
 		// finds the node drained). When the whole cluster goes, nothing is drained.
@@ -222,24 +223,24 @@ func (x *exec) deletePodRoute(ctx context.Context, ch cluster.Change) error {
 		}
 	}
 	for _, tk := range kit.ParseList(ch.Actual.Fields["routeTables"]) {
-		rt, err := x.id(tk)
+		rt, err := x.ID(tk)
 		if err != nil || rt == "" {
 			continue // the table is gone
 		}
-		out, err := x.s.ec2.DescribeRouteTables(ctx, &ec2.DescribeRouteTablesInput{RouteTableIds: []string{rt}})
-		if err != nil && notFound(err) {
+		out, err := x.s.EC2.DescribeRouteTables(ctx, &ec2.DescribeRouteTablesInput{RouteTableIds: []string{rt}})
+		if err != nil && awsnet.NotFound(err) {
 			continue // the table is gone (notFound is also true of no error)
 		}
 		if err != nil || len(out.RouteTables) == 0 {
-			return x.fail("ec2:DescribeRouteTables", tk, err)
+			return x.Fail("ec2:DescribeRouteTables", tk, err)
 		}
 		for _, r := range out.RouteTables[0].Routes {
 			if aws.ToString(r.DestinationCidrBlock) != cidr || aws.ToString(r.InstanceId) != id {
 				continue
 			}
-			_, err := x.s.ec2.DeleteRoute(ctx, &ec2.DeleteRouteInput{RouteTableId: aws.String(rt), DestinationCidrBlock: aws.String(cidr)})
-			if err != nil && apiCode(err) != "InvalidRoute.NotFound" && !notFound(err) {
-				return x.fail("ec2:DeleteRoute", tk+" "+cidr, err)
+			_, err := x.s.EC2.DeleteRoute(ctx, &ec2.DeleteRouteInput{RouteTableId: aws.String(rt), DestinationCidrBlock: aws.String(cidr)})
+			if err != nil && awsnet.APICode(err) != "InvalidRoute.NotFound" && !awsnet.NotFound(err) {
+				return x.Fail("ec2:DeleteRoute", tk+" "+cidr, err)
 			}
 		}
 	}
@@ -250,7 +251,7 @@ func (x *exec) deletePodRoute(ctx context.Context, ch cluster.Change) error {
 // records them.
 func (x *exec) rollPodNet(ctx context.Context, bt *booted, ik string, m *sshMachine) error {
 	var route *cluster.Resource
-	for _, r := range machinesDesired(x.c, x.m) {
+	for _, r := range machinesDesired(x.C, x.m) {
 		if r.Kind == kindPodRoute && r.Fields["instance"] == ik {
 			route = &r
 		}
@@ -261,7 +262,7 @@ func (x *exec) rollPodNet(ctx context.Context, bt *booted, ik string, m *sshMach
 	if err := x.sourceDestOff(ctx, m.info.id); err != nil {
 		return err
 	}
-	if err := x.record(key(kindSourceDestCheck, route.Name), m.info.id); err != nil {
+	if err := x.record(awsnet.Key(kindSourceDestCheck, route.Name), m.info.id); err != nil {
 		return err
 	}
 	cidr, err := x.routePods(ctx, bt, m, kit.ParseList(route.Fields["routeTables"]))
@@ -272,14 +273,14 @@ func (x *exec) rollPodNet(ctx context.Context, bt *booted, ik string, m *sshMach
 	r.Fields = maps.Clone(r.Fields)
 	r.Fields[fieldPodCIDR] = cidr
 	r.ID = m.info.id
-	x.p.remember(x.name, r.Key(), r.ID)
-	return x.save(r)
+	x.p.remember(x.Name, r.Key(), r.ID)
+	return x.Save(r)
 }
 
 // observePodNet adds the pod network's steps that hold: the check off on a node's machine that
 // runs, and the routes recorded for a machine that runs and whose join holds, present in every
 // route table and leading to it.
-func (s *session) observePodNet(ctx context.Context, o *observation, infos map[string]machineInfo, recorded []cluster.Resource, joined map[string]bool) error {
+func (s *session) observePodNet(ctx context.Context, o *awsnet.Observation, infos map[string]machineInfo, recorded []cluster.Resource, joined map[string]bool) error {
 	for _, k := range slices.Sorted(maps.Keys(infos)) {
 		in := infos[k]
 		if !carriesPods(in.role) || (in.state != string(ec2types.InstanceStateNameRunning) && in.state != string(ec2types.InstanceStateNamePending)) {
@@ -287,7 +288,7 @@ func (s *session) observePodNet(ctx context.Context, o *observation, infos map[s
 		}
 		if in.inst.SourceDestCheck != nil && !aws.ToBool(in.inst.SourceDestCheck) {
 			_, n, _ := strings.Cut(k, "/")
-			o.add(cluster.Resource{Kind: kindSourceDestCheck, Name: n, ID: in.id, Fields: map[string]string{"instance": k, "enabled": "false"}, DependsOn: []string{k}})
+			o.Add(cluster.Resource{Kind: kindSourceDestCheck, Name: n, ID: in.id, Fields: map[string]string{"instance": k, "enabled": "false"}, DependsOn: []string{k}})
 		}
 	}
 	var routes []cluster.Resource
@@ -301,9 +302,9 @@ func (s *session) observePodNet(ctx context.Context, o *observation, infos map[s
 	if len(routes) == 0 {
 		return nil
 	}
-	out, err := s.ec2.DescribeRouteTables(ctx, &ec2.DescribeRouteTablesInput{Filters: tagFilter(o.name)})
+	out, err := s.EC2.DescribeRouteTables(ctx, &ec2.DescribeRouteTablesInput{Filters: awsnet.TagFilter(o.Name)})
 	if err != nil {
-		return fmt.Errorf("ec2:DescribeRouteTables: %s", apiMessage(err))
+		return fmt.Errorf("ec2:DescribeRouteTables: %s", awsnet.APIMessage(err))
 	}
 	to := map[string]string{} // route table id + " " + destination -> instance, of active routes
 	for _, rt := range out.RouteTables {
@@ -314,12 +315,12 @@ func (s *session) observePodNet(ctx context.Context, o *observation, infos map[s
 		}
 	}
 	ids := map[string]string{} // key -> id
-	for id, k := range o.keys {
+	for id, k := range o.Keys {
 		ids[k] = id
 	}
 	for _, r := range routes {
 		if podRouteHolds(r, ids, to) {
-			o.add(cluster.Resource{Kind: r.Kind, Name: r.Name, ID: r.ID, Fields: r.Fields, DependsOn: r.DependsOn})
+			o.Add(cluster.Resource{Kind: r.Kind, Name: r.Name, ID: r.ID, Fields: r.Fields, DependsOn: r.DependsOn})
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 )
 
 // TestPodNetDesired: every machine that runs pods (control planes, workers) has its
@@ -37,15 +38,15 @@ func TestPodNetDesired(t *testing.T) {
 				switch r.Kind {
 				case kindSourceDestCheck:
 					checks = append(checks, r.Name)
-					ik := key(kindInstance, r.Name)
+					ik := awsnet.Key(kindInstance, r.Name)
 					if r.Fields["instance"] != ik || r.Fields["enabled"] != "false" || !slices.Equal(r.DependsOn, []string{ik}) || at[ik] > at[r.Key()] {
 						t.Errorf("%s: %+v (instance at %d, the check at %d)", r.Key(), r, at[ik], at[r.Key()])
 					}
 				case kindPodRoute:
 					routes = append(routes, r.Name)
-					join := key(kindKubeadmJoin, r.Name)
-					if r.Fields["instance"] != key(kindInstance, r.Name) || r.Fields["routeTables"] != tc.tables || at[join] > at[r.Key()] ||
-						!slices.Contains(r.DependsOn, join) || !slices.Contains(r.DependsOn, key(kindSourceDestCheck, r.Name)) {
+					join := awsnet.Key(kindKubeadmJoin, r.Name)
+					if r.Fields["instance"] != awsnet.Key(kindInstance, r.Name) || r.Fields["routeTables"] != tc.tables || at[join] > at[r.Key()] ||
+						!slices.Contains(r.DependsOn, join) || !slices.Contains(r.DependsOn, awsnet.Key(kindSourceDestCheck, r.Name)) {
 						t.Errorf("%s: %+v", r.Key(), r)
 					}
 					for _, tk := range strings.Split(tc.tables, ",") {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
 
@@ -83,26 +84,26 @@ func (p *Provider) resolveMachines(ctx context.Context, c *spec.Cluster) (*machi
 			add("spec.kubernetesVersion", "%q: nuv's machine image carries Kubernetes %s", v, strings.Join(MachineVersions, ", "))
 		}
 	}
-	zones, err := ss.zones(ctx)
+	zones, err := ss.Zones(ctx)
 	if err != nil {
 		return nil, []spec.FieldError{{Path: "spec.zones", Msg: err.Error()}}
 	}
 	r.zones = c.Spec.Zones
 	for i, z := range c.Spec.Zones {
 		if !slices.Contains(zones, z) {
-			add(fmt.Sprintf("spec.zones[%d]", i), "%q is not a zone of %s (zones: %s)", z, ss.cfg.Region, strings.Join(zones, ", "))
+			add(fmt.Sprintf("spec.zones[%d]", i), "%q is not a zone of %s (zones: %s)", z, ss.Config.Region, strings.Join(zones, ", "))
 		}
 	}
 	if len(r.zones) == 0 {
 		// The control planes spread over up to three zones; one control plane takes one.
 		n := min(max(c.Spec.ControlPlane.Count, 1), 3, len(zones))
 		if n == 0 {
-			return nil, []spec.FieldError{{Path: "spec.zones", Msg: "region " + ss.cfg.Region + " has no available zone"}}
+			return nil, []spec.FieldError{{Path: "spec.zones", Msg: "region " + ss.Config.Region + " has no available zone"}}
 		}
 		r.zones = zones[:n]
 	}
 	var cerrs []spec.FieldError
-	r.subnets, cerrs = CarveSubnets(c.Spec.Networking.VPCCIDR, r.zones, sec.PublicSubnetCIDRs, sec.PrivateSubnetCIDRs)
+	r.subnets, cerrs = awsnet.CarveSubnets(c.Spec.Networking.VPCCIDR, r.zones, sec.PublicSubnetCIDRs, sec.PrivateSubnetCIDRs)
 	for _, e := range cerrs {
 		e.Path = strings.Replace(e.Path, "spec.eks.", "spec.aws.", 1)
 		errs = append(errs, e)
@@ -110,7 +111,7 @@ func (p *Provider) resolveMachines(ctx context.Context, c *spec.Cluster) (*machi
 	checked := map[string]error{}
 	check := func(path, t string) {
 		if _, done := checked[t]; !done {
-			checked[t] = ss.instanceType(ctx, t)
+			checked[t] = ss.InstanceType(ctx, t)
 		}
 		if err := checked[t]; err != nil {
 			add(path, "%v", err)
@@ -162,9 +163,9 @@ func (s *session) machineImage(ctx context.Context, named, version string) (stri
 	default:
 		in.Filters = []ec2types.Filter{{Name: aws.String("name"), Values: []string{MachineImagePrefix + version + "*"}}}
 	}
-	out, err := s.ec2.DescribeImages(ctx, in)
-	if err != nil && !strings.Contains(apiCode(err), "NotFound") {
-		return "", fmt.Errorf("look up the machine image (ec2:DescribeImages): %s", apiMessage(err))
+	out, err := s.EC2.DescribeImages(ctx, in)
+	if err != nil && !strings.Contains(awsnet.APICode(err), "NotFound") {
+		return "", fmt.Errorf("look up the machine image (ec2:DescribeImages): %s", awsnet.APIMessage(err))
 	}
 	var best *ec2types.Image
 	if out != nil {
@@ -182,7 +183,7 @@ func (s *session) machineImage(ctx context.Context, named, version string) (stri
 		if want == "" {
 			want = MachineImagePrefix + version + "*"
 		}
-		return "", errors.New("no available machine image " + want + " in " + s.cfg.Region +
+		return "", errors.New("no available machine image " + want + " in " + s.Config.Region +
 			" (ec2:DescribeImages, owner self): nuv's machine image must be registered in the account first")
 	}
 	return aws.ToString(best.Name), nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"maps"
 	"os"
 	"os/exec"
@@ -527,7 +528,7 @@ type aMachine struct {
 func (w *world) machines(t *testing.T, name string) map[string][]aMachine {
 	t.Helper()
 	out, err := w.ec2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
-		{Name: aws.String("tag:" + nuveks.TagCluster), Values: []string{name}}}})
+		{Name: aws.String("tag:" + awsnet.TagCluster), Values: []string{name}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,7 +542,7 @@ func (w *world) machines(t *testing.T, name string) map[string][]aMachine {
 			for _, tg := range in.Tags {
 				tags[aws.ToString(tg.Key)] = aws.ToString(tg.Value)
 			}
-			k := tags[nuveks.TagResource]
+			k := tags[awsnet.TagResource]
 			got[k] = append(got[k], aMachine{id: aws.ToString(in.InstanceId), state: string(in.State.Name), role: tags[nuveks.TagRole], ip: aws.ToString(in.PrivateIpAddress)})
 		}
 	}
@@ -569,7 +570,7 @@ func (w *world) awsCLIMachines(t *testing.T, name string) map[string][]aMachine 
 	if err != nil {
 		t.Fatalf("the aws CLI: %v", err)
 	}
-	cmd := exec.Command(cli, "ec2", "describe-instances", "--output", "json", "--filters", "Name=tag:"+nuveks.TagCluster+",Values="+name)
+	cmd := exec.Command(cli, "ec2", "describe-instances", "--output", "json", "--filters", "Name=tag:"+awsnet.TagCluster+",Values="+name)
 	// The emulator's endpoint and credentials; the variables the world empties (a profile, a
 	// session token) are left out: the CLI takes an empty AWS_PROFILE for a profile's name.
 	// The CLI (v1) reads the region from AWS_DEFAULT_REGION.
@@ -609,7 +610,7 @@ func (w *world) awsCLIMachines(t *testing.T, name string) map[string][]aMachine 
 			for _, tg := range in.Tags {
 				tags[tg.Key] = tg.Value
 			}
-			k := tags[nuveks.TagResource]
+			k := tags[awsnet.TagResource]
 			got[k] = append(got[k], aMachine{id: in.InstanceID, state: in.State.Name, role: tags[nuveks.TagRole], ip: in.PrivateIPAddress})
 		}
 	}
@@ -653,7 +654,7 @@ func (w *world) taggedLoadBalancers(t *testing.T, name string) []string {
 		}
 		for _, d := range tags.TagDescriptions {
 			for _, tg := range d.Tags {
-				if aws.ToString(tg.Key) == nuveks.TagCluster && aws.ToString(tg.Value) == name {
+				if aws.ToString(tg.Key) == awsnet.TagCluster && aws.ToString(tg.Value) == name {
 					out = append(out, aws.ToString(lb.LoadBalancerName))
 				}
 			}

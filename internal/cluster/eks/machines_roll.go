@@ -26,6 +26,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/bootstrap"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 )
@@ -108,11 +109,11 @@ func (x *exec) instanceChange(ctx context.Context, ch cluster.Change) error {
 	if ch.Action != cluster.Replace {
 		// A machine lost behind nuv's back, or whose roll an apply cut short between its
 		// terminate and its launch, comes back at its address (Observe found it in the record).
-		if addr, err := x.id(addressKey(ch.Key)); err == nil && addr != "" {
+		if addr, err := x.ID(addressKey(ch.Key)); err == nil && addr != "" {
 			if err := x.waitShutDown(ctx, ch.Key); err != nil {
 				return err
 			}
-			defer x.p.remember(x.name, addressKey(ch.Key), "")
+			defer x.p.remember(x.Name, addressKey(ch.Key), "")
 			return x.relaunch(ctx, ch, addr)
 		}
 		return x.launchInstance(ctx)
@@ -123,7 +124,7 @@ func (x *exec) instanceChange(ctx context.Context, ch cluster.Change) error {
 	if err := x.deleteInstance(ctx, ch); err != nil {
 		return err
 	}
-	x.res.ID = ""
+	x.Res.ID = ""
 	return x.launchInstance(ctx)
 }
 
@@ -142,7 +143,7 @@ func (x *exec) relaunch(ctx context.Context, ch cluster.Change, addr string) err
 	if !errors.As(err, &taken) {
 		return err
 	}
-	if x.res.Fields["role"] == RoleLoadBalancer {
+	if x.Res.Fields["role"] == RoleLoadBalancer {
 		return fmt.Errorf("%s: the load-balancer machine cannot come back at %s, the cluster's endpoint (in every kubeconfig and the API's certificate): %w; free the address and apply again", ch.Key, addr, taken)
 	}
 	x.p.log().Warnf("%s: %v; launched at a new address instead, and the configurations that named %s (HAProxy's backends, the API servers' etcd endpoints) are rewritten by its bootstrap step", ch.Key, taken, addr)
@@ -170,8 +171,8 @@ func (x *exec) roll(ctx context.Context, ch cluster.Change) error {
 	if !up {
 		return x.replaceUnbooted(ctx, ch, role)
 	}
-	r := &rolling{ik: ik, role: role, node: nodeName(x.name, ik), lone: role == RoleControlPlane && len(bt.b.Cluster.ControlPlanes) == 1}
-	log.Infof("  roll %s (%s, %s -> %s): one machine at a time", ik, role, ch.Actual.Fields["instanceType"], x.res.Fields["instanceType"])
+	r := &rolling{ik: ik, role: role, node: nodeName(x.Name, ik), lone: role == RoleControlPlane && len(bt.b.Cluster.ControlPlanes) == 1}
+	log.Infof("  roll %s (%s, %s -> %s): one machine at a time", ik, role, ch.Actual.Fields["instanceType"], x.Res.Fields["instanceType"])
 
 	var probe *prober
 	if role != RoleWorker {
@@ -196,7 +197,7 @@ func (x *exec) roll(ctx context.Context, ch cluster.Change) error {
 	}
 	m := bt.machines[ik]
 	if m == nil {
-		return fmt.Errorf("roll %s: the new machine %s is not running", ik, x.res.ID)
+		return fmt.Errorf("roll %s: the new machine %s is not running", ik, x.Res.ID)
 	}
 	if err := x.rollJoin(ctx, bt, m, r); err != nil {
 		return err
@@ -233,7 +234,7 @@ func (x *exec) replaceUnbooted(ctx context.Context, ch cluster.Change, role stri
 	if err := x.deleteInstance(ctx, ch); err != nil {
 		return err
 	}
-	x.res.ID = ""
+	x.Res.ID = ""
 	if err := x.instance(ctx, ch); err != nil {
 		return err
 	}
@@ -241,10 +242,10 @@ func (x *exec) replaceUnbooted(ctx context.Context, ch cluster.Change, role stri
 		return nil
 	}
 	// its check was off on the machine it replaces: the plan does not have it
-	if err := x.sourceDestOff(ctx, x.res.ID); err != nil {
+	if err := x.sourceDestOff(ctx, x.Res.ID); err != nil {
 		return err
 	}
-	return x.record(key(kindSourceDestCheck, x.rname), x.res.ID)
+	return x.record(awsnet.Key(kindSourceDestCheck, x.RName), x.Res.ID)
 }
 
 // rollLeave takes the old machine out of the cluster as its role asks: a lone control plane's
@@ -260,7 +261,7 @@ func (x *exec) rollLeave(ctx context.Context, bt *booted, old *sshMachine, r *ro
 		}
 		// Kept in nuv's home (0600) until the replacement runs from it: an apply killed in
 		// between restores it on its next run instead of making a new cluster (kubeadmInit).
-		if err := fsutil.WriteFileAtomic(x.p.controlPlaneStatePath(x.name), r.state, 0o600); err != nil {
+		if err := fsutil.WriteFileAtomic(x.p.controlPlaneStatePath(x.Name), r.state, 0o600); err != nil {
 			return fmt.Errorf("roll %s: keep the control plane's state: %w", r.ik, err)
 		}
 	case r.role == RoleControlPlane || r.role == RoleWorker:
@@ -300,13 +301,13 @@ func (x *exec) rollReplace(ctx context.Context, ch cluster.Change, old *sshMachi
 	held := *ch.Actual
 	held.Fields = maps.Clone(held.Fields)
 	held.Fields[fieldAddress] = old.info.ip
-	if err := x.save(held); err != nil {
+	if err := x.Save(held); err != nil {
 		return err
 	}
 	if err := x.deleteInstance(ctx, ch); err != nil {
 		return err
 	}
-	x.res.ID, x.keepIP = "", old.info.ip
+	x.Res.ID, x.keepIP = "", old.info.ip
 	if err := x.instance(ctx, ch); err != nil {
 		return err
 	}
@@ -328,8 +329,8 @@ func (x *exec) rollJoin(ctx context.Context, bt *booted, m *sshMachine, r *rolli
 		if err := x.target(ctx, m.info.id, true); err != nil {
 			return err
 		}
-		step = key(kindKubeadmJoin, x.rname)
-		if err := x.record(key(kindKubeadmInit, "control-plane-0"), m.info.id); err != nil {
+		step = awsnet.Key(kindKubeadmJoin, x.RName)
+		if err := x.record(awsnet.Key(kindKubeadmInit, "control-plane-0"), m.info.id); err != nil {
 			return err
 		}
 	case r.role == RoleControlPlane || r.role == RoleWorker:
@@ -354,18 +355,18 @@ func (x *exec) rollJoin(ctx context.Context, bt *booted, m *sshMachine, r *rolli
 				return err
 			}
 		}
-		step = key(kindKubeadmJoin, x.rname)
+		step = awsnet.Key(kindKubeadmJoin, x.RName)
 	case r.role == RoleEtcd:
 		i := slices.IndexFunc(bt.b.Cluster.Etcd, func(e bootstrap.Machine) bool { return e.Name() == m.Name() })
 		if err := bt.b.EtcdMember(ctx, i); err != nil {
 			return err
 		}
-		step = key(kindEtcdMember, x.rname)
+		step = awsnet.Key(kindEtcdMember, x.RName)
 	case r.role == RoleLoadBalancer:
 		if err := bt.b.LoadBalancer(ctx); err != nil {
 			return err
 		}
-		step = key(kindHAProxy, x.rname)
+		step = awsnet.Key(kindHAProxy, x.RName)
 	}
 	if step != "" {
 		if err := x.record(step, m.info.id); err != nil {
@@ -396,7 +397,7 @@ func (x *exec) restoreControlPlane(ctx context.Context, bt *booted, m *sshMachin
 	if err := bt.b.WaitNodeReady(ctx, m.Name(), rollNodeReady); err != nil {
 		return err
 	}
-	if err := os.Remove(x.p.controlPlaneStatePath(x.name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Remove(x.p.controlPlaneStatePath(x.Name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove the control plane's state: %w", err)
 	}
 	return nil
@@ -433,11 +434,11 @@ func lastOf(bt *booted, m *sshMachine) {
 // record saves bootstrap step k (its desired form) as done on instance id: a rolled machine's join
 // is part of its roll.
 func (x *exec) record(k, id string) error {
-	for _, r := range machinesDesired(x.c, x.m) {
+	for _, r := range machinesDesired(x.C, x.m) {
 		if r.Key() == k {
 			r.ID = id
-			x.p.remember(x.name, k, id)
-			return x.save(r)
+			x.p.remember(x.Name, k, id)
+			return x.Save(r)
 		}
 	}
 	return nil
@@ -450,28 +451,28 @@ func (x *exec) target(ctx context.Context, id string, add bool) error {
 	if x.m.sec.LoadBalancer.Type != LBNetwork {
 		return nil
 	}
-	tgk := key(kindTargetGroup, x.name+"-api")
-	arn, err := x.id(tgk)
+	tgk := awsnet.Key(kindTargetGroup, x.Name+"-api")
+	arn, err := x.ID(tgk)
 	if err != nil {
 		return err
 	}
 	td := []elbtypes.TargetDescription{{Id: aws.String(id), Port: aws.Int32(portAPI)}}
 	if !add {
 		_, err := x.s.elb.DeregisterTargets(ctx, &elb.DeregisterTargetsInput{TargetGroupArn: aws.String(arn), Targets: td})
-		if err != nil && !notFound(err) {
-			return x.fail("elasticloadbalancing:DeregisterTargets", tgk, err)
+		if err != nil && !awsnet.NotFound(err) {
+			return x.Fail("elasticloadbalancing:DeregisterTargets", tgk, err)
 		}
 		return nil
 	}
 	if _, err := x.s.elb.RegisterTargets(ctx, &elb.RegisterTargetsInput{TargetGroupArn: aws.String(arn), Targets: td}); err != nil {
-		return x.fail("elasticloadbalancing:RegisterTargets", tgk, err)
+		return x.Fail("elasticloadbalancing:RegisterTargets", tgk, err)
 	}
 	g := x.p.progress(tgk + " target " + id)
-	delay := max(x.s.poll, time.Second)
+	delay := max(x.s.Poll, time.Second)
 	for deadline := time.Now().Add(rollTargetReady); ; {
 		out, err := x.s.elb.DescribeTargetHealth(ctx, &elb.DescribeTargetHealthInput{TargetGroupArn: aws.String(arn), Targets: td})
 		if err != nil {
-			return x.fail("elasticloadbalancing:DescribeTargetHealth", tgk, err)
+			return x.Fail("elasticloadbalancing:DescribeTargetHealth", tgk, err)
 		}
 		st := "unknown"
 		for _, d := range out.TargetHealthDescriptions {
@@ -479,7 +480,7 @@ func (x *exec) target(ctx context.Context, id string, add bool) error {
 				st = string(d.TargetHealth.State)
 			}
 		}
-		g.status(st)
+		g.Status(st)
 		if st == string(elbtypes.TargetHealthStateEnumHealthy) {
 			return nil
 		}
@@ -537,7 +538,7 @@ func (x *exec) validate(ctx context.Context, bt *booted, etcd bool) error {
 		}
 		return nil
 	}
-	g := x.p.progress("validation of cluster " + x.name)
+	g := x.p.progress("validation of cluster " + x.Name)
 	passed := 0
 	var last error
 	for deadline := time.Now().Add(rollValidate); ; {
@@ -546,10 +547,10 @@ func (x *exec) validate(ctx context.Context, bt *booted, etcd bool) error {
 			if passed == 2 {
 				return nil
 			}
-			g.status("passed once")
+			g.Status("passed once")
 		} else {
 			passed = 0
-			g.status(last.Error())
+			g.Status(last.Error())
 		}
 		if time.Now().After(deadline) {
 			return last
@@ -717,11 +718,11 @@ func annotateRolls(c *spec.Cluster, plan *cluster.Plan) {
 // waitShutDown waits until the machines of key that are shutting down are terminated: their
 // address is free then.
 func (x *exec) waitShutDown(ctx context.Context, k string) error {
-	out, err := x.s.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{Filters: append(tagFilter(x.name),
-		ec2types.Filter{Name: aws.String("tag:" + TagResource), Values: []string{k}},
+	out, err := x.s.EC2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{Filters: append(awsnet.TagFilter(x.Name),
+		ec2types.Filter{Name: aws.String("tag:" + awsnet.TagResource), Values: []string{k}},
 		ec2types.Filter{Name: aws.String("instance-state-name"), Values: []string{string(ec2types.InstanceStateNameShuttingDown)}})})
 	if err != nil {
-		return x.fail("ec2:DescribeInstances", k, err)
+		return x.Fail("ec2:DescribeInstances", k, err)
 	}
 	for _, r := range out.Reservations {
 		for _, in := range r.Instances {

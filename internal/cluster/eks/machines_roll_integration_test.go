@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
 )
 
@@ -39,7 +40,7 @@ func edited(t *testing.T, doc string, edits ...string) string {
 func (w *machinesWorld) instances(t *testing.T, name string) map[string]ec2types.Instance {
 	t.Helper()
 	out, err := w.ec2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
-		{Name: aws.String("tag:" + TagCluster), Values: []string{name}},
+		{Name: aws.String("tag:" + awsnet.TagCluster), Values: []string{name}},
 		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running", "stopping", "stopped"}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +48,7 @@ func (w *machinesWorld) instances(t *testing.T, name string) map[string]ec2types
 	got := map[string]ec2types.Instance{}
 	for _, r := range out.Reservations {
 		for _, in := range r.Instances {
-			got[tagsOf(in.Tags)[TagResource]] = in
+			got[awsnet.TagsOf(in.Tags)[awsnet.TagResource]] = in
 		}
 	}
 	return got

@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/tfgen"
@@ -28,18 +29,18 @@ var machineKinds = lazy.Value[kit.Kinds[*exec, *tfWriter]]{New: func() kit.Kinds
 	return kit.Kinds[*exec, *tfWriter]{
 		Provider: MachinesName,
 		ByKind: map[string]kit.Kind[*exec, *tfWriter]{
-			kindVPC:          kinds.ByKind[kindVPC],
-			kindSubnet:       kinds.ByKind[kindSubnet],
-			kindIGW:          kinds.ByKind[kindIGW],
-			kindEIP:          kinds.ByKind[kindEIP],
-			kindNAT:          kinds.ByKind[kindNAT],
-			kindRouteTable:   kinds.ByKind[kindRouteTable],
-			kindSG:           {Apply: (*exec).machineSG, Delete: (*exec).deleteSecurityGroup, Terraform: (*tfWriter).machineSecurityGroup},
-			kindKeyPair:      {Apply: (*exec).keyPair, Delete: (*exec).deleteKeyPair, Terraform: (*tfWriter).keyPair},
-			kindInstance:     {Apply: (*exec).instanceChange, Delete: (*exec).deleteInstance, Replace: true, Terraform: (*tfWriter).instance},
-			kindLoadBalancer: {Apply: (*exec).loadBalancer, Delete: (*exec).deleteLoadBalancer, Terraform: (*tfWriter).loadBalancer},
-			kindTargetGroup:  {Apply: (*exec).targetGroup, Delete: (*exec).deleteTargetGroup, Terraform: (*tfWriter).targetGroup},
-			kindListener:     {Apply: (*exec).listener, Delete: (*exec).deleteListener, Terraform: (*tfWriter).listener},
+			awsnet.KindVPC:        kinds.ByKind[awsnet.KindVPC],
+			awsnet.KindSubnet:     kinds.ByKind[awsnet.KindSubnet],
+			awsnet.KindIGW:        kinds.ByKind[awsnet.KindIGW],
+			awsnet.KindEIP:        kinds.ByKind[awsnet.KindEIP],
+			awsnet.KindNAT:        kinds.ByKind[awsnet.KindNAT],
+			awsnet.KindRouteTable: kinds.ByKind[awsnet.KindRouteTable],
+			awsnet.KindSG:         {Apply: (*exec).machineSG, Delete: (*exec).DeleteSecurityGroup, Terraform: (*tfWriter).machineSecurityGroup},
+			kindKeyPair:           {Apply: (*exec).keyPair, Delete: (*exec).deleteKeyPair, Terraform: (*tfWriter).keyPair},
+			kindInstance:          {Apply: (*exec).instanceChange, Delete: (*exec).deleteInstance, Replace: true, Terraform: (*tfWriter).instance},
+			kindLoadBalancer:      {Apply: (*exec).loadBalancer, Delete: (*exec).deleteLoadBalancer, Terraform: (*tfWriter).loadBalancer},
+			kindTargetGroup:       {Apply: (*exec).targetGroup, Delete: (*exec).deleteTargetGroup, Terraform: (*tfWriter).targetGroup},
+			kindListener:          {Apply: (*exec).listener, Delete: (*exec).deleteListener, Terraform: (*tfWriter).listener},
 			// The bootstrap runs on the machines over SSH; in Terraform it is one provisioner step after
 			// the machines are made (bootstrap), which nuv's own apply carries out. Its steps go with
 			// their machines; a join's delete drains the node when the cluster stays.
@@ -55,8 +56,8 @@ var machineKinds = lazy.Value[kit.Kinds[*exec, *tfWriter]]{New: func() kit.Kinds
 			kindSourceDestCheck: {Apply: (*exec).sourceDestCheck, Delete: noop},
 			kindPodRoute:        {Apply: (*exec).podRoute, Delete: (*exec).deletePodRoute, Terraform: (*tfWriter).bootstrap},
 		},
-		Refuse:   (*exec).refuse,
-		Stranger: (*exec).stranger,
+		Refuse:   (*exec).Refuse,
+		Stranger: (*exec).Stranger,
 	}
 }}
 
@@ -70,11 +71,11 @@ var machineKinds = lazy.Value[kit.Kinds[*exec, *tfWriter]]{New: func() kit.Kinds
 // host key pinned from its tag.
 func (p *Provider) machinesTerraform(c *spec.Cluster, desired []cluster.Resource) (map[string][]byte, error) {
 	m := tfgen.NewModule()
-	m.Variables(c.Spec.Region, kit.Tags(c.Spec.Tags, TagCluster, c.Metadata.Name))
-	w := &tfWriter{p: p, c: c, body: m.File("main.tf"), addr: map[string]string{}, byKey: map[string]cluster.Resource{}, desired: desired}
+	m.Variables(c.Spec.Region, kit.Tags(c.Spec.Tags, awsnet.TagCluster, c.Metadata.Name))
+	w := &tfWriter{TF: awsnet.NewTF(c, m.File("main.tf")), p: p, desired: desired}
 	w.machinesHeader()
 	for _, r := range desired {
-		w.byKey[r.Key()] = r
+		w.ByKey[r.Key()] = r
 	}
 	for _, r := range desired {
 		if err := machineKinds.Get().Terraform(w, r); err != nil {
@@ -96,12 +97,12 @@ func (p *Provider) machinesTerraform(c *spec.Cluster, desired []cluster.Resource
 }
 
 func (w *tfWriter) machinesHeader() {
-	tf := w.body.AppendNewBlock("terraform", nil).Body()
+	tf := w.Body.AppendNewBlock("terraform", nil).Body()
 	rp := tf.AppendNewBlock("required_providers", nil).Body()
 	rp.SetAttributeValue("aws", cty.ObjectVal(map[string]cty.Value{"source": cty.StringVal("hashicorp/aws"), "version": cty.StringVal(">= 5.40")}))
 	rp.SetAttributeValue("tls", cty.ObjectVal(map[string]cty.Value{"source": cty.StringVal("hashicorp/tls"), "version": cty.StringVal(">= 4.0")}))
-	w.body.AppendNewline()
-	pb := w.body.AppendNewBlock("provider", []string{"aws"}).Body()
+	w.Body.AppendNewline()
+	pb := w.Body.AppendNewBlock("provider", []string{"aws"}).Body()
 	pb.SetAttributeRaw("region", tfgen.Ref("var", "region"))
 	pb.AppendNewBlock("default_tags", nil).Body().SetAttributeRaw("tags", tfgen.Ref("var", "tags"))
 }
@@ -109,10 +110,10 @@ func (w *tfWriter) machinesHeader() {
 // machineImage declares the AMI lookup once, by the name the plan's instances carry.
 func (w *tfWriter) machineImage(name string) hclwrite.Tokens {
 	const label = "machine"
-	if _, ok := w.addr["ami"]; !ok {
-		w.addr["ami"] = "data.aws_ami." + label
-		w.body.AppendNewline()
-		b := w.body.AppendNewBlock("data", []string{"aws_ami", label}).Body()
+	if _, ok := w.Addr["ami"]; !ok {
+		w.Addr["ami"] = "data.aws_ami." + label
+		w.Body.AppendNewline()
+		b := w.Body.AppendNewBlock("data", []string{"aws_ami", label}).Body()
 		b.SetAttributeValue("most_recent", cty.True)
 		b.SetAttributeValue("owners", tfgen.Strings("self"))
 		f := b.AppendNewBlock("filter", nil).Body()
@@ -126,16 +127,16 @@ func (w *tfWriter) machineImage(name string) hclwrite.Tokens {
 // source (separate rule resources: groups that name each other make no cycle), and egress to
 // anywhere.
 func (w *tfWriter) machineSecurityGroup(r cluster.Resource) error {
-	b := w.block("aws_security_group", r.Key())
-	vpc, err := w.ref(r.Fields["vpc"], "id")
+	b := w.Block("aws_security_group", r.Key())
+	vpc, err := w.Ref(r.Fields["vpc"], "id")
 	if err != nil {
 		return err
 	}
-	b.SetAttributeValue("name", cty.StringVal("nuv-"+w.c.Metadata.Name+"-"+r.Name))
-	b.SetAttributeValue("description", cty.StringVal("nuv cluster "+w.c.Metadata.Name+": "+r.Name))
+	b.SetAttributeValue("name", cty.StringVal("nuv-"+w.C.Metadata.Name+"-"+r.Name))
+	b.SetAttributeValue("description", cty.StringVal("nuv cluster "+w.C.Metadata.Name+": "+r.Name))
 	b.SetAttributeRaw("vpc_id", vpc)
-	b.SetAttributeValue("tags", w.nameTags(r))
-	self, _ := w.ref(r.Key(), "id")
+	b.SetAttributeValue("tags", w.NameTags(r))
+	self, _ := w.Ref(r.Key(), "id")
 	label := tfgen.Name(r.Name)
 	n := 0
 	for _, rl := range kit.ParseList(r.Fields["ingress"]) {
@@ -151,8 +152,8 @@ func (w *tfWriter) machineSecurityGroup(r cluster.Resource) error {
 			}
 		}
 		for _, src := range ruleSources(rl) {
-			w.body.AppendNewline()
-			rb := w.body.AppendNewBlock("resource", []string{"aws_vpc_security_group_ingress_rule", fmt.Sprintf("%s_%d", label, n)}).Body()
+			w.Body.AppendNewline()
+			rb := w.Body.AppendNewBlock("resource", []string{"aws_vpc_security_group_ingress_rule", fmt.Sprintf("%s_%d", label, n)}).Body()
 			n++
 			rb.SetAttributeRaw("security_group_id", self)
 			if proto == "all" {
@@ -162,21 +163,21 @@ func (w *tfWriter) machineSecurityGroup(r cluster.Resource) error {
 				rb.SetAttributeValue("from_port", cty.NumberIntVal(int64(from)))
 				rb.SetAttributeValue("to_port", cty.NumberIntVal(int64(to)))
 			}
-			if strings.HasPrefix(src, kindSG+"/") {
+			if strings.HasPrefix(src, awsnet.KindSG+"/") {
 				if src == r.Key() {
 					rb.SetAttributeRaw("referenced_security_group_id", self)
 					continue
 				}
 				// A group declared later is referenced by its address all the same: Terraform
 				// orders by references, not by position in the file.
-				rb.SetAttributeRaw("referenced_security_group_id", tfgen.Ref("aws_security_group", tfgen.Name(strings.TrimPrefix(src, kindSG+"/")), "id"))
+				rb.SetAttributeRaw("referenced_security_group_id", tfgen.Ref("aws_security_group", tfgen.Name(strings.TrimPrefix(src, awsnet.KindSG+"/")), "id"))
 				continue
 			}
 			rb.SetAttributeValue("cidr_ipv4", cty.StringVal(src))
 		}
 	}
-	w.body.AppendNewline()
-	eb := w.body.AppendNewBlock("resource", []string{"aws_vpc_security_group_egress_rule", label}).Body()
+	w.Body.AppendNewline()
+	eb := w.Body.AppendNewBlock("resource", []string{"aws_vpc_security_group_egress_rule", label}).Body()
 	eb.SetAttributeRaw("security_group_id", self)
 	eb.SetAttributeValue("ip_protocol", cty.StringVal("-1"))
 	eb.SetAttributeValue("cidr_ipv4", cty.StringVal("0.0.0.0/0"))
@@ -187,13 +188,13 @@ func (w *tfWriter) machineSecurityGroup(r cluster.Resource) error {
 // keeps safe), its public half imported as the key pair.
 func (w *tfWriter) keyPair(r cluster.Resource) error {
 	label := tfgen.Name(r.Name)
-	w.body.AppendNewline()
-	kb := w.body.AppendNewBlock("resource", []string{"tls_private_key", label}).Body()
+	w.Body.AppendNewline()
+	kb := w.Body.AppendNewBlock("resource", []string{"tls_private_key", label}).Body()
 	kb.SetAttributeValue("algorithm", cty.StringVal(strings.ToUpper(r.Fields["algorithm"])))
-	b := w.block("aws_key_pair", r.Key())
+	b := w.Block("aws_key_pair", r.Key())
 	b.SetAttributeValue("key_name", cty.StringVal(r.Name))
 	b.SetAttributeRaw("public_key", tfgen.Ref("tls_private_key", label, "public_key_openssh"))
-	b.SetAttributeValue("tags", w.nameTags(r))
+	b.SetAttributeValue("tags", w.NameTags(r))
 	return nil
 }
 
@@ -206,15 +207,15 @@ func (w *tfWriter) keyPair(r cluster.Resource) error {
 func (w *tfWriter) instance(r cluster.Resource) error {
 	f := r.Fields
 	hostKey := tfgen.Name("host-" + r.Name)
-	w.body.AppendNewline()
-	hb := w.body.AppendNewBlock("resource", []string{"tls_private_key", hostKey}).Body()
+	w.Body.AppendNewline()
+	hb := w.Body.AppendNewBlock("resource", []string{"tls_private_key", hostKey}).Body()
 	hb.SetAttributeValue("algorithm", cty.StringVal("ED25519"))
 	client, err := w.clientKeyLabel()
 	if err != nil {
 		return err
 	}
 	interp := func(label, attr string) string { return "${trimspace(tls_private_key." + label + "." + attr + ")}" }
-	ud, err := userdata.Template(w.c.Metadata.Name+"-"+r.Name, "", userdata.Holes{
+	ud, err := userdata.Template(w.C.Metadata.Name+"-"+r.Name, "", userdata.Holes{
 		HostKey:    interp(hostKey, "private_key_openssh"),
 		HostPub:    interp(hostKey, "public_key_openssh"),
 		Authorized: interp(client, "public_key_openssh"),
@@ -223,20 +224,20 @@ func (w *tfWriter) instance(r cluster.Resource) error {
 		return err
 	}
 	ami := w.machineImage(f["image"])
-	b := w.block("aws_instance", r.Key())
+	b := w.Block("aws_instance", r.Key())
 	b.SetAttributeRaw("ami", ami)
 	b.SetAttributeValue("instance_type", cty.StringVal(f["instanceType"]))
-	sub, err := w.ref(f["subnet"], "id")
+	sub, err := w.Ref(f["subnet"], "id")
 	if err != nil {
 		return err
 	}
 	b.SetAttributeRaw("subnet_id", sub)
-	sgs, err := w.refs("id", kit.ParseList(f["securityGroups"])...)
+	sgs, err := w.Refs("id", kit.ParseList(f["securityGroups"])...)
 	if err != nil {
 		return err
 	}
 	b.SetAttributeRaw("vpc_security_group_ids", sgs)
-	kp, err := w.ref(f["keyPair"], "key_name")
+	kp, err := w.Ref(f["keyPair"], "key_name")
 	if err != nil {
 		return err
 	}
@@ -248,7 +249,7 @@ func (w *tfWriter) instance(r cluster.Resource) error {
 	b.SetAttributeRaw("user_data", tfgen.Heredoc(ud))
 	// the host key's public half is known only when Terraform made it: an expression in the tags
 	tags := []hclwrite.ObjectAttrTokens{}
-	static := map[string]string{"Name": nameTag(w.c.Metadata.Name, r), TagResource: r.Key(), TagRole: f["role"]}
+	static := map[string]string{"Name": awsnet.NameTag(w.C.Metadata.Name, r), awsnet.TagResource: r.Key(), TagRole: f["role"]}
 	for _, k := range slices.Sorted(maps.Keys(static)) {
 		tags = append(tags, hclwrite.ObjectAttrTokens{Name: hclwrite.TokensForValue(cty.StringVal(k)), Value: hclwrite.TokensForValue(cty.StringVal(static[k]))})
 	}
@@ -262,7 +263,7 @@ func (w *tfWriter) instance(r cluster.Resource) error {
 func (w *tfWriter) clientKeyLabel() (string, error) {
 	for _, r := range w.desired {
 		if r.Kind == kindKeyPair {
-			if _, ok := w.addr[r.Key()]; !ok {
+			if _, ok := w.Addr[r.Key()]; !ok {
 				return "", fmt.Errorf("terraform: the key pair %s comes after the machines", r.Key())
 			}
 			return tfgen.Name(r.Name), nil
@@ -272,32 +273,32 @@ func (w *tfWriter) clientKeyLabel() (string, error) {
 }
 
 func (w *tfWriter) loadBalancer(r cluster.Resource) error {
-	b := w.block("aws_lb", r.Key())
+	b := w.Block("aws_lb", r.Key())
 	b.SetAttributeValue("name", cty.StringVal("nuv-"+r.Name))
 	b.SetAttributeValue("load_balancer_type", cty.StringVal(r.Fields["type"]))
 	b.SetAttributeValue("internal", cty.BoolVal(r.Fields["scheme"] == "internal"))
 	var subs []string
 	for _, s := range kit.ParseList(r.Fields["subnets"]) {
-		subs = append(subs, key(kindSubnet, s))
+		subs = append(subs, awsnet.Key(awsnet.KindSubnet, s))
 	}
-	t, err := w.refs("id", subs...)
+	t, err := w.Refs("id", subs...)
 	if err != nil {
 		return err
 	}
 	b.SetAttributeRaw("subnets", t)
-	b.SetAttributeValue("tags", w.nameTags(r))
+	b.SetAttributeValue("tags", w.NameTags(r))
 	return nil
 }
 
 // targetGroup is the API's target group and an attachment per control plane.
 func (w *tfWriter) targetGroup(r cluster.Resource) error {
 	f := r.Fields
-	b := w.block("aws_lb_target_group", r.Key())
+	b := w.Block("aws_lb_target_group", r.Key())
 	b.SetAttributeValue("name", cty.StringVal("nuv-"+r.Name))
 	b.SetAttributeValue("protocol", cty.StringVal(f["protocol"]))
 	port, _ := strconv.Atoi(f["port"])
 	b.SetAttributeValue("port", cty.NumberIntVal(int64(port)))
-	vpc, err := w.ref(f["vpc"], "id")
+	vpc, err := w.Ref(f["vpc"], "id")
 	if err != nil {
 		return err
 	}
@@ -305,15 +306,15 @@ func (w *tfWriter) targetGroup(r cluster.Resource) error {
 	b.SetAttributeValue("target_type", cty.StringVal("instance"))
 	hc := b.AppendNewBlock("health_check", nil).Body()
 	hc.SetAttributeValue("protocol", cty.StringVal("TCP"))
-	b.SetAttributeValue("tags", w.nameTags(r))
-	tg, _ := w.ref(r.Key(), "arn")
+	b.SetAttributeValue("tags", w.NameTags(r))
+	tg, _ := w.Ref(r.Key(), "arn")
 	for _, t := range kit.ParseList(f["targets"]) {
-		id, err := w.ref(key(kindInstance, t), "id")
+		id, err := w.Ref(awsnet.Key(kindInstance, t), "id")
 		if err != nil {
 			return err
 		}
-		w.body.AppendNewline()
-		ab := w.body.AppendNewBlock("resource", []string{"aws_lb_target_group_attachment", tfgen.Name(t)}).Body()
+		w.Body.AppendNewline()
+		ab := w.Body.AppendNewBlock("resource", []string{"aws_lb_target_group_attachment", tfgen.Name(t)}).Body()
 		ab.SetAttributeRaw("target_group_arn", tg)
 		ab.SetAttributeRaw("target_id", id)
 		ab.SetAttributeValue("port", cty.NumberIntVal(int64(port)))
@@ -323,12 +324,12 @@ func (w *tfWriter) targetGroup(r cluster.Resource) error {
 
 func (w *tfWriter) listener(r cluster.Resource) error {
 	f := r.Fields
-	b := w.block("aws_lb_listener", r.Key())
-	lb, err := w.ref(f["loadBalancer"], "arn")
+	b := w.Block("aws_lb_listener", r.Key())
+	lb, err := w.Ref(f["loadBalancer"], "arn")
 	if err != nil {
 		return err
 	}
-	tg, err := w.ref(f["targetGroup"], "arn")
+	tg, err := w.Ref(f["targetGroup"], "arn")
 	if err != nil {
 		return err
 	}
@@ -345,10 +346,10 @@ func (w *tfWriter) listener(r cluster.Resource) error {
 // bootstrap writes, once, the step that bootstraps Kubernetes on the machines Terraform made:
 // `nuv cluster apply` on the cluster's spec, run again whenever a machine is replaced.
 func (w *tfWriter) bootstrap(cluster.Resource) error {
-	if _, ok := w.addr["bootstrap"]; ok {
+	if _, ok := w.Addr["bootstrap"]; ok {
 		return nil
 	}
-	w.addr["bootstrap"] = "terraform_data.bootstrap"
+	w.Addr["bootstrap"] = "terraform_data.bootstrap"
 	var machines, after []string
 	for _, r := range w.desired {
 		switch r.Kind {
@@ -359,16 +360,16 @@ func (w *tfWriter) bootstrap(cluster.Resource) error {
 			after = append(after, r.Key())
 		}
 	}
-	ids, err := w.refs("id", machines...)
+	ids, err := w.Refs("id", machines...)
 	if err != nil {
 		return err
 	}
-	w.body.AppendNewline()
-	b := w.body.AppendNewBlock("resource", []string{"terraform_data", "bootstrap"}).Body()
+	w.Body.AppendNewline()
+	b := w.Body.AppendNewBlock("resource", []string{"terraform_data", "bootstrap"}).Body()
 	b.SetAttributeRaw("triggers_replace", ids)
 	pb := b.AppendNewBlock("provisioner", []string{"local-exec"}).Body()
 	// A template: Terraform fills in the module's directory, where the spec is kept beside it.
-	pb.SetAttributeRaw("command", tfgen.Ident(`"nuv cluster apply -f ${path.module}/`+w.c.Metadata.Name+`.yaml --yes"`))
+	pb.SetAttributeRaw("command", tfgen.Ident(`"nuv cluster apply -f ${path.module}/`+w.C.Metadata.Name+`.yaml --yes"`))
 	// nuv connects with the key Terraform made (the key pair's): it reaches nuv in the
 	// environment, never on the command line or on disk
 	client, err := w.clientKeyLabel()
@@ -377,19 +378,19 @@ func (w *tfWriter) bootstrap(cluster.Resource) error {
 	}
 	env := []hclwrite.ObjectAttrTokens{{Name: tfgen.Ident(EnvSSHKey), Value: tfgen.Ref("tls_private_key", client, "private_key_openssh")}}
 	pb.SetAttributeRaw("environment", hclwrite.TokensForObject(env))
-	b.SetAttributeRaw("depends_on", w.addrs(after...))
+	b.SetAttributeRaw("depends_on", w.Addrs(after...))
 	return nil
 }
 
 func (w *tfWriter) machinesOutputs(b *hclwrite.Body) {
-	name := w.c.Metadata.Name
-	if a, ok := w.addr[key(kindLoadBalancer, name)]; ok {
+	name := w.C.Metadata.Name
+	if a, ok := w.Addr[awsnet.Key(kindLoadBalancer, name)]; ok {
 		ob := b.AppendNewBlock("output", []string{"endpoint"}).Body()
 		ob.SetAttributeValue("description", cty.StringVal("The API servers' load balancer (port 6443)."))
 		ob.SetAttributeRaw("value", tfgen.Ident(a+".dns_name"))
 		return
 	}
-	if a, ok := w.addr[key(kindInstance, "lb-0")]; ok {
+	if a, ok := w.Addr[awsnet.Key(kindInstance, "lb-0")]; ok {
 		ob := b.AppendNewBlock("output", []string{"endpoint"}).Body()
 		ob.SetAttributeValue("description", cty.StringVal("The HAProxy machine in front of the API servers (port 6443)."))
 		ob.SetAttributeRaw("value", tfgen.Ident(a+".private_ip"))

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/tfgen/tfgentest"
@@ -74,7 +75,7 @@ func machinesPlan(t *testing.T, doc string) (*spec.Cluster, []cluster.Resource) 
 		t.Fatalf("checkMachines: %v", errs)
 	}
 	sec := MachinesKey.Get(c).withDefaults()
-	subnets, errs := CarveSubnets(c.Spec.Networking.VPCCIDR, c.Spec.Zones, sec.PublicSubnetCIDRs, sec.PrivateSubnetCIDRs)
+	subnets, errs := awsnet.CarveSubnets(c.Spec.Networking.VPCCIDR, c.Spec.Zones, sec.PublicSubnetCIDRs, sec.PrivateSubnetCIDRs)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}

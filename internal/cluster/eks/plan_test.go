@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
@@ -245,12 +246,12 @@ func TestObserveByRecordedID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := ss.ec2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.0.0.0/16")})
+	out, err := ss.EC2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.0.0.0/16")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := aws.ToString(out.Vpc.VpcId)
-	rs, err := p.Observe(ctx, c, []cluster.Resource{{Kind: kindVPC, Name: "lab", ID: id}})
+	rs, err := p.Observe(ctx, c, []cluster.Resource{{Kind: awsnet.KindVPC, Name: "lab", ID: id}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,13 +271,13 @@ func existingNetwork(t *testing.T, p *Provider) (string, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := ss.ec2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.1.0.0/16")})
+	v, err := ss.EC2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.1.0.0/16")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var subnets []string
 	for i, z := range []string{"us-east-1a", "us-east-1b"} {
-		sn, err := ss.ec2.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: v.Vpc.VpcId, CidrBlock: aws.String(fmt.Sprintf("10.1.%d.0/24", i)), AvailabilityZone: aws.String(z)})
+		sn, err := ss.EC2.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: v.Vpc.VpcId, CidrBlock: aws.String(fmt.Sprintf("10.1.%d.0/24", i)), AvailabilityZone: aws.String(z)})
 		if err != nil {
 			t.Fatal(err)
 		}

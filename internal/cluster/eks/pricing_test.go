@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
 
@@ -29,7 +30,7 @@ func TestMachines(t *testing.T) {
 		{"machine", inRegion, cluster.Resource{Kind: kindInstance, Fields: map[string]string{"instanceType": "c5.xlarge", "role": "etcd"}},
 			[]cluster.Machines{{Cloud: "aws", Region: "us-east-2", Type: "c5.xlarge", Count: 1}}},
 		{"empty group", inRegion, cluster.Resource{Kind: kindNodeGroup, Fields: map[string]string{"instanceTypes": "m5.large", "desired": "0"}}, nil},
-		{"vpc", inRegion, cluster.Resource{Kind: kindVPC, Fields: map[string]string{"cidr": "10.0.0.0/16"}}, nil},
+		{"vpc", inRegion, cluster.Resource{Kind: awsnet.KindVPC, Fields: map[string]string{"cidr": "10.0.0.0/16"}}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"go.yaml.in/yaml/v3"
 )
@@ -63,7 +64,7 @@ func TestDecodeSectionDefaults(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	if s.NAT != NATSingle || !s.EndpointPublic || s.EndpointPrivate || s.AMIType != "AL2023_x86_64_STANDARD" || strings.Join(s.Logging, ",") != "api,audit" {
+	if s.NAT != awsnet.NATSingle || !s.EndpointPublic || s.EndpointPrivate || s.AMIType != "AL2023_x86_64_STANDARD" || strings.Join(s.Logging, ",") != "api,audit" {
 		t.Fatalf("defaults: %+v", s)
 	}
 	got := s.AddonVersions()
@@ -104,7 +105,7 @@ func TestCarveSubnets(t *testing.T) {
 		{name: "count", zones: []string{"a", "b"}, priv: []string{"10.0.0.0/20"}, wantErr: "spec.eks.privateSubnetCIDRs: 1 CIDRs for 2 zones"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, errs := CarveSubnets(tc.vpc, tc.zones, tc.public, tc.priv)
+			got, errs := awsnet.CarveSubnets(tc.vpc, tc.zones, tc.public, tc.priv)
 			if tc.wantErr != "" {
 				if len(errs) == 0 || !strings.HasPrefix(errs[0].Error(), tc.wantErr) {
 					t.Fatalf("errors %v, want %q", errs, tc.wantErr)
