@@ -176,7 +176,7 @@ func (x *exec) retagCluster(ctx context.Context, oldTags string) error {
 		}
 	}
 	if _, err := x.s.eks.TagResource(ctx, &eks.TagResourceInput{ResourceArn: aws.String(x.Res.ID), Tags: want}); err != nil {
-		return x.Fail("eks:awsnet.TagResource", x.Res.Key(), err)
+		return x.Fail("eks:TagResource", x.Res.Key(), err)
 	}
 	return nil
 }

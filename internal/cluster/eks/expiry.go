@@ -158,7 +158,7 @@ func (p *Provider) Mark(ctx context.Context, c *spec.Cluster) error {
 	for _, arn := range arns {
 		if len(want) > 0 {
 			if _, err := s.eks.TagResource(ctx, &eks.TagResourceInput{ResourceArn: aws.String(arn), Tags: want}); err != nil {
-				return fmt.Errorf("eks:awsnet.TagResource %s: %s", arn, awsnet.APIMessage(err))
+				return fmt.Errorf("eks:TagResource %s: %s", arn, awsnet.APIMessage(err))
 			}
 		}
 		if len(gone) > 0 {
