@@ -53,9 +53,6 @@ func nodeRoleName(c string) string    { return "nuv-" + c + "-nodes" }
 
 // Desired lists the resources the spec asks for (Validate has resolved it against AWS).
 func (p *Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
-	if p.selfManaged {
-		return p.machinesDesiredOf(c)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	r, errs := p.resolve(ctx, c)
@@ -145,8 +142,6 @@ func scaling(g spec.NodeGroup) (minSize, maxSize, desiredSize int) {
 	return minSize, maxSize, desiredSize
 }
 
-func instanceTypeOf(g spec.NodeGroup) string { return awsnet.OrDefault(g.InstanceType, "m6i.large") }
-
 func capacityOf(g spec.NodeGroup) string {
 	if g.Spot {
 		return "SPOT"
@@ -167,7 +162,7 @@ func groupFields(g spec.NodeGroup, version, ami string) map[string]string {
 	taints := slices.Clone(g.Taints)
 	slices.Sort(taints)
 	return map[string]string{
-		"instanceTypes": instanceTypeOf(g),
+		"instanceTypes": awsnet.InstanceTypeOf(g),
 		"capacity":      capacityOf(g),
 		"min":           strconv.Itoa(lo),
 		"max":           strconv.Itoa(hi),

@@ -30,7 +30,6 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/karpenter"
-	"github.com/nuv-dev/nuv/internal/machine"
 )
 
 // Name is the provider's name in specs.
@@ -50,22 +49,11 @@ type Provider struct {
 	// and the SDK waiters' own defaults against AWS.
 	Poll time.Duration
 
-	// Home is nuv's home: the self-managed provider keeps its SSH key of each cluster's machines
-	// there (aws/NAME/id_ed25519, 0600).
-	Home string
-
-	// selfManaged makes it the self-managed provider (NewMachines, `provider: aws`).
-	selfManaged bool
-
 	mu       sync.Mutex
 	sessions awsnet.Sessions
 	clients  map[*awsnet.Session]*session // each session's clients
 	resolved map[string]*resolved
-	machines map[string]*machinesResolved
-	conns    map[string]*machine.SSH // SSH connections to machines, by instance id
-	ids      awsnet.IDs              // resource ids, from Observe and creates
-	rolls    []RollReport            // machines rolled (machines_roll.go)
-	launches map[string]*launch      // machines launched, not seen running yet (machines_launch.go)
+	ids      awsnet.IDs // resource ids, from Observe and creates
 }
 
 // remember records a resource's id for the changes that refer to it.
@@ -82,13 +70,8 @@ func New(project, exe string, getenv func(string) string, log cli.Logger) *Provi
 	return &Provider{Project: project, Exe: exe, Getenv: getenv, Log: log}
 }
 
-// Name is "eks", or "aws" for the self-managed provider.
-func (p *Provider) Name() string {
-	if p.selfManaged {
-		return MachinesName
-	}
-	return Name
-}
+// Name is "eks".
+func (p *Provider) Name() string { return Name }
 
 func (p *Provider) getenv(k string) string { return kit.Getenv(p.Getenv)(k) }
 
@@ -110,9 +93,6 @@ type resolved struct {
 // credentials, before anything else; the versions EKS offers; the zones; the instance types; the
 // add-on versions). Every problem has its field path.
 func (p *Provider) Validate(c *spec.Cluster) []spec.FieldError {
-	if p.selfManaged {
-		return p.validateMachines(c)
-	}
 	errs := p.staticChecks(c)
 	if len(errs) > 0 {
 		return errs
@@ -182,7 +162,7 @@ func (p *Provider) staticChecks(c *spec.Cluster) []spec.FieldError {
 
 // resolve asks AWS what the spec means (cached per cluster until the spec changes).
 func (p *Provider) resolve(ctx context.Context, c *spec.Cluster) (*resolved, []spec.FieldError) {
-	key := cacheKey(c)
+	key := awsnet.SpecKey(c, "eks")
 	p.mu.Lock()
 	if r, ok := p.resolved[key]; ok {
 		p.mu.Unlock()
@@ -274,15 +254,6 @@ func (p *Provider) resolve(ctx context.Context, c *spec.Cluster) (*resolved, []s
 	p.resolved[key] = r
 	p.mu.Unlock()
 	return r, nil
-}
-
-func cacheKey(c *spec.Cluster) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%s|%s|%v|%s|%v", c.Metadata.Name, c.Spec.Region, c.Spec.KubernetesVersion, c.Spec.Zones, c.Spec.Networking.VPCCIDR, c.Section("eks"))
-	for _, g := range c.Spec.NodeGroups {
-		b.WriteString("|" + g.InstanceType)
-	}
-	return b.String()
 }
 
 func (p *Provider) progress(what string) *awsnet.Progress {

@@ -3,6 +3,7 @@ package eks
 import (
 	"context"
 	"fmt"
+	"github.com/nuv-dev/nuv/internal/lazy"
 	"strings"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
@@ -14,28 +15,23 @@ import (
 // kinds are the resource kinds of an EKS cluster, each with its create/update, delete and
 // Terraform form (observation is by service: network.go, role.go, controlplane.go, nodegroup.go,
 // karpenter.go).
-var kinds = kit.Kinds[*exec, *tfWriter]{
-	Provider: Name,
-	ByKind: map[string]kit.Kind[*exec, *tfWriter]{
-		awsnet.KindVPC:        {Apply: (*exec).VPC, Delete: (*exec).DeleteVPC, Terraform: (*tfWriter).VPC},
-		awsnet.KindSubnet:     {Apply: (*exec).Subnet, Delete: (*exec).DeleteSubnet, Terraform: (*tfWriter).Subnet},
-		awsnet.KindIGW:        {Apply: (*exec).IGW, Delete: (*exec).DeleteIGW, Terraform: (*tfWriter).IGW},
-		awsnet.KindEIP:        {Apply: (*exec).EIP, Delete: (*exec).DeleteEIP, Terraform: (*tfWriter).EIP},
-		awsnet.KindNAT:        {Apply: (*exec).NAT, Delete: (*exec).DeleteNAT, Terraform: (*tfWriter).NAT},
-		awsnet.KindRouteTable: {Apply: (*exec).RouteTable, Delete: (*exec).DeleteRouteTable, Terraform: (*tfWriter).RouteTable},
-		awsnet.KindSG:         {Apply: (*exec).SecurityGroup, Delete: (*exec).DeleteSecurityGroup, Terraform: (*tfWriter).SecurityGroup},
-		kindRole:              {Apply: (*exec).role, Delete: (*exec).deleteRole, Terraform: (*tfWriter).role},
-		kindCluster:           {Apply: (*exec).cluster, Delete: (*exec).deleteCluster, Terraform: (*tfWriter).cluster},
+// (Built on first use: nothing at init.)
+var kinds = lazy.Value[kit.Kinds[*exec, *tfWriter]]{New: func() kit.Kinds[*exec, *tfWriter] {
+	byKind := awsnet.NetworkKinds[*exec, *tfWriter]()
+	for k, h := range map[string]kit.Kind[*exec, *tfWriter]{
+		kindRole:    {Apply: (*exec).role, Delete: (*exec).deleteRole, Terraform: (*tfWriter).role},
+		kindCluster: {Apply: (*exec).cluster, Delete: (*exec).deleteCluster, Terraform: (*tfWriter).cluster},
 		// nuv writes the kubeconfig (`nuv cluster apply`); Terraform users get the endpoint and CA
 		// as outputs and `aws eks update-kubeconfig` or nuv's exec credential.
 		kindKubeconfig: {Apply: (*exec).kubeconfig, Delete: (*exec).deleteKubeconfig},
 		kindNodeGroup:  {Apply: (*exec).nodegroup, Delete: (*exec).deleteNodegroup, Replace: true, Terraform: (*tfWriter).nodegroup},
 		kindAddon:      {Apply: (*exec).addon, Delete: (*exec).deleteAddon, Terraform: (*tfWriter).addon},
 		kindKarpenter:  {Apply: (*exec).karpenter, Delete: (*exec).deleteKarpenter, Replace: true, Terraform: (*tfWriter).karpenter},
-	},
-	Refuse:   (*exec).Refuse,
-	Stranger: (*exec).Stranger,
-}
+	} {
+		byKind[k] = h
+	}
+	return kit.Kinds[*exec, *tfWriter]{Provider: Name, ByKind: byKind, Refuse: (*exec).Refuse, Stranger: (*exec).Stranger}
+}}
 
 // Execute carries out one change with the handler of its kind. A resource is saved (save) the
 // moment AWS returns its id, before any wait, so an interrupted apply finds it and never makes it
@@ -48,10 +44,7 @@ func (p *Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chan
 	}
 	_, rname, _ := strings.Cut(ch.Key, "/")
 	x := &exec{Exec: &awsnet.Exec{S: s.Session, C: c, Name: c.Metadata.Name, RName: rname, Save: save, IDs: &p.ids, Log: p.log()}, p: p, s: s, sec: sec}
-	ks := kinds
-	if p.selfManaged {
-		ks = machineKinds.Get()
-	}
+	ks := kinds.Get()
 	if ch.Action == cluster.Delete {
 		err := ks.Execute(ctx, x, ch)
 		if err == nil {
@@ -62,19 +55,11 @@ func (p *Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chan
 	if ks.Refuses(ch) {
 		return nil, x.Refuse(ch)
 	}
-	if p.selfManaged {
-		m, errs := p.resolveMachines(ctx, c)
-		if len(errs) > 0 {
-			return nil, fmt.Errorf("%s: %v", ch.Key, errs[0])
-		}
-		x.m = m
-	} else {
-		r, errs := p.resolve(ctx, c)
-		if len(errs) > 0 {
-			return nil, fmt.Errorf("%s: %v", ch.Key, errs[0])
-		}
-		x.r = r
+	r, errs := p.resolve(ctx, c)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s: %v", ch.Key, errs[0])
 	}
+	x.r = r
 	res := *ch.Desired
 	if ch.Actual != nil {
 		res.ID = ch.Actual.ID
@@ -87,14 +72,11 @@ func (p *Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chan
 	return &res, nil
 }
 
-// exec is one change being carried out: the network's (awsnet.Exec) or the provider's.
+// exec is one change being carried out: the network's (awsnet.Exec) or EKS's.
 type exec struct {
 	*awsnet.Exec
 	p   *Provider
 	s   *session
 	sec Section
 	r   *resolved
-	m   *machinesResolved // a self-managed cluster's
-	// keepIP is the private address a rolled machine's replacement is launched at (its own).
-	keepIP string
 }

@@ -13,9 +13,6 @@ import (
 )
 
 func sectionOf(c *spec.Cluster) Section {
-	if c.Spec.Provider == MachinesName {
-		return MachinesKey.Get(c).withDefaults().network()
-	}
 	s, _ := DecodeSection(c.SectionMap("eks"))
 	return s
 }
@@ -25,9 +22,6 @@ func sectionOf(c *spec.Cluster) Section {
 // the node groups and add-ons of the cluster, the kubeconfig, and anything else EC2 lists with the
 // cluster's tag.
 func (p *Provider) Observe(ctx context.Context, c *spec.Cluster, recorded []cluster.Resource) ([]cluster.Resource, error) {
-	if p.selfManaged {
-		return p.observeMachines(ctx, c, recorded)
-	}
 	sec := sectionOf(c)
 	s, err := p.session(ctx, c, sec)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
-	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
 
@@ -15,12 +14,5 @@ import (
 // so without this wait an apply returned with nodes NotReady. For EKS, apply already waits for
 // each node group to be ACTIVE, and the provider does not say here (cluster.ErrUnsupported).
 func (p *Provider) Ready(ctx context.Context, c *spec.Cluster) error {
-	if !p.selfManaged {
-		return cluster.ErrUnsupported
-	}
-	want := max(c.Spec.ControlPlane.Count, 1)
-	for _, g := range c.Spec.NodeGroups {
-		want += g.Size()
-	}
-	return kit.NodesReady(ctx, p.KubeconfigPath(c.Metadata.Name), want)
+	return cluster.ErrUnsupported
 }

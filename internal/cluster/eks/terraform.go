@@ -19,9 +19,6 @@ import (
 // makes, and the Karpenter objects as kubernetes_manifest resources. Tags come from the region
 // and tags variables (the provider's default_tags), so every resource carries nuv.dev/cluster.
 func (p *Provider) Terraform(c *spec.Cluster, desired []cluster.Resource) (map[string][]byte, error) {
-	if p.selfManaged {
-		return p.machinesTerraform(c, desired)
-	}
 	sec := sectionOf(c)
 	m := tfgen.NewModule()
 	tags := kit.Tags(c.Spec.Tags, awsnet.TagCluster, c.Metadata.Name)
@@ -38,7 +35,7 @@ func (p *Provider) Terraform(c *spec.Cluster, desired []cluster.Resource) (map[s
 		w.ByKey[r.Key()] = r
 	}
 	for _, r := range desired {
-		if err := kinds.Terraform(w, r); err != nil {
+		if err := kinds.Get().Terraform(w, r); err != nil {
 			return nil, err
 		}
 	}
@@ -49,7 +46,7 @@ func (p *Provider) Terraform(c *spec.Cluster, desired []cluster.Resource) (map[s
 func (p *Provider) cachedRegion(c *spec.Cluster) (string, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r, ok := p.resolved[cacheKey(c)]
+	r, ok := p.resolved[awsnet.SpecKey(c, "eks")]
 	if !ok {
 		return "", false
 	}

@@ -1,4 +1,4 @@
-package eks
+package awsmachines
 
 import (
 	"bytes"
@@ -23,43 +23,45 @@ import (
 )
 
 // machineKinds are the resource kinds of a self-managed cluster with their Terraform forms; the
-// network's are EKS's.
+// network's are awsnet's (its security groups are the machines').
 // (Built on first use: nothing at init.)
 var machineKinds = lazy.Value[kit.Kinds[*exec, *tfWriter]]{New: func() kit.Kinds[*exec, *tfWriter] {
-	return kit.Kinds[*exec, *tfWriter]{
-		Provider: MachinesName,
-		ByKind: map[string]kit.Kind[*exec, *tfWriter]{
-			awsnet.KindVPC:        kinds.ByKind[awsnet.KindVPC],
-			awsnet.KindSubnet:     kinds.ByKind[awsnet.KindSubnet],
-			awsnet.KindIGW:        kinds.ByKind[awsnet.KindIGW],
-			awsnet.KindEIP:        kinds.ByKind[awsnet.KindEIP],
-			awsnet.KindNAT:        kinds.ByKind[awsnet.KindNAT],
-			awsnet.KindRouteTable: kinds.ByKind[awsnet.KindRouteTable],
-			awsnet.KindSG:         {Apply: (*exec).machineSG, Delete: (*exec).DeleteSecurityGroup, Terraform: (*tfWriter).machineSecurityGroup},
-			kindKeyPair:           {Apply: (*exec).keyPair, Delete: (*exec).deleteKeyPair, Terraform: (*tfWriter).keyPair},
-			kindInstance:          {Apply: (*exec).instanceChange, Delete: (*exec).deleteInstance, Replace: true, Terraform: (*tfWriter).instance},
-			kindLoadBalancer:      {Apply: (*exec).loadBalancer, Delete: (*exec).deleteLoadBalancer, Terraform: (*tfWriter).loadBalancer},
-			kindTargetGroup:       {Apply: (*exec).targetGroup, Delete: (*exec).deleteTargetGroup, Terraform: (*tfWriter).targetGroup},
-			kindListener:          {Apply: (*exec).listener, Delete: (*exec).deleteListener, Terraform: (*tfWriter).listener},
-			// The bootstrap runs on the machines over SSH; in Terraform it is one provisioner step after
-			// the machines are made (bootstrap), which nuv's own apply carries out. Its steps go with
-			// their machines; a join's delete drains the node when the cluster stays.
-			kindHAProxy:     {Apply: (*exec).haproxy, Delete: noop, Terraform: (*tfWriter).bootstrap},
-			kindEtcdMember:  {Apply: (*exec).etcdMember, Delete: (*exec).removeEtcdMember, Terraform: (*tfWriter).bootstrap},
-			kindKubeadmInit: {Apply: (*exec).kubeadmInit, Delete: noop, Terraform: (*tfWriter).bootstrap},
-			kindKubeadmJoin: {Apply: (*exec).kubeadmJoin, Delete: (*exec).leaving, Terraform: (*tfWriter).bootstrap},
-			kindCNI:         {Apply: (*exec).cni, Delete: noop, Terraform: (*tfWriter).bootstrap},
-			kindKubeconfig:  {Apply: (*exec).machinesKubeconfig, Delete: (*exec).deleteKubeconfig},
-			// The pod network's steps (machines_podnet.go): in Terraform the check is the
-			// instance's source_dest_check; the routes need the nodes' pod ranges, which exist
-			// once they joined, so nuv's apply (the bootstrap step) makes them.
-			kindSourceDestCheck: {Apply: (*exec).sourceDestCheck, Delete: noop},
-			kindPodRoute:        {Apply: (*exec).podRoute, Delete: (*exec).deletePodRoute, Terraform: (*tfWriter).bootstrap},
-		},
-		Refuse:   (*exec).Refuse,
-		Stranger: (*exec).Stranger,
+	byKind := awsnet.NetworkKinds[*exec, *tfWriter]()
+	for k, h := range map[string]kit.Kind[*exec, *tfWriter]{
+		awsnet.KindSG:    {Apply: (*exec).machineSG, Delete: (*exec).DeleteSecurityGroup, Terraform: (*tfWriter).machineSecurityGroup},
+		kindKeyPair:      {Apply: (*exec).keyPair, Delete: (*exec).deleteKeyPair, Terraform: (*tfWriter).keyPair},
+		kindInstance:     {Apply: (*exec).instanceChange, Delete: (*exec).deleteInstance, Replace: true, Terraform: (*tfWriter).instance},
+		kindLoadBalancer: {Apply: (*exec).loadBalancer, Delete: (*exec).deleteLoadBalancer, Terraform: (*tfWriter).loadBalancer},
+		kindTargetGroup:  {Apply: (*exec).targetGroup, Delete: (*exec).deleteTargetGroup, Terraform: (*tfWriter).targetGroup},
+		kindListener:     {Apply: (*exec).listener, Delete: (*exec).deleteListener, Terraform: (*tfWriter).listener},
+		// The bootstrap runs on the machines over SSH; in Terraform it is one provisioner step after
+		// the machines are made (bootstrap), which nuv's own apply carries out. Its steps go with
+		// their machines; a join's delete drains the node when the cluster stays.
+		kindHAProxy:     {Apply: (*exec).haproxy, Delete: noop, Terraform: (*tfWriter).bootstrap},
+		kindEtcdMember:  {Apply: (*exec).etcdMember, Delete: (*exec).removeEtcdMember, Terraform: (*tfWriter).bootstrap},
+		kindKubeadmInit: {Apply: (*exec).kubeadmInit, Delete: noop, Terraform: (*tfWriter).bootstrap},
+		kindKubeadmJoin: {Apply: (*exec).kubeadmJoin, Delete: (*exec).leaving, Terraform: (*tfWriter).bootstrap},
+		kindCNI:         {Apply: (*exec).cni, Delete: noop, Terraform: (*tfWriter).bootstrap},
+		kindKubeconfig:  {Apply: (*exec).machinesKubeconfig, Delete: (*exec).deleteKubeconfig},
+		// The pod network's steps (machines_podnet.go): in Terraform the check is the
+		// instance's source_dest_check; the routes need the nodes' pod ranges, which exist
+		// once they joined, so nuv's apply (the bootstrap step) makes them.
+		kindSourceDestCheck: {Apply: (*exec).sourceDestCheck, Delete: noop},
+		kindPodRoute:        {Apply: (*exec).podRoute, Delete: (*exec).deletePodRoute, Terraform: (*tfWriter).bootstrap},
+	} {
+		byKind[k] = h
 	}
+	return kit.Kinds[*exec, *tfWriter]{Provider: Name, ByKind: byKind, Refuse: (*exec).Refuse, Stranger: (*exec).Stranger}
 }}
+
+// tfWriter writes a cluster's Terraform module: the network's blocks (awsnet.TF) and the
+// machines'.
+type tfWriter struct {
+	*awsnet.TF
+	p *Provider
+	// desired are all the plan's resources.
+	desired []cluster.Resource
+}
 
 // machinesTerraform writes a self-managed cluster as a Terraform module for the hashicorp/aws and
 // hashicorp/tls providers: the network, the security groups with one rule resource per port and

@@ -1,7 +1,9 @@
-package eks
+package awsmachines
 
 import (
 	"bytes"
+	"flag"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet/awstest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +14,8 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/tfgen/tfgentest"
 )
+
+var update = flag.Bool("update", false, "rewrite the golden plan files")
 
 // haNLB is a self-managed cluster of three control planes with stacked etcd behind a Network
 // Load Balancer and two workers, over two zones.
@@ -55,13 +59,13 @@ func TestMachinesPlanGolden(t *testing.T) {
 	for _, tc := range []struct{ name, doc string }{{"plan-machines-ha-nlb.txt", haNLB}, {"plan-machines-external-haproxy.txt", externalHAProxy}} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, desired := machinesPlan(t, tc.doc)
-			plan, err := cluster.Diff(c.Metadata.Name, MachinesName, desired, nil)
+			plan, err := cluster.Diff(c.Metadata.Name, Name, desired, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var b bytes.Buffer
 			engine.WritePlan(&b, plan)
-			golden(t, tc.name, b.Bytes())
+			awstest.Golden(t, *update, tc.name, b.Bytes())
 		})
 	}
 }
@@ -70,11 +74,11 @@ func TestMachinesPlanGolden(t *testing.T) {
 // them.
 func machinesPlan(t *testing.T, doc string) (*spec.Cluster, []cluster.Resource) {
 	t.Helper()
-	c := parse(t, doc)
+	c := awstest.Parse(t, doc)
 	if errs := checkMachines(c); len(errs) > 0 {
 		t.Fatalf("checkMachines: %v", errs)
 	}
-	sec := MachinesKey.Get(c).withDefaults()
+	sec := Key.Get(c).withDefaults()
 	subnets, errs := awsnet.CarveSubnets(c.Spec.Networking.VPCCIDR, c.Spec.Zones, sec.PublicSubnetCIDRs, sec.PrivateSubnetCIDRs)
 	if len(errs) > 0 {
 		t.Fatal(errs)
@@ -124,7 +128,7 @@ func TestCheckMachines(t *testing.T) {
 				t.Fatalf("edit %q changed nothing", tc.edit)
 			}
 			var got []string
-			for _, e := range checkMachines(parse(t, doc)) {
+			for _, e := range checkMachines(awstest.Parse(t, doc)) {
 				got = append(got, e.Error())
 			}
 			if all := strings.Join(got, "\n"); !strings.Contains(all, tc.want) {
@@ -132,7 +136,7 @@ func TestCheckMachines(t *testing.T) {
 			}
 		})
 	}
-	if errs := checkMachines(parse(t, haNLB)); len(errs) > 0 {
+	if errs := checkMachines(awstest.Parse(t, haNLB)); len(errs) > 0 {
 		t.Errorf("the valid spec was refused: %v", errs)
 	}
 }
@@ -187,17 +191,17 @@ func TestMachinesRollPlanGolden(t *testing.T) {
 				actual = kept
 			}
 			c, desired := machinesPlan(t, doc)
-			plan, err := cluster.Diff(c.Metadata.Name, MachinesName, desired, actual)
+			plan, err := cluster.Diff(c.Metadata.Name, Name, desired, actual)
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := &Provider{selfManaged: true}
+			p := &Provider{}
 			if err := p.Preflight(t.Context(), c, plan); err != nil {
 				t.Fatal(err)
 			}
 			var b bytes.Buffer
 			engine.WritePlan(&b, plan)
-			golden(t, tc.name, b.Bytes())
+			awstest.Golden(t, *update, tc.name, b.Bytes())
 		})
 	}
 }

@@ -1,7 +1,8 @@
-package eks
+package awsmachines
 
 import (
 	"context"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet/awstest"
 	"strings"
 	"testing"
 )
@@ -13,10 +14,10 @@ func TestIntegrationMachinesValidate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the emulator serves nuv's machine image from the node image on the Docker daemon; skipped under -short")
 	}
-	e := startEmulator(t, 0)
-	p := NewMachines(t.TempDir(), "nuv", e.getenv, nil)
+	e := awstest.StartEmulator(t, 0)
+	p := New(t.TempDir(), "nuv", e.Getenv, nil)
 	doc := strings.Replace(haNLB, "  zones: [us-east-1a, us-east-1b]\n", "", 1)
-	c := parse(t, doc)
+	c := awstest.Parse(t, doc)
 	if errs := p.Validate(c); len(errs) > 0 {
 		t.Fatalf("Validate: %v", errs)
 	}
@@ -40,7 +41,7 @@ func TestIntegrationMachinesValidate(t *testing.T) {
 				t.Fatalf("edit %q changed nothing", tc.edit)
 			}
 			var got []string
-			for _, e := range p.Validate(parse(t, d)) {
+			for _, e := range p.Validate(awstest.Parse(t, d)) {
 				got = append(got, e.Error())
 			}
 			if all := strings.Join(got, "\n"); !strings.Contains(all, tc.want) {

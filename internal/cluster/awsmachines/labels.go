@@ -1,4 +1,4 @@
-package eks
+package awsmachines
 
 import (
 	"maps"
@@ -37,7 +37,7 @@ func emulatorName(s string) bool {
 // cluster type kubeadm), and, on an emulator's machines, the emulator (reports say "emulated by
 // aws"; on real EC2 instances there is no such label).
 func machineNodeLabels(name string, host bootstrap.Host) map[string]string {
-	l := map[string]string{kube.LabelCluster: name, kube.LabelProvider: MachinesName, kube.LabelBootstrap: BootstrapKubeadm}
+	l := map[string]string{kube.LabelCluster: name, kube.LabelProvider: Name, kube.LabelBootstrap: BootstrapKubeadm}
 	if emulatorName(host.Emulator) {
 		l[kube.LabelEmulated] = host.Emulator
 	}

@@ -1,7 +1,8 @@
-package eks
+package awsmachines
 
 import (
 	"context"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet/awstest"
 	"io"
 	"net/http"
 	oexec "os/exec"
@@ -49,7 +50,7 @@ spec:
 type machinesWorld struct {
 	// log is what the provider and the engine printed
 	log *transcript
-	emu *testEmulator
+	emu *awstest.Emulator
 	p   *Provider
 	eng *engine.Engine
 	ec2 *ec2.Client
@@ -60,14 +61,14 @@ func newMachinesWorld(t *testing.T) *machinesWorld {
 	if testing.Short() {
 		t.Skip("runs EC2 instances as containers of nuv's node image and bootstraps Kubernetes on them; skipped under -short")
 	}
-	e := startEmulator(t, 200*time.Millisecond)
+	e := awstest.StartEmulator(t, 200*time.Millisecond)
 	log := &transcript{}
-	p := NewMachines(t.TempDir(), "nuv", e.getenv, cli.NewLogger(testWriter{t, log}, 0))
+	p := New(t.TempDir(), "nuv", e.Getenv, cli.NewLogger(testWriter{t, log}, 0))
 	p.Home = t.TempDir()
 	p.Poll = 300 * time.Millisecond
-	eng := &engine.Engine{Providers: map[string]cluster.Provider{MachinesName: p}, Store: state.Dir{Path: t.TempDir()}, Out: testWriter{t, log}}
+	eng := &engine.Engine{Providers: map[string]cluster.Provider{Name: p}, Store: state.Dir{Path: t.TempDir()}, Out: testWriter{t, log}}
 	ctx := context.Background()
-	s, err := p.session(ctx, parse(t, smallHAProxy), Section{})
+	s, err := p.session(ctx, awstest.Parse(t, smallHAProxy), Machines{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +302,7 @@ spec:
 func TestIntegrationMachinesHeal(t *testing.T) {
 	w := newMachinesWorld(t)
 	ctx := context.Background()
-	c := parse(t, haStacked)
+	c := awstest.Parse(t, haStacked)
 	deleted := false
 	t.Cleanup(func() {
 		if !deleted {

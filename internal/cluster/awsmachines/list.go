@@ -1,8 +1,9 @@
-package eks
+package awsmachines
 
 import (
 	"context"
 	"fmt"
+	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"maps"
 	"os"
 	"slices"
@@ -40,7 +41,7 @@ func (p *Provider) listMachines(ctx context.Context, s *session, name string) ([
 				n := t[awsnet.TagCluster]
 				info := by[n]
 				if info == nil {
-					info = &cluster.Info{Name: n, Provider: MachinesName, Flavor: "kubeadm", Status: cluster.Running, NodesReady: -1}
+					info = &cluster.Info{Name: n, Provider: Name, Flavor: "kubeadm", Status: cluster.Running, NodesReady: -1}
 					by[n] = info
 				}
 				if in.LaunchTime != nil && (info.Created.IsZero() || in.LaunchTime.Before(info.Created)) {
@@ -72,7 +73,7 @@ func (p *Provider) listMachines(ctx context.Context, s *session, name string) ([
 		if _, err := os.Stat(p.KubeconfigPath(n)); err == nil {
 			info.Kubeconfig = p.KubeconfigPath(n)
 			if info.Status == cluster.Running {
-				info.NodesReady = p.readyNodes(ctx, n)
+				info.NodesReady = kit.ReadyCount(ctx, p.KubeconfigPath(n))
 			}
 		}
 		out = append(out, *info)
@@ -87,7 +88,7 @@ func (p *Provider) statusMachines(ctx context.Context, c *spec.Cluster) (cluster
 	if !p.configured() && sec.Endpoint == "" && sec.Profile == "" {
 		return cluster.Info{}, fmt.Errorf("%q: %w", name, cluster.ErrNotFound)
 	}
-	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	ctx, cancel := context.WithTimeout(ctx, awsnet.ListTimeout)
 	defer cancel()
 	s, err := p.session(ctx, c, sec)
 	if err != nil {

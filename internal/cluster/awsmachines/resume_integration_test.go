@@ -1,4 +1,4 @@
-package eks_test
+package awsmachines_test
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet/awsworld"
 	"maps"
 	"os"
 	"os/exec"
@@ -27,8 +28,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nuv-dev/nuv/internal/bootstrap"
+	"github.com/nuv-dev/nuv/internal/cluster/awsmachines"
 	"github.com/nuv-dev/nuv/internal/cluster/clustertest"
-	nuveks "github.com/nuv-dev/nuv/internal/cluster/eks"
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/machine"
 )
@@ -51,11 +52,11 @@ spec:
 
 // The machines of externalHAProxy by their nuv.dev/resource tag, and their roles.
 var externalMachines = map[string]string{
-	"instance/control-plane-0": nuveks.RoleControlPlane,
-	"instance/etcd-0":          nuveks.RoleEtcd,
-	"instance/etcd-1":          nuveks.RoleEtcd,
-	"instance/etcd-2":          nuveks.RoleEtcd,
-	"instance/lb-0":            nuveks.RoleLoadBalancer,
+	"instance/control-plane-0": awsmachines.RoleControlPlane,
+	"instance/etcd-0":          awsmachines.RoleEtcd,
+	"instance/etcd-1":          awsmachines.RoleEtcd,
+	"instance/etcd-2":          awsmachines.RoleEtcd,
+	"instance/lb-0":            awsmachines.RoleLoadBalancer,
 }
 
 // vpcNetworks lists the Docker networks of externalHAProxy's VPC (the emulator's subnets).
@@ -91,11 +92,11 @@ func TestIntegrationMachinesHAProxy(t *testing.T) {
 	}
 	w := newWorld(t)
 	ctx := context.Background()
-	f := w.spec("ext", externalHAProxy)
+	f := w.Spec("ext", externalHAProxy)
 	deleted := false
 	t.Cleanup(func() {
 		if !deleted {
-			if _, errs, code := w.nuv(nil, "cluster", "delete", "--yes", "ext"); code != 0 {
+			if _, errs, code := w.Nuv(nil, "cluster", "delete", "--yes", "ext"); code != 0 {
 				t.Errorf("clean-up: delete: exit %d\n%s", code, errs)
 			}
 		}
@@ -113,7 +114,7 @@ func TestIntegrationMachinesHAProxy(t *testing.T) {
 
 	// 1. kill -9 between ec2:RunInstances and the record, on the last machine the plan launches
 	// (the bootstrap comes next: the resumed apply finds that machine perhaps still pending).
-	out, errs, code := w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
+	out, errs, code := w.Nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
 	if code != 2 {
 		t.Fatalf("plan of a new cluster: exit %d, want 2\n%s%s", code, out, errs)
 	}
@@ -130,7 +131,7 @@ func TestIntegrationMachinesHAProxy(t *testing.T) {
 	if step == 0 || !slices.Contains(keys, "kubeadm-init/control-plane-0") || !slices.Contains(keys, "etcd-member/etcd-2") || !slices.Contains(keys, "haproxy/lb-0") {
 		t.Fatalf("the plan lacks the machines or the bootstrap:\n%s", out)
 	}
-	_, errs, code = w.nuv([]string{fmt.Sprintf("NUV_FAILPOINT_KILL_BEFORE_RECORD=%d", step)}, "cluster", "apply", "--yes", "-f", f)
+	_, errs, code = w.Nuv([]string{fmt.Sprintf("NUV_FAILPOINT_KILL_BEFORE_RECORD=%d", step)}, "cluster", "apply", "--yes", "-f", f)
 	if code != -1 {
 		t.Fatalf("apply killed after launching %s (step %d): exit %d, want killed\n%s", victim, step, code, errs)
 	}
@@ -142,12 +143,12 @@ func TestIntegrationMachinesHAProxy(t *testing.T) {
 	if n := len(w.awsCLIMachines(t, "ext")[victim]); n != 1 {
 		t.Fatalf("after the kill: aws ec2 describe-instances lists %d instances of %s, want 1", n, victim)
 	}
-	for _, r := range readRecord(t, w.home, "ext").Resources {
+	for _, r := range awsworld.ReadRecord(t, w.Home, "ext").Resources {
 		if r.Key() == victim && r.ID != "" {
 			t.Fatalf("the record knows %s (%s): the kill came too late", victim, r.ID)
 		}
 	}
-	out, errs, code = w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
+	out, errs, code = w.Nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
 	if code != 2 || strings.Contains(out, "create "+victim) || !strings.Contains(out, "create kubeadm-init/control-plane-0") {
 		t.Fatalf("plan after the kill: exit %d; want the bootstrap to do and %s found, not made again\n%s%s", code, victim, out, errs)
 	}
@@ -158,8 +159,8 @@ func TestIntegrationMachinesHAProxy(t *testing.T) {
 		t.Fatalf("control plane: %v", cp)
 	}
 	cpID := cp[0].id
-	cmd := clustertest.Command(asNuv, w.env, "cluster", "apply", "--yes", "-f", f)
-	cmd.Dir = w.project
+	cmd := clustertest.Command(asNuv, w.Env, "cluster", "apply", "--yes", "-f", f)
+	cmd.Dir = w.Project
 	var killedOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &killedOut, &killedOut
 	t1 := time.Now()
@@ -199,7 +200,7 @@ func TestIntegrationMachinesHAProxy(t *testing.T) {
 
 	// 3. The apply that resumes.
 	t2 := time.Now()
-	out, errs, code = w.nuv(nil, "cluster", "apply", "--yes", "-f", f)
+	out, errs, code = w.Nuv(nil, "cluster", "apply", "--yes", "-f", f)
 	if code != 0 {
 		w.describeMachines(t, docker, "ext")
 		t.Fatalf("apply after the kills: exit %d\n%s%s", code, out, errs)
@@ -208,12 +209,12 @@ func TestIntegrationMachinesHAProxy(t *testing.T) {
 	if all := out + errs; !strings.Contains(all, "is initialised") || strings.Contains(all, "interrupted init") || strings.Contains(all, "kubeadm init: ext-control-plane-0 (endpoint") {
 		t.Errorf("the resumed apply ran kubeadm init again:\n%s%s", out, errs)
 	}
-	kc := kit.KubeconfigPath(w.project, "ext")
+	kc := kit.KubeconfigPath(w.Project, "ext")
 	if st, err := os.Stat(kc); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("kubeconfig %s: %v (mode %v), want 0600", kc, err, st)
 	}
-	nuveks.ReadyAfterApply(t, kc, 1)
-	cs := nuveks.WaitMachinesReady(t, kc, 1)
+	awsmachines.ReadyAfterApply(t, kc, 1)
+	cs := awsmachines.WaitMachinesReady(t, kc, 1)
 	t.Logf("resumed apply: %.1fs; control plane Ready and CoreDNS running %.1fs after the first apply began", resumed.Seconds(), time.Since(t0).Seconds())
 
 	// One kubeadm init: the CA seen during the killed init is the cluster's, and kubeadm init ran
@@ -280,7 +281,7 @@ func TestIntegrationMachinesHAProxy(t *testing.T) {
 	runDeployment(t, cs)
 	t.Logf("test Deployment available in %.1fs", time.Since(t3).Seconds())
 
-	if out, errs, code := w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode"); code != 0 {
+	if out, errs, code := w.Nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode"); code != 0 {
 		t.Errorf("the plan after the apply is not empty: exit %d\n%s%s", code, out, errs)
 	}
 
@@ -316,7 +317,7 @@ func TestIntegrationMachinesHAProxy(t *testing.T) {
 	// Delete leaves nothing.
 	deleted = true
 	t4 := time.Now()
-	if out, errs, code := w.nuv(nil, "cluster", "delete", "--yes", "ext"); code != 0 {
+	if out, errs, code := w.Nuv(nil, "cluster", "delete", "--yes", "ext"); code != 0 {
 		t.Fatalf("delete: exit %d\n%s%s", code, out, errs)
 	}
 	t.Logf("delete: %.1fs", time.Since(t4).Seconds())
@@ -327,7 +328,7 @@ func TestIntegrationMachinesHAProxy(t *testing.T) {
 		t.Errorf("aws ec2 describe-instances after delete: %v", left)
 	}
 	var tagged []string
-	for _, r := range w.tagged("ext") {
+	for _, r := range w.Tagged("ext") {
 		if !strings.HasPrefix(r, "instance ") { // terminated instances stay listed a while, as in AWS
 			tagged = append(tagged, r)
 		}
@@ -412,7 +413,7 @@ func healEtcd(t *testing.T, w *world, f string, ms map[string][]aMachine, cs *ku
 	ctx := context.Background()
 	lost := ms["instance/etcd-1"][0]
 	t0 := time.Now()
-	if _, err := w.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{lost.id}}); err != nil {
+	if _, err := w.EC2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{lost.id}}); err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(2 * time.Minute); len(w.machines(t, "ext")["instance/etcd-1"]) != 0; time.Sleep(time.Second) {
@@ -420,12 +421,12 @@ func healEtcd(t *testing.T, w *world, f string, ms map[string][]aMachine, cs *ku
 			t.Fatalf("etcd-1 (%s) is not terminated after 2m", lost.id)
 		}
 	}
-	out, errs, code := w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
+	out, errs, code := w.Nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
 	if code != 2 || !strings.Contains(out, "create instance/etcd-1") || !strings.Contains(out, "etcd-member/etcd-1") {
 		t.Fatalf("plan after etcd-1 was terminated: exit %d; want etcd-1 and its member to make again\n%s%s", code, out, errs)
 	}
 	t1 := time.Now()
-	out, errs, code = w.nuv(nil, "cluster", "apply", "--yes", "-f", f)
+	out, errs, code = w.Nuv(nil, "cluster", "apply", "--yes", "-f", f)
 	if code != 0 {
 		t.Fatalf("apply after etcd-1 was terminated: exit %d\n%s%s", code, out, errs)
 	}
@@ -444,7 +445,7 @@ func healEtcd(t *testing.T, w *world, f string, ms map[string][]aMachine, cs *ku
 		t.Errorf("the API through HAProxy after the heal: %v", err)
 	}
 	writeThroughLB(t, ctx, cs, "after-etcd-heal")
-	if out, errs, code := w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode"); code != 0 {
+	if out, errs, code := w.Nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode"); code != 0 {
 		t.Errorf("the plan after the heal is not empty: exit %d\n%s%s", code, out, errs)
 	}
 }
@@ -459,13 +460,13 @@ func rollEtcd(t *testing.T, w *world, f string) {
 	ctx := context.Background()
 	before := w.machines(t, "ext")
 	rolled := strings.Replace(externalHAProxy, "etcd: {placement: external, count: 3}", "etcd: {placement: external, count: 3, instanceType: m6i.xlarge}", 1)
-	f = w.spec("ext", rolled)
-	out, errs, code := w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
+	f = w.Spec("ext", rolled)
+	out, errs, code := w.Nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
 	if code != 2 || !strings.Contains(out, "rolling replacement 3 of 3 (etcd)") || !strings.Contains(out, "3 to replace") {
 		t.Fatalf("plan of the etcd roll: exit %d\n%s%s", code, out, errs)
 	}
 	t0 := time.Now()
-	out, errs, code = w.nuv(nil, "cluster", "apply", "--yes", "-f", f)
+	out, errs, code = w.Nuv(nil, "cluster", "apply", "--yes", "-f", f)
 	if code != 0 {
 		t.Fatalf("apply of the etcd roll: exit %d\n%s%s", code, out, errs)
 	}
@@ -490,9 +491,9 @@ func rollEtcd(t *testing.T, w *world, f string) {
 		}
 	}
 	checkEtcd(t, ctx, etcdOf(t, after), "after the etcd roll")
-	cs := nuveks.WaitMachinesReady(t, kit.KubeconfigPath(w.project, "ext"), 1)
+	cs := awsmachines.WaitMachinesReady(t, kit.KubeconfigPath(w.Project, "ext"), 1)
 	writeThroughLB(t, ctx, cs, "after-etcd-roll")
-	if out, errs, code := w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode"); code != 0 {
+	if out, errs, code := w.Nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode"); code != 0 {
 		t.Errorf("the plan after the etcd roll is not empty: exit %d\n%s%s", code, out, errs)
 	}
 }
@@ -506,7 +507,7 @@ func typesOf(t *testing.T, w *world, ms map[string][]aMachine) map[string]string
 		ids = append(ids, m[0].id)
 		keyOf[m[0].id] = k
 	}
-	out, err := w.ec2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{InstanceIds: ids})
+	out, err := w.EC2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{InstanceIds: ids})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,7 +528,7 @@ type aMachine struct {
 // machines lists the instances of cluster name that are not terminated, by nuv.dev/resource tag.
 func (w *world) machines(t *testing.T, name string) map[string][]aMachine {
 	t.Helper()
-	out, err := w.ec2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+	out, err := w.EC2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
 		{Name: aws.String("tag:" + awsnet.TagCluster), Values: []string{name}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -543,7 +544,7 @@ func (w *world) machines(t *testing.T, name string) map[string][]aMachine {
 				tags[aws.ToString(tg.Key)] = aws.ToString(tg.Value)
 			}
 			k := tags[awsnet.TagResource]
-			got[k] = append(got[k], aMachine{id: aws.ToString(in.InstanceId), state: string(in.State.Name), role: tags[nuveks.TagRole], ip: aws.ToString(in.PrivateIpAddress)})
+			got[k] = append(got[k], aMachine{id: aws.ToString(in.InstanceId), state: string(in.State.Name), role: tags[awsmachines.TagRole], ip: aws.ToString(in.PrivateIpAddress)})
 		}
 	}
 	return got
@@ -574,8 +575,8 @@ func (w *world) awsCLIMachines(t *testing.T, name string) map[string][]aMachine 
 	// The emulator's endpoint and credentials; the variables the world empties (a profile, a
 	// session token) are left out: the CLI takes an empty AWS_PROFILE for a profile's name.
 	// The CLI (v1) reads the region from AWS_DEFAULT_REGION.
-	_, _, _, region := w.emu.Credentials()
-	for _, kv := range append(os.Environ(), w.env...) {
+	_, _, _, region := w.Emu.Credentials()
+	for _, kv := range append(os.Environ(), w.Env...) {
 		if kv != "AWS_PROFILE=" && kv != "AWS_SESSION_TOKEN=" {
 			cmd.Env = append(cmd.Env, kv)
 		}
@@ -611,7 +612,7 @@ func (w *world) awsCLIMachines(t *testing.T, name string) map[string][]aMachine 
 				tags[tg.Key] = tg.Value
 			}
 			k := tags[awsnet.TagResource]
-			got[k] = append(got[k], aMachine{id: in.InstanceID, state: in.State.Name, role: tags[nuveks.TagRole], ip: in.PrivateIPAddress})
+			got[k] = append(got[k], aMachine{id: in.InstanceID, state: in.State.Name, role: tags[awsmachines.TagRole], ip: in.PrivateIPAddress})
 		}
 	}
 	return got
@@ -640,8 +641,8 @@ func checkMachines(t *testing.T, who string, got map[string][]aMachine) {
 func (w *world) taggedLoadBalancers(t *testing.T, name string) []string {
 	t.Helper()
 	ctx := context.Background()
-	key, secret, _, region := w.emu.Credentials()
-	c := elb.NewFromConfig(aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider(key, secret, ""), BaseEndpoint: aws.String(w.url)})
+	key, secret, _, region := w.Emu.Credentials()
+	c := elb.NewFromConfig(aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider(key, secret, ""), BaseEndpoint: aws.String(w.URL)})
 	lbs, err := c.DescribeLoadBalancers(ctx, &elb.DescribeLoadBalancersInput{})
 	if err != nil {
 		t.Fatal(err)

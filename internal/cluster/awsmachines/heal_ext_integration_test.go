@@ -1,4 +1,4 @@
-package eks_test
+package awsmachines_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"k8s.io/client-go/kubernetes"
 
-	nuveks "github.com/nuv-dev/nuv/internal/cluster/eks"
+	"github.com/nuv-dev/nuv/internal/cluster/awsmachines"
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
 )
 
@@ -28,7 +28,7 @@ func healLB(t *testing.T, w *world, f string, cs *kubernetes.Clientset) {
 	}
 	lost := ms["instance/lb-0"][0]
 	t0 := time.Now()
-	if _, err := w.ec2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{lost.id}}); err != nil {
+	if _, err := w.EC2.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: []string{lost.id}}); err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(2 * time.Minute); len(w.machines(t, "ext")["instance/lb-0"]) != 0; time.Sleep(time.Second) {
@@ -39,7 +39,7 @@ func healLB(t *testing.T, w *world, f string, cs *kubernetes.Clientset) {
 	if _, err := cs.Discovery().ServerVersion(); err == nil {
 		t.Errorf("the API answers through the load balancer whose machine %s is terminated", lost.id)
 	}
-	out, errs, code := w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
+	out, errs, code := w.Nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
 	if code != 2 || !strings.Contains(out, "create instance/lb-0") || !strings.Contains(out, "create haproxy/lb-0") || strings.Contains(out, "kubeadm-init") {
 		t.Fatalf("plan after lb-0 was terminated: exit %d; want lb-0 and its HAProxy to make again, no kubeadm init\n%s%s", code, out, errs)
 	}
@@ -53,18 +53,18 @@ func healLB(t *testing.T, w *world, f string, cs *kubernetes.Clientset) {
 		}
 	}
 	t1 := time.Now()
-	kout, kerrs, code := w.nuv([]string{fmt.Sprintf("NUV_FAILPOINT_KILL_BEFORE_RECORD=%d", step)}, "cluster", "apply", "--yes", "-f", f)
+	kout, kerrs, code := w.Nuv([]string{fmt.Sprintf("NUV_FAILPOINT_KILL_BEFORE_RECORD=%d", step)}, "cluster", "apply", "--yes", "-f", f)
 	if code != -1 {
 		t.Fatalf("the heal killed after launching lb-0 (step %d): exit %d, want killed\n%s%s", step, code, kout, kerrs)
 	}
 	if n := len(w.machines(t, "ext")["instance/lb-0"]); n != 1 {
 		t.Fatalf("after the heal was killed: %d machines of lb-0, want 1", n)
 	}
-	out, errs, code = w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
+	out, errs, code = w.Nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
 	if code != 2 || strings.Contains(out, "create instance/lb-0") || !strings.Contains(out, "create haproxy/lb-0") {
 		t.Fatalf("plan after the heal was killed: exit %d; want lb-0 found, its HAProxy to make\n%s%s", code, out, errs)
 	}
-	out, errs, code = w.nuv(nil, "cluster", "apply", "--yes", "-f", f)
+	out, errs, code = w.Nuv(nil, "cluster", "apply", "--yes", "-f", f)
 	if code != 0 {
 		t.Fatalf("apply after lb-0 was terminated and the heal killed: exit %d\n%s%s", code, out, errs)
 	}
@@ -75,10 +75,10 @@ func healLB(t *testing.T, w *world, f string, cs *kubernetes.Clientset) {
 	if m := now["instance/lb-0"]; len(m) != 1 || m[0].id == lost.id || m[0].ip != lost.ip {
 		t.Errorf("lb-0 after the heal: %+v; want a new machine at %s (it was %s)", m, lost.ip, lost.id)
 	}
-	kc := kit.KubeconfigPath(w.project, "ext")
-	nuveks.ReadyAfterApply(t, kc, 1)
+	kc := kit.KubeconfigPath(w.Project, "ext")
+	awsmachines.ReadyAfterApply(t, kc, 1)
 	writeThroughLB(t, ctx, cs, "after-lb-heal")
-	if out, errs, code := w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode"); code != 0 {
+	if out, errs, code := w.Nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode"); code != 0 {
 		t.Errorf("the plan after the load balancer's heal is not empty: exit %d\n%s%s", code, out, errs)
 	}
 }

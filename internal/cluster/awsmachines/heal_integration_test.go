@@ -1,7 +1,8 @@
-package eks
+package awsmachines
 
 import (
 	"context"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet/awstest"
 	"slices"
 	"strings"
 	"testing"
@@ -101,7 +102,7 @@ func (w *machinesWorld) heal(t *testing.T, c string, cs *kubernetes.Clientset, h
 	}
 	logged := len(w.log.String())
 	t1 := time.Now()
-	if _, err := w.eng.Apply(ctx, parse(t, c), engine.ApplyOptions{}); err != nil {
+	if _, err := w.eng.Apply(ctx, awstest.Parse(t, c), engine.ApplyOptions{}); err != nil {
 		t.Fatalf("apply after the loss of %v: %v", hc.lost, err)
 	}
 	applied := time.Since(t1)
@@ -124,7 +125,7 @@ func (w *machinesWorld) heal(t *testing.T, c string, cs *kubernetes.Clientset, h
 		t.Errorf("the write made while degraded: %v %v", got, err)
 	}
 	w.checkStackedEtcd(t, ctx)
-	if p, err := w.eng.Plan(ctx, parse(t, c)); err != nil || !p.Empty() {
+	if p, err := w.eng.Plan(ctx, awstest.Parse(t, c)); err != nil || !p.Empty() {
 		var b strings.Builder
 		if p != nil {
 			engine.WritePlan(&b, p)

@@ -1,6 +1,7 @@
-package eks
+package awsmachines
 
 import (
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet/awstest"
 	"os"
 	"regexp"
 	"strings"
@@ -123,7 +124,7 @@ func TestMachinesTerraformUserData(t *testing.T) {
 	if !ok {
 		t.Fatalf("no spec beside the module; files: %d", len(files))
 	}
-	again := parse(t, string(beside))
+	again := awstest.Parse(t, string(beside))
 	a, _ := yaml.Marshal(again)
 	w, _ := yaml.Marshal(c)
 	if string(a) != string(w) {

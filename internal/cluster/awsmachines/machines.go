@@ -1,4 +1,4 @@
-package eks
+package awsmachines
 
 import (
 	"fmt"
@@ -41,7 +41,7 @@ import (
 //	cni/NAME                            the pod network
 //	kubeconfig/NAME                     clusters/NAME.kubeconfig (0600), through the load balancer
 const (
-	kindKeyPair      = "key-pair"
+	kindKeyPair      = awsnet.KindKeyPair
 	kindLoadBalancer = "load-balancer"
 	kindTargetGroup  = "target-group"
 	kindListener     = "listener"
@@ -51,10 +51,11 @@ const (
 	kindKubeadmInit  = "kubeadm-init"
 	kindKubeadmJoin  = "kubeadm-join"
 	kindCNI          = "cni"
+	kindKubeconfig   = "kubeconfig"
 )
 
-// MachinesName is the self-managed provider's name in specs.
-const MachinesName = "aws"
+// Name is the self-managed provider's name in specs.
+const Name = "aws"
 
 // Machine roles, the value of every instance's nuv.dev/role tag.
 const (
@@ -137,8 +138,8 @@ type SSHAccess struct {
 	CIDRs []string `yaml:"cidrs,omitempty" json:"cidrs,omitempty"`
 }
 
-// MachinesKey names spec.aws: its decoder (the registry's), reader and writer.
-var MachinesKey = spec.SectionKey[Machines]("aws")
+// Key names spec.aws: its decoder (the registry's), reader and writer.
+var Key = spec.SectionKey[Machines]("aws")
 
 // Default machine types: kubeadm wants 2 CPUs and 2 GB on a control plane.
 const (
@@ -189,7 +190,7 @@ func (m Machines) withDefaults() Machines {
 func checkMachines(c *spec.Cluster) []spec.FieldError {
 	var errs []spec.FieldError
 	add := func(path, f string, a ...any) { errs = append(errs, spec.Errorf(path, f, a...)) }
-	raw, derrs := MachinesKey.Decode(c)
+	raw, derrs := Key.Decode(c)
 	errs = append(errs, derrs...)
 	var m Machines
 	if raw != nil {
@@ -435,7 +436,7 @@ func (d *machinesBuild) machines() {
 	}
 	for _, g := range d.c.Spec.NodeGroups {
 		for i := range g.Size() {
-			k := d.instance(RoleWorker, fmt.Sprintf("%s-%d", g.Name, i), instanceTypeOf(g), i, false, "workers")
+			k := d.instance(RoleWorker, fmt.Sprintf("%s-%d", g.Name, i), awsnet.InstanceTypeOf(g), i, false, "workers")
 			d.workers = append(d.workers, planWorker{k, g.Name})
 		}
 	}

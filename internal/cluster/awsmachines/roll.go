@@ -1,4 +1,4 @@
-package eks
+package awsmachines
 
 import (
 	"context"
@@ -642,9 +642,6 @@ func (pr *prober) stop() ProbeReport {
 // says it is a rolling one, its place in its group's roll and what it does, and what the API
 // cannot keep meanwhile (a lone control plane, the HAProxy machine). It refuses nothing.
 func (p *Provider) Preflight(_ context.Context, c *spec.Cluster, plan *cluster.Plan) error {
-	if !p.selfManaged {
-		return nil
-	}
 	annotateRolls(c, plan)
 	return nil
 }
@@ -672,7 +669,7 @@ func annotateRolls(c *spec.Cluster, plan *cluster.Plan) {
 			total[group(ch)]++
 		}
 	}
-	sec := MachinesKey.Get(c).withDefaults()
+	sec := Key.Get(c).withDefaults()
 	cps := max(c.Spec.ControlPlane.Count, 1)
 	seen := map[string]int{}
 	for i, ch := range plan.Changes {

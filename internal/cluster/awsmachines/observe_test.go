@@ -1,7 +1,8 @@
-package eks
+package awsmachines
 
 import (
 	"context"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet/awstest"
 	"slices"
 	"testing"
 
@@ -18,10 +19,10 @@ import (
 // group first (AWS refuses to delete a group another group's rule names), whatever the state
 // record says.
 func TestMachinesDeleteOrderOfGroups(t *testing.T) {
-	e := startEmulator(t, 0)
-	p := NewMachines(t.TempDir(), "nuv", e.getenv, nil)
+	e := awstest.StartEmulator(t, 0)
+	p := New(t.TempDir(), "nuv", e.Getenv, nil)
 	ctx := context.Background()
-	c := parse(t, externalHAProxy)
+	c := awstest.Parse(t, externalHAProxy)
 	s, err := p.session(ctx, c, sectionOf(c))
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +61,7 @@ func TestMachinesDeleteOrderOfGroups(t *testing.T) {
 		}
 	}
 	var order []string
-	for _, ch := range cluster.DeleteAll("tier", MachinesName, actual).Changes {
+	for _, ch := range cluster.DeleteAll("tier", Name, actual).Changes {
 		order = append(order, ch.Key)
 	}
 	i, j := slices.Index(order, "security-group/etcd"), slices.Index(order, "security-group/control-plane")
@@ -73,9 +74,9 @@ func TestMachinesDeleteOrderOfGroups(t *testing.T) {
 // nuv's back, or terminated by a roll an apply cut short) leaves its address for its launch: the
 // roll's held address first, else the address recorded when it was launched.
 func TestObserveLostMachineAddress(t *testing.T) {
-	e := startEmulator(t, 0)
-	p := NewMachines(t.TempDir(), "nuv", e.getenv, nil)
-	c := parse(t, externalHAProxy)
+	e := awstest.StartEmulator(t, 0)
+	p := New(t.TempDir(), "nuv", e.Getenv, nil)
+	c := awstest.Parse(t, externalHAProxy)
 	name := c.Metadata.Name
 	for _, tc := range []struct {
 		name   string

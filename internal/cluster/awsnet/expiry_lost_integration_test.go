@@ -1,8 +1,11 @@
-package eks
+package awsnet_test
 
 import (
 	"context"
 	"errors"
+	"github.com/nuv-dev/nuv/internal/cluster/awsmachines"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet/awstest"
+	"github.com/nuv-dev/nuv/internal/cluster/eks"
 	"slices"
 	"strings"
 	"testing"
@@ -28,20 +31,20 @@ func TestIntegrationGCLostEarly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the self-managed provider looks up its machine image on the Docker daemon; skipped under -short")
 	}
-	emu := startEmulator(t, 50*time.Millisecond)
+	emu := awstest.StartEmulator(t, 50*time.Millisecond)
 	log := cli.NewLogger(testWriter{t: t}, 0)
-	managed := New(t.TempDir(), "nuv", emu.getenv, log)
-	machines := NewMachines(t.TempDir(), "nuv", emu.getenv, log)
+	managed := eks.New(t.TempDir(), "nuv", emu.Getenv, log)
+	machines := awsmachines.New(t.TempDir(), "nuv", emu.Getenv, log)
 	machines.Home = t.TempDir()
 	store := state.Dir{Path: t.TempDir()}
-	eng := &engine.Engine{Providers: map[string]cluster.Provider{Name: managed, MachinesName: machines}, Store: store, Out: testWriter{t: t}}
+	eng := &engine.Engine{Providers: map[string]cluster.Provider{eks.Name: managed, awsmachines.Name: machines}, Store: store, Out: testWriter{t: t}}
 	ctx := context.Background()
 
 	// dies applies c and stops it (as a killed CI job would) once the change whose key is last
 	// is done; then its record is lost.
 	dies := func(doc, last string) {
 		t.Helper()
-		c := parse(t, doc)
+		c := awstest.Parse(t, doc)
 		actx, stop := context.WithCancel(ctx)
 		defer stop()
 		eng.AfterStep = func(_ int, ch cluster.Change) {
@@ -121,7 +124,7 @@ spec:
 			t.Errorf("after gc of %s, still tagged for it: %v", l.Name, left)
 		}
 	}
-	if _, err := eng.DeleteLost(ctx, MachinesName, "young-sm", later); !errors.Is(err, engine.ErrNotReapable) {
+	if _, err := eng.DeleteLost(ctx, awsmachines.Name, "young-sm", later); !errors.Is(err, engine.ErrNotReapable) {
 		t.Errorf("gc of the unexpired young-sm: %v, want it left alone", err)
 	}
 	if left := taggedEC2(t, emu, "young-sm"); !slices.Contains(left, "key-pair") || !slices.Contains(left, "vpc") {
@@ -130,10 +133,9 @@ spec:
 }
 
 // taggedEC2 lists the types of the EC2 resources tagged nuv.dev/cluster=name.
-func taggedEC2(t *testing.T, emu *testEmulator, name string) []string {
+func taggedEC2(t *testing.T, emu *awstest.Emulator, name string) []string {
 	t.Helper()
-	p := New(t.TempDir(), "nuv", emu.getenv, cli.NewLogger(testWriter{t: t}, 0))
-	s, err := p.session(context.Background(), parse(t, "apiVersion: nuv.dev/v1alpha1\nkind: Cluster\nmetadata: {name: x}\nspec: {provider: eks}\n"), Section{})
+	s, err := (&awsnet.Sessions{}).Open(context.Background(), emu.Getenv, 0, "", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,4 +149,13 @@ func taggedEC2(t *testing.T, emu *testEmulator, name string) []string {
 		types = append(types, string(tg.ResourceType))
 	}
 	return types
+}
+
+// testWriter writes what the engine and the providers say to the test's log, line by line.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(strings.TrimRight(string(b), "\n"))
+	return len(b), nil
 }

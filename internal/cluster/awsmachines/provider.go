@@ -1,4 +1,4 @@
-package eks
+package awsmachines
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
-	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
@@ -24,21 +23,6 @@ const MachineImagePrefix = "nuv-machine-"
 
 // MachineVersions are the Kubernetes versions nuv's machine image carries.
 var MachineVersions = []string{"1.36.3"}
-
-// NewMachines returns the self-managed provider (`provider: aws`): the same clients, network and
-// state as EKS, with machines nuv bootstraps itself instead of EKS's control plane.
-func NewMachines(project, exe string, getenv func(string) string, log cli.Logger) *Provider {
-	p := New(project, exe, getenv, log)
-	p.selfManaged = true
-	return p
-}
-
-// network is the section's part that says where the API is and how the VPC is made, in the form
-// the network's code (shared with EKS) reads.
-func (m Machines) network() Section {
-	return Section{Endpoint: m.Endpoint, Profile: m.Profile, NAT: m.NAT, PublicSubnetCIDRs: m.PublicSubnetCIDRs,
-		PrivateSubnetCIDRs: m.PrivateSubnetCIDRs, EndpointPublic: true, Addons: map[string]string{}}
-}
 
 // validateMachines checks a self-managed spec: its own rules, then what only AWS can answer (the
 // credentials, the zones, the instance types, nuv's machine image in the region).
@@ -55,15 +39,15 @@ func (p *Provider) validateMachines(c *spec.Cluster) []spec.FieldError {
 // resolveMachines asks AWS what a self-managed spec means (cached per cluster until the spec
 // changes).
 func (p *Provider) resolveMachines(ctx context.Context, c *spec.Cluster) (*machinesResolved, []spec.FieldError) {
-	ck := "aws|" + cacheKey(c) + string(c.Section(MachinesName)) + fmt.Sprint(c.Spec.ControlPlane.Count)
+	ck := "aws|" + awsnet.SpecKey(c, "eks") + string(c.Section(Name)) + fmt.Sprint(c.Spec.ControlPlane.Count)
 	p.mu.Lock()
 	if r, ok := p.machines[ck]; ok {
 		p.mu.Unlock()
 		return r, nil
 	}
 	p.mu.Unlock()
-	sec := MachinesKey.Get(c).withDefaults()
-	ss, err := p.session(ctx, c, sec.network())
+	sec := Key.Get(c).withDefaults()
+	ss, err := p.session(ctx, c, sec)
 	if err != nil {
 		return nil, []spec.FieldError{{Msg: err.Error()}}
 	}
@@ -125,7 +109,7 @@ func (p *Provider) resolveMachines(ctx context.Context, c *spec.Cluster) (*machi
 		check("spec.aws.loadBalancer.instanceType", sec.LoadBalancer.InstanceType)
 	}
 	for i, g := range c.Spec.NodeGroups {
-		check(fmt.Sprintf("spec.nodeGroups[%d].instanceType", i), instanceTypeOf(g))
+		check(fmt.Sprintf("spec.nodeGroups[%d].instanceType", i), awsnet.InstanceTypeOf(g))
 	}
 	if r.version != "" {
 		img, err := ss.machineImage(ctx, sec.Image, r.version)

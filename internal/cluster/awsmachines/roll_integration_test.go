@@ -1,7 +1,8 @@
-package eks
+package awsmachines
 
 import (
 	"context"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet/awstest"
 	"strings"
 	"testing"
 	"time"
@@ -57,7 +58,7 @@ func (w *machinesWorld) instances(t *testing.T, name string) map[string]ec2types
 // planText is the plan of doc, printed.
 func (w *machinesWorld) planText(t *testing.T, doc string) string {
 	t.Helper()
-	plan, err := w.eng.Plan(context.Background(), parse(t, doc))
+	plan, err := w.eng.Plan(context.Background(), awstest.Parse(t, doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func (w *machinesWorld) roll(t *testing.T, doc string) string {
 		}
 	}
 	t0 := time.Now()
-	if _, err := w.eng.Apply(ctx, parse(t, rolled), engine.ApplyOptions{}); err != nil {
+	if _, err := w.eng.Apply(ctx, awstest.Parse(t, rolled), engine.ApplyOptions{}); err != nil {
 		t.Fatalf("apply of the roll: %v", err)
 	}
 	took := time.Since(t0)
@@ -142,7 +143,7 @@ func (w *machinesWorld) scale(t *testing.T, doc string, cs *kubernetes.Clientset
 		}
 	}
 	t0 := time.Now()
-	if _, err := w.eng.Apply(ctx, parse(t, up), engine.ApplyOptions{}); err != nil {
+	if _, err := w.eng.Apply(ctx, awstest.Parse(t, up), engine.ApplyOptions{}); err != nil {
 		t.Fatalf("apply of the scale-up: %v", err)
 	}
 	ReadyAfterApply(t, kc, 5)
@@ -179,7 +180,7 @@ func (w *machinesWorld) scale(t *testing.T, doc string, cs *kubernetes.Clientset
 	}
 	t1 := time.Now()
 	before := len(w.log.String())
-	if _, err := w.eng.Apply(ctx, parse(t, down), engine.ApplyOptions{}); err != nil {
+	if _, err := w.eng.Apply(ctx, awstest.Parse(t, down), engine.ApplyOptions{}); err != nil {
 		t.Fatalf("apply of the scale-down: %v", err)
 	}
 	ReadyAfterApply(t, kc, 4)

@@ -1,4 +1,4 @@
-package eks
+package awsmachines
 
 import (
 	"context"
@@ -564,7 +564,7 @@ func (x *exec) ranOn(bt *booted, instanceKey string) error {
 // machinesKeys are the keys of the resources a self-managed spec asks for (their names depend on
 // the spec alone).
 func machinesKeys(c *spec.Cluster) map[string]bool {
-	sec := MachinesKey.Get(c).withDefaults()
+	sec := Key.Get(c).withDefaults()
 	zones := zonesOr(c.Spec.Zones)
 	subnets, _ := awsnet.CarveSubnets(c.Spec.Networking.VPCCIDR, zones, sec.PublicSubnetCIDRs, sec.PrivateSubnetCIDRs)
 	out := map[string]bool{}

@@ -1,4 +1,4 @@
-package eks
+package awsmachines
 
 import (
 	"context"
@@ -103,7 +103,7 @@ func (x *exec) runningOne(ctx context.Context, ik string) error {
 		_, rname, _ := strings.Cut(ik, "/")
 		res := l.res
 		res.Fields = maps.Clone(res.Fields)
-		y := &exec{Exec: &awsnet.Exec{S: x.S, C: x.C, Name: x.Name, RName: rname, Res: &res, Save: l.save, IDs: x.IDs, Log: x.Log}, p: x.p, s: x.s, sec: x.sec, m: x.m, keepIP: l.keepIP}
+		y := &exec{Exec: &awsnet.Exec{S: x.S, C: x.C, Name: x.Name, RName: rname, Res: &res, Save: l.save, IDs: x.IDs, Log: x.Log}, p: x.p, s: x.s, m: x.m, keepIP: l.keepIP}
 		if err := y.launchAgain(ctx, failed, l.count); err != nil {
 			return err
 		}
