@@ -55,7 +55,7 @@ type Provider struct {
 
 	mu       sync.Mutex
 	sessions awsnet.Sessions
-	clients  map[*awsnet.Session]*session // each session's clients
+	clients  awsnet.Clients[*session]
 	machines map[string]*machinesResolved
 	conns    map[string]*machine.SSH // SSH connections to machines, by instance id
 	ids      awsnet.IDs              // resource ids, from Observe and creates
@@ -113,17 +113,9 @@ func (p *Provider) session(ctx context.Context, c *spec.Cluster, sec Machines) (
 	if err != nil {
 		return nil, err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if s, ok := p.clients[as]; ok {
-		return s, nil
-	}
-	if p.clients == nil {
-		p.clients = map[*awsnet.Session]*session{}
-	}
-	s := &session{Session: as, elb: elbv2.NewFromConfig(as.Config)}
-	p.clients[as] = s
-	return s, nil
+	return p.clients.Of(as, func(as *awsnet.Session) *session {
+		return &session{Session: as, elb: elbv2.NewFromConfig(as.Config)}
+	}), nil
 }
 
 // Validate checks a self-managed spec: its own rules, then what only AWS can answer (the
@@ -157,32 +149,14 @@ func (p *Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chan
 	}
 	_, rname, _ := strings.Cut(ch.Key, "/")
 	x := &exec{Exec: &awsnet.Exec{S: s.Session, C: c, Name: c.Metadata.Name, RName: rname, Save: save, IDs: &p.ids, Log: p.log()}, p: p, s: s}
-	ks := machineKinds.Get()
-	if ch.Action == cluster.Delete {
-		err := ks.Execute(ctx, x, ch)
-		if err == nil {
-			p.remember(x.Name, ch.Key, "")
+	return awsnet.Execute(ctx, machineKinds.Get(), x, ch, func() error {
+		m, errs := p.resolveMachines(ctx, c)
+		if len(errs) > 0 {
+			return fmt.Errorf("%s: %v", ch.Key, errs[0])
 		}
-		return nil, err
-	}
-	if ks.Refuses(ch) {
-		return nil, x.Refuse(ch)
-	}
-	m, errs := p.resolveMachines(ctx, c)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s: %v", ch.Key, errs[0])
-	}
-	x.m = m
-	res := *ch.Desired
-	if ch.Actual != nil {
-		res.ID = ch.Actual.ID
-	}
-	x.Res = &res
-	if err := ks.Execute(ctx, x, ch); err != nil {
-		return nil, err
-	}
-	p.remember(x.Name, ch.Key, res.ID)
-	return &res, nil
+		x.m = m
+		return nil
+	})
 }
 
 // deleteKubeconfig removes clusters/NAME.kubeconfig.

@@ -48,3 +48,35 @@ func NetworkKinds[X Changer, W Writer]() map[string]kit.Kind[X, W] {
 	}
 	return out
 }
+
+// Execute carries out change ch with the handler of its kind in ks, x being the change's
+// executor: a delete at once; a replace ks refuses is refused; anything else once resolve (the
+// provider's reading of the spec against AWS, which sets what x needs) succeeded, on a copy of
+// the desired resource with the actual's ID. The resource's id is remembered in x's IDs (a
+// deleted one forgotten) and the resource made is returned.
+func Execute[X Changer, W any](ctx context.Context, ks kit.Kinds[X, W], x X, ch cluster.Change, resolve func() error) (*cluster.Resource, error) {
+	e := x.NetExec()
+	if ch.Action == cluster.Delete {
+		err := ks.Execute(ctx, x, ch)
+		if err == nil {
+			e.IDs.Remember(e.Name, ch.Key, "")
+		}
+		return nil, err
+	}
+	if ks.Refuses(ch) {
+		return nil, e.Refuse(ch)
+	}
+	if err := resolve(); err != nil {
+		return nil, err
+	}
+	res := *ch.Desired
+	if ch.Actual != nil {
+		res.ID = ch.Actual.ID
+	}
+	e.Res = &res
+	if err := ks.Execute(ctx, x, ch); err != nil {
+		return nil, err
+	}
+	e.IDs.Remember(e.Name, ch.Key, res.ID)
+	return &res, nil
+}

@@ -194,3 +194,25 @@ func (s *Session) InstanceType(ctx context.Context, t string) error {
 	}
 	return nil
 }
+
+// Clients keeps a provider's clients of each session (T: the session with the clients of the
+// services besides EC2 it uses); its zero value is ready and it is safe for concurrent use.
+type Clients[T any] struct {
+	mu sync.Mutex
+	m  map[*Session]T
+}
+
+// Of returns the clients of session s, made with make the first time.
+func (cs *Clients[T]) Of(s *Session, make func(*Session) T) T {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if c, ok := cs.m[s]; ok {
+		return c
+	}
+	if cs.m == nil {
+		cs.m = map[*Session]T{}
+	}
+	c := make(s)
+	cs.m[s] = c
+	return c
+}

@@ -9,7 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
-	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 
 	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
@@ -21,7 +20,6 @@ type session struct {
 	*awsnet.Session
 	eks *eks.Client
 	iam *iam.Client
-	elb *elbv2.Client
 }
 
 // session returns the clients for a spec, loading the configuration from the SDK's default chain
@@ -31,17 +29,9 @@ func (p *Provider) session(ctx context.Context, c *spec.Cluster, sec Section) (*
 	if err != nil {
 		return nil, err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if s, ok := p.clients[as]; ok {
-		return s, nil
-	}
-	if p.clients == nil {
-		p.clients = map[*awsnet.Session]*session{}
-	}
-	s := &session{Session: as, eks: eks.NewFromConfig(as.Config), iam: iam.NewFromConfig(as.Config), elb: elbv2.NewFromConfig(as.Config)}
-	p.clients[as] = s
-	return s, nil
+	return p.clients.Of(as, func(as *awsnet.Session) *session {
+		return &session{Session: as, eks: eks.NewFromConfig(as.Config), iam: iam.NewFromConfig(as.Config)}
+	}), nil
 }
 
 // clusterVersions returns the Kubernetes versions EKS offers and its default.

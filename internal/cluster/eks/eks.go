@@ -51,7 +51,7 @@ type Provider struct {
 
 	mu       sync.Mutex
 	sessions awsnet.Sessions
-	clients  map[*awsnet.Session]*session // each session's clients
+	clients  awsnet.Clients[*session]
 	resolved map[string]*resolved
 	ids      awsnet.IDs // resource ids, from Observe and creates
 }

@@ -44,32 +44,14 @@ func (p *Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chan
 	}
 	_, rname, _ := strings.Cut(ch.Key, "/")
 	x := &exec{Exec: &awsnet.Exec{S: s.Session, C: c, Name: c.Metadata.Name, RName: rname, Save: save, IDs: &p.ids, Log: p.log()}, p: p, s: s, sec: sec}
-	ks := kinds.Get()
-	if ch.Action == cluster.Delete {
-		err := ks.Execute(ctx, x, ch)
-		if err == nil {
-			p.remember(x.Name, ch.Key, "")
+	return awsnet.Execute(ctx, kinds.Get(), x, ch, func() error {
+		r, errs := p.resolve(ctx, c)
+		if len(errs) > 0 {
+			return fmt.Errorf("%s: %v", ch.Key, errs[0])
 		}
-		return nil, err
-	}
-	if ks.Refuses(ch) {
-		return nil, x.Refuse(ch)
-	}
-	r, errs := p.resolve(ctx, c)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s: %v", ch.Key, errs[0])
-	}
-	x.r = r
-	res := *ch.Desired
-	if ch.Actual != nil {
-		res.ID = ch.Actual.ID
-	}
-	x.Res = &res
-	if err := ks.Execute(ctx, x, ch); err != nil {
-		return nil, err
-	}
-	p.remember(x.Name, ch.Key, res.ID)
-	return &res, nil
+		x.r = r
+		return nil
+	})
 }
 
 // exec is one change being carried out: the network's (awsnet.Exec) or EKS's.
