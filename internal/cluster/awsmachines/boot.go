@@ -258,7 +258,7 @@ func (x *exec) boot(ctx context.Context) (*booted, error) {
 }
 
 // waitPending waits until the cluster's pending machines run and lists the machines again. The
-// machines this apply launched come first (machines_launch.go): one whose launch EC2 failed is
+// machines this apply launched come first (launch.go): one whose launch EC2 failed is
 // launched again, one that does not start fails the step. Others were launched by an apply a kill
 // cut short (found by their record or their tags; the plan does not launch them again): one that
 // does not start is left out (the bootstrap step that needs it says so; the next plan replaces it).

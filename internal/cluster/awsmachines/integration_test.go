@@ -292,7 +292,7 @@ spec:
 
 // TestIntegrationMachinesHeal makes three control planes (stacked etcd) behind a Network Load
 // Balancer (a real HAProxy container) and a worker, their machines booting at the same time; then
-// heals the losses of stackedHeals in turn, each a subtest (machines_heal_integration_test.go):
+// heals the losses of stackedHeals in turn, each a subtest (heal_integration_test.go):
 // machines terminated through the EC2 API behind nuv's back, the API answering through the load
 // balancer meanwhile, apply replacing them, removing their dead etcd members and nodes and joining
 // the new machines. Then day two on the same cluster: a new instance type of

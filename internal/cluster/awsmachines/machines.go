@@ -398,7 +398,7 @@ func securityGroupsDesired(c *spec.Cluster, sec Machines, n awsnet.Network) []cl
 
 // instance adds the instance of a machine, in the private subnet of the i-th zone in turn (the
 // public one for a public machine), and returns its key. The machines boot at the same time
-// (machines_launch.go): what waits for a machine to run comes after every launch.
+// (launch.go): what waits for a machine to run comes after every launch.
 func (d *machinesBuild) instance(role, iname, itype string, i int, public bool, groups ...string) string {
 	zone := d.r.zones[i%len(d.r.zones)]
 	subnet := awsnet.Key(awsnet.KindSubnet, "private-"+zone)
@@ -495,7 +495,7 @@ func (d *machinesBuild) bootstrap(endpoint []string) {
 		_, n, _ := strings.Cut(w.key, "/")
 		d.add(cluster.Resource{Kind: kindKubeadmJoin, Name: n, Fields: map[string]string{"instance": w.key, "role": RoleWorker, "group": w.group}, DependsOn: []string{w.key, initKey}})
 	}
-	// The pod network's routes, each after its node joined (machines_podnet.go).
+	// The pod network's routes, each after its node joined (podnet.go).
 	tables := privateRouteTables(d.n)
 	nodes := slices.Clone(cpKeys)
 	for _, w := range d.workers {

@@ -43,7 +43,7 @@ var machineKinds = lazy.Value[kit.Kinds[*exec, *tfWriter]]{New: func() kit.Kinds
 		kindKubeadmJoin: {Apply: (*exec).kubeadmJoin, Delete: (*exec).leaving, Terraform: (*tfWriter).bootstrap},
 		kindCNI:         {Apply: (*exec).cni, Delete: noop, Terraform: (*tfWriter).bootstrap},
 		kindKubeconfig:  {Apply: (*exec).machinesKubeconfig, Delete: (*exec).deleteKubeconfig},
-		// The pod network's steps (machines_podnet.go): in Terraform the check is the
+		// The pod network's steps (podnet.go): in Terraform the check is the
 		// instance's source_dest_check; the routes need the nodes' pod ranges, which exist
 		// once they joined, so nuv's apply (the bootstrap step) makes them.
 		kindSourceDestCheck: {Apply: (*exec).sourceDestCheck, Delete: noop},
@@ -245,7 +245,7 @@ func (w *tfWriter) instance(r cluster.Resource) error {
 	}
 	b.SetAttributeRaw("key_name", kp)
 	if carriesPods(f["role"]) {
-		// the pod network routes pods' addresses to the nodes (machines_podnet.go)
+		// the pod network routes pods' addresses to the nodes (podnet.go)
 		b.SetAttributeValue("source_dest_check", cty.False)
 	}
 	b.SetAttributeRaw("user_data", tfgen.Heredoc(ud))

@@ -56,9 +56,6 @@ type Provider struct {
 	ids      awsnet.IDs // resource ids, from Observe and creates
 }
 
-// remember records a resource's id for the changes that refer to it.
-func (p *Provider) remember(clusterName, key, id string) { p.ids.Remember(clusterName, key, id) }
-
 var (
 	_ cluster.Provider        = (*Provider)(nil)
 	_ cluster.TerraformWriter = (*Provider)(nil)
