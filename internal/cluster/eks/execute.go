@@ -13,8 +13,8 @@ import (
 )
 
 // kinds are the resource kinds of an EKS cluster, each with its create/update, delete and
-// Terraform form (observation is by service: network.go, role.go, controlplane.go, nodegroup.go,
-// karpenter.go).
+// Terraform form: the network's (package awsnet) and EKS's (observation is by service: role.go,
+// controlplane.go, nodegroup.go, karpenter.go).
 // (Built on first use: nothing at init.)
 var kinds = lazy.Value[kit.Kinds[*exec, *tfWriter]]{New: func() kit.Kinds[*exec, *tfWriter] {
 	byKind := awsnet.NetworkKinds[*exec, *tfWriter]()
