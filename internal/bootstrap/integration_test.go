@@ -215,7 +215,7 @@ func hostFacts() bootstrap.Host {
 // CoreDNS Running through the kubeconfig read back; a second run of every step changes nothing.
 //
 // It is the package's one integration test: the steps over `docker exec`, without a cloud. The
-// same steps on more machines run through the AWS provider in package eks, over SSH on the AWS
+// same steps on more machines run through the self-managed AWS provider (package awsmachines), over SSH on the AWS
 // emulator's machines: three stacked control planes behind a load balancer, one lost and healed,
 // rolled and scaled (TestIntegrationMachinesHeal); external etcd behind an HAProxy machine, an
 // apply killed during kubeadm init and resumed without a second init, an etcd member lost, healed

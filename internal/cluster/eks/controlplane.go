@@ -15,6 +15,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/tfgen"
@@ -52,7 +53,7 @@ func (x *exec) subnetIDs(private bool) ([]string, error) {
 		if private && s.Public {
 			continue
 		}
-		id, err := x.id(key(kindSubnet, s.Name()))
+		id, err := x.ID(awsnet.Key(awsnet.KindSubnet, s.Name()))
 		if err != nil {
 			return nil, err
 		}
@@ -64,11 +65,11 @@ func (x *exec) subnetIDs(private bool) ([]string, error) {
 // cluster creates the EKS cluster, or updates what EKS updates in place: the version (one minor
 // at a time), the endpoint access, the logging and the tags.
 func (x *exec) cluster(ctx context.Context, ch cluster.Change) error {
-	f := x.res.Fields
-	if x.res.ID == "" {
+	f := x.Res.Fields
+	if x.Res.ID == "" {
 		return x.createCluster(ctx)
 	}
-	if _, err := x.p.waitCluster(ctx, x.s, x.name, true); err != nil {
+	if _, err := x.p.waitCluster(ctx, x.s, x.Name, true); err != nil {
 		return err
 	}
 	old := map[string]string{}
@@ -78,32 +79,32 @@ func (x *exec) cluster(ctx context.Context, ch cluster.Change) error {
 	// The control plane goes up one minor version at a time, as EKS requires.
 	if old["version"] != f["version"] {
 		for _, v := range upgradePath(old["version"], f["version"]) {
-			out, err := x.s.eks.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: aws.String(x.name), Version: aws.String(v)})
+			out, err := x.s.eks.UpdateClusterVersion(ctx, &eks.UpdateClusterVersionInput{Name: aws.String(x.Name), Version: aws.String(v)})
 			if err != nil {
-				return x.fail("eks:UpdateClusterVersion", x.res.Key()+" (to "+v+")", err)
+				return x.Fail("eks:UpdateClusterVersion", x.Res.Key()+" (to "+v+")", err)
 			}
-			if err := x.p.waitUpdate(ctx, x.s, x.res.Key()+" upgrade to "+v, x.name, aws.ToString(out.Update.Id), "", ""); err != nil {
+			if err := x.p.waitUpdate(ctx, x.s, x.Res.Key()+" upgrade to "+v, x.Name, aws.ToString(out.Update.Id), "", ""); err != nil {
 				return err
 			}
 		}
 	}
 	if old["endpointPublic"] != f["endpointPublic"] || old["endpointPrivate"] != f["endpointPrivate"] || old["publicCIDRs"] != f["publicCIDRs"] {
-		out, err := x.s.eks.UpdateClusterConfig(ctx, &eks.UpdateClusterConfigInput{Name: aws.String(x.name), ResourcesVpcConfig: &ekstypes.VpcConfigRequest{
+		out, err := x.s.eks.UpdateClusterConfig(ctx, &eks.UpdateClusterConfigInput{Name: aws.String(x.Name), ResourcesVpcConfig: &ekstypes.VpcConfigRequest{
 			EndpointPublicAccess: aws.Bool(kit.ParseBool(f["endpointPublic"])), EndpointPrivateAccess: aws.Bool(kit.ParseBool(f["endpointPrivate"])),
 			PublicAccessCidrs: strings.Split(f["publicCIDRs"], ",")}})
 		if err != nil {
-			return x.fail("eks:UpdateClusterConfig", x.res.Key()+" (endpoint access)", err)
+			return x.Fail("eks:UpdateClusterConfig", x.Res.Key()+" (endpoint access)", err)
 		}
-		if err := x.p.waitUpdate(ctx, x.s, x.res.Key()+" endpoint access", x.name, aws.ToString(out.Update.Id), "", ""); err != nil {
+		if err := x.p.waitUpdate(ctx, x.s, x.Res.Key()+" endpoint access", x.Name, aws.ToString(out.Update.Id), "", ""); err != nil {
 			return err
 		}
 	}
 	if old["logging"] != f["logging"] {
-		out, err := x.s.eks.UpdateClusterConfig(ctx, &eks.UpdateClusterConfigInput{Name: aws.String(x.name), Logging: loggingOf(f["logging"])})
+		out, err := x.s.eks.UpdateClusterConfig(ctx, &eks.UpdateClusterConfigInput{Name: aws.String(x.Name), Logging: loggingOf(f["logging"])})
 		if err != nil {
-			return x.fail("eks:UpdateClusterConfig", x.res.Key()+" (logging)", err)
+			return x.Fail("eks:UpdateClusterConfig", x.Res.Key()+" (logging)", err)
 		}
-		if err := x.p.waitUpdate(ctx, x.s, x.res.Key()+" logging", x.name, aws.ToString(out.Update.Id), "", ""); err != nil {
+		if err := x.p.waitUpdate(ctx, x.s, x.Res.Key()+" logging", x.Name, aws.ToString(out.Update.Id), "", ""); err != nil {
 			return err
 		}
 	}
@@ -116,8 +117,8 @@ func (x *exec) cluster(ctx context.Context, ch cluster.Change) error {
 // createCluster creates the EKS cluster, retrying while IAM has not yet made its new role
 // assumable by EKS, and waits for it to be active.
 func (x *exec) createCluster(ctx context.Context) error {
-	f := x.res.Fields
-	roleArn, err := x.id(key(kindRole, clusterRoleName(x.name)))
+	f := x.Res.Fields
+	roleArn, err := x.ID(awsnet.Key(kindRole, clusterRoleName(x.Name)))
 	if err != nil {
 		return err
 	}
@@ -128,39 +129,39 @@ func (x *exec) createCluster(ctx context.Context) error {
 	vc := &ekstypes.VpcConfigRequest{SubnetIds: subnets, EndpointPublicAccess: aws.Bool(kit.ParseBool(f["endpointPublic"])),
 		EndpointPrivateAccess: aws.Bool(kit.ParseBool(f["endpointPrivate"])), PublicAccessCidrs: strings.Split(f["publicCIDRs"], ",")}
 	if x.sec.VPCID == "" {
-		sg, err := x.id(key(kindSG, x.name))
+		sg, err := x.ID(awsnet.Key(awsnet.KindSG, x.Name))
 		if err != nil {
 			return err
 		}
 		vc.SecurityGroupIds = []string{sg}
 	}
-	in := &eks.CreateClusterInput{Name: aws.String(x.name), Version: aws.String(f["version"]), RoleArn: aws.String(roleArn),
-		ResourcesVpcConfig: vc, Logging: loggingOf(f["logging"]), Tags: x.tags()}
+	in := &eks.CreateClusterInput{Name: aws.String(x.Name), Version: aws.String(f["version"]), RoleArn: aws.String(roleArn),
+		ResourcesVpcConfig: vc, Logging: loggingOf(f["logging"]), Tags: x.Tags()}
 	if cidr := f["serviceCIDR"]; cidr != "" {
 		in.KubernetesNetworkConfig = &ekstypes.KubernetesNetworkConfigRequest{ServiceIpv4Cidr: aws.String(cidr)}
 	}
 	var out *eks.CreateClusterOutput
 	// A role made a moment ago may not be assumable by EKS yet (IAM is eventually consistent).
-	err = x.p.retryWhile(ctx, x.s, 2*time.Minute, func() error {
+	err = x.s.RetryWhile(ctx, 2*time.Minute, func() error {
 		var err error
 		out, err = x.s.eks.CreateCluster(ctx, in)
 		return err
 	}, func(err error) bool {
-		return apiCode(err) == "InvalidParameterException" && strings.Contains(apiMessage(err), "role")
+		return awsnet.APICode(err) == "InvalidParameterException" && strings.Contains(awsnet.APIMessage(err), "role")
 	})
 	if err != nil {
-		return x.fail("eks:CreateCluster", x.res.Key(), err)
+		return x.Fail("eks:CreateCluster", x.Res.Key(), err)
 	}
-	if err := x.made(aws.ToString(out.Cluster.Arn)); err != nil {
+	if err := x.Made(aws.ToString(out.Cluster.Arn)); err != nil {
 		return err
 	}
-	_, err = x.p.waitCluster(ctx, x.s, x.name, true)
+	_, err = x.p.waitCluster(ctx, x.s, x.Name, true)
 	return err
 }
 
 // retagCluster sets the cluster's tags to the spec's, removing those of oldTags it no longer has.
 func (x *exec) retagCluster(ctx context.Context, oldTags string) error {
-	want := x.tags()
+	want := x.Tags()
 	var gone []string
 	for _, kv := range strings.Split(oldTags, ",") {
 		if k, _, _ := strings.Cut(kv, "="); k != "" {
@@ -170,12 +171,12 @@ func (x *exec) retagCluster(ctx context.Context, oldTags string) error {
 		}
 	}
 	if len(gone) > 0 {
-		if _, err := x.s.eks.UntagResource(ctx, &eks.UntagResourceInput{ResourceArn: aws.String(x.res.ID), TagKeys: gone}); err != nil {
-			return x.fail("eks:UntagResource", x.res.Key(), err)
+		if _, err := x.s.eks.UntagResource(ctx, &eks.UntagResourceInput{ResourceArn: aws.String(x.Res.ID), TagKeys: gone}); err != nil {
+			return x.Fail("eks:UntagResource", x.Res.Key(), err)
 		}
 	}
-	if _, err := x.s.eks.TagResource(ctx, &eks.TagResourceInput{ResourceArn: aws.String(x.res.ID), Tags: want}); err != nil {
-		return x.fail("eks:TagResource", x.res.Key(), err)
+	if _, err := x.s.eks.TagResource(ctx, &eks.TagResourceInput{ResourceArn: aws.String(x.Res.ID), Tags: want}); err != nil {
+		return x.Fail("eks:TagResource", x.Res.Key(), err)
 	}
 	return nil
 }
@@ -207,40 +208,40 @@ func minor(v string) int {
 }
 
 func (x *exec) kubeconfig(ctx context.Context, _ cluster.Change) error {
-	out, err := x.p.waitCluster(ctx, x.s, x.name, true)
+	out, err := x.p.waitCluster(ctx, x.s, x.Name, true)
 	if err != nil {
 		return err
 	}
 	cl := out.Cluster
 	if cl.CertificateAuthority == nil || aws.ToString(cl.Endpoint) == "" {
-		return fmt.Errorf("eks-cluster/%s is ACTIVE without an endpoint or certificate authority", x.name)
+		return fmt.Errorf("eks-cluster/%s is ACTIVE without an endpoint or certificate authority", x.Name)
 	}
-	b, err := x.p.kubeconfig(x.name, aws.ToString(cl.Endpoint), aws.ToString(cl.CertificateAuthority.Data), x.s.cfg.Region, x.s.endpoint, x.sec.Profile)
+	b, err := x.p.kubeconfig(x.Name, aws.ToString(cl.Endpoint), aws.ToString(cl.CertificateAuthority.Data), x.s.Config.Region, x.s.Endpoint, x.sec.Profile)
 	if err != nil {
 		return err
 	}
-	if err := kit.WriteKubeconfig(x.p.KubeconfigPath(x.name), b); err != nil {
+	if err := kit.WriteKubeconfig(x.p.KubeconfigPath(x.Name), b); err != nil {
 		return err
 	}
-	x.res.ID = x.p.KubeconfigPath(x.name)
+	x.Res.ID = x.p.KubeconfigPath(x.Name)
 	return nil
 }
 
 func (x *exec) deleteCluster(ctx context.Context, ch cluster.Change) error {
 	k := ch.Key
-	_, err := x.s.eks.DeleteCluster(ctx, &eks.DeleteClusterInput{Name: aws.String(x.name)})
-	if notFound(err) && err != nil {
+	_, err := x.s.eks.DeleteCluster(ctx, &eks.DeleteClusterInput{Name: aws.String(x.Name)})
+	if awsnet.NotFound(err) && err != nil {
 		return nil
 	}
-	if err != nil && !(apiCode(err) == "ResourceInUseException" && strings.Contains(apiMessage(err), "DELETING")) {
-		return x.fail("eks:DeleteCluster", k, err)
+	if err != nil && !(awsnet.APICode(err) == "ResourceInUseException" && strings.Contains(awsnet.APIMessage(err), "DELETING")) {
+		return x.Fail("eks:DeleteCluster", k, err)
 	}
-	_, err = x.p.waitCluster(ctx, x.s, x.name, false)
+	_, err = x.p.waitCluster(ctx, x.s, x.Name, false)
 	return err
 }
 
 func (x *exec) deleteKubeconfig(ctx context.Context, ch cluster.Change) error {
-	if err := os.Remove(x.p.KubeconfigPath(x.name)); err != nil && !os.IsNotExist(err) {
+	if err := os.Remove(x.p.KubeconfigPath(x.Name)); err != nil && !os.IsNotExist(err) {
 		return err
 	}
 	return nil
@@ -248,12 +249,12 @@ func (x *exec) deleteKubeconfig(ctx context.Context, ch cluster.Change) error {
 
 func (w *tfWriter) cluster(r cluster.Resource) error {
 	f := r.Fields
-	name := w.c.Metadata.Name
-	b := w.block("aws_eks_cluster", r.Key())
+	name := w.C.Metadata.Name
+	b := w.Block("aws_eks_cluster", r.Key())
 	b.SetAttributeValue("name", cty.StringVal(name))
 	b.SetAttributeValue("version", cty.StringVal(f["version"]))
-	roleKey := key(kindRole, clusterRoleName(name))
-	role, err := w.ref(roleKey, "arn")
+	roleKey := awsnet.Key(kindRole, clusterRoleName(name))
+	role, err := w.Ref(roleKey, "arn")
 	if err != nil {
 		return err
 	}
@@ -263,7 +264,7 @@ func (w *tfWriter) cluster(r cluster.Resource) error {
 		return err
 	}
 	if w.sec.VPCID == "" {
-		sg, err := w.refs("id", key(kindSG, name))
+		sg, err := w.Refs("id", awsnet.Key(awsnet.KindSG, name))
 		if err != nil {
 			return err
 		}
@@ -282,18 +283,18 @@ func (w *tfWriter) cluster(r cluster.Resource) error {
 	return nil
 }
 
-func (s *session) observeCluster(ctx context.Context, o *observation, c *spec.Cluster, sec Section) (*ekstypes.Cluster, bool, error) {
-	name := o.name
+func (s *session) observeCluster(ctx context.Context, o *awsnet.Observation, c *spec.Cluster, sec Section) (*ekstypes.Cluster, bool, error) {
+	name := o.Name
 	out, err := s.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(name)})
-	if apiCode(err) == "ResourceNotFoundException" {
+	if awsnet.APICode(err) == "ResourceNotFoundException" {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("eks:DescribeCluster %s: %s", name, apiMessage(err))
+		return nil, false, fmt.Errorf("eks:DescribeCluster %s: %s", name, awsnet.APIMessage(err))
 	}
 	cl := out.Cluster
-	if cl.Tags[TagCluster] != name {
-		o.out = append(o.out, cluster.Resource{Kind: kindCluster, Name: name, ID: aws.ToString(cl.Arn), Foreign: true})
+	if cl.Tags[awsnet.TagCluster] != name {
+		o.Out = append(o.Out, cluster.Resource{Kind: kindCluster, Name: name, ID: aws.ToString(cl.Arn), Foreign: true})
 		return cl, true, nil
 	}
 	f := map[string]string{"version": aws.ToString(cl.Version)}
@@ -309,12 +310,12 @@ func (s *session) observeCluster(ctx context.Context, o *observation, c *spec.Cl
 			f["subnets"] = strings.Join(ids, ",")
 		}
 		for _, id := range ids {
-			if k := o.ref(id); k != id {
+			if k := o.Ref(id); k != id {
 				deps = append(deps, k)
 			}
 		}
 		for _, id := range vc.SecurityGroupIds {
-			if k := o.ref(id); k != id {
+			if k := o.Ref(id); k != id {
 				deps = append(deps, k)
 			}
 		}
@@ -337,8 +338,8 @@ func (s *session) observeCluster(ctx context.Context, o *observation, c *spec.Cl
 		f["serviceCIDR"] = ""
 	}
 	f["tags"] = kit.Map(kit.Unmarked(cl.Tags))
-	deps = append(deps, key(kindRole, clusterRoleName(name)))
-	o.add(cluster.Resource{Kind: kindCluster, Name: name, ID: aws.ToString(cl.Arn), Fields: f, DependsOn: deps})
+	deps = append(deps, awsnet.Key(kindRole, clusterRoleName(name)))
+	o.Add(cluster.Resource{Kind: kindCluster, Name: name, ID: aws.ToString(cl.Arn), Fields: f, DependsOn: deps})
 	return cl, false, nil
 }
 

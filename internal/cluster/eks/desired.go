@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
@@ -33,13 +34,6 @@ import (
 //	karpenter/GROUP                a Karpenter NodePool and EC2NodeClass (manager: karpenter)
 //	addon/ADDON                    an EKS add-on (vpc-cni, coredns, kube-proxy, ...)
 const (
-	kindVPC        = "vpc"
-	kindSubnet     = "subnet"
-	kindIGW        = "internet-gateway"
-	kindEIP        = "elastic-ip"
-	kindNAT        = "nat-gateway"
-	kindRouteTable = "route-table"
-	kindSG         = "security-group"
 	kindRole       = "iam-role"
 	kindCluster    = "eks-cluster"
 	kindKubeconfig = "kubeconfig"
@@ -57,13 +51,8 @@ var (
 func clusterRoleName(c string) string { return "nuv-" + c + "-cluster" }
 func nodeRoleName(c string) string    { return "nuv-" + c + "-nodes" }
 
-func key(kind, name string) string { return kind + "/" + name }
-
 // Desired lists the resources the spec asks for (Validate has resolved it against AWS).
 func (p *Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
-	if p.selfManaged {
-		return p.machinesDesiredOf(c)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	r, errs := p.resolve(ctx, c)
@@ -85,18 +74,18 @@ func desired(c *spec.Cluster, r *resolved) ([]cluster.Resource, error) {
 	add := func(res cluster.Resource) { out = append(out, res) }
 	var clusterDeps, privateKeys, nodeDeps []string
 	if sec.VPCID == "" {
-		n := networkDesired(c, r.subnets, r.zones, sec.NAT)
-		out = append(out, n.resources...)
-		add(cluster.Resource{Kind: kindSG, Name: name, Fields: map[string]string{"vpc": n.vpc, "ingress": "self"}, Replace: []string{"vpc"}, DependsOn: []string{n.vpc}})
-		privateKeys, nodeDeps = n.private, n.routes
-		clusterDeps = append(clusterDeps, key(kindSG, name))
-		clusterDeps = append(clusterDeps, n.private...)
-		clusterDeps = append(clusterDeps, n.public...)
+		n := awsnet.NetworkDesired(c, r.subnets, r.zones, sec.NAT)
+		out = append(out, n.Resources...)
+		add(cluster.Resource{Kind: awsnet.KindSG, Name: name, Fields: map[string]string{"vpc": n.VPC, "ingress": "self"}, Replace: []string{"vpc"}, DependsOn: []string{n.VPC}})
+		privateKeys, nodeDeps = n.Private, n.Routes
+		clusterDeps = append(clusterDeps, awsnet.Key(awsnet.KindSG, name))
+		clusterDeps = append(clusterDeps, n.Private...)
+		clusterDeps = append(clusterDeps, n.Public...)
 	}
 	cr, nr := clusterRoleName(name), nodeRoleName(name)
 	add(cluster.Resource{Kind: kindRole, Name: cr, Fields: map[string]string{"service": "eks.amazonaws.com", "policies": strings.Join(clusterPolicies, ",")}, Replace: []string{"service"}})
 	add(cluster.Resource{Kind: kindRole, Name: nr, Fields: map[string]string{"service": "ec2.amazonaws.com", "policies": strings.Join(nodePolicies, ",")}, Replace: []string{"service"}})
-	clusterDeps = append(clusterDeps, key(kindRole, cr))
+	clusterDeps = append(clusterDeps, awsnet.Key(kindRole, cr))
 	cf := map[string]string{
 		"version":         r.version,
 		"endpointPublic":  kit.Bool(sec.EndpointPublic),
@@ -109,10 +98,10 @@ func desired(c *spec.Cluster, r *resolved) ([]cluster.Resource, error) {
 	if sec.VPCID != "" {
 		cf["subnets"] = strings.Join(sec.SubnetIDs, ",")
 	}
-	ck := key(kindCluster, name)
+	ck := awsnet.Key(kindCluster, name)
 	add(cluster.Resource{Kind: kindCluster, Name: name, Fields: cf, Replace: []string{"serviceCIDR", "subnets"}, DependsOn: clusterDeps})
 	add(cluster.Resource{Kind: kindKubeconfig, Name: name, Fields: map[string]string{"path": "clusters/" + name + ".kubeconfig"}, DependsOn: []string{ck}})
-	groupDeps := append([]string{ck, key(kindRole, nr)}, privateKeys...)
+	groupDeps := append([]string{ck, awsnet.Key(kindRole, nr)}, privateKeys...)
 	groupDeps = append(groupDeps, nodeDeps...)
 	for _, g := range c.Spec.NodeGroups {
 		if g.Manager == "karpenter" {
@@ -130,21 +119,6 @@ func desired(c *spec.Cluster, r *resolved) ([]cluster.Resource, error) {
 		add(cluster.Resource{Kind: kindAddon, Name: n, Fields: map[string]string{"version": r.addons[n]}, DependsOn: []string{ck}})
 	}
 	return out, nil
-}
-
-func names(keys []string) []string {
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		_, out[i], _ = strings.Cut(k, "/")
-	}
-	return out
-}
-
-func orDefault(v, d string) string {
-	if v == "" {
-		return d
-	}
-	return v
 }
 
 func orList(v []string, d ...string) []string {
@@ -168,8 +142,6 @@ func scaling(g spec.NodeGroup) (minSize, maxSize, desiredSize int) {
 	return minSize, maxSize, desiredSize
 }
 
-func instanceTypeOf(g spec.NodeGroup) string { return orDefault(g.InstanceType, "m6i.large") }
-
 func capacityOf(g spec.NodeGroup) string {
 	if g.Spot {
 		return "SPOT"
@@ -190,7 +162,7 @@ func groupFields(g spec.NodeGroup, version, ami string) map[string]string {
 	taints := slices.Clone(g.Taints)
 	slices.Sort(taints)
 	return map[string]string{
-		"instanceTypes": instanceTypeOf(g),
+		"instanceTypes": awsnet.InstanceTypeOf(g),
 		"capacity":      capacityOf(g),
 		"min":           strconv.Itoa(lo),
 		"max":           strconv.Itoa(hi),
@@ -201,71 +173,4 @@ func groupFields(g spec.NodeGroup, version, ami string) map[string]string {
 		"version":       version,
 		"amiType":       ami,
 	}
-}
-
-// network is the VPC nuv makes for a cluster (EKS or self-managed): its resources and the keys
-// of what the rest of the cluster hangs on.
-type network struct {
-	resources []cluster.Resource
-	vpc       string   // the VPC's key
-	private   []string // keys of the private subnets (nodes), by zone
-	public    []string // keys of the public subnets (NAT gateways, load balancers), by zone
-	routes    []string // keys of the route tables: a node has a way out once they exist
-}
-
-// networkDesired lists the VPC, its public and private subnet per zone, the internet gateway, the
-// NAT gateways nat asks for (none, single, perAZ) with their addresses, and the route tables.
-func networkDesired(c *spec.Cluster, subnets []Subnet, zones []string, nat string) network {
-	name := c.Metadata.Name
-	var n network
-	add := func(res cluster.Resource) { n.resources = append(n.resources, res) }
-	vpc := key(kindVPC, name)
-	n.vpc = vpc
-	add(cluster.Resource{Kind: kindVPC, Name: name, Fields: map[string]string{"cidr": orDefault(c.Spec.Networking.VPCCIDR, DefaultVPCCIDR)}, Replace: []string{"cidr"}})
-	for _, s := range subnets {
-		add(cluster.Resource{Kind: kindSubnet, Name: s.Name(), Fields: map[string]string{"cidr": s.CIDR, "zone": s.Zone, "public": kit.Bool(s.Public)},
-			Replace: []string{"cidr", "zone"}, DependsOn: []string{vpc}})
-		if s.Public {
-			n.public = append(n.public, key(kindSubnet, s.Name()))
-		} else {
-			n.private = append(n.private, key(kindSubnet, s.Name()))
-		}
-	}
-	igw := key(kindIGW, name)
-	add(cluster.Resource{Kind: kindIGW, Name: name, Fields: map[string]string{"vpc": vpc}, DependsOn: []string{vpc}})
-	var natZones []string
-	switch nat {
-	case NATSingle:
-		natZones = zones[:1]
-	case NATPerAZ:
-		natZones = zones
-	}
-	for _, z := range natZones {
-		eip := key(kindEIP, "nat-"+z)
-		add(cluster.Resource{Kind: kindEIP, Name: "nat-" + z, Fields: map[string]string{"domain": "vpc"}, DependsOn: []string{igw}})
-		add(cluster.Resource{Kind: kindNAT, Name: z, Fields: map[string]string{"subnet": key(kindSubnet, "public-"+z), "eip": eip},
-			Replace: []string{"subnet", "eip"}, DependsOn: []string{key(kindSubnet, "public-"+z), eip, igw}})
-	}
-	add(cluster.Resource{Kind: kindRouteTable, Name: "public", Fields: map[string]string{"default": igw, "subnets": strings.Join(names(n.public), ",")},
-		DependsOn: append([]string{vpc, igw}, n.public...)})
-	n.routes = append(n.routes, key(kindRouteTable, "public"))
-	// Private route tables: one per NAT gateway's zone (perAZ), else one for all private subnets.
-	if nat == NATPerAZ {
-		for _, z := range zones {
-			sn := key(kindSubnet, "private-"+z)
-			add(cluster.Resource{Kind: kindRouteTable, Name: "private-" + z, Fields: map[string]string{"default": key(kindNAT, z), "subnets": "private-" + z},
-				DependsOn: []string{vpc, sn, key(kindNAT, z)}})
-			n.routes = append(n.routes, key(kindRouteTable, "private-"+z))
-		}
-	} else {
-		f := map[string]string{"default": "", "subnets": strings.Join(names(n.private), ",")}
-		deps := append([]string{vpc}, n.private...)
-		if nat == NATSingle {
-			f["default"] = key(kindNAT, zones[0])
-			deps = append(deps, key(kindNAT, zones[0]))
-		}
-		add(cluster.Resource{Kind: kindRouteTable, Name: "private", Fields: f, DependsOn: deps})
-		n.routes = append(n.routes, key(kindRouteTable, "private"))
-	}
-	return n
 }

@@ -18,7 +18,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,21 +26,14 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/karpenter"
-	"github.com/nuv-dev/nuv/internal/machine"
 )
 
 // Name is the provider's name in specs.
 const Name = "eks"
-
-// TagCluster marks every resource nuv makes for a cluster; TagResource names the resource (its
-// key in the plan) on EC2 resources, whose names are only tags.
-const (
-	TagCluster  = kit.TagCluster
-	TagResource = "nuv.dev/resource"
-)
 
 // Provider makes EKS clusters. Build it with New; it is safe for concurrent use.
 type Provider struct {
@@ -57,49 +49,11 @@ type Provider struct {
 	// and the SDK waiters' own defaults against AWS.
 	Poll time.Duration
 
-	// Home is nuv's home: the self-managed provider keeps its SSH key of each cluster's machines
-	// there (aws/NAME/id_ed25519, 0600).
-	Home string
-
-	// selfManaged makes it the self-managed provider (NewMachines, `provider: aws`).
-	selfManaged bool
-
 	mu       sync.Mutex
-	sessions map[string]*session // by region, endpoint and profile
+	sessions awsnet.Sessions
+	clients  awsnet.Clients[*session]
 	resolved map[string]*resolved
-	machines map[string]*machinesResolved
-	conns    map[string]*machine.SSH      // SSH connections to machines, by instance id
-	ids      map[string]map[string]string // cluster -> resource key -> id, from Observe and creates
-	rolls    []RollReport                 // machines rolled (machines_roll.go)
-	launches map[string]*launch           // machines launched, not seen running yet (machines_launch.go)
-}
-
-// remember records a resource's id for the changes that refer to it.
-func (p *Provider) remember(clusterName, key, id string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ids == nil {
-		p.ids = map[string]map[string]string{}
-	}
-	if p.ids[clusterName] == nil {
-		p.ids[clusterName] = map[string]string{}
-	}
-	if id == "" {
-		delete(p.ids[clusterName], key)
-		return
-	}
-	p.ids[clusterName][key] = id
-}
-
-// id returns the id of a resource this provider observed or made (an error naming it otherwise:
-// a plan always observes first, so a missing id is a dependency that does not exist).
-func (p *Provider) id(clusterName, key string) (string, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if id, ok := p.ids[clusterName][key]; ok {
-		return id, nil
-	}
-	return "", fmt.Errorf("%s of cluster %s does not exist (it is made earlier in the plan)", key, clusterName)
+	ids      awsnet.IDs // resource ids, from Observe and creates
 }
 
 var (
@@ -113,13 +67,8 @@ func New(project, exe string, getenv func(string) string, log cli.Logger) *Provi
 	return &Provider{Project: project, Exe: exe, Getenv: getenv, Log: log}
 }
 
-// Name is "eks", or "aws" for the self-managed provider.
-func (p *Provider) Name() string {
-	if p.selfManaged {
-		return MachinesName
-	}
-	return Name
-}
+// Name is "eks".
+func (p *Provider) Name() string { return Name }
 
 func (p *Provider) getenv(k string) string { return kit.Getenv(p.Getenv)(k) }
 
@@ -132,7 +81,7 @@ type resolved struct {
 	region  string
 	version string
 	zones   []string
-	subnets []Subnet
+	subnets []awsnet.Subnet
 	addons  map[string]string // name -> concrete version
 	account string
 }
@@ -141,9 +90,6 @@ type resolved struct {
 // credentials, before anything else; the versions EKS offers; the zones; the instance types; the
 // add-on versions). Every problem has its field path.
 func (p *Provider) Validate(c *spec.Cluster) []spec.FieldError {
-	if p.selfManaged {
-		return p.validateMachines(c)
-	}
 	errs := p.staticChecks(c)
 	if len(errs) > 0 {
 		return errs
@@ -182,7 +128,7 @@ func (p *Provider) staticChecks(c *spec.Cluster) []spec.FieldError {
 	if s.Networking.ServiceCIDR != "" && sec.VPCID == "" {
 		vpc := s.Networking.VPCCIDR
 		if vpc == "" {
-			vpc = DefaultVPCCIDR
+			vpc = awsnet.DefaultVPCCIDR
 		}
 		if o, err := spec.Overlaps(vpc, s.Networking.ServiceCIDR); err == nil && o {
 			add("spec.networking.serviceCIDR", "%s overlaps the VPC network %s", s.Networking.ServiceCIDR, vpc)
@@ -204,7 +150,7 @@ func (p *Provider) staticChecks(c *spec.Cluster) []spec.FieldError {
 		if len(zones) == 0 {
 			zones = []string{"a", "b"} // the real zones come from the API; the carving is the same
 		}
-		_, cerrs := CarveSubnets(s.Networking.VPCCIDR, zones, sec.PublicSubnetCIDRs, sec.PrivateSubnetCIDRs)
+		_, cerrs := awsnet.CarveSubnets(s.Networking.VPCCIDR, zones, sec.PublicSubnetCIDRs, sec.PrivateSubnetCIDRs)
 		errs = append(errs, cerrs...)
 	}
 	slices.SortFunc(errs, func(a, b spec.FieldError) int { return strings.Compare(a.Path, b.Path) })
@@ -213,7 +159,7 @@ func (p *Provider) staticChecks(c *spec.Cluster) []spec.FieldError {
 
 // resolve asks AWS what the spec means (cached per cluster until the spec changes).
 func (p *Provider) resolve(ctx context.Context, c *spec.Cluster) (*resolved, []spec.FieldError) {
-	key := cacheKey(c)
+	key := awsnet.SpecKey(c, "eks")
 	p.mu.Lock()
 	if r, ok := p.resolved[key]; ok {
 		p.mu.Unlock()
@@ -225,7 +171,7 @@ func (p *Provider) resolve(ctx context.Context, c *spec.Cluster) (*resolved, []s
 	if err != nil {
 		return nil, []spec.FieldError{{Path: "", Msg: err.Error()}}
 	}
-	r := &resolved{sec: sec, region: ss.cfg.Region, account: ss.account}
+	r := &resolved{sec: sec, region: ss.Config.Region, account: ss.Account}
 	var errs []spec.FieldError
 	add := func(path, f string, a ...any) { errs = append(errs, spec.Errorf(path, f, a...)) }
 
@@ -240,7 +186,7 @@ func (p *Provider) resolve(ctx context.Context, c *spec.Cluster) (*resolved, []s
 			add("spec.kubernetesVersion", "%q is not offered by EKS in %s (offered: %s)", v, r.region, strings.Join(versions, ", "))
 		}
 	}
-	zones, err := ss.zones(ctx)
+	zones, err := ss.Zones(ctx)
 	if err != nil {
 		return nil, []spec.FieldError{{Path: "spec.zones", Msg: err.Error()}}
 	}
@@ -259,7 +205,7 @@ func (p *Provider) resolve(ctx context.Context, c *spec.Cluster) (*resolved, []s
 	}
 	if sec.VPCID == "" {
 		var cerrs []spec.FieldError
-		r.subnets, cerrs = CarveSubnets(c.Spec.Networking.VPCCIDR, r.zones, sec.PublicSubnetCIDRs, sec.PrivateSubnetCIDRs)
+		r.subnets, cerrs = awsnet.CarveSubnets(c.Spec.Networking.VPCCIDR, r.zones, sec.PublicSubnetCIDRs, sec.PrivateSubnetCIDRs)
 		errs = append(errs, cerrs...)
 	} else {
 		errs = append(errs, ss.existingNetwork(ctx, sec)...)
@@ -276,7 +222,7 @@ func (p *Provider) resolve(ctx context.Context, c *spec.Cluster) (*resolved, []s
 				continue
 			}
 			if _, done := checked[t]; !done {
-				checked[t] = ss.instanceType(ctx, t)
+				checked[t] = ss.InstanceType(ctx, t)
 			}
 			if err := checked[t]; err != nil {
 				add(fmt.Sprintf("spec.nodeGroups[%d].instanceType", i), "%v", err)
@@ -307,45 +253,6 @@ func (p *Provider) resolve(ctx context.Context, c *spec.Cluster) (*resolved, []s
 	return r, nil
 }
 
-func cacheKey(c *spec.Cluster) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%s|%s|%v|%s|%v", c.Metadata.Name, c.Spec.Region, c.Spec.KubernetesVersion, c.Spec.Zones, c.Spec.Networking.VPCCIDR, c.Section("eks"))
-	for _, g := range c.Spec.NodeGroups {
-		b.WriteString("|" + g.InstanceType)
-	}
-	return b.String()
-}
-
-// loopback reports whether an endpoint URL is on this machine (the emulator).
-func loopback(endpoint string) bool {
-	u, err := url.Parse(endpoint)
-	if err != nil {
-		return false
-	}
-	h := u.Hostname()
-	return h == "localhost" || strings.HasPrefix(h, "127.") || h == "::1"
-}
-
-// progress prints a wait's status changes with the elapsed time, and the status every 15s
-// (kit.Progress).
-type progress struct {
-	log  cli.Logger
-	what string
-	*kit.Progress
-}
-
-func (p *Provider) progress(what string) *progress {
-	return &progress{log: p.log(), what: what, Progress: kit.NewProgress()}
-}
-
-// doneStatuses end a wait; a wait that finds one at its first look prints nothing (the resource
-// was ready already).
-var doneStatuses = map[string]bool{"ACTIVE": true, "available": true, "Successful": true, "deleted": true, "running": true}
-
-func (g *progress) status(s string) {
-	first := !g.Started()
-	if !g.Due(s) || first && doneStatuses[s] {
-		return
-	}
-	g.log.Infof("  waiting for %s: %s (%s)", g.what, s, g.Elapsed().Round(100*time.Millisecond))
+func (p *Provider) progress(what string) *awsnet.Progress {
+	return awsnet.NewProgress(p.log(), what)
 }

@@ -20,7 +20,7 @@ type eksGC struct{ w *world }
 
 func (g eksGC) Provider() string { return "eks" }
 func (g eksGC) Spec(t *testing.T, name, ttl string) string {
-	return g.w.spec(name, `apiVersion: nuv.dev/v1alpha1
+	return g.w.Spec(name, `apiVersion: nuv.dev/v1alpha1
 kind: Cluster
 metadata: {name: `+name+`}
 spec:
@@ -32,10 +32,10 @@ spec:
 `)
 }
 func (g eksGC) Nuv(t *testing.T, home string, args ...string) (string, string, int) {
-	return g.w.nuv([]string{"NUV_HOME=" + home}, args...)
+	return g.w.Nuv([]string{"NUV_HOME=" + home}, args...)
 }
 func (g eksGC) arn(t *testing.T, name string) (string, map[string]string, bool) {
-	out, err := g.w.eks.DescribeCluster(context.Background(), &eks.DescribeClusterInput{Name: aws.String(name)})
+	out, err := g.w.EKS.DescribeCluster(context.Background(), &eks.DescribeClusterInput{Name: aws.String(name)})
 	if err != nil {
 		return "", nil, false
 	}
@@ -59,17 +59,17 @@ func (g eksGC) Marks(t *testing.T, name string) (spec.Marks, bool) {
 func (g eksGC) Expire(t *testing.T, name string, at time.Time) {
 	arn, _, _ := g.arn(t, name)
 	v := at.Format(time.RFC3339)
-	if _, err := g.w.eks.TagResource(context.Background(), &eks.TagResourceInput{ResourceArn: aws.String(arn), Tags: map[string]string{kit.TagExpiresAt: v}}); err != nil {
+	if _, err := g.w.EKS.TagResource(context.Background(), &eks.TagResourceInput{ResourceArn: aws.String(arn), Tags: map[string]string{kit.TagExpiresAt: v}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.w.ec2.CreateTags(context.Background(), &ec2.CreateTagsInput{Resources: []string{g.vpc(t, name)}, Tags: []ec2types.Tag{{Key: aws.String(kit.TagExpiresAt), Value: aws.String(v)}}}); err != nil {
+	if _, err := g.w.EC2.CreateTags(context.Background(), &ec2.CreateTagsInput{Resources: []string{g.vpc(t, name)}, Tags: []ec2types.Tag{{Key: aws.String(kit.TagExpiresAt), Value: aws.String(v)}}}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // vpc is the id of the cluster's VPC.
 func (g eksGC) vpc(t *testing.T, name string) string {
-	out, err := g.w.ec2.DescribeVpcs(context.Background(), &ec2.DescribeVpcsInput{Filters: []ec2types.Filter{{Name: aws.String("tag:" + kit.TagCluster), Values: []string{name}}}})
+	out, err := g.w.EC2.DescribeVpcs(context.Background(), &ec2.DescribeVpcsInput{Filters: []ec2types.Filter{{Name: aws.String("tag:" + kit.TagCluster), Values: []string{name}}}})
 	if err != nil || len(out.Vpcs) != 1 {
 		t.Fatalf("the VPC of %s: %v (%d found)", name, err, len(out.Vpcs))
 	}
@@ -78,7 +78,7 @@ func (g eksGC) vpc(t *testing.T, name string) string {
 
 // vpcTags are the tags of the cluster's VPC.
 func (g eksGC) vpcTags(t *testing.T, name string) map[string]string {
-	out, err := g.w.ec2.DescribeVpcs(context.Background(), &ec2.DescribeVpcsInput{VpcIds: []string{g.vpc(t, name)}})
+	out, err := g.w.EC2.DescribeVpcs(context.Background(), &ec2.DescribeVpcsInput{VpcIds: []string{g.vpc(t, name)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,9 +92,9 @@ func (g eksGC) Tag(t *testing.T, name string, on bool) {
 	arn, _, _ := g.arn(t, name)
 	var err error
 	if on {
-		_, err = g.w.eks.TagResource(context.Background(), &eks.TagResourceInput{ResourceArn: aws.String(arn), Tags: map[string]string{kit.TagCluster: name}})
+		_, err = g.w.EKS.TagResource(context.Background(), &eks.TagResourceInput{ResourceArn: aws.String(arn), Tags: map[string]string{kit.TagCluster: name}})
 	} else {
-		_, err = g.w.eks.UntagResource(context.Background(), &eks.UntagResourceInput{ResourceArn: aws.String(arn), TagKeys: []string{kit.TagCluster}})
+		_, err = g.w.EKS.UntagResource(context.Background(), &eks.UntagResourceInput{ResourceArn: aws.String(arn), TagKeys: []string{kit.TagCluster}})
 	}
 	if err != nil {
 		t.Fatal(err)

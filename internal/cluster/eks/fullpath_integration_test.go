@@ -34,17 +34,17 @@ func TestIntegrationEKSFullPath(t *testing.T) {
 		t.Skip("makes an emulated EKS cluster and a local cluster; skipped under -short")
 	}
 	w := newWorld(t)
-	linkRepo(t, w.project)
+	linkRepo(t, w.Project)
 	for _, k := range []string{"NUV_CLUSTER", "KUBE", "DETECT_FORCE", "MY_OPERATOR_IMAGE", "TAG", "WHISK", "NUV_OPERATOR_DIR", "NUV_OPERATOR_MAIN", "KUBECONFIG"} {
-		w.env = append(w.env, k+"=")
+		w.Env = append(w.Env, k+"=")
 	}
 	t.Cleanup(func() {
-		w.nuv(nil, "cluster", "delete", "--yes", "demo")
-		w.nuv(nil, "cluster", "delete", "--yes", "loc")
+		w.Nuv(nil, "cluster", "delete", "--yes", "demo")
+		w.Nuv(nil, "cluster", "delete", "--yes", "loc")
 	})
 	must := func(args ...string) string {
 		t.Helper()
-		out, errs, code := w.nuv(nil, args...)
+		out, errs, code := w.Nuv(nil, args...)
 		if code != 0 {
 			t.Fatalf("nuv %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errs)
 		}
@@ -53,7 +53,7 @@ func TestIntegrationEKSFullPath(t *testing.T) {
 	}
 
 	out := must("cluster", "create", "eks", "demo", "--nodes", "2")
-	kubeconfig := filepath.Join(w.project, "clusters", "demo.kubeconfig")
+	kubeconfig := filepath.Join(w.Project, "clusters", "demo.kubeconfig")
 	if out != "demo\t"+kubeconfig+"\n" {
 		t.Fatalf("create eks printed %q, want NAME<TAB>KUBECONFIG", out)
 	}
@@ -68,7 +68,7 @@ func TestIntegrationEKSFullPath(t *testing.T) {
 		t.Fatalf("kube list does not show demo with type eks:\n%s", list)
 	}
 	must("kube", "use", m[1])
-	if b, err := os.ReadFile(filepath.Join(w.project, ".nuv", "current")); err != nil || !strings.Contains(string(b), "demo") {
+	if b, err := os.ReadFile(filepath.Join(w.Project, ".nuv", "current")); err != nil || !strings.Contains(string(b), "demo") {
 		t.Fatalf("selection after `kube use %s`: %q %v", m[1], b, err)
 	}
 
@@ -80,7 +80,7 @@ func TestIntegrationEKSFullPath(t *testing.T) {
 	}
 	must("dtest")
 
-	out, errs, code := w.nuv(nil, "all-kubes", "--timeout", "5m", "--", "dtest")
+	out, errs, code := w.Nuv(nil, "all-kubes", "--timeout", "5m", "--", "dtest")
 	t.Logf("all-kubes -- dtest: exit %d\n%s%s", code, out, errs)
 	rm := regexp.MustCompile(`(?m)^report: (\S+)$`).FindStringSubmatch(out + errs)
 	if code != 0 || rm == nil {
@@ -107,7 +107,7 @@ func TestIntegrationEKSFullPath(t *testing.T) {
 
 	must("cluster", "delete", "--yes", "demo")
 	must("cluster", "delete", "--yes", "loc")
-	if got := w.tagged("demo"); len(got) != 0 {
+	if got := w.Tagged("demo"); len(got) != 0 {
 		t.Fatalf("tagged resources left: %v", got)
 	}
 }

@@ -3,37 +3,26 @@ package eks_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet/awsworld"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
-	"github.com/aws/aws-sdk-go-v2/service/iam"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/clustertest"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
-	emulator "github.com/nuv-dev/nuv/internal/emulator/aws"
-	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 )
 
 // asNuv makes this test binary run as nuv: `nuv cluster ...` runs as its own process (so a
@@ -42,207 +31,15 @@ const asNuv = "NUV_EKS_TEST_AS_NUV"
 
 func TestMain(m *testing.M) { clustertest.ActAsNuv(m, asNuv) }
 
-// world is one emulator on loopback (its EKS clusters real local control planes), a NUV_HOME and
-// a project, and the SDK clients a test checks the emulator's state with.
-type world struct {
-	t       *testing.T
-	emu     *emulator.Server
-	url     string
-	home    string
-	project string
-	env     []string
-	ec2     *ec2.Client
-	eks     *eks.Client
-	iam     *iam.Client
-}
-
-// syncBuffer is a bytes.Buffer several goroutines write.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
+// world is awstest's world with the tests' helpers.
+type world struct{ *awsworld.World }
 
 func newWorld(t *testing.T) *world { t.Helper(); return newWorldIn(t, "") }
 
 // newWorldIn is newWorld with an emulator serving region ("": the emulator's default).
 func newWorldIn(t *testing.T, region string) *world {
 	t.Helper()
-	home, project := t.TempDir(), t.TempDir()
-	dir := filepath.Join(home, "emulator")
-	// The emulator's log (what it launched, when machines ran, what failed) is shown when the
-	// test fails: the machines' side of a failure is otherwise lost with the test's directories.
-	elog := &syncBuffer{}
-	s, err := emulator.New(emulator.Options{Dir: dir, Delay: 300 * time.Millisecond, Region: region, Log: cli.NewLogger(elog, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("the emulator's log:\n%s", elog.String())
-		}
-	})
-	addr := clustertest.Serve(t, func(ctx context.Context, ln net.Listener) error { return emulator.Serve(ctx, ln, s) })
-	t.Cleanup(func() {
-		// Control planes an unfinished test left behind (before the emulator stops).
-		p := local.Provider{Home: dir, Project: dir}
-		names, err := p.Names()
-		if err != nil {
-			t.Errorf("clean-up: list control planes: %v", err)
-		}
-		for _, n := range names {
-			t.Logf("removing leftover control plane %s", n)
-			if err := p.Delete(context.Background(), n); err != nil {
-				t.Errorf("clean-up: delete control plane %s: %v", n, err)
-			}
-		}
-	})
-	key, secret, _, region := s.Credentials()
-	url := "http://" + addr
-	w := &world{t: t, emu: s, url: url, home: home, project: project}
-	vars := map[string]string{
-		"AWS_ENDPOINT_URL": url, "AWS_ACCESS_KEY_ID": key, "AWS_SECRET_ACCESS_KEY": secret, "AWS_REGION": region,
-		"AWS_CONFIG_FILE": filepath.Join(home, "no-aws-config"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(home, "no-aws-credentials"),
-		"AWS_EC2_METADATA_DISABLED": "true", "AWS_PROFILE": "", "AWS_SESSION_TOKEN": "",
-		"NUV_HOME": home, "NUV_PROJECT": project, asNuv: "1",
-	}
-	for k, v := range vars {
-		t.Setenv(k, v) // the kubeconfig's exec credential (this binary) reads them too
-		w.env = append(w.env, k+"="+v)
-	}
-	cfg := aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider(key, secret, ""), BaseEndpoint: aws.String(url)}
-	w.ec2, w.eks, w.iam = ec2.NewFromConfig(cfg), eks.NewFromConfig(cfg), iam.NewFromConfig(cfg)
-	return w
-}
-
-// nuv runs one nuv command line as its own process; extra are more environment variables.
-func (w *world) nuv(extra []string, args ...string) (stdout, stderr string, code int) {
-	w.t.Helper()
-	cmd := clustertest.Command(asNuv, append(w.env, extra...), args...)
-	cmd.Dir = w.project
-	return clustertest.Output(w.t, cmd)
-}
-
-func (w *world) spec(name, body string) string {
-	w.t.Helper()
-	p := filepath.Join(w.project, "clusters", "specs", name+".yaml")
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		w.t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		w.t.Fatal(err)
-	}
-	return p
-}
-
-// faults replaces the emulator's injected faults (none: clear them) and returns what fired.
-func (w *world) faults(fs ...map[string]any) []map[string]any {
-	w.t.Helper()
-	method, body := http.MethodPut, []byte("[]")
-	if len(fs) == 0 {
-		method = http.MethodGet
-	} else {
-		body, _ = json.Marshal(fs)
-	}
-	req := w.adminRequest(method, bytes.NewReader(body))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out []map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 {
-		w.t.Fatalf("faults: %d %v", resp.StatusCode, err)
-	}
-	return out
-}
-
-// adminRequest is a request to the emulator's /_nuv/faults with its admin token.
-func (w *world) adminRequest(method string, body io.Reader) *http.Request {
-	w.t.Helper()
-	tok, err := emucore.ReadAdminToken(filepath.Join(w.home, "emulator"))
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	req, err := emucore.NewAdminRequest(context.Background(), method, w.url+"/_nuv/faults", tok, body)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	return req
-}
-
-func (w *world) clearFaults() {
-	w.t.Helper()
-	req := w.adminRequest(http.MethodDelete, nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	resp.Body.Close()
-}
-
-// tagged lists everything in the emulator that carries nuv.dev/cluster=name: EC2 resources (by
-// type and id), IAM roles and EKS clusters.
-func (w *world) tagged(name string) []string {
-	w.t.Helper()
-	ctx := context.Background()
-	var out []string
-	tags, err := w.ec2.DescribeTags(ctx, &ec2.DescribeTagsInput{Filters: []ec2types.Filter{
-		{Name: aws.String("key"), Values: []string{"nuv.dev/cluster"}}, {Name: aws.String("value"), Values: []string{name}}}})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	for _, tg := range tags.Tags {
-		out = append(out, string(tg.ResourceType)+" "+aws.ToString(tg.ResourceId))
-	}
-	roles, err := w.iam.ListRoles(ctx, &iam.ListRolesInput{})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	for _, r := range roles.Roles {
-		tr, err := w.iam.ListRoleTags(ctx, &iam.ListRoleTagsInput{RoleName: r.RoleName})
-		if err != nil {
-			w.t.Fatal(err)
-		}
-		for _, tg := range tr.Tags {
-			if aws.ToString(tg.Key) == "nuv.dev/cluster" && aws.ToString(tg.Value) == name {
-				out = append(out, "role "+aws.ToString(r.RoleName))
-			}
-		}
-	}
-	cls, err := w.eks.ListClusters(ctx, &eks.ListClustersInput{})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	for _, c := range cls.Clusters {
-		d, err := w.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(c)})
-		if err == nil && d.Cluster.Tags["nuv.dev/cluster"] == name {
-			out = append(out, "eks-cluster "+c)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// count counts the tagged resources by type ("vpc", "subnet", "role", ...).
-func count(tagged []string) map[string]int {
-	m := map[string]int{}
-	for _, s := range tagged {
-		typ, _, _ := strings.Cut(s, " ")
-		m[typ]++
-	}
-	return m
+	return &world{awsworld.NewWorld(t, asNuv, region)}
 }
 
 // groupNodes waits until every listed group has its node count (all Ready) on the cluster behind
@@ -319,10 +116,10 @@ func TestIntegrationEKSLifecycle(t *testing.T) {
 		t.Skip("makes an emulated EKS cluster (a local control plane); skipped under -short")
 	}
 	w := newWorld(t)
-	t.Cleanup(func() { w.nuv(nil, "cluster", "delete", "--yes", "lc") })
-	f := w.spec("lc", lifecycleSpec("1.35", 2, true))
+	t.Cleanup(func() { w.Nuv(nil, "cluster", "delete", "--yes", "lc") })
+	f := w.Spec("lc", lifecycleSpec("1.35", 2, true))
 
-	out, errs, code := w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
+	out, errs, code := w.Nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
 	for _, want := range []string{"+ create vpc/lc", "+ create subnet/private-us-east-1a", "+ create subnet/public-us-east-1b", "+ create internet-gateway/lc",
 		"+ create elastic-ip/nat-us-east-1a", "+ create nat-gateway/us-east-1a", "+ create route-table/public", "+ create route-table/private",
 		"+ create security-group/lc", "+ create iam-role/nuv-lc-cluster", "+ create iam-role/nuv-lc-nodes", "+ create eks-cluster/lc",
@@ -332,51 +129,51 @@ func TestIntegrationEKSLifecycle(t *testing.T) {
 			t.Fatalf("plan of a new cluster: exit %d, want 2 and %q\n%s%s", code, want, out, errs)
 		}
 	}
-	if got := w.tagged("lc"); len(got) != 0 {
+	if got := w.Tagged("lc"); len(got) != 0 {
 		t.Fatalf("a plan made something: %v", got)
 	}
 
 	// kill -9 after the fifth recorded step (a subnet), then resume with throttling everywhere.
-	_, errs, code = w.nuv([]string{"NUV_FAILPOINT_KILL_AFTER_STEP=5"}, "cluster", "apply", "--yes", "-f", f)
+	_, errs, code = w.Nuv([]string{"NUV_FAILPOINT_KILL_AFTER_STEP=5"}, "cluster", "apply", "--yes", "-f", f)
 	if code != -1 {
 		t.Fatalf("apply with the failpoint: exit %d, want killed\n%s", code, errs)
 	}
-	if c := count(w.tagged("lc")); c["vpc"] != 1 || c["subnet"] != 4 || c["role"] != 0 {
-		t.Fatalf("after the kill: %v", w.tagged("lc"))
+	if c := awsworld.Count(w.Tagged("lc")); c["vpc"] != 1 || c["subnet"] != 4 || c["role"] != 0 {
+		t.Fatalf("after the kill: %v", w.Tagged("lc"))
 	}
-	rec := readRecord(t, w.home, "lc")
+	rec := awsworld.ReadRecord(t, w.Home, "lc")
 	if rec.Phase != state.Creating || len(rec.Resources) != 5 {
 		t.Fatalf("record after the kill: phase %s, %d resources", rec.Phase, len(rec.Resources))
 	}
-	out, _, code = w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
+	out, _, code = w.Nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
 	if code != 2 || !strings.Contains(out, "Plan: 15 to create, 0 to update, 0 to replace, 0 to delete; 5 unchanged.") {
 		t.Fatalf("plan after the kill: exit %d\n%s", code, out)
 	}
-	w.faults(map[string]any{"operation": "ec2:*", "kind": "throttle", "every": 3},
+	w.Faults(map[string]any{"operation": "ec2:*", "kind": "throttle", "every": 3},
 		map[string]any{"operation": "eks:*", "kind": "throttle", "every": 3},
 		map[string]any{"operation": "iam:*", "kind": "throttle", "every": 3})
 	t0 := time.Now()
-	out, errs, code = w.nuv(nil, "cluster", "apply", "--yes", "-f", f)
+	out, errs, code = w.Nuv(nil, "cluster", "apply", "--yes", "-f", f)
 	if code != 0 || !strings.Contains(out, "cluster lc: 15 created") {
 		t.Fatalf("resumed apply: exit %d\n%s%s", code, out, errs)
 	}
 	t.Logf("resumed apply under throttling: %s", time.Since(t0).Round(100*time.Millisecond))
 	fired := 0
-	for _, fl := range w.faults() {
+	for _, fl := range w.Faults() {
 		fired += int(fl["fired"].(float64))
 	}
 	if fired < 10 {
 		t.Fatalf("throttling fired %d times; the test means it to hit every third call", fired)
 	}
-	w.clearFaults()
+	w.ClearFaults()
 	if !strings.Contains(errs, "waiting for eks-cluster/lc: CREATING") {
 		t.Errorf("no wait progress for the cluster on stderr:\n%s", errs)
 	}
-	if c := count(w.tagged("lc")); c["vpc"] != 1 || c["subnet"] != 4 || c["internet-gateway"] != 1 || c["natgateway"] != 1 || c["elastic-ip"] != 1 ||
+	if c := awsworld.Count(w.Tagged("lc")); c["vpc"] != 1 || c["subnet"] != 4 || c["internet-gateway"] != 1 || c["natgateway"] != 1 || c["elastic-ip"] != 1 ||
 		c["route-table"] != 2 || c["security-group"] != 1 || c["role"] != 2 || c["eks-cluster"] != 1 {
 		t.Fatalf("after the resumed apply, one of each: %v", c)
 	}
-	kubeconfig := filepath.Join(w.project, "clusters", "lc.kubeconfig")
+	kubeconfig := filepath.Join(w.Project, "clusters", "lc.kubeconfig")
 	st, err := os.Stat(kubeconfig)
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("kubeconfig: %v %v", st, err)
@@ -393,13 +190,13 @@ func TestIntegrationEKSLifecycle(t *testing.T) {
 	}
 
 	// Converged: no changes, nothing written.
-	record := filepath.Join(w.home, "state", "lc.json")
+	record := filepath.Join(w.Home, "state", "lc.json")
 	before, _ := os.ReadFile(record)
-	out, errs, code = w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
+	out, errs, code = w.Nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
 	if code != 0 || !strings.Contains(out, "no changes") {
 		t.Fatalf("plan after apply: exit %d\n%s%s", code, out, errs)
 	}
-	if out, _, code = w.nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 || !strings.Contains(out, "no changes") {
+	if out, _, code = w.Nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 || !strings.Contains(out, "no changes") {
 		t.Fatalf("second apply: exit %d\n%s", code, out)
 	}
 	if after, _ := os.ReadFile(record); !bytes.Equal(before, after) {
@@ -407,45 +204,45 @@ func TestIntegrationEKSLifecycle(t *testing.T) {
 	}
 
 	// Scale web 2 -> 4 and drop batch: the plan is exactly that.
-	f = w.spec("lc", lifecycleSpec("1.35", 4, false))
-	out, errs, code = w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
+	f = w.Spec("lc", lifecycleSpec("1.35", 4, false))
+	out, errs, code = w.Nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
 	wantPlan := "cluster lc (eks):\n  ~ update node-group/web (ID)\n      desired: 2 -> 4\n  - delete node-group/batch (ID)\nPlan: 0 to create, 1 to update, 0 to replace, 1 to delete; 18 unchanged.\n"
 	if got := idRE.ReplaceAllString(out, " (ID)"); code != 2 || got != wantPlan {
 		t.Fatalf("plan of a scale: exit %d\n%s%s--- want\n%s", code, got, errs, wantPlan)
 	}
-	if out, errs, code = w.nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 {
+	if out, errs, code = w.Nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 {
 		t.Fatalf("apply of the scale: exit %d\n%s%s", code, out, errs)
 	}
 	groupNodes(t, kubeconfig, map[string]int{"web": 4})
 
 	// Upgrade: the control plane, then the node group, then the add-on whose default follows the version.
-	f = w.spec("lc", lifecycleSpec("1.36", 4, false))
-	out, errs, code = w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
+	f = w.Spec("lc", lifecycleSpec("1.36", 4, false))
+	out, errs, code = w.Nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
 	got := idRE.ReplaceAllString(out, " (ID)")
 	wantPlan = "cluster lc (eks):\n  ~ update eks-cluster/lc (ID)\n      version: 1.35 -> 1.36\n  ~ update node-group/web (ID)\n      version: 1.35 -> 1.36\n" +
 		"  ~ update addon/kube-proxy (ID)\n      version: v1.35.0-eksbuild.3 -> v1.36.0-eksbuild.1\nPlan: 0 to create, 3 to update, 0 to replace, 0 to delete; 16 unchanged.\n"
 	if code != 2 || got != wantPlan {
 		t.Fatalf("plan of an upgrade: exit %d\n%s%s--- want\n%s", code, got, errs, wantPlan)
 	}
-	if out, errs, code = w.nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 {
+	if out, errs, code = w.Nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 {
 		t.Fatalf("apply of the upgrade: exit %d\n%s%s", code, out, errs)
 	}
-	d, err := w.eks.DescribeNodegroup(context.Background(), &eks.DescribeNodegroupInput{ClusterName: aws.String("lc"), NodegroupName: aws.String("web")})
+	d, err := w.EKS.DescribeNodegroup(context.Background(), &eks.DescribeNodegroupInput{ClusterName: aws.String("lc"), NodegroupName: aws.String("web")})
 	if err != nil || aws.ToString(d.Nodegroup.Version) != "1.36" {
 		t.Fatalf("node group after the upgrade: %v %v", d, err)
 	}
-	if _, _, code = w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode"); code != 0 {
+	if _, _, code = w.Nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode"); code != 0 {
 		t.Fatalf("plan after the upgrade: exit %d", code)
 	}
 
 	// Delete: dependents first, each waited for; nothing tagged is left, nor state or kubeconfig.
 	t0 = time.Now()
-	out, errs, code = w.nuv(nil, "cluster", "delete", "--yes", "lc")
+	out, errs, code = w.Nuv(nil, "cluster", "delete", "--yes", "lc")
 	if code != 0 {
 		t.Fatalf("delete: exit %d\n%s%s", code, out, errs)
 	}
 	t.Logf("delete: %s", time.Since(t0).Round(100*time.Millisecond))
-	if got := w.tagged("lc"); len(got) != 0 {
+	if got := w.Tagged("lc"); len(got) != 0 {
 		t.Fatalf("tagged resources left after delete: %v", got)
 	}
 	if _, err := os.Stat(kubeconfig); !os.IsNotExist(err) {
@@ -456,19 +253,6 @@ func TestIntegrationEKSLifecycle(t *testing.T) {
 	}
 }
 
-func readRecord(t *testing.T, home, name string) state.Record {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(home, "state", name+".json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r state.Record
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 // TestIntegrationEKSRefusals: an IAM permission error stops the apply naming the operation and
 // the resource (and what was made is deleted by the next delete); a VPC of the same name nuv
 // did not make is a conflict in the plan and never touched.
@@ -477,51 +261,51 @@ func TestIntegrationEKSRefusals(t *testing.T) {
 		t.Skip("serves the AWS emulator; skipped under -short")
 	}
 	w := newWorld(t)
-	f := w.spec("denied", strings.ReplaceAll(lifecycleSpec("1.35", 1, false), "{name: lc}", "{name: denied}"))
-	w.faults(map[string]any{"operation": "iam:CreateRole", "kind": "access-denied", "resource": "nuv-denied-cluster"})
-	_, errs, code := w.nuv(nil, "cluster", "apply", "--yes", "-f", f)
+	f := w.Spec("denied", strings.ReplaceAll(lifecycleSpec("1.35", 1, false), "{name: lc}", "{name: denied}"))
+	w.Faults(map[string]any{"operation": "iam:CreateRole", "kind": "access-denied", "resource": "nuv-denied-cluster"})
+	_, errs, code := w.Nuv(nil, "cluster", "apply", "--yes", "-f", f)
 	want := "iam:CreateRole on role nuv-denied-cluster: AccessDenied: User: arn:aws:iam::"
 	if code != 1 || !strings.Contains(errs, want) || !strings.Contains(errs, "is not authorized to perform: iam:CreateRole on resource: nuv-denied-cluster") {
 		t.Fatalf("apply without iam:CreateRole: exit %d, want 1 and %q\n%s", code, want, errs)
 	}
-	if rec := readRecord(t, w.home, "denied"); rec.Phase != state.CreationFailed || !strings.Contains(rec.Error, "iam:CreateRole") {
+	if rec := awsworld.ReadRecord(t, w.Home, "denied"); rec.Phase != state.CreationFailed || !strings.Contains(rec.Error, "iam:CreateRole") {
 		t.Fatalf("record: %s %q", rec.Phase, rec.Error)
 	}
-	w.clearFaults()
+	w.ClearFaults()
 	// The record lost too (a store that went away): delete finds what is tagged with the name.
-	if out, errs, code := w.nuv(nil, "cluster", "state", "rm", "denied"); code != 0 {
+	if out, errs, code := w.Nuv(nil, "cluster", "state", "rm", "denied"); code != 0 {
 		t.Fatalf("state rm: exit %d\n%s%s", code, out, errs)
 	}
-	if out, _, code := w.nuv(nil, "cluster", "delete", "--yes", "denied", "--dry-run"); code != 0 || !strings.Contains(out, "- delete vpc/denied") || !strings.Contains(out, "- delete nat-gateway/us-east-1a") {
+	if out, _, code := w.Nuv(nil, "cluster", "delete", "--yes", "denied", "--dry-run"); code != 0 || !strings.Contains(out, "- delete vpc/denied") || !strings.Contains(out, "- delete nat-gateway/us-east-1a") {
 		t.Fatalf("delete --dry-run without a record: exit %d\n%s", code, out)
 	}
-	if out, errs, code := w.nuv(nil, "cluster", "delete", "--yes", "denied"); code != 0 {
+	if out, errs, code := w.Nuv(nil, "cluster", "delete", "--yes", "denied"); code != 0 {
 		t.Fatalf("delete of the failed create without its record: exit %d\n%s%s", code, out, errs)
 	}
-	if got := w.tagged("denied"); len(got) != 0 {
+	if got := w.Tagged("denied"); len(got) != 0 {
 		t.Fatalf("left after delete: %v", got)
 	}
 
 	// Someone else's VPC named like the cluster: a conflict, left alone.
 	ctx := context.Background()
-	vpc, err := w.ec2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.9.0.0/16"), TagSpecifications: []ec2types.TagSpecification{{
+	vpc, err := w.EC2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.9.0.0/16"), TagSpecifications: []ec2types.TagSpecification{{
 		ResourceType: ec2types.ResourceTypeVpc, Tags: []ec2types.Tag{{Key: aws.String("Name"), Value: aws.String("theirs")}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f = w.spec("theirs", strings.ReplaceAll(lifecycleSpec("1.35", 1, false), "{name: lc}", "{name: theirs}"))
-	out, _, code := w.nuv(nil, "cluster", "plan", "-f", f)
+	f = w.Spec("theirs", strings.ReplaceAll(lifecycleSpec("1.35", 1, false), "{name: lc}", "{name: theirs}"))
+	out, _, code := w.Nuv(nil, "cluster", "plan", "-f", f)
 	if code != 0 || !strings.Contains(out, "! conflict vpc/theirs") {
 		t.Fatalf("plan with a foreign VPC: exit %d\n%s", code, out)
 	}
-	_, errs, code = w.nuv(nil, "cluster", "apply", "--yes", "-f", f)
+	_, errs, code = w.Nuv(nil, "cluster", "apply", "--yes", "-f", f)
 	if code == 0 || !strings.Contains(errs, "vpc/theirs exist(s) but nuv did not make them") {
 		t.Fatalf("apply with a foreign VPC: exit %d\n%s", code, errs)
 	}
-	if _, err := w.ec2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{VpcIds: []string{aws.ToString(vpc.Vpc.VpcId)}}); err != nil {
+	if _, err := w.EC2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{VpcIds: []string{aws.ToString(vpc.Vpc.VpcId)}}); err != nil {
 		t.Fatalf("the foreign VPC: %v", err)
 	}
-	if got := w.tagged("theirs"); len(got) != 0 {
+	if got := w.Tagged("theirs"); len(got) != 0 {
 		t.Fatalf("apply made something despite the conflict: %v", got)
 	}
 }
@@ -534,20 +318,20 @@ func TestIntegrationEKSExistingVPC(t *testing.T) {
 	}
 	w := newWorld(t)
 	ctx := context.Background()
-	vpc, err := w.ec2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.7.0.0/16")})
+	vpc, err := w.EC2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.7.0.0/16")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var subnets []string
 	for i, z := range []string{"us-east-1a", "us-east-1b"} {
-		sn, err := w.ec2.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: vpc.Vpc.VpcId, CidrBlock: aws.String(fmt.Sprintf("10.7.%d.0/24", i)), AvailabilityZone: aws.String(z)})
+		sn, err := w.EC2.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: vpc.Vpc.VpcId, CidrBlock: aws.String(fmt.Sprintf("10.7.%d.0/24", i)), AvailabilityZone: aws.String(z)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		subnets = append(subnets, aws.ToString(sn.Subnet.SubnetId))
 	}
-	t.Cleanup(func() { w.nuv(nil, "cluster", "delete", "--yes", "lab") })
-	f := w.spec("lab", fmt.Sprintf(`apiVersion: nuv.dev/v1alpha1
+	t.Cleanup(func() { w.Nuv(nil, "cluster", "delete", "--yes", "lab") })
+	f := w.Spec("lab", fmt.Sprintf(`apiVersion: nuv.dev/v1alpha1
 kind: Cluster
 metadata: {name: lab}
 spec:
@@ -556,24 +340,24 @@ spec:
   - {name: workers, count: 1}
   eks: {vpcId: %s, subnetIds: [%s, %s], addons: {kube-proxy: none, coredns: none}}
 `, aws.ToString(vpc.Vpc.VpcId), subnets[0], subnets[1]))
-	out, errs, code := w.nuv(nil, "cluster", "apply", "--yes", "-f", f)
+	out, errs, code := w.Nuv(nil, "cluster", "apply", "--yes", "-f", f)
 	if code != 0 || !strings.Contains(out, "cluster lab: 6 created") {
 		t.Fatalf("apply in an existing VPC: exit %d\n%s%s", code, out, errs)
 	}
-	d, err := w.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String("lab")})
+	d, err := w.EKS.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String("lab")})
 	if err != nil || strings.Join(d.Cluster.ResourcesVpcConfig.SubnetIds, ",") != strings.Join(subnets, ",") {
 		t.Fatalf("cluster subnets: %v %v", d, err)
 	}
-	if _, _, code := w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode"); code != 0 {
+	if _, _, code := w.Nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode"); code != 0 {
 		t.Fatalf("plan after apply: exit %d", code)
 	}
-	if out, errs, code := w.nuv(nil, "cluster", "delete", "--yes", "lab"); code != 0 {
+	if out, errs, code := w.Nuv(nil, "cluster", "delete", "--yes", "lab"); code != 0 {
 		t.Fatalf("delete: exit %d\n%s%s", code, out, errs)
 	}
-	if got := w.tagged("lab"); len(got) != 0 {
+	if got := w.Tagged("lab"); len(got) != 0 {
 		t.Fatalf("left after delete: %v", got)
 	}
-	left, err := w.ec2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{SubnetIds: subnets})
+	left, err := w.EC2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{SubnetIds: subnets})
 	if err != nil || len(left.Subnets) != 2 {
 		t.Fatalf("the existing subnets after delete: %v %v", left, err)
 	}

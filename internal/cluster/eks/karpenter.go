@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/tfgen"
 	"github.com/nuv-dev/nuv/internal/karpenter"
@@ -51,7 +52,7 @@ func groupNamed(c *spec.Cluster, name string) (spec.NodeGroup, error) {
 
 // karpenterDeps are what a karpenter/GROUP resource needs first: the cluster and the nodes' role.
 func karpenterDeps(clusterName string) []string {
-	return []string{key(kindCluster, clusterName), key(kindRole, nodeRoleName(clusterName))}
+	return []string{awsnet.Key(kindCluster, clusterName), awsnet.Key(kindRole, nodeRoleName(clusterName))}
 }
 
 // karpenterDesired is the plan resource of Karpenter group g: the fields of the objects it maps
@@ -62,7 +63,7 @@ func karpenterDeps(clusterName string) []string {
 func karpenterDesired(c *spec.Cluster, sec Section, g spec.NodeGroup) (cluster.Resource, error) {
 	objs, err := karpenter.Objects(karpenterCluster(c, sec, ""), g)
 	if err != nil {
-		return cluster.Resource{}, fmt.Errorf("%s: %w", key(kindKarpenter, g.Name), err)
+		return cluster.Resource{}, fmt.Errorf("%s: %w", awsnet.Key(kindKarpenter, g.Name), err)
 	}
 	f := karpenter.Fields(objs)
 	if sec.VPCID != "" {
@@ -79,15 +80,15 @@ func karpenterDesired(c *spec.Cluster, sec Section, g spec.NodeGroup) (cluster.R
 // are not this cluster's is Foreign. When the API server cannot be asked (no
 // kubeconfig of this cluster, or it does not answer) the state record's groups stand in, with a
 // warning.
-func (p *Provider) observeKarpenter(ctx context.Context, o *observation, c *spec.Cluster, server string, recorded []cluster.Resource) error {
-	name := o.name
+func (p *Provider) observeKarpenter(ctx context.Context, o *awsnet.Observation, c *spec.Cluster, server string, recorded []cluster.Resource) error {
+	name := o.Name
 	fromRecord := func(why string) {
 		var groups []string
 		for _, r := range recorded {
 			if r.Kind == kindKarpenter {
 				r.DependsOn = karpenterDeps(name)
 				r.Foreign = false
-				o.add(r)
+				o.Add(r)
 				groups = append(groups, r.Name)
 			}
 		}
@@ -135,7 +136,7 @@ func (p *Provider) observeKarpenter(ctx context.Context, o *observation, c *spec
 			r.ID = name + "/" + g
 			r.Fields = karpenter.Fields(objs)
 		}
-		o.add(r)
+		o.Add(r)
 	}
 	return nil
 }
@@ -154,12 +155,12 @@ func wantsKarpenter(c *spec.Cluster, name string) bool {
 // karpenter installs Karpenter's CRDs and applies group's objects; a replace (a pool that turns
 // static or dynamic, which Karpenter refuses in place) deletes the old objects first.
 func (x *exec) karpenter(ctx context.Context, ch cluster.Change) error {
-	group := x.rname
-	g, err := groupNamed(x.c, group)
+	group := x.RName
+	g, err := groupNamed(x.C, group)
 	if err != nil {
 		return fmt.Errorf("%s: %w", ch.Key, err)
 	}
-	out, err := x.p.waitCluster(ctx, x.s, x.name, true)
+	out, err := x.p.waitCluster(ctx, x.s, x.Name, true)
 	if err != nil {
 		return err
 	}
@@ -167,11 +168,11 @@ func (x *exec) karpenter(ctx context.Context, ch cluster.Change) error {
 	if vc := out.Cluster.ResourcesVpcConfig; vc != nil {
 		sg = aws.ToString(vc.ClusterSecurityGroupId)
 	}
-	objs, err := karpenter.Objects(karpenterCluster(x.c, x.sec, sg), g)
+	objs, err := karpenter.Objects(karpenterCluster(x.C, x.sec, sg), g)
 	if err != nil {
 		return fmt.Errorf("%s: %w", ch.Key, err)
 	}
-	cfg, err := x.p.restConfig(x.name)
+	cfg, err := x.p.restConfig(x.Name)
 	if err != nil {
 		return err
 	}
@@ -179,26 +180,26 @@ func (x *exec) karpenter(ctx context.Context, ch cluster.Change) error {
 		return fmt.Errorf("%s: install Karpenter's CRDs: %w", ch.Key, err)
 	}
 	if ch.Action == cluster.Replace {
-		if err := karpenter.Delete(ctx, cfg, karpenter.Named(x.name, group)); err != nil {
+		if err := karpenter.Delete(ctx, cfg, karpenter.Named(x.Name, group)); err != nil {
 			return fmt.Errorf("%s: delete the old objects: %w", ch.Key, err)
 		}
 	}
 	if err := karpenter.Apply(ctx, cfg, objs); err != nil {
 		return fmt.Errorf("%s: %w", ch.Key, err)
 	}
-	x.res.ID = x.name + "/" + group
+	x.Res.ID = x.Name + "/" + group
 	return nil
 }
 
 // deleteKarpenter removes the objects of a group (one the spec no longer lists, or of a cluster
 // being deleted) by name; without a kubeconfig the cluster, and its objects, went first.
 func (x *exec) deleteKarpenter(ctx context.Context, _ cluster.Change) error {
-	group := x.rname
-	cfg, err := x.p.restConfig(x.name)
+	group := x.RName
+	cfg, err := x.p.restConfig(x.Name)
 	if err != nil {
 		return nil
 	}
-	return karpenter.Delete(ctx, cfg, karpenter.Named(x.name, group))
+	return karpenter.Delete(ctx, cfg, karpenter.Named(x.Name, group))
 }
 
 // karpenter writes the objects of every Karpenter group of the plan, at the first karpenter/GROUP
@@ -216,11 +217,11 @@ func (w *tfWriter) karpenter(r cluster.Resource) error {
 		if rr.Kind != kindKarpenter {
 			continue
 		}
-		g, err := groupNamed(w.c, rr.Name)
+		g, err := groupNamed(w.C, rr.Name)
 		if err != nil {
 			return fmt.Errorf("terraform: %s: %w", rr.Key(), err)
 		}
-		o, err := karpenter.Objects(karpenterCluster(w.c, w.sec, ""), g)
+		o, err := karpenter.Objects(karpenterCluster(w.C, w.sec, ""), g)
 		if err != nil {
 			return fmt.Errorf("terraform: %s: %w", rr.Key(), err)
 		}
@@ -228,7 +229,7 @@ func (w *tfWriter) karpenter(r cluster.Resource) error {
 	}
 	var deps []hclwrite.Tokens
 	for _, k := range r.DependsOn {
-		a, ok := w.addr[k]
+		a, ok := w.Addr[k]
 		if !ok {
 			return fmt.Errorf("terraform: %s depends on %s, which comes later or has no Terraform form", r.Key(), k)
 		}
@@ -238,17 +239,17 @@ func (w *tfWriter) karpenter(r cluster.Resource) error {
 	if w.sec.VPCID != "" {
 		// In an existing VPC nuv makes no security group for the discovery tag to mark: the
 		// module tags the one EKS makes for the cluster, which the node classes then select.
-		name := w.c.Metadata.Name
+		name := w.C.Metadata.Name
 		label := tfgen.Name("karpenter_discovery_" + name)
-		w.body.AppendNewline()
-		b := w.body.AppendNewBlock("resource", []string{"aws_ec2_tag", label}).Body()
+		w.Body.AppendNewline()
+		b := w.Body.AppendNewBlock("resource", []string{"aws_ec2_tag", label}).Body()
 		b.SetAttributeRaw("resource_id", tfgen.Ident("aws_eks_cluster."+tfgen.Name(name)+".vpc_config[0].cluster_security_group_id"))
 		b.SetAttributeValue("key", cty.StringVal(karpenter.DiscoveryTag))
 		b.SetAttributeValue("value", cty.StringVal(name))
 		deps = append(deps, tfgen.Ref("aws_ec2_tag", label))
 	}
-	w.body.AppendNewline()
-	if err := karpenter.Terraform(w.body, objs, deps...); err != nil {
+	w.Body.AppendNewline()
+	if err := karpenter.Terraform(w.Body, objs, deps...); err != nil {
 		return fmt.Errorf("terraform: %w", err)
 	}
 	return nil

@@ -31,7 +31,7 @@ func TestIntegrationEKSKarpenter(t *testing.T) {
 		t.Skip("makes an emulated EKS cluster; skipped under -short")
 	}
 	w := newWorld(t)
-	t.Cleanup(func() { w.nuv(nil, "cluster", "delete", "--yes", "kp") })
+	t.Cleanup(func() { w.Nuv(nil, "cluster", "delete", "--yes", "kp") })
 	const burst = "  - {name: burst, manager: karpenter, max: 5, spot: true, instanceType: \"m6i.large,c6i.large\", labels: {tier: burst}}\n"
 	doc := `apiVersion: nuv.dev/v1alpha1
 kind: Cluster
@@ -42,12 +42,12 @@ spec:
   - {name: system, count: 1}
 ` + burst + `  eks: {nat: none}
 `
-	f := w.spec("kp", doc)
-	out, errs, code := w.nuv(nil, "cluster", "apply", "--yes", "-f", f)
+	f := w.Spec("kp", doc)
+	out, errs, code := w.Nuv(nil, "cluster", "apply", "--yes", "-f", f)
 	if code != 0 || !strings.Contains(out, "created karpenter/burst") {
 		t.Fatalf("apply: exit %d\n%s%s", code, out, errs)
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(w.project, "clusters", "kp.kubeconfig"))
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(w.Project, "clusters", "kp.kubeconfig"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ spec:
 	}
 	plan := func(f string, want int) string {
 		t.Helper()
-		out, errs, code := w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
+		out, errs, code := w.Nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
 		if code != want {
 			t.Fatalf("plan: exit %d, want %d\n%s%s", code, want, out, errs)
 		}
@@ -81,11 +81,11 @@ spec:
 	plan(f, 0)
 
 	// Without the kubeconfig the objects cannot be read: the state record stands in, with a warning.
-	kc := filepath.Join(w.project, "clusters", "kp.kubeconfig")
+	kc := filepath.Join(w.Project, "clusters", "kp.kubeconfig")
 	if err := os.Rename(kc, kc+".away"); err != nil {
 		t.Fatal(err)
 	}
-	out, errs, code = w.nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
+	out, errs, code = w.Nuv(nil, "cluster", "plan", "-f", f, "--detailed-exitcode")
 	if code != 2 || strings.Contains(out, "karpenter/burst") || !strings.Contains(out, "+ create kubeconfig/kp") ||
 		!strings.Contains(errs, "the Karpenter objects of [burst] were not read from the cluster") || !strings.Contains(errs, "the plan uses the state record") {
 		t.Fatalf("plan without the kubeconfig: exit %d\n%s%s", code, out, errs)
@@ -95,12 +95,12 @@ spec:
 	}
 
 	// A new max: one field of one resource.
-	f = w.spec("kp", strings.Replace(doc, "max: 5", "max: 8", 1))
+	f = w.Spec("kp", strings.Replace(doc, "max: 5", "max: 8", 1))
 	out = plan(f, 2)
 	if !regexp.MustCompile(`(?m)^  ~ update karpenter/burst.*\n      nodepool.limits: nodes=5 -> nodes=8\nPlan: 0 to create, 1 to update, 0 to replace, 0 to delete;`).MatchString(out) {
 		t.Fatalf("plan with max 8 is not exactly that change:\n%s", out)
 	}
-	if out, errs, code := w.nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 {
+	if out, errs, code := w.Nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 {
 		t.Fatalf("apply max 8: exit %d\n%s%s", code, out, errs)
 	}
 	if n := limit(); n != 8 {
@@ -115,7 +115,7 @@ spec:
 	if out := plan(f, 2); !strings.Contains(out, "nodepool.limits: nodes=3 -> nodes=8") {
 		t.Fatalf("plan after a hand edit:\n%s", out)
 	}
-	if out, errs, code := w.nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 || limit() != 8 {
+	if out, errs, code := w.Nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 || limit() != 8 {
 		t.Fatalf("apply after a hand edit: exit %d, limit %d\n%s%s", code, limit(), out, errs)
 	}
 
@@ -126,19 +126,19 @@ spec:
 	if out := plan(f, 2); !strings.Contains(out, "+ create karpenter/burst") || !strings.Contains(out, "Plan: 1 to create, 0 to update, 0 to replace, 0 to delete;") {
 		t.Fatalf("plan after the NodePool was deleted by hand:\n%s", out)
 	}
-	if out, errs, code := w.nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 || limit() != 8 {
+	if out, errs, code := w.Nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 || limit() != 8 {
 		t.Fatalf("apply after the NodePool was deleted: exit %d\n%s%s", code, out, errs)
 	}
 	plan(f, 0)
 
 	// count added: the pool turns static, which Karpenter refuses in place, so it is replaced.
 	static := strings.Replace(doc, "max: 5", "count: 2, max: 8", 1)
-	f = w.spec("kp", static)
+	f = w.Spec("kp", static)
 	if out := plan(f, 2); !strings.Contains(out, "-/+ replace karpenter/burst") || !strings.Contains(out, "nodepool.mode: dynamic -> static  (forces replacement)") ||
 		!strings.Contains(out, "nodepool.replicas: (none) -> 2") {
 		t.Fatalf("plan with count:\n%s", out)
 	}
-	if out, errs, code := w.nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 {
+	if out, errs, code := w.Nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 {
 		t.Fatalf("apply with count: exit %d\n%s%s", code, out, errs)
 	}
 	p, err := dc.Resource(pools).Get(ctx, "burst", metav1.GetOptions{})
@@ -156,18 +156,18 @@ spec:
 		t.Fatal(err)
 	}
 	plan(f, 0) // not in the spec: not this cluster's business
-	withOther := w.spec("kp", strings.Replace(static, "  eks:", "  - {name: other, manager: karpenter, max: 1}\n  eks:", 1))
-	out, errs, _ = w.nuv(nil, "cluster", "plan", "-f", withOther)
+	withOther := w.Spec("kp", strings.Replace(static, "  eks:", "  - {name: other, manager: karpenter, max: 1}\n  eks:", 1))
+	out, errs, _ = w.Nuv(nil, "cluster", "plan", "-f", withOther)
 	if !strings.Contains(out+errs, "! conflict karpenter/other") {
 		t.Fatalf("plan with a group named like another cluster's objects:\n%s%s", out, errs)
 	}
 
 	// The group removed from the spec: both objects are deleted.
-	f = w.spec("kp", strings.Replace(doc, burst, "", 1))
+	f = w.Spec("kp", strings.Replace(doc, burst, "", 1))
 	if out := plan(f, 2); !strings.Contains(out, "- delete karpenter/burst") {
 		t.Fatalf("plan without the group:\n%s", out)
 	}
-	if out, errs, code := w.nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 {
+	if out, errs, code := w.Nuv(nil, "cluster", "apply", "--yes", "-f", f); code != 0 {
 		t.Fatalf("apply without the group: exit %d\n%s%s", code, out, errs)
 	}
 	for _, gvr := range []schema.GroupVersionResource{pools, classes} {
@@ -181,7 +181,7 @@ spec:
 			t.Fatalf("another cluster's %s: %v", gvr.Resource, err)
 		}
 	}
-	if out, errs, code := w.nuv(nil, "cluster", "delete", "--yes", "kp"); code != 0 {
+	if out, errs, code := w.Nuv(nil, "cluster", "delete", "--yes", "kp"); code != 0 {
 		t.Fatalf("delete: exit %d\n%s%s", code, out, errs)
 	}
 }

@@ -1,6 +1,7 @@
 package eks_test
 
 import (
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet/awsworld"
 	"regexp"
 	"testing"
 )
@@ -19,11 +20,11 @@ func TestIntegrationEKSKilledBeforeRecord(t *testing.T) {
 		t.Skip("runs nuv against the AWS emulator; skipped under -short")
 	}
 	w := newWorld(t)
-	f := w.spec("lc", lifecycleSpec("1.35", 1, false))
-	t.Cleanup(func() { w.nuv(nil, "cluster", "delete", "lc") })
+	f := w.Spec("lc", lifecycleSpec("1.35", 1, false))
+	t.Cleanup(func() { w.Nuv(nil, "cluster", "delete", "lc") })
 	kills := 0
 	for ; kills < 30; kills++ {
-		plan, errs, _ := w.nuv(nil, "cluster", "plan", "-f", f)
+		plan, errs, _ := w.Nuv(nil, "cluster", "plan", "-f", f)
 		next := firstChange.FindString(plan)
 		if next == "" {
 			t.Fatalf("plan after %d kills has no change:\n%s%s", kills, plan, errs)
@@ -31,17 +32,17 @@ func TestIntegrationEKSKilledBeforeRecord(t *testing.T) {
 		if regexp.MustCompile(`eks-cluster/`).MatchString(next) {
 			break
 		}
-		_, errs, code := w.nuv([]string{"NUV_FAILPOINT_KILL_BEFORE_RECORD=1"}, "cluster", "apply", "-f", f)
+		_, errs, code := w.Nuv([]string{"NUV_FAILPOINT_KILL_BEFORE_RECORD=1"}, "cluster", "apply", "-f", f)
 		if code != -1 {
 			t.Fatalf("kill %d (%s): apply with the failpoint before the record: exit %d, want killed\n%s", kills, next, code, errs)
 		}
-		c := count(w.tagged("lc"))
+		c := awsworld.Count(w.Tagged("lc"))
 		if c["vpc"] > 1 || c["subnet"] > 4 || c["internet-gateway"] > 1 || c["elastic-ip"] > 1 || c["natgateway"] > 1 ||
 			c["route-table"] > 2 || c["security-group"] > 1 || c["role"] > 2 {
 			t.Fatalf("kill %d (%s): something was made twice: %v", kills, next, c)
 		}
 	}
-	c := count(w.tagged("lc"))
+	c := awsworld.Count(w.Tagged("lc"))
 	if c["vpc"] != 1 || c["subnet"] != 4 || c["internet-gateway"] != 1 || c["elastic-ip"] != 1 || c["natgateway"] != 1 ||
 		c["route-table"] != 2 || c["security-group"] != 1 || c["role"] != 2 {
 		t.Fatalf("after %d killed applies, one of each network resource and two roles: %v", kills, c)

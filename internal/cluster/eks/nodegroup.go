@@ -14,6 +14,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/tfgen"
@@ -58,31 +59,31 @@ func (x *exec) nodegroup(ctx context.Context, ch cluster.Change) error {
 		if err := x.deleteNodegroup(ctx, ch); err != nil {
 			return err
 		}
-		x.res.ID = ""
+		x.Res.ID = ""
 	}
-	if x.res.ID == "" {
+	if x.Res.ID == "" {
 		return x.createNodegroup(ctx)
 	}
-	ng := x.rname
-	if err := x.p.waitNodegroup(ctx, x.s, x.name, ng, true); err != nil {
+	ng := x.RName
+	if err := x.p.waitNodegroup(ctx, x.s, x.Name, ng, true); err != nil {
 		return err
 	}
-	f := x.res.Fields
-	if in := nodegroupConfigUpdate(x.name, ng, ch.Actual.Fields, f); in != nil {
+	f := x.Res.Fields
+	if in := nodegroupConfigUpdate(x.Name, ng, ch.Actual.Fields, f); in != nil {
 		out, err := x.s.eks.UpdateNodegroupConfig(ctx, in)
 		if err != nil {
-			return x.fail("eks:UpdateNodegroupConfig", x.res.Key(), err)
+			return x.Fail("eks:UpdateNodegroupConfig", x.Res.Key(), err)
 		}
-		if err := x.p.waitUpdate(ctx, x.s, x.res.Key()+" config", x.name, aws.ToString(out.Update.Id), ng, ""); err != nil {
+		if err := x.p.waitUpdate(ctx, x.s, x.Res.Key()+" config", x.Name, aws.ToString(out.Update.Id), ng, ""); err != nil {
 			return err
 		}
 	}
 	if ch.Actual.Fields["version"] != f["version"] {
-		out, err := x.s.eks.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: aws.String(x.name), NodegroupName: aws.String(ng), Version: aws.String(f["version"])})
+		out, err := x.s.eks.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: aws.String(x.Name), NodegroupName: aws.String(ng), Version: aws.String(f["version"])})
 		if err != nil {
-			return x.fail("eks:UpdateNodegroupVersion", x.res.Key()+" (to "+f["version"]+")", err)
+			return x.Fail("eks:UpdateNodegroupVersion", x.Res.Key()+" (to "+f["version"]+")", err)
 		}
-		if err := x.p.waitUpdate(ctx, x.s, x.res.Key()+" upgrade to "+f["version"], x.name, aws.ToString(out.Update.Id), ng, ""); err != nil {
+		if err := x.p.waitUpdate(ctx, x.s, x.Res.Key()+" upgrade to "+f["version"], x.Name, aws.ToString(out.Update.Id), ng, ""); err != nil {
 			return err
 		}
 	}
@@ -92,11 +93,11 @@ func (x *exec) nodegroup(ctx context.Context, ch cluster.Change) error {
 // createNodegroup creates the node group once its cluster is active, retrying while IAM has not
 // yet made its new node role usable (as EKS answers then), and waits for it to be active.
 func (x *exec) createNodegroup(ctx context.Context) error {
-	ng, f := x.rname, x.res.Fields
-	if _, err := x.p.waitCluster(ctx, x.s, x.name, true); err != nil {
+	ng, f := x.RName, x.Res.Fields
+	if _, err := x.p.waitCluster(ctx, x.s, x.Name, true); err != nil {
 		return err
 	}
-	role, err := x.id(key(kindRole, nodeRoleName(x.name)))
+	role, err := x.ID(awsnet.Key(kindRole, nodeRoleName(x.Name)))
 	if err != nil {
 		return err
 	}
@@ -104,28 +105,28 @@ func (x *exec) createNodegroup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	in := &eks.CreateNodegroupInput{ClusterName: aws.String(x.name), NodegroupName: aws.String(ng), NodeRole: aws.String(role), Subnets: subnets,
+	in := &eks.CreateNodegroupInput{ClusterName: aws.String(x.Name), NodegroupName: aws.String(ng), NodeRole: aws.String(role), Subnets: subnets,
 		InstanceTypes: kit.ParseList(f["instanceTypes"]), CapacityType: ekstypes.CapacityTypes(f["capacity"]), AmiType: ekstypes.AMITypes(f["amiType"]),
 		ScalingConfig: &ekstypes.NodegroupScalingConfig{MinSize: atoi32(f["min"]), MaxSize: atoi32(f["max"]), DesiredSize: atoi32(f["desired"])},
-		Labels:        kit.ParseMap(f["labels"]), Taints: taintsOf(f["taints"]), DiskSize: atoi32(f["diskSize"]), Version: aws.String(f["version"]), Tags: x.tags()}
+		Labels:        kit.ParseMap(f["labels"]), Taints: taintsOf(f["taints"]), DiskSize: atoi32(f["diskSize"]), Version: aws.String(f["version"]), Tags: x.Tags()}
 	if len(in.Labels) == 0 {
 		in.Labels = nil
 	}
 	var out *eks.CreateNodegroupOutput
-	err = x.p.retryWhile(ctx, x.s, 2*time.Minute, func() error {
+	err = x.s.RetryWhile(ctx, 2*time.Minute, func() error {
 		var err error
 		out, err = x.s.eks.CreateNodegroup(ctx, in)
 		return err
 	}, func(err error) bool {
-		return apiCode(err) == "InvalidParameterException" && strings.Contains(apiMessage(err), "role")
+		return awsnet.APICode(err) == "InvalidParameterException" && strings.Contains(awsnet.APIMessage(err), "role")
 	})
 	if err != nil {
-		return x.fail("eks:CreateNodegroup", x.res.Key(), err)
+		return x.Fail("eks:CreateNodegroup", x.Res.Key(), err)
 	}
-	if err := x.made(aws.ToString(out.Nodegroup.NodegroupArn)); err != nil {
+	if err := x.Made(aws.ToString(out.Nodegroup.NodegroupArn)); err != nil {
 		return err
 	}
-	return x.p.waitNodegroup(ctx, x.s, x.name, ng, true)
+	return x.p.waitNodegroup(ctx, x.s, x.Name, ng, true)
 }
 
 // nodegroupConfigUpdate is the UpdateNodegroupConfig that takes node group ng of cluster from
@@ -175,69 +176,69 @@ func nodegroupConfigUpdate(cluster, ng string, old, f map[string]string) *eks.Up
 }
 
 func (x *exec) addon(ctx context.Context, ch cluster.Change) error {
-	name := x.rname
-	v := x.res.Fields["version"]
-	if x.res.ID == "" {
-		if _, err := x.p.waitCluster(ctx, x.s, x.name, true); err != nil {
+	name := x.RName
+	v := x.Res.Fields["version"]
+	if x.Res.ID == "" {
+		if _, err := x.p.waitCluster(ctx, x.s, x.Name, true); err != nil {
 			return err
 		}
-		out, err := x.s.eks.CreateAddon(ctx, &eks.CreateAddonInput{ClusterName: aws.String(x.name), AddonName: aws.String(name), AddonVersion: aws.String(v),
-			ResolveConflicts: ekstypes.ResolveConflictsOverwrite, Tags: x.tags()})
+		out, err := x.s.eks.CreateAddon(ctx, &eks.CreateAddonInput{ClusterName: aws.String(x.Name), AddonName: aws.String(name), AddonVersion: aws.String(v),
+			ResolveConflicts: ekstypes.ResolveConflictsOverwrite, Tags: x.Tags()})
 		if err != nil {
-			return x.fail("eks:CreateAddon", x.res.Key(), err)
+			return x.Fail("eks:CreateAddon", x.Res.Key(), err)
 		}
-		if err := x.made(aws.ToString(out.Addon.AddonArn)); err != nil {
+		if err := x.Made(aws.ToString(out.Addon.AddonArn)); err != nil {
 			return err
 		}
-		return x.p.waitAddon(ctx, x.s, x.name, name, true)
+		return x.p.waitAddon(ctx, x.s, x.Name, name, true)
 	}
-	if err := x.p.waitAddon(ctx, x.s, x.name, name, true); err != nil {
+	if err := x.p.waitAddon(ctx, x.s, x.Name, name, true); err != nil {
 		return err
 	}
-	out, err := x.s.eks.UpdateAddon(ctx, &eks.UpdateAddonInput{ClusterName: aws.String(x.name), AddonName: aws.String(name), AddonVersion: aws.String(v),
+	out, err := x.s.eks.UpdateAddon(ctx, &eks.UpdateAddonInput{ClusterName: aws.String(x.Name), AddonName: aws.String(name), AddonVersion: aws.String(v),
 		ResolveConflicts: ekstypes.ResolveConflictsOverwrite})
 	if err != nil {
-		return x.fail("eks:UpdateAddon", x.res.Key()+" (to "+v+")", err)
+		return x.Fail("eks:UpdateAddon", x.Res.Key()+" (to "+v+")", err)
 	}
-	return x.p.waitUpdate(ctx, x.s, x.res.Key()+" to "+v, x.name, aws.ToString(out.Update.Id), "", name)
+	return x.p.waitUpdate(ctx, x.s, x.Res.Key()+" to "+v, x.Name, aws.ToString(out.Update.Id), "", name)
 }
 
 func (x *exec) deleteNodegroup(ctx context.Context, ch cluster.Change) error {
 	k := ch.Key
-	rname := x.rname
-	_, err := x.s.eks.DeleteNodegroup(ctx, &eks.DeleteNodegroupInput{ClusterName: aws.String(x.name), NodegroupName: aws.String(rname)})
-	if notFound(err) && err != nil {
+	rname := x.RName
+	_, err := x.s.eks.DeleteNodegroup(ctx, &eks.DeleteNodegroupInput{ClusterName: aws.String(x.Name), NodegroupName: aws.String(rname)})
+	if awsnet.NotFound(err) && err != nil {
 		return nil
 	}
-	if err != nil && apiCode(err) != "ResourceInUseException" { // already DELETING
-		return x.fail("eks:DeleteNodegroup", k, err)
+	if err != nil && awsnet.APICode(err) != "ResourceInUseException" { // already DELETING
+		return x.Fail("eks:DeleteNodegroup", k, err)
 	}
-	return x.p.waitNodegroup(ctx, x.s, x.name, rname, false)
+	return x.p.waitNodegroup(ctx, x.s, x.Name, rname, false)
 }
 
 func (x *exec) deleteAddon(ctx context.Context, ch cluster.Change) error {
 	k := ch.Key
-	rname := x.rname
-	_, err := x.s.eks.DeleteAddon(ctx, &eks.DeleteAddonInput{ClusterName: aws.String(x.name), AddonName: aws.String(rname)})
-	if notFound(err) && err != nil {
+	rname := x.RName
+	_, err := x.s.eks.DeleteAddon(ctx, &eks.DeleteAddonInput{ClusterName: aws.String(x.Name), AddonName: aws.String(rname)})
+	if awsnet.NotFound(err) && err != nil {
 		return nil
 	}
 	if err != nil {
-		return x.fail("eks:DeleteAddon", k, err)
+		return x.Fail("eks:DeleteAddon", k, err)
 	}
-	return x.p.waitAddon(ctx, x.s, x.name, rname, false)
+	return x.p.waitAddon(ctx, x.s, x.Name, rname, false)
 }
 
 func (w *tfWriter) nodegroup(r cluster.Resource) error {
 	f := r.Fields
-	name := w.c.Metadata.Name
-	b := w.block("aws_eks_node_group", r.Key())
-	cl, err := w.ref(key(kindCluster, name), "name")
+	name := w.C.Metadata.Name
+	b := w.Block("aws_eks_node_group", r.Key())
+	cl, err := w.Ref(awsnet.Key(kindCluster, name), "name")
 	if err != nil {
 		return err
 	}
-	roleKey := key(kindRole, nodeRoleName(name))
-	role, err := w.ref(roleKey, "arn")
+	roleKey := awsnet.Key(kindRole, nodeRoleName(name))
+	role, err := w.Ref(roleKey, "arn")
 	if err != nil {
 		return err
 	}
@@ -271,20 +272,20 @@ func (w *tfWriter) nodegroup(r cluster.Resource) error {
 	}
 	deps := slices.Clone(w.policyAttachments[roleKey])
 	for _, d := range r.DependsOn {
-		if strings.HasPrefix(d, kindRouteTable+"/") {
-			deps = append(deps, w.addr[d])
+		if strings.HasPrefix(d, awsnet.KindRouteTable+"/") {
+			deps = append(deps, w.Addr[d])
 		}
 	}
 	b.SetAttributeRaw("depends_on", rawList(deps))
-	w.nodeGroups = append(w.nodeGroups, w.addr[r.Key()])
+	w.nodeGroups = append(w.nodeGroups, w.Addr[r.Key()])
 	return nil
 }
 
 func (w *tfWriter) addon(r cluster.Resource) error {
 	f := r.Fields
-	name := w.c.Metadata.Name
-	b := w.block("aws_eks_addon", r.Key())
-	cl, err := w.ref(key(kindCluster, name), "name")
+	name := w.C.Metadata.Name
+	b := w.Block("aws_eks_addon", r.Key())
+	cl, err := w.Ref(awsnet.Key(kindCluster, name), "name")
 	if err != nil {
 		return err
 	}
@@ -299,11 +300,11 @@ func (w *tfWriter) addon(r cluster.Resource) error {
 	return nil
 }
 
-func (s *session) observeGroups(ctx context.Context, o *observation, name string) error {
-	ck := key(kindCluster, name)
+func (s *session) observeGroups(ctx context.Context, o *awsnet.Observation, name string) error {
+	ck := awsnet.Key(kindCluster, name)
 	var subnetsAndRoutes []string
-	for _, r := range o.out {
-		if r.Kind == kindSubnet || r.Kind == kindRouteTable {
+	for _, r := range o.Out {
+		if r.Kind == awsnet.KindSubnet || r.Kind == awsnet.KindRouteTable {
 			subnetsAndRoutes = append(subnetsAndRoutes, r.Key())
 		}
 	}
@@ -311,35 +312,35 @@ func (s *session) observeGroups(ctx context.Context, o *observation, name string
 	for ngs.HasMorePages() {
 		page, err := ngs.NextPage(ctx)
 		if err != nil {
-			return fmt.Errorf("eks:ListNodegroups %s: %s", name, apiMessage(err))
+			return fmt.Errorf("eks:ListNodegroups %s: %s", name, awsnet.APIMessage(err))
 		}
 		for _, gn := range page.Nodegroups {
 			out, err := s.eks.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: aws.String(name), NodegroupName: aws.String(gn)})
-			if apiCode(err) == "ResourceNotFoundException" {
+			if awsnet.APICode(err) == "ResourceNotFoundException" {
 				continue
 			}
 			if err != nil {
-				return fmt.Errorf("eks:DescribeNodegroup %s/%s: %s", name, gn, apiMessage(err))
+				return fmt.Errorf("eks:DescribeNodegroup %s/%s: %s", name, gn, awsnet.APIMessage(err))
 			}
-			o.add(cluster.Resource{Kind: kindNodeGroup, Name: gn, ID: aws.ToString(out.Nodegroup.NodegroupArn), Fields: nodegroupFields(out.Nodegroup),
-				DependsOn: append([]string{ck, key(kindRole, nodeRoleName(name))}, subnetsAndRoutes...)})
+			o.Add(cluster.Resource{Kind: kindNodeGroup, Name: gn, ID: aws.ToString(out.Nodegroup.NodegroupArn), Fields: nodegroupFields(out.Nodegroup),
+				DependsOn: append([]string{ck, awsnet.Key(kindRole, nodeRoleName(name))}, subnetsAndRoutes...)})
 		}
 	}
 	ads := eks.NewListAddonsPaginator(s.eks, &eks.ListAddonsInput{ClusterName: aws.String(name)})
 	for ads.HasMorePages() {
 		page, err := ads.NextPage(ctx)
 		if err != nil {
-			return fmt.Errorf("eks:ListAddons %s: %s", name, apiMessage(err))
+			return fmt.Errorf("eks:ListAddons %s: %s", name, awsnet.APIMessage(err))
 		}
 		for _, an := range page.Addons {
 			out, err := s.eks.DescribeAddon(ctx, &eks.DescribeAddonInput{ClusterName: aws.String(name), AddonName: aws.String(an)})
-			if apiCode(err) == "ResourceNotFoundException" {
+			if awsnet.APICode(err) == "ResourceNotFoundException" {
 				continue
 			}
 			if err != nil {
-				return fmt.Errorf("eks:DescribeAddon %s/%s: %s", name, an, apiMessage(err))
+				return fmt.Errorf("eks:DescribeAddon %s/%s: %s", name, an, awsnet.APIMessage(err))
 			}
-			o.add(cluster.Resource{Kind: kindAddon, Name: an, ID: aws.ToString(out.Addon.AddonArn), Fields: map[string]string{"version": aws.ToString(out.Addon.AddonVersion)}, DependsOn: []string{ck}})
+			o.Add(cluster.Resource{Kind: kindAddon, Name: an, ID: aws.ToString(out.Addon.AddonArn), Fields: map[string]string{"version": aws.ToString(out.Addon.AddonVersion)}, DependsOn: []string{ck}})
 		}
 	}
 	return nil

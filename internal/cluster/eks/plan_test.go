@@ -5,7 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet/awstest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/state"
@@ -78,32 +79,6 @@ spec:
     addons: {kube-proxy: none}
 `
 
-func parse(t *testing.T, doc string) *spec.Cluster {
-	t.Helper()
-	cs, err := spec.Decode("spec.yaml", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs[0]
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run with -update to accept):\n%s", path, got)
-	}
-}
-
 func newEngine(t *testing.T, p *Provider) *engine.Engine {
 	return &engine.Engine{Providers: map[string]cluster.Provider{Name: p}, Store: state.Dir{Path: t.TempDir()}}
 }
@@ -111,37 +86,37 @@ func newEngine(t *testing.T, p *Provider) *engine.Engine {
 // TestPlanGolden plans a new 3-node-group cluster against the emulator: every resource in
 // dependency order, the versions EKS reports (the default add-ons' and the pinned one).
 func TestPlanGolden(t *testing.T) {
-	e := startEmulator(t, 0)
-	p := New(t.TempDir(), "/usr/local/bin/nuv", e.getenv, nil)
-	plan, err := newEngine(t, p).Plan(context.Background(), parse(t, threeGroups))
+	e := awstest.StartEmulator(t, 0)
+	p := New(t.TempDir(), "/usr/local/bin/nuv", e.Getenv, nil)
+	plan, err := newEngine(t, p).Plan(context.Background(), awstest.Parse(t, threeGroups))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
 	engine.WritePlan(&b, plan)
-	golden(t, "plan-3-groups.txt", b.Bytes())
+	awstest.Golden(t, *update, "plan-3-groups.txt", b.Bytes())
 }
 
 // TestPlanGoldenKarpenter plans a new cluster with Karpenter groups: each is one karpenter/GROUP
 // resource whose fields are its NodePool's and EC2NodeClass's (requirements, limits, replicas,
 // labels, taints, the node class), not a managed node group's sizes.
 func TestPlanGoldenKarpenter(t *testing.T) {
-	e := startEmulator(t, 0)
-	p := New(t.TempDir(), "/usr/local/bin/nuv", e.getenv, nil)
-	plan, err := newEngine(t, p).Plan(context.Background(), parse(t, withKarpenter))
+	e := awstest.StartEmulator(t, 0)
+	p := New(t.TempDir(), "/usr/local/bin/nuv", e.Getenv, nil)
+	plan, err := newEngine(t, p).Plan(context.Background(), awstest.Parse(t, withKarpenter))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
 	engine.WritePlan(&b, plan)
-	golden(t, "plan-karpenter.txt", b.Bytes())
+	awstest.Golden(t, *update, "plan-karpenter.txt", b.Bytes())
 }
 
 // TestTerraformGolden writes the Terraform module of two specs (a new network with a NAT
 // gateway per zone; an existing VPC) and checks them against golden files and terraform fmt.
 func TestTerraformGolden(t *testing.T) {
-	e := startEmulator(t, 0)
-	p := New(t.TempDir(), "/usr/local/bin/nuv", e.getenv, nil)
+	e := awstest.StartEmulator(t, 0)
+	p := New(t.TempDir(), "/usr/local/bin/nuv", e.Getenv, nil)
 	eng := newEngine(t, p)
 	// The existing network of the second spec, made in the emulator; its ids are random, so the
 	// module is compared with them replaced by the spec's placeholders.
@@ -150,7 +125,7 @@ func TestTerraformGolden(t *testing.T) {
 	back := strings.NewReplacer(vpc, "vpc-0123456789abcdef0", subnets[0], "subnet-0aaa", subnets[1], "subnet-0bbb")
 	for name, doc := range map[string]string{"three-groups": threeGroups, "existing-vpc": ids.Replace(existingVPC), "karpenter": withKarpenter} {
 		t.Run(name, func(t *testing.T) {
-			files, err := eng.Terraform(parse(t, doc))
+			files, err := eng.Terraform(awstest.Parse(t, doc))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -166,7 +141,7 @@ func TestTerraformGolden(t *testing.T) {
 // path: a version EKS does not offer, an unknown instance type, a zone of another region, an
 // add-on version EKS does not have; bad credentials are one message naming the chain.
 func TestValidateAgainstAWS(t *testing.T) {
-	e := startEmulator(t, 0)
+	e := awstest.StartEmulator(t, 0)
 	for _, tc := range []struct {
 		name, edit string
 		want       []string
@@ -185,8 +160,8 @@ func TestValidateAgainstAWS(t *testing.T) {
 			if doc == threeGroups {
 				t.Fatalf("edit %q changed nothing", tc.edit)
 			}
-			p := New(t.TempDir(), "nuv", e.getenv, nil)
-			_, err := newEngine(t, p).Plan(context.Background(), parse(t, doc))
+			p := New(t.TempDir(), "nuv", e.Getenv, nil)
+			_, err := newEngine(t, p).Plan(context.Background(), awstest.Parse(t, doc))
 			if err == nil {
 				t.Fatal("plan accepted the spec")
 			}
@@ -199,15 +174,15 @@ func TestValidateAgainstAWS(t *testing.T) {
 	}
 	t.Run("credentials", func(t *testing.T) {
 		t.Setenv("AWS_SECRET_ACCESS_KEY", "not-the-emulators-secret-000000000000000")
-		p := New(t.TempDir(), "nuv", e.getenv, nil)
-		_, err := newEngine(t, p).Plan(context.Background(), parse(t, threeGroups))
+		p := New(t.TempDir(), "nuv", e.Getenv, nil)
+		_, err := newEngine(t, p).Plan(context.Background(), awstest.Parse(t, threeGroups))
 		want := "the AWS credentials from EnvConfigCredentials were refused by " + e.URL + " (sts:GetCallerIdentity): SignatureDoesNotMatch"
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "the environment (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)") {
 			t.Fatalf("error %v\nwant %q and the chain", err, want)
 		}
 		t.Setenv("AWS_ACCESS_KEY_ID", "")
 		t.Setenv("AWS_SECRET_ACCESS_KEY", "")
-		_, err = newEngine(t, New(t.TempDir(), "nuv", e.getenv, nil)).Plan(context.Background(), parse(t, threeGroups))
+		_, err = newEngine(t, New(t.TempDir(), "nuv", e.Getenv, nil)).Plan(context.Background(), awstest.Parse(t, threeGroups))
 		if err == nil || !strings.Contains(err.Error(), "no AWS credentials: tried the environment") {
 			t.Fatalf("no credentials: %v", err)
 		}
@@ -217,12 +192,12 @@ func TestValidateAgainstAWS(t *testing.T) {
 // TestExampleSpec: the example the README points at (clusters/specs/eks.yaml) plans against the
 // emulator.
 func TestExampleSpec(t *testing.T) {
-	e := startEmulator(t, 0)
+	e := awstest.StartEmulator(t, 0)
 	cs, err := spec.ReadFile(filepath.Join("..", "..", "..", "clusters", "specs", "eks.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := newEngine(t, New(t.TempDir(), "nuv", e.getenv, nil)).Plan(context.Background(), cs[0])
+	plan, err := newEngine(t, New(t.TempDir(), "nuv", e.Getenv, nil)).Plan(context.Background(), cs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,21 +211,21 @@ func TestExampleSpec(t *testing.T) {
 // TestObserveByRecordedID: a VPC whose tags were removed by hand is still found through the ID
 // the state record holds (and keeps its key); without the record it is not nuv's.
 func TestObserveByRecordedID(t *testing.T) {
-	e := startEmulator(t, 0)
-	c := parse(t, strings.ReplaceAll(existingVPC, "vpcId: vpc-0123456789abcdef0\n    subnetIds: [subnet-0aaa, subnet-0bbb]\n", ""))
+	e := awstest.StartEmulator(t, 0)
+	c := awstest.Parse(t, strings.ReplaceAll(existingVPC, "vpcId: vpc-0123456789abcdef0\n    subnetIds: [subnet-0aaa, subnet-0bbb]\n", ""))
 	delete(c.Spec.Sections, "eks")
-	p := New(t.TempDir(), "nuv", e.getenv, nil)
+	p := New(t.TempDir(), "nuv", e.Getenv, nil)
 	ctx := context.Background()
 	ss, err := p.session(ctx, c, sectionOf(c))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := ss.ec2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.0.0.0/16")})
+	out, err := ss.EC2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.0.0.0/16")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := aws.ToString(out.Vpc.VpcId)
-	rs, err := p.Observe(ctx, c, []cluster.Resource{{Kind: kindVPC, Name: "lab", ID: id}})
+	rs, err := p.Observe(ctx, c, []cluster.Resource{{Kind: awsnet.KindVPC, Name: "lab", ID: id}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,17 +241,17 @@ func TestObserveByRecordedID(t *testing.T) {
 func existingNetwork(t *testing.T, p *Provider) (string, []string) {
 	t.Helper()
 	ctx := context.Background()
-	ss, err := p.session(ctx, parse(t, existingVPC), Section{})
+	ss, err := p.session(ctx, awstest.Parse(t, existingVPC), Section{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := ss.ec2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.1.0.0/16")})
+	v, err := ss.EC2.CreateVpc(ctx, &ec2.CreateVpcInput{CidrBlock: aws.String("10.1.0.0/16")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var subnets []string
 	for i, z := range []string{"us-east-1a", "us-east-1b"} {
-		sn, err := ss.ec2.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: v.Vpc.VpcId, CidrBlock: aws.String(fmt.Sprintf("10.1.%d.0/24", i)), AvailabilityZone: aws.String(z)})
+		sn, err := ss.EC2.CreateSubnet(ctx, &ec2.CreateSubnetInput{VpcId: v.Vpc.VpcId, CidrBlock: aws.String(fmt.Sprintf("10.1.%d.0/24", i)), AvailabilityZone: aws.String(z)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -288,8 +263,8 @@ func existingNetwork(t *testing.T, p *Provider) (string, []string) {
 // TestExistingNetworkRefusals: a VPC or subnet that does not exist, or a subnet of another VPC, is
 // refused at plan time with its path.
 func TestExistingNetworkRefusals(t *testing.T) {
-	e := startEmulator(t, 0)
-	p := New(t.TempDir(), "nuv", e.getenv, nil)
+	e := awstest.StartEmulator(t, 0)
+	p := New(t.TempDir(), "nuv", e.Getenv, nil)
 	vpc, subnets := existingNetwork(t, p)
 	other, others := existingNetwork(t, p)
 	for _, tc := range []struct{ vpc, s0, s1, want string }{
@@ -299,7 +274,7 @@ func TestExistingNetworkRefusals(t *testing.T) {
 		{vpc, subnets[0], subnets[0], "spec.eks.subnetIds: the subnets are all in one zone; EKS needs two"},
 	} {
 		doc := strings.NewReplacer("vpc-0123456789abcdef0", tc.vpc, "subnet-0aaa", tc.s0, "subnet-0bbb", tc.s1).Replace(existingVPC)
-		_, err := newEngine(t, New(t.TempDir(), "nuv", e.getenv, nil)).Plan(context.Background(), parse(t, doc))
+		_, err := newEngine(t, New(t.TempDir(), "nuv", e.Getenv, nil)).Plan(context.Background(), awstest.Parse(t, doc))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("error %v\nwant %q", err, tc.want)
 		}
@@ -310,7 +285,7 @@ func TestExistingNetworkRefusals(t *testing.T) {
 // package karpenter's Validate, with field paths and spec lines) and checks each of a group's
 // comma-separated instance types against EC2; a valid edit of the withKarpenter spec plans.
 func TestValidateKarpenter(t *testing.T) {
-	e := startEmulator(t, 0)
+	e := awstest.StartEmulator(t, 0)
 	const burst = `max: 20, spot: true, instanceType: "m6i.large,c6i.xlarge"`
 	for _, tc := range []struct {
 		name, edit string
@@ -332,8 +307,8 @@ func TestValidateKarpenter(t *testing.T) {
 			if doc == withKarpenter {
 				t.Fatalf("edit %q changed nothing", tc.edit)
 			}
-			p := New(t.TempDir(), "nuv", e.getenv, nil)
-			plan, err := newEngine(t, p).Plan(context.Background(), parse(t, doc))
+			p := New(t.TempDir(), "nuv", e.Getenv, nil)
+			plan, err := newEngine(t, p).Plan(context.Background(), awstest.Parse(t, doc))
 			if len(tc.want) == 0 {
 				if err != nil {
 					t.Fatal(err)

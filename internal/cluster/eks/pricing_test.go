@@ -5,12 +5,12 @@ import (
 	"testing"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
 
-// TestMachines: a managed node group runs its desired count of its first instance type, a
-// self-managed machine one of its type, in the spec's region (else AWS_REGION) at the section's
-// endpoint; other resources run nothing.
+// TestMachines: a managed node group runs its desired count of its first instance type, in the
+// spec's region (else AWS_REGION) at the section's endpoint; other resources run nothing.
 func TestMachines(t *testing.T) {
 	env := map[string]string{"AWS_REGION": "eu-west-1"}
 	p := New("", "", func(k string) string { return env[k] }, nil)
@@ -26,10 +26,8 @@ func TestMachines(t *testing.T) {
 			[]cluster.Machines{{Cloud: "aws", Region: "us-east-2", Type: "m5.large", Count: 3}}},
 		{"region from the environment", noRegion, cluster.Resource{Kind: kindNodeGroup, Fields: map[string]string{"instanceTypes": "t3.medium", "desired": "1"}},
 			[]cluster.Machines{{Cloud: "aws", Region: "eu-west-1", Type: "t3.medium", Count: 1}}},
-		{"machine", inRegion, cluster.Resource{Kind: kindInstance, Fields: map[string]string{"instanceType": "c5.xlarge", "role": "etcd"}},
-			[]cluster.Machines{{Cloud: "aws", Region: "us-east-2", Type: "c5.xlarge", Count: 1}}},
 		{"empty group", inRegion, cluster.Resource{Kind: kindNodeGroup, Fields: map[string]string{"instanceTypes": "m5.large", "desired": "0"}}, nil},
-		{"vpc", inRegion, cluster.Resource{Kind: kindVPC, Fields: map[string]string{"cidr": "10.0.0.0/16"}}, nil},
+		{"vpc", inRegion, cluster.Resource{Kind: awsnet.KindVPC, Fields: map[string]string{"cidr": "10.0.0.0/16"}}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

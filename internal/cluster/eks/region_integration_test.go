@@ -14,8 +14,8 @@ func TestIntegrationEKSStatusInTheRecordsRegion(t *testing.T) {
 	}
 	w := newWorldIn(t, "eu-west-1")
 	elsewhere := []string{"AWS_REGION=us-east-1"}
-	t.Cleanup(func() { w.nuv(elsewhere, "cluster", "delete", "--yes", "west") })
-	f := w.spec("west", `apiVersion: nuv.dev/v1alpha1
+	t.Cleanup(func() { w.Nuv(elsewhere, "cluster", "delete", "--yes", "west") })
+	f := w.Spec("west", `apiVersion: nuv.dev/v1alpha1
 kind: Cluster
 metadata: {name: west}
 spec:
@@ -25,17 +25,17 @@ spec:
   - {name: web, count: 1, instanceType: m6i.large}
   eks: {nat: single}
 `)
-	if out, errs, code := w.nuv(elsewhere, "cluster", "apply", "--yes", "-f", f); code != 0 {
+	if out, errs, code := w.Nuv(elsewhere, "cluster", "apply", "--yes", "-f", f); code != 0 {
 		t.Fatalf("apply in eu-west-1: exit %d\n%s%s", code, out, errs)
 	}
-	out, errs, code := w.nuv(elsewhere, "cluster", "status", "west")
+	out, errs, code := w.Nuv(elsewhere, "cluster", "status", "west")
 	if code != 0 || !strings.Contains(out, "west") || !strings.Contains(out, "running") {
 		t.Fatalf("status with AWS_REGION=us-east-1 of a cluster in eu-west-1: exit %d\n%s%s", code, out, errs)
 	}
-	if out, errs, code := w.nuv(elsewhere, "cluster", "delete", "--yes", "west"); code != 0 {
+	if out, errs, code := w.Nuv(elsewhere, "cluster", "delete", "--yes", "west"); code != 0 {
 		t.Fatalf("delete: exit %d\n%s%s", code, out, errs)
 	}
-	if got := w.tagged("west"); len(got) != 0 {
+	if got := w.Tagged("west"); len(got) != 0 {
 		t.Fatalf("left after delete: %v", got)
 	}
 }

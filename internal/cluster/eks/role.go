@@ -15,6 +15,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/tfgen"
 )
@@ -26,19 +27,19 @@ func trustPolicy(service string) string {
 }
 
 func (x *exec) role(ctx context.Context, ch cluster.Change) error {
-	rn := x.res.Name
-	if x.res.ID == "" {
+	rn := x.Res.Name
+	if x.Res.ID == "" {
 		var tags []iamtypes.Tag
-		t := x.tags()
+		t := x.Tags()
 		for _, k := range slices.Sorted(maps.Keys(t)) {
 			tags = append(tags, iamtypes.Tag{Key: aws.String(k), Value: aws.String(t[k])})
 		}
-		out, err := x.s.iam.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String(rn), AssumeRolePolicyDocument: aws.String(trustPolicy(x.res.Fields["service"])),
-			Description: aws.String("nuv cluster " + x.name), Tags: tags})
+		out, err := x.s.iam.CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String(rn), AssumeRolePolicyDocument: aws.String(trustPolicy(x.Res.Fields["service"])),
+			Description: aws.String("nuv cluster " + x.Name), Tags: tags})
 		if err != nil {
-			return x.fail("iam:CreateRole", "role "+rn, err)
+			return x.Fail("iam:CreateRole", "role "+rn, err)
 		}
-		if err := x.made(aws.ToString(out.Role.Arn)); err != nil {
+		if err := x.Made(aws.ToString(out.Role.Arn)); err != nil {
 			return err
 		}
 	}
@@ -48,20 +49,20 @@ func (x *exec) role(ctx context.Context, ch cluster.Change) error {
 			have[pn] = pn != ""
 		}
 	}
-	want := strings.Split(x.res.Fields["policies"], ",")
+	want := strings.Split(x.Res.Fields["policies"], ",")
 	for _, pn := range want {
 		if have[pn] {
 			continue
 		}
 		arn := "arn:aws:iam::aws:policy/" + pn
 		if _, err := x.s.iam.AttachRolePolicy(ctx, &iam.AttachRolePolicyInput{RoleName: aws.String(rn), PolicyArn: aws.String(arn)}); err != nil {
-			return x.fail("iam:AttachRolePolicy", "role "+rn+" (policy "+pn+")", err)
+			return x.Fail("iam:AttachRolePolicy", "role "+rn+" (policy "+pn+")", err)
 		}
 	}
 	for pn, ok := range have {
 		if ok && !slices.Contains(want, pn) {
 			if _, err := x.s.iam.DetachRolePolicy(ctx, &iam.DetachRolePolicyInput{RoleName: aws.String(rn), PolicyArn: aws.String("arn:aws:iam::aws:policy/" + pn)}); err != nil {
-				return x.fail("iam:DetachRolePolicy", "role "+rn+" (policy "+pn+")", err)
+				return x.Fail("iam:DetachRolePolicy", "role "+rn+" (policy "+pn+")", err)
 			}
 		}
 	}
@@ -69,41 +70,41 @@ func (x *exec) role(ctx context.Context, ch cluster.Change) error {
 }
 
 func (x *exec) deleteRole(ctx context.Context, ch cluster.Change) error {
-	rname := x.rname
+	rname := x.RName
 	pg := iam.NewListAttachedRolePoliciesPaginator(x.s.iam, &iam.ListAttachedRolePoliciesInput{RoleName: aws.String(rname)})
 	for pg.HasMorePages() {
 		page, err := pg.NextPage(ctx)
-		if notFound(err) && err != nil {
+		if awsnet.NotFound(err) && err != nil {
 			return nil
 		}
 		if err != nil {
-			return x.fail("iam:ListAttachedRolePolicies", "role "+rname, err)
+			return x.Fail("iam:ListAttachedRolePolicies", "role "+rname, err)
 		}
 		for _, ap := range page.AttachedPolicies {
-			if _, err := x.s.iam.DetachRolePolicy(ctx, &iam.DetachRolePolicyInput{RoleName: aws.String(rname), PolicyArn: ap.PolicyArn}); err != nil && !notFound(err) {
-				return x.fail("iam:DetachRolePolicy", "role "+rname, err)
+			if _, err := x.s.iam.DetachRolePolicy(ctx, &iam.DetachRolePolicyInput{RoleName: aws.String(rname), PolicyArn: ap.PolicyArn}); err != nil && !awsnet.NotFound(err) {
+				return x.Fail("iam:DetachRolePolicy", "role "+rname, err)
 			}
 		}
 	}
-	if _, err := x.s.iam.DeleteRole(ctx, &iam.DeleteRoleInput{RoleName: aws.String(rname)}); !notFound(err) {
-		return x.fail("iam:DeleteRole", "role "+rname, err)
+	if _, err := x.s.iam.DeleteRole(ctx, &iam.DeleteRoleInput{RoleName: aws.String(rname)}); !awsnet.NotFound(err) {
+		return x.Fail("iam:DeleteRole", "role "+rname, err)
 	}
 	return nil
 }
 
 func (w *tfWriter) role(r cluster.Resource) error {
 	f := r.Fields
-	b := w.block("aws_iam_role", r.Key())
+	b := w.Block("aws_iam_role", r.Key())
 	b.SetAttributeValue("name", cty.StringVal(r.Name))
 	b.SetAttributeRaw("assume_role_policy", jsonencode(f["service"]))
-	role, _ := w.ref(r.Key(), "name")
+	role, _ := w.Ref(r.Key(), "name")
 	if w.policyAttachments == nil {
 		w.policyAttachments = map[string][]string{}
 	}
 	for _, pol := range kit.ParseList(f["policies"]) {
 		label := tfgen.Name(r.Name + "-" + pol)
-		w.body.AppendNewline()
-		ab := w.body.AppendNewBlock("resource", []string{"aws_iam_role_policy_attachment", label}).Body()
+		w.Body.AppendNewline()
+		ab := w.Body.AppendNewBlock("resource", []string{"aws_iam_role_policy_attachment", label}).Body()
 		ab.SetAttributeRaw("role", role)
 		ab.SetAttributeValue("policy_arn", cty.StringVal("arn:aws:iam::aws:policy/"+pol))
 		w.policyAttachments[r.Key()] = append(w.policyAttachments[r.Key()], "aws_iam_role_policy_attachment."+label)
@@ -137,21 +138,21 @@ func trustService(doc string) string {
 	return ""
 }
 
-func (s *session) observeRole(ctx context.Context, o *observation, rn string) error {
+func (s *session) observeRole(ctx context.Context, o *awsnet.Observation, rn string) error {
 	out, err := s.iam.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String(rn)})
-	if apiCode(err) == "NoSuchEntity" {
+	if awsnet.APICode(err) == "NoSuchEntity" {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("iam:GetRole %s: %s", rn, apiMessage(err))
+		return fmt.Errorf("iam:GetRole %s: %s", rn, awsnet.APIMessage(err))
 	}
 	r := out.Role
 	mine := false
 	for _, t := range r.Tags {
-		mine = mine || aws.ToString(t.Key) == TagCluster && aws.ToString(t.Value) == o.name
+		mine = mine || aws.ToString(t.Key) == awsnet.TagCluster && aws.ToString(t.Value) == o.Name
 	}
 	if !mine {
-		o.out = append(o.out, cluster.Resource{Kind: kindRole, Name: rn, ID: aws.ToString(r.Arn), Foreign: true})
+		o.Out = append(o.Out, cluster.Resource{Kind: kindRole, Name: rn, ID: aws.ToString(r.Arn), Foreign: true})
 		return nil
 	}
 	var pols []string
@@ -159,14 +160,14 @@ func (s *session) observeRole(ctx context.Context, o *observation, rn string) er
 	for pg.HasMorePages() {
 		page, err := pg.NextPage(ctx)
 		if err != nil {
-			return fmt.Errorf("iam:ListAttachedRolePolicies %s: %s", rn, apiMessage(err))
+			return fmt.Errorf("iam:ListAttachedRolePolicies %s: %s", rn, awsnet.APIMessage(err))
 		}
 		for _, ap := range page.AttachedPolicies {
 			pols = append(pols, aws.ToString(ap.PolicyName))
 		}
 	}
 	slices.Sort(pols)
-	o.out = append(o.out, cluster.Resource{Kind: kindRole, Name: rn, ID: aws.ToString(r.Arn),
+	o.Out = append(o.Out, cluster.Resource{Kind: kindRole, Name: rn, ID: aws.ToString(r.Arn),
 		Fields: map[string]string{"service": trustService(aws.ToString(r.AssumeRolePolicyDocument)), "policies": strings.Join(pols, ",")}})
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
 
@@ -45,13 +46,6 @@ type Section struct {
 	AMIType string
 }
 
-// NAT modes.
-const (
-	NATNone   = "none"
-	NATSingle = "single"
-	NATPerAZ  = "perAZ"
-)
-
 // LogTypes are EKS's control plane log types.
 var LogTypes = []string{"api", "audit", "authenticator", "controllerManager", "scheduler"}
 
@@ -64,7 +58,7 @@ var sectionFields = []string{"endpoint", "profile", "vpcId", "subnetIds", "nat",
 // DecodeSection reads a spec's free-form `eks:` section strictly: an unknown field, a wrong type
 // or an invalid value is an error naming its field path (spec.eks.nat, spec.eks.addons.coredns).
 func DecodeSection(raw spec.ProviderSpec) (Section, []spec.FieldError) {
-	s := Section{NAT: NATSingle, EndpointPublic: true, Addons: map[string]string{}}
+	s := Section{NAT: awsnet.NATSingle, EndpointPublic: true, Addons: map[string]string{}}
 	var errs []spec.FieldError
 	fail := func(path, f string, a ...any) { errs = append(errs, spec.Errorf(path, f, a...)) }
 	const base = "spec.eks"
@@ -91,7 +85,7 @@ func DecodeSection(raw spec.ProviderSpec) (Section, []spec.FieldError) {
 				}
 			}
 		case "nat":
-			s.NAT = oneOf(v, p, s.NAT, []string{NATNone, NATSingle, NATPerAZ}, fail)
+			s.NAT = oneOf(v, p, s.NAT, []string{awsnet.NATNone, awsnet.NATSingle, awsnet.NATPerAZ}, fail)
 		case "publicSubnetCIDRs":
 			s.PublicSubnetCIDRs = strs(v, p, fail)
 		case "privateSubnetCIDRs":

@@ -1,14 +1,13 @@
 package eks
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet"
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/cluster/tfgen"
@@ -20,12 +19,9 @@ import (
 // makes, and the Karpenter objects as kubernetes_manifest resources. Tags come from the region
 // and tags variables (the provider's default_tags), so every resource carries nuv.dev/cluster.
 func (p *Provider) Terraform(c *spec.Cluster, desired []cluster.Resource) (map[string][]byte, error) {
-	if p.selfManaged {
-		return p.machinesTerraform(c, desired)
-	}
 	sec := sectionOf(c)
 	m := tfgen.NewModule()
-	tags := kit.Tags(c.Spec.Tags, TagCluster, c.Metadata.Name)
+	tags := kit.Tags(c.Spec.Tags, awsnet.TagCluster, c.Metadata.Name)
 	region := c.Spec.Region
 	if region == "" {
 		if r, ok := p.cachedRegion(c); ok {
@@ -33,13 +29,13 @@ func (p *Provider) Terraform(c *spec.Cluster, desired []cluster.Resource) (map[s
 		}
 	}
 	m.Variables(region, tags)
-	w := &tfWriter{p: p, c: c, sec: sec, body: m.File("main.tf"), addr: map[string]string{}, byKey: map[string]cluster.Resource{}, desired: desired}
+	w := &tfWriter{TF: awsnet.NewTF(c, m.File("main.tf")), p: p, sec: sec, desired: desired}
 	w.header()
 	for _, r := range desired {
-		w.byKey[r.Key()] = r
+		w.ByKey[r.Key()] = r
 	}
 	for _, r := range desired {
-		if err := kinds.Terraform(w, r); err != nil {
+		if err := kinds.Get().Terraform(w, r); err != nil {
 			return nil, err
 		}
 	}
@@ -50,20 +46,19 @@ func (p *Provider) Terraform(c *spec.Cluster, desired []cluster.Resource) (map[s
 func (p *Provider) cachedRegion(c *spec.Cluster) (string, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r, ok := p.resolved[cacheKey(c)]
+	r, ok := p.resolved[awsnet.SpecKey(c, "eks")]
 	if !ok {
 		return "", false
 	}
 	return r.region, true
 }
 
+// tfWriter writes a cluster's Terraform module: the network's blocks (awsnet.TF) and the
+// provider's.
 type tfWriter struct {
-	p     *Provider
-	c     *spec.Cluster
-	sec   Section
-	body  *hclwrite.Body
-	addr  map[string]string // resource key -> terraform address (type.name)
-	byKey map[string]cluster.Resource
+	*awsnet.TF
+	p   *Provider
+	sec Section
 	// policyAttachments are the attachment addresses of each role, for depends_on.
 	policyAttachments map[string][]string
 	nodeGroups        []string
@@ -74,22 +69,22 @@ type tfWriter struct {
 }
 
 func (w *tfWriter) header() {
-	tf := w.body.AppendNewBlock("terraform", nil).Body()
+	tf := w.Body.AppendNewBlock("terraform", nil).Body()
 	rp := tf.AppendNewBlock("required_providers", nil).Body()
 	rp.SetAttributeValue("aws", cty.ObjectVal(map[string]cty.Value{"source": cty.StringVal("hashicorp/aws"), "version": cty.StringVal(">= 5.40")}))
 	if w.hasKarpenter() {
 		rp.SetAttributeValue("kubernetes", cty.ObjectVal(map[string]cty.Value{"source": cty.StringVal("hashicorp/kubernetes"), "version": cty.StringVal(">= 2.25")}))
 	}
-	w.body.AppendNewline()
-	pb := w.body.AppendNewBlock("provider", []string{"aws"}).Body()
+	w.Body.AppendNewline()
+	pb := w.Body.AppendNewBlock("provider", []string{"aws"}).Body()
 	pb.SetAttributeRaw("region", tfgen.Ref("var", "region"))
 	pb.AppendNewBlock("default_tags", nil).Body().SetAttributeRaw("tags", tfgen.Ref("var", "tags"))
 	if w.hasKarpenter() {
 		// The Karpenter objects go to the cluster itself, authenticated as nuv's kubeconfigs are.
-		name := w.c.Metadata.Name
+		name := w.C.Metadata.Name
 		cl := "aws_eks_cluster." + tfgen.Name(name)
-		w.body.AppendNewline()
-		kb := w.body.AppendNewBlock("provider", []string{"kubernetes"}).Body()
+		w.Body.AppendNewline()
+		kb := w.Body.AppendNewBlock("provider", []string{"kubernetes"}).Body()
 		kb.SetAttributeRaw("host", tfgen.Ident(cl+".endpoint"))
 		kb.SetAttributeRaw("cluster_ca_certificate", tfgen.Ident("base64decode("+cl+".certificate_authority[0].data)"))
 		eb := kb.AppendNewBlock("exec", nil).Body()
@@ -100,61 +95,12 @@ func (w *tfWriter) header() {
 }
 
 func (w *tfWriter) hasKarpenter() bool {
-	for _, g := range w.c.Spec.NodeGroups {
+	for _, g := range w.C.Spec.NodeGroups {
 		if g.Manager == "karpenter" {
 			return true
 		}
 	}
 	return false
-}
-
-func (w *tfWriter) block(typ, key string) *hclwrite.Body {
-	_, name, _ := strings.Cut(key, "/")
-	label := tfgen.Name(name)
-	w.body.AppendNewline()
-	w.addr[key] = typ + "." + label
-	return w.body.AppendNewBlock("resource", []string{typ, label}).Body()
-}
-
-// ref is a reference to attr of the block made for resource key.
-func (w *tfWriter) ref(key, attr string) (hclwrite.Tokens, error) {
-	a, ok := w.addr[key]
-	if !ok {
-		return nil, fmt.Errorf("terraform: %s refers to %s, which comes later or does not exist", key, key)
-	}
-	typ, name, _ := strings.Cut(a, ".")
-	return tfgen.Ref(typ, name, attr), nil
-}
-
-func (w *tfWriter) refs(attr string, keys ...string) (hclwrite.Tokens, error) {
-	var items []hclwrite.Tokens
-	for _, k := range keys {
-		t, err := w.ref(k, attr)
-		if err != nil {
-			return nil, err
-		}
-		items = append(items, t)
-	}
-	return tfgen.List(items...), nil
-}
-
-func (w *tfWriter) addrs(keys ...string) hclwrite.Tokens {
-	var items []hclwrite.Tokens
-	for _, k := range keys {
-		if a, ok := w.addr[k]; ok {
-			typ, name, _ := strings.Cut(a, ".")
-			items = append(items, tfgen.Ref(typ, name))
-		}
-	}
-	return tfgen.List(items...)
-}
-
-func (w *tfWriter) nameTags(r cluster.Resource, extra ...string) cty.Value {
-	t := map[string]string{"Name": nameTag(w.c.Metadata.Name, r), TagResource: r.Key()}
-	for i := 0; i+1 < len(extra); i += 2 {
-		t[extra[i]] = extra[i+1]
-	}
-	return tfgen.StringMap(t)
 }
 
 // subnetsAttr sets subnet_ids: the existing subnets of the spec, else the private (nodes) or all
@@ -165,13 +111,13 @@ func (w *tfWriter) subnetsAttr(b *hclwrite.Body, private bool) error {
 		return nil
 	}
 	var keys []string
-	for _, r := range w.byKey {
-		if r.Kind == kindSubnet && (!private || r.Fields["public"] != "true") {
+	for _, r := range w.ByKey {
+		if r.Kind == awsnet.KindSubnet && (!private || r.Fields["public"] != "true") {
 			keys = append(keys, r.Key())
 		}
 	}
 	slices.Sort(keys)
-	t, err := w.refs("id", keys...)
+	t, err := w.Refs("id", keys...)
 	if err != nil {
 		return err
 	}
@@ -180,7 +126,7 @@ func (w *tfWriter) subnetsAttr(b *hclwrite.Body, private bool) error {
 }
 
 func (w *tfWriter) outputs(b *hclwrite.Body) {
-	name := w.c.Metadata.Name
+	name := w.C.Metadata.Name
 	for i, o := range []struct{ name, attr, desc string }{
 		{"cluster_name", "name", "The EKS cluster's name (nuv -eks-token --cluster takes it)."},
 		{"endpoint", "endpoint", "The cluster's API server endpoint."},

@@ -1,6 +1,7 @@
 package eks
 
 import (
+	"github.com/nuv-dev/nuv/internal/cluster/awsnet/awstest"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,9 +12,9 @@ import (
 // with a kubernetes provider that authenticates through nuv -eks-token; nothing of them is written
 // as a managed node group. The whole module is TestTerraformGolden's karpenter golden file.
 func TestTerraformKarpenterManifests(t *testing.T) {
-	e := startEmulator(t, 0)
-	p := New(t.TempDir(), "nuv", e.getenv, nil)
-	files, err := newEngine(t, p).Terraform(parse(t, withKarpenter))
+	e := awstest.StartEmulator(t, 0)
+	p := New(t.TempDir(), "nuv", e.Getenv, nil)
+	files, err := newEngine(t, p).Terraform(awstest.Parse(t, withKarpenter))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,11 +43,11 @@ func TestTerraformKarpenterManifests(t *testing.T) {
 // subnets by id, and its security-group selector (the cluster's own group, known only once the
 // cluster exists) is left out of what a plan compares.
 func TestKarpenterExistingVPC(t *testing.T) {
-	e := startEmulator(t, 0)
-	p := New(t.TempDir(), "nuv", e.getenv, nil)
+	e := awstest.StartEmulator(t, 0)
+	p := New(t.TempDir(), "nuv", e.Getenv, nil)
 	vpc, subnets := existingNetwork(t, p)
 	doc := strings.NewReplacer("vpc-0123456789abcdef0", vpc, "subnet-0aaa", subnets[0], "subnet-0bbb", subnets[1]).Replace(existingVPC)
-	c := parse(t, doc)
+	c := awstest.Parse(t, doc)
 	if errs := p.Validate(c); len(errs) > 0 {
 		t.Fatal(errs)
 	}

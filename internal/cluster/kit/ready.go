@@ -82,3 +82,32 @@ func nodeReady(n corev1.Node) bool {
 	}
 	return false
 }
+
+// ReadyCount counts the Ready nodes through the kubeconfig at path (its exec credential
+// included); -1 when the API does not answer within a few seconds.
+func ReadyCount(ctx context.Context, path string) int {
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return -1
+	}
+	cfg.Timeout = 5 * time.Second
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return -1
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, node := range nodes.Items {
+		for _, c := range node.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				n++
+			}
+		}
+	}
+	return n
+}

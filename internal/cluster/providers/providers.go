@@ -15,6 +15,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/aks"
+	"github.com/nuv-dev/nuv/internal/cluster/awsmachines"
 	"github.com/nuv-dev/nuv/internal/cluster/eks"
 	"github.com/nuv-dev/nuv/internal/cluster/gke"
 	"github.com/nuv-dev/nuv/internal/cluster/kind"
@@ -40,10 +41,10 @@ func Registry() *cluster.Registry {
 			return eks.New(h.Project, h.Env.Exe, h.Env.Getenv, h.Env.Log), nil
 		}, Section: eks.DecodeSpecSection, Cloud: true},
 		{Name: "aws", Short: "self-managed Kubernetes on EC2 machines: kubeadm, an etcd tier, a load balancer (or nuv's emulator)", New: func(h cluster.Host) (cluster.Provider, error) {
-			p := eks.NewMachines(h.Project, h.Env.Exe, h.Env.Getenv, h.Env.Log)
+			p := awsmachines.New(h.Project, h.Env.Exe, h.Env.Getenv, h.Env.Log)
 			p.Home = h.Home
 			return p, nil
-		}, Section: eks.MachinesKey.Decoder(), Cloud: true},
+		}, Section: awsmachines.Key.Decoder(), Cloud: true},
 		{Name: "aks", Short: "Azure AKS through the Azure SDK (or nuv's emulator)", New: func(h cluster.Host) (cluster.Provider, error) {
 			return &aks.Provider{Project: h.Project, Log: h.Env.Log, Getenv: h.Env.Getenv}, nil
 		}, Section: aks.DecodeSection, Cloud: true},
