@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/nuv-dev/nuv/internal/kube/kubesel"
 )
 
 // EnvType is the per-shell type override: when set to one of Types it is the type of the resolved
@@ -98,8 +100,8 @@ func Resolve(project, explicit string, getenv func(string) string) (Target, erro
 	case strings.TrimSpace(getenv(EnvCluster)) != "":
 		c, err = selectedCluster(project, getenv)
 		src, val = FromShell, strings.TrimSpace(getenv(EnvCluster))
-	case explicitKubeconfig(project, getenv) != "":
-		kc := explicitKubeconfig(project, getenv)
+	case kubesel.ExplicitKubeconfig(project, getenv) != "":
+		kc := kubesel.ExplicitKubeconfig(project, getenv)
 		if strings.ContainsRune(kc, os.PathListSeparator) {
 			return Target{}, fmt.Errorf("%w: %s=%s lists several files and nuv acts on one cluster; set %s to a cluster (or unset %s to use the project's selection)",
 				ErrNoSelection, EnvKubeconfig, kc, EnvCluster, EnvKubeconfig)
@@ -161,36 +163,6 @@ func selectedCluster(project string, getenv func(string) string) (Cluster, error
 	}
 	return Cluster{}, fmt.Errorf("%w: the selected cluster %q (in %s) is no longer in clusters/; run `nuv kube use N`",
 		ErrNoSelection, s.Name, CurrentPath(project))
-}
-
-// explicitKubeconfig is KUBECONFIG when it names something else than the project's selection:
-// "" when unset, when it is the project's kubeconfig link, or when it names the file the selection
-// (.nuv/current) points at.
-func explicitKubeconfig(project string, getenv func(string) string) string {
-	kc := strings.TrimSpace(getenv(EnvKubeconfig))
-	if kc == "" || strings.ContainsRune(kc, os.PathListSeparator) {
-		return kc
-	}
-	abs, err := filepath.Abs(kc)
-	if err != nil {
-		return kc
-	}
-	if link, err := filepath.Abs(ProjectKubeconfig(project)); err == nil && abs == link {
-		return ""
-	}
-	if s, err := ReadSelection(project); err == nil && sameFile(abs, s.Kubeconfig) {
-		return ""
-	}
-	return kc
-}
-
-func sameFile(a, b string) bool {
-	if a == b {
-		return true
-	}
-	sa, errA := os.Stat(a)
-	sb, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
 // selectionRecorded tells whether .nuv/current exists (a stale one is an error, not "nothing").

@@ -68,8 +68,8 @@ func resolve(project string, getenv func(string) string) (kubeconfig, typ string
 	case v != "":
 		c, err = fromEnvCluster(project, v)
 		src = EnvCluster
-	case explicitKubeconfig(project, getenv) != "":
-		kc := explicitKubeconfig(project, getenv)
+	case ExplicitKubeconfig(project, getenv) != "":
+		kc := ExplicitKubeconfig(project, getenv)
 		if strings.ContainsRune(kc, os.PathListSeparator) {
 			return "", "", fmt.Errorf("%w: %s=%s lists several files and nuv acts on one cluster; set %s to a cluster (or unset %s to use the project's selection)",
 				ErrNoSelection, EnvKubeconfig, kc, EnvCluster, EnvKubeconfig)
@@ -192,8 +192,10 @@ func clusterAt(project, path string) (cluster, error) {
 	return cluster{name: strings.TrimSuffix(filepath.Base(abs), Ext), path: abs}, nil
 }
 
-// explicitKubeconfig is KUBECONFIG when it names something else than the project's selection.
-func explicitKubeconfig(project string, getenv func(string) string) string {
+// ExplicitKubeconfig is KUBECONFIG when it names something else than the project's selection:
+// "" when unset, when it is the project's kubeconfig link, or when it names the file the selection
+// (.nuv/current) points at.
+func ExplicitKubeconfig(project string, getenv func(string) string) string {
 	kc := strings.TrimSpace(getenv(EnvKubeconfig))
 	if kc == "" || strings.ContainsRune(kc, os.PathListSeparator) {
 		return kc
