@@ -22,8 +22,9 @@
 // then records the new state; an unchanged add-on is not touched at all. Remove deletes an add-on's
 // objects (its CRDs only when its prune rules say so) and its record.
 //
-// The same functions serve `nuv addons` (package addonscmd) and callers such as a cluster
-// lifecycle engine: Load (the index), Connect or NewTarget (the cluster), MakePlan (Options.Only
+// ClusterStep is a cluster spec's add-ons (spec.addons) as a step of the lifecycle engine
+// (cluster.Step): planned and applied with the cluster, registered by the programs that build the
+// engine. The same functions serve `nuv addons` (package addonscmd) and other callers: Load (the index), Connect or NewTarget (the cluster), MakePlan (Options.Only
 // and Options.Stacks select; Plan.Steps and Plan.Print show it), Execute (or Apply, which plans
 // and executes), RemoveAddons and Status.
 package addons

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nuv-dev/nuv/internal/addons"
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/engine"
@@ -141,7 +142,7 @@ func Cluster(ctx context.Context, o deploy.Options, name string) (created bool, 
 		return false, fmt.Errorf("state store: %w", err)
 	}
 	e := &engine.Engine{Providers: map[string]cluster.Provider{p.Name(): p}, Store: store, Out: o.Out, Log: o.Log,
-		Command: "nuv up", Project: o.Project}
+		Command: "nuv up", Addons: addons.ClusterStep{Project: o.Project}}
 	s, err := clusterSpec(ctx, p, store, name)
 	if err != nil {
 		return false, err

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nuv-dev/nuv/internal/addons"
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/clustercache"
@@ -263,7 +264,7 @@ func (c *cmdCtx) engineFor(location, command string) (*engine.Engine, error) {
 		return nil, cli.Usagef("%v", err)
 	}
 	e := &engine.Engine{Providers: c.providers, Store: store, Out: c.env.Out, Log: c.env.Log, LockWait: wait, Command: command,
-		Project: paths.Project(c.env.Getenv, c.env.Dir), History: hist, Prices: prices, WaitTimeout: ready}
+		Addons: addons.ClusterStep{Project: paths.Project(c.env.Getenv, c.env.Dir)}, History: hist, Prices: prices, WaitTimeout: ready}
 	if err := e.SetFailpoints(c.env.Getenv); err != nil { // kill tests' failpoints
 		return nil, cli.Usagef("%v", err)
 	}

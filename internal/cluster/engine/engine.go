@@ -43,8 +43,10 @@ type Engine struct {
 	LockWait time.Duration
 	// Command describes this nuv in lock records ("nuv cluster apply -f dev.yaml").
 	Command string
-	// Project is the project root: a spec's add-ons index is relative to it.
-	Project string
+	// Addons handles a spec's add-ons (spec.addons), a step after everything the provider makes
+	// (addons.ClusterStep; steps.go); a spec without add-ons never reaches it, one with add-ons
+	// cannot be planned without it.
+	Addons cluster.Step
 	// History, if set, records how long each carried-out step took (per provider, resource kind
 	// and action) and gives plans their expected durations (Estimates).
 	History history.Store
@@ -169,13 +171,8 @@ func (e *Engine) plan(ctx context.Context, p cluster.Provider, c *spec.Cluster, 
 	if err != nil {
 		return nil, err
 	}
-	ach, unchanged, err := e.addonsChange(ctx, p, c, plan)
-	if err != nil {
+	if err := e.planSteps(ctx, p, c, plan); err != nil {
 		return nil, err
-	}
-	plan.Unchanged += unchanged
-	if ach != nil {
-		plan.Changes = append(plan.Changes, *ach)
 	}
 	if pf, ok := p.(cluster.Preflighter); ok && !plan.Empty() {
 		if err := pf.Preflight(ctx, c, plan); err != nil {
@@ -371,8 +368,12 @@ func (e *Engine) execute(ctx context.Context, p cluster.Provider, c *spec.Cluste
 		}
 		var res *cluster.Resource
 		var err error
-		if isAddons(ch) {
-			err = e.applyAddons(ctx, p, c)
+		if s, ok := e.stepOf(c, ch); ok {
+			if s.handler == nil {
+				err = fmt.Errorf("no %s handler", s.kind)
+			} else {
+				err = s.handler.Execute(ctx, p, c, ch, w)
+			}
 		} else {
 			res, err = p.Execute(ctx, c, ch, save)
 		}
