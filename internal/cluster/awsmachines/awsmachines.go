@@ -118,6 +118,11 @@ func (p *Provider) session(ctx context.Context, c *spec.Cluster, sec Machines) (
 	}), nil
 }
 
+// envSession is the session of the environment's account and region (List, Tagged).
+func (p *Provider) envSession(ctx context.Context) (*session, error) {
+	return p.session(ctx, &spec.Cluster{}, Machines{})
+}
+
 // Validate checks a self-managed spec: its own rules, then what only AWS can answer (the
 // credentials, the zones, the instance types, nuv's machine image in the region).
 func (p *Provider) Validate(c *spec.Cluster) []spec.FieldError {
@@ -180,16 +185,9 @@ func (p *Provider) Terraform(c *spec.Cluster, desired []cluster.Resource) (map[s
 // List reports the self-managed clusters whose machines run in the environment's account and
 // region.
 func (p *Provider) List(ctx context.Context) ([]cluster.Info, error) {
-	if !p.configured() {
-		return nil, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, awsnet.ListTimeout)
-	defer cancel()
-	s, err := p.session(ctx, &spec.Cluster{}, Machines{})
-	if err != nil {
-		return nil, err
-	}
-	return p.listMachines(ctx, s, "")
+	return awsnet.InEnvironment(ctx, p.getenv, p.envSession, func(ctx context.Context, s *session) ([]cluster.Info, error) {
+		return p.listMachines(ctx, s, "")
+	})
 }
 
 // Status reports one self-managed cluster, in the region and account its spec names (the
@@ -218,16 +216,9 @@ func (p *Provider) Adopt(ctx context.Context, name string) (*spec.Cluster, error
 // alone by an apply that died before either is reported by the eks provider; either provider's
 // delete removes it.
 func (p *Provider) Tagged(ctx context.Context) ([]cluster.Tagged, error) {
-	if !p.configured() {
-		return nil, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, awsnet.ListTimeout)
-	defer cancel()
-	s, err := p.session(ctx, &spec.Cluster{}, Machines{})
-	if err != nil {
-		return nil, err
-	}
-	return s.TaggedVPCs(ctx, map[string]bool{}, true)
+	return awsnet.InEnvironment(ctx, p.getenv, p.envSession, func(ctx context.Context, s *session) ([]cluster.Tagged, error) {
+		return s.TaggedVPCs(ctx, map[string]bool{}, true)
+	})
 }
 
 // Mark writes c.Marks (nuv.dev/expires-at, nuv.dev/owner) on every EC2 resource tagged

@@ -36,6 +36,22 @@ func Configured(getenv func(string) string) bool {
 // row of `nuv cluster list` say so instead of holding the listing through every retry.
 const ListTimeout = 15 * time.Second
 
+// InEnvironment is how a provider's List and Tagged begin: with no AWS configured (Configured)
+// they find nothing (nil, nil); else f runs, bounded by ListTimeout, with the session open makes
+// for the environment's account and region.
+func InEnvironment[S, T any](ctx context.Context, getenv func(string) string, open func(context.Context) (S, error), f func(context.Context, S) ([]T, error)) ([]T, error) {
+	if !Configured(getenv) {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, ListTimeout)
+	defer cancel()
+	s, err := open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return f(ctx, s)
+}
+
 // SpecKey is what a cached resolution of a spec depends on: its name, region, version, zones,
 // VPC network, the provider's section and the node groups' instance types.
 func SpecKey(c *spec.Cluster, section string) string {

@@ -34,6 +34,11 @@ func (p *Provider) session(ctx context.Context, c *spec.Cluster, sec Section) (*
 	}), nil
 }
 
+// envSession is the session of the environment's account and region (List, Tagged).
+func (p *Provider) envSession(ctx context.Context) (*session, error) {
+	return p.session(ctx, &spec.Cluster{}, Section{})
+}
+
 // clusterVersions returns the Kubernetes versions EKS offers and its default.
 func (s *session) clusterVersions(ctx context.Context) ([]string, string, error) {
 	var out []string

@@ -25,15 +25,10 @@ var _ cluster.Expirer = (*Provider)(nil)
 // exists is that cluster's: the EKS cluster's own tags decide, so one whose nuv tag was taken off
 // is left alone.
 func (p *Provider) Tagged(ctx context.Context) ([]cluster.Tagged, error) {
-	if !p.configured() {
-		return nil, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, awsnet.ListTimeout)
-	defer cancel()
-	s, err := p.session(ctx, &spec.Cluster{}, Section{})
-	if err != nil {
-		return nil, err
-	}
+	return awsnet.InEnvironment(ctx, p.getenv, p.envSession, p.tagged)
+}
+
+func (p *Provider) tagged(ctx context.Context, s *session) ([]cluster.Tagged, error) {
 	var out []cluster.Tagged
 	found := map[string]bool{}
 	pg := eks.NewListClustersPaginator(s.eks, &eks.ListClustersInput{})

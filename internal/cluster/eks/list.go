@@ -19,15 +19,10 @@ import (
 // List reports the EKS clusters nuv made (tagged nuv.dev/cluster) in the environment's account
 // and region.
 func (p *Provider) List(ctx context.Context) ([]cluster.Info, error) {
-	if !p.configured() {
-		return nil, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, awsnet.ListTimeout)
-	defer cancel()
-	s, err := p.session(ctx, &spec.Cluster{}, Section{})
-	if err != nil {
-		return nil, err
-	}
+	return awsnet.InEnvironment(ctx, p.getenv, p.envSession, p.list)
+}
+
+func (p *Provider) list(ctx context.Context, s *session) ([]cluster.Info, error) {
 	var out []cluster.Info
 	pg := eks.NewListClustersPaginator(s.eks, &eks.ListClustersInput{})
 	for pg.HasMorePages() {
