@@ -7,7 +7,6 @@
 package testservers
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -20,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nuv-dev/nuv/internal/syncbuf"
 )
 
 // Program is a server program the tests need.
@@ -71,7 +72,7 @@ type Server struct {
 	Startup time.Duration // from start to ready
 	Dir     string        // removed by Stop ("" for none): where the server keeps its data
 	cmd     *exec.Cmd
-	out     *syncBuffer
+	out     *syncbuf.Buffer
 	done    chan struct{}
 }
 
@@ -87,7 +88,7 @@ func start(name, path string, env []string, args func(port int) []string, ready 
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Name: name, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), out: &syncBuffer{},
+	s := &Server{Name: name, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), out: &syncbuf.Buffer{Limit: 1 << 20}, // the first MiB says why it failed
 		done: make(chan struct{})}
 	s.cmd = exec.Command(path, args(port)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
@@ -163,26 +164,6 @@ func DialReady(addr string) error {
 		return err
 	}
 	return c.Close()
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.b.Len() > 1<<20 { // keep the first MiB: enough to say why it failed
-		return len(p), nil
-	}
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // Shared is a server a test package starts once, at its first test that needs it, and stops in

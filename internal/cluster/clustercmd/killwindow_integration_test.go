@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nuv-dev/nuv/internal/syncbuf"
 )
 
 // TestIntegrationLocalKilledBeforeRecord kills nuv (kill -9) in the window between a step's
@@ -113,7 +115,7 @@ func TestIntegrationKindInterruptAndKillWindow(t *testing.T) {
 
 	// 1. Ctrl-C while kind makes the control plane.
 	cmd := c.cmd("create", "kind", name)
-	var errb syncBuffer
+	var errb syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &errb, &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

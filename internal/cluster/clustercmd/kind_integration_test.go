@@ -1,14 +1,12 @@
 package clustercmd
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +21,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/kube"
 	"github.com/nuv-dev/nuv/internal/machine/containerrt"
 	"github.com/nuv-dev/nuv/internal/runner"
+	"github.com/nuv-dev/nuv/internal/syncbuf"
 )
 
 // kindRuntime is the container runtime of the kind tests: the project's dockerd (hack/dockerd.sh,
@@ -303,26 +302,8 @@ func tail(s string, n int) string {
 	return s
 }
 
-// syncBuffer is a bytes.Buffer a child process writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // waitOutput waits until the running command's output has want, or fails (killing it).
-func waitOutput(t *testing.T, cmd *exec.Cmd, out *syncBuffer, want string, limit time.Duration) {
+func waitOutput(t *testing.T, cmd *exec.Cmd, out *syncbuf.Buffer, want string, limit time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for !strings.Contains(out.String(), want) {
@@ -358,7 +339,7 @@ func TestIntegrationKindResume(t *testing.T) {
 
 	// 1. SIGKILL while kubeadm init runs in the node container.
 	cmd := c.cmd("apply", "-f", file)
-	var errb syncBuffer
+	var errb syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &errb, &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -453,7 +434,7 @@ func TestIntegrationKindResume(t *testing.T) {
 	// 3. A delete killed while kind removes the node is finished by the next delete.
 	vols := nodeVolumes(t, rt, name)
 	cmd = c.cmd("delete", name)
-	errb = syncBuffer{}
+	errb = syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = &errb, &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

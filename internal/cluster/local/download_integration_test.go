@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/companion"
 	"github.com/nuv-dev/nuv/internal/fsutil"
+	"github.com/nuv-dev/nuv/internal/syncbuf"
 )
 
 // envWith is the process environment without the settings the test decides (the companion and
@@ -136,7 +136,7 @@ func TestIntegrationReleaseDownloads(t *testing.T) {
 				unpinned.Pins[k] = v
 			}
 		}
-		var logBuf lockedBuffer
+		var logBuf syncbuf.Buffer
 		comp := local.Companion{Getenv: envWith(append(m.Env(), "NUV_CACHE_DIR="+cache)...), Log: cli.NewLogger(&logBuf, 0), Releases: []kubebin.Release{unpinned}}
 		kwokRequests := len(m.Requests(lay.Binary["kwok"]))
 		start := time.Now()
@@ -207,7 +207,7 @@ func TestIntegrationReleaseDownloads(t *testing.T) {
 		dead := "https://" + l.Addr().String()
 		l.Close()
 		cache := t.TempDir()
-		var logBuf lockedBuffer
+		var logBuf syncbuf.Buffer
 		comp := local.Companion{Getenv: envWith("NUV_CACHE_DIR="+cache, kubebin.EnvKubernetesMirror+"="+dead, kubebin.EnvEtcdMirror+"="+dead, kubebin.EnvKwokMirror+"="+dead),
 			Log: cli.NewLogger(&logBuf, 0), Releases: []kubebin.Release{rel}}
 		b, err := prepareWhileAnotherBuilds(t, ctx, comp, local.PrepareOptions{}, cache, built.Path, &logBuf)
@@ -237,7 +237,7 @@ func TestIntegrationReleaseDownloads(t *testing.T) {
 // the finished build instead of linking its own (a kwok or a nuv-kube of hundreds of MB: minutes
 // of a loaded 2-core machine and gigabytes of memory; the build itself is what warmed the
 // cache). It fails the test if Prepare never came to the build.
-func prepareWhileAnotherBuilds(t *testing.T, ctx context.Context, comp local.Companion, o local.PrepareOptions, cache, warm string, logBuf *lockedBuffer) (local.Binaries, error) {
+func prepareWhileAnotherBuilds(t *testing.T, ctx context.Context, comp local.Companion, o local.PrepareOptions, cache, warm string, logBuf *syncbuf.Buffer) (local.Binaries, error) {
 	t.Helper()
 	name := filepath.Base(warm)
 	keyDir := filepath.Join(cache, name, filepath.Base(filepath.Dir(warm)))
@@ -273,25 +273,6 @@ func prepareWhileAnotherBuilds(t *testing.T, ctx context.Context, comp local.Com
 			}
 		}
 	}
-}
-
-// lockedBuffer is a bytes.Buffer a Prepare running in another goroutine logs to while the test
-// reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // copyFile puts the executable src at dst: a hard link where both are on one file system, else a

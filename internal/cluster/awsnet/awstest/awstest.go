@@ -9,13 +9,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	emulator "github.com/nuv-dev/nuv/internal/emulator/aws"
+	"github.com/nuv-dev/nuv/internal/syncbuf"
 )
 
 // Emulator is nuv's AWS emulator serving on loopback for a test.
@@ -68,31 +68,13 @@ func StartEmulator(t testing.TB, delay time.Duration) *Emulator {
 // how long the machine image took, what failed), whose lines are shown when the test fails: a
 // request that timed out in the client says nothing of the emulator's side otherwise.
 func EmulatorLog(t testing.TB) cli.Logger {
-	b := &lockedBuffer{}
+	b := &syncbuf.Buffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("the emulator's log:\n%s", b.String())
 		}
 	})
 	return cli.NewLogger(b, 1)
-}
-
-// lockedBuffer is a buffer the emulator's request goroutines write.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // Getenv reads the environment that points at the emulator (a provider's Getenv).
