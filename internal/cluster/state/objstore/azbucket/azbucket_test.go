@@ -1,18 +1,14 @@
 package azbucket_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/cluster/state/objstore"
 	"github.com/nuv-dev/nuv/internal/cluster/state/objstore/azbucket"
 	"github.com/nuv-dev/nuv/internal/cluster/state/objstore/objstoretest"
@@ -72,21 +68,14 @@ func TestIntegrationAzureBucket(t *testing.T) {
 
 func TestIntegrationAzureStore(t *testing.T) {
 	b, _ := newBucket(t, "")
-	statetest.Run(t, statetest.Backend{
-		// The stores of one test share a prefix of the container (two nuvs on one store).
-		New: func(t *testing.T) state.Store {
-			nb, err := azbucket.New(context.Background(), strings.TrimPrefix(b.Where(), "azblob://"), t.Name())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return objstore.New(nb)
-		},
-		Corrupt: func(t *testing.T, s state.Store, name string) {
-			if _, err := s.(*objstore.Store).Bucket().Put(context.Background(), objstore.RecordKey(name), []byte("{not json"), objstore.Cond{}); err != nil {
-				t.Fatal(err)
-			}
-		},
-	})
+	// The stores of one test share a prefix of the container (two nuvs on one store).
+	statetest.Run(t, objstoretest.StoreBackend(func(t *testing.T) objstore.Bucket {
+		nb, err := azbucket.New(context.Background(), strings.TrimPrefix(b.Where(), "azblob://"), t.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return nb
+	}))
 }
 
 func TestIntegrationAzureMissingContainer(t *testing.T) {
@@ -134,85 +123,21 @@ func TestIntegrationAzureCredentials(t *testing.T) {
 // TestIntegrationAzureErrors: a refused write names the store, the object and the server's
 // answer, and leaves the object readable as it was; ETags are checked on delete too.
 func TestIntegrationAzureErrors(t *testing.T) {
-	ctx := context.Background()
 	b, name := newBucket(t, "p")
-	v1, err := b.Put(ctx, "records/c.json", []byte("one"), objstore.Cond{Absent: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v2, err := b.Put(ctx, "records/c.json", []byte("two"), objstore.Cond{Version: v1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		name string
-		do   func() error
-		want error
-	}{
-		{"put at a stale ETag", func() error {
-			_, err := b.Put(ctx, "records/c.json", []byte("three"), objstore.Cond{Version: v1})
-			return err
-		}, objstore.ErrPrecondition},
-		{"put if absent over a blob", func() error {
-			_, err := b.Put(ctx, "records/c.json", []byte("three"), objstore.Cond{Absent: true})
-			return err
-		}, objstore.ErrPrecondition},
-		{"put at an ETag of a gone blob", func() error {
-			_, err := b.Put(ctx, "records/gone.json", []byte("x"), objstore.Cond{Version: v1})
-			return err
-		}, objstore.ErrPrecondition},
-		{"delete at a stale ETag", func() error { return b.Delete(ctx, "records/c.json", v1) }, objstore.ErrPrecondition},
-		{"delete of a missing blob", func() error { return b.Delete(ctx, "records/none.json", "") }, objstore.ErrNotFound},
-		{"get of a missing blob", func() error { _, _, err := b.Get(ctx, "records/none.json"); return err }, objstore.ErrNotFound},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			err := c.do()
-			if !errors.Is(err, c.want) {
-				t.Fatalf("%v, want %v", err, c.want)
-			}
-			msg := err.Error()
-			if !strings.Contains(msg, "azblob://"+name+"/p") || !strings.Contains(msg, "p/records/") {
-				t.Errorf("%q does not name the store and the object", msg)
-			}
-			if !strings.Contains(msg, "server answered") {
-				t.Errorf("%q does not give the server's answer", msg)
-			}
-			data, v, err := b.Get(ctx, "records/c.json")
-			if err != nil || !bytes.Equal(data, []byte("two")) || v != v2 {
-				t.Fatalf("after a refused write: %q %q %v, want %q %q", data, v, err, "two", v2)
-			}
-		})
-	}
-	if err := b.Delete(ctx, "records/c.json", v2); err != nil {
-		t.Fatalf("delete at the current ETag: %v", err)
-	}
+	objstoretest.RefusedWrites(t, b, objstoretest.Words{Version: "ETag", AVersion: "an ETag", Object: "blob", AnObject: "a blob"}, func(t *testing.T, _ int, _ error, msg string) {
+		if !strings.Contains(msg, "azblob://"+name+"/p") || !strings.Contains(msg, "p/records/") {
+			t.Errorf("%q does not name the store and the object", msg)
+		}
+		if !strings.Contains(msg, "server answered") {
+			t.Errorf("%q does not give the server's answer", msg)
+		}
+	})
 }
 
 // BenchmarkIntegrationAzure prints the latency of a conditional Put and of a Get on the server,
 // and the server's startup time and memory.
 func BenchmarkIntegrationAzure(b *testing.B) {
 	srv := azurite.Get(b)
-	ctx := context.Background()
 	bk, _ := newBucket(b, "")
-	body := bytes.Repeat([]byte("x"), 4096)
-	v, err := bk.Put(ctx, "k", body, objstore.Cond{Absent: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("put", func(b *testing.B) {
-		for range b.N {
-			if v, err = bk.Put(ctx, "k", body, objstore.Cond{Version: v}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("get", func(b *testing.B) {
-		for range b.N {
-			if _, _, err := bk.Get(ctx, "k"); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Logf("azurite-blob: ready in %v, RSS %d KiB", srv.Startup.Round(time.Millisecond), srv.RSS())
+	objstoretest.Bench(b, bk, "azurite-blob", srv)
 }

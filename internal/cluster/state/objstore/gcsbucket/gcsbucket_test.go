@@ -1,9 +1,7 @@
 package gcsbucket_test
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -11,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/cluster/state/objstore"
 	"github.com/nuv-dev/nuv/internal/cluster/state/objstore/gcsbucket"
 	"github.com/nuv-dev/nuv/internal/cluster/state/objstore/objstoretest"
@@ -67,22 +64,15 @@ func TestIntegrationGCSBucket(t *testing.T) {
 
 func TestIntegrationGCSStore(t *testing.T) {
 	b, _ := newBucket(t, "")
-	statetest.Run(t, statetest.Backend{
-		// The stores of one test share a prefix of the bucket (two nuvs on one store).
-		New: func(t *testing.T) state.Store {
-			nb, err := gcsbucket.New(context.Background(), strings.TrimPrefix(b.Where(), "gs://"), t.Name())
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { nb.(*gcsbucket.Bucket).Close() })
-			return objstore.New(nb)
-		},
-		Corrupt: func(t *testing.T, s state.Store, name string) {
-			if _, err := s.(*objstore.Store).Bucket().Put(context.Background(), objstore.RecordKey(name), []byte("{not json"), objstore.Cond{}); err != nil {
-				t.Fatal(err)
-			}
-		},
-	})
+	// The stores of one test share a prefix of the bucket (two nuvs on one store).
+	statetest.Run(t, objstoretest.StoreBackend(func(t *testing.T) objstore.Bucket {
+		nb, err := gcsbucket.New(context.Background(), strings.TrimPrefix(b.Where(), "gs://"), t.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nb.(*gcsbucket.Bucket).Close() })
+		return nb
+	}))
 }
 
 func TestIntegrationGCSMissingBucket(t *testing.T) {
@@ -101,59 +91,15 @@ func TestIntegrationGCSMissingBucket(t *testing.T) {
 // TestIntegrationGCSErrors: a refused write names the store, the object and the server's answer,
 // and leaves the object readable as it was; generations are checked on delete too.
 func TestIntegrationGCSErrors(t *testing.T) {
-	ctx := context.Background()
 	b, name := newBucket(t, "p")
-	v1, err := b.Put(ctx, "records/c.json", []byte("one"), objstore.Cond{Absent: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v2, err := b.Put(ctx, "records/c.json", []byte("two"), objstore.Cond{Version: v1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		name string
-		do   func() error
-		want error
-	}{
-		{"put at a stale generation", func() error {
-			_, err := b.Put(ctx, "records/c.json", []byte("three"), objstore.Cond{Version: v1})
-			return err
-		}, objstore.ErrPrecondition},
-		{"put if absent over an object", func() error {
-			_, err := b.Put(ctx, "records/c.json", []byte("three"), objstore.Cond{Absent: true})
-			return err
-		}, objstore.ErrPrecondition},
-		{"put at a generation of a gone object", func() error {
-			_, err := b.Put(ctx, "records/gone.json", []byte("x"), objstore.Cond{Version: v1})
-			return err
-		}, objstore.ErrPrecondition},
-		{"delete at a stale generation", func() error { return b.Delete(ctx, "records/c.json", v1) }, objstore.ErrPrecondition},
-		{"delete of a missing object", func() error { return b.Delete(ctx, "records/none.json", "") }, objstore.ErrNotFound},
-		{"get of a missing object", func() error { _, _, err := b.Get(ctx, "records/none.json"); return err }, objstore.ErrNotFound},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			err := c.do()
-			if !errors.Is(err, c.want) {
-				t.Fatalf("%v, want %v", err, c.want)
-			}
-			msg := err.Error()
-			if !strings.Contains(msg, "gs://"+name+"/p") || !strings.Contains(msg, "p/records/") {
-				t.Errorf("%q does not name the store and the object", msg)
-			}
-			if c.want == objstore.ErrPrecondition && !strings.Contains(msg, "412") && !strings.Contains(msg, "gone") && !strings.Contains(msg, "404") {
-				t.Errorf("%q does not give the server's answer", msg)
-			}
-			data, v, err := b.Get(ctx, "records/c.json")
-			if err != nil || !bytes.Equal(data, []byte("two")) || v != v2 {
-				t.Fatalf("after a refused write: %q %q %v, want %q %q", data, v, err, "two", v2)
-			}
-		})
-	}
-	if err := b.Delete(ctx, "records/c.json", v2); err != nil {
-		t.Fatalf("delete at the current generation: %v", err)
-	}
+	objstoretest.RefusedWrites(t, b, objstoretest.Words{Version: "generation", AVersion: "a generation", Object: "object", AnObject: "an object"}, func(t *testing.T, _ int, want error, msg string) {
+		if !strings.Contains(msg, "gs://"+name+"/p") || !strings.Contains(msg, "p/records/") {
+			t.Errorf("%q does not name the store and the object", msg)
+		}
+		if want == objstore.ErrPrecondition && !strings.Contains(msg, "412") && !strings.Contains(msg, "gone") && !strings.Contains(msg, "404") {
+			t.Errorf("%q does not give the server's answer", msg)
+		}
+	})
 }
 
 // BenchmarkIntegrationGCS prints the latency of a conditional Put and of a Get on the server, and
@@ -169,24 +115,5 @@ func BenchmarkIntegrationGCS(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	body := bytes.Repeat([]byte("x"), 4096)
-	v, err := bk.Put(ctx, "k", body, objstore.Cond{Absent: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("put", func(b *testing.B) {
-		for range b.N {
-			if v, err = bk.Put(ctx, "k", body, objstore.Cond{Version: v}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("get", func(b *testing.B) {
-		for range b.N {
-			if _, _, err := bk.Get(ctx, "k"); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Logf("fake-gcs-server: ready in %v, RSS %d KiB", srv.Startup.Round(time.Millisecond), srv.RSS())
+	objstoretest.Bench(b, bk, "fake-gcs-server", srv)
 }

@@ -1,7 +1,6 @@
 package mongobucket_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,13 +10,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
-	"github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/cluster/state/objstore"
 	"github.com/nuv-dev/nuv/internal/cluster/state/objstore/mongobucket"
 	"github.com/nuv-dev/nuv/internal/cluster/state/objstore/objstoretest"
@@ -86,24 +83,17 @@ func TestIntegrationMongoStore(t *testing.T) {
 	serverURI(t) // skipped under -short here, not in each case
 	var mu sync.Mutex
 	uris := map[string]string{}
-	statetest.Run(t, statetest.Backend{
-		// The stores of one test share a database (two nuvs on one store).
-		New: func(t *testing.T) state.Store {
-			mu.Lock()
-			defer mu.Unlock()
-			uri, ok := uris[t.Name()]
-			if !ok {
-				uri = newDB(t)
-				uris[t.Name()] = uri
-			}
-			return objstore.New(open(t, uri))
-		},
-		Corrupt: func(t *testing.T, s state.Store, name string) {
-			if _, err := s.(*objstore.Store).Bucket().Put(context.Background(), objstore.RecordKey(name), []byte("{not json"), objstore.Cond{}); err != nil {
-				t.Fatal(err)
-			}
-		},
-	})
+	// The stores of one test share a database (two nuvs on one store).
+	statetest.Run(t, objstoretest.StoreBackend(func(t *testing.T) objstore.Bucket {
+		mu.Lock()
+		defer mu.Unlock()
+		uri, ok := uris[t.Name()]
+		if !ok {
+			uri = newDB(t)
+			uris[t.Name()] = uri
+		}
+		return open(t, uri)
+	}))
 }
 
 // TestIntegrationMongoMissingDatabase: a database with no collection does not exist to nuv.
@@ -139,51 +129,13 @@ func TestIntegrationMongoErrors(t *testing.T) {
 	ctx := context.Background()
 	uri := newDB(t)
 	b := open(t, uri)
-	v1, err := b.Put(ctx, "records/c.json", []byte("one"), objstore.Cond{Absent: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v2, err := b.Put(ctx, "records/c.json", []byte("two"), objstore.Cond{Version: v1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		name, answer string
-		do           func() error
-		want         error
-	}{
-		{"put at a stale version", "at version", func() error {
-			_, err := b.Put(ctx, "records/c.json", []byte("three"), objstore.Cond{Version: v1})
-			return err
-		}, objstore.ErrPrecondition},
-		{"put if absent over a document", "exists (version 2)", func() error {
-			_, err := b.Put(ctx, "records/c.json", []byte("three"), objstore.Cond{Absent: true})
-			return err
-		}, objstore.ErrPrecondition},
-		{"put at a version of a gone document", "at version", func() error {
-			_, err := b.Put(ctx, "records/gone.json", []byte("x"), objstore.Cond{Version: v1})
-			return err
-		}, objstore.ErrPrecondition},
-		{"delete at a stale version", "not at version", func() error { return b.Delete(ctx, "records/c.json", v1) }, objstore.ErrPrecondition},
-		{"delete of a missing document", "no documents", func() error { return b.Delete(ctx, "records/none.json", "") }, objstore.ErrNotFound},
-		{"get of a missing document", "no documents", func() error { _, _, err := b.Get(ctx, "records/none.json"); return err }, objstore.ErrNotFound},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			err := c.do()
-			if !errors.Is(err, c.want) {
-				t.Fatalf("%v, want %v", err, c.want)
-			}
-			msg := err.Error()
-			if !strings.Contains(msg, uri) || !strings.Contains(msg, "records/") || !strings.Contains(msg, c.answer) {
-				t.Errorf("%q does not name the store, the document and the server's answer (%s)", msg, c.answer)
-			}
-			data, v, err := b.Get(ctx, "records/c.json")
-			if err != nil || !bytes.Equal(data, []byte("two")) || v != v2 {
-				t.Fatalf("after a refused write: %q %q %v, want %q %q", data, v, err, "two", v2)
-			}
-		})
-	}
+	// The server's answer to each refused operation, in RefusedWrites' order.
+	answers := []string{"at version", "exists (version 2)", "at version", "not at version", "no documents", "no documents"}
+	objstoretest.RefusedWrites(t, b, objstoretest.Words{Version: "version", AVersion: "a version", Object: "document", AnObject: "a document"}, func(t *testing.T, i int, _ error, msg string) {
+		if !strings.Contains(msg, uri) || !strings.Contains(msg, "records/") || !strings.Contains(msg, answers[i]) {
+			t.Errorf("%q does not name the store, the document and the server's answer (%s)", msg, answers[i])
+		}
+	})
 	// A prefix with regular expression characters lists only itself.
 	for _, k := range []string{"a.b/1", "axb/1", "a.b/2"} {
 		if _, err := b.Put(ctx, k, []byte("x"), objstore.Cond{}); err != nil {
@@ -193,37 +145,13 @@ func TestIntegrationMongoErrors(t *testing.T) {
 	if keys, err := b.List(ctx, "a.b/"); err != nil || strings.Join(keys, " ") != "a.b/1 a.b/2" {
 		t.Errorf("List(a.b/): %q %v", keys, err)
 	}
-	if err := b.Delete(ctx, "records/c.json", v2); err != nil {
-		t.Fatalf("delete at the current version: %v", err)
-	}
 }
 
 // BenchmarkIntegrationMongo prints the latency of a conditional Put and of a Get on the server,
 // and the server's startup time and memory.
 func BenchmarkIntegrationMongo(b *testing.B) {
 	srv := ferretDB.Get(b)
-	ctx := context.Background()
-	bk := open(b, newDB(b))
-	body := bytes.Repeat([]byte("x"), 4096)
-	v, err := bk.Put(ctx, "k", body, objstore.Cond{Absent: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("put", func(b *testing.B) {
-		for range b.N {
-			if v, err = bk.Put(ctx, "k", body, objstore.Cond{Version: v}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("get", func(b *testing.B) {
-		for range b.N {
-			if _, _, err := bk.Get(ctx, "k"); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Logf("ferretdb: ready in %v, RSS %d KiB", srv.Startup.Round(time.Millisecond), srv.RSS())
+	objstoretest.Bench(b, open(b, newDB(b)), "ferretdb", srv)
 }
 
 // TestIntegrationMongoVersions: what the layout of one document per version must keep. Versions
