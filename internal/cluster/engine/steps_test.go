@@ -3,7 +3,11 @@ package engine
 import (
 	"context"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"io"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -130,5 +134,28 @@ func TestStepsWithoutHandler(t *testing.T) {
 	_, err := e.Apply(context.Background(), c, ApplyOptions{})
 	if err == nil || !strings.Contains(err.Error(), "spec.addons: this nuv has no addons handler") || m.writes != 0 {
 		t.Fatalf("apply without an add-ons handler: %v (provider writes %d)", err, m.writes)
+	}
+}
+
+// TestEngineImportsNoAddons: the add-ons handler is registered by the program that builds the
+// engine; the engine itself does not import internal/addons.
+func TestEngineImportsNoAddons(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the engine's files: %v %v", files, err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, is := range af.Imports {
+			if p, _ := strconv.Unquote(is.Path.Value); p == "github.com/nuv-dev/nuv/internal/addons" {
+				t.Errorf("%s imports %s: register its handler (Engine.Addons) instead", f, p)
+			}
+		}
 	}
 }
