@@ -111,8 +111,8 @@ func (r *Runner) runOne(ctx context.Context, p Package) bool {
 	return r.runBinary(ctx, p, bin)
 }
 
-// runBinary runs a test binary in the package's directory through test2json, adding what go test
-// adds: the start event and the "ok"/"FAIL" line before the package's result.
+// runBinary runs a test binary in the package's directory through test2json (which writes the
+// package's start event), adding what go test adds: the "ok"/"FAIL" line before the result.
 func (r *Runner) runBinary(ctx context.Context, p Package, bin string) bool {
 	args := []string{"tool", "test2json", "-t", "-p", p.ImportPath, bin, "-test.v=test2json", "-test.paniconexit0",
 		"-test.count=1", fmt.Sprintf("-test.timeout=%s", r.Timeout)}
@@ -127,8 +127,8 @@ func (r *Runner) runBinary(ctx context.Context, p Package, bin string) bool {
 		return r.failed(p, err)
 	}
 	cmd.Stderr = cmd.Stdout // test2json writes the binary's stderr into its events too
-	r.emit(event{Action: "start", Package: p.ImportPath})
-	if err := cmd.Start(); err != nil {
+	if err := cmd.Start(); err != nil { // test2json -p writes the package's start event itself
+		r.emit(event{Action: "start", Package: p.ImportPath})
 		return r.failed(p, err)
 	}
 	sawResult := false

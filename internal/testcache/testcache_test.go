@@ -112,10 +112,14 @@ func TestRunModule(t *testing.T) {
 			Linked: func(Package, time.Duration) { mu.Lock(); linked++; mu.Unlock() }}
 		ok = r.Run(ctx, pkgs)
 		results = map[string]string{}
+		starts := map[string]int{}
 		for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 			var e event
 			if err := json.Unmarshal([]byte(line), &e); err != nil {
 				t.Fatalf("not an event: %q", line)
+			}
+			if e.Test == "" && e.Action == "start" {
+				starts[e.Package]++
 			}
 			if e.Test == "" && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip") {
 				results[strings.TrimPrefix(e.Package, "example.com/m/")] = e.Action
@@ -123,6 +127,14 @@ func TestRunModule(t *testing.T) {
 			if e.Test != "" && (e.Action == "pass" || e.Action == "fail") {
 				results[strings.TrimPrefix(e.Package, "example.com/m/")+"."+e.Test] = e.Action
 			}
+		}
+		for p, n := range starts {
+			if n != 1 {
+				t.Errorf("%d start events of %s, want one", n, p)
+			}
+		}
+		if len(starts) != 4 {
+			t.Errorf("start events of %d packages, want 4: %v", len(starts), starts)
 		}
 		return results, out.String(), linked, ok
 	}
