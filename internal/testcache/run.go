@@ -126,7 +126,7 @@ func (r *Runner) runBinary(ctx context.Context, p Package, bin string) bool {
 	if err != nil {
 		return r.failed(p, err)
 	}
-	cmd.Stderr = cmd.Stdout // test2json writes the binary's stderr into its events too
+	cmd.Stderr = cmd.Stdout             // test2json writes the binary's stderr into its events too
 	if err := cmd.Start(); err != nil { // test2json -p writes the package's start event itself
 		r.emit(event{Action: "start", Package: p.ImportPath})
 		return r.failed(p, err)
