@@ -7,8 +7,9 @@
 # binary of local clusters (cached after the first run), starts a Docker daemon of its own
 # (hack/dockerd.sh) and builds the offline kind node image (cached), then runs every package's
 # tests, integration tests included.
-# Pass -short to skip the integration tests (the only switch that skips any); extra arguments go to
-# `go test`. The report ends with every skipped test and its reason, and "N passed, N failed, N
+# Pass -short to skip the integration tests (the only switch that skips any); -run, -skip, -p and
+# -timeout go to the test runner (hack/testrun: go test -json with test binaries cached by content),
+# as to `go test`. The report ends with every skipped test and its reason, and "N passed, N failed, N
 # skipped". Tests keep their state (and so the pid files of the clusters and registries they start)
 # under a TMPDIR of this run; when the script ends, whatever happened, every process recorded there
 # still running is stopped and counted (hack/reap), and every container, volume and network the
@@ -89,6 +90,7 @@ build_nuv() {
   go build -o bin/testbudget ./hack/testbudget
   go build -o bin/reap ./hack/reap
   go build -o bin/leftovers ./hack/leftovers
+  go build -o bin/testrun ./hack/testrun
 }
 stage_run "build nuv" "" "" build_nuv
 export PATH="$PWD/bin:$PATH"
@@ -227,6 +229,9 @@ slow_first=(
 mkdir -p "$NUV_TEST_ARTIFACTS"
 # -vet=off: the vet stage above ran every analyser over every package; go test's own subset would
 # run again for each test binary (about a minute of CPU in a run).
+# testrun (hack/testrun) is go test -json -count=1 -vet=off with the test binaries cached by content
+# (internal/testcache): a package whose compiled code and dependencies did not change is not linked
+# again; every test still runs. It takes go test's -p, -timeout, -short, -run and -skip.
 # -ldflags=-w: test binaries are linked without DWARF (nobody debugs them here; stack traces do
 # not need it): a test binary of the cluster packages links in 21 s of CPU instead of 33, and a
 # run links about a hundred of them.
@@ -239,7 +244,7 @@ set +e
 {
   TIMEFORMAT='%3R %3U %3S'
   time {
-    TMPDIR=$test_tmp go test -json -count=1 -vet=off -ldflags=-w -p "$jobs" -timeout 70m "$@" "${slow_first[@]}" ./... |
+    TMPDIR=$test_tmp testrun -ldflags=-w -p "$jobs" -timeout 70m "$@" "${slow_first[@]}" ./... |
       tee "$NUV_TEST_ARTIFACTS/go-test.json" | testsummary -stages "$STAGE_DIR/stages.tsv"
   } 2>&3
 } 3>&2 2>"$STAGE_DIR/.tests.time"

@@ -261,69 +261,100 @@ func runUnlocks(t *testing.T, b Backend) {
 	})
 }
 
-// Rounds and Contenders of the takeover race the suite runs.
+// Rounds and Contenders of the takeover race the suite runs; Lanes is how many locks race at
+// once (each round still has Contenders contenders on one lock).
 const (
 	Rounds     = 50
 	Contenders = 8
+	Lanes      = 10
 )
 
 // RaceTakeover runs rounds in which contenders stores (each opened with b.New, as separate nuvs
 // would) find the lock of one dead holder and all try to take it over at once: every contender is
 // held at a barrier right after it saw the dead holder, until all have seen it, so each takeover is
 // based on the same stale view. Exactly one must win each round; the others must be told the
-// lock is held (by the winner).
+// lock is held (by the winner). The rounds are shared by Lanes locks raced at the same time (lane
+// L races the lock race-L with stores of its own): a store whose server makes contenders wait
+// (SeaweedFS's per-object write lock retries once a second) then costs seconds, not minutes.
 func RaceTakeover(t *testing.T, b Backend, rounds, contenders int) {
-	ctx := context.Background()
-	stores := make([]state.Store, contenders)
-	for i := range stores {
-		stores[i] = b.New(t)
+	lanes := min(Lanes, rounds)
+	stores := make([][]state.Store, lanes)
+	for l := range stores {
+		stores[l] = make([]state.Store, contenders)
+		for i := range stores[l] {
+			stores[l][i] = b.New(t)
+		}
 	}
-	for round := 0; round < rounds; round++ {
-		dead := state.Me("nuv cluster apply (killed)")
-		dead.PID, dead.Start = 1<<22-1, uint64(round+1) // no such process
-		if _, _, err := stores[0].TryLock(ctx, "race", dead); err != nil {
-			t.Fatalf("round %d: seeding the dead holder: %v", round, err)
-		}
-		bar := newBarrier(contenders)
-		type result struct {
-			unlock func() error
-			err    error
-		}
-		results := make([]result, contenders)
-		var wg sync.WaitGroup
-		for i := 0; i < contenders; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				s := &barrierStore{Store: stores[i], bar: bar}
-				u, err := state.Lock(ctx, s, "race", state.Me(fmt.Sprintf("contender %d", i)), 0, nil)
-				results[i] = result{u, err}
-			}()
-		}
-		wg.Wait()
-		var winners []int
-		for i, r := range results {
-			switch {
-			case r.err == nil:
-				winners = append(winners, i)
-			case !errors.Is(r.err, state.ErrLocked):
-				t.Errorf("round %d: contender %d: %v", round, i, r.err)
+	errs := make([]error, lanes)
+	var wg sync.WaitGroup
+	for l := 0; l < lanes; l++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("race-%d", l)
+			for round := l; round < rounds && errs[l] == nil; round += lanes {
+				errs[l] = raceRound(stores[l], name, round)
 			}
-		}
-		if len(winners) != 1 {
-			t.Fatalf("round %d: %d contenders took over the dead holder's lock (%v), want exactly one", round, len(winners), winners)
-		}
-		h, err := stores[0].Holder(ctx, "race")
-		if err != nil || h == nil || h.Command != fmt.Sprintf("contender %d", winners[0]) {
-			t.Fatalf("round %d: the lock is held by %+v (%v), want the winner, contender %d", round, h, err, winners[0])
-		}
-		if err := results[winners[0]].unlock(); err != nil {
-			t.Fatal(err)
-		}
-		if h, _ := stores[0].Holder(ctx, "race"); h != nil {
-			t.Fatalf("round %d: still held by %+v after the winner's unlock", round, h)
+		}()
+	}
+	wg.Wait()
+	for l, err := range errs {
+		if err != nil {
+			t.Errorf("lock race-%d: %v", l, err)
 		}
 	}
+}
+
+// raceRound is one round of RaceTakeover on the lock name: stores[0] seeds the dead holder, every
+// store contends, exactly one must win and its unlock must free the lock.
+func raceRound(stores []state.Store, name string, round int) error {
+	ctx := context.Background()
+	contenders := len(stores)
+	dead := state.Me("nuv cluster apply (killed)")
+	dead.PID, dead.Start = 1<<22-1, uint64(round+1) // no such process
+	if _, _, err := stores[0].TryLock(ctx, name, dead); err != nil {
+		return fmt.Errorf("round %d: seeding the dead holder: %w", round, err)
+	}
+	bar := newBarrier(contenders)
+	type result struct {
+		unlock func() error
+		err    error
+	}
+	results := make([]result, contenders)
+	var wg sync.WaitGroup
+	for i := 0; i < contenders; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := &barrierStore{Store: stores[i], bar: bar}
+			u, err := state.Lock(ctx, s, name, state.Me(fmt.Sprintf("contender %d", i)), 0, nil)
+			results[i] = result{u, err}
+		}()
+	}
+	wg.Wait()
+	var winners []int
+	for i, r := range results {
+		switch {
+		case r.err == nil:
+			winners = append(winners, i)
+		case !errors.Is(r.err, state.ErrLocked):
+			return fmt.Errorf("round %d: contender %d: %w", round, i, r.err)
+		}
+	}
+	if len(winners) != 1 {
+		return fmt.Errorf("round %d: %d contenders took over the dead holder's lock (%v), want exactly one", round, len(winners), winners)
+	}
+	h, err := stores[0].Holder(ctx, name)
+	if err != nil || h == nil || h.Command != fmt.Sprintf("contender %d", winners[0]) {
+		return fmt.Errorf("round %d: the lock is held by %+v (%v), want the winner, contender %d", round, h, err, winners[0])
+	}
+	if err := results[winners[0]].unlock(); err != nil {
+		return fmt.Errorf("round %d: the winner's unlock: %w", round, err)
+	}
+	if h, _ := stores[0].Holder(ctx, name); h != nil {
+		return fmt.Errorf("round %d: still held by %+v after the winner's unlock", round, h)
+	}
+	return nil
 }
 
 // barrierStore holds a contender that found a gone holder until every contender found it.
