@@ -158,8 +158,9 @@ func environ(drop ...string) []string {
 }
 
 // TestIntegrationFront runs the built front: the daily verbs in its own process, everything else
-// handed to the full program by exec with its streams, exit code and arguments, and the full
-// program taking the front as the `nuv` of tasks and child processes.
+// handed to the full program by exec with its streams, exit code and arguments (`nuv emulator`
+// to the emulators' program beside it), and the full program taking the front as the `nuv` of
+// tasks and child processes.
 func TestIntegrationFront(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds nuv and its full program: integration")
@@ -237,6 +238,28 @@ func TestIntegrationFront(t *testing.T) {
 		if got.out != out.String() || got.err != errb.String() || got.code != code {
 			t.Errorf("nuv %q through the front: exit %d, stdout %q, stderr %q; run directly: exit %d, stdout %q, stderr %q",
 				args, got.code, got.out, got.err, code, out.String(), errb.String())
+		}
+	}
+	// `nuv emulator` runs in the nuv-emulator built beside the full program, through the front and
+	// through the full program run by name alike, as if nuv-emulator were run directly.
+	emulator := filepath.Join(filepath.Dir(full), EmulatorName)
+	emuHome := append(append([]string(nil), withFull...), "NUV_HOME="+t.TempDir())
+	for _, args := range [][]string{
+		{"emulator"},                     // group help: stdout, exit 0
+		{"emulator", "statsu"},           // usage error: stderr, exit 2, a suggestion
+		{"emulator", "status"},           // nothing runs: exit 1
+		{"emulator", "status", "--help"}, // a verb's help
+	} {
+		direct := run(t, project, emuHome, append([]string{emulator}, args[1:]...)...)
+		if direct.code == 0 && direct.out == "" {
+			t.Errorf("nuv-emulator %q: exit 0 and no output", args[1:])
+		}
+		for _, via := range []string{front, full} {
+			got := run(t, project, emuHome, append([]string{via}, args...)...)
+			if got != direct {
+				t.Errorf("%s %q: exit %d, stdout %q, stderr %q; nuv-emulator run directly: exit %d, stdout %q, stderr %q",
+					filepath.Base(via), args, got.code, got.out, got.err, direct.code, direct.out, direct.err)
+			}
 		}
 	}
 	// Tasks and child processes call the front, and NUV_FRONT reaches none of them.
