@@ -68,10 +68,11 @@ var emulatorProgram = func() (string, []string, error) {
 	return p, nil, nil
 }
 
-// emulatorEnv are the variables nuv-emulator reads: an environment whose Getenv is not the
-// process's (tests) passes them on as it answers them.
-var emulatorEnv = []string{"NUV_HOME", "HOME", "PATH", "XDG_CACHE_HOME", "NUV_CACHE_DIR", "NUV_VERBOSE", "DOCKER_HOST",
-	"NUV_EMULATOR_PORT", "NUV_EMULATOR_DELAY", "NUV_EMULATOR_REGION", "NUV_AZURE_EMULATOR_PORT", "NUV_EMULATOR_GCP_PORT", "NUV_EMULATOR_GCP_PROJECT"}
+// emulatorEnv are the variables nuv-emulator and the local control planes of its clusters read:
+// an environment whose Getenv is not the process's (tests) passes them on as it answers them.
+var emulatorEnv = []string{"NUV_HOME", "NUV_PROJECT", "HOME", "PATH", "XDG_CACHE_HOME", "NUV_CACHE_DIR", "NUV_VERBOSE", "DOCKER_HOST",
+	"NUV_EMULATOR_PORT", "NUV_EMULATOR_DELAY", "NUV_EMULATOR_REGION", "NUV_AZURE_EMULATOR_PORT", "NUV_EMULATOR_GCP_PORT", "NUV_EMULATOR_GCP_PROJECT",
+	"NUV_KUBE_BIN", "NUV_LOCAL_PORT_BASE", "NUV_LOCAL_GOGC", "NUV_DOWNLOAD_CA_FILE", "NUV_DOWNLOAD_TIMEOUT"}
 
 // handToEmulator runs `nuv emulator [verb] ARGS` in nuv-emulator: by exec(2) when this process's
 // own streams are the command's (same process, arguments, streams, signals and exit code, as the

@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/nuv-dev/nuv/internal/emulator/emulatorcmd"
@@ -28,6 +29,34 @@ func TestEmulatorVerbsAsTheEmulatorsAnswer(t *testing.T) {
 	for i := range wantVerbs {
 		if gotVerbs[i] != wantVerbs[i] {
 			t.Errorf("verb %d: %q; want %q", i, gotVerbs[i], wantVerbs[i])
+		}
+	}
+}
+
+// TestEmulatorChildEnv: run as a child (a test's or completion's environment), nuv-emulator gets
+// the process's environment with the variables it reads as the command's Getenv answers them.
+func TestEmulatorChildEnv(t *testing.T) {
+	t.Setenv("NUV_EMULATOR_PORT", "6000")
+	t.Setenv("NUV_HOME", "/process/home")
+	t.Setenv("NUV_APP_TEST_UNRELATED", "kept")
+	answers := map[string]string{"NUV_HOME": "/test/home", "NUV_EMULATOR_DELAY": "0s"}
+	got := map[string][]string{}
+	for _, kv := range childEnv(func(k string) string { return answers[k] }, []string{"EXTRA=1"}) {
+		k, v, _ := strings.Cut(kv, "=")
+		got[k] = append(got[k], v)
+	}
+	for _, tc := range []struct {
+		key  string
+		want []string
+	}{
+		{"NUV_HOME", []string{"/test/home"}},         // Getenv's answer, once
+		{"NUV_EMULATOR_DELAY", []string{"0s"}},       // set by Getenv alone
+		{"NUV_EMULATOR_PORT", nil},                   // the process's, which Getenv does not answer
+		{"NUV_APP_TEST_UNRELATED", []string{"kept"}}, // not the emulators': the process's
+		{"EXTRA", []string{"1"}},
+	} {
+		if strings.Join(got[tc.key], ",") != strings.Join(tc.want, ",") {
+			t.Errorf("%s = %q, want %q", tc.key, got[tc.key], tc.want)
 		}
 	}
 }
