@@ -254,8 +254,8 @@ func (b Builder) ModuleSetPath(p Program) (string, error) {
 	return filepath.Join(CacheDir(b.getenv()), p.Name, "modules", hex.EncodeToString(h.Sum(nil))[:16]), nil
 }
 
-// ModuleSet returns the modules the packages of p (and of its Also programs) come from, one "path version[ => path
-// version]" a line, sorted: with its own files, what decides what its build makes. `go list` over
+// ModuleSet returns the modules the packages of p and of its Also programs come from, one "path
+// version[ => path version]" a line, sorted: with its own files, what decides what its build makes. `go list` over
 // the written-out sources works it out once per go.mod, go.sum and sources (a few seconds; on a
 // fresh machine it downloads the modules the build needs anyway); it is cached beside the builds.
 func (b Builder) ModuleSet(ctx context.Context, goBin string, p Program) (string, error) {
