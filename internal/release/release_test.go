@@ -241,8 +241,8 @@ func checkArchive(t *testing.T, path string, s Stamp) map[string][]byte {
 			t.Fatal(err)
 		}
 	}
-	if strings.Join(names, " ") != "nuv nuv-full nuv-task nuv-emulator" {
-		t.Errorf("archive entries %q, want nuv nuv-full nuv-task nuv-emulator in this order", names)
+	if strings.Join(names, " ") != "nuv nuv-emulator nuv-full nuv-task" {
+		t.Errorf("archive entries %q, want nuv nuv-emulator nuv-full nuv-task in this order", names)
 	}
 	return files
 }
@@ -272,7 +272,7 @@ func checkSBOM(t *testing.T, path, archive string, s Stamp, bins string) {
 	for _, d := range doc.Dependencies {
 		deps[d.Ref] = d.DependsOn
 	}
-	if got := strings.Join(deps["archive"], " "); got != "program:nuv program:nuv-full program:nuv-task program:nuv-emulator" {
+	if got := strings.Join(deps["archive"], " "); got != "program:nuv program:nuv-emulator program:nuv-full program:nuv-task" {
 		t.Errorf("the archive depends on %q", got)
 	}
 	for _, prog := range []string{"nuv", "nuv-full", "nuv-task", "nuv-emulator"} {
