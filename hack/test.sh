@@ -144,9 +144,12 @@ trap 'exit 130' INT TERM # so that an interrupted run still reaches finish
 #
 # nuv's full program: bin/nuv is the slim front: it answers `nuv kube` and `nuv -version` itself and
 # hands every other command to the full program (internal/front), which it builds from its
-# embedded sources once per source version (cold minutes, warm a second). This is the path users
-# take; the tests then use that build through NUV_FULL, so a test that runs nuv with a HOME of its
-# own finds it too.
+# embedded sources once per source version (cold minutes, warm a second), and beside it, in the
+# same source directory with the same flags, the task program and the emulators' program
+# (nuv-task, nuv-emulator: they compile only the emulators' five packages, which the full program
+# does not link, and nothing twice). This is the path users take; the tests then use that build
+# through NUV_FULL, so a test that runs nuv with a HOME of its own finds it too, and `nuv emulator`
+# (through the slim nuv or nuv-full) finds nuv-emulator beside it.
 full_program() { NUV_FULL= bin/nuv -full >"$PWD/bin/.nuv-full-path"; }
 stage_start "full program" "building nuv-full" "" full_program
 if ! $short; then
@@ -167,7 +170,7 @@ fi
 stage_wait "full program"
 NUV_FULL=$(cat "$PWD/bin/.nuv-full-path")
 export NUV_FULL
-echo "full program: $NUV_FULL"
+echo "full program: $NUV_FULL (nuv-task and nuv-emulator beside it)"
 if ! $short; then
   # redis, nginx and pouchdb-server (couchdb) on Debian's packages, and nuv's whisk-controller
   # compiled from operator/cmd/whisk-controller, cached by content under ~/.cache/nuv/debimage

@@ -15,8 +15,9 @@
 //     CLI on the same Taskfile (both call the same nuv for the commands inside); and what `task`
 //     pays above the task program: nuv-task run directly against go-task, and `task --version`
 //     through the slim nuv against nuv-task's own;
+//   - `nuv emulator --help` through the slim nuv against nuv-emulator's own (the hand-over's cost);
 //   - `nuv cluster list`, `nuv status` (handed to the full program);
-//   - per shipped program (nuv, nuv-task, nuv-full) and go-task: the packages it links, its size,
+//   - per shipped program (nuv, nuv-task, nuv-full, nuv-emulator) and go-task: the packages it links, its size,
 //     its initialisers' clock and allocations (GODEBUG=inittrace=1) and its peak memory.
 //
 // It builds nuv from the checkout, gets the full program as users do (`nuv -full`: the cached
@@ -193,6 +194,8 @@ func run(n int) error {
 	// the task program started as the slim nuv starts it (NUV_FRONT names the nuv its tasks call),
 	// without the slim nuv's process
 	nuvTask := filepath.Join(filepath.Dir(full), "nuv-task")
+	// the emulators' program, built beside the full program (it links no emulator)
+	nuvEmulator := filepath.Join(filepath.Dir(full), "nuv-emulator")
 	direct := append(append([]string(nil), env...), "NUV_FRONT="+nuv)
 	s := func(label string, e []string, argv ...string) *subject {
 		return &subject{label: label, dir: project, env: e, argv: argv}
@@ -212,6 +215,7 @@ func run(n int) error {
 		// what `task` costs above the task program: the slim nuv's start and hand-over
 		{s("task (nuv-task run directly: no hand-over)", direct, nuvTask), s("task (go-task)", gotaskEnv, gotask), "(the task program alone)"},
 		{s("task --version (nuv, then nuv-task)", env, filepath.Join(bin, "task"), "--version"), s("nuv-task --version (no hand-over)", direct, nuvTask, "--version"), "(the hand-over's cost)"},
+		{s("nuv emulator --help (nuv, then nuv-emulator)", env, nuv, "emulator", "--help"), s("nuv-emulator --help (no hand-over)", env, nuvEmulator, "--help"), "(the hand-over's cost)"},
 		{s("nuv cluster list", env, nuv, "cluster", "list"), nil, "<= 150 ms"},
 		{status, nil, "<= 100 ms"},
 	}
@@ -250,6 +254,7 @@ func run(n int) error {
 		{"nuv (the slim front)", "./nuv", nuv, []string{"nuv", "-version"}},
 		{"nuv-task (task, nuv -task)", "./cmd/nuv-task", nuvTask, []string{"nuv", "-version"}},
 		{"nuv-full (everything else)", "./cmd/nuv-full", full, []string{"nuv", "-version"}},
+		{"nuv-emulator (nuv emulator)", "./cmd/nuv-emulator", nuvEmulator, []string{"nuv", "-version"}},
 		{"go-task v3.54.0 (peer)", "", gotask, []string{"task", "--version"}},
 	})
 }

@@ -10,11 +10,20 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/emulator/emulatorcmd"
 )
 
 // TestMain lets the test binary be nuv (linked as nuv and task on PATH) for the tests that drive a
-// real shell: with NUV_APP_TEST_AS_NUV=1 it runs Main and exits.
+// real shell: with NUV_APP_TEST_AS_NUV=1 it runs Main and exits. It is nuv-emulator, which `nuv
+// emulator` hands over to, too: with NUV_APP_TEST_AS_EMULATOR=1 it runs the emulators' Main.
 func TestMain(m *testing.M) {
+	if os.Getenv("NUV_APP_TEST_AS_EMULATOR") == "1" {
+		os.Exit(emulatorcmd.Main(context.Background(), os.Args))
+	}
+	emulatorProgram = func() (string, []string, error) {
+		exe, err := os.Executable()
+		return exe, []string{"NUV_APP_TEST_AS_EMULATOR=1"}, err
+	}
 	if os.Getenv("NUV_APP_TEST_AS_NUV") == "1" {
 		os.Exit(Main(context.Background(), os.Args))
 	}

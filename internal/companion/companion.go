@@ -58,10 +58,11 @@ type Program struct {
 	// sources: editing a test does not make the program build again.
 	IgnoreTests bool
 	// Also are more main packages (slash-separated directories of Sources) built into the same
-	// directory, each named after its directory's last element, before the program itself: a
-	// build directory holding the program holds them too. They must import only packages the
-	// program imports (the program's module set keys the build), so their build compiles
-	// nothing and links.
+	// directory, each named after its directory's last element, after the program itself and
+	// before it is put in place: a build directory holding the program holds them too. Their
+	// packages are part of the module set (ModuleSet) and so of the key. Built in the program's
+	// source directory with its flags, they compile only the packages the program does not
+	// import, nothing twice (a program that imports none of those only links).
 	Also []string
 	// ColdEstimate says how long a cold build takes on this many cores before one was measured
 	// here (nil: say nothing until measured).
@@ -253,8 +254,8 @@ func (b Builder) ModuleSetPath(p Program) (string, error) {
 	return filepath.Join(CacheDir(b.getenv()), p.Name, "modules", hex.EncodeToString(h.Sum(nil))[:16]), nil
 }
 
-// ModuleSet returns the modules the packages of p come from, one "path version[ => path
-// version]" a line, sorted: with its own files, what decides what its build makes. `go list` over
+// ModuleSet returns the modules the packages of p and of its Also programs come from, one "path
+// version[ => path version]" a line, sorted: with its own files, what decides what its build makes. `go list` over
 // the written-out sources works it out once per go.mod, go.sum and sources (a few seconds; on a
 // fresh machine it downloads the modules the build needs anyway); it is cached beside the builds.
 func (b Builder) ModuleSet(ctx context.Context, goBin string, p Program) (string, error) {
@@ -275,8 +276,11 @@ func (b Builder) ModuleSet(ctx context.Context, goBin string, p Program) (string
 	}
 	b.log().Infof("working out the modules %s is built from (go list, once per nuv version)", p.Name)
 	format := `{{with .Module}}{{if .Main}}main {{$.ImportPath}}{{else}}{{.Path}} {{.Version}}{{with .Replace}} => {{.Path}} {{.Version}}{{end}}{{end}}{{end}}`
-	out, err := runner.Output(ctx, runner.Cmd{Path: goBin, Args: []string{"list", "-deps", "-tags", p.Tags, "-f", format, "./" + p.Dirs[0]},
-		Dir: tmp, Env: buildEnv(p, false)})
+	args := []string{"list", "-deps", "-tags", p.Tags, "-f", format, "./" + p.Dirs[0]}
+	for _, also := range p.Also {
+		args = append(args, "./"+also)
+	}
+	out, err := runner.Output(ctx, runner.Cmd{Path: goBin, Args: args, Dir: tmp, Env: buildEnv(p, false)})
 	if err != nil {
 		return "", fmt.Errorf("list the modules of %s: %w", p.Name, err)
 	}

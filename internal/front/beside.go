@@ -2,20 +2,14 @@ package front
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/nuv-dev/nuv/internal/companion"
-	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/version"
 )
 
@@ -24,7 +18,7 @@ const FullName = "nuv-full"
 
 // EnvProbe is set for a program beside nuv that is asked its version: a slim nuv asked so
 // answers `-version` and nothing else (it never hands over or builds).
-const EnvProbe = "NUV_VERSION_PROBE"
+const EnvProbe = companion.EnvProbe
 
 // Beside returns the full program installed next to the nuv binary self (an archive's layout:
 // nuv, nuv-full and the `task` symlink side by side), or "" when there is none. self's symlinks
@@ -53,11 +47,11 @@ func Beside(self string, mine version.Build, cache string) (string, error) {
 	if me, err := os.Stat(real); err == nil && os.SameFile(me, st) {
 		return "", nil // nuv itself, installed under the full program's name
 	}
-	record := checkedRecord(cache, mine.String(), real, p)
-	if isFile(record) {
+	record := companion.CheckedRecord(cache, mine.String(), real, p)
+	if companion.IsFile(record) {
 		return p, nil // checked before, and neither program changed since
 	}
-	theirs, err := identify(p, st, cache)
+	theirs, err := companion.Identify(p, st, cache)
 	if err != nil {
 		return "", fmt.Errorf("%s beside nuv %s: %w", p, mine, err)
 	}
@@ -65,101 +59,8 @@ func Beside(self string, mine version.Build, cache string) (string, error) {
 		return "", fmt.Errorf("%s is nuv-full %s, but this nuv (%s) is %s: the programs of one release go together; install nuv and nuv-full from one archive (or remove %s, or set %s to a build of ./cmd/nuv-full of version %s)",
 			p, theirs, real, mine, p, EnvFull, mine)
 	}
-	keepRecord(record)
+	companion.KeepRecord(record)
 	return p, nil
-}
-
-// checkedRecord is the file whose presence says that the programs at paths were found to be one
-// build of nuv: keyed by note (what else the check compared with, such as this nuv's version)
-// and each program's path, size, modification time, inode and device, so a replaced or rebuilt
-// program is checked again. Reading a program's build information costs milliseconds (a few
-// megabytes of a large binary are read); a warm `task` costs a stat per program instead. "" when
-// a program cannot be stat'ed.
-func checkedRecord(cache, note string, paths ...string) string {
-	key := []byte(note + "\n")
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			return ""
-		}
-		var ino, dev uint64
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-			ino, dev = sys.Ino, uint64(sys.Dev)
-		}
-		key = fmt.Appendf(key, "%s\n%d\n%d\n%d\n%d\n", p, st.Size(), st.ModTime().UnixNano(), ino, dev)
-	}
-	sum := sha256.Sum256(key)
-	return filepath.Join(cache, "nuv-full", "checked", hex.EncodeToString(sum[:])[:16])
-}
-
-// keepRecord writes the (empty) record of a successful check, best effort: a cache that cannot be
-// written only costs the check again next time. Records unused for 30 days are removed.
-func keepRecord(record string) {
-	if record == "" {
-		return
-	}
-	if err := os.MkdirAll(filepath.Dir(record), 0o755); err == nil && fsutil.WriteFileAtomic(record, nil, 0o644) == nil {
-		pruneRecords(filepath.Dir(record))
-	}
-}
-
-// isFile reports whether p names an existing file ("" never does).
-func isFile(p string) bool {
-	if p == "" {
-		return false
-	}
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
-}
-
-// identify returns the Build of the nuv program p (st its file information): from its Go build
-// information, or, when that names no version (a -trimpath build made outside git), from its own
-// answer to -version (askVersion).
-func identify(p string, st fs.FileInfo, cache string) (version.Build, error) {
-	b, err := version.Of(p)
-	if err != nil {
-		return b, err
-	}
-	if b.Version == "" && b.Revision == "" {
-		answer, err := askVersion(p, st, cache)
-		if err != nil {
-			return b, err
-		}
-		f := strings.Fields(answer)
-		b.Version = f[0]
-		if len(f) == 3 && f[1] == "commit" {
-			b.Commit = f[2]
-		}
-	}
-	return b, nil
-}
-
-// askVersion runs `p -version` (as nuv, with EnvProbe set), or reads its earlier answer from the
-// cache, and returns the answer's one line.
-func askVersion(p string, st fs.FileInfo, cache string) (string, error) {
-	var ino, dev uint64
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		ino, dev = sys.Ino, uint64(sys.Dev)
-	}
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s\n%d\n%d\n%d\n%d\n", p, st.Size(), st.ModTime().UnixNano(), ino, dev))
-	record := filepath.Join(cache, "nuv-full", "beside", hex.EncodeToString(sum[:])[:16])
-	if data, err := os.ReadFile(record); err == nil && len(strings.Fields(string(data))) > 0 {
-		return strings.TrimSpace(string(data)), nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, p, "-version")
-	cmd.Args[0] = "nuv"
-	cmd.Env = append(os.Environ(), EnvProbe+"=1")
-	out, err := cmd.Output()
-	answer := strings.TrimSpace(string(out))
-	if err != nil || answer == "" || strings.Contains(answer, "\n") {
-		return "", fmt.Errorf("%s beside nuv carries no version in its build information and `%s -version` answered %q (%v): install nuv and nuv-full from one archive", p, p, answer, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(record), 0o755); err == nil {
-		_ = fsutil.WriteFileAtomic(record, []byte(answer+"\n"), 0o644)
-	}
-	return answer, nil
 }
 
 // TaskName is the task program's file name (cmd/nuv-task: go-task and nuv's shell without the
@@ -175,36 +76,35 @@ func Task(ctx context.Context, b companion.Builder) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	p := filepath.Join(filepath.Dir(full), TaskName)
-	st, err := os.Stat(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return full, nil
+	p, err := companion.Sibling(full, TaskName, companion.CacheDir(os.Getenv), "install nuv, nuv-full and nuv-task from one archive")
+	if err != nil || p != "" {
+		return p, err
 	}
-	if err != nil || !companion.IsExecutable(p) {
-		return "", fmt.Errorf("%s beside %s is not an executable file", p, full)
-	}
-	cache := companion.CacheDir(os.Getenv)
-	record := checkedRecord(cache, "", full, p)
-	if isFile(record) {
-		return p, nil // checked before, and neither program changed since
-	}
-	fst, err := os.Stat(full)
+	return full, nil
+}
+
+// EmulatorName is the emulators' program's file name (cmd/nuv-emulator: `nuv emulator`, the
+// loopback AWS, Azure and GKE emulators, which the full program does not link), installed
+// beside nuv-full and built beside it in the cache.
+const EmulatorName = "nuv-emulator"
+
+// Emulator returns the program that runs `nuv emulator`: nuv-emulator beside the full program
+// (in a release archive, in the cache's build, beside $NUV_FULL), which must be a build of the
+// same nuv as the full program (an error names both). There is no other: the full program hands
+// `emulator` to the same program.
+func Emulator(ctx context.Context, b companion.Builder) (string, error) {
+	full, err := Full(ctx, b)
 	if err != nil {
 		return "", err
 	}
-	fullBuild, err := identify(full, fst, cache)
+	p, err := companion.Sibling(full, EmulatorName, companion.CacheDir(os.Getenv), "install nuv, nuv-full and nuv-emulator from one archive")
 	if err != nil {
-		return "", fmt.Errorf("nuv's full program %s: %w", full, err)
+		return "", err
 	}
-	taskBuild, err := identify(p, st, cache)
-	if err != nil {
-		return "", fmt.Errorf("%s beside %s: %w", p, full, err)
+	if p == "" {
+		return "", fmt.Errorf("nuv's emulators are a program of their own, %s, and there is none beside nuv's full program %s: install nuv's programs from one archive, or build ./cmd/%s into %s",
+			EmulatorName, full, EmulatorName, filepath.Dir(full))
 	}
-	if !fullBuild.Same(taskBuild) {
-		return "", fmt.Errorf("%s is nuv-task %s, but the full program beside it (%s) is %s: the programs of one release go together; install nuv, nuv-full and nuv-task from one archive (or remove %s)",
-			p, taskBuild, full, fullBuild, p)
-	}
-	keepRecord(record)
 	return p, nil
 }
 

@@ -176,40 +176,76 @@ func TestBesideNone(t *testing.T) {
 	}
 }
 
-// TestCheckedRecord: a passed check is remembered per pair of programs, and any change to either
-// (rewritten in place, replaced, moved) or to the note asks for the check again.
-func TestCheckedRecord(t *testing.T) {
-	dir, cache := t.TempDir(), t.TempDir()
-	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
-	for _, p := range []string{a, b} {
-		if err := os.WriteFile(p, []byte("program "+p), 0o755); err != nil {
+// TestInstalledEmulatorBeside: installed as a release archive lays nuv out, `nuv emulator` runs in
+// the nuv-emulator beside the full program (here nuv's pod sandbox program stands in as the full
+// program: built with the same stamp), with no Go and empty caches; a nuv-emulator of another
+// version is refused naming both versions; without one, the message says where it belongs.
+func TestInstalledEmulatorBeside(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds nuv and nuv-emulator")
+	}
+	install := t.TempDir()
+	nuv := filepath.Join(install, "nuv")
+	goBuild(t, "./nuv", nuv, "0.1.0-test")
+	goBuild(t, "./cmd/nuv-pause", filepath.Join(install, FullName), "0.1.0-test")
+	emulator := filepath.Join(t.TempDir(), EmulatorName)
+	// the emulators link the cloud SDKs: built as the tests are, from packages they compiled
+	goBuildEnv(t, nil, "./cmd/nuv-emulator", emulator, "0.1.0-test")
+	other := filepath.Join(t.TempDir(), "nuv-emulator-9.9.9")
+	goBuild(t, "./cmd/nuv-pause", other, "9.9.9")
+	home, cache := t.TempDir(), t.TempDir()
+	env := []string{"HOME=" + home, "NUV_HOME=" + filepath.Join(home, "nuv"), "NUV_CACHE_DIR=" + cache, "PATH=" + t.TempDir(), "NUV_FULL="}
+	nuvRun := func(args ...string) (string, int) {
+		cmd := exec.Command(nuv, args...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatalf("nuv %v: %v", args, err)
+		}
+		return string(out), code
+	}
+	install1 := func(src string) {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(install, EmulatorName), data, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rec := checkedRecord(cache, "v1", a, b)
-	if rec == "" || isFile(rec) {
-		t.Fatalf("a fresh pair: record %q exists %v", rec, isFile(rec))
+
+	if out, code := nuvRun("emulator", "status"); code != 1 || !strings.Contains(out, "there is none beside nuv's full program "+filepath.Join(install, FullName)) || !strings.Contains(out, "./cmd/"+EmulatorName) {
+		t.Errorf("no nuv-emulator: exit %d, %q; want exit 1 saying where it belongs", code, out)
 	}
-	keepRecord(rec)
-	if again := checkedRecord(cache, "v1", a, b); again != rec || !isFile(again) {
-		t.Fatalf("the same pair: record %q (first %q) exists %v", again, rec, isFile(again))
+	install1(emulator)
+	for _, c := range []struct {
+		args []string
+		code int
+		out  []string
+	}{
+		{[]string{"emulator"}, 0, []string{"Usage: nuv emulator <verb>"}},
+		{[]string{"emulator", "status"}, 1, []string{"emulator: stopped\nazure emulator: stopped\nGKE emulator: stopped\n"}},
+		{[]string{"emulator", "statsu"}, 2, []string{`nuv emulator: unknown verb "statsu"; did you mean "status"?`}},
+		{[]string{"emulator", "faults", "--cloud", "ibm"}, 2, []string{`nuv emulator faults: --cloud "ibm": accepted values: aws, azure, gcp`}},
+	} {
+		if out, code := nuvRun(c.args...); code != c.code || !containsAll(out, c.out) {
+			t.Errorf("nuv %q: exit %d, %q; want exit %d with %q", c.args, code, out, c.code, c.out)
+		}
 	}
-	if other := checkedRecord(cache, "v2", a, b); other == rec {
-		t.Errorf("another note gives the same record")
+	install1(other)
+	if out, code := nuvRun("emulator", "status"); code != 1 || !containsAll(out, []string{"is nuv-emulator 9.9.9", "the full program beside it", "is 0.1.0-test", "install nuv, nuv-full and nuv-emulator from one archive"}) {
+		t.Errorf("a nuv-emulator of another version: exit %d, %q; want it refused naming both versions", code, out)
 	}
-	if other := checkedRecord(cache, "v1", b, a); other == rec {
-		t.Errorf("the pair the other way round gives the same record")
+}
+
+func containsAll(s string, subs []string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
 	}
-	if err := os.WriteFile(b, []byte("another build, longer"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if other := checkedRecord(cache, "v1", a, b); other == rec {
-		t.Errorf("a program rewritten in place gives the same record")
-	}
-	if err := os.Remove(b); err != nil {
-		t.Fatal(err)
-	}
-	if other := checkedRecord(cache, "v1", a, b); other != "" {
-		t.Errorf("a missing program gives record %q, want none", other)
-	}
+	return true
 }

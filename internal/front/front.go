@@ -3,8 +3,9 @@
 // detect, `nuv cluster list` and `nuv cluster status NAME` when every answer is on this machine:
 // clusters.go, and `nuv status` when nuv's record of the operator's render is at hand: status.go)
 // in its own process, and hands every other command line, unchanged, to
-// nuv's full program (cmd/nuv-full: the task interpreter, providers, emulators, Helm, kind, ...) by
-// exec(2): same process, same arguments, streams, signals and exit code.
+// nuv's full program (cmd/nuv-full: the task interpreter, providers, Helm, kind, ...) by exec(2):
+// same process, same arguments, streams, signals and exit code; Taskfile runs go to the task
+// program beside it (cmd/nuv-task) and `nuv emulator ...` to the emulators' (cmd/nuv-emulator).
 //
 // Why two programs: Go runs the package initialisers of everything a binary links, whether a
 // command uses it or not. The full program links go-task (whose Taskfile error snippets link
@@ -34,7 +35,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	nuvsrc "github.com/nuv-dev/nuv"
 	"github.com/nuv-dev/nuv/internal/cli"
@@ -57,15 +57,18 @@ func Program() companion.Program {
 		Name:    "nuv-full",
 		Sources: nuvsrc.FullSources,
 		Dirs:    []string{"cmd/nuv-full", "..."},
-		What:    "every command beyond the daily verbs: the task interpreter, providers, emulators, Helm, kind",
+		What:    "every command beyond the daily verbs: the task interpreter, providers, Helm, kind; the task and emulator programs beside it",
 		Version: version.Version,
 		Ldflags: "-X github.com/nuv-dev/nuv/internal/version.Version=" + version.Version,
 		// Builds differ by the packages a developer edited: one source directory lets the Go
 		// build cache compile only those again.
 		SharedSrc:   true,
 		IgnoreTests: true,
-		// The task program: `task` runs Taskfiles there (Task), without the full program's start.
-		Also: []string{"cmd/" + TaskName},
+		// The task program: `task` runs Taskfiles there (Task), without the full program's start;
+		// the emulators' program: `nuv emulator` runs there (Emulator), and the full program
+		// links no emulator. Built in the same source directory after the full program, they
+		// compile only the packages it does not import (the emulators'), nothing twice.
+		Also: []string{"cmd/" + TaskName, "cmd/" + EmulatorName},
 		// No estimate before one build was measured here (builds.json then gives one).
 	}
 }
@@ -150,11 +153,15 @@ func verbosity() int {
 func isNuv(arg0 string) bool { return strings.TrimSuffix(filepath.Base(arg0), ".exe") == "nuv" }
 
 // handOver execs the program that answers args, the task program (Task) for a command line
-// that runs Taskfiles, else the full program; it returns only on failure.
+// that runs Taskfiles, the emulators' program (Emulator) for `nuv emulator`, else the full
+// program; it returns only on failure.
 func handOver(ctx context.Context, b companion.Builder, args []string) error {
 	prog := Full
-	if runsTaskfiles(args) {
+	switch {
+	case runsTaskfiles(args):
 		prog = Task
+	case isNuv(args[0]) && len(args) >= 2 && args[1] == "emulator":
+		prog = Emulator
 	}
 	full, err := prog(ctx, b)
 	if err != nil {
@@ -214,7 +221,7 @@ func Full(ctx context.Context, b companion.Builder) (string, error) {
 		if err := os.MkdirAll(filepath.Dir(record), 0o755); err == nil {
 			_ = fsutil.WriteFileAtomic(record, []byte(bin+"\n"), 0o644)
 		}
-		pruneRecords(filepath.Dir(record))
+		companion.PruneRecords(filepath.Dir(record))
 	}
 	if removed, err := b.Prune(prog, keepBuilds); err == nil && len(removed) > 0 {
 		b.Log.V(1).Infof("removed %d older builds of nuv-full", len(removed))
@@ -240,15 +247,4 @@ func recordPath(cache string) (string, error) {
 	}
 	sum := sha256.Sum256(fmt.Appendf(nil, "%s\n%d\n%d\n%d\n%d\n", self, st.Size(), st.ModTime().UnixNano(), ino, dev))
 	return filepath.Join(cache, "nuv-full", "fronts", hex.EncodeToString(sum[:])[:16]), nil
-}
-
-// pruneRecords removes the records of front binaries unused for 30 days (every `go run ./nuv`
-// is a new binary).
-func pruneRecords(dir string) {
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > 30*24*time.Hour {
-			_ = os.Remove(filepath.Join(dir, e.Name()))
-		}
-	}
 }

@@ -62,9 +62,10 @@ func TestProgramCoversTheFullProgram(t *testing.T) {
 	}
 }
 
-// TestAlsoProgramsWithinTheFullProgram: the programs built beside the full program (the task
-// program) import only packages the full program imports, so the full program's module set keys
-// their build too and building them compiles nothing more.
+// TestAlsoProgramsWithinTheFullProgram: the programs built beside the full program import only
+// packages the full program imports, but for their own: the task program none, the emulators'
+// program the emulators (internal/emulator/...), which the full program does not link. Building
+// them after the full program compiles those and nothing the full program compiled.
 func TestAlsoProgramsWithinTheFullProgram(t *testing.T) {
 	if testing.Short() {
 		t.Skip("lists the programs' packages with the go command")
@@ -83,13 +84,14 @@ func TestAlsoProgramsWithinTheFullProgram(t *testing.T) {
 		full[d] = true
 	}
 	p := Program()
-	if len(p.Also) == 0 || p.Also[0] != "cmd/"+TaskName {
-		t.Fatalf("Program().Also = %q, want the task program cmd/%s", p.Also, TaskName)
+	if want := []string{"cmd/" + TaskName, "cmd/" + EmulatorName}; strings.Join(p.Also, " ") != strings.Join(want, " ") {
+		t.Fatalf("Program().Also = %q, want the task program and the emulators' %q", p.Also, want)
 	}
+	own := map[string]string{"cmd/" + TaskName: "", "cmd/" + EmulatorName: "github.com/nuv-dev/nuv/internal/emulator/"}
 	for _, also := range p.Also {
 		var extra []string
 		for _, d := range deps(also) {
-			if !full[d] && d != "github.com/nuv-dev/nuv/"+also {
+			if !full[d] && d != "github.com/nuv-dev/nuv/"+also && (own[also] == "" || !strings.HasPrefix(d, own[also])) {
 				extra = append(extra, d)
 			}
 		}
@@ -156,8 +158,9 @@ func environ(drop ...string) []string {
 }
 
 // TestIntegrationFront runs the built front: the daily verbs in its own process, everything else
-// handed to the full program by exec with its streams, exit code and arguments, and the full
-// program taking the front as the `nuv` of tasks and child processes.
+// handed to the full program by exec with its streams, exit code and arguments (`nuv emulator`
+// to the emulators' program beside it), and the full program taking the front as the `nuv` of
+// tasks and child processes.
 func TestIntegrationFront(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds nuv and its full program: integration")
@@ -235,6 +238,28 @@ func TestIntegrationFront(t *testing.T) {
 		if got.out != out.String() || got.err != errb.String() || got.code != code {
 			t.Errorf("nuv %q through the front: exit %d, stdout %q, stderr %q; run directly: exit %d, stdout %q, stderr %q",
 				args, got.code, got.out, got.err, code, out.String(), errb.String())
+		}
+	}
+	// `nuv emulator` runs in the nuv-emulator built beside the full program, through the front and
+	// through the full program run by name alike, as if nuv-emulator were run directly.
+	emulator := filepath.Join(filepath.Dir(full), EmulatorName)
+	emuHome := append(append([]string(nil), withFull...), "NUV_HOME="+t.TempDir())
+	for _, args := range [][]string{
+		{"emulator"},                     // group help: stdout, exit 0
+		{"emulator", "statsu"},           // usage error: stderr, exit 2, a suggestion
+		{"emulator", "status"},           // nothing runs: exit 1
+		{"emulator", "status", "--help"}, // a verb's help
+	} {
+		direct := run(t, project, emuHome, append([]string{emulator}, args[1:]...)...)
+		if direct.code == 0 && direct.out == "" {
+			t.Errorf("nuv-emulator %q: exit 0 and no output", args[1:])
+		}
+		for _, via := range []string{front, full} {
+			got := run(t, project, emuHome, append([]string{via}, args...)...)
+			if got != direct {
+				t.Errorf("%s %q: exit %d, stdout %q, stderr %q; nuv-emulator run directly: exit %d, stdout %q, stderr %q",
+					filepath.Base(via), args, got.code, got.out, got.err, direct.code, direct.out, direct.err)
+			}
 		}
 	}
 	// Tasks and child processes call the front, and NUV_FRONT reaches none of them.

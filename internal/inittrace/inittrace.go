@@ -5,7 +5,7 @@
 // nuv's rule is that its own packages do (almost) nothing at init, so that `nuv -version`, `nuv
 // kube` and the daily verbs pay only for what they use (issue 24): a regular expression, template,
 // table or schema a package needs is built on first use (see package lazy). This package's test
-// builds nuv's two programs and holds every nuv package to a small allocation budget at init;
+// builds nuv's programs and holds every nuv package to a small allocation budget at init;
 // benches use Parse to show where a program's start-up goes.
 package inittrace
 

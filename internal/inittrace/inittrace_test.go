@@ -130,8 +130,8 @@ func TestOverBudget(t *testing.T) {
 	}
 }
 
-// TestNuvPackagesDoNoWorkAtInit builds nuv's front (./nuv), its full program (./cmd/nuv-full) and
-// its task program (./cmd/nuv-task), runs each as `nuv -version` with GODEBUG=inittrace=1 and
+// TestNuvPackagesDoNoWorkAtInit builds nuv's front (./nuv), its full program (./cmd/nuv-full),
+// its task program (./cmd/nuv-task) and its emulators' program (./cmd/nuv-emulator), runs each as `nuv -version` with GODEBUG=inittrace=1 and
 // fails naming every package of nuv whose initialisation is over the budget. It logs, for the record, each program's total init clock and
 // its heaviest initialisers; it asserts nothing about time.
 func TestNuvPackagesDoNoWorkAtInit(t *testing.T) {
@@ -143,7 +143,7 @@ func TestNuvPackagesDoNoWorkAtInit(t *testing.T) {
 		t.Fatalf("module root: %v", err)
 	}
 	bin := t.TempDir()
-	for _, prog := range []struct{ name, pkg string }{{"nuv", "./nuv"}, {"nuv-full", "./cmd/nuv-full"}, {"nuv-task", "./cmd/nuv-task"}} {
+	for _, prog := range []struct{ name, pkg string }{{"nuv", "./nuv"}, {"nuv-full", "./cmd/nuv-full"}, {"nuv-task", "./cmd/nuv-task"}, {"nuv-emulator", "./cmd/nuv-emulator"}} {
 		t.Run(prog.name, func(t *testing.T) {
 			exe := filepath.Join(bin, prog.name)
 			// -s -w: no symbol table or DWARF, a third less link time for the full program; what

@@ -72,9 +72,10 @@ type Program struct{ Name, Package string }
 
 // Programs are what an archive holds: the slim front, which users run, nuv's full program, which
 // the front finds beside itself (internal/front) and hands every command beyond the daily verbs
-// to, and the task program, which runs Taskfiles for `task` and `nuv -task`. The full program
+// to, the task program, which runs Taskfiles for `task` and `nuv -task`, and the emulators'
+// program, which runs `nuv emulator` (the full program links no emulator). The full program
 // builds and downloads the rest (nuv-kube, the node image's binaries) itself on first use.
-var Programs = []Program{{"nuv", "./nuv"}, {"nuv-full", "./cmd/nuv-full"}, {"nuv-task", "./cmd/nuv-task"}}
+var Programs = []Program{{"nuv", "./nuv"}, {"nuv-full", "./cmd/nuv-full"}, {"nuv-task", "./cmd/nuv-task"}, {"nuv-emulator", "./cmd/nuv-emulator"}}
 
 // Stamp names what is released.
 type Stamp struct {

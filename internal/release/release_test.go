@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -40,7 +41,7 @@ func noEnv(string) string { return "" }
 
 // TestReleaseReproducible builds the host's archive of this work tree twice, from the Go build
 // cache, into two scratch directories and checks that both are byte-identical, that the archive
-// holds nuv and nuv-full as a release should, that checksums.txt is right, and that the SBOM lists
+// holds nuv's programs as a release should, that checksums.txt is right, and that the SBOM lists
 // exactly the modules `go version -m` reads from the programs. It then pushes nuv's image made of
 // the same programs to a real registry on loopback and reads it back.
 func TestReleaseReproducible(t *testing.T) {
@@ -109,6 +110,19 @@ func TestReleaseReproducible(t *testing.T) {
 	cmd.Env = []string{"HOME=" + t.TempDir(), "NUV_CACHE_DIR=" + t.TempDir(), "PATH=/nonexistent"}
 	if out, err := cmd.CombinedOutput(); err != nil || string(out) != strings.TrimPrefix(taskrun.TaskVersion(), "v")+"\n" {
 		t.Errorf("nuv -task --version from the archive: %v, %q; want go-task's version", err, out)
+	}
+	// and `nuv emulator` through the nuv-emulator beside it, run through nuv or nuv-full alike
+	// (-trimpath builds too: asked their versions once)
+	for _, prog := range []string{"nuv", "nuv-full"} {
+		home := t.TempDir()
+		cmd = exec.Command(filepath.Join(bins, prog), "emulator", "status")
+		cmd.Args[0] = "nuv"
+		cmd.Env = []string{"HOME=" + home, "NUV_HOME=" + filepath.Join(home, "nuv"), "NUV_CACHE_DIR=" + t.TempDir(), "PATH=/nonexistent"}
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || string(out) != "emulator: stopped\nazure emulator: stopped\nGKE emulator: stopped\n" {
+			t.Errorf("%s emulator status from the archive: %v, %q; want exit 1 and the three emulators stopped", prog, err, out)
+		}
 	}
 
 	// nuv's image, pushed to a real registry on loopback and read back.
@@ -227,8 +241,8 @@ func checkArchive(t *testing.T, path string, s Stamp) map[string][]byte {
 			t.Fatal(err)
 		}
 	}
-	if strings.Join(names, " ") != "nuv nuv-full nuv-task" {
-		t.Errorf("archive entries %q, want nuv nuv-full nuv-task in this order", names)
+	if strings.Join(names, " ") != "nuv nuv-emulator nuv-full nuv-task" {
+		t.Errorf("archive entries %q, want nuv nuv-emulator nuv-full nuv-task in this order", names)
 	}
 	return files
 }
@@ -258,10 +272,10 @@ func checkSBOM(t *testing.T, path, archive string, s Stamp, bins string) {
 	for _, d := range doc.Dependencies {
 		deps[d.Ref] = d.DependsOn
 	}
-	if got := strings.Join(deps["archive"], " "); got != "program:nuv program:nuv-full program:nuv-task" {
+	if got := strings.Join(deps["archive"], " "); got != "program:nuv program:nuv-emulator program:nuv-full program:nuv-task" {
 		t.Errorf("the archive depends on %q", got)
 	}
-	for _, prog := range []string{"nuv", "nuv-full", "nuv-task"} {
+	for _, prog := range []string{"nuv", "nuv-full", "nuv-task", "nuv-emulator"} {
 		bin := filepath.Join(bins, prog)
 		pc := byRef["program:"+prog]
 		if len(pc.Hashes) != 1 || pc.Hashes[0].Content != sha(readFile(t, bin)) {

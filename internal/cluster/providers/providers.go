@@ -132,9 +132,9 @@ func Local(home, project string, log cli.Logger, getenv func(string) string) clu
 	return local.Provider{Home: home, Project: project, Log: log, Getenv: getenv}
 }
 
-// Tools are the hidden commands providers ship: `nuv -gke-token`, the exec credential plugin of
-// the GKE kubeconfigs nuv writes.
-func Tools() []cli.Command { return []cli.Command{gke.NewTokenTool()} }
+// Tools are the hidden commands providers ship: `nuv -eks-token` and `nuv -gke-token`, the exec
+// credential plugins of the EKS and GKE kubeconfigs nuv writes.
+func Tools() []cli.Command { return []cli.Command{eks.NewTokenTool(), gke.NewTokenTool()} }
 
 // LocalClusters are the local provider's clusters under home, read from disk (no network call:
 // completion lists them).

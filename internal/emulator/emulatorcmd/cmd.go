@@ -1,5 +1,8 @@
-// Package emulatorcmd is `nuv emulator` (the loopback AWS, Azure and GKE emulators: up, down, status, env, faults)
-// and `nuv -eks-token` (the exec credential plugin of EKS kubeconfigs).
+// Package emulatorcmd is `nuv emulator` (the loopback AWS, Azure and GKE emulators: up, down,
+// status, env, faults) and the program that runs it, cmd/nuv-emulator (Main). The emulators are a
+// program of their own so that nuv's full program, which users run every day, does not link them:
+// `nuv emulator ...` (through the slim nuv, or through nuv-full) hands the command line over to
+// nuv-emulator unchanged.
 package emulatorcmd
 
 import (
@@ -13,10 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/config"
-
 	"github.com/nuv-dev/nuv/internal/cli"
-	"github.com/nuv-dev/nuv/internal/eksauth"
 	awsemu "github.com/nuv-dev/nuv/internal/emulator/aws"
 	"github.com/nuv-dev/nuv/internal/emulator/emucore"
 	"github.com/nuv-dev/nuv/internal/paths"
@@ -304,68 +304,4 @@ nuv emulator faults --cloud gcp clear`}
 	}
 	_, err = env.Out.Write(b)
 	return err
-}
-
-const tokenUsage = `Usage: nuv -eks-token --cluster NAME [--region REGION] [--profile PROFILE]
-
-Prints an ExecCredential (client.authentication.k8s.io/v1) holding an EKS token for cluster NAME:
-a presigned STS GetCallerIdentity request, as aws-iam-authenticator makes it. A kubeconfig uses it
-as its exec credential plugin; the token is never written to disk. Credentials come from the AWS
-SDK's default chain (environment, shared config and credentials files, profiles); AWS_ENDPOINT_URL
-points it at the emulator.
-`
-
-// tokenHelp is the help of `nuv -eks-token`.
-func tokenHelp() cli.Usage {
-	u := usageOf(tokenUsage, "print an EKS token as an ExecCredential")
-	u.Examples = "nuv -eks-token --cluster dev --region eu-west-1\nAWS_PROFILE=ci nuv -eks-token --cluster dev"
-	return u
-}
-
-// NewTokenTool is `nuv -eks-token`.
-func NewTokenTool() cli.Command {
-	return cli.Command{Name: "eks-token", Short: "print an EKS token as an ExecCredential (the exec plugin of EKS kubeconfigs)", Run: runToken}
-}
-
-func runToken(ctx context.Context, env *cli.Env, args []string) error {
-	fs := cli.NewFlagSet("nuv -eks-token")
-	clusterName := fs.String("cluster", "", "EKS cluster name (required)")
-	region := fs.String("region", "", "AWS region (default: AWS_REGION or the profile's)")
-	profile := fs.String("profile", "", "shared config profile (default: AWS_PROFILE or default)")
-	if done, err := cli.Parse(env, fs, tokenHelp(), args); done || err != nil {
-		return err
-	}
-	if *clusterName == "" {
-		return cli.Usagef("nuv -eks-token: --cluster is required")
-	}
-	var opts []func(*config.LoadOptions) error
-	if *region != "" {
-		opts = append(opts, config.WithRegion(*region))
-	}
-	if *profile != "" {
-		opts = append(opts, config.WithSharedConfigProfile(*profile))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return fmt.Errorf("eks token: AWS configuration: %w", err)
-	}
-	if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
-		return fmt.Errorf("eks token: no AWS credentials (tried the environment, the shared credentials and config files, SSO, the container and instance metadata): %w", err)
-	}
-	tok, err := eksauth.NewToken(ctx, cfg, *clusterName)
-	if err != nil {
-		return err
-	}
-	b, err := eksauth.ExecCredential(tok)
-	if err != nil {
-		return err
-	}
-	_, err = env.Out.Write(b)
-	return err
-}
-
-// usageOf turns a help text ("Usage: LINE\n\nLONG") into cli.Usage.
-func usageOf(text, short string) cli.Usage {
-	line, long, _ := strings.Cut(strings.TrimPrefix(text, "Usage: "), "\n")
-	return cli.Usage{Line: strings.TrimSpace(line), Short: short, Long: strings.Trim(long, "\n")}
 }

@@ -34,20 +34,26 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/local"
 	"github.com/nuv-dev/nuv/internal/eksauth"
 	awsemu "github.com/nuv-dev/nuv/internal/emulator/aws"
+	"github.com/nuv-dev/nuv/internal/emulator/emulatorcmd"
 )
 
 // asNuv makes this test binary run as nuv itself: the emulator's detached process and the
-// kubeconfig's exec credential plugin are this binary re-executed with it set.
+// kubeconfig's exec credential plugin are this binary re-executed with it set. `emulator ...`
+// runs as nuv-emulator (Main) runs it, anything else as nuv's full program.
 const asNuv = "NUV_EMULATORCMD_TEST_AS_NUV"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asNuv) == "1" {
+		if len(os.Args) > 1 && os.Args[1] == "emulator" {
+			os.Exit(emulatorcmd.Main(context.Background(), append([]string{"nuv"}, os.Args[1:]...)))
+		}
 		os.Exit(app.Main(context.Background(), append([]string{"nuv"}, os.Args[1:]...)))
 	}
 	os.Exit(m.Run())
 }
 
-// nuv runs one nuv command line in-process and returns its stdout.
+// nuv runs one nuv command line in-process and returns its stdout: `emulator ...` as
+// nuv-emulator runs it (the full program hands it over), anything else as the full program.
 func nuv(t testing.TB, args ...string) (string, error) {
 	t.Helper()
 	exe, err := os.Executable()
@@ -56,7 +62,11 @@ func nuv(t testing.TB, args ...string) (string, error) {
 	}
 	var out, errb bytes.Buffer
 	env := &cli.Env{Streams: cli.Streams{In: strings.NewReader(""), Out: &out, Err: &errb}, Log: cli.NewLogger(&errb, 0), Exe: exe, Getenv: os.Getenv, Dir: t.TempDir()}
-	err = app.RunEnv(context.Background(), env, append([]string{"nuv"}, args...))
+	run := app.RunEnv
+	if len(args) > 0 && args[0] == "emulator" {
+		run = emulatorcmd.RunEnv
+	}
+	err = run(context.Background(), env, append([]string{"nuv"}, args...))
 	if err != nil {
 		return out.String(), fmt.Errorf("nuv %s: %w\n%s", strings.Join(args, " "), err, errb.String())
 	}
