@@ -47,8 +47,9 @@ var (
 )
 
 // BuildKube returns p, one of the Kubernetes programs above, from the first of: this nuv's
-// release unpacked in the cache, a cached build, the release beside nuv or fetched and verified
-// (Released), a build now (offline: with the module cache only). Where Go is missing, a build of
+// release unpacked in the cache, a cached build found without working out a module set
+// (CachedQuick), the release beside nuv or fetched and verified (Released), a cached build or a
+// build now (offline: with the module cache only). Where Go is missing, a build of
 // these very sources made by any Go version will do. A release archive refused (ErrRefused: a
 // checksum that does not match, a companion of another version beside nuv) is an error; one that
 // could not be fetched falls back to the build with a line saying why.
@@ -56,14 +57,10 @@ func (b Builder) BuildKube(ctx context.Context, p Program, offline bool) (string
 	if bin, _ := b.ReleaseCached(p); bin != "" {
 		return bin, nil
 	}
-	_, goErr := runner.FindGo(b.getenv())
-	if goErr == nil {
-		if bin, _, _, err := b.Cached(ctx, p); err == nil && bin != "" {
-			return bin, nil
-		}
-	} else if bin := b.Any(p); bin != "" {
+	if bin := b.CachedQuick(ctx, p); bin != "" {
 		return bin, nil
 	}
+	_, goErr := runner.FindGo(b.getenv())
 	bin, err := b.Released(ctx, p, offline)
 	switch {
 	case err == nil && bin != "":

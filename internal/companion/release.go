@@ -449,3 +449,19 @@ func (b Builder) Released(ctx context.Context, p Program, offline bool) (string,
 	}
 	return b.FetchRelease(ctx, p, offline)
 }
+
+// CachedQuick returns a cached build of p when finding it costs no `go list`: a build leaves its
+// module set behind (ModuleSetPath), so without one there is no build of these sources to find.
+// An installed release looks here before fetching its own archive: on a machine whose Go has an
+// empty module cache, working out the module set would download modules first.
+func (b Builder) CachedQuick(ctx context.Context, p Program) string {
+	file, err := b.ModuleSetPath(p)
+	if err != nil {
+		return ""
+	}
+	if _, err := os.Stat(file); err != nil {
+		return ""
+	}
+	bin, _, _, _ := b.Cached(ctx, p) // without Go: a build of these sources by any Go (Any)
+	return bin
+}

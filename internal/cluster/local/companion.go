@@ -182,10 +182,10 @@ const (
 
 // Prepare returns the component binaries, trying in order: the binaries the user points at
 // (--source DIR, else $NUV_KUBE_BIN: a directory or a nuv-kube; refused unless it is Kubernetes
-// Version), the cache (a downloaded set, nuv's release of nuv-kube fetched before, then a built
-// companion), nuv-kube from nuv's own release (unpacked beside nuv, else its archive fetched from
+// Version), the cache (a downloaded set, nuv's release of nuv-kube fetched before, a built
+// companion when finding it needs no `go list`), nuv-kube from nuv's own release (unpacked beside nuv, else its archive fetched from
 // the release location and verified against the checksum compiled into nuv: companion.Released),
-// the official release binaries downloaded and verified (unless Offline), and last a build from
+// a built companion, the official release binaries downloaded and verified (unless Offline), and last a build from
 // source. A download that fails
 // falls back to the build with one line saying why. Source "download" or "build" takes only that
 // way (or its cached result).
@@ -222,7 +222,7 @@ func (c Companion) Prepare(ctx context.Context, o PrepareOptions) (Binaries, err
 	if b, ok := c.releaseCached(); ok {
 		return b, nil
 	}
-	if bin, _, _, _ := c.cachedBuild(ctx); bin != "" {
+	if bin := c.builder().CachedQuick(ctx, companion.ProgramKube); bin != "" {
 		return Binaries{Path: bin, Source: builtSource(bin)}, nil
 	}
 	if b, ok, err := c.released(ctx, o.Offline); ok {
@@ -232,6 +232,9 @@ func (c Companion) Prepare(ctx context.Context, o PrepareOptions) (Binaries, err
 			return Binaries{}, err
 		}
 		c.log().Infof("could not fetch nuv's release of nuv-kube (%s): trying the other sources", firstLine(err))
+	}
+	if bin, _, _, _ := c.cachedBuild(ctx); bin != "" {
+		return Binaries{Path: bin, Source: builtSource(bin)}, nil
 	}
 	if !o.Offline && !o.Balancer {
 		b, err := c.download(ctx, o.Version)
