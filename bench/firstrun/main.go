@@ -277,9 +277,9 @@ func buildRelease(repo, v string) (string, error) {
 		fmt.Printf("release %s cached in %s\n", v, dir)
 		return dir, nil
 	}
-	fmt.Printf("building the release %s for this machine (nuv and nuv-kube archives) into %s\n", v, dir)
+	fmt.Printf("building the release %s for this machine (nuv, nuv-kube and whisk-operator archives) into %s\n", v, dir)
 	t0 := time.Now()
-	cmd := exec.Command("go", "run", "./cmd/nuv-release", "-platforms", "host", "-companions", "nuv-kube", "-out", dir)
+	cmd := exec.Command("go", "run", "./cmd/nuv-release", "-platforms", "host", "-companions", "nuv-kube,whisk-operator", "-out", dir)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = repo, os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("build the release: %w", err)

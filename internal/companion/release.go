@@ -36,11 +36,19 @@ type ReleaseArchive struct {
 }
 
 // ReleaseArchives are the companion archives of a release: nuv-kube (local clusters, every
-// platform nuv runs on) and nuv-node with nuv-pause (node images, linux only).
+// platform nuv runs on), nuv-node with nuv-pause (node images, linux only) and the reference
+// operator (run on a local cluster's host, every platform).
 var ReleaseArchives = []ReleaseArchive{
 	{Name: "nuv-kube", Programs: []Program{ProgramKube}},
 	{Name: "nuv-node", Programs: []Program{ProgramNode, ProgramPause}, LinuxOnly: true},
+	{Name: "whisk-operator", Programs: []Program{ProgramOperator}},
 }
+
+// ProgramOperator is nuv's reference operator (operator/cmd/whisk-operator), which `nuv operator`
+// runs on a local cluster's host. nuv builds it from the project's sources with Go; a release
+// ships the build of its own sources, used for a project whose operator is the release's
+// (internal/deploy). It has no embedded sources: only the release builds it.
+var ProgramOperator = Program{Name: "whisk-operator", Dirs: []string{"operator/cmd/whisk-operator"}, What: "nuv's reference operator"}
 
 // FileName is the archive's file name for version v on goos/goarch.
 func (a ReleaseArchive) FileName(v, goos, goarch string) string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/companion"
+	"github.com/nuv-dev/nuv/internal/deploy/rendercache"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/version"
 )
@@ -93,11 +94,16 @@ func isCompanionFile(name string) bool {
 }
 
 // buildCompanions builds every companion archive of c for its platforms into c.Out, with an SBOM
-// each, and returns them and the value of version.Companions naming their SHA-256.
-func (c Config) buildCompanions(ctx context.Context, binDir string, mtime time.Time, log cli.Logger) ([]Artifact, string, error) {
+// each, and returns them, the value of version.Companions naming their SHA-256 and, when the
+// reference operator is among them, the hash of its sources (version.OperatorSources).
+func (c Config) buildCompanions(ctx context.Context, binDir string, mtime time.Time, log cli.Logger) (arts []Artifact, sumsValue, operatorSources string, err error) {
 	sums := map[string]string{}
-	var arts []Artifact
 	for _, a := range c.Companions {
+		if a.Holds(companion.ProgramOperator.Name) {
+			if operatorSources, err = rendercache.OperatorSourceHash(c.Dir, func(string) string { return "" }); err != nil {
+				return nil, "", "", fmt.Errorf("release: %w", err)
+			}
+		}
 		for _, p := range CompanionPlatforms(a, c.Platforms) {
 			start := time.Now()
 			dir := filepath.Join(binDir, a.Name+"_"+p.OS+"_"+p.Arch)
@@ -105,25 +111,25 @@ func (c Config) buildCompanions(ctx context.Context, binDir string, mtime time.T
 			for _, prog := range a.Programs {
 				bin := filepath.Join(dir, prog.Name)
 				if err := c.run(ctx, p, CompanionBuildArgs(prog, bin), prog.Dirs[0]); err != nil {
-					return nil, "", err
+					return nil, "", "", err
 				}
 				bins = append(bins, Binary{Name: prog.Name, Path: bin})
 			}
 			art := Artifact{Platform: p, Path: filepath.Join(c.Out, a.FileName(c.Version, p.OS, p.Arch)), Binaries: bins}
 			if err := WriteArchive(art.Path, bins, mtime); err != nil {
-				return nil, "", err
+				return nil, "", "", err
 			}
 			sum, err := fileSHA256(art.Path)
 			if err != nil {
-				return nil, "", err
+				return nil, "", "", err
 			}
 			sbom, err := SBOM(filepath.Base(art.Path), sum, c.Stamp, bins)
 			if err != nil {
-				return nil, "", err
+				return nil, "", "", err
 			}
 			art.SBOM = strings.TrimSuffix(art.Path, ".tar.gz") + ".sbom.json"
 			if err := writeFile(art.SBOM, sbom); err != nil {
-				return nil, "", err
+				return nil, "", "", err
 			}
 			sums[version.CompanionKey(a.Name, p.OS, p.Arch)] = sum
 			arts = append(arts, art)
@@ -131,7 +137,7 @@ func (c Config) buildCompanions(ctx context.Context, binDir string, mtime time.T
 		}
 	}
 	sort.Slice(arts, func(i, j int) bool { return arts[i].Path < arts[j].Path })
-	return arts, version.FormatCompanions(sums), nil
+	return arts, version.FormatCompanions(sums), operatorSources, nil
 }
 
 func writeFile(path string, data []byte) error {

@@ -211,11 +211,11 @@ func TestSelectCompanions(t *testing.T) {
 	for _, tc := range []struct {
 		list, want, err string
 	}{
-		{list: "all", want: "nuv-kube,nuv-node"},
+		{list: "all", want: "nuv-kube,nuv-node,whisk-operator"},
 		{list: "none", want: ""},
 		{list: "nuv-kube", want: "nuv-kube"},
 		{list: "nuv-node, nuv-kube", want: "nuv-node,nuv-kube"},
-		{list: "kwok", err: `companion archive "kwok": want all, none or some of nuv-kube, nuv-node`},
+		{list: "kwok", err: `companion archive "kwok": want all, none or some of nuv-kube, nuv-node, whisk-operator`},
 	} {
 		got, err := SelectCompanions(tc.list)
 		var names []string
@@ -232,10 +232,10 @@ func TestSelectCompanions(t *testing.T) {
 	}
 }
 
-// TestCompanionPlatforms: nuv-kube goes where nuv goes; the node image's programs are linux only,
+// TestCompanionPlatforms: nuv-kube and the reference operator go where nuv goes; the node image's programs are linux only,
 // on every architecture of the release (a darwin host's containers run in a linux VM).
 func TestCompanionPlatforms(t *testing.T) {
-	kube, node := companion.ReleaseArchives[0], companion.ReleaseArchives[1]
+	kube, node, operator := companion.ReleaseArchives[0], companion.ReleaseArchives[1], companion.ReleaseArchives[2]
 	for _, tc := range []struct {
 		a    companion.ReleaseArchive
 		ps   []Platform
@@ -245,6 +245,7 @@ func TestCompanionPlatforms(t *testing.T) {
 		{node, DefaultPlatforms, "linux/amd64,linux/arm64"},
 		{node, []Platform{{"darwin", "arm64"}}, "linux/arm64"},
 		{kube, []Platform{{"darwin", "arm64"}}, "darwin/arm64"},
+		{operator, DefaultPlatforms, "darwin/amd64,darwin/arm64,linux/amd64,linux/arm64"},
 	} {
 		if got := platformList(CompanionPlatforms(tc.a, tc.ps)); got != tc.want {
 			t.Errorf("%s for %s: %s, want %s", tc.a.Name, platformList(tc.ps), got, tc.want)
@@ -260,6 +261,10 @@ func TestLdflagsCompanions(t *testing.T) {
 	}
 	s.Companions = "nuv-kube_linux_amd64=" + strings.Repeat("0", 64)
 	if got, want := Ldflags(s), " -X "+version.CompanionsVar+"="+s.Companions; !strings.HasSuffix(got, want) {
+		t.Errorf("Ldflags = %q, want it to end with %q", got, want)
+	}
+	s.OperatorSources = "0123456789abcdef"
+	if got, want := Ldflags(s), " -X "+version.CompanionsVar+"="+s.Companions+" -X "+version.OperatorSourcesVar+"=0123456789abcdef"; !strings.HasSuffix(got, want) {
 		t.Errorf("Ldflags = %q, want it to end with %q", got, want)
 	}
 }
@@ -352,6 +357,7 @@ func TestIsReleaseFileCompanions(t *testing.T) {
 		"nuv-kube_1.0.0_linux_amd64.tar.gz":         true,
 		"nuv-kube_1.0.0_darwin_arm64.sbom.json":     true,
 		"nuv-node_1.0.0_linux_arm64.tar.gz":         true,
+		"whisk-operator_1.0.0_darwin_amd64.tar.gz":  true,
 		".nuv-node_1.0.0_linux_arm64.tar.gz.tmp-1":  true,
 		"nuv-kube_1.0.0_linux_amd64.tar.gz.tmp1234": true,
 		"nuv-kube":                       false,

@@ -88,6 +88,9 @@ type Stamp struct {
 	// Companions is the value of version.Companions stamped into nuv's programs: the SHA-256 of
 	// the companion archives built first ("" when the release has none).
 	Companions string
+	// OperatorSources is the value of version.OperatorSources: the hash of the reference
+	// operator's sources, when the release has its archive ("" otherwise).
+	OperatorSources string
 }
 
 // Describe works out the stamp of the git work tree dir: the tag at HEAD (else a snapshot
@@ -245,7 +248,7 @@ func Build(ctx context.Context, c Config) (*Result, error) {
 	res := &Result{BinDir: binDir}
 	mtime := time.Unix(c.Epoch, 0).UTC()
 	if len(c.Companions) > 0 { // first: nuv's programs carry their checksums
-		if res.Companions, c.Stamp.Companions, err = c.buildCompanions(ctx, binDir, mtime, log); err != nil {
+		if res.Companions, c.Stamp.Companions, c.Stamp.OperatorSources, err = c.buildCompanions(ctx, binDir, mtime, log); err != nil {
 			res.Cleanup()
 			return nil, err
 		}
@@ -332,6 +335,9 @@ func Ldflags(s Stamp) string {
 	flags := "-s -w " + version.Ldflags(s.Version, s.Commit)
 	if s.Companions != "" {
 		flags += " -X " + version.CompanionsVar + "=" + s.Companions
+	}
+	if s.OperatorSources != "" {
+		flags += " -X " + version.OperatorSourcesVar + "=" + s.OperatorSources
 	}
 	return flags
 }

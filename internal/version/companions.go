@@ -61,3 +61,12 @@ func isHexSHA256(s string) bool {
 	}
 	return true
 }
+
+// OperatorSources is the hash of the reference operator's sources a release was made from
+// (rendercache.OperatorSourceHash of the release's tree), stamped with Companions when the release
+// has a whisk-operator archive: a project whose operator sources hash the same runs the released
+// operator on a local cluster's host instead of building it with Go. "" otherwise.
+var OperatorSources = ""
+
+// OperatorSourcesVar is the linker name of OperatorSources.
+const OperatorSourcesVar = "github.com/nuv-dev/nuv/internal/version.OperatorSources"
