@@ -192,77 +192,72 @@ func run(dist string, withGo, keep bool) error {
 
 var (
 	stepRE  = regexp.MustCompile(`^==> (local cluster|operator|instance|deployment test)\b.*\(([0-9.]+)s\)$`)
-	fetchRE = regexp.MustCompile(`fetched and verified (nuv-kube_\S+) in ([0-9.]+m?s)`)
+	fetchRE = regexp.MustCompile(`fetched and verified (\S+\.tar\.gz) in ([0-9.]+m?s)`)
 	doneRE  = regexp.MustCompile(`^up in ([0-9.]+)s`)
 )
 
 // report prints the breakdown from up's step lines ("==> operator (12.3s)": the time since up
-// started) and nuv's fetch line.
+// started) and nuv's fetch lines ("fetched and verified <archive> in 1.4s"), each fetch counted
+// as download and taken out of the step it happened in.
 func report(log string, download, up time.Duration, upErr error) {
+	order := []string{"local cluster", "operator", "instance", "deployment test"}
+	names := map[string]string{"local cluster": "cluster start", "operator": "operator", "instance": "instance", "deployment test": "dtest"}
 	steps := map[string]float64{}
-	var fetch time.Duration
-	var fetched string
-	total := -1.0
+	fetchedIn := map[string]float64{}
+	type fetch struct {
+		archive string
+		took    time.Duration
+	}
+	var fetches []fetch
+	total, current := -1.0, ""
 	for _, line := range strings.Split(log, "\n") {
 		if m := stepRE.FindStringSubmatch(line); m != nil {
 			steps[m[1]], _ = strconv.ParseFloat(m[2], 64)
+			current = m[1]
 		}
 		if m := fetchRE.FindStringSubmatch(line); m != nil {
-			fetched = m[1]
-			fetch, _ = time.ParseDuration(m[2])
+			d, _ := time.ParseDuration(m[2])
+			fetches = append(fetches, fetch{m[1], d})
+			fetchedIn[current] += d.Seconds()
 		}
 		if m := doneRE.FindStringSubmatch(line); m != nil {
 			total, _ = strconv.ParseFloat(m[1], 64)
 		}
 	}
-	next := func(after string, order []string) (float64, bool) {
-		for i, s := range order {
-			if s == after && i+1 < len(order) {
-				if v, ok := steps[order[i+1]]; ok {
-					return v, true
-				}
-			}
-		}
-		if total >= 0 {
-			return total, true
-		}
-		return 0, false
-	}
-	order := []string{"local cluster", "operator", "instance", "deployment test"}
 	fmt.Println()
 	fmt.Println("first run from a download")
-	fmt.Printf("  %-40s %7.1fs\n", "download+verify: nuv's archive", download.Seconds())
-	if fetched != "" {
-		fmt.Printf("  %-40s %7.1fs\n", "download+verify: "+fetched+" (by nuv)", fetch.Seconds())
+	row := func(name string, secs float64, note string) { fmt.Printf("  %-84s %6.1fs%s\n", name, secs, note) }
+	row("download+verify: "+"nuv's archive (by the bench)", download.Seconds(), "")
+	for _, f := range fetches {
+		row("download+verify: "+f.archive+" (by nuv)", f.took.Seconds(), "")
 	}
-	for _, s := range order {
+	for i, s := range order {
 		start, ok := steps[s]
 		if !ok {
 			continue
 		}
-		end, ok := next(s, order)
-		name := s
-		if s == "local cluster" {
-			name = "cluster start (without the fetch)"
-		} else if s == "deployment test" {
-			name = "dtest"
+		end, ok := total, total >= 0
+		if i+1 < len(order) {
+			if v, found := steps[order[i+1]]; found {
+				end, ok = v, true
+			}
 		}
 		if !ok {
-			fmt.Printf("  %-40s %8s\n", name, "failed")
+			fmt.Printf("  %-84s %7s\n", names[s], "failed")
 			continue
 		}
-		d := end - start
-		if s == "local cluster" {
-			d -= fetch.Seconds()
+		note := ""
+		if fetchedIn[s] > 0 {
+			note = "  (without its downloads)"
 		}
-		fmt.Printf("  %-40s %7.1fs\n", name, d)
+		row(names[s], end-start-fetchedIn[s], note)
 	}
-	fmt.Printf("  %-40s %7.1fs\n", "nuv up, whole process", up.Seconds())
+	row("nuv up, whole process", up.Seconds(), "")
 	if upErr != nil {
-		fmt.Printf("  %-40s %8s  (nuv up: %v; its last lines are above)\n", "time to a tested instance", "none", upErr)
+		fmt.Printf("  %-84s %7s  (nuv up: %v; its last lines are above)\n", "time to a tested instance", "none", upErr)
 		return
 	}
-	fmt.Printf("  %-40s %7.1fs  (target 90 s on 2 cores)\n", "time to a tested instance", (download + up).Seconds())
+	row("time to a tested instance", (download + up).Seconds(), "  (target 90 s on 2 cores)")
 }
 
 // buildRelease returns the bench's cached release of version v for this machine, building it
