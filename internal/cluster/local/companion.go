@@ -38,6 +38,8 @@ type Companion struct {
 	GOOS, GOARCH string
 	// Stall ends a download attempt that receives nothing for this long (0: the default, 30 s).
 	Stall time.Duration
+	// Release is nuv's own release, whose nuv-kube archive it trusts (nil: as compiled in).
+	Release *companion.Release
 }
 
 // Program is one of the programs nuv builds from its embedded sources (nuvsrc.KubeSources) in the
@@ -61,7 +63,7 @@ func (c Companion) BuildProgram(ctx context.Context, p Program, offline bool) (s
 }
 
 func (c Companion) builder() companion.Builder {
-	return companion.Builder{Getenv: c.getenv(), Log: c.log()}
+	return companion.Builder{Getenv: c.getenv(), Log: c.log(), Release: c.Release}
 }
 
 // cachedBuild returns a nuv-kube built from the embedded sources, or "" with the Go binary and the
