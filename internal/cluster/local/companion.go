@@ -86,7 +86,7 @@ func (c Companion) buildCompanion(ctx context.Context, offline bool) (string, er
 }
 
 func (c Companion) buildProgram(ctx context.Context, p Program, offline bool) (string, error) {
-	return c.builder().BuildKube(ctx, p, offline)
+	return c.builder().BuildSource(ctx, p, offline)
 }
 
 func (c Companion) getenv() func(string) string { return kit.Getenv(c.Getenv) }
