@@ -15,7 +15,7 @@
 // prints what it measured up to then.
 //
 // The release is built with `go run ./cmd/nuv-release -platforms host -companions nuv-kube`
-// into the bench's cache (~/.cache/nuv-bench/firstrun/<version>), once per version; its time is
+// into the bench's cache (~/.cache/nuv-bench/firstrun/<version>, the newest version only), once per version; its time is
 // printed (cold: compiling nuv-full and nuv-kube with -trimpath; warm: links and gzip). Figures
 // only: it asserts nothing. It deletes the cluster and its scratch directory at the end (-keep
 // keeps the directory).
@@ -271,6 +271,13 @@ func buildRelease(repo, v string) (string, error) {
 	if isFile(filepath.Join(dir, release.ChecksumsName)) && !strings.HasSuffix(v, "-dirty") {
 		fmt.Printf("release %s cached in %s\n", v, dir)
 		return dir, nil
+	}
+	// one release is kept: those of other versions go first (116 MB each)
+	old, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "*"))
+	for _, o := range old {
+		if o != dir {
+			os.RemoveAll(o)
+		}
 	}
 	fmt.Printf("building the release %s for this machine (nuv, nuv-kube and whisk-operator archives) into %s\n", v, dir)
 	t0 := time.Now()
