@@ -74,6 +74,9 @@ type Builder struct {
 	// Getenv reads NUV_CACHE_DIR, XDG_CACHE_HOME, HOME, PATH and Go's variables (nil: os.Getenv).
 	Getenv func(string) string
 	Log    cli.Logger
+	// Release is this nuv's release, whose companion archives it trusts (nil: ThisRelease, as
+	// compiled in).
+	Release *Release
 }
 
 // CacheDir is where nuv keeps built companions, shared by every NUV_HOME: $NUV_CACHE_DIR, else
@@ -97,6 +100,13 @@ func (b Builder) getenv() func(string) string {
 		return os.Getenv
 	}
 	return b.Getenv
+}
+
+func (b Builder) release() Release {
+	if b.Release != nil {
+		return *b.Release
+	}
+	return ThisRelease(b.Log)
 }
 
 func (b Builder) log() cli.Logger {

@@ -2,6 +2,7 @@ package companion
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -45,15 +46,42 @@ var (
 		What: "kwok alone: kwok's releases publish no checksums to verify a download against"})
 )
 
-// BuildKube returns a cached build of p, one of the Kubernetes programs above, or builds it
-// (offline: with the module cache only). Where Go is missing, a build of these very sources made
-// by any Go version will do.
+// BuildKube returns p, one of the Kubernetes programs above, from the first of: this nuv's
+// release unpacked in the cache, a cached build found without working out a module set
+// (CachedQuick), the release beside nuv or fetched and verified (Released), a cached build or a
+// build now (offline: with the module cache only). Where Go is missing, a build of
+// these very sources made by any Go version will do. A release archive refused (ErrRefused: a
+// checksum that does not match, a companion of another version beside nuv) is an error; one that
+// could not be fetched falls back to the build with a line saying why.
 func (b Builder) BuildKube(ctx context.Context, p Program, offline bool) (string, error) {
+	if bin, _ := b.ReleaseCached(p); bin != "" {
+		return bin, nil
+	}
+	if bin := b.CachedQuick(ctx, p); bin != "" {
+		return bin, nil
+	}
+	_, goErr := runner.FindGo(b.getenv())
+	bin, err := b.Released(ctx, p, offline)
+	switch {
+	case err == nil && bin != "":
+		return bin, nil
+	case err != nil && (errors.Is(err, ErrRefused) || goErr != nil || ctx.Err() != nil):
+		return "", err
+	case err != nil:
+		b.log().Infof("could not fetch nuv's release of %s (%v): building it from source instead", p.Name, err)
+	}
+	return b.BuildSource(ctx, p, offline)
+}
+
+// BuildSource returns a cached build of p, one of the Kubernetes programs above, or builds it
+// (offline: with the module cache only); never a release archive. Where Go is missing, a build of
+// these very sources made by any Go version will do.
+func (b Builder) BuildSource(ctx context.Context, p Program, offline bool) (string, error) {
 	if _, err := runner.FindGo(b.getenv()); err != nil {
 		if bin := b.Any(p); bin != "" {
 			return bin, nil
 		}
-		return "", fmt.Errorf("nuv builds its Kubernetes components (nuv-kube) once with Go: %w (or set NUV_KUBE_BIN to a prebuilt nuv-kube)", err)
+		return "", fmt.Errorf("nuv builds its Kubernetes components (%s) once with Go: %w (or set NUV_KUBE_BIN to a prebuilt nuv-kube)", p.Name, err)
 	}
 	return b.Build(ctx, p, offline)
 }

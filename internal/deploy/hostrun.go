@@ -2,14 +2,10 @@ package deploy
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -21,6 +17,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cluster/controlplane"
 	"github.com/nuv-dev/nuv/internal/companion"
+	"github.com/nuv-dev/nuv/internal/deploy/rendercache"
 	"github.com/nuv-dev/nuv/internal/deploy/statusview"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/proc"
@@ -61,60 +58,12 @@ func (h hostRun) pidFile() string {
 // mainPackage is the operator's main package, relative to the source module: $NUV_OPERATOR_MAIN, else
 // ./operator/cmd/whisk-operator.
 func mainPackage(o Options) string {
-	if m := o.Getenv("NUV_OPERATOR_MAIN"); m != "" {
-		return m
-	}
-	return "./" + filepath.ToSlash(mustRel(o.source(), filepath.Join(operatorDir(o), "cmd", "whisk-operator")))
+	return rendercache.OperatorMain(o.source(), o.Getenv)
 }
 
-func mustRel(base, p string) string {
-	r, err := filepath.Rel(base, p)
-	if err != nil {
-		return p
-	}
-	return r
-}
-
-// sourceHash hashes what the operator binary is built from: go.mod, go.sum and every file under
-// the operator directory except its manifests.
+// sourceHash hashes what the operator binary is built from (rendercache.OperatorSourceHash).
 func sourceHash(o Options) (string, error) {
-	h := sha256.New()
-	var files []string
-	for _, f := range []string{"go.mod", "go.sum"} {
-		files = append(files, filepath.Join(o.source(), f))
-	}
-	root := operatorDir(o)
-	// WalkDir does not enter a root that is a symbolic link (a project linking the operator
-	// directory): walk what it points to, so the sources really key the binary
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		root = r
-	}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && p == filepath.Join(root, "config") {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && strings.HasSuffix(p, ".go") {
-			files = append(files, p)
-		}
-		return nil
-	})
-	if err != nil {
-		return "", fmt.Errorf("hash operator sources: %w", err)
-	}
-	sort.Strings(files)
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return "", err
-		}
-		fmt.Fprintf(h, "%s %d\n", mustRel(o.source(), f), len(data))
-		h.Write(data)
-	}
-	fmt.Fprintf(h, "main %s\n", mainPackage(o))
-	return hex.EncodeToString(h.Sum(nil))[:16], nil
+	return rendercache.OperatorSourceHash(o.source(), o.Getenv)
 }
 
 // buildBinary returns the operator binary for the current sources, building it with `go build`
@@ -129,6 +78,9 @@ func buildBinary(ctx context.Context, o Options) (string, error) {
 	if st, err := os.Stat(bin); err == nil && st.Mode().IsRegular() {
 		o.Log.V(1).Infof("operator binary cached: %s", bin)
 		return bin, nil
+	}
+	if rel, err := releasedOperator(ctx, o, sum); err != nil || rel != "" {
+		return rel, err
 	}
 	goBin, err := runner.FindGo(o.Getenv)
 	if err != nil {

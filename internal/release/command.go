@@ -21,9 +21,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 	dir := fs.String("dir", ".", "nuv's module directory (a git work tree)")
 	out := fs.String("out", "dist", "where the release goes (relative to -dir); earlier release files there are replaced")
 	platforms := fs.String("platforms", platformList(DefaultPlatforms), "os/arch pairs, comma-separated; \"host\" for this machine's")
+	companions := fs.String("companions", "all", "companion archives built first, their checksums compiled into nuv: all, none, or names (nuv-kube,nuv-node)")
 	registry := fs.String("registry", getenv("REGISTRY"), "push nuv's multi-arch image to <registry>/nuv:<version> (default $REGISTRY; empty: no image)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: nuv-release [-dir .] [-out dist] [-platforms linux/amd64,...] [-registry host/path]")
+		fmt.Fprintln(stderr, "Usage: nuv-release [-dir .] [-out dist] [-platforms linux/amd64,...] [-companions all|none|nuv-kube,...] [-registry host/path]")
 		fmt.Fprintln(stderr, "\nBuilds nuv's release archives, their SBOMs and checksums.txt (docs/release.md).")
 		fs.PrintDefaults()
 	}
@@ -37,19 +38,22 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 		fmt.Fprintf(stderr, "nuv-release: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	if err := run(ctx, stdout, stderr, getenv, *dir, *out, *platforms, *registry); err != nil {
+	if err := run(ctx, stdout, stderr, getenv, *dir, *out, *platforms, *companions, *registry); err != nil {
 		fmt.Fprintln(stderr, "nuv-release:", err)
 		return 1
 	}
 	return 0
 }
 
-func run(ctx context.Context, stdout, stderr io.Writer, getenv func(string) string, dir, out, platforms, registry string) error {
+func run(ctx context.Context, stdout, stderr io.Writer, getenv func(string) string, dir, out, platforms, companions, registry string) error {
+	comps, err := SelectCompanions(companions)
+	if err != nil {
+		return fmt.Errorf("-companions: %w", err)
+	}
 	var ps []Platform
 	if platforms == "host" {
 		ps = []Platform{Host()}
 	} else {
-		var err error
 		if ps, err = ParsePlatforms(platforms); err != nil {
 			return fmt.Errorf("-platforms: %w", err)
 		}
@@ -75,12 +79,12 @@ func run(ctx context.Context, stdout, stderr io.Writer, getenv func(string) stri
 	}
 	log := cli.NewLogger(stderr, 0)
 	log.Infof("releasing nuv %s (commit %s) for %s into %s", stamp.Version, stamp.Commit, platformList(ps), out)
-	res, err := Build(ctx, Config{Dir: dir, Out: out, Stamp: stamp, Platforms: ps, Log: log})
+	res, err := Build(ctx, Config{Dir: dir, Out: out, Stamp: stamp, Platforms: ps, Companions: comps, Log: log})
 	if err != nil {
 		return err
 	}
 	defer res.Cleanup()
-	for _, a := range res.Archives {
+	for _, a := range append(append([]Artifact(nil), res.Companions...), res.Archives...) {
 		fmt.Fprintln(stdout, a.Path)
 		fmt.Fprintln(stdout, a.SBOM)
 	}

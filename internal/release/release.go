@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cli"
+	"github.com/nuv-dev/nuv/internal/companion"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/version"
 )
@@ -85,6 +86,12 @@ type Stamp struct {
 	Commit string
 	// Epoch is the commit's time (or SOURCE_DATE_EPOCH), in seconds: the only time in a release.
 	Epoch int64
+	// Companions is the value of version.Companions stamped into nuv's programs: the SHA-256 of
+	// the companion archives built first ("" when the release has none).
+	Companions string
+	// OperatorSources is the value of version.OperatorSources: the hash of the reference
+	// operator's sources, when the release has its archive ("" otherwise).
+	OperatorSources string
 }
 
 // Describe works out the stamp of the git work tree dir: the tag at HEAD (else a snapshot
@@ -148,6 +155,9 @@ type Config struct {
 	Platforms []Platform
 	// Programs default to Programs.
 	Programs []Program
+	// Companions are the companion archives built before nuv's own (companion.ReleaseArchives for
+	// a full release; nil: none, and nuv's programs trust no companion archive).
+	Companions []companion.ReleaseArchive
 	// Go is the go command (default "go" on PATH).
 	Go string
 	// Env is the environment of the builds (default os.Environ()).
@@ -171,8 +181,10 @@ type Binary struct {
 
 // Result is what Build wrote.
 type Result struct {
-	Archives  []Artifact
-	Checksums string
+	Archives []Artifact
+	// Companions are the companion archives (nuv-kube_..., nuv-node_...), sorted by name.
+	Companions []Artifact
+	Checksums  string
 	// BinDir holds the built binaries per platform (<BinDir>/<os>_<arch>/<name>) until Cleanup.
 	BinDir string
 }
@@ -198,7 +210,7 @@ func isReleaseFile(name string) bool {
 	if base, _, tmp := strings.Cut(strings.TrimPrefix(name, "."), ".tmp"); tmp {
 		name = base
 	}
-	return name == ChecksumsName || (strings.HasPrefix(name, "nuv_") &&
+	return name == ChecksumsName || isCompanionFile(name) || (strings.HasPrefix(name, "nuv_") &&
 		(strings.HasSuffix(name, ".tar.gz") || strings.HasSuffix(name, ".sbom.json")))
 }
 
@@ -236,6 +248,12 @@ func Build(ctx context.Context, c Config) (*Result, error) {
 	}
 	res := &Result{BinDir: binDir}
 	mtime := time.Unix(c.Epoch, 0).UTC()
+	if len(c.Companions) > 0 { // first: nuv's programs carry their checksums
+		if res.Companions, c.Stamp.Companions, c.Stamp.OperatorSources, err = c.buildCompanions(ctx, binDir, mtime, log); err != nil {
+			res.Cleanup()
+			return nil, err
+		}
+	}
 	for _, p := range c.Platforms {
 		start := time.Now()
 		dir := filepath.Join(binDir, p.OS+"_"+p.Arch)
@@ -276,7 +294,7 @@ func Build(ctx context.Context, c Config) (*Result, error) {
 		log.Infof("built %s (%s) in %s", filepath.Base(a.Path), humanSize(size), time.Since(start).Round(100*time.Millisecond))
 	}
 	var files []string
-	for _, a := range res.Archives {
+	for _, a := range append(append([]Artifact(nil), res.Companions...), res.Archives...) {
 		files = append(files, a.Path, a.SBOM)
 	}
 	res.Checksums = filepath.Join(c.Out, ChecksumsName)
@@ -314,7 +332,16 @@ func prepareOut(out string) error {
 }
 
 // Ldflags are the linker flags of a release build: no symbol table or DWARF, version and commit.
-func Ldflags(s Stamp) string { return "-s -w " + version.Ldflags(s.Version, s.Commit) }
+func Ldflags(s Stamp) string {
+	flags := "-s -w " + version.Ldflags(s.Version, s.Commit)
+	if s.Companions != "" {
+		flags += " -X " + version.CompanionsVar + "=" + s.Companions
+	}
+	if s.OperatorSources != "" {
+		flags += " -X " + version.OperatorSourcesVar + "=" + s.OperatorSources
+	}
+	return flags
+}
 
 // BuildArgs are the go command's arguments that build prog into out.
 func BuildArgs(s Stamp, prog Program, out string) []string {
@@ -323,13 +350,19 @@ func BuildArgs(s Stamp, prog Program, out string) []string {
 
 // compile builds prog for p into out.
 func (c Config) compile(ctx context.Context, p Platform, prog Program, out string) error {
-	cmd := exec.CommandContext(ctx, c.Go, BuildArgs(c.Stamp, prog, out)...)
+	return c.run(ctx, p, BuildArgs(c.Stamp, prog, out), prog.Package)
+}
+
+// run runs the go command with args for platform p in the module directory; what names the
+// package built, for the error.
+func (c Config) run(ctx context.Context, p Platform, args []string, what string) error {
+	cmd := exec.CommandContext(ctx, c.Go, args...)
 	cmd.Dir = c.Dir
 	cmd.Env = buildEnv(c.Env, p)
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("release: build %s for %s: %w\n%s", prog.Package, p, err, strings.TrimSpace(output.String()))
+		return fmt.Errorf("release: build %s for %s: %w\n%s", what, p, err, strings.TrimSpace(output.String()))
 	}
 	return nil
 }

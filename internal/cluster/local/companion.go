@@ -38,6 +38,8 @@ type Companion struct {
 	GOOS, GOARCH string
 	// Stall ends a download attempt that receives nothing for this long (0: the default, 30 s).
 	Stall time.Duration
+	// Release is nuv's own release, whose nuv-kube archive it trusts (nil: as compiled in).
+	Release *companion.Release
 }
 
 // Program is one of the programs nuv builds from its embedded sources (nuvsrc.KubeSources) in the
@@ -61,7 +63,7 @@ func (c Companion) BuildProgram(ctx context.Context, p Program, offline bool) (s
 }
 
 func (c Companion) builder() companion.Builder {
-	return companion.Builder{Getenv: c.getenv(), Log: c.log()}
+	return companion.Builder{Getenv: c.getenv(), Log: c.log(), Release: c.Release}
 }
 
 // cachedBuild returns a nuv-kube built from the embedded sources, or "" with the Go binary and the
@@ -84,7 +86,7 @@ func (c Companion) buildCompanion(ctx context.Context, offline bool) (string, er
 }
 
 func (c Companion) buildProgram(ctx context.Context, p Program, offline bool) (string, error) {
-	return c.builder().BuildKube(ctx, p, offline)
+	return c.builder().BuildSource(ctx, p, offline)
 }
 
 func (c Companion) getenv() func(string) string { return kit.Getenv(c.Getenv) }
@@ -182,8 +184,11 @@ const (
 
 // Prepare returns the component binaries, trying in order: the binaries the user points at
 // (--source DIR, else $NUV_KUBE_BIN: a directory or a nuv-kube; refused unless it is Kubernetes
-// Version), the cache (a downloaded set, then a built companion), the official release binaries
-// downloaded and verified (unless Offline), and last a build from source. A download that fails
+// Version), the cache (a downloaded set, nuv's release of nuv-kube fetched before, a built
+// companion when finding it needs no `go list`), nuv-kube from nuv's own release (unpacked beside nuv, else its archive fetched from
+// the release location and verified against the checksum compiled into nuv: companion.Released),
+// a built companion, the official release binaries downloaded and verified (unless Offline), and last a build from
+// source. A download that fails
 // falls back to the build with one line saying why. Source "download" or "build" takes only that
 // way (or its cached result).
 func (c Companion) Prepare(ctx context.Context, o PrepareOptions) (Binaries, error) {
@@ -215,6 +220,20 @@ func (c Companion) Prepare(ctx context.Context, o PrepareOptions) (Binaries, err
 	}
 	if b, ok := c.cachedDownload(o.Version); ok && !o.Balancer {
 		return b, nil
+	}
+	if b, ok := c.releaseCached(); ok {
+		return b, nil
+	}
+	if bin := c.builder().CachedQuick(ctx, companion.ProgramKube); bin != "" {
+		return Binaries{Path: bin, Source: builtSource(bin)}, nil
+	}
+	if b, ok, err := c.released(ctx, o.Offline); ok {
+		return b, nil
+	} else if err != nil {
+		if isRefused(err) || ctx.Err() != nil {
+			return Binaries{}, err
+		}
+		c.log().Infof("could not fetch nuv's release of nuv-kube (%s): trying the other sources", firstLine(err))
 	}
 	if bin, _, _, _ := c.cachedBuild(ctx); bin != "" {
 		return Binaries{Path: bin, Source: builtSource(bin)}, nil
@@ -436,6 +455,9 @@ func (c Companion) Describe(ctx context.Context) string {
 	}
 	if b, ok := c.cachedDownload(KubeVersion); ok {
 		return b.Source + ": " + b.Path
+	}
+	if b, ok := c.releaseCached(); ok {
+		return b.Source
 	}
 	if bin, _, _, _ := c.cachedBuild(ctx); bin != "" {
 		return builtSource(bin)
