@@ -4,8 +4,6 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -343,7 +341,7 @@ func (b Builder) FetchRelease(ctx context.Context, p Program, offline bool) (str
 		if err := d.Fetch(ctx, url, archive, file); err != nil {
 			return fmt.Errorf("fetch %s: %w", file, err)
 		}
-		got, err := fileSHA256(archive)
+		got, err := fsutil.SHA256File(archive)
 		if err != nil {
 			return err
 		}
@@ -431,19 +429,6 @@ func writeExecutable(dst string, r io.Reader) error {
 		return err
 	}
 	return out.Close()
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("checksum %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // Released returns p from this nuv's release, in order: unpacked in the cache before, beside nuv,

@@ -286,3 +286,17 @@ func TestDirectorySyncedAfterRename(t *testing.T) {
 		})
 	}
 }
+
+func TestSHA256File(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("abc"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := SHA256File(p)
+	if want := "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"; err != nil || got != want {
+		t.Fatalf("SHA256File = %q, %v; want %q", got, err, want)
+	}
+	if _, err := SHA256File(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Fatal("SHA256File of a missing file: no error")
+	}
+}

@@ -119,7 +119,7 @@ func (c Config) buildCompanions(ctx context.Context, binDir string, mtime time.T
 			if err := WriteArchive(art.Path, bins, mtime); err != nil {
 				return nil, "", "", err
 			}
-			sum, err := fileSHA256(art.Path)
+			sum, err := fsutil.SHA256File(art.Path)
 			if err != nil {
 				return nil, "", "", err
 			}

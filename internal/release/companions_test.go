@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/nuv-dev/nuv/internal/companion"
+	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/version"
 )
 
@@ -302,7 +303,7 @@ func copyFile(t *testing.T, src, dst string) {
 
 func fileSum(t *testing.T, p string) string {
 	t.Helper()
-	s, err := fileSHA256(p)
+	s, err := fsutil.SHA256File(p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,6 @@ package release
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -271,7 +269,7 @@ func Build(ctx context.Context, c Config) (*Result, error) {
 			res.Cleanup()
 			return nil, err
 		}
-		sum, err := fileSHA256(a.Path)
+		sum, err := fsutil.SHA256File(a.Path)
 		if err != nil {
 			res.Cleanup()
 			return nil, err
@@ -387,7 +385,7 @@ func buildEnv(env []string, p Platform) []string {
 func WriteChecksums(path string, files []string) error {
 	lines := make([]string, 0, len(files))
 	for _, f := range files {
-		sum, err := fileSHA256(f)
+		sum, err := fsutil.SHA256File(f)
 		if err != nil {
 			return err
 		}
@@ -398,19 +396,6 @@ func WriteChecksums(path string, files []string) error {
 		return fmt.Errorf("release: write %s: %w", path, err)
 	}
 	return nil
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", fmt.Errorf("release: %w", err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := f.WriteTo(h); err != nil {
-		return "", fmt.Errorf("release: hash %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func humanSize(n int64) string {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/nuv-dev/nuv/internal/fsutil"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -130,7 +131,7 @@ func SBOM(archive, archiveSum string, s Stamp, bins []Binary) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("release: SBOM of %s: %w", b.Path, err)
 		}
-		sum, err := fileSHA256(b.Path)
+		sum, err := fsutil.SHA256File(b.Path)
 		if err != nil {
 			return nil, err
 		}

@@ -5,8 +5,6 @@ import (
 	"archive/zip"
 	"compress/gzip"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -259,7 +257,7 @@ func (f Fetcher) collectBuilds(j *fetchJob, tmp string, files []OriginFile) erro
 		if err := copyFile(b.path, bin); err != nil {
 			return fmt.Errorf("%s: %w", a.Component, err)
 		}
-		sum, err := sumFile(bin)
+		sum, err := fsutil.SHA256File(bin)
 		if err != nil {
 			return err
 		}
@@ -332,7 +330,7 @@ func (f Fetcher) fetchOne(ctx context.Context, a artifact, w wantSum, downloads,
 	if err := f.Downloader.Fetch(ctx, a.URL, partial, path.Base(a.URL)); err != nil {
 		return OriginFile{}, "", fmt.Errorf("%s: %w", a.Component, err)
 	}
-	got, err := sumFile(partial)
+	got, err := fsutil.SHA256File(partial)
 	if err != nil {
 		return OriginFile{}, "", err
 	}
@@ -358,19 +356,6 @@ func (f Fetcher) fetchOne(ctx context.Context, a artifact, w wantSum, downloads,
 	}
 	f.log().Infof("  %s: %s in %s, verified (sha256 %s…)", path.Base(a.URL), mb(size), time.Since(t0).Round(100*time.Millisecond), want[:16])
 	return OriginFile{Component: a.Component, URL: a.URL, SHA256: want, Checked: checked}, partial, nil
-}
-
-func sumFile(p string) (string, error) {
-	fh, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer fh.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, fh); err != nil {
-		return "", fmt.Errorf("checksum %s: %w", p, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func copyFile(src, dst string) error {
