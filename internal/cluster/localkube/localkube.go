@@ -1,13 +1,17 @@
-// Package local is nuv's local cluster provider: a real Kubernetes control plane (etcd, kube-apiserver,
-// kube-controller-manager, kube-scheduler, built into the nuv-kube companion) with kwok faking nodes
-// and the pod lifecycle, one process per component on loopback ports, state under
-// <NUV_HOME>/clusters/<name>/ and the kubeconfig in <project>/clusters/<name>.kubeconfig.
+// Package localkube is the machinery of nuv's local clusters, with no cluster.Provider in it: a real
+// Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, built
+// into the nuv-kube companion, or upstream binaries) with kwok faking nodes and the pod lifecycle,
+// one process per component on loopback ports, state under <NUV_HOME>/clusters/<name>/ and the
+// kubeconfig in <project>/clusters/<name>.kubeconfig. It makes, starts, stops, repairs, scales
+// and deletes them (Clusters), gets the binaries they run (Companion) and reads their record.
+// The local provider (package local) plans and applies local clusters with it; the control-plane
+// door (package controlplane) runs them imperatively for the emulators and `nuv up`.
 //
 // State directory layout: state.json (atomic), pki/ (CA, certificates, service-account keys, 0600
 // keys), config/ (etcd configs, component kubeconfigs, kwok stages), data/ (etcd data), logs/
 // (<component>.log), pids/ (<component>.pid: "PID STARTTIME"; other processes started for the
 // cluster are recorded here too and stopped with it, see RegisterProcess).
-package local
+package localkube
 
 import (
 	"context"
@@ -29,8 +33,8 @@ import (
 	"github.com/nuv-dev/nuv/internal/paths"
 )
 
-// Provider manages local clusters.
-type Provider struct {
+// Clusters runs the local clusters of one home.
+type Clusters struct {
 	// Home is nuv's state directory (paths.Home); clusters live in Home/clusters/<name>.
 	Home string
 	// Project is the project root; kubeconfigs are written to Project/clusters/<name>.kubeconfig.
@@ -39,8 +43,6 @@ type Provider struct {
 	Log cli.Logger
 	// Getenv reads the environment (companion build settings, NUV_LOCAL_PORT_BASE); nil is os.Getenv.
 	Getenv func(string) string
-	// Registry wires a cluster to nuv's loopback registry (a spec's `registry: true`); nil: refused.
-	Registry RegistryFunc
 }
 
 // CreateOptions are the options of a local cluster.
@@ -84,7 +86,7 @@ func ValidDurability(d string) error {
 }
 
 // durability resolves o.Durability for the cluster whose kubeconfig is kubeconfig.
-func (p Provider) durability(o CreateOptions, kubeconfig string) string {
+func (p Clusters) durability(o CreateOptions, kubeconfig string) string {
 	if o.Durability != "" {
 		return o.Durability
 	}
@@ -116,12 +118,9 @@ const (
 	DefaultServiceCIDR = "10.96.0.0/16"
 )
 
-// Name is "local".
-func (p Provider) Name() string { return "local" }
+func (p Clusters) log() cli.Logger { return kit.Log(p.Log) }
 
-func (p Provider) log() cli.Logger { return kit.Log(p.Log) }
-
-func (p Provider) getenv() func(string) string { return kit.Getenv(p.Getenv) }
+func (p Clusters) getenv() func(string) string { return kit.Getenv(p.Getenv) }
 
 // validate normalises and checks options, listing valid values on error.
 func (o *CreateOptions) validate() error {
@@ -177,7 +176,7 @@ func (o *CreateOptions) validate() error {
 // Create creates and starts a cluster, waits until its nodes are Ready and writes its kubeconfig.
 // If ctx is cancelled (Ctrl-C) or anything fails, everything started so far is stopped and removed.
 // An existing cluster of the same name is left untouched (cluster.ErrExists).
-func (p Provider) Create(ctx context.Context, o CreateOptions) (_ cluster.Info, retErr error) {
+func (p Clusters) Create(ctx context.Context, o CreateOptions) (_ cluster.Info, retErr error) {
 	start := time.Now()
 	if err := o.validate(); err != nil {
 		return cluster.Info{}, err
@@ -269,11 +268,11 @@ func (p Provider) Create(ctx context.Context, o CreateOptions) (_ cluster.Info, 
 	}
 	ok = true
 	p.log().Infof("cluster %s ready in %.1fs: %d node(s) Ready, API %s, kubeconfig %s", o.Name, time.Since(start).Seconds(), o.Nodes, s.APIURL, kubeconfig)
-	return p.statusOf(context.WithoutCancel(ctx), o.Name)
+	return p.Status(context.WithoutCancel(ctx), o.Name)
 }
 
 // portBase is NUV_LOCAL_PORT_BASE, the first port a cluster's components try (0: any free ports).
-func (p Provider) portBase() (int, error) {
+func (p Clusters) portBase() (int, error) {
 	v := p.getenv()("NUV_LOCAL_PORT_BASE")
 	if v == "" {
 		return 0, nil
@@ -288,7 +287,7 @@ func (p Provider) portBase() (int, error) {
 // startOnFreePortsRetrying starts the cluster's components on free ports (from portBase, when set). A
 // port found free can still be taken before its component binds it (by another cluster being
 // created at the same moment): then it starts over on other ports, at most twice.
-func (p Provider) startOnFreePortsRetrying(ctx context.Context, dir string, s *state, portBase int) error {
+func (p Clusters) startOnFreePortsRetrying(ctx context.Context, dir string, s *state, portBase int) error {
 	for attempt := 1; ; attempt++ {
 		err := p.startOnFreePorts(ctx, dir, s, portBase)
 		if err == nil {
@@ -326,7 +325,7 @@ func haNote(ha bool) string {
 	return ""
 }
 
-func (p Provider) writeKubeconfig(dir string, s *state) error {
+func (p Clusters) writeKubeconfig(dir string, s *state) error {
 	b, err := kubeconfigFor(filepath.Join(dir, "pki"), "nuv-"+s.Name, s.APIURL, "admin")
 	if err != nil {
 		return err
@@ -335,7 +334,7 @@ func (p Provider) writeKubeconfig(dir string, s *state) error {
 }
 
 // Stop stops every process of a cluster and keeps its state.
-func (p Provider) Stop(ctx context.Context, name string) error {
+func (p Clusters) Stop(ctx context.Context, name string) error {
 	dir, unlock, err := p.lockExisting(ctx, "stop", name)
 	if err != nil {
 		return err
@@ -347,7 +346,7 @@ func (p Provider) Stop(ctx context.Context, name string) error {
 }
 
 // Start starts a stopped cluster, or repairs a degraded one by restarting its dead components.
-func (p Provider) Start(ctx context.Context, name string) error {
+func (p Clusters) Start(ctx context.Context, name string) error {
 	dir, unlock, err := p.lockExisting(ctx, "start", name)
 	if err != nil {
 		return err
@@ -398,7 +397,7 @@ func (p Provider) Start(ctx context.Context, name string) error {
 }
 
 // Delete stops a cluster and removes its state directory and kubeconfig.
-func (p Provider) Delete(ctx context.Context, name string) error {
+func (p Clusters) Delete(ctx context.Context, name string) error {
 	dir, unlock, err := p.lockExisting(ctx, "delete", name)
 	if err != nil {
 		return err
@@ -420,7 +419,7 @@ func (p Provider) Delete(ctx context.Context, name string) error {
 }
 
 // Names lists the clusters in Home, sorted.
-func (p Provider) Names() ([]string, error) {
+func (p Clusters) Names() ([]string, error) {
 	entries, err := os.ReadDir(paths.Locator{Home: p.Home}.ControlPlanes())
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -441,17 +440,17 @@ func (p Provider) Names() ([]string, error) {
 // Ensure returns the cluster o.Name running: it creates it if it does not exist, and starts or
 // repairs it if it is stopped or degraded (options other than the name only apply to a creation).
 // This is what `nuv up` uses for its "dev" cluster.
-func (p Provider) Ensure(ctx context.Context, o CreateOptions) (cluster.Info, error) {
+func (p Clusters) Ensure(ctx context.Context, o CreateOptions) (cluster.Info, error) {
 	if o.Name == "" {
 		o.Name = "local"
 	}
-	info, err := p.statusOf(ctx, o.Name)
+	info, err := p.Status(ctx, o.Name)
 	if errors.Is(err, cluster.ErrNotFound) {
 		info, err = p.Create(ctx, o)
 		if !errors.Is(err, cluster.ErrExists) { // else another nuv created it meanwhile
 			return info, err
 		}
-		info, err = p.statusOf(ctx, o.Name)
+		info, err = p.Status(ctx, o.Name)
 	}
 	if err != nil {
 		return info, err
@@ -464,14 +463,14 @@ func (p Provider) Ensure(ctx context.Context, o CreateOptions) (cluster.Info, er
 		if err := p.Start(ctx, o.Name); err != nil {
 			return info, err
 		}
-		return p.statusOf(ctx, o.Name)
+		return p.Status(ctx, o.Name)
 	}
 	return info, nil
 }
 
 // lock serialises the nuv processes working on one cluster (create, start, stop, delete), through
 // <home>/clusters/.<name>.lock; the file stays (removing it would let two holders in).
-func (p Provider) lock(ctx context.Context, name string) (func(), error) {
+func (p Clusters) lock(ctx context.Context, name string) (func(), error) {
 	if err := ValidName(name); err != nil {
 		return nil, err
 	}
@@ -486,7 +485,7 @@ func (p Provider) lock(ctx context.Context, name string) (func(), error) {
 
 // lockExisting locks the cluster name for verb and returns its state directory; the error wraps
 // cluster.ErrNotFound when the cluster does not exist.
-func (p Provider) lockExisting(ctx context.Context, verb, name string) (dir string, unlock func(), err error) {
+func (p Clusters) lockExisting(ctx context.Context, verb, name string) (dir string, unlock func(), err error) {
 	unlock, err = p.lock(ctx, name)
 	if err != nil {
 		return "", nil, err
@@ -502,7 +501,7 @@ func (p Provider) lockExisting(ctx context.Context, verb, name string) (dir stri
 // movePorts gives a stopped cluster new ports for those another program took meanwhile (all but
 // etcd peer ports, which etcd members record in their data), rewriting the configuration and the
 // kubeconfig. A cluster with any process running keeps its ports.
-func (p Provider) movePorts(dir string, s *state) error {
+func (p Clusters) movePorts(dir string, s *state) error {
 	for _, c := range plan(dir, s) {
 		if p.running(dir, c) {
 			return nil
