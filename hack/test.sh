@@ -48,7 +48,7 @@ short=false
 for a in "$@"; do case "$a" in -short|-short=true|-test.short|-test.short=true) short=true ;; esac; done
 if ! $short && ! command -v kubectl >/dev/null; then
   # Debian has no kubectl package; the machines nuv is developed and tested on have one preinstalled
-  echo "kubectl is required by the local-cluster integration tests (internal/cluster/local) and is not on PATH;" >&2
+  echo "kubectl is required by the local-cluster integration tests (internal/cluster/localkube) and is not on PATH;" >&2
   echo "install it, or pass -short to skip the integration tests" >&2
   exit 1
 fi
@@ -217,7 +217,7 @@ slow_first=(
   ./internal/cluster/eks           # EKS alone since the split: not measured yet
   ./internal/allkubes              # 686 s
   ./internal/cluster/clustercmd    # 547 s before gc-by-label joined TestIntegrationKind
-  ./internal/cluster/local         # 228 s
+  ./internal/cluster/localkube     # 228 s (as internal/cluster/local, before its machinery moved)
   ./internal/emulator/aws          # 109 s + TestIntegrationInstanceRoutes (about 100 s)
   ./internal/image/debimage        # 170 s
   ./internal/front                 # + TestIntegrationStatusSameAsFull (about 60 s)

@@ -31,6 +31,7 @@ import (
 
 	"github.com/nuv-dev/nuv/bench/internal/benchutil"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/localkube"
 )
 
 func main() {
@@ -92,7 +93,7 @@ func createLocal(tmp, home string) (local.Provider, string, error) {
 	p := local.Provider{Home: filepath.Join(home, ".nuv"), Project: filepath.Join(tmp, "src")}
 	fmt.Println("creating a local cluster ...")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	info, err := p.Create(ctx, local.CreateOptions{Name: "bench"})
+	info, err := p.Create(ctx, localkube.CreateOptions{Name: "bench"})
 	cancel()
 	if err != nil {
 		return p, "", fmt.Errorf("create local cluster: %w", err)

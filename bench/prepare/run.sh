@@ -7,4 +7,4 @@
 # Prints the figures and the ratio. NUV_BENCH_SKIP_SOURCE=1 skips the whole source build.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-exec go test -count=1 -run '^$' -bench ColdPrepare -benchtime 1x -timeout 90m ./internal/cluster/local/
+exec go test -count=1 -run '^$' -bench ColdPrepare -benchtime 1x -timeout 90m ./internal/cluster/localkube/

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/localkube"
 	"github.com/nuv-dev/nuv/internal/deploy/statusview"
 	"github.com/nuv-dev/nuv/internal/paths"
 	"github.com/nuv-dev/nuv/internal/proc"
@@ -133,11 +133,11 @@ func TestNewHostRunFindsEmulatorControlPlanes(t *testing.T) {
 		{"aks-rg-c-1a2b3c", filepath.Join(aws, "azure")},
 		{"c-4d5e6f", filepath.Join(aws, "gcp", "clusters")},
 	} {
-		if err := os.MkdirAll(local.StateDir(tc.stateHome, tc.cluster), 0o755); err != nil {
+		if err := os.MkdirAll(localkube.StateDir(tc.stateHome, tc.cluster), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		h := newHostRun(home, tc.cluster)
-		if h.home != tc.stateHome || h.stateDir != local.StateDir(tc.stateHome, tc.cluster) {
+		if h.home != tc.stateHome || h.stateDir != localkube.StateDir(tc.stateHome, tc.cluster) {
 			t.Errorf("%s: host run under %s (state %s), want %s", tc.cluster, h.home, h.stateDir, tc.stateHome)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/localkube"
 	"github.com/nuv-dev/nuv/internal/proc"
 	"github.com/nuv-dev/nuv/internal/reap"
 )
@@ -42,7 +43,7 @@ func hold() error {
 	p := local.Provider{Home: filepath.Join(home, "home"), Project: filepath.Join(home, "project"), Log: cli.NewLogger(os.Stderr, 0), Getenv: os.Getenv}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	if _, err := p.Create(ctx, local.CreateOptions{Name: "held"}); err != nil {
+	if _, err := p.Create(ctx, localkube.CreateOptions{Name: "held"}); err != nil {
 		return err
 	}
 	fmt.Println("HELD")

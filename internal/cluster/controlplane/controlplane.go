@@ -5,9 +5,9 @@
 // stops, starts and deletes it, reports its status, sets its node groups and says where its
 // kubeconfig, CA and processes are.
 //
-// The machinery is the local provider's (package local: processes, ports, certificates, kwok
-// nodes, its record); the lifecycle engine plans and applies local clusters through that
-// provider, which is the same machinery, so a control plane made here and one made by
+// The machinery is that of local clusters (package localkube: processes, ports, certificates,
+// kwok nodes, their record); the lifecycle engine plans and applies local clusters through the
+// local provider, which runs on the same machinery, so a control plane made here and one made by
 // `nuv cluster apply` are the same thing on disk.
 package controlplane
 
@@ -20,25 +20,25 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/localkube"
 	"github.com/nuv-dev/nuv/internal/paths"
 )
 
 // Options are what a new control plane is made with (name, nodes or node groups, flavor,
 // version, HA, networks, TokenReview webhook, durability); only the name counts for one that
 // exists.
-type Options = local.CreateOptions
+type Options = localkube.CreateOptions
 
 // NodeGroup is a group of identical nodes of a control plane.
-type NodeGroup = local.NodeGroup
+type NodeGroup = localkube.NodeGroup
 
 // ValidName reports whether name can name a control plane (a DNS label of at most 40 characters).
-func ValidName(name string) error { return local.ValidName(name) }
+func ValidName(name string) error { return localkube.ValidName(name) }
 
 // Durabilities of a control plane's etcd (Options.Durability).
 const (
-	Fast = local.Fast
-	Safe = local.Safe
+	Fast = localkube.Fast
+	Safe = localkube.Safe
 )
 
 // Manager runs the local control planes of one home: the user's (paths.Home) or an emulator's
@@ -64,7 +64,7 @@ type Endpoint struct {
 	Info cluster.Info
 }
 
-func (m Manager) provider() local.Provider {
+func (m Manager) clusters() localkube.Clusters {
 	project := m.Project
 	if project == "" {
 		project = m.Home
@@ -73,13 +73,13 @@ func (m Manager) provider() local.Provider {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	return local.Provider{Home: m.Home, Project: project, Log: m.Log, Getenv: getenv}
+	return localkube.Clusters{Home: m.Home, Project: project, Log: m.Log, Getenv: getenv}
 }
 
 // Ensure returns the control plane o.Name running: made if it does not exist, started or repaired
 // if it is stopped or degraded.
 func (m Manager) Ensure(ctx context.Context, o Options) (Endpoint, error) {
-	info, err := m.provider().Ensure(ctx, o)
+	info, err := m.clusters().Ensure(ctx, o)
 	if err != nil {
 		return Endpoint{}, err
 	}
@@ -91,14 +91,14 @@ func (m Manager) Ensure(ctx context.Context, o Options) (Endpoint, error) {
 }
 
 // Start starts a stopped control plane or repairs a degraded one.
-func (m Manager) Start(ctx context.Context, name string) error { return m.provider().Start(ctx, name) }
+func (m Manager) Start(ctx context.Context, name string) error { return m.clusters().Start(ctx, name) }
 
 // Stop stops every process of a control plane (and those registered with it), keeping its state.
-func (m Manager) Stop(ctx context.Context, name string) error { return m.provider().Stop(ctx, name) }
+func (m Manager) Stop(ctx context.Context, name string) error { return m.clusters().Stop(ctx, name) }
 
 // Delete stops a control plane and removes it and its kubeconfig; a missing one is no error.
 func (m Manager) Delete(ctx context.Context, name string) error {
-	err := m.provider().Delete(ctx, name)
+	err := m.clusters().Delete(ctx, name)
 	if errors.Is(err, cluster.ErrNotFound) {
 		return nil
 	}
@@ -107,23 +107,23 @@ func (m Manager) Delete(ctx context.Context, name string) error {
 
 // Status reports a control plane; cluster.ErrNotFound if there is none of that name.
 func (m Manager) Status(ctx context.Context, name string) (cluster.Info, error) {
-	return m.provider().Status(ctx, cluster.Named(name))
+	return m.clusters().Status(ctx, name)
 }
 
 // Names lists the control planes of Home, sorted.
-func (m Manager) Names() ([]string, error) { return m.provider().Names() }
+func (m Manager) Names() ([]string, error) { return m.clusters().Names() }
 
 // SetNodeGroups makes the control plane's nodes those of groups (added, removed, relabelled,
 // then Ready).
 func (m Manager) SetNodeGroups(ctx context.Context, name string, groups []NodeGroup) error {
-	return m.provider().SetNodeGroups(ctx, name, groups)
+	return m.clusters().SetNodeGroups(ctx, name, groups)
 }
 
 // Dir is the directory of the control plane name.
 func (m Manager) Dir(name string) string { return paths.Locator{Home: m.Home}.ControlPlane(name) }
 
 // Kubeconfig is where the control plane's kubeconfig is written.
-func (m Manager) Kubeconfig(name string) string { return paths.Kubeconfig(m.provider().Project, name) }
+func (m Manager) Kubeconfig(name string) string { return paths.Kubeconfig(m.clusters().Project, name) }
 
 // CA returns the control plane's cluster CA certificate (PEM).
 func (m Manager) CA(name string) ([]byte, error) {
@@ -137,13 +137,13 @@ func (m Manager) CA(name string) ([]byte, error) {
 // Register records a process started for the control plane cluster (the operator run on the
 // host) under name, so Stop and Delete stop it with the cluster.
 func (m Manager) Register(cluster, name string, pid int) error {
-	return local.RegisterProcess(m.Home, cluster, name, pid)
+	return localkube.RegisterProcess(m.Home, cluster, name, pid)
 }
 
 // ProcessFile is where the process registered under name for the control plane cluster is
 // recorded ("PID STARTTIME").
 func (m Manager) ProcessFile(cluster, name string) string {
-	return filepath.Join(local.PIDDir(m.Home, cluster), name+".pid")
+	return filepath.Join(localkube.PIDDir(m.Home, cluster), name+".pid")
 }
 
 // Find returns the manager of the control plane called name of home: home's own, else that of

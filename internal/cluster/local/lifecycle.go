@@ -12,9 +12,8 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/kit"
+	"github.com/nuv-dev/nuv/internal/cluster/localkube"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
-	record "github.com/nuv-dev/nuv/internal/cluster/state"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -47,12 +46,12 @@ type RegistryFunc func(ctx context.Context, cfg *rest.Config) (host string, err 
 func (p Provider) Validate(c *spec.Cluster) []spec.FieldError {
 	var errs []spec.FieldError
 	s := &c.Spec
-	if err := ValidName(c.Metadata.Name); err != nil {
+	if err := localkube.ValidName(c.Metadata.Name); err != nil {
 		errs = append(errs, spec.Errorf("metadata.name", "%v", err))
 	}
 	if s.KubernetesVersion != "" {
 		if _, ok := p.version(s.KubernetesVersion); !ok {
-			errs = append(errs, spec.Errorf("spec.kubernetesVersion", "%q is not offered by local clusters (valid: %s)", s.KubernetesVersion, strings.Join(SupportedVersions(), ", ")))
+			errs = append(errs, spec.Errorf("spec.kubernetesVersion", "%q is not offered by local clusters (valid: %s)", s.KubernetesVersion, strings.Join(localkube.SupportedVersions(), ", ")))
 		}
 	}
 	if s.Region != "" {
@@ -78,8 +77,8 @@ func (p Provider) Validate(c *spec.Cluster) []spec.FieldError {
 		}
 		total += g.Size()
 	}
-	if total > MaxNodes {
-		errs = append(errs, spec.Errorf("spec.nodeGroups", "%d nodes in all: a local cluster has at most %d", total, MaxNodes))
+	if total > localkube.MaxNodes {
+		errs = append(errs, spec.Errorf("spec.nodeGroups", "%d nodes in all: a local cluster has at most %d", total, localkube.MaxNodes))
 	}
 	if len(s.NodeGroups) > 0 && total == 0 {
 		errs = append(errs, spec.Errorf("spec.nodeGroups", "no nodes in any group: a local cluster needs at least one"))
@@ -93,7 +92,7 @@ func (p Provider) Validate(c *spec.Cluster) []spec.FieldError {
 		if b := sec.PortBase; b != 0 && (b < 1024 || b > 65000) {
 			errs = append(errs, spec.Errorf("spec.local.portBase", "%d: want a port between 1024 and 65000", b))
 		}
-		if err := ValidDurability(sec.Durability); err != nil {
+		if err := localkube.ValidDurability(sec.Durability); err != nil {
 			errs = append(errs, spec.Errorf("spec.local.durability", "%v", err))
 		}
 	}
@@ -107,31 +106,12 @@ func (p Provider) version(v string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	for _, s := range SupportedVersions() {
+	for _, s := range localkube.SupportedVersions() {
 		if s == v || strings.HasPrefix(s, v+".") {
 			return s, true
 		}
 	}
 	return "", false
-}
-
-// groupsOf turns a spec's node groups into local node groups (one default group of one node when
-// the spec lists none).
-func groupsOf(c *spec.Cluster) []NodeGroup {
-	if len(c.Spec.NodeGroups) == 0 {
-		return []NodeGroup{{Name: DefaultNodeGroup, Count: 1}}
-	}
-	var out []NodeGroup
-	for _, g := range c.Spec.NodeGroups {
-		ng := NodeGroup{Name: g.Name, Count: g.Size(), Labels: maps.Clone(g.Labels), InstanceType: g.InstanceType, Spot: g.Spot}
-		for _, t := range g.Taints {
-			if pt, err := spec.ParseTaint(t); err == nil {
-				ng.Taints = append(ng.Taints, corev1.Taint{Key: pt.Key, Value: pt.Value, Effect: corev1.TaintEffect(pt.Effect)})
-			}
-		}
-		out = append(out, ng)
-	}
-	return out
 }
 
 func flavorOf(c *spec.Cluster) string { return Key.Get(c).Flavor }
@@ -140,7 +120,7 @@ func flavorOf(c *spec.Cluster) string { return Key.Get(c).Flavor }
 func (p Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
 	v, ok := p.version(c.Spec.KubernetesVersion)
 	if c.Spec.KubernetesVersion == "" {
-		v, ok = KubeVersion, true
+		v, ok = localkube.KubeVersion, true
 	}
 	if !ok {
 		return nil, fmt.Errorf("unsupported version %q", c.Spec.KubernetesVersion)
@@ -149,12 +129,12 @@ func (p Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
 		"version":     v,
 		"ha":          strconv.FormatBool(c.Spec.ControlPlane.Count > 1),
 		"flavor":      flavorOf(c),
-		"podCIDR":     orDefault(c.Spec.Networking.PodCIDR, DefaultPodCIDR),
-		"serviceCIDR": orDefault(c.Spec.Networking.ServiceCIDR, DefaultServiceCIDR),
+		"podCIDR":     orDefault(c.Spec.Networking.PodCIDR, localkube.DefaultPodCIDR),
+		"serviceCIDR": orDefault(c.Spec.Networking.ServiceCIDR, localkube.DefaultServiceCIDR),
 		"running":     "true",
 	}, Replace: []string{"version", "ha", "flavor", "podCIDR", "serviceCIDR"}}
 	out := []cluster.Resource{cp}
-	for _, g := range groupsOf(c) {
+	for _, g := range localkube.GroupsOf(c) {
 		out = append(out, cluster.Resource{Kind: kindNodeGroup, Name: g.Name, Fields: groupFields(g), DependsOn: []string{cp.Key()}})
 	}
 	if c.Spec.Registry {
@@ -163,7 +143,7 @@ func (p Provider) Desired(c *spec.Cluster) ([]cluster.Resource, error) {
 	return out, nil
 }
 
-func groupFields(g NodeGroup) map[string]string {
+func groupFields(g localkube.NodeGroup) map[string]string {
 	var labels []string
 	for _, k := range slices.Sorted(maps.Keys(g.Labels)) {
 		labels = append(labels, k+"="+g.Labels[k])
@@ -190,11 +170,11 @@ func groupFields(g NodeGroup) map[string]string {
 // nuv recorded.
 func (p Provider) Observe(ctx context.Context, c *spec.Cluster, _ []cluster.Resource) ([]cluster.Resource, error) {
 	name := c.Metadata.Name
-	dir := StateDir(p.Home, name)
+	dir := localkube.StateDir(p.Home, name)
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	s, err := loadState(dir)
+	r, err := localkube.ReadRecord(dir)
 	if err != nil {
 		// A create killed before it recorded anything, or a state file damaged by hand: only a
 		// replacement (or a delete) can mend it, and the plan says so.
@@ -204,32 +184,31 @@ func (p Provider) Observe(ctx context.Context, c *spec.Cluster, _ []cluster.Reso
 		}
 		return []cluster.Resource{{Kind: kindControlPlane, Name: name, ID: dir, Fields: map[string]string{"running": state}, Broken: why}}, nil
 	}
-	_, status := processStatus(dir, s)
 	running := "true"
-	if status != cluster.Running {
-		running = string(status)
+	if r.Status != cluster.Running {
+		running = string(r.Status)
 	}
 	cp := cluster.Resource{Kind: kindControlPlane, Name: name, ID: dir, Fields: map[string]string{
-		"version":     s.Version,
-		"ha":          strconv.FormatBool(s.HA),
-		"flavor":      s.Flavor,
-		"podCIDR":     orDefault(s.PodCIDR, DefaultPodCIDR),
-		"serviceCIDR": orDefault(s.ServiceCIDR, DefaultServiceCIDR),
+		"version":     r.Version,
+		"ha":          strconv.FormatBool(r.HA),
+		"flavor":      r.Flavor,
+		"podCIDR":     orDefault(r.PodCIDR, localkube.DefaultPodCIDR),
+		"serviceCIDR": orDefault(r.ServiceCIDR, localkube.DefaultServiceCIDR),
 		"running":     running,
 	}}
 	out := []cluster.Resource{cp}
 	observed := map[string]int{}
-	live := status == cluster.Running
+	live := r.Status == cluster.Running
 	var cfg *rest.Config
 	if live {
-		if cfg, err = adminConfig(dir); err != nil {
+		if cfg, err = localkube.AdminConfig(dir); err != nil {
 			return nil, err
 		}
-		cs, err := clientForConfig(cfg)
+		cs, err := localkube.ClientForConfig(cfg)
 		if err != nil {
 			return nil, err
 		}
-		ogs, err := observeGroups(ctx, cs, name)
+		ogs, err := localkube.ObserveGroups(ctx, cs, name)
 		if err != nil {
 			return nil, err
 		}
@@ -238,11 +217,11 @@ func (p Provider) Observe(ctx context.Context, c *spec.Cluster, _ []cluster.Reso
 		}
 	}
 	recorded := map[string]bool{}
-	for _, g := range s.groups() {
+	for _, g := range r.Groups {
 		recorded[g.Name] = true
 		if live {
 			n, ok := observed[g.Name]
-			if !ok && s.Phase != record.Running {
+			if !ok && !r.Complete {
 				continue // not made yet by an interrupted create
 			}
 			g.Count = n
@@ -253,7 +232,7 @@ func (p Provider) Observe(ctx context.Context, c *spec.Cluster, _ []cluster.Reso
 	for _, g := range slices.Sorted(maps.Keys(observed)) {
 		if !recorded[g] {
 			out = append(out, cluster.Resource{Kind: kindNodeGroup, Name: g, ID: name + "/" + g,
-				Fields: groupFields(NodeGroup{Name: g, Count: observed[g]}), DependsOn: []string{cp.Key()}})
+				Fields: groupFields(localkube.NodeGroup{Name: g, Count: observed[g]}), DependsOn: []string{cp.Key()}})
 		}
 	}
 	if live {
@@ -268,7 +247,7 @@ func (p Provider) Observe(ctx context.Context, c *spec.Cluster, _ []cluster.Reso
 }
 
 func advertised(ctx context.Context, cfg *rest.Config) (bool, error) {
-	cs, err := clientForConfig(cfg)
+	cs, err := localkube.ClientForConfig(cfg)
 	if err != nil {
 		return false, err
 	}
@@ -320,7 +299,7 @@ func (p Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chang
 			}
 			return nil, p.DeleteNodeGroup(ctx, name, rname)
 		}
-		for _, g := range groupsOf(c) {
+		for _, g := range localkube.GroupsOf(c) {
 			if g.Name == rname {
 				if err := p.EnsureNodeGroup(ctx, name, g); err != nil {
 					return nil, err
@@ -330,12 +309,12 @@ func (p Provider) Execute(ctx context.Context, c *spec.Cluster, ch cluster.Chang
 		}
 		return nil, fmt.Errorf("node group %s is not in the spec", rname)
 	case kindRegistry:
-		cfg, err := adminConfig(StateDir(p.Home, name))
+		cfg, err := p.RESTConfig(name)
 		if err != nil {
 			return nil, err
 		}
 		if ch.Action == cluster.Delete {
-			cs, err := clientForConfig(cfg)
+			cs, err := localkube.ClientForConfig(cfg)
 			if err != nil {
 				return nil, err
 			}
@@ -362,8 +341,8 @@ func isUnreachable(err error) bool {
 
 func (p Provider) createFromSpec(ctx context.Context, c *spec.Cluster) (*cluster.Resource, error) {
 	v, _ := p.version(c.Spec.KubernetesVersion)
-	o := CreateOptions{Name: c.Metadata.Name, Version: v, Flavor: flavorOf(c), HA: c.Spec.ControlPlane.Count > 1,
-		NodeGroups: groupsOf(c), PodCIDR: c.Spec.Networking.PodCIDR, ServiceCIDR: c.Spec.Networking.ServiceCIDR}
+	o := localkube.CreateOptions{Name: c.Metadata.Name, Version: v, Flavor: flavorOf(c), HA: c.Spec.ControlPlane.Count > 1,
+		NodeGroups: localkube.GroupsOf(c), PodCIDR: c.Spec.Networking.PodCIDR, ServiceCIDR: c.Spec.Networking.ServiceCIDR}
 	sec := Key.Get(c)
 	o.PortBase, o.Durability = sec.PortBase, sec.Durability
 	if _, err := p.Create(ctx, o); err != nil {
@@ -378,21 +357,13 @@ func (p Provider) observed(ctx context.Context, c *spec.Cluster, key string) (*c
 }
 
 // Adopt describes an existing local cluster as a spec (for clusters made without a state record).
-func (p Provider) Adopt(_ context.Context, name string) (*spec.Cluster, error) {
-	dir := StateDir(p.Home, name)
-	if _, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("%q: %w", name, cluster.ErrNotFound)
-	}
-	s, err := loadState(dir)
-	if err != nil { // broken: enough of a spec to delete it
-		return &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: name}, Spec: spec.Spec{Provider: "local"}}, nil
-	}
-	return s.spec(), nil
+func (p Provider) Adopt(ctx context.Context, name string) (*spec.Cluster, error) {
+	return p.clusters().Adopt(ctx, name)
 }
 
 // LogFiles maps each component of a cluster to its log file.
 func (p Provider) LogFiles(_ context.Context, name string) (map[string]string, error) {
-	dir := StateDir(p.Home, name)
+	dir := localkube.StateDir(p.Home, name)
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("logs %q: %w", name, cluster.ErrNotFound)
 	}
@@ -404,4 +375,11 @@ func (p Provider) LogFiles(_ context.Context, name string) (map[string]string, e
 		}
 	}
 	return out, nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
+	"github.com/nuv-dev/nuv/internal/cluster/localkube"
 )
 
 // PrepareVerb is `nuv cluster prepare`: the Kubernetes binaries local clusters run, got once
@@ -21,15 +22,15 @@ func runPrepare(ctx context.Context, verb cluster.Verb, env *cli.Env, args []str
 	prune := fs.Bool("prune", false, "also remove older companion builds no running cluster uses")
 	source := fs.String("source", "", "where the binaries come from: download (official releases, verified), build (from source), or a DIR of binaries (default: NUV_KUBE_BIN, the cache, download, build)")
 	offline := fs.Bool("offline", false, "never touch the network: the cache, or a build from the Go module cache")
-	version := fs.String("version", KubeVersion, "Kubernetes version")
+	version := fs.String("version", localkube.KubeVersion, "Kubernetes version")
 	if err := verb.Parse(env, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 0 {
 		return cli.Usagef("nuv cluster prepare: unexpected argument %q", fs.Arg(0))
 	}
-	comp := Companion{Getenv: env.Getenv, Log: env.Log}
-	bins, err := comp.Prepare(ctx, PrepareOptions{Source: *source, Offline: *offline, Version: *version})
+	comp := localkube.Companion{Getenv: env.Getenv, Log: env.Log}
+	bins, err := comp.Prepare(ctx, localkube.PrepareOptions{Source: *source, Offline: *offline, Version: *version})
 	if err != nil {
 		return err
 	}
@@ -44,7 +45,7 @@ func runPrepare(ctx context.Context, verb cluster.Verb, env *cli.Env, args []str
 			return err
 		}
 	}
-	v, err := BinariesVersion(ctx, bin)
+	v, err := localkube.BinariesVersion(ctx, bin)
 	if err != nil {
 		return fmt.Errorf("verify %s: %w", bin, err)
 	}

@@ -40,6 +40,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/localkube"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -93,7 +94,7 @@ func Start(t testing.TB, opts Options) *Cluster {
 	p := local.Provider{Home: opts.Home, Project: opts.Project, Log: Logger(t), Getenv: os.Getenv}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	create := local.CreateOptions{Name: opts.Name, Nodes: opts.Nodes, Flavor: opts.Flavor, HA: opts.HA}
+	create := localkube.CreateOptions{Name: opts.Name, Nodes: opts.Nodes, Flavor: opts.Flavor, HA: opts.HA}
 	info, err := p.Create(ctx, create)
 	if err != nil && ctx.Err() == nil && !errors.Is(err, cluster.ErrExists) {
 		// Test packages start clusters concurrently on a small machine; a create that lost a race

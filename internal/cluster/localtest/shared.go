@@ -21,6 +21,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/localkube"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -210,7 +211,7 @@ func startShared(t testing.TB, dir, key string, opts Options, log cli.Logger) (*
 	p := local.Provider{Home: home, Project: project, Log: log, Getenv: os.Getenv}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	create := local.CreateOptions{Name: name, Nodes: opts.Nodes, Flavor: opts.Flavor}
+	create := localkube.CreateOptions{Name: name, Nodes: opts.Nodes, Flavor: opts.Flavor}
 	t.Logf("starting the shared local cluster %s for this package's tests", name)
 	info, err := p.Create(ctx, create)
 	if err != nil && ctx.Err() == nil && !errors.Is(err, cluster.ErrExists) {

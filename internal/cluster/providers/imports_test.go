@@ -21,10 +21,6 @@ var providerPackages = []string{
 	"internal/cluster/awsmachines", "internal/cluster/aks", "internal/cluster/gke",
 }
 
-// importException is the one program package besides this registry that may import a provider:
-// the local control planes' imperative door, which the emulators and the host-run operator use.
-var importException = [2]string{"internal/cluster/controlplane", "internal/cluster/local"}
-
 // goPackage is a package of the module as its non-test files import.
 type goPackage struct {
 	name    string
@@ -115,8 +111,8 @@ func linked(pkgs map[string]*goPackage) map[string]bool {
 }
 
 // TestOnlyTheRegistryImportsProviders: no package of a program imports a provider but this
-// registry, the programs' mains and the control-plane door (controlplane -> local); test helpers
-// and benchmarks, which no program links, may. docs/architecture.md states the rule.
+// registry and the programs' mains; test helpers and benchmarks, which no program links, may.
+// docs/architecture.md states the rule.
 func TestOnlyTheRegistryImportsProviders(t *testing.T) {
 	pkgs := modulePackages(t)
 	const registry = "internal/cluster/providers"
@@ -132,7 +128,7 @@ func TestOnlyTheRegistryImportsProviders(t *testing.T) {
 			continue
 		}
 		for _, ip := range gp.imports {
-			if !slices.Contains(providerPackages, ip) || [2]string{p, ip} == importException {
+			if !slices.Contains(providerPackages, ip) {
 				continue
 			}
 			t.Errorf("%s imports the provider package %s: only the registry (%s) and the mains may; reach providers through the registry or move what is shared to a neutral package", p, ip, registry)
@@ -141,11 +137,10 @@ func TestOnlyTheRegistryImportsProviders(t *testing.T) {
 }
 
 // TestEmulatorsImportNoProvider: no package under internal/emulator reaches a provider package
-// through the module's imports, but by the control-plane door (internal/cluster/controlplane),
-// through which every emulated cluster's control plane is a local one.
+// through the module's imports (every emulated cluster's control plane is a local one, run
+// through internal/cluster/controlplane on internal/cluster/localkube, which is no provider).
 func TestEmulatorsImportNoProvider(t *testing.T) {
 	pkgs := modulePackages(t)
-	door := importException[0]
 	var checked int
 	for _, p := range slices.Sorted(maps.Keys(pkgs)) {
 		if !strings.HasPrefix(p, "internal/emulator/") {
@@ -166,7 +161,7 @@ func TestEmulatorsImportNoProvider(t *testing.T) {
 				t.Errorf("emulator package %s reaches a provider: %s", p, strings.Join(chain, " -> "))
 				continue
 			}
-			if q == door || pkgs[q] == nil {
+			if pkgs[q] == nil {
 				continue
 			}
 			for _, ip := range pkgs[q].imports {

@@ -20,6 +20,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster/gke"
 	"github.com/nuv-dev/nuv/internal/cluster/kind"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/localkube"
 	"github.com/nuv-dev/nuv/internal/cluster/nodeimage"
 	"github.com/nuv-dev/nuv/internal/cluster/pricing"
 	"github.com/nuv-dev/nuv/internal/image/load"
@@ -33,7 +34,7 @@ func Registry() *cluster.Registry {
 	r := &cluster.Registry{}
 	for _, reg := range []cluster.Registration{
 		{Name: "local", Short: "control-plane processes and kwok nodes on loopback", New: newLocal,
-			Section: local.Key.Decoder(), Shorthand: local.Shorthand, Versions: local.SupportedVersions,
+			Section: local.Key.Decoder(), Shorthand: local.Shorthand, Versions: localkube.SupportedVersions,
 			Verbs: []cluster.Verb{local.PrepareVerb()}},
 		{Name: "kind", Short: "real nodes: containers of docker, nerdctl or podman", New: newKind,
 			Section: kind.Key.Decoder(), Shorthand: kind.Shorthand, Verbs: []cluster.Verb{nodeimage.Verb()}},
@@ -145,10 +146,10 @@ func LocalClusters(home string) ([]string, error) { return local.Provider{Home: 
 func KubeBinaries(ctx context.Context, getenv func(string) string, home string, kubeconfigs []string) string {
 	if home != "" {
 		for _, kc := range kubeconfigs {
-			if name, src, ok := local.BinariesOf(home, kc); ok {
+			if name, src, ok := localkube.BinariesOf(home, kc); ok {
 				return "cluster " + name + ": " + src
 			}
 		}
 	}
-	return "local clusters: " + local.Companion{Getenv: getenv}.Describe(ctx)
+	return "local clusters: " + localkube.Companion{Getenv: getenv}.Describe(ctx)
 }

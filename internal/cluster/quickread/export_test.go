@@ -1,5 +1,5 @@
 package quickread
 
-// LocalSection is localSection for the mirror test, which imports package local (an external
-// test: local imports this package).
+// LocalSection is localSection for the mirror test, which imports package localkube (an external
+// test: localkube imports this package).
 type LocalSection = localSection

@@ -89,7 +89,7 @@ func Local(ctx context.Context, home, name string) (info cluster.Info, found boo
 }
 
 // LocalData is the local provider's data in a cluster's record (state.Record.Data): its one
-// definition, which the local provider writes and this package reads.
+// definition, which local clusters' machinery (package localkube) writes and this package reads.
 type LocalData struct {
 	Kubeconfig   string         `json:"kubeconfig"`
 	APIURL       string         `json:"apiURL"`

@@ -5,7 +5,7 @@
 // (package front) answers those verbs with; it links no provider, no cloud SDK and not
 // client-go's typed clients, and does nothing at init.
 //
-// It reads exactly as the providers do (package state's Dir, package local), and where it cannot
+// It reads exactly as the providers do (package state's Dir, package localkube), and where it cannot
 // vouch for giving the same answer (a record in an older format, one it cannot decode) it says so
 // (ErrUnsure), so the caller hands the command to nuv's full program instead of answering
 // differently. TestMirrorsTheProviders holds its types to the providers' and package front's

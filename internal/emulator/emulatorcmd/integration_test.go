@@ -32,6 +32,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/app"
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/localkube"
 	"github.com/nuv-dev/nuv/internal/eksauth"
 	awsemu "github.com/nuv-dev/nuv/internal/emulator/aws"
 	"github.com/nuv-dev/nuv/internal/emulator/emulatorcmd"
@@ -407,7 +408,7 @@ current-context: demo
 		t.Fatal(err)
 	}
 	t.Logf("EKS cluster deleted in %.1fs", time.Since(t1).Seconds())
-	if _, err := os.Stat(local.StateDir(emuDir, awsemu.LocalName(name))); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(localkube.StateDir(emuDir, awsemu.LocalName(name))); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the control plane's state is still there: %v", err)
 	}
 	if _, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {

@@ -1,6 +1,7 @@
-package local
+package localkube
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/quickread"
 	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	record "github.com/nuv-dev/nuv/internal/cluster/state"
@@ -62,7 +64,7 @@ type localData = quickread.LocalData
 // durable reports whether etcd fsyncs.
 func (s *state) durable() bool { return s.Durability == Safe }
 
-const stateFile = "state.json"
+const StateFile = "state.json"
 
 // StateDir returns the state directory of the local cluster name under nuv home (or under an
 // emulator's control-plane home; paths.Locator knows the layout).
@@ -88,7 +90,7 @@ var legacyPhases = map[record.Phase]record.Phase{"creating": record.Creating, "c
 // loadState reads a cluster's record; a flat state.json of an older nuv is read as it is (and
 // written as a record by the next save).
 func loadState(dir string) (*state, error) {
-	path := filepath.Join(dir, stateFile)
+	path := filepath.Join(dir, StateFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read cluster state: %w", err)
@@ -133,7 +135,7 @@ func fromRecord(r *record.Record) (*state, error) {
 	c := &r.Spec.Spec
 	s := &state{Name: r.Name, Provider: r.Provider, Phase: r.Phase, Created: r.Created, updated: r.Updated, generation: r.Generation,
 		Version: c.KubernetesVersion, HA: c.ControlPlane.Count > 1, PodCIDR: c.Networking.PodCIDR, ServiceCIDR: c.Networking.ServiceCIDR,
-		NodeGroups: groupsOf(r.Spec), Kubeconfig: d.Kubeconfig, APIURL: d.APIURL, Binary: d.Binary, BinarySource: d.BinarySource,
+		NodeGroups: GroupsOf(r.Spec), Kubeconfig: d.Kubeconfig, APIURL: d.APIURL, Binary: d.Binary, BinarySource: d.BinarySource,
 		Ports: d.Ports, TokenWebhook: d.TokenWebhook}
 	if sec := Key.Get(r.Spec); sec.Flavor != "" || sec.Durability != "" {
 		s.Flavor, s.Durability = sec.Flavor, sec.Durability
@@ -196,7 +198,7 @@ func saveState(dir string, s *state) error {
 	if err != nil {
 		return err
 	}
-	if err := record.WriteFile(filepath.Join(dir, stateFile), r); err != nil {
+	if err := record.WriteFile(filepath.Join(dir, StateFile), r); err != nil {
 		return err
 	}
 	s.updated, s.generation = r.Updated, r.Generation
@@ -204,4 +206,43 @@ func saveState(dir string, s *state) error {
 		s.Created = r.Created
 	}
 	return nil
+}
+
+// Adopt describes an existing local cluster as a spec, what its record says (for clusters made
+// without a state record); a cluster whose record cannot be read gets enough of a spec to delete it.
+func (p Clusters) Adopt(_ context.Context, name string) (*spec.Cluster, error) {
+	dir := StateDir(p.Home, name)
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("%q: %w", name, cluster.ErrNotFound)
+	}
+	s, err := loadState(dir)
+	if err != nil { // broken: enough of a spec to delete it
+		return &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: name}, Spec: spec.Spec{Provider: "local"}}, nil
+	}
+	return s.spec(), nil
+}
+
+// Recorded is a local cluster as its record and its processes show it, for the local provider's
+// view of what exists.
+type Recorded struct {
+	Version, Flavor, PodCIDR, ServiceCIDR string
+	HA                                    bool
+	// Complete says the cluster's create finished (its record's phase is Running).
+	Complete bool
+	// Groups are the node groups the record holds.
+	Groups []NodeGroup
+	// Status is that of its processes (Running, Degraded, Stopped).
+	Status cluster.Status
+}
+
+// ReadRecord reads the record of the local cluster whose state directory is dir; the error wraps
+// os.ErrNotExist when there is none (a create killed before it recorded anything).
+func ReadRecord(dir string) (*Recorded, error) {
+	s, err := loadState(dir)
+	if err != nil {
+		return nil, err
+	}
+	_, status := processStatus(dir, s)
+	return &Recorded{Version: s.Version, Flavor: s.Flavor, PodCIDR: s.PodCIDR, ServiceCIDR: s.ServiceCIDR, HA: s.HA,
+		Complete: s.Phase == record.Running, Groups: s.groups(), Status: status}, nil
 }

@@ -1,4 +1,4 @@
-package local_test
+package localkube_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/localkube"
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,15 +21,15 @@ import (
 
 // scaleNodes is the size of the many-node test: 200 in the suite (on a shared 2-core machine
 // 1,000 nodes take over a minute, which bench/clusters measures), NUV_TEST_NODES to change it (up
-// to local.MaxNodes).
+// to localkube.MaxNodes).
 func scaleNodes(t *testing.T) int {
 	v := os.Getenv("NUV_TEST_NODES")
 	if v == "" {
 		return 200
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 2 || n > local.MaxNodes {
-		t.Fatalf("NUV_TEST_NODES=%q: want a number of nodes between 2 and %d", v, local.MaxNodes)
+	if err != nil || n < 2 || n > localkube.MaxNodes {
+		t.Fatalf("NUV_TEST_NODES=%q: want a number of nodes between 2 and %d", v, localkube.MaxNodes)
 	}
 	return n
 }
@@ -44,12 +44,12 @@ func TestIntegrationLocalClusterManyNodes(t *testing.T) {
 	}
 	n := scaleNodes(t)
 	home, project := t.TempDir(), t.TempDir()
-	p := local.Provider{Home: home, Project: project, Log: localtest.Logger(t), Getenv: os.Getenv}
+	p := localkube.Clusters{Home: home, Project: project, Log: localtest.Logger(t), Getenv: os.Getenv}
 	ctx := context.Background()
-	gpu := local.NodeGroup{Name: "gpu", Count: n / 10, Labels: map[string]string{"accelerator": "fake-gpu"},
+	gpu := localkube.NodeGroup{Name: "gpu", Count: n / 10, Labels: map[string]string{"accelerator": "fake-gpu"},
 		Taints: []corev1.Taint{{Key: "nvidia.com/gpu", Value: "true", Effect: corev1.TaintEffectNoSchedule}}}
-	groups := []local.NodeGroup{{Name: local.DefaultNodeGroup, Count: n - gpu.Count}, gpu}
-	info, err := p.Create(ctx, local.CreateOptions{Name: "many", NodeGroups: groups})
+	groups := []localkube.NodeGroup{{Name: localkube.DefaultNodeGroup, Count: n - gpu.Count}, gpu}
+	info, err := p.Create(ctx, localkube.CreateOptions{Name: "many", NodeGroups: groups})
 	deleted := false
 	t.Cleanup(func() {
 		if !deleted {
@@ -81,10 +81,10 @@ func TestIntegrationLocalClusterManyNodes(t *testing.T) {
 	}
 	want := map[string]map[string]string{} // node name -> group labels it must carry
 	for i := 0; i < n-gpu.Count; i++ {
-		want[fmt.Sprintf("many-node-%d", i+1)] = map[string]string{local.LabelNodeGroup: local.DefaultNodeGroup}
+		want[fmt.Sprintf("many-node-%d", i+1)] = map[string]string{localkube.LabelNodeGroup: localkube.DefaultNodeGroup}
 	}
 	for i := 0; i < gpu.Count; i++ {
-		want[fmt.Sprintf("many-gpu-%d", i+1)] = map[string]string{local.LabelNodeGroup: "gpu", "accelerator": "fake-gpu"}
+		want[fmt.Sprintf("many-gpu-%d", i+1)] = map[string]string{localkube.LabelNodeGroup: "gpu", "accelerator": "fake-gpu"}
 	}
 	bad := 0
 	for _, node := range nodes.Items {
@@ -106,7 +106,7 @@ func TestIntegrationLocalClusterManyNodes(t *testing.T) {
 			}
 		}
 		var wantTaints []corev1.Taint
-		if labels[local.LabelNodeGroup] == "gpu" {
+		if labels[localkube.LabelNodeGroup] == "gpu" {
 			wantTaints = gpu.Taints
 		}
 		var taints []corev1.Taint

@@ -1,4 +1,4 @@
-package local
+package localkube
 
 import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"

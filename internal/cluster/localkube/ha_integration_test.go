@@ -1,4 +1,4 @@
-package local_test
+package localkube_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/localkube"
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,7 +26,7 @@ func TestIntegrationHA(t *testing.T) {
 	c := localtest.Start(t, localtest.Options{Name: "ha", HA: true, Nodes: 2, Flavor: "kind"})
 	ctx := context.Background()
 	cs := kubernetes.NewForConfigOrDie(c.Config)
-	dir := local.StateDir(c.Home, c.Name)
+	dir := localkube.StateDir(c.Home, c.Name)
 
 	t.Run("kind flavor nodes", func(t *testing.T) {
 		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
@@ -141,8 +141,8 @@ func TestIntegrationInterruptedCreate(t *testing.T) {
 		t.Skip("needs a local cluster; skipped under -short")
 	}
 	home, project := t.TempDir(), t.TempDir()
-	p := local.Provider{Home: home, Project: project, Log: localtest.Logger(t), Getenv: os.Getenv}
-	dir := local.StateDir(home, "intr")
+	p := localkube.Clusters{Home: home, Project: project, Log: localtest.Logger(t), Getenv: os.Getenv}
+	dir := localkube.StateDir(home, "intr")
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		deadline := time.Now().Add(5 * time.Minute)
@@ -154,7 +154,7 @@ func TestIntegrationInterruptedCreate(t *testing.T) {
 		}
 		cancel()
 	}()
-	_, err := p.Create(ctx, local.CreateOptions{Name: "intr"})
+	_, err := p.Create(ctx, localkube.CreateOptions{Name: "intr"})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("create: want context.Canceled, got %v", err)
 	}

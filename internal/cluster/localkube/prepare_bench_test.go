@@ -1,4 +1,4 @@
-package local_test
+package localkube_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster/kubebin"
 	"github.com/nuv-dev/nuv/internal/cluster/kubebin/kubebintest"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/localkube"
 )
 
 // BenchmarkColdPrepare measures the first `nuv cluster prepare` of a machine both ways, once each
@@ -29,7 +29,7 @@ import (
 func BenchmarkColdPrepare(b *testing.B) {
 	ctx := context.Background()
 	log := cli.NewLogger(os.Stderr, 0)
-	built, err := local.Companion{Getenv: envWith(), Log: log}.Prepare(ctx, local.PrepareOptions{Source: local.SourceBuild})
+	built, err := localkube.Companion{Getenv: envWith(), Log: log}.Prepare(ctx, localkube.PrepareOptions{Source: localkube.SourceBuild})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func BenchmarkColdPrepare(b *testing.B) {
 	for _, c := range kubebin.Components {
 		bins[c] = built.Path
 	}
-	rel, _ := m.FillRelease(b, kubebin.Release{Kubernetes: local.KubeVersion, Etcd: "3.6.16", Kwok: "0.8.0"}, runtime.GOOS, runtime.GOARCH, bins)
+	rel, _ := m.FillRelease(b, kubebin.Release{Kubernetes: localkube.KubeVersion, Etcd: "3.6.16", Kwok: "0.8.0"}, runtime.GOOS, runtime.GOARCH, bins)
 
 	// What nuv ships today: no pin for kwok, whose releases publish no checksums.
 	unpinned := rel
@@ -48,19 +48,19 @@ func BenchmarkColdPrepare(b *testing.B) {
 			unpinned.Pins[k] = v
 		}
 	}
-	measure := func(name string, getenv func(string) string, o local.PrepareOptions, table ...kubebin.Release) (time.Duration, time.Duration) {
+	measure := func(name string, getenv func(string) string, o localkube.PrepareOptions, table ...kubebin.Release) (time.Duration, time.Duration) {
 		if table == nil {
 			table = []kubebin.Release{rel}
 		}
-		comp := local.Companion{Getenv: getenv, Log: log, Releases: table}
+		comp := localkube.Companion{Getenv: getenv, Log: log, Releases: table}
 		start := time.Now()
 		if _, err := comp.Prepare(ctx, o); err != nil {
 			b.Fatalf("%s: %v", name, err)
 		}
 		prep := time.Since(start)
-		p := local.Provider{Home: b.TempDir(), Project: b.TempDir(), Log: log, Getenv: getenv}
+		p := localkube.Clusters{Home: b.TempDir(), Project: b.TempDir(), Log: log, Getenv: getenv}
 		start = time.Now()
-		if _, err := p.Create(ctx, local.CreateOptions{Name: "bench", Nodes: 1}); err != nil {
+		if _, err := p.Create(ctx, localkube.CreateOptions{Name: "bench", Nodes: 1}); err != nil {
 			b.Fatalf("%s: create: %v", name, err)
 		}
 		create := time.Since(start)
@@ -70,12 +70,12 @@ func BenchmarkColdPrepare(b *testing.B) {
 		return prep, create
 	}
 	b.ResetTimer()
-	mirrorPrep, mirrorCreate := measure("mirror", envWith(append(m.Env(), "NUV_CACHE_DIR="+b.TempDir())...), local.PrepareOptions{Source: local.SourceDownload})
+	mirrorPrep, mirrorCreate := measure("mirror", envWith(append(m.Env(), "NUV_CACHE_DIR="+b.TempDir())...), localkube.PrepareOptions{Source: localkube.SourceDownload})
 	b.ReportMetric(mirrorPrep.Seconds(), "mirror-prepare-s")
 	fmt.Printf("cold prepare from the loopback mirror (5 binaries, %d MB each, verified): %6.1f s, then cluster create %.1f s\n",
 		fileMB(built.Path), mirrorPrep.Seconds(), mirrorCreate.Seconds())
 	b.Setenv("GOCACHE", b.TempDir()) // a cold Go build cache: every package compiles
-	kwokPrep, kwokCreate := measure("mirror, kwok built", envWith(append(m.Env(), "NUV_CACHE_DIR="+b.TempDir())...), local.PrepareOptions{Source: local.SourceDownload}, unpinned)
+	kwokPrep, kwokCreate := measure("mirror, kwok built", envWith(append(m.Env(), "NUV_CACHE_DIR="+b.TempDir())...), localkube.PrepareOptions{Source: localkube.SourceDownload}, unpinned)
 	b.ReportMetric(kwokPrep.Seconds(), "mirror-kwok-built-prepare-s")
 	fmt.Printf("cold prepare from the mirror with kwok unpinned (built alone from source, empty build cache): %6.1f s, then cluster create %.1f s\n",
 		kwokPrep.Seconds(), kwokCreate.Seconds())
@@ -83,7 +83,7 @@ func BenchmarkColdPrepare(b *testing.B) {
 		return
 	}
 	b.Setenv("GOCACHE", b.TempDir())
-	srcPrep, srcCreate := measure("source", envWith("NUV_CACHE_DIR="+b.TempDir()), local.PrepareOptions{Source: local.SourceBuild})
+	srcPrep, srcCreate := measure("source", envWith("NUV_CACHE_DIR="+b.TempDir()), localkube.PrepareOptions{Source: localkube.SourceBuild})
 	b.ReportMetric(srcPrep.Seconds(), "source-prepare-s")
 	b.ReportMetric(srcPrep.Seconds()/mirrorPrep.Seconds(), "source/mirror")
 	fmt.Printf("cold prepare from source on %d cores (empty build cache, modules cached): %6.1f s, then cluster create %.1f s\n",

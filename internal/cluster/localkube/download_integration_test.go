@@ -1,4 +1,4 @@
-package local_test
+package localkube_test
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"github.com/nuv-dev/nuv/internal/cluster"
 	"github.com/nuv-dev/nuv/internal/cluster/kubebin"
 	"github.com/nuv-dev/nuv/internal/cluster/kubebin/kubebintest"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/localkube"
 	"github.com/nuv-dev/nuv/internal/companion"
 	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/syncbuf"
@@ -30,7 +30,7 @@ func envWith(extra ...string) func(string) string {
 		k, v, _ := strings.Cut(kv, "=")
 		m[k] = v
 	}
-	for _, k := range []string{"NUV_KUBE_BIN", "NUV_CACHE_DIR", "XDG_CACHE_HOME", kubebin.EnvKubernetesMirror, kubebin.EnvEtcdMirror, kubebin.EnvKwokMirror, local.EnvDownloadCA} {
+	for _, k := range []string{"NUV_KUBE_BIN", "NUV_CACHE_DIR", "XDG_CACHE_HOME", kubebin.EnvKubernetesMirror, kubebin.EnvEtcdMirror, kubebin.EnvKwokMirror, localkube.EnvDownloadCA} {
 		delete(m, k)
 	}
 	for _, kv := range extra {
@@ -55,7 +55,7 @@ func TestIntegrationReleaseDownloads(t *testing.T) {
 	defer cancel()
 	// The mirror serves what this nuv builds from its own sources (NUV_KUBE_BIN may be an older
 	// build: etcd's upstream flag --config-file is new in nuv-kube).
-	built, err := local.Companion{Getenv: envWith(), Log: testLogger(t)}.Prepare(ctx, local.PrepareOptions{Source: local.SourceBuild})
+	built, err := localkube.Companion{Getenv: envWith(), Log: testLogger(t)}.Prepare(ctx, localkube.PrepareOptions{Source: localkube.SourceBuild})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,34 +66,34 @@ func TestIntegrationReleaseDownloads(t *testing.T) {
 	}
 	// kwok alone, as nuv builds it when kwok's download cannot be verified: built once into nuv's
 	// cache (warm: found there), the build another nuv makes in the subtest below.
-	kwokBuild, err := local.Companion{Getenv: envWith(), Log: testLogger(t)}.BuildProgram(ctx, companion.ProgramKwok, false)
+	kwokBuild, err := localkube.Companion{Getenv: envWith(), Log: testLogger(t)}.BuildProgram(ctx, companion.ProgramKwok, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	goos, goarch := runtime.GOOS, runtime.GOARCH
-	rel, lay := m.FillRelease(t, kubebin.Release{Kubernetes: local.KubeVersion, Etcd: "3.6.16", Kwok: "0.8.0"}, goos, goarch, bins)
+	rel, lay := m.FillRelease(t, kubebin.Release{Kubernetes: localkube.KubeVersion, Etcd: "3.6.16", Kwok: "0.8.0"}, goos, goarch, bins)
 
 	t.Run("fresh cache prepares from the mirror, resuming a dropped file, and runs a cluster", func(t *testing.T) {
 		cache := t.TempDir()
 		var logBuf bytes.Buffer
 		apiserver := lay.Binary["kube-apiserver"]
 		m.CutNext(apiserver, 50<<20)
-		comp := local.Companion{Getenv: envWith(append(m.Env(), "NUV_CACHE_DIR="+cache)...), Log: cli.NewLogger(&logBuf, 0), Releases: []kubebin.Release{rel}}
+		comp := localkube.Companion{Getenv: envWith(append(m.Env(), "NUV_CACHE_DIR="+cache)...), Log: cli.NewLogger(&logBuf, 0), Releases: []kubebin.Release{rel}}
 		start := time.Now()
-		b, err := comp.Prepare(ctx, local.PrepareOptions{})
+		b, err := comp.Prepare(ctx, localkube.PrepareOptions{})
 		took := time.Since(start)
 		t.Logf("cold prepare from the loopback mirror: %s\n%s", took.Round(100*time.Millisecond), logBuf.String())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := kubebin.SetDir(cache, local.KubeVersion, goos, goarch); b.Path != want {
+		if want := kubebin.SetDir(cache, localkube.KubeVersion, goos, goarch); b.Path != want {
 			t.Fatalf("binaries in %s, want %s", b.Path, want)
 		}
 		if !strings.Contains(b.Source, "downloaded from "+m.URL) || !strings.Contains(b.Source, "and nuv's pins") {
 			t.Errorf("source %q", b.Source)
 		}
 		log := logBuf.String()
-		for _, want := range []string{"downloading Kubernetes " + local.KubeVersion, " MB from " + m.URL, "kube-apiserver: connection lost", "resuming at", "verified (sha256", "downloaded and verified"} {
+		for _, want := range []string{"downloading Kubernetes " + localkube.KubeVersion, " MB from " + m.URL, "kube-apiserver: connection lost", "resuming at", "verified (sha256", "downloaded and verified"} {
 			if !strings.Contains(log, want) {
 				t.Errorf("prepare log lacks %q", want)
 			}
@@ -103,8 +103,8 @@ func TestIntegrationReleaseDownloads(t *testing.T) {
 		}
 		// A real cluster on the downloaded set: each component is its own binary, with upstream flags.
 		home, project := t.TempDir(), t.TempDir()
-		p := local.Provider{Home: home, Project: project, Log: testLogger(t), Getenv: envWith("NUV_CACHE_DIR=" + cache)}
-		info, err := p.Create(ctx, local.CreateOptions{Name: "dl", Nodes: 1})
+		p := localkube.Clusters{Home: home, Project: project, Log: testLogger(t), Getenv: envWith("NUV_CACHE_DIR=" + cache)}
+		info, err := p.Create(ctx, localkube.CreateOptions{Name: "dl", Nodes: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +116,7 @@ func TestIntegrationReleaseDownloads(t *testing.T) {
 		if info.Status != cluster.Running || info.NodesReady != 1 || info.Binaries != b.Source {
 			t.Fatalf("status %s, nodes ready %d, binaries %q", info.Status, info.NodesReady, info.Binaries)
 		}
-		if name, src, ok := local.BinariesOf(home, info.Kubeconfig); !ok || name != "dl" || src != b.Source {
+		if name, src, ok := localkube.BinariesOf(home, info.Kubeconfig); !ok || name != "dl" || src != b.Source {
 			t.Errorf("BinariesOf: %q %q %v", name, src, ok)
 		}
 		for _, c := range info.Components {
@@ -137,10 +137,10 @@ func TestIntegrationReleaseDownloads(t *testing.T) {
 			}
 		}
 		var logBuf syncbuf.Buffer
-		comp := local.Companion{Getenv: envWith(append(m.Env(), "NUV_CACHE_DIR="+cache)...), Log: cli.NewLogger(&logBuf, 0), Releases: []kubebin.Release{unpinned}}
+		comp := localkube.Companion{Getenv: envWith(append(m.Env(), "NUV_CACHE_DIR="+cache)...), Log: cli.NewLogger(&logBuf, 0), Releases: []kubebin.Release{unpinned}}
 		kwokRequests := len(m.Requests(lay.Binary["kwok"]))
 		start := time.Now()
-		b, err := prepareWhileAnotherBuilds(t, ctx, comp, local.PrepareOptions{Source: local.SourceDownload}, cache, kwokBuild, &logBuf)
+		b, err := prepareWhileAnotherBuilds(t, ctx, comp, localkube.PrepareOptions{Source: localkube.SourceDownload}, cache, kwokBuild, &logBuf)
 		t.Logf("prepare with kwok built from source: %s\n%s", time.Since(start).Round(100*time.Millisecond), logBuf.String())
 		if err != nil {
 			t.Fatal(err)
@@ -158,8 +158,8 @@ func TestIntegrationReleaseDownloads(t *testing.T) {
 			t.Errorf("kwok in the set is not the kwok-only build: %v %v", ks, ws)
 		}
 		home, project := t.TempDir(), t.TempDir()
-		p := local.Provider{Home: home, Project: project, Log: testLogger(t), Getenv: envWith("NUV_CACHE_DIR=" + cache)}
-		info, err := p.Create(ctx, local.CreateOptions{Name: "kwokbuilt", Nodes: 2})
+		p := localkube.Clusters{Home: home, Project: project, Log: testLogger(t), Getenv: envWith("NUV_CACHE_DIR=" + cache)}
+		info, err := p.Create(ctx, localkube.CreateOptions{Name: "kwokbuilt", Nodes: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,12 +186,12 @@ func TestIntegrationReleaseDownloads(t *testing.T) {
 		}
 		m.Serve(lay.Binary["kube-controller-manager"], evil)
 		defer m.Serve(lay.Binary["kube-controller-manager"], built.Path)
-		comp := local.Companion{Getenv: envWith(append(m.Env(), "NUV_CACHE_DIR="+cache)...), Log: testLogger(t), Releases: []kubebin.Release{rel}}
-		_, err = comp.Prepare(ctx, local.PrepareOptions{Source: local.SourceDownload})
+		comp := localkube.Companion{Getenv: envWith(append(m.Env(), "NUV_CACHE_DIR="+cache)...), Log: testLogger(t), Releases: []kubebin.Release{rel}}
+		_, err = comp.Prepare(ctx, localkube.PrepareOptions{Source: localkube.SourceDownload})
 		if err == nil || !strings.Contains(err.Error(), "kube-controller-manager") || !strings.Contains(err.Error(), "refused, nothing cached") {
 			t.Fatalf("err = %v", err)
 		}
-		if _, err := os.Stat(kubebin.SetDir(cache, local.KubeVersion, goos, goarch)); !os.IsNotExist(err) {
+		if _, err := os.Stat(kubebin.SetDir(cache, localkube.KubeVersion, goos, goarch)); !os.IsNotExist(err) {
 			t.Fatalf("binaries cached after a refusal: %v", err)
 		}
 		if left, _ := filepath.Glob(filepath.Join(cache, "kubebin", "downloads", "kube-controller-manager*")); len(left) != 0 {
@@ -208,9 +208,9 @@ func TestIntegrationReleaseDownloads(t *testing.T) {
 		l.Close()
 		cache := t.TempDir()
 		var logBuf syncbuf.Buffer
-		comp := local.Companion{Getenv: envWith("NUV_CACHE_DIR="+cache, kubebin.EnvKubernetesMirror+"="+dead, kubebin.EnvEtcdMirror+"="+dead, kubebin.EnvKwokMirror+"="+dead),
+		comp := localkube.Companion{Getenv: envWith("NUV_CACHE_DIR="+cache, kubebin.EnvKubernetesMirror+"="+dead, kubebin.EnvEtcdMirror+"="+dead, kubebin.EnvKwokMirror+"="+dead),
 			Log: cli.NewLogger(&logBuf, 0), Releases: []kubebin.Release{rel}}
-		b, err := prepareWhileAnotherBuilds(t, ctx, comp, local.PrepareOptions{}, cache, built.Path, &logBuf)
+		b, err := prepareWhileAnotherBuilds(t, ctx, comp, localkube.PrepareOptions{}, cache, built.Path, &logBuf)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, logBuf.String())
 		}
@@ -237,7 +237,7 @@ func TestIntegrationReleaseDownloads(t *testing.T) {
 // the finished build instead of linking its own (a kwok or a nuv-kube of hundreds of MB: minutes
 // of a loaded 2-core machine and gigabytes of memory; the build itself is what warmed the
 // cache). It fails the test if Prepare never came to the build.
-func prepareWhileAnotherBuilds(t *testing.T, ctx context.Context, comp local.Companion, o local.PrepareOptions, cache, warm string, logBuf *syncbuf.Buffer) (local.Binaries, error) {
+func prepareWhileAnotherBuilds(t *testing.T, ctx context.Context, comp localkube.Companion, o localkube.PrepareOptions, cache, warm string, logBuf *syncbuf.Buffer) (localkube.Binaries, error) {
 	t.Helper()
 	name := filepath.Base(warm)
 	keyDir := filepath.Join(cache, name, filepath.Base(filepath.Dir(warm)))
@@ -246,7 +246,7 @@ func prepareWhileAnotherBuilds(t *testing.T, ctx context.Context, comp local.Com
 		t.Fatal(err)
 	}
 	type prepared struct {
-		b   local.Binaries
+		b   localkube.Binaries
 		err error
 	}
 	res := make(chan prepared, 1)

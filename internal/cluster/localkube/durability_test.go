@@ -1,12 +1,10 @@
-package local
+package localkube
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/nuv-dev/nuv/internal/cluster/spec"
 )
 
 // TestDurability: a cluster's durability decides whether its etcd fsyncs, defaults to safe only for
@@ -31,7 +29,7 @@ func TestDurability(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := Provider{Project: project, Getenv: func(k string) string {
+			p := Clusters{Project: project, Getenv: func(k string) string {
 				if k == "NUV_STATE" {
 					return tt.nuvState
 				}
@@ -84,7 +82,7 @@ func TestDurability(t *testing.T) {
 			if err := saveState(sd, s); err != nil {
 				t.Fatal(err)
 			}
-			c, err := Provider{Home: home}.Adopt(t.Context(), "demo")
+			c, err := Clusters{Home: home}.Adopt(t.Context(), "demo")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,13 +96,6 @@ func TestDurability(t *testing.T) {
 }
 
 func TestDurabilityValidation(t *testing.T) {
-	c := &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: "demo"},
-		Spec: spec.Spec{Provider: "local"}}
-	Key.Set(c, &Section{Durability: "sometimes"})
-	errs := Provider{}.Validate(c)
-	if len(errs) != 1 || errs[0].Path != "spec.local.durability" || !strings.Contains(errs[0].Error(), `"sometimes"`) {
-		t.Fatalf("validation errors %v, want one naming spec.local.durability and the value", errs)
-	}
 	if err := (&CreateOptions{Name: "demo", Durability: "sometimes"}).validate(); err == nil {
 		t.Fatal("CreateOptions with durability \"sometimes\" accepted")
 	}

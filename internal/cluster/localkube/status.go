@@ -1,4 +1,4 @@
-package local
+package localkube
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
-	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	record "github.com/nuv-dev/nuv/internal/cluster/state"
 	"github.com/nuv-dev/nuv/internal/kube"
 	"github.com/nuv-dev/nuv/internal/proc"
@@ -19,11 +18,11 @@ import (
 )
 
 // RESTConfig returns an admin client configuration for a cluster (from its state directory).
-func (p Provider) RESTConfig(name string) (*rest.Config, error) {
-	return adminConfig(StateDir(p.Home, name))
+func (p Clusters) RESTConfig(name string) (*rest.Config, error) {
+	return AdminConfig(StateDir(p.Home, name))
 }
 
-func adminConfig(dir string) (*rest.Config, error) {
+func AdminConfig(dir string) (*rest.Config, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "config", "admin.kubeconfig"))
 	if err != nil {
 		return nil, fmt.Errorf("admin kubeconfig: %w", err)
@@ -34,17 +33,17 @@ func adminConfig(dir string) (*rest.Config, error) {
 }
 
 func clientFor(dir string) (kubernetes.Interface, error) {
-	cfg, err := adminConfig(dir)
+	cfg, err := AdminConfig(dir)
 	if err != nil {
 		return nil, err
 	}
-	return clientForConfig(cfg)
+	return ClientForConfig(cfg)
 }
 
-// clientForConfig returns a client of the built-in APIs for nuv's own calls: protobuf (a node is a
+// ClientForConfig returns a client of the built-in APIs for nuv's own calls: protobuf (a node is a
 // third of its JSON size to encode and decode, which counts at 1,000 nodes) and a rate limit high
 // enough never to be what paces node creation (nodeWorkers bounds the requests in flight).
-func clientForConfig(cfg *rest.Config) (kubernetes.Interface, error) {
+func ClientForConfig(cfg *rest.Config) (kubernetes.Interface, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
@@ -56,13 +55,10 @@ func clientForConfig(cfg *rest.Config) (kubernetes.Interface, error) {
 	return cs, nil
 }
 
-// Status reports one cluster: its processes, and its nodes when the API answers. The cluster's
-// own record (in its directory) says all there is to know, so of c only the name counts.
-func (p Provider) Status(ctx context.Context, c *spec.Cluster) (cluster.Info, error) {
-	return p.statusOf(ctx, c.Metadata.Name)
-}
-
-func (p Provider) statusOf(ctx context.Context, name string) (cluster.Info, error) {
+// Status reports one cluster: its processes, and its nodes when the API answers (its own record,
+// in its directory, says all there is to know); the error wraps cluster.ErrNotFound when there is
+// no cluster of that name.
+func (p Clusters) Status(ctx context.Context, name string) (cluster.Info, error) {
 	dir := StateDir(p.Home, name)
 	if _, err := os.Stat(dir); err != nil {
 		return cluster.Info{}, fmt.Errorf("%q: %w", name, cluster.ErrNotFound)
@@ -70,7 +66,7 @@ func (p Provider) statusOf(ctx context.Context, name string) (cluster.Info, erro
 	return p.status(ctx, name, dir), nil
 }
 
-func (p Provider) status(ctx context.Context, name, dir string) cluster.Info {
+func (p Clusters) status(ctx context.Context, name, dir string) cluster.Info {
 	info := cluster.Info{Name: name, Provider: "local", NodesReady: -1}
 	s, err := loadState(dir)
 	if err != nil {
@@ -110,7 +106,7 @@ func probeNodes(ctx context.Context, dir string, timeout time.Duration) (ready, 
 }
 
 // List reports every local cluster; a cluster whose state cannot be read is reported as corrupt.
-func (p Provider) List(ctx context.Context) ([]cluster.Info, error) {
+func (p Clusters) List(ctx context.Context) ([]cluster.Info, error) {
 	names, err := p.Names()
 	if err != nil {
 		return nil, err
@@ -132,14 +128,14 @@ func (p Provider) List(ctx context.Context) ([]cluster.Info, error) {
 // nodesReadyWithin counts a cluster's Ready nodes through its admin kubeconfig, each request
 // bounded by timeout (0: the admin config's).
 func nodesReadyWithin(ctx context.Context, dir string, timeout time.Duration) (ready, total int, err error) {
-	cfg, err := adminConfig(dir)
+	cfg, err := AdminConfig(dir)
 	if err != nil {
 		return 0, 0, err
 	}
 	if timeout > 0 {
 		cfg.Timeout = timeout
 	}
-	cs, err := clientForConfig(cfg)
+	cs, err := ClientForConfig(cfg)
 	if err != nil {
 		return 0, 0, err
 	}

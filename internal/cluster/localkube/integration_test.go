@@ -1,4 +1,4 @@
-package local_test
+package localkube_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/nuv-dev/nuv/internal/cluster"
-	"github.com/nuv-dev/nuv/internal/cluster/local"
+	"github.com/nuv-dev/nuv/internal/cluster/localkube"
 	"github.com/nuv-dev/nuv/internal/cluster/localtest"
 	appsv1 "k8s.io/api/apps/v1"
 	authnv1 "k8s.io/api/authentication/v1"
@@ -51,13 +51,13 @@ func TestIntegrationLocalCluster(t *testing.T) {
 	busyPort := busy.Addr().(*net.TCPAddr).Port
 
 	home, project := t.TempDir(), t.TempDir()
-	p := local.Provider{Home: home, Project: project, Log: localtest.Logger(t), Getenv: os.Getenv}
+	p := localkube.Clusters{Home: home, Project: project, Log: localtest.Logger(t), Getenv: os.Getenv}
 	ctx := context.Background()
 	if testing.Short() {
 		t.Skip("needs a local cluster; skipped under -short")
 	}
 	start := time.Now()
-	info, err := p.Create(ctx, local.CreateOptions{Name: "it", Nodes: 3, PortBase: busyPort})
+	info, err := p.Create(ctx, localkube.CreateOptions{Name: "it", Nodes: 3, PortBase: busyPort})
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}
@@ -70,7 +70,7 @@ func TestIntegrationLocalCluster(t *testing.T) {
 			}
 		}
 	})
-	dir := local.StateDir(home, "it")
+	dir := localkube.StateDir(home, "it")
 	cfg, err := p.RESTConfig("it")
 	if err != nil {
 		t.Fatal(err)
@@ -488,7 +488,7 @@ spec:
 	})
 	t.Run("create with an existing name fails and leaves the cluster alone", func(t *testing.T) {
 		before, _ := os.ReadFile(filepath.Join(dir, "state.json"))
-		_, err := p.Create(ctx, local.CreateOptions{Name: "it"})
+		_, err := p.Create(ctx, localkube.CreateOptions{Name: "it"})
 		if !errors.Is(err, cluster.ErrExists) {
 			t.Fatalf("want ErrExists, got %v", err)
 		}
@@ -496,7 +496,7 @@ spec:
 		if string(before) != string(after) {
 			t.Fatal("state.json changed")
 		}
-		st, _ := p.Status(ctx, cluster.Named("it"))
+		st, _ := p.Status(ctx, "it")
 		if st.Status != cluster.Running {
 			t.Fatalf("status %s after failed create", st.Status)
 		}
@@ -519,7 +519,7 @@ spec:
 		if err := p.Start(ctx, "it"); err != nil {
 			t.Fatalf("start: %v", err)
 		}
-		st, _ := p.Status(ctx, cluster.Named("it"))
+		st, _ := p.Status(ctx, "it")
 		if st.Status != cluster.Running || st.NodesReady != 3 {
 			t.Fatalf("after start: %s, %d nodes ready", st.Status, st.NodesReady)
 		}
@@ -528,7 +528,7 @@ spec:
 		if err := p.Stop(ctx, "it"); err != nil {
 			t.Fatal(err)
 		}
-		st, _ := p.Status(ctx, cluster.Named("it"))
+		st, _ := p.Status(ctx, "it")
 		if st.Status != cluster.Stopped {
 			t.Fatalf("after stop: %s", st.Status)
 		}
@@ -539,7 +539,7 @@ spec:
 		}
 		defer thief.Close()
 		// Ensure (what `nuv up` uses) starts the stopped cluster instead of creating one.
-		got, err := p.Ensure(ctx, local.CreateOptions{Name: "it", Nodes: 1})
+		got, err := p.Ensure(ctx, localkube.CreateOptions{Name: "it", Nodes: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -569,7 +569,7 @@ spec:
 			t.Fatal(err)
 		}
 		go op.Wait()
-		if err := local.RegisterProcess(home, "it", "operator", op.Process.Pid); err != nil {
+		if err := localkube.RegisterProcess(home, "it", "operator", op.Process.Pid); err != nil {
 			t.Fatal(err)
 		}
 		var pids []int

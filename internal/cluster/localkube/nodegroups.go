@@ -1,4 +1,4 @@
-package local
+package localkube
 
 import (
 	"context"
@@ -353,7 +353,7 @@ func removeGroupsExcept(ctx context.Context, cs kubernetes.Interface, keep []Nod
 }
 
 // NodeGroups returns the node groups a cluster was given.
-func (p Provider) NodeGroups(name string) ([]NodeGroup, error) {
+func (p Clusters) NodeGroups(name string) ([]NodeGroup, error) {
 	s, err := loadState(StateDir(p.Home, name))
 	if err != nil {
 		return nil, err
@@ -372,15 +372,15 @@ type ObservedGroup struct {
 }
 
 // ObserveNodeGroups reads the node groups of a running cluster from its API server, in name order.
-func (p Provider) ObserveNodeGroups(ctx context.Context, name string) ([]ObservedGroup, error) {
+func (p Clusters) ObserveNodeGroups(ctx context.Context, name string) ([]ObservedGroup, error) {
 	cs, err := clientFor(StateDir(p.Home, name))
 	if err != nil {
 		return nil, err
 	}
-	return observeGroups(ctx, cs, name)
+	return ObserveGroups(ctx, cs, name)
 }
 
-func observeGroups(ctx context.Context, cs kubernetes.Interface, name string) ([]ObservedGroup, error) {
+func ObserveGroups(ctx context.Context, cs kubernetes.Interface, name string) ([]ObservedGroup, error) {
 	all, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: list nodes: %w", name, err)
@@ -417,12 +417,12 @@ func observeGroups(ctx context.Context, cs kubernetes.Interface, name string) ([
 // SetNodeGroups converges a running cluster's nodes to groups: nodes are added to or removed from
 // each group, labels and taints updated, groups not listed removed. It records the groups in the
 // cluster's state and waits until every node is Ready.
-func (p Provider) SetNodeGroups(ctx context.Context, name string, groups []NodeGroup) error {
+func (p Clusters) SetNodeGroups(ctx context.Context, name string, groups []NodeGroup) error {
 	return p.changeGroups(ctx, name, func([]NodeGroup) []NodeGroup { return groups })
 }
 
 // changeGroups applies change to the recorded groups of a cluster, under the cluster's lock.
-func (p Provider) changeGroups(ctx context.Context, name string, change func([]NodeGroup) []NodeGroup) error {
+func (p Clusters) changeGroups(ctx context.Context, name string, change func([]NodeGroup) []NodeGroup) error {
 	dir, unlock, err := p.lockExisting(ctx, "scale", name)
 	if err != nil {
 		return err
@@ -491,7 +491,7 @@ func droppedLabels(old []NodeGroup, g NodeGroup) []string {
 
 // EnsureNodeGroup adds or converges one node group of a running cluster (the others are left as
 // they are) and waits until its nodes are Ready.
-func (p Provider) EnsureNodeGroup(ctx context.Context, name string, g NodeGroup) error {
+func (p Clusters) EnsureNodeGroup(ctx context.Context, name string, g NodeGroup) error {
 	return p.changeGroups(ctx, name, func(gs []NodeGroup) []NodeGroup {
 		for i := range gs {
 			if gs[i].Name == g.Name {
@@ -504,7 +504,7 @@ func (p Provider) EnsureNodeGroup(ctx context.Context, name string, g NodeGroup)
 }
 
 // DeleteNodeGroup removes one node group and its nodes from a running cluster.
-func (p Provider) DeleteNodeGroup(ctx context.Context, name, group string) error {
+func (p Clusters) DeleteNodeGroup(ctx context.Context, name, group string) error {
 	return p.changeGroups(ctx, name, func(gs []NodeGroup) []NodeGroup {
 		var out []NodeGroup
 		for _, g := range gs {
@@ -514,4 +514,23 @@ func (p Provider) DeleteNodeGroup(ctx context.Context, name, group string) error
 		}
 		return out
 	})
+}
+
+// GroupsOf turns a spec's node groups into local node groups (one default group of one node when
+// the spec lists none).
+func GroupsOf(c *spec.Cluster) []NodeGroup {
+	if len(c.Spec.NodeGroups) == 0 {
+		return []NodeGroup{{Name: DefaultNodeGroup, Count: 1}}
+	}
+	var out []NodeGroup
+	for _, g := range c.Spec.NodeGroups {
+		ng := NodeGroup{Name: g.Name, Count: g.Size(), Labels: maps.Clone(g.Labels), InstanceType: g.InstanceType, Spot: g.Spot}
+		for _, t := range g.Taints {
+			if pt, err := spec.ParseTaint(t); err == nil {
+				ng.Taints = append(ng.Taints, corev1.Taint{Key: pt.Key, Value: pt.Value, Effect: corev1.TaintEffect(pt.Effect)})
+			}
+		}
+		out = append(out, ng)
+	}
+	return out
 }

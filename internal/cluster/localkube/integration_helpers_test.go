@@ -1,4 +1,4 @@
-package local_test
+package localkube_test
 
 import (
 	"context"

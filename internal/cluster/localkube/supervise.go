@@ -1,4 +1,4 @@
-package local
+package localkube
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 )
 
 // startOnFreePorts allocates ports, writes the configuration and state and starts the components.
-func (p Provider) startOnFreePorts(ctx context.Context, dir string, s *state, base int) error {
+func (p Clusters) startOnFreePorts(ctx context.Context, dir string, s *state, base int) error {
 	_, ports, err := allocatePorts(portRoles(s), base, nil)
 	if err != nil {
 		return err
@@ -33,7 +33,7 @@ func (p Provider) startOnFreePorts(ctx context.Context, dir string, s *state, ba
 // startComponents starts the components group by group, waiting for each group to be healthy.
 // With repair, running components are left alone, and one that runs but does not become healthy (a
 // process hung in shutdown, say) is stopped and started again once.
-func (p Provider) startComponents(ctx context.Context, dir string, s *state, repair bool) error {
+func (p Clusters) startComponents(ctx context.Context, dir string, s *state, repair bool) error {
 	comps := plan(dir, s)
 	for g := 0; g <= 1; g++ {
 		var group []component
@@ -89,12 +89,12 @@ func groupNames(cs []component) string {
 
 func pidPath(dir string, c component) string { return filepath.Join(dir, "pids", c.Name+".pid") }
 
-func (p Provider) running(dir string, c component) bool {
+func (p Clusters) running(dir string, c component) bool {
 	r, err := proc.ReadRecord(pidPath(dir, c))
 	return err == nil && r.Alive()
 }
 
-func (p Provider) launch(dir string, s *state, c component, say bool) error {
+func (p Clusters) launch(dir string, s *state, c component, say bool) error {
 	if say {
 		p.log().Infof("  starting %s", c.Name)
 	}
@@ -214,7 +214,7 @@ func stopAll(dir string, s *state) {
 // apiserver's anonymous memory is 130 MB; its live heap is ~85 MB, and ~35-40 MB of that are the
 // OpenAPI v2 and v3 specs it builds at start (no flag turns them off); GOGC=10 takes 15 MB off
 // the apiserver for ~40% more of its idle CPU.
-func (p Provider) gogc() string {
+func (p Clusters) gogc() string {
 	if v := p.getenv()("NUV_LOCAL_GOGC"); v != "" {
 		return v
 	}

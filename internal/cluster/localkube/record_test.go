@@ -1,4 +1,4 @@
-package local
+package localkube
 
 import (
 	"context"
@@ -29,7 +29,7 @@ func legacyCluster(t *testing.T, home, project string) (dir, kubeconfig string) 
 		}
 	}
 	b = []byte(strings.ReplaceAll(string(b), "KUBECONFIG", kubeconfig))
-	if err := os.WriteFile(filepath.Join(dir, stateFile), b, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, StateFile), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
@@ -44,7 +44,7 @@ func legacyCluster(t *testing.T, home, project string) (dir, kubeconfig string) 
 func TestLegacyStateIsRead(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
 	dir, kubeconfig := legacyCluster(t, home, project)
-	p := Provider{Home: home, Project: project}
+	p := Clusters{Home: home, Project: project}
 	ctx := context.Background()
 
 	old, err := loadState(dir)
@@ -58,7 +58,7 @@ func TestLegacyStateIsRead(t *testing.T) {
 	if err != nil || len(infos) != 1 {
 		t.Fatalf("list: %v %+v", err, infos)
 	}
-	info, err := p.Status(ctx, cluster.Named("old"))
+	info, err := p.Status(ctx, "old")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestLegacyStateIsRead(t *testing.T) {
 	if err := saveState(dir, old); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, stateFile))
+	b, err := os.ReadFile(filepath.Join(dir, StateFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package local
+package localkube
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/nuv-dev/nuv/internal/cli"
 	"github.com/nuv-dev/nuv/internal/cluster"
-	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	corev1 "k8s.io/api/core/v1"
 	kwokconfig "sigs.k8s.io/kwok/pkg/apis/config/v1alpha1"
 	"sigs.k8s.io/yaml"
@@ -18,7 +17,6 @@ import (
 
 // TestNodeLimits: a local cluster has between 1 and MaxNodes nodes, however they are asked for.
 func TestNodeLimits(t *testing.T) {
-	count := func(n int) *int { return &n }
 	for _, tc := range []struct {
 		name    string
 		opts    CreateOptions
@@ -44,17 +42,6 @@ func TestNodeLimits(t *testing.T) {
 				t.Fatalf("error %v, want one saying %q", err, tc.wantErr)
 			}
 		})
-	}
-	// A spec's node groups, summed.
-	c := &spec.Cluster{APIVersion: spec.APIVersion, Kind: spec.Kind, Metadata: spec.Metadata{Name: "big"},
-		Spec: spec.Spec{Provider: "local", NodeGroups: []spec.NodeGroup{{Name: "a", Count: count(600)}, {Name: "b", Count: count(401)}}}}
-	errs := Provider{}.Validate(c)
-	if len(errs) != 1 || errs[0].Path != "spec.nodeGroups" || !strings.Contains(errs[0].Error(), "1001 nodes in all: a local cluster has at most 1000") {
-		t.Fatalf("spec of 1001 nodes: %v", errs)
-	}
-	c.Spec.NodeGroups[1].Count = count(400)
-	if errs := (Provider{}).Validate(c); len(errs) != 0 {
-		t.Fatalf("spec of 1000 nodes: %v", errs)
 	}
 }
 

@@ -1,4 +1,4 @@
-package local
+package localkube
 
 import (
 	"context"
@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nuv-dev/nuv/internal/cluster"
-	"github.com/nuv-dev/nuv/internal/cluster/spec"
 	"github.com/nuv-dev/nuv/internal/companion"
 	"github.com/nuv-dev/nuv/internal/proc"
 	"github.com/nuv-dev/nuv/internal/runner"
@@ -53,11 +51,11 @@ func TestLoadStateCorrupt(t *testing.T) {
 	if _, err := loadState(dir); err == nil {
 		t.Fatal("missing state accepted")
 	}
-	os.WriteFile(filepath.Join(dir, stateFile), []byte("{"), 0o600)
+	os.WriteFile(filepath.Join(dir, StateFile), []byte("{"), 0o600)
 	if _, err := loadState(dir); err == nil || !strings.Contains(err.Error(), "corrupt") {
 		t.Fatalf("corrupt state: %v", err)
 	}
-	os.WriteFile(filepath.Join(dir, stateFile), []byte(`{"name":"x"}`), 0o600)
+	os.WriteFile(filepath.Join(dir, StateFile), []byte(`{"name":"x"}`), 0o600)
 	if _, err := loadState(dir); err == nil || !strings.Contains(err.Error(), "incomplete") {
 		t.Fatalf("incomplete state: %v", err)
 	}
@@ -195,7 +193,7 @@ func TestRegisterProcessNeedsCluster(t *testing.T) {
 }
 
 func TestClusterLockSerialises(t *testing.T) {
-	p := Provider{Home: t.TempDir()}
+	p := Clusters{Home: t.TempDir()}
 	ctx := context.Background()
 	unlock, err := p.lock(ctx, "c")
 	if err != nil {
@@ -269,7 +267,7 @@ func TestCreateFailureCleansUpAndKeepsLogs(t *testing.T) {
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\n[ \"$1\" = version ] && echo v"+KubeVersion+" && exit 0\necho \"boom: $1 cannot start\" >&2\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p := Provider{Home: home, Project: project, Getenv: func(k string) string {
+	p := Clusters{Home: home, Project: project, Getenv: func(k string) string {
 		if k == "NUV_KUBE_BIN" {
 			return bin
 		}
@@ -291,48 +289,5 @@ func TestCreateFailureCleansUpAndKeepsLogs(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(project, "clusters", "bad.kubeconfig")); !os.IsNotExist(err) {
 		t.Fatalf("kubeconfig written: %v", err)
-	}
-}
-
-// TestObserveBrokenStateIsReplacedWithAReason: a cluster directory whose create never recorded
-// its state, or whose state file is damaged, is observed as broken, and the plan replaces it
-// saying why.
-func TestObserveBrokenStateIsReplacedWithAReason(t *testing.T) {
-	for _, tc := range []struct {
-		name, file, running, why string
-	}{
-		{"never recorded", "", "incomplete", "its create did not finish"},
-		{"damaged", "{", "corrupt", "cannot be read"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			home := t.TempDir()
-			p := Provider{Home: home, Project: t.TempDir()}
-			dir := StateDir(home, "b")
-			if err := os.MkdirAll(dir, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			if tc.file != "" {
-				os.WriteFile(filepath.Join(dir, stateFile), []byte(tc.file), 0o600)
-			}
-			c := &spec.Cluster{Metadata: spec.Metadata{Name: "b"}, Spec: spec.Spec{Provider: "local", ControlPlane: spec.ControlPlane{Count: 1}}}
-			actual, err := p.Observe(context.Background(), c, nil)
-			if err != nil || len(actual) != 1 {
-				t.Fatalf("observe: %v %+v", err, actual)
-			}
-			if actual[0].Fields["running"] != tc.running || !strings.Contains(actual[0].Broken, tc.why) || !strings.Contains(actual[0].Broken, dir) {
-				t.Fatalf("observed %+v, want running=%s and a reason with %q naming %s", actual[0], tc.running, tc.why, dir)
-			}
-			desired, err := p.Desired(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan, err := cluster.Diff("b", "local", desired, actual)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(plan.Changes) == 0 || plan.Changes[0].Action != cluster.Replace || plan.Changes[0].Reason != actual[0].Broken {
-				t.Fatalf("plan %+v, want a replace of the control plane with the reason", plan.Changes)
-			}
-		})
 	}
 }
