@@ -4,8 +4,10 @@
 //
 //	testrun [-p N] [-timeout D] [-short] [-run RE] [-skip RE] [-ldflags F] PATTERN...
 //
-// The binaries live under $NUV_CACHE_DIR/testbin (else ~/.cache/nuv/testbin); those not used for
-// two days are removed at the start. It prints one line on stderr at the end: how many binaries
+// The binaries live under $NUV_CACHE_DIR/testbin (else ~/.cache/nuv/testbin), one per package and
+// checkout (a new link replaces the package's older binary); at the start, those not used for two
+// days are removed, then the least recently used beyond NUV_TESTBIN_MAX_GIB (default 12; a test
+// binary of nuv's cluster packages is 100-260 MB). It prints one line on stderr at the end: how many binaries
 // were linked and in how long, and how many came from the cache.
 package main
 
@@ -17,6 +19,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -65,10 +68,19 @@ func run() int {
 	}
 	listed := time.Since(t0)
 	cache := testcache.Cache{Dir: filepath.Join(companion.CacheDir(os.Getenv), "testbin"), GoBin: goBin, Ldflags: *ldflags}
-	if freed, err := cache.Prune(48 * time.Hour); err != nil {
+	maxGiB := int64(12)
+	if v := os.Getenv("NUV_TESTBIN_MAX_GIB"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			fmt.Fprintf(os.Stderr, "testrun: NUV_TESTBIN_MAX_GIB=%q: want a whole number of GiB\n", v)
+			return 2
+		}
+		maxGiB = n
+	}
+	if freed, err := cache.Prune(48*time.Hour, maxGiB<<30); err != nil {
 		fmt.Fprintln(os.Stderr, "testrun: pruning the test binaries:", err)
 	} else if freed > 0 {
-		fmt.Fprintf(os.Stderr, "testrun: removed test binaries unused for two days (%d MB)\n", freed>>20)
+		fmt.Fprintf(os.Stderr, "testrun: removed test binaries unused for two days or beyond %d GiB (%d MB)\n", maxGiB, freed>>20)
 	}
 	var mu sync.Mutex
 	var links int

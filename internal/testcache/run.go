@@ -8,6 +8,7 @@ import (
 	"io"
 	"os/exec"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -79,6 +80,9 @@ func (r *Runner) Run(ctx context.Context, pkgs []Package) bool {
 		}()
 	}
 	for _, p := range pkgs {
+		if ctx.Err() != nil { // interrupted: start nothing more
+			break
+		}
 		work <- p
 	}
 	close(work)
@@ -122,6 +126,12 @@ func (r *Runner) runBinary(ctx context.Context, p Package, bin string) bool {
 	args = append(args, r.TestFlags...)
 	cmd := exec.CommandContext(ctx, r.Cache.GoBin, args...)
 	cmd.Dir = p.Dir
+	// test2json and the test binary in a process group of their own: an interrupted run stops the
+	// test binary too, not only test2json (what the test binaries started is the test command's
+	// to reap, as after go test).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return r.failed(p, err)

@@ -185,34 +185,74 @@ func (c Cache) Binary(ctx context.Context, p Package) (bin string, linked bool, 
 		os.Remove(tmp)
 		return "", true, out, err
 	}
+	owner := p.ImportPath + "\n" + p.Dir + "\n"
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(owner), 0o644); err != nil {
+		return "", true, out, err
+	}
+	c.dropOlder(p.Key, owner)
 	return bin, true, out, nil
 }
 
+// ownerFile names the package (import path and directory) a cache entry's binary tests.
+const ownerFile = "package"
+
+// dropOlder removes the other binaries of the same package in the same directory: one binary per
+// package and checkout is kept (a binary of an older version of the code is not run again).
+func (c Cache) dropOlder(key, owner string) {
+	ents, _ := os.ReadDir(c.Dir)
+	for _, e := range ents {
+		if e.Name() == key || !e.IsDir() {
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join(c.Dir, e.Name(), ownerFile)); err == nil && string(b) == owner {
+			os.RemoveAll(filepath.Join(c.Dir, e.Name()))
+		}
+	}
+}
+
 // Prune removes the binaries not used for keep (their directory's mtime is touched on every use),
-// and returns how many bytes it freed.
-func (c Cache) Prune(keep time.Duration) (int64, error) {
+// then the least recently used ones until the cache holds at most maxBytes, and returns how many
+// bytes it freed.
+func (c Cache) Prune(keep time.Duration, maxBytes int64) (int64, error) {
 	ents, err := os.ReadDir(c.Dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
 	} else if err != nil {
 		return 0, err
 	}
-	var freed int64
+	type entry struct {
+		dir  string
+		used time.Time
+		size int64
+	}
+	var all []entry
+	var total int64
 	for _, e := range ents {
 		fi, err := e.Info()
-		if err != nil || !e.IsDir() || time.Since(fi.ModTime()) < keep {
+		if err != nil || !e.IsDir() {
 			continue
 		}
-		d := filepath.Join(c.Dir, e.Name())
-		files, _ := os.ReadDir(d)
+		d := entry{dir: filepath.Join(c.Dir, e.Name()), used: fi.ModTime()}
+		files, _ := os.ReadDir(d.dir)
 		for _, f := range files {
 			if i, err := f.Info(); err == nil {
-				freed += i.Size()
+				d.size += i.Size()
 			}
 		}
-		if err := os.RemoveAll(d); err != nil {
+		all = append(all, d)
+		total += d.size
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].used.Before(all[j].used) })
+	var freed int64
+	for _, d := range all {
+		if time.Since(d.used) < keep && total <= maxBytes {
+			break
+		}
+		if err := os.RemoveAll(d.dir); err != nil {
 			return freed, err
 		}
+		freed += d.size
+		total -= d.size
 	}
 	return freed, nil
 }

@@ -138,6 +138,13 @@ func TestRunModule(t *testing.T) {
 		}
 		return results, out.String(), linked, ok
 	}
+	entries := func() int {
+		ents, err := os.ReadDir(cache.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
 	want := map[string]string{"pass": "pass", "pass.TestTwo": "pass", "fail": "fail", "fail.TestNo": "fail", "none": "skip", "broken": "fail"}
 	for run, wantLinked := range []int{2, 0} {
 		results, output, linked, ok := runOnce()
@@ -158,31 +165,62 @@ func TestRunModule(t *testing.T) {
 			t.Errorf("run %d: %d test binaries linked, want %d", run, linked, wantLinked)
 		}
 	}
+	if n := entries(); n != 2 {
+		t.Fatalf("%d binaries cached, want 2", n)
+	}
+	// A change to pass's code: its binary is linked again and replaces the old one.
+	if err := os.WriteFile(filepath.Join(mod, "pass/pass.go"), []byte("package pass\n\nfunc Two() int { return 1 + 1 }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, linked, _ := runOnce(); linked != 1 {
+		t.Errorf("after a change to one package: %d test binaries linked, want 1", linked)
+	}
+	if n := entries(); n != 2 {
+		t.Errorf("%d binaries cached after the change, want 2 (the old binary of pass removed)", n)
+	}
 }
 
 func TestPrune(t *testing.T) {
-	c := Cache{Dir: t.TempDir()}
-	old, fresh := filepath.Join(c.Dir, "old"), filepath.Join(c.Dir, "fresh")
-	for _, d := range []string{old, fresh} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(d, "p.test"), make([]byte, 1000), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	long := time.Now().Add(-72 * time.Hour)
-	if err := os.Chtimes(old, long, long); err != nil {
-		t.Fatal(err)
-	}
-	freed, err := c.Prune(48 * time.Hour)
-	if err != nil || freed != 1000 {
-		t.Fatalf("Prune freed %d bytes (%v), want 1000", freed, err)
-	}
-	if _, err := os.Stat(old); !os.IsNotExist(err) {
-		t.Errorf("the binary unused for three days is still there: %v", err)
-	}
-	if _, err := os.Stat(fresh); err != nil {
-		t.Errorf("the binary in use is gone: %v", err)
+	now := time.Now()
+	for _, tt := range []struct {
+		name     string
+		ages     map[string]time.Duration // entry -> time since its last use (each holds 1000 bytes)
+		maxBytes int64
+		left     []string
+	}{
+		{"unused for three days", map[string]time.Duration{"old": 72 * time.Hour, "fresh": 0}, 1 << 30, []string{"fresh"}},
+		{"over the size cap: least recently used first", map[string]time.Duration{"a": 3 * time.Hour, "b": 2 * time.Hour, "c": time.Hour}, 2000, []string{"b", "c"}},
+		{"within both", map[string]time.Duration{"a": time.Hour, "b": 0}, 2000, []string{"a", "b"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Cache{Dir: t.TempDir()}
+			for name, age := range tt.ages {
+				d := filepath.Join(c.Dir, name)
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(d, "p.test"), make([]byte, 1000), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chtimes(d, now.Add(-age), now.Add(-age)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			freed, err := c.Prune(48*time.Hour, tt.maxBytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ents, _ := os.ReadDir(c.Dir)
+			var left []string
+			for _, e := range ents {
+				left = append(left, e.Name())
+			}
+			if strings.Join(left, ",") != strings.Join(tt.left, ",") {
+				t.Errorf("left %v, want %v", left, tt.left)
+			}
+			if want := int64(1000 * (len(tt.ages) - len(tt.left))); freed != want {
+				t.Errorf("freed %d bytes, want %d", freed, want)
+			}
+		})
 	}
 }
