@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -99,6 +100,15 @@ func StartChromium(t *testing.T, url string) *Chromium {
 // Call sends one DevTools command and returns its result (events are skipped).
 func (c *Chromium) Call(method string, params any, result any) {
 	c.t.Helper()
+	if msg := c.call(method, params, result); msg != "" {
+		c.t.Fatalf("%s: %s", method, msg)
+	}
+}
+
+// call is Call that returns the browser's error message ("" when it answered) instead of failing
+// the test on it; a broken connection still fails the test.
+func (c *Chromium) call(method string, params any, result any) string {
+	c.t.Helper()
 	c.id++
 	if err := c.conn.WriteJSON(map[string]any{"id": c.id, "method": method, "params": params}); err != nil {
 		c.t.Fatal(err)
@@ -117,14 +127,14 @@ func (c *Chromium) Call(method string, params any, result any) {
 			continue
 		}
 		if msg.Error != nil {
-			c.t.Fatalf("%s: %s", method, msg.Error.Message)
+			return msg.Error.Message
 		}
 		if result != nil {
 			if err := json.Unmarshal(msg.Result, result); err != nil {
 				c.t.Fatalf("%s: %v", method, err)
 			}
 		}
-		return
+		return ""
 	}
 }
 
@@ -144,17 +154,41 @@ func (c *Chromium) Eval(expr string, out any) {
 	}
 }
 
-// WaitFor waits (up to 30s) until the JavaScript expression is true in the page.
+// WaitFor waits (up to 30s) until the JavaScript expression is true in the page. A page that is
+// navigating (what a wait after a click is usually for) has no context to evaluate in for a
+// moment: the browser's "Inspected target navigated or closed" and its kin mean "not yet".
 func (c *Chromium) WaitFor(expr string) {
 	c.t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		var ok bool
-		c.Eval("!!("+expr+")", &ok)
-		if ok {
+		var r struct {
+			Result           struct{ Value json.RawMessage }
+			ExceptionDetails *struct{ Text string }
+		}
+		msg := c.call("Runtime.evaluate", map[string]any{"expression": "!!(" + expr + ")", "returnByValue": true, "awaitPromise": true}, &r)
+		if msg != "" {
+			if navigating(msg) {
+				continue
+			}
+			c.t.Fatalf("Runtime.evaluate: %s", msg)
+		}
+		if r.ExceptionDetails != nil {
+			c.t.Fatalf("evaluate %s: %s", expr, r.ExceptionDetails.Text)
+		}
+		if string(r.Result.Value) == "true" {
 			return
 		}
 	}
 	c.t.Fatalf("page never satisfied %s", expr)
+}
+
+// navigating says whether a DevTools error means the page was between documents.
+func navigating(msg string) bool {
+	for _, s := range []string{"navigated or closed", "Execution context was destroyed", "Cannot find context with specified id"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // Screenshot captures the whole page as PNG into $NUV_TEST_ARTIFACTS/name (else the test's
