@@ -24,7 +24,6 @@
 package main
 
 import (
-	"archive/tar"
 	"bufio"
 	"bytes"
 	"compress/gzip"
@@ -45,6 +44,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nuv-dev/nuv/internal/fsutil"
 	"github.com/nuv-dev/nuv/internal/release"
 )
 
@@ -342,30 +342,7 @@ func unpack(data []byte, dir string) error {
 	if err != nil {
 		return err
 	}
-	tr := tar.NewReader(gz)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if h.Typeflag != tar.TypeReg || strings.Contains(h.Name, "/") {
-			return fmt.Errorf("unexpected archive entry %q", h.Name)
-		}
-		f, err := os.OpenFile(filepath.Join(dir, h.Name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(f, tr); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
-			return err
-		}
-	}
+	return fsutil.Untar(gz, dir)
 }
 
 func goRoot() string {
