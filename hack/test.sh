@@ -209,24 +209,28 @@ if ! $short; then
   bin/leftovers snapshot "$test_tmp/runtime-objects.json" docker podman
 fi
 # -count=1: every run really runs the tests (results are never taken from the build cache).
-# go test starts the packages' tests in the order it is given them, -p at a time: the slowest
-# packages (integration tests of minutes; figures of a warm run on 2 cores) go first, so that the
-# longest one does not start last and run alone at the end. ./... adds the rest, each package once.
+# go test starts the packages' tests in the order it is given them, -p at a time: a package of
+# minutes that starts last runs alone at the end while the other slots idle. So testrun starts the
+# longest first, by each package's wall time in the last run of the same kind on this machine
+# (-history: ~/.cache/nuv/testrun/history-full.json, or -short.json; packages it does not know go
+# first). On a machine with no history yet, the order below does that job: the slowest packages
+# (figures of a warm run on 2 cores), then ./..., each package once.
 slow_first=(
-  ./internal/cluster/awsmachines   # the self-managed provider: most of package eks's 973 s (before the lone control plane's roll moved to allkubes) until it was split
-  ./internal/cluster/eks           # EKS alone since the split: not measured yet
-  ./internal/allkubes              # 686 s
-  ./internal/cluster/clustercmd    # 547 s before gc-by-label joined TestIntegrationKind
-  ./internal/cluster/localkube     # 228 s (as internal/cluster/local, before its machinery moved)
-  ./internal/emulator/aws          # 109 s + TestIntegrationInstanceRoutes (about 100 s)
-  ./internal/image/debimage        # 170 s
-  ./internal/front                 # + TestIntegrationStatusSameAsFull (about 60 s)
-  ./internal/cluster/kind          # 114 s
-  ./internal/taskrun               # 114 s
-  ./internal/bootstrap             # 412 s before its HA, external-etcd and killed-init clusters went
-  ./internal/deploy                # 113 s before the operator-on-kind test joined the workload test
-  ./internal/kube/kubecmd          # 104 s
+  ./internal/cluster/awsmachines   # 606-647 s
+  ./internal/allkubes              # 558-577 s
+  ./internal/cluster/clustercmd    # 390 s
+  ./internal/cluster/eks           # 190 s
+  ./internal/image/debimage        # 140 s
+  ./internal/emulator/aws          # 132 s
+  ./internal/cluster/localkube     # 127-137 s
+  ./internal/release               # 113-123 s
+  ./internal/cluster/aks           # 108 s
+  ./internal/cluster/kind          # 91 s
+  ./internal/addons                # 76-80 s
+  ./internal/kube/kubecmd          # 67-70 s
+  ./internal/cluster/gke           # 66-69 s
 )
+history=${NUV_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/nuv}/testrun/history-$($short && echo short || echo full).json
 # The raw event stream is kept beside the report ($NUV_TEST_ARTIFACTS/go-test.json): every test's
 # time and output, for finding where a run's time went.
 mkdir -p "$NUV_TEST_ARTIFACTS"
@@ -247,7 +251,7 @@ set +e
 {
   TIMEFORMAT='%3R %3U %3S'
   time {
-    TMPDIR=$test_tmp testrun -ldflags=-w -p "$jobs" -timeout 70m "$@" "${slow_first[@]}" ./... |
+    TMPDIR=$test_tmp testrun -ldflags=-w -history "$history" -p "$jobs" -timeout 70m "$@" "${slow_first[@]}" ./... |
       tee "$NUV_TEST_ARTIFACTS/go-test.json" | testsummary -stages "$STAGE_DIR/stages.tsv"
   } 2>&3
 } 3>&2 2>"$STAGE_DIR/.tests.time"

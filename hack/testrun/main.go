@@ -2,7 +2,11 @@
 // test binaries cached by content (internal/testcache), so a package whose compiled code did not
 // change is not linked again, and writes the same event stream go test -json writes.
 //
-//	testrun [-p N] [-timeout D] [-short] [-run RE] [-skip RE] [-ldflags F] PATTERN...
+//	testrun [-p N] [-timeout D] [-short] [-run RE] [-skip RE] [-ldflags F] [-history FILE] PATTERN...
+//
+// With -history, packages start longest first by the wall times FILE recorded (packages it does
+// not know first, in the order given), and the times of this run's passed packages are written
+// back to FILE at the end, unless -run or -skip ran only some of their tests.
 //
 // The binaries live under $NUV_CACHE_DIR/testbin (else ~/.cache/nuv/testbin), one per package and
 // checkout (a new link replaces the package's older binary); at the start, those not used for two
@@ -41,6 +45,7 @@ func run() int {
 	runRE := fs.String("run", "", "pass -test.run")
 	skipRE := fs.String("skip", "", "pass -test.skip")
 	ldflags := fs.String("ldflags", "-w", "link flags of the test binaries")
+	historyFile := fs.String("history", "", "start packages longest first by the times recorded in this file, and record this run's")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -67,6 +72,13 @@ func run() int {
 		return 1
 	}
 	listed := time.Since(t0)
+	history := testcache.History{Seconds: map[string]float64{}}
+	if *historyFile != "" {
+		if history, err = testcache.LoadHistory(*historyFile); err != nil {
+			fmt.Fprintf(os.Stderr, "testrun: %v (packages start in the order given)\n", err)
+		}
+		pkgs = history.Order(pkgs)
+	}
 	cache := testcache.Cache{Dir: filepath.Join(companion.CacheDir(os.Getenv), "testbin"), GoBin: goBin, Ldflags: *ldflags}
 	maxGiB := int64(12)
 	if v := os.Getenv("NUV_TESTBIN_MAX_GIB"); v != "" {
@@ -92,6 +104,13 @@ func run() int {
 			defer mu.Unlock()
 			links++
 			linkTime += took
+		},
+		Ran: func(p testcache.Package, took time.Duration, passed bool) {
+			if passed {
+				mu.Lock()
+				defer mu.Unlock()
+				history.Record(p.ImportPath, took)
+			}
 		}}
 	if *runRE != "" {
 		r.TestFlags = append(r.TestFlags, "-test.run="+*runRE)
@@ -100,6 +119,15 @@ func run() int {
 		r.TestFlags = append(r.TestFlags, "-test.skip="+*skipRE)
 	}
 	ok := r.Run(ctx, pkgs)
+	// A run of some tests only (-run, -skip) or an interrupted one says nothing of the packages' times.
+	if *historyFile != "" && *runRE == "" && *skipRE == "" && ctx.Err() == nil {
+		if err := os.MkdirAll(filepath.Dir(*historyFile), 0o755); err == nil {
+			err = history.Save(*historyFile)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testrun: recording the packages' times:", err)
+		}
+	}
 	withTests, fallback := 0, 0
 	for _, p := range pkgs {
 		switch {

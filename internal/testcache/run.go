@@ -29,6 +29,9 @@ type Runner struct {
 	Out io.Writer
 	// Linked is told the time each link took (nil: not told).
 	Linked func(p Package, took time.Duration)
+	// Ran is told how long each package's tests ran (its test binary, the link not counted) and
+	// whether they passed (nil: not told). A package without test files is not told.
+	Ran func(p Package, took time.Duration, passed bool)
 
 	mu sync.Mutex
 }
@@ -98,7 +101,10 @@ func (r *Runner) runOne(ctx context.Context, p Package) bool {
 		r.emit(event{Action: "skip", Package: p.ImportPath})
 		return true
 	case p.Fallback != "":
-		return r.goTest(ctx, p)
+		t0 := time.Now()
+		ok := r.goTest(ctx, p)
+		r.ran(p, time.Since(t0), ok)
+		return ok
 	}
 	t0 := time.Now()
 	bin, linked, out, err := r.Cache.Binary(ctx, p)
@@ -112,7 +118,16 @@ func (r *Runner) runOne(ctx context.Context, p Package) bool {
 		r.emit(event{Action: "fail", Package: p.ImportPath})
 		return false
 	}
-	return r.runBinary(ctx, p, bin)
+	t0 = time.Now()
+	ok := r.runBinary(ctx, p, bin)
+	r.ran(p, time.Since(t0), ok)
+	return ok
+}
+
+func (r *Runner) ran(p Package, took time.Duration, passed bool) {
+	if r.Ran != nil {
+		r.Ran(p, took, passed)
+	}
 }
 
 // runBinary runs a test binary in the package's directory through test2json (which writes the
