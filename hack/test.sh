@@ -242,10 +242,12 @@ mkdir -p "$NUV_TEST_ARTIFACTS"
 # -ldflags=-w: test binaries are linked without DWARF (nobody debugs them here; stack traces do
 # not need it): a test binary of the cluster packages links in 21 s of CPU instead of 33, and a
 # run links about a hundred of them.
-# -p: how many packages build and test at once. The integration tests spend a quarter of a
-# run's CPU time waiting (kubeadm, kubelets registering, health checks, rolls: 22-25 % idle
-# measured over two warm runs at -p 2 on 2 cores), so one more package than cores fills it.
-jobs=${NUV_TEST_JOBS:-$(( $(nproc) + 1 ))}
+# -p: how many packages build and test at once. The integration tests spend much of a run
+# waiting (kubeadm, kubelets registering, health checks, rolls): 22-25 % of the CPU time idle
+# over two warm runs at -p 2 on 2 cores, and still 20 % at -p 3 with the longest packages first
+# (their waits overlap at the start: 1,164 s, 1,823 CPU seconds busy of 2,328), so two more
+# packages than cores.
+jobs=${NUV_TEST_JOBS:-$(( $(nproc) + 2 ))}
 # The tests are a stage too (their wall and CPU time go into budget.json), with their output live.
 set +e
 {
