@@ -80,19 +80,8 @@ func run() int {
 		pkgs = history.Order(pkgs)
 	}
 	cache := testcache.Cache{Dir: filepath.Join(companion.CacheDir(os.Getenv), "testbin"), GoBin: goBin, Ldflags: *ldflags}
-	maxGiB := int64(12)
-	if v := os.Getenv("NUV_TESTBIN_MAX_GIB"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			fmt.Fprintf(os.Stderr, "testrun: NUV_TESTBIN_MAX_GIB=%q: want a whole number of GiB\n", v)
-			return 2
-		}
-		maxGiB = n
-	}
-	if freed, err := cache.Prune(48*time.Hour, maxGiB<<30); err != nil {
-		fmt.Fprintln(os.Stderr, "testrun: pruning the test binaries:", err)
-	} else if freed > 0 {
-		fmt.Fprintf(os.Stderr, "testrun: removed test binaries unused for two days or beyond %d GiB (%d MB)\n", maxGiB, freed>>20)
+	if code := prune(cache); code != 0 {
+		return code
 	}
 	var mu sync.Mutex
 	var links int
@@ -142,6 +131,26 @@ func run() int {
 		withTests, links, linkTime.Seconds(), withTests-links, cache.Dir, listed.Seconds())
 	if !ok {
 		return 1
+	}
+	return 0
+}
+
+// prune removes the test binaries unused for two days, then the least recently used beyond
+// NUV_TESTBIN_MAX_GIB (default 12); it returns an exit code for a bad setting, else 0.
+func prune(cache testcache.Cache) int {
+	maxGiB := int64(12)
+	if v := os.Getenv("NUV_TESTBIN_MAX_GIB"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			fmt.Fprintf(os.Stderr, "testrun: NUV_TESTBIN_MAX_GIB=%q: want a whole number of GiB\n", v)
+			return 2
+		}
+		maxGiB = n
+	}
+	if freed, err := cache.Prune(48*time.Hour, maxGiB<<30); err != nil {
+		fmt.Fprintln(os.Stderr, "testrun: pruning the test binaries:", err)
+	} else if freed > 0 {
+		fmt.Fprintf(os.Stderr, "testrun: removed test binaries unused for two days or beyond %d GiB (%d MB)\n", maxGiB, freed>>20)
 	}
 	return 0
 }
