@@ -110,10 +110,7 @@ func run() int {
 	ok := r.Run(ctx, pkgs)
 	// A run of some tests only (-run, -skip) or an interrupted one says nothing of the packages' times.
 	if *historyFile != "" && *runRE == "" && *skipRE == "" && ctx.Err() == nil {
-		if err := os.MkdirAll(filepath.Dir(*historyFile), 0o755); err == nil {
-			err = history.Save(*historyFile)
-		}
-		if err != nil {
+		if err := history.Save(*historyFile); err != nil {
 			fmt.Fprintln(os.Stderr, "testrun: recording the packages' times:", err)
 		}
 	}

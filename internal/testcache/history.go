@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"time"
 
@@ -46,10 +47,13 @@ func (h History) Record(importPath string, took time.Duration) {
 	h.Seconds[importPath] = took.Seconds()
 }
 
-// Save writes the history to file atomically.
+// Save writes the history to file atomically, making its directory if need be.
 func (h History) Save(file string) error {
 	b, err := json.MarshalIndent(h, "", "  ")
 	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return err
 	}
 	return fsutil.WriteFileAtomic(file, append(b, '\n'), 0o644)

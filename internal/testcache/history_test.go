@@ -57,9 +57,6 @@ func TestHistoryFile(t *testing.T) {
 	}
 	h.Record("example.com/slow", 10*time.Minute)
 	h.Record("example.com/fast", 1500*time.Millisecond)
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	if err := h.Save(file); err != nil {
 		t.Fatal(err)
 	}
